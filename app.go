@@ -1,0 +1,151 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/linkbolt/linkbolt/analytics"
+	"github.com/linkbolt/linkbolt/auth"
+	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/server"
+	"github.com/linkbolt/linkbolt/storage"
+)
+
+// app is a whole linkbolt server: database, services, click recorder and
+// HTTP server. Tests boot it on 127.0.0.1:0 with a data file in t.TempDir().
+type app struct {
+	cfg      *Config
+	logger   *slog.Logger
+	db       *storage.DB
+	recorder *analytics.Recorder
+	server   *server.Server
+	http     *http.Server
+	listener net.Listener
+}
+
+// newApp opens the data file, wires the services, bootstraps the admin or
+// prepares the setup link, and listens on server.listen.
+func newApp(ctx context.Context, cfg *Config, logger *slog.Logger) (*app, error) {
+	db := storage.NewDB(cfg.Storage.Path)
+	db.KeyUsageFlush = cfg.flushInterval
+	if err := db.Open(); err != nil {
+		return nil, err
+	}
+	a := &app{cfg: cfg, logger: logger, db: db}
+	if err := a.wire(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return a, nil
+}
+
+func (a *app) wire(ctx context.Context) error {
+	cfg := a.cfg
+	secret := []byte(cfg.Auth.JWTSecret)
+	if len(secret) == 0 {
+		var err error
+		if secret, err = a.db.JWTSecret(auth.NewSecret); err != nil {
+			return fmt.Errorf("jwt secret: %w", err)
+		}
+	}
+	clicks := storage.NewClickService(a.db)
+	a.recorder = analytics.NewRecorder(clicks, cfg.flushInterval, cfg.Clicks.QueueSize, a.logger)
+	srv, err := server.New(server.Config{
+		BaseURL: cfg.Server.BaseURL, AltBaseURL: cfg.Server.AltBaseURL, MaxBody: cfg.Server.MaxBody,
+		KeyPrefix: cfg.Auth.KeyPrefix, TokenTTL: cfg.tokenTTL, RotationGrace: cfg.rotationGrace,
+		Plans: map[link.Plan]int{
+			link.PlanFree: cfg.Plans.Free, link.PlanPro: cfg.Plans.Pro, link.PlanEnterprise: cfg.Plans.Enterprise,
+		},
+		DefaultPlan: link.Plan(cfg.Workspaces.DefaultPlan),
+		LoginPerIP:  cfg.Auth.LoginPerIP, LoginPerAccount: cfg.Auth.LoginPerAccount,
+	}, server.Deps{
+		DB: a.db, Links: storage.NewLinkService(a.db), Keys: storage.NewKeyService(a.db),
+		Users: storage.NewUserService(a.db), Workspaces: storage.NewWorkspaceService(a.db),
+		Clicks: clicks, Recorder: a.recorder,
+		JWT:       &auth.JWT{Secret: secret, TTL: cfg.tokenTTL, Now: time.Now},
+		Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},
+		Logger:    a.logger, Now: time.Now,
+	})
+	if err != nil {
+		return err
+	}
+	a.server = srv
+	if err := a.bootstrap(ctx); err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Server.Listen, err)
+	}
+	a.listener = ln
+	a.http = srv.HTTPServer(cfg.Server.Listen)
+	return nil
+}
+
+// bootstrap creates the admin from the configuration on a fresh data file,
+// or logs the one-time setup link when no admin is configured.
+func (a *app) bootstrap(ctx context.Context) error {
+	if a.cfg.Admin.Email != "" {
+		_, err := a.server.Bootstrap(ctx, a.cfg.Admin.Email, a.cfg.Admin.Password, "Default")
+		switch link.ErrorCode(err) {
+		case "":
+			a.logger.Info("created the instance admin and the Default workspace", "email", a.cfg.Admin.Email)
+			return nil
+		case link.ECONFLICT:
+			return nil // set up already
+		}
+		return fmt.Errorf("creating the admin: %w", err)
+	}
+	setup, err := a.server.PrepareSetup(ctx)
+	if err != nil {
+		return err
+	}
+	if setup != "" {
+		a.logger.Warn("no admin yet: open the one-time setup link to create one", "url", setup)
+	}
+	return nil
+}
+
+// addr returns the address the server listens on.
+func (a *app) addr() string { return a.listener.Addr().String() }
+
+// run serves until ctx ends, then stops gracefully: no new connections,
+// requests in flight finish, clicks and key counters are written, the
+// data file is closed.
+func (a *app) run(ctx context.Context) error {
+	a.recorder.Start()
+	errc := make(chan error, 1)
+	go func() { errc <- a.http.Serve(a.listener) }()
+	a.logger.Info("linkbolt is serving", "version", versionString(), "listen", a.addr(),
+		"base_url", a.cfg.Server.BaseURL, "data", a.cfg.Storage.Path)
+	var serveErr error
+	select {
+	case <-ctx.Done():
+	case serveErr = <-errc:
+	}
+	a.logger.Info("shutting down")
+	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.shutdownTimeout)
+	defer cancel()
+	if err := a.http.Shutdown(sctx); err != nil {
+		a.logger.Error("shutdown: requests still running were cut off", "err", err)
+	}
+	errs := []error{}
+	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
+		errs = append(errs, serveErr)
+	}
+	if err := a.recorder.Close(sctx); err != nil {
+		errs = append(errs, fmt.Errorf("writing the last clicks: %w", err))
+	}
+	if err := a.db.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("closing the data file: %w", err))
+	}
+	if len(errs) == 0 {
+		a.logger.Info("stopped cleanly", "clicks_written", a.recorder.Written())
+	}
+	return errors.Join(errs...)
+}

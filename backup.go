@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/linkbolt/linkbolt/storage"
+)
+
+// runBackup writes a consistent copy of the data file to --out. When no
+// server holds the file it copies it directly; when a running server holds
+// it (the file is locked) it asks that server's admin API for the copy,
+// logging in with --token, LINKBOLT_TOKEN, or admin.email and admin.password.
+func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	configPath := fs.String("config", "", "configuration file (YAML)")
+	out := fs.String("out", "", "file to write the backup to (required)")
+	token := fs.String("token", os.Getenv("LINKBOLT_TOKEN"), "an instance admin's token, when a running server holds the data file")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *out == "" {
+		return errors.New("backup: --out FILE is required")
+	}
+	cfg, err := loadConfig(*configPath)
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(cfg.Storage.Path); err != nil {
+		return fmt.Errorf("backup: no data file at %s: %w", cfg.Storage.Path, err)
+	}
+	n, err := writeAtomically(*out, func(w io.Writer) (int64, error) {
+		db := storage.NewDB(cfg.Storage.Path)
+		if err := db.Open(); err != nil {
+			if !errors.Is(err, storage.ErrLocked) {
+				return 0, err
+			}
+			fmt.Fprintln(stderr, "the data file is in use; asking the running server at", cfg.Server.BaseURL)
+			return backupOverHTTP(ctx, cfg, *token, w)
+		}
+		defer db.Close()
+		return db.WriteBackup(w)
+	})
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	fmt.Fprintf(stdout, "wrote %d bytes to %s\n", n, *out)
+	return nil
+}
+
+// writeAtomically writes to a temporary file beside path and renames it
+// into place only when everything was written and synced.
+func writeAtomically(path string, write func(io.Writer) (int64, error)) (int64, error) {
+	f, err := os.CreateTemp(filepath.Dir(path), ".linkbolt-backup-*")
+	if err != nil {
+		return 0, err
+	}
+	defer os.Remove(f.Name())
+	n, err := write(f)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return 0, err
+	}
+	return n, os.Rename(f.Name(), path)
+}
+
+func backupOverHTTP(ctx context.Context, cfg *Config, token string, w io.Writer) (int64, error) {
+	base := strings.TrimSuffix(cfg.Server.BaseURL, "/")
+	if token == "" {
+		if cfg.Admin.Email == "" {
+			return 0, errors.New("a server holds the data file: pass --token (an instance admin's token from POST /v1/auth/login) or set admin.email and admin.password")
+		}
+		var err error
+		if token, err = login(ctx, base, cfg.Admin.Email, cfg.Admin.Password); err != nil {
+			return 0, err
+		}
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/admin/backup", nil)
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return 0, fmt.Errorf("the server answered %s: %s", resp.Status, problemDetail(resp.Body))
+	}
+	n, err := io.Copy(w, resp.Body)
+	if err == nil && resp.ContentLength >= 0 && n != resp.ContentLength {
+		err = fmt.Errorf("the backup was cut short: %d of %d bytes", n, resp.ContentLength)
+	}
+	return n, err
+}
+
+func login(ctx context.Context, base, email, password string) (string, error) {
+	body, _ := json.Marshal(map[string]string{"email": email, "password": password})
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/auth/login", bytes.NewReader(body))
+	if err != nil {
+		return "", err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return "", err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return "", fmt.Errorf("logging in as %s: %s: %s", email, resp.Status, problemDetail(resp.Body))
+	}
+	var tok struct {
+		Token string `json:"token"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&tok); err != nil {
+		return "", err
+	}
+	return tok.Token, nil
+}
+
+func problemDetail(r io.Reader) string {
+	var p struct {
+		Detail string `json:"detail"`
+	}
+	b, _ := io.ReadAll(io.LimitReader(r, 64<<10))
+	if json.Unmarshal(b, &p) == nil && p.Detail != "" {
+		return p.Detail
+	}
+	return strings.TrimSpace(string(b))
+}

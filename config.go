@@ -1,0 +1,194 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/viper"
+
+	"github.com/linkbolt/linkbolt/auth"
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// Config is linkbolt's configuration, read by viper from a YAML file,
+// LINKBOLT_<SECTION>_<KEY> environment variables and the defaults below.
+type Config struct {
+	Server struct {
+		Listen          string `mapstructure:"listen"`
+		BaseURL         string `mapstructure:"base_url"`
+		AltBaseURL      string `mapstructure:"alt_base_url"`
+		MaxBody         int64  `mapstructure:"max_body"`
+		ShutdownTimeout string `mapstructure:"shutdown_timeout"`
+	} `mapstructure:"server"`
+	Storage struct {
+		Path string `mapstructure:"path"`
+	} `mapstructure:"storage"`
+	Auth struct {
+		JWTSecret       string `mapstructure:"jwt_secret"`
+		TokenTTL        string `mapstructure:"token_ttl"`
+		KeyPrefix       string `mapstructure:"key_prefix"`
+		RotationGrace   string `mapstructure:"rotation_grace"`
+		LoginPerIP      int    `mapstructure:"login_per_ip"`
+		LoginPerAccount int    `mapstructure:"login_per_account"`
+		PasswordCost    int    `mapstructure:"password_cost"`
+	} `mapstructure:"auth"`
+	Plans struct {
+		Free       int `mapstructure:"free"`
+		Pro        int `mapstructure:"pro"`
+		Enterprise int `mapstructure:"enterprise"`
+	} `mapstructure:"plans"`
+	Workspaces struct {
+		DefaultPlan string `mapstructure:"default_plan"`
+	} `mapstructure:"workspaces"`
+	Admin struct {
+		Email    string `mapstructure:"email"`
+		Password string `mapstructure:"password"`
+	} `mapstructure:"admin"`
+	Clicks struct {
+		FlushInterval string `mapstructure:"flush_interval"`
+		QueueSize     int    `mapstructure:"queue_size"`
+	} `mapstructure:"clicks"`
+	Log struct {
+		Level  string `mapstructure:"level"`
+		Format string `mapstructure:"format"`
+	} `mapstructure:"log"`
+
+	// Parsed by Validate.
+	shutdownTimeout, tokenTTL, rotationGrace, flushInterval time.Duration
+	logLevel                                                slog.Level
+}
+
+// defaults holds every key with its default; config.example.yaml mirrors it.
+var defaults = map[string]any{
+	"server.listen":           ":8080",
+	"server.base_url":         "http://localhost:8080",
+	"server.alt_base_url":     "",
+	"server.max_body":         1 << 20,
+	"server.shutdown_timeout": "15s",
+	"storage.path":            "./data/linkbolt.db",
+	"auth.jwt_secret":         "",
+	"auth.token_ttl":          "24h",
+	"auth.key_prefix":         "lb",
+	"auth.rotation_grace":     "24h",
+	"auth.login_per_ip":       20,
+	"auth.login_per_account":  10,
+	"auth.password_cost":      12,
+	"plans.free":              100,
+	"plans.pro":               1000,
+	"plans.enterprise":        0,
+	"workspaces.default_plan": "free",
+	"admin.email":             "",
+	"admin.password":          "",
+	"clicks.flush_interval":   "1s",
+	"clicks.queue_size":       1_000_000,
+	"log.level":               "info",
+	"log.format":              "text",
+}
+
+// loadConfig reads the configuration. path is the --config flag; without
+// it, ./config.yaml is read when it exists.
+func loadConfig(path string) (*Config, error) {
+	v := viper.New()
+	for k, d := range defaults {
+		v.SetDefault(k, d)
+	}
+	v.SetEnvPrefix("LINKBOLT")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_"))
+	v.AutomaticEnv()
+	v.SetConfigType("yaml")
+	if path != "" {
+		v.SetConfigFile(path)
+		if err := v.ReadInConfig(); err != nil {
+			return nil, fmt.Errorf("reading config %s: %w", path, err)
+		}
+	} else if _, err := os.Stat("config.yaml"); err == nil {
+		v.SetConfigFile("config.yaml")
+		if err := v.ReadInConfig(); err != nil {
+			return nil, fmt.Errorf("reading config.yaml: %w", err)
+		}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	var c Config
+	if err := v.Unmarshal(&c); err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
+}
+
+// Validate parses durations and checks the rules across fields.
+func (c *Config) Validate() error {
+	var errs []error
+	dur := func(key, s string, min time.Duration, out *time.Duration) {
+		d, err := time.ParseDuration(s)
+		if err != nil || d < min {
+			errs = append(errs, fmt.Errorf("%s: %q must be a duration of at least %s, like 24h or 500ms", key, s, min))
+		}
+		*out = d
+	}
+	dur("server.shutdown_timeout", c.Server.ShutdownTimeout, time.Second, &c.shutdownTimeout)
+	dur("auth.token_ttl", c.Auth.TokenTTL, time.Minute, &c.tokenTTL)
+	dur("auth.rotation_grace", c.Auth.RotationGrace, 0, &c.rotationGrace)
+	dur("clicks.flush_interval", c.Clicks.FlushInterval, 0, &c.flushInterval)
+	for key, raw := range map[string]string{"server.base_url": c.Server.BaseURL, "server.alt_base_url": c.Server.AltBaseURL} {
+		if raw == "" && key == "server.alt_base_url" {
+			continue
+		}
+		u, err := url.Parse(raw)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.TrimSuffix(u.Path, "/") != "" {
+			errs = append(errs, fmt.Errorf("%s: %q must be an http(s) URL with no path, like http://localhost:8080", key, raw))
+		}
+	}
+	if c.Server.MaxBody < 1024 {
+		errs = append(errs, fmt.Errorf("server.max_body: must be at least 1024 bytes"))
+	}
+	if c.Storage.Path == "" {
+		errs = append(errs, fmt.Errorf("storage.path: must not be empty"))
+	}
+	if c.Auth.JWTSecret != "" {
+		if err := auth.CheckSecret([]byte(c.Auth.JWTSecret)); err != nil {
+			errs = append(errs, fmt.Errorf("auth.jwt_secret: %w (or leave it empty to generate one)", err))
+		}
+	}
+	if err := auth.CheckKeyPrefix(c.Auth.KeyPrefix); err != nil {
+		errs = append(errs, fmt.Errorf("auth.key_prefix: %w", err))
+	}
+	if c.Auth.PasswordCost < 4 || c.Auth.PasswordCost > 16 {
+		errs = append(errs, fmt.Errorf("auth.password_cost: must be between 4 and 16"))
+	}
+	for key, n := range map[string]int{"plans.free": c.Plans.Free, "plans.pro": c.Plans.Pro, "plans.enterprise": c.Plans.Enterprise,
+		"auth.login_per_ip": c.Auth.LoginPerIP, "auth.login_per_account": c.Auth.LoginPerAccount} {
+		if n < 0 {
+			errs = append(errs, fmt.Errorf("%s: must not be negative (0 means unlimited)", key))
+		}
+	}
+	if !link.Plan(c.Workspaces.DefaultPlan).Valid() {
+		errs = append(errs, fmt.Errorf("workspaces.default_plan: %q must be free, pro or enterprise", c.Workspaces.DefaultPlan))
+	}
+	if (c.Admin.Email == "") != (c.Admin.Password == "") {
+		errs = append(errs, fmt.Errorf("admin.email and admin.password: set both or neither"))
+	} else if c.Admin.Email != "" {
+		if err := link.ValidateCredentials(c.Admin.Email, c.Admin.Password); err != nil {
+			errs = append(errs, fmt.Errorf("admin: %s", link.ErrorMessage(err)))
+		}
+	}
+	if c.Clicks.QueueSize < 1000 {
+		errs = append(errs, fmt.Errorf("clicks.queue_size: must be at least 1000"))
+	}
+	if err := c.logLevel.UnmarshalText([]byte(c.Log.Level)); err != nil {
+		errs = append(errs, fmt.Errorf("log.level: %q must be debug, info, warn or error", c.Log.Level))
+	}
+	if c.Log.Format != "text" && c.Log.Format != "json" {
+		errs = append(errs, fmt.Errorf("log.format: %q must be text or json", c.Log.Format))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,136 @@
+package link
+
+import (
+	"context"
+	"net/mail"
+	"strings"
+	"time"
+)
+
+// KeyState is where an API key is in its life.
+type KeyState string
+
+// The key states. Only KeyActive and KeyGrace authenticate.
+const (
+	KeyActive  KeyState = "active"
+	KeyGrace   KeyState = "grace"
+	KeyRevoked KeyState = "revoked"
+	KeyExpired KeyState = "expired"
+)
+
+// Authenticates reports whether a key in state s may authenticate.
+func (s KeyState) Authenticates() bool { return s == KeyActive || s == KeyGrace }
+
+// APIKey is a workspace credential for scripts. The token itself is never
+// stored; Hash is the SHA-256 of the whole token.
+type APIKey struct {
+	ID          string
+	WorkspaceID string
+	Name        string
+	Scope       Scope
+	Hash        []byte
+	// Start is the token's prefix and first characters, to tell keys apart.
+	Start     string
+	CreatedAt time.Time
+	ExpiresAt *time.Time
+	RevokedAt *time.Time
+	// GraceEndsAt and ReplacedBy are set when the key was rotated.
+	GraceEndsAt *time.Time
+	ReplacedBy  string
+	// LastUsedAt and RequestCount include uses not yet written to disk.
+	LastUsedAt   *time.Time
+	RequestCount int64
+}
+
+// State returns the key's state at now. A revoked key stays revoked; a
+// rotated key is in grace until its grace period ends and revoked after;
+// an expired key is expired even during a grace period.
+func (k *APIKey) State(now time.Time) KeyState {
+	switch {
+	case k.RevokedAt != nil:
+		return KeyRevoked
+	case k.ExpiresAt != nil && !now.Before(*k.ExpiresAt):
+		return KeyExpired
+	case k.GraceEndsAt != nil && !now.Before(*k.GraceEndsAt):
+		return KeyRevoked
+	case k.GraceEndsAt != nil:
+		return KeyGrace
+	}
+	return KeyActive
+}
+
+// Validate checks a new key's fields at now.
+func (k *APIKey) Validate(now time.Time) error {
+	var v validation
+	k.Name = strings.TrimSpace(k.Name)
+	checkName(&v, "name", k.Name, MaxNameLength)
+	if !k.Scope.Valid() {
+		v.add("scope", "must be read or read_write")
+	}
+	if k.ExpiresAt != nil && !k.ExpiresAt.After(now) {
+		v.add("expires_at", "must be in the future")
+	}
+	return v.err()
+}
+
+// KeyService keeps API keys.
+type KeyService interface {
+	// CreateKey stores a validated key; sets ID.
+	CreateKey(ctx context.Context, k *APIKey) error
+	// FindKeyByID returns a key of the workspace with its usage. ENOTFOUND.
+	FindKeyByID(ctx context.Context, workspaceID, id string) (*APIKey, error)
+	// FindKeyByHash returns the key with the token hash, of any state. ENOTFOUND.
+	FindKeyByHash(ctx context.Context, hash []byte) (*APIKey, error)
+	// FindKeys returns the workspace's keys, newest first, with their usage.
+	FindKeys(ctx context.Context, workspaceID string) ([]*APIKey, error)
+	// RotateKey stores next (same name, scope and expiry as the old key) and
+	// puts the old key in grace until graceEnds. ENOTFOUND; ECONFLICT unless
+	// the old key is active.
+	RotateKey(ctx context.Context, workspaceID, id string, next *APIKey, graceEnds time.Time) (*APIKey, error)
+	// RevokeKey revokes a key at once. ENOTFOUND. Revoking a revoked key is a no-op.
+	RevokeKey(ctx context.Context, workspaceID, id string) error
+	// TouchKey counts one use of the key at the given time, in memory; the
+	// counts are written in batches and merged into what Find returns.
+	TouchKey(id string, at time.Time)
+}
+
+// CheckEmail returns what is wrong with an e-mail address, or "".
+func CheckEmail(email string) string {
+	if email == "" {
+		return "is required"
+	}
+	if len(email) > 254 {
+		return "must be at most 254 characters"
+	}
+	a, err := mail.ParseAddress(email)
+	if err != nil || a.Address != email || a.Name != "" {
+		return "is not a valid e-mail address"
+	}
+	return ""
+}
+
+// MinPasswordLength is the shortest password accepted.
+const MinPasswordLength = 10
+
+// CheckPassword returns what is wrong with a new password, or "".
+func CheckPassword(pw string) string {
+	if len(pw) < MinPasswordLength {
+		return "must be at least 10 characters"
+	}
+	if len(pw) > 72 {
+		return "must be at most 72 bytes"
+	}
+	return ""
+}
+
+// ValidateCredentials checks a new user's e-mail and password.
+func ValidateCredentials(email, password string) error {
+	var v validation
+	if msg := CheckEmail(email); msg != "" {
+		v.add("email", "%s", msg)
+	}
+	if msg := CheckPassword(password); msg != "" {
+		v.add("password", "%s", msg)
+	}
+	return v.err()
+}

@@ -1,0 +1,167 @@
+// Package link is linkbolt's domain: the types every other package speaks
+// (workspaces, users, API keys, links, clicks), their filters and updates,
+// the rules that make them valid, the service interfaces the storage layer
+// implements, and the error codes. It imports only the standard library.
+package link
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// Limits on link fields. They are part of the wire contract and documented
+// in the OpenAPI document.
+const (
+	MaxDestinationLength = 4096
+	MaxAliasLength       = 64
+	MaxTags              = 20
+	MaxTagLength         = 50
+	MaxUTMLength         = 200
+	DefaultPageLimit     = 20
+	MaxPageLimit         = 100
+	GeneratedCodeLength  = 7
+)
+
+// Link is a short link: a code on a domain that redirects to a destination.
+type Link struct {
+	ID          string
+	WorkspaceID string
+	// Alias is the path of the short URL: a custom alias or a generated code.
+	Alias string
+	// Domain is the custom domain of the link; empty means the primary host.
+	Domain         string
+	DestinationURL string
+	Tags           []string
+	UTMSource      string
+	UTMMedium      string
+	UTMCampaign    string
+	CampaignID     string
+	// RedirectCode is the HTTP status of the redirect: 301, 302, 307 or 308.
+	RedirectCode int
+	// Clicks is the number of recorded clicks, filled in by the service.
+	Clicks    int64
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Normalize trims the input, drops duplicate tags and applies defaults.
+func (l *Link) Normalize() {
+	l.DestinationURL = strings.TrimSpace(l.DestinationURL)
+	l.Alias = strings.TrimSpace(l.Alias)
+	l.Domain = strings.ToLower(strings.TrimSpace(l.Domain))
+	l.Tags = normalizeTags(l.Tags)
+	if l.RedirectCode == 0 {
+		l.RedirectCode = 302
+	}
+}
+
+// Validate checks a link against the rules of the service. own lists the
+// hosts of this service (host[:port], lower case) that destinations must not
+// point back into. The alias may be empty when a code is to be generated.
+func (l *Link) Validate(own []string) error {
+	var v validation
+	if msg := CheckDestination(l.DestinationURL, own); msg != "" {
+		v.add("destination_url", "%s", msg)
+	}
+	if l.Alias != "" {
+		if msg := CheckAlias(l.Alias); msg != "" {
+			v.add("alias", "%s", msg)
+		}
+	}
+	checkTags(&v, l.Tags)
+	checkUTM(&v, "utm_source", l.UTMSource)
+	checkUTM(&v, "utm_medium", l.UTMMedium)
+	checkUTM(&v, "utm_campaign", l.UTMCampaign)
+	if !ValidRedirectCode(l.RedirectCode) {
+		v.add("redirect_code", "must be one of 301, 302, 307, 308")
+	}
+	return v.err()
+}
+
+// ValidRedirectCode reports whether code is a redirect status a link may use.
+func ValidRedirectCode(code int) bool {
+	switch code {
+	case 301, 302, 307, 308:
+		return true
+	}
+	return false
+}
+
+// LinkUpdate holds the fields of a PATCH; nil means "not given".
+type LinkUpdate struct {
+	DestinationURL *string
+	Alias          *string
+	Tags           *[]string
+	UTMSource      *string
+	UTMMedium      *string
+	UTMCampaign    *string
+	CampaignID     *string
+	RedirectCode   *int
+}
+
+// Apply copies the given fields onto l, normalised.
+func (u LinkUpdate) Apply(l *Link) {
+	if u.DestinationURL != nil {
+		l.DestinationURL = *u.DestinationURL
+	}
+	if u.Alias != nil {
+		l.Alias = *u.Alias
+	}
+	if u.Tags != nil {
+		l.Tags = *u.Tags
+	}
+	if u.UTMSource != nil {
+		l.UTMSource = *u.UTMSource
+	}
+	if u.UTMMedium != nil {
+		l.UTMMedium = *u.UTMMedium
+	}
+	if u.UTMCampaign != nil {
+		l.UTMCampaign = *u.UTMCampaign
+	}
+	if u.CampaignID != nil {
+		l.CampaignID = *u.CampaignID
+	}
+	if u.RedirectCode != nil {
+		l.RedirectCode = *u.RedirectCode
+	}
+	l.Normalize()
+}
+
+// LinkFilter selects a page of a workspace's links, newest first.
+type LinkFilter struct {
+	WorkspaceID string
+	// Tags matches links with any of the tags.
+	Tags []string
+	// Search matches a case-insensitive substring of the alias or destination.
+	Search     string
+	CampaignID string
+	// Domain matches the links of a custom domain; nil means any domain and
+	// a pointer to "" means the primary host only.
+	Domain *string
+	Page   int // 1-based
+	Limit  int
+}
+
+// Offset returns the number of links before the filter's page.
+func (f LinkFilter) Offset() int { return (f.Page - 1) * f.Limit }
+
+// LinkService keeps links.
+type LinkService interface {
+	// FindLinkByID returns a link of the workspace. ENOTFOUND if there is none
+	// (also when the link belongs to another workspace).
+	FindLinkByID(ctx context.Context, workspaceID, id string) (*Link, error)
+	// FindLinkByAlias returns the link for a redirect. ENOTFOUND if none.
+	FindLinkByAlias(ctx context.Context, domain, alias string) (*Link, error)
+	// FindLinks returns a page of links and the total matching the filter.
+	FindLinks(ctx context.Context, f LinkFilter) ([]*Link, int, error)
+	// CreateLink stores a validated link, generating a code when the alias
+	// is empty; sets ID, Alias, CreatedAt and UpdatedAt. ECONFLICT if the
+	// alias is taken on the domain. Returns once the link is durable.
+	CreateLink(ctx context.Context, l *Link) error
+	// UpdateLink applies a validated update. ENOTFOUND, ECONFLICT (alias).
+	UpdateLink(ctx context.Context, workspaceID, id string, upd LinkUpdate, validate func(*Link) error) (*Link, error)
+	// DeleteLink removes a link and frees its alias. ENOTFOUND.
+	DeleteLink(ctx context.Context, workspaceID, id string) error
+}

@@ -1,0 +1,208 @@
+package link
+
+import (
+	"net"
+	"net/url"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// reserved holds the aliases that would shadow a route of the service or a
+// path of the dashboard. Matching is case-insensitive so that "V1" cannot
+// be mistaken for the API by a person either.
+var reserved = map[string]bool{
+	"v1": true, "api": true, "healthz": true, "metrics": true, "setup": true,
+	"login": true, "logout": true, "dashboard": true, "app": true, "admin": true,
+	"static": true, "assets": true, "docs": true, "openapi.json": true,
+	"favicon.ico": true, "robots.txt": true, "settings": true, "links": true,
+	"keys": true, "analytics": true, "campaigns": true, "domains": true,
+	"webhooks": true, "qr": true, "qr-codes": true, "workspaces": true, "auth": true,
+	"health": true, "status": true, "well-known": true, ".well-known": true,
+}
+
+// IsReserved reports whether alias is a reserved word.
+func IsReserved(alias string) bool { return reserved[strings.ToLower(alias)] }
+
+// CheckAlias returns what is wrong with a custom alias, or "".
+func CheckAlias(alias string) string {
+	if alias == "" {
+		return "must not be empty"
+	}
+	if len(alias) > MaxAliasLength {
+		return "must be at most 64 characters"
+	}
+	for _, c := range alias {
+		if !isAliasChar(c) {
+			return "may contain only letters A-Z and a-z, digits, '-' and '_'"
+		}
+	}
+	if IsReserved(alias) {
+		return "is a reserved word"
+	}
+	return ""
+}
+
+func isAliasChar(c rune) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_'
+}
+
+// ValidCodeSyntax reports whether s could be a short code at all; the
+// redirect path uses it to answer 404 without a database read.
+func ValidCodeSyntax(s string) bool {
+	if s == "" || len(s) > MaxAliasLength {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if !isAliasChar(rune(s[i])) {
+			return false
+		}
+	}
+	return true
+}
+
+// CheckDestination returns what is wrong with a destination URL, or "".
+// own lists the hosts (host[:port], lower case) of this service's short URLs.
+func CheckDestination(raw string, own []string) string {
+	if raw == "" {
+		return "is required"
+	}
+	if len(raw) > MaxDestinationLength {
+		return "must be at most 4096 characters"
+	}
+	if !utf8.ValidString(raw) {
+		return "must be valid UTF-8"
+	}
+	for _, c := range raw {
+		if unicode.IsControl(c) || unicode.IsSpace(c) {
+			return "must not contain spaces or control characters"
+		}
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "is not a valid URL"
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "must be an absolute http or https URL"
+	}
+	if u.Opaque != "" || u.Host == "" || u.Hostname() == "" {
+		return "must be an absolute http or https URL with a host"
+	}
+	if u.User != nil {
+		return "must not contain credentials (user@host)"
+	}
+	if p := u.Port(); p != "" {
+		if n, ok := atoiPort(p); !ok || n == 0 {
+			return "has an invalid port"
+		}
+	}
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	for _, o := range own {
+		oh, op, err := net.SplitHostPort(o)
+		if err != nil {
+			oh, op = o, ""
+		}
+		if host != oh {
+			continue
+		}
+		// Same host: it points back here unless it names another port.
+		if op == "" || u.Port() == "" || u.Port() == op {
+			return "must not point to a short URL of this service"
+		}
+	}
+	return ""
+}
+
+func atoiPort(s string) (int, bool) {
+	if len(s) > 5 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, n <= 65535
+}
+
+func normalizeTags(tags []string) []string {
+	if tags == nil {
+		return nil
+	}
+	out := make([]string, 0, len(tags))
+	seen := make(map[string]bool, len(tags))
+	for _, t := range tags {
+		t = strings.TrimSpace(t)
+		if seen[t] {
+			continue
+		}
+		seen[t] = true
+		out = append(out, t)
+	}
+	return out
+}
+
+func checkTags(v *validation, tags []string) {
+	if len(tags) > MaxTags {
+		v.add("tags", "at most %d tags", MaxTags)
+		return
+	}
+	for _, t := range tags {
+		if msg := CheckTag(t); msg != "" {
+			v.add("tags", "tag %q %s", t, msg)
+			return
+		}
+	}
+}
+
+// CheckTag returns what is wrong with a tag, or "".
+func CheckTag(t string) string {
+	if t == "" {
+		return "must not be empty"
+	}
+	if utf8.RuneCountInString(t) > MaxTagLength {
+		return "must be at most 50 characters"
+	}
+	if !utf8.ValidString(t) || strings.ContainsAny(t, ",\x00") {
+		return "must not contain commas"
+	}
+	for _, c := range t {
+		if unicode.IsControl(c) {
+			return "must not contain control characters"
+		}
+	}
+	return ""
+}
+
+func checkUTM(v *validation, field, val string) {
+	if utf8.RuneCountInString(val) > MaxUTMLength {
+		v.add(field, "must be at most %d characters", MaxUTMLength)
+		return
+	}
+	for _, c := range val {
+		if unicode.IsControl(c) {
+			v.add(field, "must not contain control characters")
+			return
+		}
+	}
+}
+
+// checkName validates a display name of 1 to max characters.
+func checkName(v *validation, field, name string, max int) {
+	if strings.TrimSpace(name) == "" {
+		v.add(field, "is required")
+		return
+	}
+	if utf8.RuneCountInString(name) > max {
+		v.add(field, "must be at most %d characters", max)
+		return
+	}
+	for _, c := range name {
+		if unicode.IsControl(c) {
+			v.add(field, "must not contain control characters")
+			return
+		}
+	}
+}

@@ -1,0 +1,135 @@
+package link
+
+import (
+	"context"
+	"strings"
+	"time"
+)
+
+// Plan is a workspace's plan; it sets the API rate limit.
+type Plan string
+
+// The plans.
+const (
+	PlanFree       Plan = "free"
+	PlanPro        Plan = "pro"
+	PlanEnterprise Plan = "enterprise"
+)
+
+// Valid reports whether p is a known plan.
+func (p Plan) Valid() bool { return p == PlanFree || p == PlanPro || p == PlanEnterprise }
+
+// Role is a user's role in a workspace.
+type Role string
+
+// The roles, from least to most.
+const (
+	RoleRead      Role = "read"
+	RoleReadWrite Role = "read_write"
+	RoleOwner     Role = "owner"
+)
+
+// Valid reports whether r is a known role.
+func (r Role) Valid() bool { return r == RoleRead || r == RoleReadWrite || r == RoleOwner }
+
+// Scope is what a credential may do in its workspace.
+type Scope string
+
+// The scopes. ScopeRead lists and gets; ScopeReadWrite adds create, update and delete.
+const (
+	ScopeRead      Scope = "read"
+	ScopeReadWrite Scope = "read_write"
+)
+
+// Valid reports whether s is a known scope.
+func (s Scope) Valid() bool { return s == ScopeRead || s == ScopeReadWrite }
+
+// Allows reports whether a credential of scope s may act with scope need.
+func (s Scope) Allows(need Scope) bool {
+	return s == ScopeReadWrite || need == ScopeRead && s == ScopeRead
+}
+
+// Scope maps a role onto the scope model: owners and read_write members write.
+func (r Role) Scope() Scope {
+	if r == RoleOwner || r == RoleReadWrite {
+		return ScopeReadWrite
+	}
+	return ScopeRead
+}
+
+// Workspace holds links, keys and members; every object belongs to one.
+type Workspace struct {
+	ID        string
+	Name      string
+	Plan      Plan
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// MaxNameLength bounds names of workspaces and keys.
+const MaxNameLength = 100
+
+// Validate checks a workspace.
+func (w *Workspace) Validate() error {
+	var v validation
+	w.Name = strings.TrimSpace(w.Name)
+	checkName(&v, "name", w.Name, MaxNameLength)
+	if !w.Plan.Valid() {
+		v.add("plan", "must be one of free, pro, enterprise")
+	}
+	return v.err()
+}
+
+// WorkspaceUpdate holds the fields of a PATCH; nil means "not given".
+type WorkspaceUpdate struct {
+	Name *string
+	Plan *Plan
+}
+
+// Membership is a user's role in a workspace.
+type Membership struct {
+	Workspace *Workspace
+	UserID    string
+	Role      Role
+	CreatedAt time.Time
+}
+
+// User is a person who logs in to the dashboard.
+type User struct {
+	ID    string
+	Email string
+	// PasswordHash is the slow hash of the password; never shown.
+	PasswordHash []byte
+	// Admin marks the instance admin, who manages plans and backups.
+	Admin     bool
+	CreatedAt time.Time
+}
+
+// WorkspaceService keeps workspaces and memberships.
+type WorkspaceService interface {
+	// CreateWorkspace stores a validated workspace with ownerID as its owner.
+	CreateWorkspace(ctx context.Context, w *Workspace, ownerID string) error
+	// FindWorkspaceByID returns a workspace. ENOTFOUND.
+	FindWorkspaceByID(ctx context.Context, id string) (*Workspace, error)
+	// FindMemberships returns the user's workspaces with roles, oldest first.
+	FindMemberships(ctx context.Context, userID string) ([]*Membership, error)
+	// FindMembership returns the user's role in a workspace. ENOTFOUND if
+	// the user is not a member.
+	FindMembership(ctx context.Context, workspaceID, userID string) (*Membership, error)
+	// UpdateWorkspace applies an update, validating the result. ENOTFOUND, EINVALID.
+	UpdateWorkspace(ctx context.Context, id string, upd WorkspaceUpdate) (*Workspace, error)
+}
+
+// UserService keeps users.
+type UserService interface {
+	// FindUserByID returns a user. ENOTFOUND.
+	FindUserByID(ctx context.Context, id string) (*User, error)
+	// FindUserByEmail returns a user by e-mail, case-insensitively. ENOTFOUND.
+	FindUserByEmail(ctx context.Context, email string) (*User, error)
+	// Bootstrap creates the first user as instance admin and the workspace
+	// ws with the user as owner, in one transaction. ECONFLICT if any user
+	// exists already.
+	Bootstrap(ctx context.Context, u *User, ws *Workspace) error
+	// CountUsers returns the number of users.
+	CountUsers(ctx context.Context) (int, error)
+}

@@ -1,0 +1,323 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// testConfig returns a configuration for a server on a free loopback port
+// with its data under a temporary directory.
+func testConfig(t *testing.T, yaml string) *Config {
+	t.Helper()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "config.yaml")
+	base := fmt.Sprintf("server:\n  listen: 127.0.0.1:0\nstorage:\n  path: %s\nauth:\n  password_cost: 4\n", filepath.Join(dir, "data", "linkbolt.db"))
+	if err := os.WriteFile(path, []byte(base+yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := loadConfig(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// startApp boots a whole server and returns its base URL and a stop
+// function that stops it gracefully and returns run's error.
+func startApp(t *testing.T, cfg *Config, logs io.Writer) (string, func() error) {
+	t.Helper()
+	if logs == nil {
+		logs = io.Discard
+	}
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	ctx, cancel := context.WithCancel(context.Background())
+	a, err := newApp(ctx, cfg, logger)
+	if err != nil {
+		cancel()
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- a.run(ctx) }()
+	base := "http://" + a.addr()
+	stopped := false
+	stop := func() error {
+		if stopped {
+			return nil
+		}
+		stopped = true
+		cancel()
+		return <-done
+	}
+	t.Cleanup(func() { _ = stop() })
+	return base, stop
+}
+
+type client struct {
+	t    *testing.T
+	base string
+}
+
+func (c client) call(method, path, cred, body string) (int, map[string]any, http.Header) {
+	c.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req, err := http.NewRequest(method, c.base+path, rd)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if cred != "" {
+		req.Header.Set("Authorization", "Bearer "+cred)
+	}
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.Do(req)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	var out map[string]any
+	_ = json.Unmarshal(raw, &out)
+	return resp.StatusCode, out, resp.Header
+}
+
+func (c client) must(method, path, cred, body string, want int) map[string]any {
+	c.t.Helper()
+	status, out, _ := c.call(method, path, cred, body)
+	if status != want {
+		c.t.Fatalf("%s %s: %d, want %d: %v", method, path, status, want, out)
+	}
+	return out
+}
+
+func TestServeEndToEnd(t *testing.T) {
+	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\nclicks:\n  flush_interval: 1h\n")
+	base, stop := startApp(t, cfg, nil)
+	c := client{t, base}
+	c.must("GET", "/healthz", "", "", 200)
+	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+	key := c.must("POST", "/v1/keys", tok, `{"name":"script","scope":"read_write"}`, 201)["key"].(string)
+	l := c.must("POST", "/v1/links", key, `{"destination_url":"https://example.com/x"}`, 201)
+	code := l["alias"].(string)
+	for i := 0; i < 7; i++ {
+		status, _, h := c.call("GET", "/"+code, "", "")
+		if status != 302 || h.Get("Location") != "https://example.com/x" {
+			t.Fatalf("redirect: %d %q", status, h.Get("Location"))
+		}
+	}
+	// The flush interval is an hour: only the graceful stop writes the
+	// clicks and the key's counters.
+	if err := stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	base, _ = startApp(t, cfg, nil)
+	c = client{t, base}
+	got := c.must("GET", "/v1/links/"+l["id"].(string), key, "", 200)
+	if got["clicks"] != float64(7) {
+		t.Fatalf("clicks after restart = %v, want 7", got["clicks"])
+	}
+	keys := c.must("GET", "/v1/keys", key, "", 200)["data"].([]any)
+	if rc := keys[0].(map[string]any)["request_count"]; rc != float64(3) {
+		t.Fatalf("request_count after restart = %v, want 3", rc)
+	}
+	// The JWT secret was generated once and kept: the old token still works.
+	c.must("GET", "/v1/me", tok, "", 200)
+}
+
+func TestSetupLink(t *testing.T) {
+	cfg := testConfig(t, "")
+	logs := &syncWriter{}
+	base, _ := startApp(t, cfg, logs)
+	c := client{t, base}
+	i := strings.Index(logs.String(), "/setup?token=")
+	if i < 0 {
+		t.Fatalf("no setup link in the log: %s", logs.String())
+	}
+	token := strings.Fields(logs.String()[i+len("/setup?token="):])[0]
+	token = strings.Trim(token, `"`)
+	c.must("POST", "/v1/setup", "", `{"token":"wrong","email":"a@example.com","password":"a long password"}`, 403)
+	c.must("POST", "/v1/setup", "", `{"token":"`+token+`","email":"a@example.com","password":"short"}`, 422)
+	out := c.must("POST", "/v1/setup", "", `{"token":"`+token+`","email":"a@example.com","password":"a long password"}`, 201)
+	me := c.must("GET", "/v1/me", out["token"].(string), "", 200)
+	if me["admin"] != true || len(me["workspaces"].([]any)) != 1 {
+		t.Fatalf("me: %v", me)
+	}
+	// It works once.
+	c.must("POST", "/v1/setup", "", `{"token":"`+token+`","email":"b@example.com","password":"a long password"}`, 403)
+}
+
+// syncWriter is a log sink the server writes to while the test reads it.
+type syncWriter struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestLockedDataFile(t *testing.T) {
+	cfg := testConfig(t, "")
+	startApp(t, cfg, nil)
+	cfg2 := *cfg
+	cfg2.Server.Listen = "127.0.0.1:0"
+	start := time.Now()
+	_, err := newApp(context.Background(), &cfg2, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err == nil || !strings.Contains(err.Error(), "locked") {
+		t.Fatalf("second open: %v", err)
+	}
+	if d := time.Since(start); d > 10*time.Second {
+		t.Fatalf("took %s to fail", d)
+	}
+}
+
+func TestBackup(t *testing.T) {
+	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
+	cfgPath := filepath.Join(filepath.Dir(filepath.Dir(cfg.Storage.Path)), "config.yaml")
+	base, stop := startApp(t, cfg, nil)
+	c := client{t, base}
+	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+	key := c.must("POST", "/v1/keys", tok, `{"name":"k","scope":"read_write"}`, 201)["key"].(string)
+	c.must("POST", "/v1/links", key, `{"destination_url":"https://example.com/","alias":"kept"}`, 201)
+
+	// While the server runs, the backup goes through its admin API.
+	cfgWithURL := cfgPath + ".live"
+	raw, _ := os.ReadFile(cfgPath)
+	live := strings.Replace(string(raw), "listen: 127.0.0.1:0", "listen: 127.0.0.1:0\n  base_url: "+base, 1)
+	os.WriteFile(cfgWithURL, []byte(live), 0o600)
+	out1 := filepath.Join(t.TempDir(), "live.db")
+	var stdout, stderr bytes.Buffer
+	if code := run(context.Background(), []string{"backup", "--config", cfgWithURL, "--out", out1}, &stdout, &stderr); code != 0 {
+		t.Fatalf("live backup: exit %d: %s", code, stderr.String())
+	}
+	checkBackup(t, out1)
+
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	out2 := filepath.Join(t.TempDir(), "cold.db")
+	if code := run(context.Background(), []string{"backup", "--config", cfgPath, "--out", out2}, &stdout, &stderr); code != 0 {
+		t.Fatalf("cold backup: exit %d: %s", code, stderr.String())
+	}
+	checkBackup(t, out2)
+	if code := run(context.Background(), []string{"backup", "--config", cfgPath}, &stdout, &stderr); code == 0 {
+		t.Fatal("backup without --out succeeded")
+	}
+}
+
+// checkBackup opens a backup with bbolt, checks it and finds the link.
+func checkBackup(t *testing.T, path string) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err = db.View(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			return err
+		}
+		b := tx.Bucket([]byte("links.alias"))
+		if b == nil || b.Get([]byte("\x00kept")) == nil {
+			return fmt.Errorf("the link is not in the backup")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestConfig(t *testing.T) {
+	t.Run("defaults", func(t *testing.T) {
+		t.Chdir(t.TempDir())
+		cfg, err := loadConfig("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Server.Listen != ":8080" || cfg.Server.BaseURL != "http://localhost:8080" || cfg.Storage.Path != "./data/linkbolt.db" ||
+			cfg.Plans.Free != 100 || cfg.Plans.Pro != 1000 || cfg.Plans.Enterprise != 0 || cfg.rotationGrace != 24*time.Hour ||
+			cfg.flushInterval != time.Second || cfg.Server.MaxBody != 1<<20 {
+			t.Fatalf("defaults: %+v", cfg)
+		}
+	})
+	t.Run("environment", func(t *testing.T) {
+		t.Chdir(t.TempDir())
+		t.Setenv("LINKBOLT_SERVER_LISTEN", ":9999")
+		t.Setenv("LINKBOLT_PLANS_PRO", "5000")
+		t.Setenv("LINKBOLT_AUTH_ROTATION_GRACE", "1h")
+		cfg, err := loadConfig("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Server.Listen != ":9999" || cfg.Plans.Pro != 5000 || cfg.rotationGrace != time.Hour {
+			t.Fatalf("env: %+v", cfg)
+		}
+	})
+	t.Run("example file equals the defaults", func(t *testing.T) {
+		cfg, err := loadConfig("config.example.yaml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Chdir(t.TempDir())
+		def, _ := loadConfig("")
+		if fmt.Sprintf("%+v", *cfg) != fmt.Sprintf("%+v", *def) {
+			t.Fatalf("config.example.yaml differs from the defaults:\n%+v\n%+v", *cfg, *def)
+		}
+	})
+	for _, bad := range []string{
+		"server:\n  base_url: localhost:8080\n",
+		"server:\n  base_url: http://x.test/path\n",
+		"auth:\n  token_ttl: forever\n",
+		"auth:\n  jwt_secret: short\n",
+		"auth:\n  key_prefix: my_key\n",
+		"workspaces:\n  default_plan: gold\n",
+		"admin:\n  email: a@example.com\n",
+		"plans:\n  free: -1\n",
+		"clicks:\n  flush_interval: -1s\n",
+		"log:\n  format: xml\n",
+	} {
+		t.Run(strings.TrimSpace(bad), func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "c.yaml")
+			os.WriteFile(p, []byte(bad), 0o600)
+			if _, err := loadConfig(p); err == nil {
+				t.Fatalf("accepted %q", bad)
+			}
+		})
+	}
+}
+
+func TestVersionAndUsage(t *testing.T) {
+	var out, errb bytes.Buffer
+	if code := run(context.Background(), []string{"version"}, &out, &errb); code != 0 || !strings.HasPrefix(out.String(), "linkbolt ") {
+		t.Fatalf("version: %d %q", code, out.String())
+	}
+	if code := run(context.Background(), []string{"frobnicate"}, &out, &errb); code != 2 {
+		t.Fatalf("unknown command exit %d", code)
+	}
+}

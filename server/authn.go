@@ -1,0 +1,214 @@
+package server
+
+import (
+	"crypto/subtle"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/linkbolt/linkbolt/auth"
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// caller is who makes an API request, after the three steps of the
+// pipeline: authenticated, authorized, and scoped to a workspace.
+type caller struct {
+	key       *link.APIKey    // set for API keys
+	user      *link.User      // set for logged-in users
+	workspace *link.Workspace // nil on routes without a workspace
+	scope     link.Scope
+	params    httprouter.Params
+}
+
+// limiterKey names the credential's rate limiter. A user has one per
+// workspace, since each workspace's plan sets its own rate.
+func (c *caller) limiterKey() string {
+	if c.key != nil {
+		return "key:" + c.key.ID
+	}
+	if c.workspace != nil {
+		return "user:" + c.user.ID + ":" + c.workspace.ID
+	}
+	return "user:" + c.user.ID
+}
+
+// credential returns the token of a request and where it came from. The
+// Authorization header wins over X-API-Key, which wins over the query.
+func credential(r *http.Request) (token string, fromAuthorization bool, err error) {
+	if h := r.Header.Get("Authorization"); h != "" {
+		scheme, tok, ok := strings.Cut(h, " ")
+		if !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(tok) == "" {
+			return "", false, link.Errorf(link.EUNAUTHORIZED, "the Authorization header must be 'Bearer <token>'")
+		}
+		return strings.TrimSpace(tok), true, nil
+	}
+	if h := r.Header.Get("X-API-Key"); h != "" {
+		return strings.TrimSpace(h), false, nil
+	}
+	if q := r.URL.Query().Get("api_key"); q != "" {
+		return q, false, nil
+	}
+	return "", false, errNoCredential
+}
+
+// authorize runs the three steps for a route of the given access: it
+// authenticates the credential (401), rates it (429), checks that its scope
+// or role allows the action (403) and picks the workspace it acts in (404
+// when the user is not a member: another workspace is never revealed).
+func (s *Server) authorize(w http.ResponseWriter, r *http.Request, a access) (*caller, error) {
+	c, err := s.authenticate(r)
+	if err != nil {
+		return nil, err
+	}
+	if c.user != nil && (a == accessRead || a == accessWrite) {
+		if err := s.pickWorkspace(r, c); err != nil {
+			return nil, err
+		}
+	}
+	if err := s.rate(w, c); err != nil {
+		return nil, err
+	}
+	switch a {
+	case accessUser, accessAdmin:
+		if c.user == nil {
+			return nil, link.Errorf(link.EFORBIDDEN, "this endpoint needs a user token from POST /v1/auth/login; API keys cannot use it")
+		}
+		if a == accessAdmin && !c.user.Admin {
+			return nil, link.Errorf(link.EFORBIDDEN, "only the instance admin may do this")
+		}
+	case accessWrite:
+		if !c.scope.Allows(link.ScopeReadWrite) {
+			if c.key != nil {
+				return nil, link.Errorf(link.EFORBIDDEN, "this API key has the read scope; %s %s needs read_write", r.Method, r.URL.Path)
+			}
+			return nil, link.Errorf(link.EFORBIDDEN, "your role in this workspace is read; %s %s needs read_write", r.Method, r.URL.Path)
+		}
+	}
+	return c, nil
+}
+
+// authenticate resolves the credential of a request: an API key (in any of
+// the three places) or a JWT (only in the Authorization header).
+func (s *Server) authenticate(r *http.Request) (*caller, error) {
+	token, fromAuthorization, err := credential(r)
+	if err != nil {
+		return nil, err
+	}
+	ctx := r.Context()
+	if !auth.LooksLikeKey(token, s.cfg.KeyPrefix) {
+		if !fromAuthorization {
+			return nil, link.Errorf(link.EUNAUTHORIZED, "malformed API key: keys start with %q", s.cfg.KeyPrefix+"_live_")
+		}
+		uid, err := s.jwt.Verify(token)
+		if err != nil {
+			return nil, err
+		}
+		u, err := s.users.FindUserByID(ctx, uid)
+		if isNotFound(err) {
+			return nil, link.Errorf(link.EUNAUTHORIZED, "the token's user no longer exists")
+		} else if err != nil {
+			return nil, err
+		}
+		return &caller{user: u}, nil
+	}
+	if err := s.tokens.Check(token); err != nil {
+		return nil, err
+	}
+	hash := auth.HashToken(token)
+	k, err := s.keys.FindKeyByHash(ctx, hash)
+	if isNotFound(err) {
+		return nil, link.Errorf(link.EUNAUTHORIZED, "unknown API key")
+	} else if err != nil {
+		return nil, err
+	}
+	if subtle.ConstantTimeCompare(k.Hash, hash) != 1 {
+		return nil, link.Errorf(link.EUNAUTHORIZED, "unknown API key")
+	}
+	now := s.now()
+	switch st := k.State(now); st {
+	case link.KeyRevoked:
+		return nil, link.Errorf(link.EUNAUTHORIZED, "this API key was revoked")
+	case link.KeyExpired:
+		return nil, link.Errorf(link.EUNAUTHORIZED, "this API key expired at %s", k.ExpiresAt.UTC().Format(timeFormat))
+	}
+	ws, err := s.workspaces.FindWorkspaceByID(ctx, k.WorkspaceID)
+	if isNotFound(err) {
+		return nil, link.Errorf(link.EUNAUTHORIZED, "the API key's workspace no longer exists")
+	} else if err != nil {
+		return nil, err
+	}
+	s.keys.TouchKey(k.ID, now)
+	return &caller{key: k, workspace: ws, scope: k.Scope}, nil
+}
+
+// pickWorkspace sets the workspace a user acts in: the one named by the
+// X-Workspace-Id header or workspace_id query, or the only one they have.
+func (s *Server) pickWorkspace(r *http.Request, c *caller) error {
+	ctx := r.Context()
+	id := r.Header.Get("X-Workspace-Id")
+	if id == "" {
+		id = r.URL.Query().Get("workspace_id")
+	}
+	if id == "" {
+		ms, err := s.workspaces.FindMemberships(ctx, c.user.ID)
+		if err != nil {
+			return err
+		}
+		switch len(ms) {
+		case 0:
+			return link.Errorf(link.ENOTFOUND, "you are not a member of any workspace; create one with POST /v1/workspaces")
+		case 1:
+			c.workspace, c.scope = ms[0].Workspace, ms[0].Role.Scope()
+			return nil
+		}
+		return link.Errorf(link.EINVALIDREQUEST, "you belong to %d workspaces: name one with the X-Workspace-Id header", len(ms))
+	}
+	m, err := s.workspaces.FindMembership(ctx, id, c.user.ID)
+	if isNotFound(err) {
+		return link.Errorf(link.ENOTFOUND, "workspace %q not found", id)
+	} else if err != nil {
+		return err
+	}
+	c.workspace, c.scope = m.Workspace, m.Role.Scope()
+	return nil
+}
+
+// rate applies the credential's rate limit at its workspace's plan and
+// sets the X-RateLimit headers. Unlimited plans carry no headers.
+func (s *Server) rate(w http.ResponseWriter, c *caller) error {
+	plan := s.cfg.DefaultPlan
+	if c.workspace != nil {
+		plan = c.workspace.Plan
+	}
+	d := s.limiters.Allow(c.limiterKey(), s.cfg.Plans[plan])
+	if d.Unlimited {
+		return nil
+	}
+	h := w.Header()
+	h.Set("X-RateLimit-Limit", strconv.Itoa(d.Limit))
+	h.Set("X-RateLimit-Remaining", strconv.Itoa(d.Remaining))
+	reset := d.Reset.Unix()
+	if d.Reset.Nanosecond() > 0 {
+		reset++ // a whole second at which the bucket is full, not before
+	}
+	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset, 10))
+	if !d.Allowed {
+		secs := int(d.RetryAfter.Seconds())
+		if secs < 1 {
+			secs = 1
+		}
+		retryAfter(w, secs)
+		return link.Errorf(link.ERATELIMITED, "rate limit of %d requests a minute for the %s plan exceeded; retry in %d s", d.Limit, plan, secs)
+	}
+	return nil
+}
+
+// needScope refuses a credential that may not act with the given scope.
+func needScope(c *caller, need link.Scope) error {
+	if !c.scope.Allows(need) {
+		return link.Errorf(link.EFORBIDDEN, "a credential with scope %s cannot act with scope %s", c.scope, need)
+	}
+	return nil
+}

@@ -1,0 +1,265 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/linkbolt/linkbolt/analytics"
+	"github.com/linkbolt/linkbolt/auth"
+	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/storage"
+)
+
+// clock is a time source tests move by hand.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Add(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// env is a whole server over a real bbolt file, with an admin, a workspace
+// and keys of both scopes, and a second workspace with its own key and link.
+type env struct {
+	t        *testing.T
+	srv      *Server
+	db       *storage.DB
+	clock    *clock
+	recorder *analytics.Recorder
+	logs     *bytes.Buffer
+	cfg      Config
+
+	adminToken string // JWT of the instance admin (owner of ws)
+	ws         string // workspace id of the admin's Default workspace
+	writeKey   string
+	readKey    string
+	otherWS    string // a second workspace, owned by another user
+	otherKey   string // read_write key of otherWS
+	otherLink  string // id of a link in otherWS
+}
+
+var testStart = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
+
+func newEnv(t *testing.T, opts ...func(*Config)) *env {
+	t.Helper()
+	clk := &clock{t: testStart}
+	db := storage.NewDB(filepath.Join(t.TempDir(), "linkbolt.db"))
+	db.Now = clk.Now
+	if err := db.Open(); err != nil {
+		t.Fatal(err)
+	}
+	logs := &bytes.Buffer{}
+	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	clicks := storage.NewClickService(db)
+	rec := analytics.NewRecorder(clicks, time.Hour, 0, logger) // flushed by hand
+	cfg := Config{
+		BaseURL: "http://lb.test", AltBaseURL: "http://s.test", MaxBody: 1 << 20, KeyPrefix: "lb",
+		TokenTTL: 24 * time.Hour, RotationGrace: 24 * time.Hour,
+		Plans:       map[link.Plan]int{link.PlanFree: 100, link.PlanPro: 1000, link.PlanEnterprise: 0},
+		DefaultPlan: link.PlanFree, LoginPerIP: 20, LoginPerAccount: 10,
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv, err := New(cfg, Deps{
+		DB: db, Links: storage.NewLinkService(db), Keys: storage.NewKeyService(db),
+		Users: storage.NewUserService(db), Workspaces: storage.NewWorkspaceService(db),
+		Clicks: clicks, Recorder: rec,
+		JWT:       &auth.JWT{Secret: []byte("test-secret-test-secret-test-secret!"), TTL: 24 * time.Hour, Now: clk.Now},
+		Passwords: auth.Passwords{Cost: bcrypt.MinCost},
+		Logger:    logger, Now: clk.Now,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := rec.Close(context.Background()); err != nil {
+			t.Error(err)
+		}
+		if err := db.Close(); err != nil {
+			t.Error(err)
+		}
+	})
+	e := &env{t: t, srv: srv, db: db, clock: clk, recorder: rec, logs: logs, cfg: cfg}
+	ctx := context.Background()
+	if _, err := srv.Bootstrap(ctx, "admin@example.com", "correct horse battery", ""); err != nil {
+		t.Fatal(err)
+	}
+	e.adminToken = e.login("admin@example.com", "correct horse battery")
+	me := e.do("GET", "/v1/me", e.adminToken, "", 200)
+	e.ws = me.path("workspaces", 0, "id").(string)
+	e.writeKey = e.createKey(e.adminToken, "writer", "read_write")
+	e.readKey = e.createKey(e.adminToken, "reader", "read")
+
+	// A second user with a workspace of their own.
+	hash, _ := srv.passwords.Hash("other password 123")
+	other := &link.User{Email: "other@example.com", PasswordHash: hash, CreatedAt: clk.Now()}
+	if err := storage.NewUserService(db).CreateUser(ctx, other); err != nil {
+		t.Fatal(err)
+	}
+	ows := &link.Workspace{Name: "Other", Plan: link.PlanFree, CreatedAt: clk.Now(), UpdatedAt: clk.Now()}
+	if err := storage.NewWorkspaceService(db).CreateWorkspace(ctx, ows, other.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.otherWS = ows.ID
+	otok := e.login("other@example.com", "other password 123")
+	e.otherKey = e.createKey(otok, "other", "read_write")
+	e.otherLink = e.do("POST", "/v1/links", e.otherKey, `{"destination_url":"https://other.example/"}`, 201).str("id")
+	return e
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+func (e *env) login(email, password string) string {
+	e.t.Helper()
+	return e.do("POST", "/v1/auth/login", "", `{"email":"`+email+`","password":"`+password+`"}`, 200).str("token")
+}
+
+func (e *env) createKey(cred, name, scope string) string {
+	e.t.Helper()
+	return e.do("POST", "/v1/keys", cred, `{"name":"`+name+`","scope":"`+scope+`"}`, 201).str("key")
+}
+
+// response is a decoded answer.
+type response struct {
+	t      *testing.T
+	status int
+	header http.Header
+	raw    []byte
+	body   any
+}
+
+func (r *response) str(key string) string {
+	r.t.Helper()
+	s, ok := r.path(key).(string)
+	if !ok {
+		r.t.Fatalf("field %q is not a string in %s", key, r.raw)
+	}
+	return s
+}
+
+// path walks the decoded body by object keys and array indexes.
+func (r *response) path(steps ...any) any {
+	r.t.Helper()
+	v := r.body
+	for _, s := range steps {
+		switch k := s.(type) {
+		case string:
+			m, ok := v.(map[string]any)
+			if !ok {
+				r.t.Fatalf("no object at %v in %s", steps, r.raw)
+			}
+			v = m[k]
+		case int:
+			a, ok := v.([]any)
+			if !ok || k >= len(a) {
+				r.t.Fatalf("no element %d at %v in %s", k, steps, r.raw)
+			}
+			v = a[k]
+		}
+	}
+	return v
+}
+
+// request sends a request through the real handler and checks the answer
+// against the OpenAPI document.
+func (e *env) request(req *http.Request) *response {
+	e.t.Helper()
+	rec := httptest.NewRecorder()
+	e.srv.ServeHTTP(rec, req)
+	res := rec.Result()
+	raw, _ := io.ReadAll(res.Body)
+	checkOpenAPI(e.t, req, res.StatusCode, res.Header, raw)
+	out := &response{t: e.t, status: res.StatusCode, header: res.Header, raw: raw}
+	if len(raw) > 0 && strings.Contains(res.Header.Get("Content-Type"), "json") {
+		if err := json.Unmarshal(raw, &out.body); err != nil {
+			e.t.Fatalf("%s %s: answer is not JSON: %v: %s", req.Method, req.URL, err, raw)
+		}
+	}
+	return out
+}
+
+func newRequest(method, path, cred, body string) *http.Request {
+	var rd io.Reader
+	if body != "" {
+		rd = strings.NewReader(body)
+	}
+	req := httptest.NewRequest(method, "http://lb.test"+path, rd)
+	req.RemoteAddr = "192.0.2.1:1234"
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if cred != "" {
+		req.Header.Set("Authorization", "Bearer "+cred)
+	}
+	return req
+}
+
+// do sends a request with a bearer credential and wants the given status.
+func (e *env) do(method, path, cred, body string, want int) *response {
+	e.t.Helper()
+	r := e.request(newRequest(method, path, cred, body))
+	if r.status != want {
+		e.t.Fatalf("%s %s: status %d, want %d: %s", method, path, r.status, want, r.raw)
+	}
+	return r
+}
+
+// wantProblem checks that r is a problem+json answer with status and code.
+func wantProblem(t *testing.T, r *response, status int, code string) {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.raw)
+	}
+	if got, want := r.header.Get("Content-Type"), "application/problem+json"; got != want {
+		t.Fatalf("Content-Type %q, want %q", got, want)
+	}
+	if got := r.path("code"); got != code {
+		t.Fatalf("code %v, want %q: %s", got, code, r.raw)
+	}
+	if d, _ := r.path("detail").(string); d == "" {
+		t.Fatalf("problem without detail: %s", r.raw)
+	}
+	if status == 401 && r.header.Get("WWW-Authenticate") == "" {
+		t.Fatalf("401 without WWW-Authenticate")
+	}
+}
+
+// flush writes the queued clicks.
+func (e *env) flush() {
+	e.t.Helper()
+	if err := e.recorder.Flush(context.Background()); err != nil {
+		e.t.Fatal(err)
+	}
+}

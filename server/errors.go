@@ -1,0 +1,112 @@
+package server
+
+import (
+	"log/slog"
+	"net/http"
+	"strconv"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// codeStatus maps each domain error code to its HTTP status; it is the only
+// place that decides which status an error gets.
+var codeStatus = map[string]int{
+	link.EINVALIDREQUEST: http.StatusBadRequest,
+	link.EUNAUTHORIZED:   http.StatusUnauthorized,
+	link.EFORBIDDEN:      http.StatusForbidden,
+	link.ENOTFOUND:       http.StatusNotFound,
+	link.ECONFLICT:       http.StatusConflict,
+	link.EINVALID:        http.StatusUnprocessableEntity,
+	link.ERATELIMITED:    http.StatusTooManyRequests,
+	link.EINTERNAL:       http.StatusInternalServerError,
+	codeTooLarge:         http.StatusRequestEntityTooLarge,
+	codeUnsupportedMedia: http.StatusUnsupportedMediaType,
+	codeMethodNotAllowed: http.StatusMethodNotAllowed,
+}
+
+// Codes that only HTTP knows of.
+const (
+	codeTooLarge         = "payload_too_large"
+	codeUnsupportedMedia = "unsupported_media_type"
+	codeMethodNotAllowed = "method_not_allowed"
+)
+
+var codeTitle = map[string]string{
+	link.EINVALIDREQUEST: "Invalid request",
+	link.EUNAUTHORIZED:   "Unauthorized",
+	link.EFORBIDDEN:      "Forbidden",
+	link.ENOTFOUND:       "Not found",
+	link.ECONFLICT:       "Conflict",
+	link.EINVALID:        "Validation failed",
+	link.ERATELIMITED:    "Too many requests",
+	link.EINTERNAL:       "Internal server error",
+	codeTooLarge:         "Payload too large",
+	codeUnsupportedMedia: "Unsupported media type",
+	codeMethodNotAllowed: "Method not allowed",
+}
+
+// problem is the RFC 9457 body of every error answer.
+type problem struct {
+	Type   string         `json:"type"`
+	Title  string         `json:"title"`
+	Status int            `json:"status"`
+	Detail string         `json:"detail"`
+	Code   string         `json:"code"`
+	Errors []problemField `json:"errors,omitempty"`
+}
+
+type problemField struct {
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+// problemTypeBase prefixes the code to make the problem's type URI; the
+// README documents each code under this name.
+const problemTypeBase = "https://linkbolt.dev/problems/"
+
+// writeError answers err as problem+json. Internal errors are logged with
+// their cause and shown to the client only as a generic message.
+func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	code := link.ErrorCode(err)
+	status, ok := codeStatus[code]
+	if !ok {
+		code, status = link.EINTERNAL, http.StatusInternalServerError
+	}
+	if code == link.EINTERNAL {
+		s.logger.LogAttrs(r.Context(), slog.LevelError, "internal error",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("err", err))
+	}
+	p := problem{
+		Type:   problemTypeBase + code,
+		Title:  codeTitle[code],
+		Status: status,
+		Detail: link.ErrorMessage(err),
+		Code:   code,
+	}
+	for _, f := range link.ErrorFields(err) {
+		p.Errors = append(p.Errors, problemField{Field: f.Field, Message: f.Message})
+	}
+	h := w.Header()
+	if status == http.StatusUnauthorized {
+		h.Set("WWW-Authenticate", `Bearer realm="linkbolt"`)
+	}
+	h.Set("Content-Type", "application/problem+json")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(status)
+	if r.Method != http.MethodHead {
+		_ = jsonEncode(w, p)
+	}
+}
+
+// retryAfter sets the Retry-After header for a 429 answer.
+func retryAfter(w http.ResponseWriter, seconds int) {
+	w.Header().Set("Retry-After", strconv.Itoa(seconds))
+}
+
+// errHTTP builds an error with a code only HTTP knows of.
+func errHTTP(code, msg string) error { return &link.Error{Code: code, Message: msg} }
+
+var errNoCredential = link.Errorf(link.EUNAUTHORIZED, "no credential: send an API key as 'Authorization: Bearer <key>' or 'X-API-Key: <key>', or log in for a token")
+
+func isNotFound(err error) bool { return link.ErrorCode(err) == link.ENOTFOUND }

@@ -1,0 +1,278 @@
+package server
+
+import (
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+type linkResponse struct {
+	ID             string   `json:"id"`
+	ShortURL       string   `json:"short_url"`
+	Alias          string   `json:"alias"`
+	Domain         string   `json:"domain"`
+	DestinationURL string   `json:"destination_url"`
+	Tags           []string `json:"tags"`
+	UTMSource      *string  `json:"utm_source"`
+	UTMMedium      *string  `json:"utm_medium"`
+	UTMCampaign    *string  `json:"utm_campaign"`
+	CampaignID     *string  `json:"campaign_id"`
+	RedirectCode   int      `json:"redirect_code"`
+	Clicks         int64    `json:"clicks"`
+	CreatedAt      string   `json:"created_at"`
+	UpdatedAt      string   `json:"updated_at"`
+}
+
+func optional(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func (s *Server) newLinkResponse(l *link.Link) linkResponse {
+	tags := l.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	domain := l.Domain
+	if domain == "" {
+		domain = s.primary.Host
+	}
+	return linkResponse{
+		ID: l.ID, ShortURL: s.shortURL(l), Alias: l.Alias, Domain: domain,
+		DestinationURL: l.DestinationURL, Tags: tags,
+		UTMSource: optional(l.UTMSource), UTMMedium: optional(l.UTMMedium), UTMCampaign: optional(l.UTMCampaign),
+		CampaignID: optional(l.CampaignID), RedirectCode: l.RedirectCode, Clicks: l.Clicks,
+		CreatedAt: ts(l.CreatedAt), UpdatedAt: ts(l.UpdatedAt),
+	}
+}
+
+// linkDomain maps the domain of a request to the link's Domain: the
+// primary host (or nothing) is "". Custom domains are not served yet, so
+// any other domain is refused.
+func (s *Server) linkDomain(d string) (string, error) {
+	d = strings.ToLower(strings.TrimSpace(d))
+	if d == "" || d == strings.ToLower(s.primary.Host) {
+		return "", nil
+	}
+	return "", &link.Error{Code: link.EINVALID, Message: "domain: " + d + " is not a verified domain of this workspace",
+		Fields: []link.FieldError{{Field: "domain", Message: "is not a verified domain of this workspace"}}}
+}
+
+type createLinkRequest struct {
+	DestinationURL string   `json:"destination_url"`
+	Alias          string   `json:"alias"`
+	Domain         string   `json:"domain"`
+	Tags           []string `json:"tags"`
+	UTMSource      string   `json:"utm_source"`
+	UTMMedium      string   `json:"utm_medium"`
+	UTMCampaign    string   `json:"utm_campaign"`
+	CampaignID     string   `json:"campaign_id"`
+	RedirectCode   int      `json:"redirect_code"`
+}
+
+func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *caller) error {
+	var in createLinkRequest
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	if in.CampaignID != "" {
+		return link.Errorf(link.EINVALID, "campaign_id: campaign %q not found in this workspace", in.CampaignID)
+	}
+	domain, err := s.linkDomain(in.Domain)
+	if err != nil {
+		return err
+	}
+	now := s.now()
+	l := &link.Link{
+		WorkspaceID: c.workspace.ID, DestinationURL: in.DestinationURL, Alias: in.Alias, Domain: domain,
+		Tags: in.Tags, UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
+		RedirectCode: in.RedirectCode, CreatedAt: now, UpdatedAt: now,
+	}
+	if err := s.createLink(r, l); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, s.newLinkResponse(l))
+	return nil
+}
+
+// createLink validates and stores a link for both APIs.
+func (s *Server) createLink(r *http.Request, l *link.Link) error {
+	l.Normalize()
+	if err := l.Validate(s.ownHosts); err != nil {
+		return err
+	}
+	return s.links.CreateLink(r.Context(), l)
+}
+
+func (s *Server) handleGetLink(w http.ResponseWriter, r *http.Request, c *caller) error {
+	l, err := s.links.FindLinkByID(r.Context(), c.workspace.ID, c.params.ByName("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s.newLinkResponse(l))
+	return nil
+}
+
+type updateLinkRequest struct {
+	DestinationURL *string   `json:"destination_url"`
+	Alias          *string   `json:"alias"`
+	Tags           *[]string `json:"tags"`
+	UTMSource      *string   `json:"utm_source"`
+	UTMMedium      *string   `json:"utm_medium"`
+	UTMCampaign    *string   `json:"utm_campaign"`
+	CampaignID     *string   `json:"campaign_id"`
+	RedirectCode   *int      `json:"redirect_code"`
+}
+
+func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *caller) error {
+	var in updateLinkRequest
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	if in.CampaignID != nil && *in.CampaignID != "" {
+		return link.Errorf(link.EINVALID, "campaign_id: campaign %q not found in this workspace", *in.CampaignID)
+	}
+	if in.Alias != nil && *in.Alias == "" {
+		return &link.Error{Code: link.EINVALID, Message: "alias: must not be empty",
+			Fields: []link.FieldError{{Field: "alias", Message: "must not be empty"}}}
+	}
+	upd := link.LinkUpdate{
+		DestinationURL: in.DestinationURL, Alias: in.Alias, Tags: in.Tags,
+		UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
+		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode,
+	}
+	l, err := s.links.UpdateLink(r.Context(), c.workspace.ID, c.params.ByName("id"), upd,
+		func(l *link.Link) error { return l.Validate(s.ownHosts) })
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s.newLinkResponse(l))
+	return nil
+}
+
+func (s *Server) handleDeleteLink(w http.ResponseWriter, r *http.Request, c *caller) error {
+	if err := s.links.DeleteLink(r.Context(), c.workspace.ID, c.params.ByName("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+type listMeta struct {
+	Total int `json:"total"`
+	Page  int `json:"page"`
+	Limit int `json:"limit"`
+}
+
+type linkList struct {
+	Data []linkResponse `json:"data"`
+	Meta listMeta       `json:"meta"`
+}
+
+func (s *Server) handleListLinks(w http.ResponseWriter, r *http.Request, c *caller) error {
+	q := r.URL.Query()
+	f := link.LinkFilter{WorkspaceID: c.workspace.ID, Search: strings.TrimSpace(q.Get("search")),
+		CampaignID: q.Get("campaign_id")}
+	var err error
+	if f.Limit, err = positiveParam(q.Get("limit"), "limit", link.DefaultPageLimit, link.MaxPageLimit); err != nil {
+		return err
+	}
+	if f.Page, err = positiveParam(q.Get("page"), "page", 1, 1_000_000); err != nil {
+		return err
+	}
+	if t := q.Get("tags"); t != "" {
+		for _, tag := range strings.Split(t, ",") {
+			if tag = strings.TrimSpace(tag); tag != "" {
+				f.Tags = append(f.Tags, tag)
+			}
+		}
+	}
+	if q.Has("domain") {
+		d, err := s.linkDomain(q.Get("domain"))
+		if err != nil {
+			return link.Errorf(link.EINVALIDREQUEST, "domain: %q is not a domain of this workspace", q.Get("domain"))
+		}
+		f.Domain = &d
+	}
+	links, total, err := s.links.FindLinks(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	out := linkList{Data: make([]linkResponse, 0, len(links)), Meta: listMeta{Total: total, Page: f.Page, Limit: f.Limit}}
+	for _, l := range links {
+		out.Data = append(out.Data, s.newLinkResponse(l))
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
+}
+
+// positiveParam parses an optional positive integer query parameter.
+func positiveParam(v, name string, def, max int) (int, error) {
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		return 0, link.Errorf(link.EINVALIDREQUEST, "%s must be a positive integer, not %q", name, v)
+	}
+	if n > max {
+		return 0, link.Errorf(link.EINVALIDREQUEST, "%s must be at most %d", name, max)
+	}
+	return n, nil
+}
+
+type simpleRequest struct {
+	OriginalURL string `json:"originalUrl"`
+	CustomCode  string `json:"customCode"`
+}
+
+type simpleResponse struct {
+	ShortCode   string `json:"shortCode"`
+	ShortURL    string `json:"shortUrl"`
+	OriginalURL string `json:"originalUrl"`
+}
+
+// handleSimpleCreate is the simple API: a destination in, a short URL on
+// the alternate base URL out.
+func (s *Server) handleSimpleCreate(w http.ResponseWriter, r *http.Request, c *caller) error {
+	var in simpleRequest
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	now := s.now()
+	l := &link.Link{WorkspaceID: c.workspace.ID, DestinationURL: in.OriginalURL, Alias: in.CustomCode,
+		CreatedAt: now, UpdatedAt: now}
+	if err := s.createLink(r, l); err != nil {
+		if link.ErrorCode(err) == link.ECONFLICT {
+			return link.Errorf(link.ECONFLICT, "customCode %q is already taken", l.Alias)
+		}
+		return renameField(err, "destination_url", "originalUrl", "alias", "customCode")
+	}
+	writeJSON(w, http.StatusCreated, simpleResponse{ShortCode: l.Alias, ShortURL: s.alt.String() + "/" + l.Alias,
+		OriginalURL: l.DestinationURL})
+	return nil
+}
+
+// renameField rewrites the field names of a validation error for an API
+// whose fields are named differently (pairs of old, new).
+func renameField(err error, pairs ...string) error {
+	e, ok := err.(*link.Error)
+	if !ok || len(e.Fields) == 0 {
+		return err
+	}
+	out := &link.Error{Code: e.Code, Message: e.Message}
+	for _, f := range e.Fields {
+		for i := 0; i+1 < len(pairs); i += 2 {
+			if f.Field == pairs[i] {
+				out.Message = strings.Replace(out.Message, pairs[i], pairs[i+1], 1)
+				f.Field = pairs[i+1]
+			}
+		}
+		out.Fields = append(out.Fields, f)
+	}
+	return out
+}

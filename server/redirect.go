@@ -1,0 +1,132 @@
+package server
+
+import (
+	"html/template"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// serveRedirect answers GET and HEAD /{code}. A GET is a click, handed to
+// the in-memory recorder before the answer so that none is lost; a HEAD
+// answers the same status and Location and is not a click.
+func (s *Server) serveRedirect(w http.ResponseWriter, r *http.Request, code string) {
+	if !link.ValidCodeSyntax(code) {
+		s.notFound(w, r, code)
+		return
+	}
+	l, err := s.links.FindLinkByAlias(r.Context(), "", code)
+	if isNotFound(err) {
+		s.notFound(w, r, code)
+		return
+	} else if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	if r.Method == http.MethodGet {
+		s.recorder.Record(link.Click{
+			LinkID: l.ID, WorkspaceID: l.WorkspaceID, Time: s.now(),
+			Referrer: referrerHost(r.Header.Get("Referer")), UserAgent: r.Header.Get("User-Agent"),
+		})
+	}
+	h := w.Header()
+	h.Set("Location", Destination(l))
+	// Permanent redirects may be cached briefly so browsers still come back
+	// (and count) after a change; temporary ones are never cached.
+	if l.RedirectCode == http.StatusMovedPermanently || l.RedirectCode == http.StatusPermanentRedirect {
+		h.Set("Cache-Control", "public, max-age=300")
+	} else {
+		h.Set("Cache-Control", "private, no-cache, no-store, max-age=0")
+	}
+	h.Set("Referrer-Policy", "unsafe-url")
+	w.WriteHeader(l.RedirectCode)
+}
+
+// Destination returns where a link redirects to: its destination with the
+// link's UTM values set in the query. The rest of the destination is kept
+// byte for byte; a UTM value of the link replaces the same parameter in
+// the destination.
+func Destination(l *link.Link) string {
+	if l.UTMSource == "" && l.UTMMedium == "" && l.UTMCampaign == "" {
+		return l.DestinationURL
+	}
+	rest, frag, hasFrag := strings.Cut(l.DestinationURL, "#")
+	base, query, _ := strings.Cut(rest, "?")
+	set := [...][2]string{{"utm_source", l.UTMSource}, {"utm_medium", l.UTMMedium}, {"utm_campaign", l.UTMCampaign}}
+	var b strings.Builder
+	b.WriteString(base)
+	sep := byte('?')
+	for _, pair := range strings.Split(query, "&") {
+		if pair == "" {
+			continue
+		}
+		key, _, _ := strings.Cut(pair, "=")
+		if k, err := url.QueryUnescape(key); err == nil && overridden(k, set[:]) {
+			continue
+		}
+		b.WriteByte(sep)
+		b.WriteString(pair)
+		sep = '&'
+	}
+	for _, kv := range set {
+		if kv[1] == "" {
+			continue
+		}
+		b.WriteByte(sep)
+		b.WriteString(kv[0])
+		b.WriteByte('=')
+		b.WriteString(url.QueryEscape(kv[1]))
+		sep = '&'
+	}
+	if hasFrag {
+		b.WriteByte('#')
+		b.WriteString(frag)
+	}
+	return b.String()
+}
+
+func overridden(key string, set [][2]string) bool {
+	for _, kv := range set {
+		if kv[1] != "" && kv[0] == key {
+			return true
+		}
+	}
+	return false
+}
+
+// referrerHost returns the host of a Referer header, "" when there is none.
+func referrerHost(ref string) string {
+	if ref == "" {
+		return ""
+	}
+	u, err := url.Parse(ref)
+	if err != nil {
+		return ""
+	}
+	return strings.ToLower(u.Hostname())
+}
+
+var notFoundPage = template.Must(template.New("404").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>Link not found</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:15vh auto;padding:0 1rem;color:#222}</style></head>
+<body><h1>Link not found</h1><p>There is no short link <code>/{{.}}</code> here. Check the address for typos.</p></body></html>
+`))
+
+// notFound answers an unknown short code: a small page for browsers and
+// problem+json for everything else.
+func (s *Server) notFound(w http.ResponseWriter, r *http.Request, code string) {
+	if !strings.Contains(r.Header.Get("Accept"), "text/html") {
+		s.writeError(w, r, link.Errorf(link.ENOTFOUND, "no short link %q", code))
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusNotFound)
+	if r.Method != http.MethodHead {
+		_ = notFoundPage.Execute(w, code)
+	}
+}

@@ -1,0 +1,321 @@
+// Package server is linkbolt's HTTP face: routing, the authentication
+// pipeline, handlers for the JSON API and the simple API, public redirects,
+// error answers and the embedded OpenAPI document. It is the only package
+// that knows HTTP.
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/julienschmidt/httprouter"
+
+	"github.com/linkbolt/linkbolt/analytics"
+	"github.com/linkbolt/linkbolt/auth"
+	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/storage"
+)
+
+// Config is what the server needs from the configuration file.
+type Config struct {
+	BaseURL       string
+	AltBaseURL    string
+	MaxBody       int64
+	KeyPrefix     string
+	TokenTTL      time.Duration
+	RotationGrace time.Duration
+	// Plans maps each plan to its requests per minute; 0 means unlimited.
+	Plans       map[link.Plan]int
+	DefaultPlan link.Plan
+	// LoginPerMinute bounds login attempts per client address and per account.
+	LoginPerIP      int
+	LoginPerAccount int
+}
+
+// Server serves the API, the redirects and the setup page on one handler.
+type Server struct {
+	cfg    Config
+	logger *slog.Logger
+	now    func() time.Time
+
+	db         *storage.DB
+	links      link.LinkService
+	keys       link.KeyService
+	users      link.UserService
+	workspaces link.WorkspaceService
+	clicks     link.ClickService
+	recorder   *analytics.Recorder
+
+	tokens    auth.Tokens
+	jwt       *auth.JWT
+	passwords auth.Passwords
+	limiters  *auth.Limiters
+
+	// setupToken is the one-time secret of the setup link, held only in
+	// memory; empty once an admin exists.
+	setupToken atomic.Pointer[string]
+
+	primary, alt *url.URL
+	ownHosts     []string
+	router       *httprouter.Router
+}
+
+// Deps are the services a Server is built on.
+type Deps struct {
+	DB         *storage.DB
+	Links      link.LinkService
+	Keys       link.KeyService
+	Users      link.UserService
+	Workspaces link.WorkspaceService
+	Clicks     link.ClickService
+	Recorder   *analytics.Recorder
+	JWT        *auth.JWT
+	Passwords  auth.Passwords
+	Logger     *slog.Logger
+	Now        func() time.Time
+}
+
+// New returns a server for cfg over deps.
+func New(cfg Config, d Deps) (*Server, error) {
+	primary, err := parseBaseURL(cfg.BaseURL)
+	if err != nil {
+		return nil, fmt.Errorf("server.base_url: %w", err)
+	}
+	alt := primary
+	if cfg.AltBaseURL != "" {
+		if alt, err = parseBaseURL(cfg.AltBaseURL); err != nil {
+			return nil, fmt.Errorf("server.alt_base_url: %w", err)
+		}
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if d.Logger == nil {
+		d.Logger = slog.Default()
+	}
+	s := &Server{
+		cfg: cfg, logger: d.Logger, now: d.Now,
+		db: d.DB, links: d.Links, keys: d.Keys, users: d.Users, workspaces: d.Workspaces,
+		clicks: d.Clicks, recorder: d.Recorder,
+		tokens: auth.Tokens{Prefix: cfg.KeyPrefix}, jwt: d.JWT, passwords: d.Passwords,
+		limiters: auth.NewLimiters(d.Now),
+		primary:  primary, alt: alt,
+	}
+	s.ownHosts = []string{strings.ToLower(primary.Host)}
+	if alt.Host != primary.Host {
+		s.ownHosts = append(s.ownHosts, strings.ToLower(alt.Host))
+	}
+	s.routes()
+	return s, nil
+}
+
+func parseBaseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSuffix(raw, "/"))
+	if err != nil {
+		return nil, err
+	}
+	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return nil, fmt.Errorf("%q must be an http(s) URL with a host and no path, like http://localhost:8080", raw)
+	}
+	u.Path = ""
+	return u, nil
+}
+
+// PrepareSetup makes the one-time setup token when no user exists yet and
+// returns the setup link, or "" when the instance is set up already.
+func (s *Server) PrepareSetup(ctx context.Context) (string, error) {
+	n, err := s.users.CountUsers(ctx)
+	if err != nil || n > 0 {
+		return "", err
+	}
+	tok := rand.Text()
+	s.setupToken.Store(&tok)
+	return s.primary.String() + "/setup?token=" + tok, nil
+}
+
+// ServeHTTP recovers from panics so that one bad request never takes the
+// server down, and hands the request to the router.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v == http.ErrAbortHandler {
+				panic(v)
+			}
+			s.logger.Error("panic serving request", "method", r.Method, "path", r.URL.Path,
+				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+			s.writeError(w, r, fmt.Errorf("panic: %v", v))
+		}
+	}()
+	s.router.ServeHTTP(w, r)
+}
+
+// HTTPServer returns an http.Server for addr with timeouts set, so that a
+// slow client cannot hold a connection for ever.
+func (s *Server) HTTPServer(addr string) *http.Server {
+	return &http.Server{
+		Addr:              addr,
+		Handler:           s,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      5 * time.Minute, // backups stream for a while
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
+	}
+}
+
+// shortURL returns the short URL of a link on the primary host.
+func (s *Server) shortURL(l *link.Link) string {
+	return s.primary.String() + "/" + l.Alias
+}
+
+// clientIP returns the address of the client without the port.
+func clientIP(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// handlerFunc is an API handler: it returns an error instead of writing one,
+// so that every error goes through writeError.
+type handlerFunc func(w http.ResponseWriter, r *http.Request, c *caller) error
+
+// access says who may call a route.
+type access int
+
+const (
+	accessPublic access = iota // no credential
+	accessUser                 // a logged-in user (JWT), no workspace
+	accessAdmin                // the instance admin (JWT)
+	accessRead                 // read scope in a workspace
+	accessWrite                // read_write scope in a workspace
+)
+
+func (s *Server) handle(method, path string, a access, h handlerFunc) {
+	s.router.Handle(method, path, func(rw http.ResponseWriter, r *http.Request, ps httprouter.Params) {
+		start := time.Now()
+		w := &statusWriter{ResponseWriter: rw}
+		c := &caller{params: ps}
+		var err error
+		if a != accessPublic {
+			if c, err = s.authorize(w, r, a); err == nil {
+				c.params = ps
+			}
+		}
+		if err == nil {
+			err = h(w, r, c)
+		}
+		if err != nil {
+			s.writeError(w, r, err)
+		}
+		// The path only: the query may hold an api_key and never reaches a log.
+		attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.Int("status", w.status), slog.Duration("took", time.Since(start))}
+		if c != nil && c.key != nil {
+			attrs = append(attrs, slog.String("key", c.key.ID))
+		} else if c != nil && c.user != nil {
+			attrs = append(attrs, slog.String("user", c.user.ID))
+		}
+		s.logger.LogAttrs(r.Context(), slog.LevelInfo, "api", attrs...)
+	})
+}
+
+func (s *Server) routes() {
+	r := httprouter.New()
+	r.RedirectFixedPath = false
+	r.HandleMethodNotAllowed = true
+	r.NotFound = http.HandlerFunc(s.serveFallback)
+	r.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		s.writeError(w, req, errHTTP(codeMethodNotAllowed, fmt.Sprintf("%s is not allowed on %s; allowed: %s", req.Method, req.URL.Path, w.Header().Get("Allow"))))
+	})
+	s.router = r
+
+	r.GET("/healthz", s.serveHealth)
+	r.HEAD("/healthz", s.serveHealth)
+	r.GET("/v1/openapi.json", serveOpenAPI)
+	r.GET("/", s.serveHome)
+	r.GET("/setup", s.serveSetupPage)
+
+	s.handle("POST", "/v1/auth/login", accessPublic, s.handleLogin)
+	s.handle("POST", "/v1/setup", accessPublic, s.handleSetup)
+	s.handle("GET", "/v1/me", accessUser, s.handleMe)
+	s.handle("GET", "/v1/workspaces", accessUser, s.handleListWorkspaces)
+	s.handle("POST", "/v1/workspaces", accessUser, s.handleCreateWorkspace)
+	s.handle("GET", "/v1/workspaces/:id", accessUser, s.handleGetWorkspace)
+	s.handle("PATCH", "/v1/workspaces/:id", accessUser, s.handleUpdateWorkspace)
+	s.handle("GET", "/v1/admin/backup", accessAdmin, s.handleBackup)
+
+	s.handle("GET", "/v1/keys", accessRead, s.handleListKeys)
+	s.handle("POST", "/v1/keys", accessWrite, s.handleCreateKey)
+	s.handle("GET", "/v1/keys/:id", accessRead, s.handleGetKey)
+	s.handle("POST", "/v1/keys/:id/rotate", accessWrite, s.handleRotateKey)
+	s.handle("DELETE", "/v1/keys/:id", accessWrite, s.handleRevokeKey)
+
+	s.handle("GET", "/v1/links", accessRead, s.handleListLinks)
+	s.handle("POST", "/v1/links", accessWrite, s.handleCreateLink)
+	s.handle("GET", "/v1/links/:id", accessRead, s.handleGetLink)
+	s.handle("PATCH", "/v1/links/:id", accessWrite, s.handleUpdateLink)
+	s.handle("DELETE", "/v1/links/:id", accessWrite, s.handleDeleteLink)
+
+	s.handle("GET", "/v1/analytics/workspace", accessRead, s.handleWorkspaceAnalytics)
+
+	s.handle("POST", "/api/urls", accessWrite, s.handleSimpleCreate)
+}
+
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	if err := s.db.Ping(ctx); err != nil {
+		s.logger.Error("health check failed", "err", err)
+		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+}
+
+// serveFallback answers every path the router does not know: a single
+// path segment is a short code; anything else is a 404.
+func (s *Server) serveFallback(w http.ResponseWriter, r *http.Request) {
+	p := r.URL.Path
+	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && len(p) > 1 &&
+		!strings.HasPrefix(p, "/v1/") && !strings.HasPrefix(p, "/api/") && strings.IndexByte(p[1:], '/') < 0 {
+		s.serveRedirect(w, r, p[1:])
+		return
+	}
+	s.writeError(w, r, link.Errorf(link.ENOTFOUND, "no route for %s %s", r.Method, p))
+}
+
+
+// statusWriter remembers the status of an answer for the request log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.status == 0 {
+		w.status = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -1,0 +1,285 @@
+package server
+
+import (
+	"context"
+	"crypto/subtle"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+const timeFormat = time.RFC3339
+
+// ts formats a time for the wire: RFC 3339 in UTC.
+func ts(t time.Time) string { return t.UTC().Format(timeFormat) }
+
+// tsp formats an optional time; nil stays null.
+func tsp(t *time.Time) *string {
+	if t == nil {
+		return nil
+	}
+	s := ts(*t)
+	return &s
+}
+
+type tokenResponse struct {
+	Token     string `json:"token"`
+	ExpiresAt string `json:"expires_at"`
+}
+
+type loginRequest struct {
+	Email    string `json:"email"`
+	Password string `json:"password"`
+}
+
+// handleLogin exchanges e-mail and password for a JWT. Attempts are limited
+// per client address and per account, and an unknown e-mail costs as much
+// time as a wrong password so that neither can be told apart.
+func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ *caller) error {
+	var in loginRequest
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	email := strings.ToLower(strings.TrimSpace(in.Email))
+	if email == "" || in.Password == "" {
+		return &link.Error{Code: link.EINVALID, Message: "email and password are required",
+			Fields: []link.FieldError{{Field: "email", Message: "is required"}, {Field: "password", Message: "is required"}}}
+	}
+	for _, lim := range []struct {
+		key string
+		n   int
+	}{{"login-ip:" + clientIP(r), s.cfg.LoginPerIP}, {"login:" + email, s.cfg.LoginPerAccount}} {
+		if d := s.limiters.Allow(lim.key, lim.n); !d.Allowed {
+			secs := int(d.RetryAfter.Seconds())
+			retryAfter(w, secs)
+			return link.Errorf(link.ERATELIMITED, "too many login attempts; retry in %d s", secs)
+		}
+	}
+	u, err := s.users.FindUserByEmail(r.Context(), email)
+	if isNotFound(err) {
+		s.passwords.VerifyNone(in.Password)
+		return link.Errorf(link.EUNAUTHORIZED, "wrong e-mail or password")
+	} else if err != nil {
+		return err
+	}
+	if !s.passwords.Verify(u.PasswordHash, in.Password) {
+		return link.Errorf(link.EUNAUTHORIZED, "wrong e-mail or password")
+	}
+	return s.writeToken(w, http.StatusOK, u)
+}
+
+func (s *Server) writeToken(w http.ResponseWriter, status int, u *link.User) error {
+	tok, exp, err := s.jwt.Issue(u.ID)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, status, tokenResponse{Token: tok, ExpiresAt: ts(exp)})
+	return nil
+}
+
+type setupRequest struct {
+	Token         string `json:"token"`
+	Email         string `json:"email"`
+	Password      string `json:"password"`
+	WorkspaceName string `json:"workspace_name"`
+}
+
+// handleSetup creates the first user (the instance admin) and its workspace
+// with the one-time token printed in the log. It works once.
+func (s *Server) handleSetup(w http.ResponseWriter, r *http.Request, _ *caller) error {
+	var in setupRequest
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	want := s.setupToken.Load()
+	if want == nil || subtle.ConstantTimeCompare([]byte(in.Token), []byte(*want)) != 1 {
+		return link.Errorf(link.EFORBIDDEN, "the setup token is not valid: it works once, from the link in the server's log")
+	}
+	u, err := s.Bootstrap(r.Context(), strings.TrimSpace(in.Email), in.Password, in.WorkspaceName)
+	if err != nil {
+		return err
+	}
+	s.setupToken.Store(nil)
+	return s.writeToken(w, http.StatusCreated, u)
+}
+
+// Bootstrap creates the instance admin and a first workspace (named
+// "Default" when name is empty). ECONFLICT once any user exists.
+func (s *Server) Bootstrap(ctx context.Context, email, password, name string) (*link.User, error) {
+	if err := link.ValidateCredentials(email, password); err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(name) == "" {
+		name = "Default"
+	}
+	now := s.now()
+	ws := &link.Workspace{Name: name, Plan: s.cfg.DefaultPlan, CreatedAt: now, UpdatedAt: now}
+	if err := ws.Validate(); err != nil {
+		return nil, err
+	}
+	hash, err := s.passwords.Hash(password)
+	if err != nil {
+		return nil, err
+	}
+	u := &link.User{Email: strings.ToLower(email), PasswordHash: hash, Admin: true, CreatedAt: now}
+	if err := s.users.Bootstrap(ctx, u, ws); err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+type workspaceResponse struct {
+	ID        string `json:"id"`
+	Name      string `json:"name"`
+	Plan      string `json:"plan"`
+	Role      string `json:"role,omitempty"`
+	CreatedAt string `json:"created_at"`
+	UpdatedAt string `json:"updated_at"`
+}
+
+func newWorkspaceResponse(ws *link.Workspace, role link.Role) workspaceResponse {
+	return workspaceResponse{ID: ws.ID, Name: ws.Name, Plan: string(ws.Plan), Role: string(role),
+		CreatedAt: ts(ws.CreatedAt), UpdatedAt: ts(ws.UpdatedAt)}
+}
+
+type meResponse struct {
+	ID         string              `json:"id"`
+	Email      string              `json:"email"`
+	Admin      bool                `json:"admin"`
+	CreatedAt  string              `json:"created_at"`
+	Workspaces []workspaceResponse `json:"workspaces"`
+}
+
+func (s *Server) memberships(r *http.Request, u *link.User) ([]workspaceResponse, error) {
+	ms, err := s.workspaces.FindMemberships(r.Context(), u.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]workspaceResponse, 0, len(ms))
+	for _, m := range ms {
+		out = append(out, newWorkspaceResponse(m.Workspace, m.Role))
+	}
+	return out, nil
+}
+
+func (s *Server) handleMe(w http.ResponseWriter, r *http.Request, c *caller) error {
+	wss, err := s.memberships(r, c.user)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, meResponse{ID: c.user.ID, Email: c.user.Email, Admin: c.user.Admin,
+		CreatedAt: ts(c.user.CreatedAt), Workspaces: wss})
+	return nil
+}
+
+func (s *Server) handleListWorkspaces(w http.ResponseWriter, r *http.Request, c *caller) error {
+	wss, err := s.memberships(r, c.user)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": wss})
+	return nil
+}
+
+type workspaceRequest struct {
+	Name *string `json:"name"`
+	Plan *string `json:"plan"`
+}
+
+func (s *Server) handleCreateWorkspace(w http.ResponseWriter, r *http.Request, c *caller) error {
+	var in workspaceRequest
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	now := s.now()
+	ws := &link.Workspace{Plan: s.cfg.DefaultPlan, CreatedAt: now, UpdatedAt: now}
+	if in.Name != nil {
+		ws.Name = *in.Name
+	}
+	if in.Plan != nil {
+		if !c.user.Admin {
+			return link.Errorf(link.EFORBIDDEN, "only the instance admin may set a workspace's plan")
+		}
+		ws.Plan = link.Plan(*in.Plan)
+	}
+	if err := ws.Validate(); err != nil {
+		return err
+	}
+	if err := s.workspaces.CreateWorkspace(r.Context(), ws, c.user.ID); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, newWorkspaceResponse(ws, link.RoleOwner))
+	return nil
+}
+
+// memberWorkspace returns the workspace of the route if the user is a
+// member (the instance admin sees every workspace). ENOTFOUND otherwise.
+func (s *Server) memberWorkspace(r *http.Request, c *caller) (*link.Workspace, link.Role, error) {
+	id := c.params.ByName("id")
+	m, err := s.workspaces.FindMembership(r.Context(), id, c.user.ID)
+	if err == nil {
+		return m.Workspace, m.Role, nil
+	}
+	if !isNotFound(err) {
+		return nil, "", err
+	}
+	if c.user.Admin {
+		ws, err := s.workspaces.FindWorkspaceByID(r.Context(), id)
+		return ws, "", err
+	}
+	return nil, "", link.Errorf(link.ENOTFOUND, "workspace %q not found", id)
+}
+
+func (s *Server) handleGetWorkspace(w http.ResponseWriter, r *http.Request, c *caller) error {
+	ws, role, err := s.memberWorkspace(r, c)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newWorkspaceResponse(ws, role))
+	return nil
+}
+
+// handleUpdateWorkspace renames a workspace (owners) or changes its plan
+// (the instance admin only).
+func (s *Server) handleUpdateWorkspace(w http.ResponseWriter, r *http.Request, c *caller) error {
+	var in workspaceRequest
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	ws, role, err := s.memberWorkspace(r, c)
+	if err != nil {
+		return err
+	}
+	if in.Plan != nil && !c.user.Admin {
+		return link.Errorf(link.EFORBIDDEN, "only the instance admin may change a workspace's plan")
+	}
+	if in.Name != nil && role != link.RoleOwner && !c.user.Admin {
+		return link.Errorf(link.EFORBIDDEN, "only an owner of the workspace may rename it")
+	}
+	upd := link.WorkspaceUpdate{Name: in.Name}
+	if in.Plan != nil {
+		p := link.Plan(*in.Plan)
+		upd.Plan = &p
+	}
+	ws, err = s.workspaces.UpdateWorkspace(r.Context(), ws.ID, upd)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newWorkspaceResponse(ws, role))
+	return nil
+}
+
+// handleBackup streams a consistent copy of the data file to the instance
+// admin while the server keeps running.
+func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request, _ *caller) error {
+	w.Header().Set("Content-Type", "application/octet-stream")
+	w.Header().Set("Content-Disposition", `attachment; filename="linkbolt-backup.db"`)
+	w.Header().Set("Cache-Control", "no-store")
+	if _, err := s.db.WriteBackup(w); err != nil {
+		s.logger.Error("backup failed", "err", err)
+		panic(http.ErrAbortHandler) // the status is sent; cut the body short
+	}
+	return nil
+}

@@ -1,0 +1,336 @@
+// Package storage keeps all of linkbolt's data in one bbolt file: the
+// buckets, their keys and indexes, the transactions that keep indexes and
+// counters in step with the records, the schema version, the batching of
+// key usage, and the hot backup. It implements the service interfaces of
+// package link.
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// SchemaVersion is the version of the bucket layout this code writes. A
+// file recorded with a newer version is refused rather than misread.
+const SchemaVersion = 1
+
+// DefaultKeyUsageFlush is how often key usage is written when
+// DB.KeyUsageFlush is zero.
+const DefaultKeyUsageFlush = time.Second
+
+// ErrLocked matches (with errors.Is) the error Open returns when another
+// process holds the data file.
+var ErrLocked = errors.New("data file is locked")
+
+// lockedError names the locked file; it matches ErrLocked.
+type lockedError struct{ path string }
+
+func (e *lockedError) Error() string {
+	return fmt.Sprintf("data file %s is locked: another linkbolt process is using it", e.path)
+}
+
+func (e *lockedError) Is(target error) bool { return target == ErrLocked }
+
+// Bucket names. Every bucket is created by Open in one transaction, so the
+// helpers below may rely on tx.Bucket returning non-nil.
+var (
+	bucketMeta = []byte("meta")
+
+	bucketUsers          = []byte("users")            // user id → userRecord
+	bucketUsersEmail     = []byte("users.email")      // lower(email) → user id
+	bucketUserWorkspaces = []byte("users.workspaces") // user id + workspace id → memberRecord
+
+	bucketWorkspaces       = []byte("workspaces")         // workspace id → workspaceRecord
+	bucketWorkspaceMembers = []byte("workspaces.members") // workspace id + user id → memberRecord
+
+	bucketKeys          = []byte("keys")           // key id → keyRecord
+	bucketKeysHash      = []byte("keys.hash")      // token hash → key id
+	bucketKeysWorkspace = []byte("keys.workspace") // workspace id + key id → ""
+	bucketKeysUsage     = []byte("keys.usage")     // key id → count(8) + last used unix nano(8)
+
+	bucketLinks          = []byte("links")           // link id → linkRecord
+	bucketLinksAlias     = []byte("links.alias")     // domain + "\x00" + alias → link id
+	bucketLinksWorkspace = []byte("links.workspace") // workspace id + link id → ""
+	bucketLinksTag       = []byte("links.tag")       // workspace id + tag + "\x00" + link id → ""
+	bucketLinksCount     = []byte("links.count")     // workspace id → number of links
+	bucketLinksTagCount  = []byte("links.tag_count") // workspace id + tag → number of links
+
+	bucketClicksLink          = []byte("clicks.link")             // link id → clicks
+	bucketClicksWorkspaceHour = []byte("clicks.workspace_hourly") // workspace id + unix hour start → clicks
+	bucketClicksWorkspaceDay  = []byte("clicks.workspace_daily")  // workspace id + unix UTC day start → clicks
+	bucketClicksLinkHour      = []byte("clicks.link_hourly")      // link id + unix hour start → clicks
+	bucketClicksLinkDay       = []byte("clicks.link_daily")       // link id + unix UTC day start → clicks
+)
+
+var allBuckets = [][]byte{
+	bucketMeta,
+	bucketUsers, bucketUsersEmail, bucketUserWorkspaces,
+	bucketWorkspaces, bucketWorkspaceMembers,
+	bucketKeys, bucketKeysHash, bucketKeysWorkspace, bucketKeysUsage,
+	bucketLinks, bucketLinksAlias, bucketLinksWorkspace, bucketLinksTag, bucketLinksCount, bucketLinksTagCount,
+	bucketClicksLink, bucketClicksWorkspaceHour, bucketClicksWorkspaceDay, bucketClicksLinkHour, bucketClicksLinkDay,
+}
+
+// Keys of the meta bucket.
+var (
+	metaSchemaVersion = []byte("schema_version") // decimal ASCII
+	metaJWTSecret     = []byte("jwt_secret")
+)
+
+// DB is the bbolt data file and what is kept in memory beside it (key usage
+// not yet written).
+type DB struct {
+	// Path is the data file; its directory is created by Open.
+	Path string
+	// Now is the clock; tests replace it.
+	Now func() time.Time
+	// KeyUsageFlush is how often key usage counted in memory is written;
+	// zero means DefaultKeyUsageFlush.
+	KeyUsageFlush time.Duration
+	// Logger receives errors of the background key usage flush; nil means
+	// slog.Default().
+	Logger *slog.Logger
+
+	db *bolt.DB
+
+	// usageMu guards pending and flushing. pending holds key uses counted
+	// since the last flush began; flushing holds the uses a running flush
+	// is writing (never mutated once set), and flushTxID the id of the
+	// flush's write transaction once it is known (0 before).
+	usageMu   sync.Mutex
+	pending   map[uint64]keyUsage
+	flushing  map[uint64]keyUsage
+	flushTxID atomic.Uint64
+	// flushMu lets one flush run at a time.
+	flushMu sync.Mutex
+
+	stop chan struct{}
+	done chan struct{}
+
+	// failUsageWrite, when set by a test, makes the usage write fail.
+	failUsageWrite func() error
+}
+
+// NewDB returns a DB for the data file at path; call Open next.
+func NewDB(path string) *DB {
+	return &DB{Path: path, Now: time.Now}
+}
+
+// Open opens (or creates) the data file, creates every bucket, records the
+// schema version of a new file, refuses a file of a newer schema, and
+// starts the background flush of key usage. A file held by another process
+// fails after one second with an error matching ErrLocked.
+func (db *DB) Open() error {
+	if db.Path == "" {
+		return errors.New("storage: data file path required")
+	}
+	if db.db != nil {
+		return errors.New("storage: data file already open")
+	}
+	if db.Now == nil {
+		db.Now = time.Now
+	}
+	if err := os.MkdirAll(filepath.Dir(db.Path), 0o700); err != nil {
+		return fmt.Errorf("create data directory: %w", err)
+	}
+	bdb, err := bolt.Open(db.Path, 0o600, &bolt.Options{Timeout: time.Second})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return &lockedError{path: db.Path}
+	} else if err != nil {
+		return fmt.Errorf("open data file %s: %w", db.Path, err)
+	}
+	if err := bdb.Update(func(tx *bolt.Tx) error { return initSchema(tx, db.Path) }); err != nil {
+		_ = bdb.Close() // the schema error is the one worth reporting
+		return err
+	}
+	db.db = bdb
+
+	db.usageMu.Lock()
+	if db.pending == nil {
+		db.pending = make(map[uint64]keyUsage)
+	}
+	db.usageMu.Unlock()
+
+	interval := db.KeyUsageFlush
+	if interval <= 0 {
+		interval = DefaultKeyUsageFlush
+	}
+	db.stop, db.done = make(chan struct{}), make(chan struct{})
+	go db.flushLoop(interval, db.stop, db.done)
+	return nil
+}
+
+// initSchema checks the recorded schema version and creates every bucket.
+func initSchema(tx *bolt.Tx, path string) error {
+	var version uint64
+	if meta := tx.Bucket(bucketMeta); meta != nil {
+		if v := meta.Get(metaSchemaVersion); v != nil {
+			n, err := strconv.ParseUint(string(v), 10, 64)
+			if err != nil {
+				return fmt.Errorf("data file %s: unreadable schema version %q", path, v)
+			}
+			version = n
+		}
+	}
+	if version > SchemaVersion {
+		return fmt.Errorf("data file %s has schema version %d, newer than this linkbolt supports (%d): upgrade linkbolt to open it", path, version, SchemaVersion)
+	}
+	for _, name := range allBuckets {
+		if _, err := tx.CreateBucketIfNotExists(name); err != nil {
+			return fmt.Errorf("create bucket %s: %w", name, err)
+		}
+	}
+	// Migrations from older versions go here, one step at a time. Version 1
+	// is the first, so a file without a version is new.
+	if version < SchemaVersion {
+		v := []byte(strconv.Itoa(SchemaVersion))
+		if err := tx.Bucket(bucketMeta).Put(metaSchemaVersion, v); err != nil {
+			return fmt.Errorf("record schema version: %w", err)
+		}
+	}
+	return nil
+}
+
+// Close writes the key usage still in memory and closes the file. Closing
+// a closed DB does nothing.
+func (db *DB) Close() error {
+	if db.db == nil {
+		return nil
+	}
+	close(db.stop)
+	<-db.done
+	flushErr := db.FlushKeyUsage()
+	closeErr := db.db.Close()
+	db.db = nil
+	if flushErr != nil {
+		flushErr = fmt.Errorf("flush key usage: %w", flushErr)
+	}
+	return errors.Join(flushErr, closeErr)
+}
+
+func (db *DB) flushLoop(interval time.Duration, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if err := db.FlushKeyUsage(); err != nil {
+				// The uses were put back and are written by the next flush.
+				db.logger().Error("flush key usage", "err", err)
+			}
+		}
+	}
+}
+
+func (db *DB) logger() *slog.Logger {
+	if db.Logger != nil {
+		return db.Logger
+	}
+	return slog.Default()
+}
+
+func (db *DB) now() time.Time { return db.Now().UTC() }
+
+// Ping reads the meta bucket, proving the file is open and readable.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if db.db == nil {
+		return errors.New("storage: data file not open")
+	}
+	return db.db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketMeta).Get(metaSchemaVersion) == nil {
+			return errors.New("storage: schema version missing")
+		}
+		return nil
+	})
+}
+
+// Size returns the size of a backup taken now. A write between Size and
+// WriteBackup changes it; StreamBackup gives both from one transaction.
+func (db *DB) Size() (int64, error) {
+	var n int64
+	err := db.db.View(func(tx *bolt.Tx) error {
+		n = tx.Size()
+		return nil
+	})
+	return n, err
+}
+
+// WriteBackup writes a consistent copy of the whole data file to w while
+// the database stays in use, and returns the number of bytes written.
+func (db *DB) WriteBackup(w io.Writer) (int64, error) {
+	return db.StreamBackup(func(int64) (io.Writer, error) { return w, nil })
+}
+
+// StreamBackup is WriteBackup for callers that must announce the size
+// first (an HTTP Content-Length): start is called with the exact number of
+// bytes that will be written and returns the writer.
+func (db *DB) StreamBackup(start func(size int64) (io.Writer, error)) (int64, error) {
+	var n int64
+	err := db.db.View(func(tx *bolt.Tx) error {
+		w, err := start(tx.Size())
+		if err != nil {
+			return err
+		}
+		n, err = tx.WriteTo(w)
+		if err != nil {
+			return fmt.Errorf("write backup: %w", err)
+		}
+		return nil
+	})
+	return n, err
+}
+
+// JWTSecret returns the secret stored in the file, or stores generate()
+// the first time and returns it, so tokens survive restarts.
+func (db *DB) JWTSecret(generate func() []byte) ([]byte, error) {
+	var secret []byte
+	err := db.db.View(func(tx *bolt.Tx) error {
+		secret = cloneBytes(tx.Bucket(bucketMeta).Get(metaJWTSecret))
+		return nil
+	})
+	if err != nil || secret != nil {
+		return secret, err
+	}
+	err = db.db.Update(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if v := meta.Get(metaJWTSecret); v != nil { // stored since the View
+			secret = cloneBytes(v)
+			return nil
+		}
+		s := generate()
+		if len(s) == 0 {
+			return errors.New("storage: generated JWT secret is empty")
+		}
+		secret = cloneBytes(s)
+		return meta.Put(metaJWTSecret, secret)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return secret, nil
+}
+
+// cloneBytes copies b out of a transaction's memory; nil stays nil.
+func cloneBytes(b []byte) []byte {
+	if b == nil {
+		return nil
+	}
+	return append([]byte{}, b...)
+}

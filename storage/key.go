@@ -1,0 +1,503 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"maps"
+	"time"
+
+	"github.com/linkbolt/linkbolt/link"
+	bolt "go.etcd.io/bbolt"
+)
+
+var _ link.KeyService = (*KeyService)(nil)
+
+// KeyService keeps API keys in bbolt. Key usage (TouchKey) is counted in
+// memory and written in batches by the DB; every read merges what is not
+// written yet, so counts are exact.
+type KeyService struct{ db *DB }
+
+// NewKeyService returns the key service of db.
+func NewKeyService(db *DB) *KeyService { return &KeyService{db: db} }
+
+type keyRecord struct {
+	Workspace   uint64     `json:"ws"`
+	Name        string     `json:"name"`
+	Scope       link.Scope `json:"scope"`
+	Hash        []byte     `json:"hash"`
+	Start       string     `json:"start"`
+	CreatedAt   time.Time  `json:"created_at"`
+	ExpiresAt   *time.Time `json:"expires_at,omitempty"`
+	RevokedAt   *time.Time `json:"revoked_at,omitempty"`
+	GraceEndsAt *time.Time `json:"grace_ends_at,omitempty"`
+	ReplacedBy  uint64     `json:"replaced_by,omitempty"`
+}
+
+func (r *keyRecord) apiKey(id uint64, u keyUsage) *link.APIKey {
+	k := &link.APIKey{
+		ID:           formatID(prefixKey, id),
+		WorkspaceID:  formatID(prefixWorkspace, r.Workspace),
+		Name:         r.Name,
+		Scope:        r.Scope,
+		Hash:         cloneBytes(r.Hash),
+		Start:        r.Start,
+		CreatedAt:    r.CreatedAt,
+		ExpiresAt:    cloneTime(r.ExpiresAt),
+		RevokedAt:    cloneTime(r.RevokedAt),
+		GraceEndsAt:  cloneTime(r.GraceEndsAt),
+		RequestCount: u.count,
+	}
+	if r.ReplacedBy != 0 {
+		k.ReplacedBy = formatID(prefixKey, r.ReplacedBy)
+	}
+	if !u.last.IsZero() {
+		last := u.last
+		k.LastUsedAt = &last
+	}
+	return k
+}
+
+func cloneTime(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	c := t.UTC()
+	return &c
+}
+
+// keyUsage is a number of uses and the latest of them.
+type keyUsage struct {
+	count int64
+	last  time.Time
+}
+
+func (u keyUsage) add(v keyUsage) keyUsage {
+	u.count += v.count
+	if v.last.After(u.last) {
+		u.last = v.last
+	}
+	return u
+}
+
+// Usage records are 16 bytes: the count and the last use in Unix
+// nanoseconds (0 for never), both big-endian.
+func encodeUsage(u keyUsage) []byte {
+	b := make([]byte, 16)
+	binary.BigEndian.PutUint64(b, uint64(u.count))
+	if !u.last.IsZero() {
+		binary.BigEndian.PutUint64(b[8:], uint64(u.last.UnixNano()))
+	}
+	return b
+}
+
+func decodeUsage(b []byte) (keyUsage, error) {
+	if b == nil {
+		return keyUsage{}, nil
+	}
+	if len(b) != 16 {
+		return keyUsage{}, fmt.Errorf("key usage record: %d bytes, want 16", len(b))
+	}
+	u := keyUsage{count: int64(binary.BigEndian.Uint64(b))}
+	if ns := int64(binary.BigEndian.Uint64(b[8:])); ns != 0 {
+		u.last = time.Unix(0, ns).UTC()
+	}
+	return u, nil
+}
+
+// usageSnapshot is the key usage in memory that a read transaction's
+// snapshot does not contain.
+type usageSnapshot struct {
+	pending  map[uint64]keyUsage
+	flushing map[uint64]keyUsage // nil when the snapshot holds the flush
+}
+
+func (s usageSnapshot) usage(tx *bolt.Tx, id uint64) (keyUsage, error) {
+	u, err := decodeUsage(tx.Bucket(bucketKeysUsage).Get(itob(id)))
+	if err != nil {
+		return u, err
+	}
+	return u.add(s.pending[id]).add(s.flushing[id]), nil
+}
+
+// viewWithUsage runs fn in a read transaction together with the key usage
+// in memory that the transaction does not see. The transaction begins
+// under usageMu, so a running flush is either in the snapshot (its
+// transaction id is known and not above the snapshot's) or still in
+// flushing, never both and never neither.
+func (db *DB) viewWithUsage(fn func(*bolt.Tx, usageSnapshot) error) error {
+	db.usageMu.Lock()
+	tx, err := db.db.Begin(false)
+	if err != nil {
+		db.usageMu.Unlock()
+		return fmt.Errorf("begin read: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }() // a read transaction has nothing to lose
+	snap := usageSnapshot{pending: maps.Clone(db.pending)}
+	if db.flushing != nil {
+		if id := db.flushTxID.Load(); id == 0 || uint64(tx.ID()) < id {
+			snap.flushing = db.flushing
+		}
+	}
+	db.usageMu.Unlock()
+	return fn(tx, snap)
+}
+
+// TouchKey counts one use of the key at the given time, in memory only.
+// Unknown or malformed IDs are ignored when written.
+func (s *KeyService) TouchKey(id string, at time.Time) {
+	kid, ok := parseID(prefixKey, id)
+	if !ok {
+		return
+	}
+	db := s.db
+	db.usageMu.Lock()
+	if db.pending == nil {
+		db.pending = make(map[uint64]keyUsage)
+	}
+	db.pending[kid] = db.pending[kid].add(keyUsage{count: 1, last: at.UTC()})
+	db.usageMu.Unlock()
+}
+
+// FlushKeyUsage writes the key usage counted in memory in one transaction.
+// The uses being written stay visible to readers until the write commits;
+// if it fails they are put back for the next flush.
+func (db *DB) FlushKeyUsage() error {
+	if db.db == nil {
+		return errors.New("storage: data file not open")
+	}
+	db.flushMu.Lock()
+	defer db.flushMu.Unlock()
+
+	db.usageMu.Lock()
+	batch := db.pending
+	if len(batch) == 0 {
+		db.usageMu.Unlock()
+		return nil
+	}
+	db.pending = make(map[uint64]keyUsage)
+	db.flushing = batch
+	db.flushTxID.Store(0)
+	db.usageMu.Unlock()
+
+	err := db.db.Update(func(tx *bolt.Tx) error {
+		// Known before commit: a reader whose snapshot is at least this
+		// transaction sees the batch on disk.
+		db.flushTxID.Store(uint64(tx.ID()))
+		if db.failUsageWrite != nil {
+			if err := db.failUsageWrite(); err != nil {
+				return err
+			}
+		}
+		return writeKeyUsage(tx, batch)
+	})
+
+	db.usageMu.Lock()
+	if err != nil {
+		for id, u := range batch {
+			db.pending[id] = db.pending[id].add(u)
+		}
+	}
+	db.flushing = nil
+	db.flushTxID.Store(0)
+	db.usageMu.Unlock()
+	return err
+}
+
+func writeKeyUsage(tx *bolt.Tx, batch map[uint64]keyUsage) error {
+	keys, usage := tx.Bucket(bucketKeys), tx.Bucket(bucketKeysUsage)
+	for id, u := range batch {
+		k := itob(id)
+		if keys.Get(k) == nil {
+			continue // a use of a key that does not exist: nothing to count
+		}
+		cur, err := decodeUsage(usage.Get(k))
+		if err != nil {
+			return err
+		}
+		if err := usage.Put(k, encodeUsage(cur.add(u))); err != nil {
+			return fmt.Errorf("put key usage: %w", err)
+		}
+	}
+	return nil
+}
+
+// CreateKey stores a validated key; sets ID and, when zero, CreatedAt.
+// ENOTFOUND if the workspace does not exist; ECONFLICT if a key with the
+// same hash exists.
+func (s *KeyService) CreateKey(ctx context.Context, k *link.APIKey) error {
+	wid, ok := parseID(prefixWorkspace, k.WorkspaceID)
+	if !ok {
+		return link.Errorf(link.ENOTFOUND, "workspace %q not found", k.WorkspaceID)
+	}
+	created := k.CreatedAt.UTC()
+	if k.CreatedAt.IsZero() {
+		created = s.db.now()
+	}
+	rec := &keyRecord{
+		Workspace: wid,
+		Name:      k.Name,
+		Scope:     k.Scope,
+		Hash:      cloneBytes(k.Hash),
+		Start:     k.Start,
+		CreatedAt: created,
+		ExpiresAt: cloneTime(k.ExpiresAt),
+		RevokedAt: cloneTime(k.RevokedAt),
+	}
+	var id uint64
+	err := s.db.db.Update(func(tx *bolt.Tx) error {
+		if err := workspaceExists(tx, wid); err != nil {
+			return err
+		}
+		var err error
+		id, err = createKey(tx, rec)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	k.ID, k.CreatedAt = formatID(prefixKey, id), created
+	return nil
+}
+
+// FindKeyByID returns a key of the workspace with its usage. ENOTFOUND.
+func (s *KeyService) FindKeyByID(ctx context.Context, workspaceID, id string) (*link.APIKey, error) {
+	wid, ok1 := parseID(prefixWorkspace, workspaceID)
+	kid, ok2 := parseID(prefixKey, id)
+	if !ok1 || !ok2 {
+		return nil, link.Errorf(link.ENOTFOUND, "key %q not found", id)
+	}
+	var k *link.APIKey
+	err := s.db.viewWithUsage(func(tx *bolt.Tx, snap usageSnapshot) error {
+		rec, err := findKey(tx, wid, kid)
+		if err != nil {
+			return err
+		}
+		u, err := snap.usage(tx, kid)
+		if err != nil {
+			return err
+		}
+		k = rec.apiKey(kid, u)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// FindKeyByHash returns the key with the token hash, in any state, with
+// its usage. ENOTFOUND.
+func (s *KeyService) FindKeyByHash(ctx context.Context, hash []byte) (*link.APIKey, error) {
+	if len(hash) == 0 {
+		return nil, link.Errorf(link.ENOTFOUND, "key not found")
+	}
+	var k *link.APIKey
+	err := s.db.viewWithUsage(func(tx *bolt.Tx, snap usageSnapshot) error {
+		v := tx.Bucket(bucketKeysHash).Get(hash)
+		if v == nil {
+			return link.Errorf(link.ENOTFOUND, "key not found")
+		}
+		kid := btoi(v)
+		rec, err := findKey(tx, 0, kid)
+		if err != nil {
+			return err
+		}
+		u, err := snap.usage(tx, kid)
+		if err != nil {
+			return err
+		}
+		k = rec.apiKey(kid, u)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// FindKeys returns the workspace's keys, newest first, with their usage.
+func (s *KeyService) FindKeys(ctx context.Context, workspaceID string) ([]*link.APIKey, error) {
+	wid, ok := parseID(prefixWorkspace, workspaceID)
+	if !ok {
+		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
+	}
+	out := []*link.APIKey{}
+	err := s.db.viewWithUsage(func(tx *bolt.Tx, snap usageSnapshot) error {
+		if err := workspaceExists(tx, wid); err != nil {
+			return err
+		}
+		it := newReverseIndex(tx.Bucket(bucketKeysWorkspace), itob(wid))
+		for idb := it.next(); idb != nil; idb = it.next() {
+			kid := btoi(idb)
+			rec, err := findKey(tx, wid, kid)
+			if err != nil {
+				return fmt.Errorf("key index: %w", err)
+			}
+			u, err := snap.usage(tx, kid)
+			if err != nil {
+				return err
+			}
+			out = append(out, rec.apiKey(kid, u))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RotateKey stores next with the old key's name, scope and expiry, and puts
+// the old key in grace until graceEnds, in one transaction; sets next's ID,
+// WorkspaceID, Name, Scope, ExpiresAt and CreatedAt and returns it.
+// ENOTFOUND; ECONFLICT unless the old key is active.
+func (s *KeyService) RotateKey(ctx context.Context, workspaceID, id string, next *link.APIKey, graceEnds time.Time) (*link.APIKey, error) {
+	wid, ok1 := parseID(prefixWorkspace, workspaceID)
+	kid, ok2 := parseID(prefixKey, id)
+	if !ok1 || !ok2 {
+		return nil, link.Errorf(link.ENOTFOUND, "key %q not found", id)
+	}
+	now := s.db.now()
+	var nrec *keyRecord
+	var nid uint64
+	err := s.db.db.Update(func(tx *bolt.Tx) error {
+		old, err := findKey(tx, wid, kid)
+		if err != nil {
+			return err
+		}
+		if st := old.apiKey(kid, keyUsage{}).State(now); st != link.KeyActive {
+			return link.Errorf(link.ECONFLICT, "only an active key can be rotated; this key is %s", st)
+		}
+		nrec = &keyRecord{
+			Workspace: wid,
+			Name:      old.Name,
+			Scope:     old.Scope,
+			Hash:      cloneBytes(next.Hash),
+			Start:     next.Start,
+			CreatedAt: now,
+			ExpiresAt: cloneTime(old.ExpiresAt),
+		}
+		if nid, err = createKey(tx, nrec); err != nil {
+			return err
+		}
+		g := graceEnds.UTC()
+		old.GraceEndsAt, old.ReplacedBy = &g, nid
+		return putJSON(tx.Bucket(bucketKeys), itob(kid), old)
+	})
+	if err != nil {
+		return nil, err
+	}
+	*next = *nrec.apiKey(nid, keyUsage{})
+	return next, nil
+}
+
+// RevokeKey revokes a key now. ENOTFOUND. Revoking a revoked key keeps its
+// first revocation time.
+func (s *KeyService) RevokeKey(ctx context.Context, workspaceID, id string) error {
+	wid, ok1 := parseID(prefixWorkspace, workspaceID)
+	kid, ok2 := parseID(prefixKey, id)
+	if !ok1 || !ok2 {
+		return link.Errorf(link.ENOTFOUND, "key %q not found", id)
+	}
+	now := s.db.now()
+	return s.db.db.Update(func(tx *bolt.Tx) error {
+		rec, err := findKey(tx, wid, kid)
+		if err != nil {
+			return err
+		}
+		if rec.RevokedAt != nil {
+			return nil
+		}
+		rec.RevokedAt = &now
+		return putJSON(tx.Bucket(bucketKeys), itob(kid), rec)
+	})
+}
+
+// findKey returns a key of workspace wid (any workspace when wid is 0).
+func findKey(tx *bolt.Tx, wid, kid uint64) (*keyRecord, error) {
+	var rec keyRecord
+	ok, err := getJSON(tx.Bucket(bucketKeys), itob(kid), &rec)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || wid != 0 && rec.Workspace != wid {
+		return nil, link.Errorf(link.ENOTFOUND, "key %q not found", formatID(prefixKey, kid))
+	}
+	return &rec, nil
+}
+
+func createKey(tx *bolt.Tx, rec *keyRecord) (uint64, error) {
+	if len(rec.Hash) == 0 {
+		return 0, errors.New("storage: key without hash")
+	}
+	hashes := tx.Bucket(bucketKeysHash)
+	if hashes.Get(rec.Hash) != nil {
+		return 0, link.Errorf(link.ECONFLICT, "a key with this token exists already")
+	}
+	keys := tx.Bucket(bucketKeys)
+	id, err := nextID(keys)
+	if err != nil {
+		return 0, err
+	}
+	if err := putJSON(keys, itob(id), rec); err != nil {
+		return 0, err
+	}
+	if err := hashes.Put(rec.Hash, itob(id)); err != nil {
+		return 0, fmt.Errorf("index key hash: %w", err)
+	}
+	if err := tx.Bucket(bucketKeysWorkspace).Put(concat(itob(rec.Workspace), itob(id)), []byte{}); err != nil {
+		return 0, fmt.Errorf("index key workspace: %w", err)
+	}
+	return id, nil
+}
+
+// reverseIndex walks the keys of a bucket that start with prefix, last
+// first, and yields their last 8 bytes (an ID).
+type reverseIndex struct {
+	c      *bolt.Cursor
+	prefix []byte
+	k      []byte
+}
+
+func newReverseIndex(b *bolt.Bucket, prefix []byte) *reverseIndex {
+	it := &reverseIndex{c: b.Cursor(), prefix: prefix}
+	var k []byte
+	if end := prefixEnd(prefix); end == nil {
+		k, _ = it.c.Last()
+	} else if k, _ = it.c.Seek(end); k == nil {
+		k, _ = it.c.Last()
+	} else {
+		k, _ = it.c.Prev()
+	}
+	it.set(k)
+	return it
+}
+
+func (it *reverseIndex) set(k []byte) {
+	if k != nil && bytes.HasPrefix(k, it.prefix) && len(k) >= len(it.prefix)+8 {
+		it.k = k
+	} else {
+		it.k = nil
+	}
+}
+
+// peek returns the current ID without moving, nil at the end.
+func (it *reverseIndex) peek() []byte {
+	if it.k == nil {
+		return nil
+	}
+	return it.k[len(it.k)-8:]
+}
+
+// next returns the current ID and moves to the one before it.
+func (it *reverseIndex) next() []byte {
+	id := it.peek()
+	if id != nil {
+		k, _ := it.c.Prev()
+		it.set(k)
+	}
+	return id
+}

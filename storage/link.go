@@ -1,0 +1,592 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/linkbolt/linkbolt/link"
+	bolt "go.etcd.io/bbolt"
+)
+
+var _ link.LinkService = (*LinkService)(nil)
+
+// LinkService keeps links in bbolt with their indexes: alias (unique per
+// domain), workspace and workspace+tag (newest first by reverse cursor),
+// and the per-workspace and per-tag link counters that give list totals
+// without counting.
+type LinkService struct{ db *DB }
+
+// NewLinkService returns the link service of db.
+func NewLinkService(db *DB) *LinkService { return &LinkService{db: db} }
+
+type linkRecord struct {
+	Workspace    uint64    `json:"ws"`
+	Alias        string    `json:"alias"`
+	Domain       string    `json:"domain,omitempty"`
+	Destination  string    `json:"dest"`
+	Tags         []string  `json:"tags,omitempty"`
+	UTMSource    string    `json:"utm_source,omitempty"`
+	UTMMedium    string    `json:"utm_medium,omitempty"`
+	UTMCampaign  string    `json:"utm_campaign,omitempty"`
+	CampaignID   string    `json:"campaign_id,omitempty"`
+	RedirectCode int       `json:"redirect_code"`
+	CreatedAt    time.Time `json:"created_at"`
+	UpdatedAt    time.Time `json:"updated_at"`
+}
+
+func (r *linkRecord) link(id uint64, clicks uint64) *link.Link {
+	return &link.Link{
+		ID:             formatID(prefixLink, id),
+		WorkspaceID:    formatID(prefixWorkspace, r.Workspace),
+		Alias:          r.Alias,
+		Domain:         r.Domain,
+		DestinationURL: r.Destination,
+		Tags:           slices.Clone(r.Tags),
+		UTMSource:      r.UTMSource,
+		UTMMedium:      r.UTMMedium,
+		UTMCampaign:    r.UTMCampaign,
+		CampaignID:     r.CampaignID,
+		RedirectCode:   r.RedirectCode,
+		Clicks:         int64(clicks),
+		CreatedAt:      r.CreatedAt,
+		UpdatedAt:      r.UpdatedAt,
+	}
+}
+
+func aliasKey(domain, alias string) []byte {
+	return concat([]byte(domain), []byte{0}, []byte(alias))
+}
+
+func tagPrefix(wid uint64, tag string) []byte {
+	return concat(itob(wid), []byte(tag), []byte{0})
+}
+
+func tagCountKey(wid uint64, tag string) []byte {
+	return concat(itob(wid), []byte(tag))
+}
+
+// FindLinkByID returns a link of the workspace. ENOTFOUND, also for a link
+// of another workspace.
+func (s *LinkService) FindLinkByID(ctx context.Context, workspaceID, id string) (*link.Link, error) {
+	wid, ok1 := parseID(prefixWorkspace, workspaceID)
+	lid, ok2 := parseID(prefixLink, id)
+	if !ok1 || !ok2 {
+		return nil, link.Errorf(link.ENOTFOUND, "link %q not found", id)
+	}
+	var l *link.Link
+	err := s.db.db.View(func(tx *bolt.Tx) error {
+		rec, err := findLink(tx, wid, lid)
+		if err != nil {
+			return err
+		}
+		l, err = linkWithClicks(tx, lid, rec)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// FindLinkByAlias returns the link for a redirect: one read transaction,
+// three point reads. ENOTFOUND.
+func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string) (*link.Link, error) {
+	domain = strings.ToLower(domain)
+	var l *link.Link
+	err := s.db.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketLinksAlias).Get(aliasKey(domain, alias))
+		if v == nil {
+			return link.Errorf(link.ENOTFOUND, "no link %q", alias)
+		}
+		lid := btoi(v)
+		rec, err := findLink(tx, 0, lid)
+		if err != nil {
+			return fmt.Errorf("alias index: %w", err)
+		}
+		l, err = linkWithClicks(tx, lid, rec)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// FindLinks returns a page of the workspace's links, newest first, and the
+// number of links matching the filter. ENOTFOUND for an unknown workspace.
+//
+// With no tag it walks the workspace index, with one tag that tag's index,
+// with several tags a merge of their indexes (each link once). Search,
+// campaign and domain are checked on the records met on that walk. Without
+// those filters, and with at most one tag, the total is read from a
+// counter and the walk stops at the end of the page.
+func (s *LinkService) FindLinks(ctx context.Context, f link.LinkFilter) ([]*link.Link, int, error) {
+	wid, ok := parseID(prefixWorkspace, f.WorkspaceID)
+	if !ok {
+		return nil, 0, link.Errorf(link.ENOTFOUND, "workspace %q not found", f.WorkspaceID)
+	}
+	if f.Limit <= 0 {
+		f.Limit = link.DefaultPageLimit
+	}
+	if f.Page <= 0 {
+		f.Page = 1
+	}
+	offset := f.Offset()
+	var tags []string
+	for _, t := range f.Tags {
+		if t = strings.TrimSpace(t); t != "" && !slices.Contains(tags, t) {
+			tags = append(tags, t)
+		}
+	}
+	match := linkMatcher(f)
+
+	out := []*link.Link{}
+	var total int
+	err := s.db.db.View(func(tx *bolt.Tx) error {
+		if err := workspaceExists(tx, wid); err != nil {
+			return err
+		}
+		var it idIterator
+		counted := match == nil && len(tags) <= 1
+		switch len(tags) {
+		case 0:
+			it = newReverseIndex(tx.Bucket(bucketLinksWorkspace), itob(wid))
+			if counted {
+				n, err := counter(tx.Bucket(bucketLinksCount), itob(wid))
+				if err != nil {
+					return err
+				}
+				total = int(n)
+			}
+		case 1:
+			it = newReverseIndex(tx.Bucket(bucketLinksTag), tagPrefix(wid, tags[0]))
+			if counted {
+				n, err := counter(tx.Bucket(bucketLinksTagCount), tagCountKey(wid, tags[0]))
+				if err != nil {
+					return err
+				}
+				total = int(n)
+			}
+		default:
+			m := &mergedIndex{}
+			for _, t := range tags {
+				m.its = append(m.its, newReverseIndex(tx.Bucket(bucketLinksTag), tagPrefix(wid, t)))
+			}
+			it = m
+		}
+
+		n := 0
+		for idb := it.next(); idb != nil; idb = it.next() {
+			if counted && n >= offset+f.Limit {
+				break
+			}
+			// Records are read only where needed: to filter, or for the page.
+			inPage := n >= offset && len(out) < f.Limit
+			if match == nil && !inPage {
+				n++
+				continue
+			}
+			lid := btoi(idb)
+			rec, err := findLink(tx, wid, lid)
+			if err != nil {
+				return fmt.Errorf("link index: %w", err)
+			}
+			if match != nil && !match(rec) {
+				continue
+			}
+			if n >= offset && len(out) < f.Limit {
+				l, err := linkWithClicks(tx, lid, rec)
+				if err != nil {
+					return err
+				}
+				out = append(out, l)
+			}
+			n++
+		}
+		if !counted {
+			total = n
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	return out, total, nil
+}
+
+// linkMatcher returns the test of the filters that need the record, or nil
+// when there are none.
+func linkMatcher(f link.LinkFilter) func(*linkRecord) bool {
+	search := strings.ToLower(strings.TrimSpace(f.Search))
+	campaign := f.CampaignID
+	domain := f.Domain
+	if search == "" && campaign == "" && domain == nil {
+		return nil
+	}
+	if domain != nil {
+		d := strings.ToLower(strings.TrimSpace(*domain))
+		domain = &d
+	}
+	return func(r *linkRecord) bool {
+		if campaign != "" && r.CampaignID != campaign {
+			return false
+		}
+		if domain != nil && r.Domain != *domain {
+			return false
+		}
+		if search != "" && !containsFold(r.Alias, search) && !containsFold(r.Destination, search) {
+			return false
+		}
+		return true
+	}
+}
+
+// containsFold reports whether s contains the lower-case substr, ignoring case.
+func containsFold(s, substr string) bool {
+	return strings.Contains(strings.ToLower(s), substr)
+}
+
+// idIterator yields link IDs (8-byte keys) newest first; nil at the end.
+type idIterator interface{ next() []byte }
+
+// mergedIndex merges reverse index walks into one, newest first, each ID once.
+type mergedIndex struct{ its []*reverseIndex }
+
+func (m *mergedIndex) next() []byte {
+	var max []byte
+	for _, it := range m.its {
+		if id := it.peek(); id != nil && (max == nil || bytes.Compare(id, max) > 0) {
+			max = id
+		}
+	}
+	if max == nil {
+		return nil
+	}
+	max = cloneBytes(max) // the cursors move below
+	for _, it := range m.its {
+		if id := it.peek(); id != nil && bytes.Equal(id, max) {
+			it.next()
+		}
+	}
+	return max
+}
+
+// CreateLink stores a link, generating a code when the alias is empty;
+// sets ID, Alias, CreatedAt, UpdatedAt (and the normalised fields) once
+// the link is durable. ENOTFOUND for an unknown workspace; ECONFLICT if
+// the alias is taken on the domain.
+//
+// Concurrent creations share one commit (bolt's Batch). The batch function
+// may run more than once, so it computes everything from the input and the
+// result reaches l only after success.
+func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	wid, ok := parseID(prefixWorkspace, l.WorkspaceID)
+	if !ok {
+		return link.Errorf(link.ENOTFOUND, "workspace %q not found", l.WorkspaceID)
+	}
+	in := *l
+	in.Tags = slices.Clone(l.Tags)
+	in.Normalize()
+	now := s.db.now()
+
+	var created *link.Link
+	err := s.db.db.Batch(func(tx *bolt.Tx) error {
+		created = nil
+		if err := workspaceExists(tx, wid); err != nil {
+			return err
+		}
+		rec := &linkRecord{
+			Workspace:    wid,
+			Alias:        in.Alias,
+			Domain:       in.Domain,
+			Destination:  in.DestinationURL,
+			Tags:         in.Tags,
+			UTMSource:    in.UTMSource,
+			UTMMedium:    in.UTMMedium,
+			UTMCampaign:  in.UTMCampaign,
+			CampaignID:   in.CampaignID,
+			RedirectCode: in.RedirectCode,
+			CreatedAt:    now,
+			UpdatedAt:    now,
+		}
+		id, err := createLink(tx, rec)
+		if err != nil {
+			return err
+		}
+		created = rec.link(id, 0)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	*l = *created
+	return nil
+}
+
+// createLink stores a link record with all its index entries and counters;
+// an empty alias is replaced by a generated code.
+func createLink(tx *bolt.Tx, rec *linkRecord) (uint64, error) {
+	aliases := tx.Bucket(bucketLinksAlias)
+	if rec.Alias == "" {
+		code, err := freeCode(aliases, rec.Domain)
+		if err != nil {
+			return 0, err
+		}
+		rec.Alias = code
+	} else if aliases.Get(aliasKey(rec.Domain, rec.Alias)) != nil {
+		return 0, link.Errorf(link.ECONFLICT, "alias %q is already taken", rec.Alias)
+	}
+	links := tx.Bucket(bucketLinks)
+	id, err := nextID(links)
+	if err != nil {
+		return 0, err
+	}
+	idb := itob(id)
+	if err := putJSON(links, idb, rec); err != nil {
+		return 0, err
+	}
+	if err := aliases.Put(aliasKey(rec.Domain, rec.Alias), idb); err != nil {
+		return 0, fmt.Errorf("index alias: %w", err)
+	}
+	if err := tx.Bucket(bucketLinksWorkspace).Put(concat(itob(rec.Workspace), idb), []byte{}); err != nil {
+		return 0, fmt.Errorf("index link workspace: %w", err)
+	}
+	if err := addCounter(tx.Bucket(bucketLinksCount), itob(rec.Workspace), 1); err != nil {
+		return 0, err
+	}
+	for _, t := range rec.Tags {
+		if err := addTag(tx, rec.Workspace, t, idb); err != nil {
+			return 0, err
+		}
+	}
+	return id, nil
+}
+
+func addTag(tx *bolt.Tx, wid uint64, tag string, idb []byte) error {
+	if err := tx.Bucket(bucketLinksTag).Put(concat(tagPrefix(wid, tag), idb), []byte{}); err != nil {
+		return fmt.Errorf("index tag: %w", err)
+	}
+	return addCounter(tx.Bucket(bucketLinksTagCount), tagCountKey(wid, tag), 1)
+}
+
+func removeTag(tx *bolt.Tx, wid uint64, tag string, idb []byte) error {
+	if err := tx.Bucket(bucketLinksTag).Delete(concat(tagPrefix(wid, tag), idb)); err != nil {
+		return fmt.Errorf("unindex tag: %w", err)
+	}
+	return addCounter(tx.Bucket(bucketLinksTagCount), tagCountKey(wid, tag), -1)
+}
+
+// codeAttempts bounds the search for a free generated code; with 62^7
+// codes a second attempt is already rare.
+const codeAttempts = 10
+
+// freeCode returns a random code not taken on the domain.
+func freeCode(aliases *bolt.Bucket, domain string) (string, error) {
+	for range codeAttempts {
+		code := newCode()
+		if link.IsReserved(code) {
+			continue
+		}
+		if aliases.Get(aliasKey(domain, code)) == nil {
+			return code, nil
+		}
+	}
+	return "", errors.New("storage: no free short code found")
+}
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// newCode returns link.GeneratedCodeLength random base62 characters from
+// crypto/rand, without modulo bias.
+func newCode() string {
+	var out [link.GeneratedCodeLength]byte
+	var buf [16]byte
+	n := 0
+	for n < len(out) {
+		_, _ = rand.Read(buf[:]) // never fails (the program crashes instead)
+		for _, b := range buf {
+			if b >= 62*4 {
+				continue
+			}
+			out[n] = base62[b%62]
+			if n++; n == len(out) {
+				break
+			}
+		}
+	}
+	return string(out[:])
+}
+
+// UpdateLink applies an update in one transaction: it loads the link,
+// applies upd, calls validate (whose error is returned unchanged), moves
+// the alias index if the alias changed (an empty alias gets a new code)
+// and the tag indexes and counters if the tags changed, and sets
+// UpdatedAt. validate runs inside the write transaction: it may read
+// through the services but must not write. ENOTFOUND, ECONFLICT (alias).
+func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, upd link.LinkUpdate, validate func(*link.Link) error) (*link.Link, error) {
+	wid, ok1 := parseID(prefixWorkspace, workspaceID)
+	lid, ok2 := parseID(prefixLink, id)
+	if !ok1 || !ok2 {
+		return nil, link.Errorf(link.ENOTFOUND, "link %q not found", id)
+	}
+	now := s.db.now()
+	var out *link.Link
+	err := s.db.db.Update(func(tx *bolt.Tx) error {
+		rec, err := findLink(tx, wid, lid)
+		if err != nil {
+			return err
+		}
+		l, err := linkWithClicks(tx, lid, rec)
+		if err != nil {
+			return err
+		}
+		upd.Apply(l)
+		if validate != nil {
+			if err := validate(l); err != nil {
+				return err
+			}
+		}
+		idb := itob(lid)
+
+		aliases := tx.Bucket(bucketLinksAlias)
+		alias := l.Alias
+		if alias == "" {
+			if alias, err = freeCode(aliases, rec.Domain); err != nil {
+				return err
+			}
+		}
+		if alias != rec.Alias {
+			if aliases.Get(aliasKey(rec.Domain, alias)) != nil {
+				return link.Errorf(link.ECONFLICT, "alias %q is already taken", alias)
+			}
+			if err := aliases.Delete(aliasKey(rec.Domain, rec.Alias)); err != nil {
+				return fmt.Errorf("unindex alias: %w", err)
+			}
+			if err := aliases.Put(aliasKey(rec.Domain, alias), idb); err != nil {
+				return fmt.Errorf("index alias: %w", err)
+			}
+		}
+
+		for _, t := range rec.Tags {
+			if !slices.Contains(l.Tags, t) {
+				if err := removeTag(tx, wid, t, idb); err != nil {
+					return err
+				}
+			}
+		}
+		for _, t := range l.Tags {
+			if !slices.Contains(rec.Tags, t) {
+				if err := addTag(tx, wid, t, idb); err != nil {
+					return err
+				}
+			}
+		}
+
+		rec.Alias = alias
+		rec.Destination = l.DestinationURL
+		rec.Tags = l.Tags
+		rec.UTMSource, rec.UTMMedium, rec.UTMCampaign = l.UTMSource, l.UTMMedium, l.UTMCampaign
+		rec.CampaignID = l.CampaignID
+		rec.RedirectCode = l.RedirectCode
+		rec.UpdatedAt = now
+		if err := putJSON(tx.Bucket(bucketLinks), idb, rec); err != nil {
+			return err
+		}
+		out = rec.link(lid, uint64(l.Clicks))
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// DeleteLink removes a link, its index entries, its click counter and its
+// per-link click buckets, and frees its alias. The workspace's click
+// aggregates keep its clicks. ENOTFOUND.
+func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) error {
+	wid, ok1 := parseID(prefixWorkspace, workspaceID)
+	lid, ok2 := parseID(prefixLink, id)
+	if !ok1 || !ok2 {
+		return link.Errorf(link.ENOTFOUND, "link %q not found", id)
+	}
+	return s.db.db.Update(func(tx *bolt.Tx) error {
+		rec, err := findLink(tx, wid, lid)
+		if err != nil {
+			return err
+		}
+		idb := itob(lid)
+		if err := tx.Bucket(bucketLinks).Delete(idb); err != nil {
+			return fmt.Errorf("delete link: %w", err)
+		}
+		if err := tx.Bucket(bucketLinksAlias).Delete(aliasKey(rec.Domain, rec.Alias)); err != nil {
+			return fmt.Errorf("unindex alias: %w", err)
+		}
+		if err := tx.Bucket(bucketLinksWorkspace).Delete(concat(itob(wid), idb)); err != nil {
+			return fmt.Errorf("unindex link workspace: %w", err)
+		}
+		if err := addCounter(tx.Bucket(bucketLinksCount), itob(wid), -1); err != nil {
+			return err
+		}
+		for _, t := range rec.Tags {
+			if err := removeTag(tx, wid, t, idb); err != nil {
+				return err
+			}
+		}
+		if err := tx.Bucket(bucketClicksLink).Delete(idb); err != nil {
+			return fmt.Errorf("delete click counter: %w", err)
+		}
+		for _, name := range [][]byte{bucketClicksLinkHour, bucketClicksLinkDay} {
+			if err := deletePrefix(tx.Bucket(name), idb); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// deletePrefix deletes every key of b that starts with prefix.
+func deletePrefix(b *bolt.Bucket, prefix []byte) error {
+	var keys [][]byte
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		keys = append(keys, cloneBytes(k))
+	}
+	for _, k := range keys {
+		if err := b.Delete(k); err != nil {
+			return fmt.Errorf("delete %x: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// findLink returns a link record of workspace wid (any workspace when wid
+// is 0). ENOTFOUND.
+func findLink(tx *bolt.Tx, wid, lid uint64) (*linkRecord, error) {
+	var rec linkRecord
+	ok, err := getJSON(tx.Bucket(bucketLinks), itob(lid), &rec)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || wid != 0 && rec.Workspace != wid {
+		return nil, link.Errorf(link.ENOTFOUND, "link %q not found", formatID(prefixLink, lid))
+	}
+	return &rec, nil
+}
+
+func linkWithClicks(tx *bolt.Tx, lid uint64, rec *linkRecord) (*link.Link, error) {
+	n, err := counter(tx.Bucket(bucketClicksLink), itob(lid))
+	if err != nil {
+		return nil, err
+	}
+	return rec.link(lid, n), nil
+}

@@ -1,0 +1,460 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/storage"
+)
+
+func TestCreateLink(t *testing.T) {
+	s, admin, ws := mustSetup(t)
+	other := mustWorkspace(t, s, "Other", admin.ID)
+	ctx := context.Background()
+
+	l := &link.Link{WorkspaceID: ws.ID, Alias: " promo ", Domain: "Go.Example.COM", DestinationURL: "https://example.com/a",
+		Tags: []string{"a", "b", "a"}, UTMSource: "news", CampaignID: "cmp_1"}
+	if err := s.Links.CreateLink(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	if l.ID == "" || l.Alias != "promo" || l.Domain != "go.example.com" || l.RedirectCode != 302 ||
+		!slices.Equal(l.Tags, []string{"a", "b"}) || !l.CreatedAt.Equal(t0) || !l.UpdatedAt.Equal(t0) {
+		t.Fatalf("created = %+v", l)
+	}
+
+	for _, tt := range []struct {
+		name string
+		l    link.Link
+		code string
+		msg  string
+	}{
+		{"alias taken on domain", link.Link{WorkspaceID: ws.ID, Alias: "promo", Domain: "go.example.com"}, link.ECONFLICT, `alias "promo" is already taken`},
+		{"alias taken across workspaces", link.Link{WorkspaceID: other.ID, Alias: "promo", Domain: "go.example.com"}, link.ECONFLICT, ""},
+		{"same alias, primary host", link.Link{WorkspaceID: ws.ID, Alias: "promo"}, "", ""},
+		{"same alias, other domain", link.Link{WorkspaceID: ws.ID, Alias: "promo", Domain: "b.example.com"}, "", ""},
+		{"aliases are case-sensitive", link.Link{WorkspaceID: ws.ID, Alias: "Promo", Domain: "go.example.com"}, "", ""},
+		{"unknown workspace", link.Link{WorkspaceID: "ws_zzz", Alias: "x1"}, link.ENOTFOUND, ""},
+		{"malformed workspace", link.Link{WorkspaceID: "zzz", Alias: "x2"}, link.ENOTFOUND, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			in := tt.l
+			in.DestinationURL = "https://example.com/" + tt.name
+			err := s.Links.CreateLink(ctx, &in)
+			wantCode(t, err, tt.code)
+			if tt.msg != "" && link.ErrorMessage(err) != tt.msg {
+				t.Fatalf("message = %q, want %q", link.ErrorMessage(err), tt.msg)
+			}
+			if err != nil && in.ID != "" {
+				t.Fatal("ID set on failure")
+			}
+		})
+	}
+
+	got, err := s.Links.FindLinkByAlias(ctx, "GO.example.com", "promo")
+	if err != nil || got.ID != l.ID || got.UTMSource != "news" || got.CampaignID != "cmp_1" {
+		t.Fatalf("by alias = %+v, %v", got, err)
+	}
+	_, err = s.Links.FindLinkByAlias(ctx, "", "nope")
+	wantCode(t, err, link.ENOTFOUND)
+	_, err = s.Links.FindLinkByAlias(ctx, "other.example.com", "promo")
+	wantCode(t, err, link.ENOTFOUND)
+}
+
+func TestCreateLink_GeneratedCodes(t *testing.T) {
+	s, _, ws := mustSetup(t)
+	seen := map[string]bool{}
+	for i := range 200 {
+		l := mustLink(t, s, ws.ID, &link.Link{DestinationURL: fmt.Sprintf("https://example.com/%d", i)})
+		if len(l.Alias) != link.GeneratedCodeLength || !link.ValidCodeSyntax(l.Alias) || strings.ContainsAny(l.Alias, "-_") || link.IsReserved(l.Alias) {
+			t.Fatalf("generated code %q", l.Alias)
+		}
+		if seen[l.Alias] {
+			t.Fatalf("code %q generated twice", l.Alias)
+		}
+		seen[l.Alias] = true
+		got, err := s.Links.FindLinkByAlias(context.Background(), "", l.Alias)
+		if err != nil || got.ID != l.ID {
+			t.Fatalf("by generated alias: %+v, %v", got, err)
+		}
+	}
+	// Every base62 character turns up.
+	chars := map[rune]bool{}
+	for range 2000 {
+		for _, c := range storage.NewCode() {
+			chars[c] = true
+		}
+	}
+	if len(chars) != 62 {
+		t.Fatalf("%d distinct characters in codes, want 62", len(chars))
+	}
+}
+
+func TestCreateLink_Concurrent(t *testing.T) {
+	s, _, ws := mustSetup(t)
+	ctx := context.Background()
+	const n = 64
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	links := make([]*link.Link, n)
+	for i := range n {
+		wg.Go(func() {
+			l := &link.Link{WorkspaceID: ws.ID, DestinationURL: fmt.Sprintf("https://example.com/%d", i), Tags: []string{"t" + fmt.Sprint(i%3)}}
+			if i%8 == 0 {
+				l.Alias = "same" // one wins, the others conflict
+			}
+			errs[i] = s.Links.CreateLink(ctx, l)
+			links[i] = l
+		})
+	}
+	wg.Wait()
+	won, ids := 0, map[string]bool{}
+	for i, err := range errs {
+		if i%8 == 0 {
+			if err == nil {
+				won++
+			} else {
+				wantCode(t, err, link.ECONFLICT)
+				continue
+			}
+		} else if err != nil {
+			t.Fatalf("create %d: %v", i, err)
+		}
+		if ids[links[i].ID] {
+			t.Fatalf("ID %s given twice", links[i].ID)
+		}
+		ids[links[i].ID] = true
+		got, err := s.Links.FindLinkByID(ctx, ws.ID, links[i].ID)
+		if err != nil || got.Alias != links[i].Alias || got.DestinationURL != links[i].DestinationURL {
+			t.Fatalf("link %d: %+v, %v; created %+v", i, got, err, links[i])
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d creations of alias \"same\" succeeded, want 1", won)
+	}
+	_, total, err := s.Links.FindLinks(ctx, link.LinkFilter{WorkspaceID: ws.ID})
+	if err != nil || total != len(ids) {
+		t.Fatalf("total = %d, %v; want %d", total, err, len(ids))
+	}
+}
+
+func TestFindLinkByID(t *testing.T) {
+	s, admin, ws := mustSetup(t)
+	other := mustWorkspace(t, s, "Other", admin.ID)
+	l := mustLink(t, s, ws.ID, &link.Link{Alias: "mine"})
+	deleted := mustLink(t, s, ws.ID, &link.Link{Alias: "gone"})
+	if err := s.Links.DeleteLink(context.Background(), ws.ID, deleted.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ name, ws, id, code string }{
+		{"found", ws.ID, l.ID, ""},
+		{"other workspace", other.ID, l.ID, link.ENOTFOUND},
+		{"unknown", ws.ID, "lnk_zzzz", link.ENOTFOUND},
+		{"deleted", ws.ID, deleted.ID, link.ENOTFOUND},
+		{"malformed", ws.ID, "lnk_ZZ", link.ENOTFOUND},
+		{"key id", ws.ID, strings.Replace(l.ID, "lnk_", "key_", 1), link.ENOTFOUND},
+		{"malformed workspace", "", l.ID, link.ENOTFOUND},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := s.Links.FindLinkByID(context.Background(), tt.ws, tt.id)
+			wantCode(t, err, tt.code)
+			if err == nil && got.Alias != "mine" {
+				t.Fatalf("link = %+v", got)
+			}
+		})
+	}
+}
+
+func TestUpdateLink(t *testing.T) {
+	s, admin, ws := mustSetup(t)
+	other := mustWorkspace(t, s, "Other", admin.ID)
+	ctx := context.Background()
+	l := mustLink(t, s, ws.ID, &link.Link{Alias: "old", Tags: []string{"a", "b"}})
+	mustLink(t, s, ws.ID, &link.Link{Alias: "taken", Tags: []string{"b"}})
+	s.Clock.Add(time.Hour)
+
+	// Moving alias and tags.
+	got, err := s.Links.UpdateLink(ctx, ws.ID, l.ID, link.LinkUpdate{
+		Alias: ptr("new"), Tags: ptr([]string{"b", "c", "c"}), DestinationURL: ptr(" https://example.com/new "), RedirectCode: ptr(301),
+	}, func(l *link.Link) error { return l.Validate(nil) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Alias != "new" || !slices.Equal(got.Tags, []string{"b", "c"}) || got.DestinationURL != "https://example.com/new" ||
+		got.RedirectCode != 301 || !got.UpdatedAt.Equal(t0.Add(time.Hour)) || !got.CreatedAt.Equal(t0) {
+		t.Fatalf("updated = %+v", got)
+	}
+	_, err = s.Links.FindLinkByAlias(ctx, "", "old")
+	wantCode(t, err, link.ENOTFOUND)
+	if byAlias, err := s.Links.FindLinkByAlias(ctx, "", "new"); err != nil || byAlias.ID != l.ID || byAlias.RedirectCode != 301 {
+		t.Fatalf("by new alias = %+v, %v", byAlias, err)
+	}
+	wantTotals(t, s, ws.ID, map[string]int{"": 2, "a": 0, "b": 2, "c": 1})
+	mustLink(t, s, ws.ID, &link.Link{Alias: "old"}) // the old alias is free again
+
+	// Failures change nothing.
+	before, _ := s.Links.FindLinkByID(ctx, ws.ID, l.ID)
+	errBad := errors.New("custom validation")
+	for _, tt := range []struct {
+		name     string
+		ws, id   string
+		upd      link.LinkUpdate
+		validate func(*link.Link) error
+		code     string
+		wantErr  error
+	}{
+		{"alias taken", ws.ID, l.ID, link.LinkUpdate{Alias: ptr("taken"), Tags: ptr([]string{"z"})}, nil, link.ECONFLICT, nil},
+		{"validate error unchanged", ws.ID, l.ID, link.LinkUpdate{Alias: ptr("zzz")}, func(*link.Link) error { return errBad }, link.EINTERNAL, errBad},
+		{"invalid", ws.ID, l.ID, link.LinkUpdate{DestinationURL: ptr("ftp://x")}, func(l *link.Link) error { return l.Validate(nil) }, link.EINVALID, nil},
+		{"other workspace", other.ID, l.ID, link.LinkUpdate{Alias: ptr("x")}, nil, link.ENOTFOUND, nil},
+		{"unknown", ws.ID, "lnk_zzz", link.LinkUpdate{Alias: ptr("x")}, nil, link.ENOTFOUND, nil},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := s.Links.UpdateLink(ctx, tt.ws, tt.id, tt.upd, tt.validate)
+			wantCode(t, err, tt.code)
+			if tt.wantErr != nil && err != tt.wantErr {
+				t.Fatalf("err = %v, want the validator's own error", err)
+			}
+			after, _ := s.Links.FindLinkByID(ctx, ws.ID, l.ID)
+			if fmt.Sprint(after) != fmt.Sprint(before) {
+				t.Fatalf("link changed by a failed update:\n%+v\n%+v", before, after)
+			}
+		})
+	}
+
+	// An empty alias gets a new generated code.
+	got, err = s.Links.UpdateLink(ctx, ws.ID, l.ID, link.LinkUpdate{Alias: ptr("")}, nil)
+	if err != nil || len(got.Alias) != link.GeneratedCodeLength {
+		t.Fatalf("update to empty alias: %+v, %v", got, err)
+	}
+	// Keeping the alias is not a conflict with itself.
+	if _, err := s.Links.UpdateLink(ctx, ws.ID, l.ID, link.LinkUpdate{Alias: ptr(got.Alias), Tags: ptr([]string{})}, nil); err != nil {
+		t.Fatal(err)
+	}
+	wantTotals(t, s, ws.ID, map[string]int{"": 3, "b": 1, "c": 0})
+}
+
+func TestDeleteLink(t *testing.T) {
+	s, admin, ws := mustSetup(t)
+	other := mustWorkspace(t, s, "Other", admin.ID)
+	ctx := context.Background()
+	l := mustLink(t, s, ws.ID, &link.Link{Alias: "bye", Tags: []string{"a"}})
+	if err := s.Clicks.RecordClicks(ctx, []link.Click{{LinkID: l.ID, WorkspaceID: ws.ID, Time: t0}}); err != nil {
+		t.Fatal(err)
+	}
+
+	wantCode(t, s.Links.DeleteLink(ctx, other.ID, l.ID), link.ENOTFOUND)
+	wantCode(t, s.Links.DeleteLink(ctx, ws.ID, "lnk_"), link.ENOTFOUND)
+	if err := s.Links.DeleteLink(ctx, ws.ID, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, s.Links.DeleteLink(ctx, ws.ID, l.ID), link.ENOTFOUND)
+	_, err := s.Links.FindLinkByAlias(ctx, "", "bye")
+	wantCode(t, err, link.ENOTFOUND)
+	wantTotals(t, s, ws.ID, map[string]int{"": 0, "a": 0})
+
+	again := mustLink(t, s, ws.ID, &link.Link{Alias: "bye"})
+	if again.ID == l.ID || again.Clicks != 0 {
+		t.Fatalf("recreated = %+v", again)
+	}
+	// The workspace keeps the deleted link's clicks.
+	hours, err := s.Clicks.WorkspaceHourly(ctx, ws.ID, t0, t0.Add(time.Hour))
+	if err != nil || len(hours) != 1 || hours[0].Clicks != 1 {
+		t.Fatalf("workspace hours = %+v, %v", hours, err)
+	}
+}
+
+// wantTotals checks list totals (read from counters) against a brute-force
+// count over the unfiltered list. The key "" is the whole workspace.
+func wantTotals(tb testing.TB, s *Services, wsID string, want map[string]int) {
+	tb.Helper()
+	ctx := context.Background()
+	var all []*link.Link
+	for page := 1; ; page++ {
+		links, _, err := s.Links.FindLinks(ctx, link.LinkFilter{WorkspaceID: wsID, Page: page, Limit: 100})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		all = append(all, links...)
+		if len(links) < 100 {
+			break
+		}
+	}
+	for tag, n := range want {
+		var tags []string
+		if tag != "" {
+			tags = []string{tag}
+		}
+		_, total, err := s.Links.FindLinks(ctx, link.LinkFilter{WorkspaceID: wsID, Tags: tags, Limit: 1})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		brute := 0
+		for _, l := range all {
+			if tag == "" || slices.Contains(l.Tags, tag) {
+				brute++
+			}
+		}
+		if total != n || brute != n {
+			tb.Fatalf("tag %q: total %d, brute force %d, want %d", tag, total, brute, n)
+		}
+	}
+}
+
+func TestFindLinks(t *testing.T) {
+	s, admin, ws := mustSetup(t)
+	other := mustWorkspace(t, s, "Other", admin.ID)
+	ctx := context.Background()
+
+	// 25 links, newest last: tags by i%3, every 5th on a custom domain,
+	// every 4th in a campaign, and "Needle" in a few destinations.
+	var ids []string
+	for i := range 25 {
+		l := &link.Link{Alias: fmt.Sprintf("l%02d", i), DestinationURL: fmt.Sprintf("https://example.com/%d", i),
+			Tags: []string{[]string{"red", "green", "blue"}[i%3]}}
+		if i%5 == 0 {
+			l.Domain = "go.example.com"
+		}
+		if i%4 == 0 {
+			l.CampaignID = "cmp_1"
+			l.Tags = append(l.Tags, "red")
+		}
+		if i == 7 || i == 17 {
+			l.DestinationURL = "https://example.com/NeedleInHay"
+		}
+		ids = append(ids, mustLink(t, s, ws.ID, l).ID)
+		s.Clock.Add(time.Second)
+	}
+	mustLink(t, s, other.ID, &link.Link{Alias: "foreign", Tags: []string{"red"}, DestinationURL: "https://example.com/needle"})
+
+	// want lists link indexes, newest first.
+	pick := func(keep func(i int) bool) []string {
+		var out []string
+		for i := 24; i >= 0; i-- {
+			if keep(i) {
+				out = append(out, ids[i])
+			}
+		}
+		return out
+	}
+	red := func(i int) bool { return i%3 == 0 || i%4 == 0 }
+	for _, tt := range []struct {
+		name      string
+		f         link.LinkFilter
+		want      []string // the page
+		wantTotal int
+	}{
+		{"first page", link.LinkFilter{Limit: 10, Page: 1}, pick(func(i int) bool { return i >= 15 }), 25},
+		{"last page", link.LinkFilter{Limit: 10, Page: 3}, pick(func(i int) bool { return i < 5 }), 25},
+		{"past the end", link.LinkFilter{Limit: 10, Page: 4}, nil, 25},
+		{"defaults", link.LinkFilter{}, pick(func(i int) bool { return i >= 5 }), 25},
+		{"one tag", link.LinkFilter{Tags: []string{"red"}, Limit: 100}, pick(red), len(pick(red))},
+		{"one tag, page 2", link.LinkFilter{Tags: []string{"red"}, Limit: 5, Page: 2}, pick(red)[5:10], len(pick(red))},
+		{"two tags, any of, once each", link.LinkFilter{Tags: []string{"red", "green"}, Limit: 100},
+			pick(func(i int) bool { return red(i) || i%3 == 1 }), len(pick(func(i int) bool { return red(i) || i%3 == 1 }))},
+		{"two tags, page 2", link.LinkFilter{Tags: []string{"blue", "red", "blue"}, Limit: 4, Page: 2},
+			pick(func(i int) bool { return red(i) || i%3 == 2 })[4:8], len(pick(func(i int) bool { return red(i) || i%3 == 2 }))},
+		{"unknown tag", link.LinkFilter{Tags: []string{"nope"}}, nil, 0},
+		{"search destination, any case", link.LinkFilter{Search: "needle", Limit: 100}, pick(func(i int) bool { return i == 7 || i == 17 }), 2},
+		{"search alias", link.LinkFilter{Search: "L1", Limit: 100}, pick(func(i int) bool { return i >= 10 && i < 20 }), 10},
+		{"search and tag", link.LinkFilter{Search: "needle", Tags: []string{"green"}, Limit: 100}, pick(func(i int) bool { return i == 7 }), 1},
+		{"custom domain", link.LinkFilter{Domain: ptr("GO.example.com"), Limit: 3}, pick(func(i int) bool { return i%5 == 0 })[:3], 5},
+		{"primary host", link.LinkFilter{Domain: ptr(""), Limit: 100}, pick(func(i int) bool { return i%5 != 0 }), 20},
+		{"campaign", link.LinkFilter{CampaignID: "cmp_1", Limit: 100}, pick(func(i int) bool { return i%4 == 0 }), 7},
+		{"campaign and domain and tags", link.LinkFilter{CampaignID: "cmp_1", Domain: ptr("go.example.com"), Tags: []string{"red", "blue"}, Limit: 100},
+			pick(func(i int) bool { return i%4 == 0 && i%5 == 0 }), 2},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := tt.f
+			f.WorkspaceID = ws.ID
+			links, total, err := s.Links.FindLinks(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, l := range links {
+				got = append(got, l.ID)
+				if l.WorkspaceID != ws.ID {
+					t.Fatalf("link of another workspace: %+v", l)
+				}
+			}
+			if !slices.Equal(got, tt.want) || total != tt.wantTotal {
+				t.Fatalf("got %v (total %d), want %v (total %d)", got, total, tt.want, tt.wantTotal)
+			}
+		})
+	}
+
+	_, _, err := s.Links.FindLinks(ctx, link.LinkFilter{WorkspaceID: "ws_zzz"})
+	wantCode(t, err, link.ENOTFOUND)
+	links, total, err := s.Links.FindLinks(ctx, link.LinkFilter{WorkspaceID: other.ID, Tags: []string{"red"}})
+	if err != nil || total != 1 || len(links) != 1 || links[0].Alias != "foreign" {
+		t.Fatalf("other workspace: %v, %d, %v", links, total, err)
+	}
+}
+
+// TestLinks_CountersRandom runs random creates, updates and deletes and
+// compares every counter with a brute-force count (the cleanup checks all
+// indexes too).
+func TestLinks_CountersRandom(t *testing.T) {
+	s, admin, ws := mustSetup(t)
+	other := mustWorkspace(t, s, "Other", admin.ID)
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(1, 2))
+	tags := []string{"a", "b", "c", "d"}
+	randTags := func() []string {
+		var out []string
+		for _, t := range tags {
+			if rng.IntN(3) == 0 {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	var live []*link.Link
+	for range 300 {
+		switch op := rng.IntN(10); {
+		case op < 5 || len(live) == 0:
+			w := ws.ID
+			if rng.IntN(4) == 0 {
+				w = other.ID
+			}
+			live = append(live, mustLink(t, s, w, &link.Link{Tags: randTags()}))
+		case op < 8:
+			i := rng.IntN(len(live))
+			got, err := s.Links.UpdateLink(ctx, live[i].WorkspaceID, live[i].ID, link.LinkUpdate{Tags: ptr(randTags())}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			live[i] = got
+		default:
+			i := rng.IntN(len(live))
+			if err := s.Links.DeleteLink(ctx, live[i].WorkspaceID, live[i].ID); err != nil {
+				t.Fatal(err)
+			}
+			live = slices.Delete(live, i, i+1)
+		}
+	}
+	for _, w := range []string{ws.ID, other.ID} {
+		want := map[string]int{"": 0}
+		for _, l := range live {
+			if l.WorkspaceID != w {
+				continue
+			}
+			want[""]++
+			for _, t := range l.Tags {
+				want[t]++
+			}
+		}
+		wantTotals(t, s, w, want)
+	}
+	if err := s.DB.CheckIndexes(); err != nil {
+		t.Fatal(err)
+	}
+}

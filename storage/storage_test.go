@@ -1,0 +1,165 @@
+package storage_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/storage"
+	bolt "go.etcd.io/bbolt"
+)
+
+// Clock is a clock tests move by hand.
+type Clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+// NewClock returns a clock standing at t.
+func NewClock(t time.Time) *Clock { return &Clock{t: t} }
+
+// Now returns the clock's time.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+// Add moves the clock on by d.
+func (c *Clock) Add(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+// MustOpenDB opens a new data file under tb.TempDir() with a clock standing
+// at t0. At cleanup it checks the link indexes against the records, closes
+// the file, and checks the file's consistency with bolt's own check.
+func MustOpenDB(tb testing.TB) (*storage.DB, *Clock) {
+	tb.Helper()
+	clock := NewClock(t0)
+	path := filepath.Join(tb.TempDir(), "data", "linkbolt.db")
+	return mustOpenPath(tb, path, clock), clock
+}
+
+// MustReopen closes db and opens its file again with the same clock.
+func MustReopen(tb testing.TB, db *storage.DB, clock *Clock) *storage.DB {
+	tb.Helper()
+	if err := db.Close(); err != nil {
+		tb.Fatalf("close: %v", err)
+	}
+	return mustOpenPath(tb, db.Path, clock)
+}
+
+func mustOpenPath(tb testing.TB, path string, clock *Clock) *storage.DB {
+	tb.Helper()
+	db := storage.NewDB(path)
+	db.Now = clock.Now
+	if err := db.Open(); err != nil {
+		tb.Fatalf("open: %v", err)
+	}
+	tb.Cleanup(func() {
+		if db.Opened() {
+			if err := db.CheckIndexes(); err != nil {
+				tb.Error(err)
+			}
+		}
+		if err := db.Close(); err != nil {
+			tb.Errorf("close: %v", err)
+		}
+		checkFile(tb, path)
+	})
+	return db
+}
+
+// checkFile reopens the file with bolt and runs tx.Check.
+func checkFile(tb testing.TB, path string) {
+	tb.Helper()
+	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		tb.Fatalf("reopen for check: %v", err)
+	}
+	defer bdb.Close()
+	err = bdb.View(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			tb.Errorf("bolt check: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// Services bundles the services of one DB.
+type Services struct {
+	DB         *storage.DB
+	Clock      *Clock
+	Users      *storage.UserService
+	Workspaces *storage.WorkspaceService
+	Keys       *storage.KeyService
+	Links      *storage.LinkService
+	Clicks     *storage.ClickService
+}
+
+func newServices(db *storage.DB, clock *Clock) *Services {
+	return &Services{
+		DB: db, Clock: clock,
+		Users:      storage.NewUserService(db),
+		Workspaces: storage.NewWorkspaceService(db),
+		Keys:       storage.NewKeyService(db),
+		Links:      storage.NewLinkService(db),
+		Clicks:     storage.NewClickService(db),
+	}
+}
+
+// mustSetup opens a DB and bootstraps an admin with a workspace.
+func mustSetup(tb testing.TB) (*Services, *link.User, *link.Workspace) {
+	tb.Helper()
+	db, clock := MustOpenDB(tb)
+	s := newServices(db, clock)
+	u := &link.User{Email: "admin@example.com", PasswordHash: []byte("hash")}
+	ws := &link.Workspace{Name: "Default", Plan: link.PlanFree}
+	if err := s.Users.Bootstrap(context.Background(), u, ws); err != nil {
+		tb.Fatalf("bootstrap: %v", err)
+	}
+	return s, u, ws
+}
+
+// mustWorkspace creates another workspace owned by ownerID.
+func mustWorkspace(tb testing.TB, s *Services, name, ownerID string) *link.Workspace {
+	tb.Helper()
+	ws := &link.Workspace{Name: name, Plan: link.PlanFree}
+	if err := s.Workspaces.CreateWorkspace(context.Background(), ws, ownerID); err != nil {
+		tb.Fatalf("create workspace: %v", err)
+	}
+	return ws
+}
+
+// wantCode fails unless err has the domain error code want ("" for nil).
+func wantCode(tb testing.TB, err error, want string) {
+	tb.Helper()
+	if got := link.ErrorCode(err); got != want {
+		tb.Fatalf("error code = %q (%v), want %q", got, err, want)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func mustLink(tb testing.TB, s *Services, wsID string, l *link.Link) *link.Link {
+	tb.Helper()
+	l.WorkspaceID = wsID
+	if l.DestinationURL == "" {
+		l.DestinationURL = "https://example.com/" + fmt.Sprint(time.Now().UnixNano())
+	}
+	if err := s.Links.CreateLink(context.Background(), l); err != nil {
+		tb.Fatalf("create link: %v", err)
+	}
+	return l
+}

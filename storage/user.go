@@ -1,0 +1,171 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/linkbolt/linkbolt/link"
+	bolt "go.etcd.io/bbolt"
+)
+
+var _ link.UserService = (*UserService)(nil)
+
+// UserService keeps users in bbolt. E-mail addresses are unique without
+// regard to case.
+type UserService struct{ db *DB }
+
+// NewUserService returns the user service of db.
+func NewUserService(db *DB) *UserService { return &UserService{db: db} }
+
+type userRecord struct {
+	Email        string    `json:"email"`
+	PasswordHash []byte    `json:"password_hash"`
+	Admin        bool      `json:"admin,omitempty"`
+	CreatedAt    time.Time `json:"created_at"`
+}
+
+func (r *userRecord) user(id uint64) *link.User {
+	return &link.User{
+		ID:           formatID(prefixUser, id),
+		Email:        r.Email,
+		PasswordHash: cloneBytes(r.PasswordHash),
+		Admin:        r.Admin,
+		CreatedAt:    r.CreatedAt,
+	}
+}
+
+func emailKey(email string) []byte { return []byte(strings.ToLower(strings.TrimSpace(email))) }
+
+// FindUserByID returns a user. ENOTFOUND.
+func (s *UserService) FindUserByID(ctx context.Context, id string) (*link.User, error) {
+	uid, ok := parseID(prefixUser, id)
+	if !ok {
+		return nil, link.Errorf(link.ENOTFOUND, "user %q not found", id)
+	}
+	var u *link.User
+	err := s.db.db.View(func(tx *bolt.Tx) error {
+		rec, err := findUser(tx, uid)
+		if err != nil {
+			return err
+		}
+		u = rec.user(uid)
+		return nil
+	})
+	return u, err
+}
+
+// FindUserByEmail returns a user by e-mail, case-insensitively. ENOTFOUND.
+func (s *UserService) FindUserByEmail(ctx context.Context, email string) (*link.User, error) {
+	var u *link.User
+	err := s.db.db.View(func(tx *bolt.Tx) error {
+		idb := tx.Bucket(bucketUsersEmail).Get(emailKey(email))
+		if idb == nil {
+			return link.Errorf(link.ENOTFOUND, "no user with e-mail %q", email)
+		}
+		uid := btoi(idb)
+		rec, err := findUser(tx, uid)
+		if err != nil {
+			return err
+		}
+		u = rec.user(uid)
+		return nil
+	})
+	return u, err
+}
+
+// CountUsers returns the number of users.
+func (s *UserService) CountUsers(ctx context.Context) (int, error) {
+	var n int
+	err := s.db.db.View(func(tx *bolt.Tx) error {
+		n = tx.Bucket(bucketUsers).Stats().KeyN
+		return nil
+	})
+	return n, err
+}
+
+// Bootstrap creates the first user as instance admin and the workspace ws
+// with the user as owner, in one transaction; sets their IDs and times.
+// ECONFLICT if any user exists already; EINVALID for a bad e-mail or
+// workspace.
+func (s *UserService) Bootstrap(ctx context.Context, u *link.User, ws *link.Workspace) error {
+	if msg := link.CheckEmail(u.Email); msg != "" {
+		return &link.Error{Code: link.EINVALID, Message: "email: " + msg, Fields: []link.FieldError{{Field: "email", Message: msg}}}
+	}
+	w := *ws
+	if err := w.Validate(); err != nil {
+		return err
+	}
+	now := s.db.now()
+	var uid, wid uint64
+	err := s.db.db.Update(func(tx *bolt.Tx) error {
+		if k, _ := tx.Bucket(bucketUsers).Cursor().First(); k != nil {
+			return link.Errorf(link.ECONFLICT, "linkbolt is already set up: a user exists")
+		}
+		var err error
+		uid, err = createUser(tx, &userRecord{Email: u.Email, PasswordHash: u.PasswordHash, Admin: true, CreatedAt: now})
+		if err != nil {
+			return err
+		}
+		wid, err = createWorkspace(tx, &workspaceRecord{Name: w.Name, Plan: w.Plan, CreatedAt: now, UpdatedAt: now}, uid)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	u.ID, u.Admin, u.CreatedAt = formatID(prefixUser, uid), true, now
+	w.ID, w.CreatedAt, w.UpdatedAt = formatID(prefixWorkspace, wid), now, now
+	*ws = w
+	return nil
+}
+
+// CreateUser stores a further user (not an admin unless u.Admin); sets ID
+// and CreatedAt. ECONFLICT if the e-mail is taken; EINVALID for a bad e-mail.
+func (s *UserService) CreateUser(ctx context.Context, u *link.User) error {
+	if msg := link.CheckEmail(u.Email); msg != "" {
+		return &link.Error{Code: link.EINVALID, Message: "email: " + msg, Fields: []link.FieldError{{Field: "email", Message: msg}}}
+	}
+	now := s.db.now()
+	var uid uint64
+	err := s.db.db.Update(func(tx *bolt.Tx) error {
+		var err error
+		uid, err = createUser(tx, &userRecord{Email: u.Email, PasswordHash: u.PasswordHash, Admin: u.Admin, CreatedAt: now})
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	u.ID, u.CreatedAt = formatID(prefixUser, uid), now
+	return nil
+}
+
+func findUser(tx *bolt.Tx, id uint64) (*userRecord, error) {
+	var rec userRecord
+	if ok, err := getJSON(tx.Bucket(bucketUsers), itob(id), &rec); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, link.Errorf(link.ENOTFOUND, "user %q not found", formatID(prefixUser, id))
+	}
+	return &rec, nil
+}
+
+func createUser(tx *bolt.Tx, rec *userRecord) (uint64, error) {
+	idx := tx.Bucket(bucketUsersEmail)
+	ekey := emailKey(rec.Email)
+	if idx.Get(ekey) != nil {
+		return 0, link.Errorf(link.ECONFLICT, "a user with e-mail %q exists already", rec.Email)
+	}
+	users := tx.Bucket(bucketUsers)
+	id, err := nextID(users)
+	if err != nil {
+		return 0, err
+	}
+	if err := putJSON(users, itob(id), rec); err != nil {
+		return 0, err
+	}
+	if err := idx.Put(ekey, itob(id)); err != nil {
+		return 0, fmt.Errorf("index user e-mail: %w", err)
+	}
+	return id, nil
+}

@@ -1,0 +1,228 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/linkbolt/linkbolt/link"
+	bolt "go.etcd.io/bbolt"
+)
+
+var _ link.WorkspaceService = (*WorkspaceService)(nil)
+
+// WorkspaceService keeps workspaces and memberships in bbolt. A membership
+// is stored twice, under workspace+user and under user+workspace, so both
+// "members of a workspace" and "workspaces of a user" are prefix scans.
+type WorkspaceService struct{ db *DB }
+
+// NewWorkspaceService returns the workspace service of db.
+func NewWorkspaceService(db *DB) *WorkspaceService { return &WorkspaceService{db: db} }
+
+type workspaceRecord struct {
+	Name      string    `json:"name"`
+	Plan      link.Plan `json:"plan"`
+	CreatedAt time.Time `json:"created_at"`
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+func (r *workspaceRecord) workspace(id uint64) *link.Workspace {
+	return &link.Workspace{
+		ID:        formatID(prefixWorkspace, id),
+		Name:      r.Name,
+		Plan:      r.Plan,
+		CreatedAt: r.CreatedAt,
+		UpdatedAt: r.UpdatedAt,
+	}
+}
+
+type memberRecord struct {
+	Role      link.Role `json:"role"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// CreateWorkspace stores a workspace with ownerID as its owner; sets ID,
+// CreatedAt and UpdatedAt. EINVALID; ENOTFOUND if the owner does not exist.
+func (s *WorkspaceService) CreateWorkspace(ctx context.Context, w *link.Workspace, ownerID string) error {
+	v := *w
+	if err := v.Validate(); err != nil {
+		return err
+	}
+	uid, ok := parseID(prefixUser, ownerID)
+	if !ok {
+		return link.Errorf(link.ENOTFOUND, "user %q not found", ownerID)
+	}
+	now := s.db.now()
+	var wid uint64
+	err := s.db.db.Update(func(tx *bolt.Tx) error {
+		if _, err := findUser(tx, uid); err != nil {
+			return err
+		}
+		var err error
+		wid, err = createWorkspace(tx, &workspaceRecord{Name: v.Name, Plan: v.Plan, CreatedAt: now, UpdatedAt: now}, uid)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	v.ID, v.CreatedAt, v.UpdatedAt = formatID(prefixWorkspace, wid), now, now
+	*w = v
+	return nil
+}
+
+// FindWorkspaceByID returns a workspace. ENOTFOUND.
+func (s *WorkspaceService) FindWorkspaceByID(ctx context.Context, id string) (*link.Workspace, error) {
+	wid, ok := parseID(prefixWorkspace, id)
+	if !ok {
+		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", id)
+	}
+	var w *link.Workspace
+	err := s.db.db.View(func(tx *bolt.Tx) error {
+		rec, err := findWorkspace(tx, wid)
+		if err != nil {
+			return err
+		}
+		w = rec.workspace(wid)
+		return nil
+	})
+	return w, err
+}
+
+// FindMemberships returns the user's workspaces with roles, oldest
+// membership first. An unknown user has none.
+func (s *WorkspaceService) FindMemberships(ctx context.Context, userID string) ([]*link.Membership, error) {
+	uid, ok := parseID(prefixUser, userID)
+	if !ok {
+		return []*link.Membership{}, nil
+	}
+	out := []*link.Membership{}
+	err := s.db.db.View(func(tx *bolt.Tx) error {
+		prefix := itob(uid)
+		c := tx.Bucket(bucketUserWorkspaces).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if len(k) != 16 {
+				return fmt.Errorf("membership key %x: %d bytes, want 16", k, len(k))
+			}
+			var m memberRecord
+			if err := decodeJSON(v, &m); err != nil {
+				return err
+			}
+			wid := btoi(k[8:])
+			rec, err := findWorkspace(tx, wid)
+			if err != nil {
+				return err
+			}
+			out = append(out, &link.Membership{Workspace: rec.workspace(wid), UserID: userID, Role: m.Role, CreatedAt: m.CreatedAt})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// Keys are in workspace order; a membership may be younger than its workspace.
+	sort.SliceStable(out, func(i, j int) bool { return out[i].CreatedAt.Before(out[j].CreatedAt) })
+	return out, nil
+}
+
+// FindMembership returns the user's role in a workspace. ENOTFOUND if the
+// user is not a member (or either does not exist).
+func (s *WorkspaceService) FindMembership(ctx context.Context, workspaceID, userID string) (*link.Membership, error) {
+	wid, ok1 := parseID(prefixWorkspace, workspaceID)
+	uid, ok2 := parseID(prefixUser, userID)
+	if !ok1 || !ok2 {
+		return nil, link.Errorf(link.ENOTFOUND, "user %q is not a member of workspace %q", userID, workspaceID)
+	}
+	var m *link.Membership
+	err := s.db.db.View(func(tx *bolt.Tx) error {
+		var rec memberRecord
+		if ok, err := getJSON(tx.Bucket(bucketWorkspaceMembers), concat(itob(wid), itob(uid)), &rec); err != nil {
+			return err
+		} else if !ok {
+			return link.Errorf(link.ENOTFOUND, "user %q is not a member of workspace %q", userID, workspaceID)
+		}
+		ws, err := findWorkspace(tx, wid)
+		if err != nil {
+			return err
+		}
+		m = &link.Membership{Workspace: ws.workspace(wid), UserID: formatID(prefixUser, uid), Role: rec.Role, CreatedAt: rec.CreatedAt}
+		return nil
+	})
+	return m, err
+}
+
+// UpdateWorkspace applies an update and validates the result. ENOTFOUND,
+// EINVALID.
+func (s *WorkspaceService) UpdateWorkspace(ctx context.Context, id string, upd link.WorkspaceUpdate) (*link.Workspace, error) {
+	wid, ok := parseID(prefixWorkspace, id)
+	if !ok {
+		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", id)
+	}
+	var w *link.Workspace
+	err := s.db.db.Update(func(tx *bolt.Tx) error {
+		rec, err := findWorkspace(tx, wid)
+		if err != nil {
+			return err
+		}
+		next := rec.workspace(wid)
+		if upd.Name != nil {
+			next.Name = *upd.Name
+		}
+		if upd.Plan != nil {
+			next.Plan = *upd.Plan
+		}
+		if err := next.Validate(); err != nil {
+			return err
+		}
+		rec.Name, rec.Plan, rec.UpdatedAt = next.Name, next.Plan, s.db.now()
+		if err := putJSON(tx.Bucket(bucketWorkspaces), itob(wid), rec); err != nil {
+			return err
+		}
+		w = rec.workspace(wid)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+func findWorkspace(tx *bolt.Tx, id uint64) (*workspaceRecord, error) {
+	var rec workspaceRecord
+	if ok, err := getJSON(tx.Bucket(bucketWorkspaces), itob(id), &rec); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", formatID(prefixWorkspace, id))
+	}
+	return &rec, nil
+}
+
+// workspaceExists returns ENOTFOUND unless the workspace exists.
+func workspaceExists(tx *bolt.Tx, id uint64) error {
+	if tx.Bucket(bucketWorkspaces).Get(itob(id)) == nil {
+		return link.Errorf(link.ENOTFOUND, "workspace %q not found", formatID(prefixWorkspace, id))
+	}
+	return nil
+}
+
+// createWorkspace stores a workspace and makes ownerID its owner.
+func createWorkspace(tx *bolt.Tx, rec *workspaceRecord, ownerID uint64) (uint64, error) {
+	b := tx.Bucket(bucketWorkspaces)
+	id, err := nextID(b)
+	if err != nil {
+		return 0, err
+	}
+	if err := putJSON(b, itob(id), rec); err != nil {
+		return 0, err
+	}
+	return id, putMembership(tx, id, ownerID, &memberRecord{Role: link.RoleOwner, CreatedAt: rec.CreatedAt})
+}
+
+// putMembership writes a membership in both directions.
+func putMembership(tx *bolt.Tx, wid, uid uint64, m *memberRecord) error {
+	if err := putJSON(tx.Bucket(bucketWorkspaceMembers), concat(itob(wid), itob(uid)), m); err != nil {
+		return err
+	}
+	return putJSON(tx.Bucket(bucketUserWorkspaces), concat(itob(uid), itob(wid)), m)
+}

@@ -135,7 +135,9 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	defer r.flushMu.Unlock()
 	r.mu.Lock()
 	batch := r.buf
-	r.buf = nil
+	// The next batch will likely be as large: size it so that redirects do
+	// not pay for growing it.
+	r.buf = make([]link.Click, 0, min(max(cap(batch), 64), r.max))
 	r.mu.Unlock()
 	if len(batch) == 0 {
 		return nil

@@ -43,7 +43,7 @@ func (c *clock) Add(d time.Duration) {
 // env is a whole server over a real bbolt file, with an admin, a workspace
 // and keys of both scopes, and a second workspace with its own key and link.
 type env struct {
-	t        *testing.T
+	t        testing.TB
 	srv      *Server
 	db       *storage.DB
 	clock    *clock
@@ -62,7 +62,7 @@ type env struct {
 
 var testStart = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 
-func newEnv(t *testing.T, opts ...func(*Config)) *env {
+func newEnv(t testing.TB, opts ...func(*Config)) *env {
 	t.Helper()
 	clk := &clock{t: testStart}
 	db := storage.NewDB(filepath.Join(t.TempDir(), "linkbolt.db"))
@@ -153,7 +153,7 @@ func (e *env) createKey(cred, name, scope string) string {
 
 // response is a decoded answer.
 type response struct {
-	t      *testing.T
+	t      testing.TB
 	status int
 	header http.Header
 	raw    []byte

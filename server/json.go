@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"io"
 	"mime"
-	"reflect"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 

@@ -67,8 +67,8 @@ func TestLinkValidation(t *testing.T) {
 	e := newEnv(t)
 	long := "https://example.com/" + strings.Repeat("a", 4096)
 	for _, tc := range []struct {
-		name, body string
-		status     int
+		name, body  string
+		status      int
 		code, field string
 	}{
 		{"javascript", `{"destination_url":"javascript:alert(1)"}`, 422, "validation_failed", "destination_url"},

@@ -32,17 +32,23 @@ func (s *Server) serveRedirect(w http.ResponseWriter, r *http.Request, code stri
 		})
 	}
 	h := w.Header()
-	h.Set("Location", Destination(l))
+	h["Location"] = []string{Destination(l)}
 	// Permanent redirects may be cached briefly so browsers still come back
 	// (and count) after a change; temporary ones are never cached.
 	if l.RedirectCode == http.StatusMovedPermanently || l.RedirectCode == http.StatusPermanentRedirect {
-		h.Set("Cache-Control", "public, max-age=300")
+		h["Cache-Control"] = cachePermanent
 	} else {
-		h.Set("Cache-Control", "private, no-cache, no-store, max-age=0")
+		h["Cache-Control"] = cacheTemporary
 	}
-	h.Set("Referrer-Policy", "unsafe-url")
 	w.WriteHeader(l.RedirectCode)
 }
+
+// The Cache-Control values of redirects, shared by every answer (net/http
+// only reads them).
+var (
+	cachePermanent = []string{"public, max-age=300"}
+	cacheTemporary = []string{"private, no-cache, no-store, max-age=0"}
+)
 
 // Destination returns where a link redirects to: its destination with the
 // link's UTM values set in the query. The rest of the destination is kept

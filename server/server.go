@@ -296,7 +296,6 @@ func (s *Server) serveFallback(w http.ResponseWriter, r *http.Request) {
 	s.writeError(w, r, link.Errorf(link.ENOTFOUND, "no route for %s %s", r.Method, p))
 }
 
-
 // statusWriter remembers the status of an answer for the request log.
 type statusWriter struct {
 	http.ResponseWriter

@@ -3,7 +3,9 @@ package server
 import (
 	"context"
 	"crypto/subtle"
+	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -272,14 +274,27 @@ func (s *Server) handleUpdateWorkspace(w http.ResponseWriter, r *http.Request, c
 }
 
 // handleBackup streams a consistent copy of the data file to the instance
-// admin while the server keeps running.
+// admin while the server keeps running, with its exact Content-Length.
 func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request, _ *caller) error {
-	w.Header().Set("Content-Type", "application/octet-stream")
-	w.Header().Set("Content-Disposition", `attachment; filename="linkbolt-backup.db"`)
-	w.Header().Set("Cache-Control", "no-store")
-	if _, err := s.db.WriteBackup(w); err != nil {
+	started := false
+	_, err := s.db.StreamBackup(func(size int64) (io.Writer, error) {
+		started = true
+		h := w.Header()
+		h.Set("Content-Type", "application/octet-stream")
+		h.Set("Content-Disposition", `attachment; filename="linkbolt-backup.db"`)
+		h.Set("Content-Length", strconv.FormatInt(size, 10))
+		h.Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusOK)
+		return w, nil
+	})
+	if err != nil && !started {
+		return err
+	}
+	if err != nil {
+		// The status is sent: cut the body short so the client sees a
+		// truncated copy rather than a complete-looking bad one.
 		s.logger.Error("backup failed", "err", err)
-		panic(http.ErrAbortHandler) // the status is sent; cut the body short
+		panic(http.ErrAbortHandler)
 	}
 	return nil
 }

@@ -166,3 +166,7 @@ func (db *DB) CheckIndexes() error {
 
 // Opened reports whether the DB is open.
 func (db *DB) Opened() bool { return db.db != nil }
+
+// SetAfterBackgroundFlush makes the background flush loop call f after
+// each flush; call it before Open.
+func (db *DB) SetAfterBackgroundFlush(f func(error)) { db.afterBackgroundFlush = f }

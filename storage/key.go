@@ -127,21 +127,35 @@ func (s usageSnapshot) usage(tx *bolt.Tx, id uint64) (keyUsage, error) {
 // under usageMu, so a running flush is either in the snapshot (its
 // transaction id is known and not above the snapshot's) or still in
 // flushing, never both and never neither.
-func (db *DB) viewWithUsage(fn func(*bolt.Tx, usageSnapshot) error) error {
+//
+// For a list (many keys) the pending uses are copied and usageMu released
+// at once; for a single key (the per-request FindKeyByHash) copying every
+// pending key would cost more than holding usageMu for the few point reads
+// of fn, so then usageMu is held until fn returns.
+func (db *DB) viewWithUsage(list bool, fn func(*bolt.Tx, usageSnapshot) error) error {
 	db.usageMu.Lock()
+	locked := true
+	defer func() {
+		if locked {
+			db.usageMu.Unlock()
+		}
+	}()
 	tx, err := db.db.Begin(false)
 	if err != nil {
-		db.usageMu.Unlock()
 		return fmt.Errorf("begin read: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }() // a read transaction has nothing to lose
-	snap := usageSnapshot{pending: maps.Clone(db.pending)}
+	snap := usageSnapshot{pending: db.pending}
 	if db.flushing != nil {
 		if id := db.flushTxID.Load(); id == 0 || uint64(tx.ID()) < id {
 			snap.flushing = db.flushing
 		}
 	}
-	db.usageMu.Unlock()
+	if list {
+		snap.pending = maps.Clone(db.pending)
+		db.usageMu.Unlock()
+		locked = false
+	}
 	return fn(tx, snap)
 }
 
@@ -270,7 +284,7 @@ func (s *KeyService) FindKeyByID(ctx context.Context, workspaceID, id string) (*
 		return nil, link.Errorf(link.ENOTFOUND, "key %q not found", id)
 	}
 	var k *link.APIKey
-	err := s.db.viewWithUsage(func(tx *bolt.Tx, snap usageSnapshot) error {
+	err := s.db.viewWithUsage(false, func(tx *bolt.Tx, snap usageSnapshot) error {
 		rec, err := findKey(tx, wid, kid)
 		if err != nil {
 			return err
@@ -295,7 +309,7 @@ func (s *KeyService) FindKeyByHash(ctx context.Context, hash []byte) (*link.APIK
 		return nil, link.Errorf(link.ENOTFOUND, "key not found")
 	}
 	var k *link.APIKey
-	err := s.db.viewWithUsage(func(tx *bolt.Tx, snap usageSnapshot) error {
+	err := s.db.viewWithUsage(false, func(tx *bolt.Tx, snap usageSnapshot) error {
 		v := tx.Bucket(bucketKeysHash).Get(hash)
 		if v == nil {
 			return link.Errorf(link.ENOTFOUND, "key not found")
@@ -325,7 +339,7 @@ func (s *KeyService) FindKeys(ctx context.Context, workspaceID string) ([]*link.
 		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
 	}
 	out := []*link.APIKey{}
-	err := s.db.viewWithUsage(func(tx *bolt.Tx, snap usageSnapshot) error {
+	err := s.db.viewWithUsage(true, func(tx *bolt.Tx, snap usageSnapshot) error {
 		if err := workspaceExists(tx, wid); err != nil {
 			return err
 		}

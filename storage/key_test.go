@@ -357,3 +357,47 @@ func TestKeys_UsageConcurrent(t *testing.T) {
 		t.Fatalf("on disk = %d, %v", n, err)
 	}
 }
+
+// TestKeys_BackgroundFlush checks that Open starts a loop that writes key
+// usage every KeyUsageFlush. It waits for the loop's signal, not a timer.
+func TestKeys_BackgroundFlush(t *testing.T) {
+	db, clock := MustOpenDB(t)
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	flushed := make(chan error, 100)
+	db.KeyUsageFlush = time.Millisecond
+	db.SetAfterBackgroundFlush(func(err error) {
+		select {
+		case flushed <- err:
+		default:
+		}
+	})
+	if err := db.Open(); err != nil {
+		t.Fatal(err)
+	}
+	s := newServices(db, clock)
+	u := &link.User{Email: "admin@example.com"}
+	ws := &link.Workspace{Name: "W", Plan: link.PlanFree}
+	if err := s.Users.Bootstrap(context.Background(), u, ws); err != nil {
+		t.Fatal(err)
+	}
+	k := mustKey(t, s, newKey(ws.ID, "lb_live_bg"))
+	s.Keys.TouchKey(k.ID, t0)
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case err := <-flushed:
+			if err != nil {
+				t.Fatal(err)
+			}
+		case <-timeout:
+			t.Fatal("no background flush wrote the use")
+		}
+		if n, err := db.DiskKeyUsage(k.ID); err != nil {
+			t.Fatal(err)
+		} else if n == 1 {
+			return
+		}
+	}
+}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -94,13 +96,21 @@ func (s *LinkService) FindLinkByID(ctx context.Context, workspaceID, id string) 
 	return l, nil
 }
 
-// FindLinkByAlias returns the link for a redirect: one read transaction,
-// three point reads. ENOTFOUND.
+// FindLinkByAlias returns the link for a redirect, from the redirect cache
+// or one short read transaction. Its Clicks is not filled in, and the
+// link is shared with other redirects: callers must not modify it.
+// ENOTFOUND.
 func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string) (*link.Link, error) {
 	domain = strings.ToLower(domain)
+	key := string(aliasKey(domain, alias))
+	cache := &s.db.aliases
+	if l, ok := cache.get(key); ok {
+		return l, nil
+	}
+	gen := cache.generation()
 	var l *link.Link
 	err := s.db.db.View(func(tx *bolt.Tx) error {
-		v := tx.Bucket(bucketLinksAlias).Get(aliasKey(domain, alias))
+		v := tx.Bucket(bucketLinksAlias).Get([]byte(key))
 		if v == nil {
 			return link.Errorf(link.ENOTFOUND, "no link %q", alias)
 		}
@@ -109,12 +119,13 @@ func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string)
 		if err != nil {
 			return fmt.Errorf("alias index: %w", err)
 		}
-		l, err = linkWithClicks(tx, lid, rec)
-		return err
+		l = rec.link(lid, 0)
+		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
+	cache.put(key, l, gen)
 	return l, nil
 }
 
@@ -137,14 +148,17 @@ func (s *LinkService) FindLinks(ctx context.Context, f link.LinkFilter) ([]*link
 	if f.Page <= 0 {
 		f.Page = 1
 	}
-	offset := f.Offset()
+	offset := math.MaxInt - f.Limit // a page past any workspace, without overflow
+	if f.Page-1 < offset/f.Limit {
+		offset = f.Offset()
+	}
 	var tags []string
 	for _, t := range f.Tags {
 		if t = strings.TrimSpace(t); t != "" && !slices.Contains(tags, t) {
 			tags = append(tags, t)
 		}
 	}
-	match := linkMatcher(f)
+	quick, match := linkMatcher(f)
 
 	out := []*link.Link{}
 	var total int
@@ -152,6 +166,7 @@ func (s *LinkService) FindLinks(ctx context.Context, f link.LinkFilter) ([]*link
 		if err := workspaceExists(tx, wid); err != nil {
 			return err
 		}
+		links := tx.Bucket(bucketLinks).Cursor()
 		var it idIterator
 		counted := match == nil && len(tags) <= 1
 		switch len(tags) {
@@ -181,7 +196,7 @@ func (s *LinkService) FindLinks(ctx context.Context, f link.LinkFilter) ([]*link
 			it = m
 		}
 
-		n := 0
+		n, seeked := 0, false
 		for idb := it.next(); idb != nil; idb = it.next() {
 			if counted && n >= offset+f.Limit {
 				break
@@ -193,15 +208,35 @@ func (s *LinkService) FindLinks(ctx context.Context, f link.LinkFilter) ([]*link
 				continue
 			}
 			lid := btoi(idb)
-			rec, err := findLink(tx, wid, lid)
-			if err != nil {
-				return fmt.Errorf("link index: %w", err)
+			// One cursor for all reads (a Get per link would allocate a
+			// cursor each time). Walking newest first, the wanted link is
+			// often the one before the last, which Prev reaches cheaply.
+			var k, raw []byte
+			if seeked {
+				k, raw = links.Prev()
 			}
-			if match != nil && !match(rec) {
+			if !bytes.Equal(k, idb) {
+				k, raw = links.Seek(idb)
+				seeked = true
+			}
+			if !bytes.Equal(k, idb) {
+				return fmt.Errorf("link index: link %x missing", idb)
+			}
+			if quick != nil && !quick(raw) {
+				continue
+			}
+			var rec linkRecord
+			if err := decodeJSON(raw, &rec); err != nil {
+				return err
+			}
+			if rec.Workspace != wid {
+				return fmt.Errorf("link index: link %x belongs to workspace %d, not %d", idb, rec.Workspace, wid)
+			}
+			if match != nil && !match(&rec) {
 				continue
 			}
 			if n >= offset && len(out) < f.Limit {
-				l, err := linkWithClicks(tx, lid, rec)
+				l, err := linkWithClicks(tx, lid, &rec)
 				if err != nil {
 					return err
 				}
@@ -220,20 +255,50 @@ func (s *LinkService) FindLinks(ctx context.Context, f link.LinkFilter) ([]*link
 	return out, total, nil
 }
 
-// linkMatcher returns the test of the filters that need the record, or nil
-// when there are none.
-func linkMatcher(f link.LinkFilter) func(*linkRecord) bool {
+// linkMatcher returns the test of the filters that need the record, or
+// nils when there are none. quick is a cheap necessary condition on the
+// encoded record that spares decoding most records that do not match; it
+// relies on encoding/json writing a string's bytes unchanged unless they
+// include characters it escapes.
+func linkMatcher(f link.LinkFilter) (quick func([]byte) bool, match func(*linkRecord) bool) {
 	search := strings.ToLower(strings.TrimSpace(f.Search))
 	campaign := f.CampaignID
 	domain := f.Domain
 	if search == "" && campaign == "" && domain == nil {
-		return nil
+		return nil, nil
 	}
 	if domain != nil {
 		d := strings.ToLower(strings.TrimSpace(*domain))
 		domain = &d
 	}
-	return func(r *linkRecord) bool {
+	var needles [][]byte
+	if campaign != "" {
+		needles = append(needles, jsonField("campaign_id", campaign))
+	}
+	var noDomain []byte // the primary host: the field is left out
+	if domain != nil && *domain != "" {
+		needles = append(needles, jsonField("domain", *domain))
+	} else if domain != nil {
+		noDomain = []byte(`"domain":`)
+	}
+	searchRaw := search != "" && !strings.ContainsAny(search, jsonEscaped)
+	var lower []byte // reused: FindLinks calls quick from one goroutine
+	quick = func(raw []byte) bool {
+		for _, n := range needles {
+			if !bytes.Contains(raw, n) {
+				return false
+			}
+		}
+		if noDomain != nil && bytes.Contains(raw, noDomain) {
+			return false
+		}
+		if !searchRaw {
+			return true
+		}
+		lower = appendLower(lower[:0], raw)
+		return bytes.Contains(lower, []byte(search))
+	}
+	match = func(r *linkRecord) bool {
 		if campaign != "" && r.CampaignID != campaign {
 			return false
 		}
@@ -245,6 +310,36 @@ func linkMatcher(f link.LinkFilter) func(*linkRecord) bool {
 		}
 		return true
 	}
+	return quick, match
+}
+
+// appendLower appends the lower case of b to dst. ASCII is lowered in
+// place; anything else goes through bytes.ToLower, whose Unicode mapping
+// the field test (strings.ToLower) uses too.
+func appendLower(dst, b []byte) []byte {
+	for _, c := range b {
+		if c >= 0x80 {
+			return append(dst, bytes.ToLower(b)...)
+		}
+	}
+	for _, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+// jsonEscaped holds the characters encoding/json may write other than as
+// themselves (besides control characters and invalid UTF-8, which
+// validated fields do not hold).
+const jsonEscaped = "\"\\<>&\u2028\u2029"
+
+// jsonField returns `"name":"value"` as encoding/json writes it.
+func jsonField(name, value string) []byte {
+	v, _ := json.Marshal(value) // a string always encodes
+	return concat([]byte(`"`+name+`":`), v)
 }
 
 // containsFold reports whether s contains the lower-case substr, ignoring case.
@@ -256,7 +351,10 @@ func containsFold(s, substr string) bool {
 type idIterator interface{ next() []byte }
 
 // mergedIndex merges reverse index walks into one, newest first, each ID once.
-type mergedIndex struct{ its []*reverseIndex }
+type mergedIndex struct {
+	its []*reverseIndex
+	cur [8]byte
+}
 
 func (m *mergedIndex) next() []byte {
 	var max []byte
@@ -268,13 +366,13 @@ func (m *mergedIndex) next() []byte {
 	if max == nil {
 		return nil
 	}
-	max = cloneBytes(max) // the cursors move below
+	copy(m.cur[:], max) // the cursors move below
 	for _, it := range m.its {
-		if id := it.peek(); id != nil && bytes.Equal(id, max) {
+		if id := it.peek(); id != nil && bytes.Equal(id, m.cur[:]) {
 			it.next()
 		}
 	}
-	return max
+	return m.cur[:]
 }
 
 // CreateLink stores a link, generating a code when the alias is empty;
@@ -440,11 +538,13 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 	}
 	now := s.db.now()
 	var out *link.Link
+	var oldKey []byte
 	err := s.db.db.Update(func(tx *bolt.Tx) error {
 		rec, err := findLink(tx, wid, lid)
 		if err != nil {
 			return err
 		}
+		oldKey = aliasKey(rec.Domain, rec.Alias)
 		l, err := linkWithClicks(tx, lid, rec)
 		if err != nil {
 			return err
@@ -504,6 +604,9 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 		out = rec.link(lid, uint64(l.Clicks))
 		return nil
 	})
+	if oldKey != nil {
+		s.db.aliases.forget(string(oldKey))
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -519,11 +622,18 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 	if !ok1 || !ok2 {
 		return link.Errorf(link.ENOTFOUND, "link %q not found", id)
 	}
+	var oldKey []byte
+	defer func() {
+		if oldKey != nil {
+			s.db.aliases.forget(string(oldKey))
+		}
+	}()
 	return s.db.db.Update(func(tx *bolt.Tx) error {
 		rec, err := findLink(tx, wid, lid)
 		if err != nil {
 			return err
 		}
+		oldKey = aliasKey(rec.Domain, rec.Alias)
 		idb := itob(lid)
 		if err := tx.Bucket(bucketLinks).Delete(idb); err != nil {
 			return fmt.Errorf("delete link: %w", err)

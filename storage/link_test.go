@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -456,5 +457,135 @@ func TestLinks_CountersRandom(t *testing.T) {
 	}
 	if err := s.DB.CheckIndexes(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestFindLinks_HugePage(t *testing.T) {
+	s, _, ws := mustSetup(t)
+	mustLink(t, s, ws.ID, &link.Link{Alias: "one"})
+	for _, f := range []link.LinkFilter{
+		{WorkspaceID: ws.ID, Page: math.MaxInt, Limit: 100},
+		{WorkspaceID: ws.ID, Page: math.MaxInt / 50, Limit: 100},
+		{WorkspaceID: ws.ID, Page: math.MaxInt, Limit: 100, Search: "one"},
+	} {
+		links, total, err := s.Links.FindLinks(context.Background(), f)
+		if err != nil || len(links) != 0 || total != 1 {
+			t.Fatalf("page %d: %v, %d, %v", f.Page, links, total, err)
+		}
+	}
+}
+
+// TestFindLinks_SearchEncoding checks search and filters on values that
+// JSON escapes or that change under Unicode case mapping, where the quick
+// test on encoded records must not drop a match.
+func TestFindLinks_SearchEncoding(t *testing.T) {
+	s, _, ws := mustSetup(t)
+	amp := mustLink(t, s, ws.ID, &link.Link{Alias: "amp", DestinationURL: "https://example.com/?a=1&b=<2>"})
+	kelvin := mustLink(t, s, ws.ID, &link.Link{Alias: "temp1", DestinationURL: "https://example.com/\u212a\u00dcber"})
+	camp := mustLink(t, s, ws.ID, &link.Link{Alias: "camp", CampaignID: "c&<x>", Domain: "Ex.Example.com"})
+	for _, tt := range []struct {
+		name string
+		f    link.LinkFilter
+		want string
+	}{
+		{"escaped characters", link.LinkFilter{Search: "&B=<2"}, amp.ID},
+		{"kelvin sign lowers to k", link.LinkFilter{Search: "k"}, kelvin.ID},
+		{"non-ASCII any case", link.LinkFilter{Search: "üBER"}, kelvin.ID},
+		{"escaped campaign", link.LinkFilter{CampaignID: "c&<x>"}, camp.ID},
+		{"domain any case", link.LinkFilter{Domain: ptr("EX.example.COM")}, camp.ID},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := tt.f
+			f.WorkspaceID = ws.ID
+			links, total, err := s.Links.FindLinks(context.Background(), f)
+			if err != nil || total != 1 || len(links) != 1 || links[0].ID != tt.want {
+				t.Fatalf("got %v (total %d, %v), want %s", links, total, err, tt.want)
+			}
+		})
+	}
+}
+
+// TestFindLinkByAlias_Cache checks that the redirect cache never answers
+// with a link older than the file: after an update (destination, alias),
+// a delete, and under concurrent updates and lookups.
+func TestFindLinkByAlias_Cache(t *testing.T) {
+	s, _, ws := mustSetup(t)
+	ctx := context.Background()
+	l := &link.Link{WorkspaceID: ws.ID, Alias: "hot", DestinationURL: "https://example.com/1"}
+	if err := s.Links.CreateLink(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	dest := func(alias string) string {
+		t.Helper()
+		got, err := s.Links.FindLinkByAlias(ctx, "", alias)
+		if link.ErrorCode(err) == link.ENOTFOUND {
+			return "<none>"
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return got.DestinationURL
+	}
+	if got := dest("hot"); got != "https://example.com/1" {
+		t.Fatalf("dest = %q", got)
+	}
+	d2 := "https://example.com/2"
+	if _, err := s.Links.UpdateLink(ctx, ws.ID, l.ID, link.LinkUpdate{DestinationURL: &d2}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := dest("hot"); got != d2 {
+		t.Fatalf("after update dest = %q, want %q", got, d2)
+	}
+	// Via another LinkService over the same file: the cache is the file's.
+	other := storage.NewLinkService(s.DB)
+	cold := "cold"
+	if _, err := other.UpdateLink(ctx, ws.ID, l.ID, link.LinkUpdate{Alias: &cold}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := dest("hot"); got != "<none>" {
+		t.Fatalf("old alias still answers %q", got)
+	}
+	if got := dest("cold"); got != d2 {
+		t.Fatalf("new alias answers %q", got)
+	}
+	if err := s.Links.DeleteLink(ctx, ws.ID, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := dest("cold"); got != "<none>" {
+		t.Fatalf("deleted link answers %q", got)
+	}
+
+	// Concurrent lookups while the destination changes: once the updates
+	// are done, the lookup must see the last one.
+	l = &link.Link{WorkspaceID: ws.ID, Alias: "race", DestinationURL: "https://example.com/0"}
+	if err := s.Links.CreateLink(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					s.Links.FindLinkByAlias(ctx, "", "race")
+				}
+			}
+		}()
+	}
+	var last string
+	for i := range 200 {
+		last = fmt.Sprintf("https://example.com/%d", i+1)
+		if _, err := s.Links.UpdateLink(ctx, ws.ID, l.ID, link.LinkUpdate{DestinationURL: &last}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	wg.Wait()
+	if got := dest("race"); got != last {
+		t.Fatalf("after concurrent updates dest = %q, want %q", got, last)
 	}
 }

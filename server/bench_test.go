@@ -1,0 +1,36 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// BenchmarkRedirect measures the redirect handler (lookup, click hand-off,
+// headers) without the network; bench/redirects.sh measures it over HTTP.
+func BenchmarkRedirect(b *testing.B) {
+	e := newEnv(b)
+	for i := 0; i < 100; i++ {
+		l := &link.Link{WorkspaceID: e.ws, Alias: fmt.Sprintf("c%d", i), DestinationURL: "https://example.com/page", RedirectCode: 302}
+		if err := e.srv.links.CreateLink(b.Context(), l); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			req := httptest.NewRequest("GET", "/c"+fmt.Sprint(i%100), nil)
+			w := httptest.NewRecorder()
+			e.srv.ServeHTTP(w, req)
+			if w.Code != http.StatusFound {
+				b.Fatalf("status %d", w.Code)
+			}
+			i++
+		}
+	})
+}

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -162,4 +164,38 @@ func TestDestination(t *testing.T) {
 			t.Errorf("Destination(%+v) = %q, want %q", tc.l, got, tc.want)
 		}
 	}
+}
+
+func TestMetrics(t *testing.T) {
+	e := newEnv(t)
+	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"m"}`, 201)
+	for i := 0; i < 3; i++ {
+		e.do("GET", "/m", "", "", 302)
+	}
+	r := e.request(newRequest("GET", "/metrics", "", ""))
+	if r.status != 200 || !strings.Contains(string(r.raw), "linkbolt_clicks_pending 3") ||
+		!strings.Contains(string(r.raw), "linkbolt_clicks_dropped_total 0") {
+		t.Fatalf("metrics: %d %s", r.status, r.raw)
+	}
+	e.flush()
+	if r := e.request(newRequest("GET", "/metrics", "", "")); !strings.Contains(string(r.raw), "linkbolt_clicks_written_total 3") {
+		t.Fatalf("metrics after flush: %s", r.raw)
+	}
+}
+
+func TestPanicRecovery(t *testing.T) {
+	e := newEnv(t)
+	e.srv.handle("GET", "/v1/test-panic", accessRead, func(http.ResponseWriter, *http.Request, *caller) error {
+		panic("boom")
+	})
+	rec := httptest.NewRecorder()
+	e.srv.ServeHTTP(rec, newRequest("GET", "/v1/test-panic", e.readKey, ""))
+	if rec.Code != 500 || !strings.Contains(rec.Body.String(), `"code":"internal"`) || strings.Contains(rec.Body.String(), "boom") {
+		t.Fatalf("panic answer: %d %s", rec.Code, rec.Body.String())
+	}
+	if !strings.Contains(e.logs.String(), "boom") {
+		t.Fatal("the panic is not logged")
+	}
+	// The server goes on serving.
+	e.do("GET", "/v1/links", e.readKey, "", 200)
 }

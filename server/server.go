@@ -244,6 +244,7 @@ func (s *Server) routes() {
 	r.GET("/healthz", s.serveHealth)
 	r.HEAD("/healthz", s.serveHealth)
 	r.GET("/v1/openapi.json", serveOpenAPI)
+	r.GET("/metrics", s.metricsHandler())
 	r.GET("/", s.serveHome)
 	r.GET("/setup", s.serveSetupPage)
 

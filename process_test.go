@@ -171,4 +171,3 @@ func TestProcessCrash(t *testing.T) {
 	}
 	t.Logf("clicks after kill -9: %v of 50", got)
 }
-

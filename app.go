@@ -23,6 +23,8 @@ type app struct {
 	logger   *slog.Logger
 	db       *storage.DB
 	recorder *analytics.Recorder
+	clicks   link.ClickService
+	geo      *analytics.GeoIP
 	server   *server.Server
 	http     *http.Server
 	listener net.Listener
@@ -33,11 +35,15 @@ type app struct {
 func newApp(ctx context.Context, cfg *Config, logger *slog.Logger) (*app, error) {
 	db := storage.NewDB(cfg.Storage.Path)
 	db.KeyUsageFlush = cfg.flushInterval
+	db.Logger = logger
 	if err := db.Open(); err != nil {
 		return nil, err
 	}
 	a := &app{cfg: cfg, logger: logger, db: db}
 	if err := a.wire(ctx); err != nil {
+		if a.geo != nil {
+			a.geo.Close()
+		}
 		db.Close()
 		return nil, err
 	}
@@ -54,15 +60,25 @@ func (a *app) wire(ctx context.Context) error {
 		}
 	}
 	clicks := storage.NewClickService(a.db)
+	a.clicks = clicks
+	var geo *analytics.GeoIP
+	if cfg.Analytics.GeoIPPath != "" {
+		var err error
+		if geo, err = analytics.OpenGeoIP(cfg.Analytics.GeoIPPath); err != nil {
+			return fmt.Errorf("analytics.geoip_path: %w", err)
+		}
+		a.geo = geo
+	}
 	a.recorder = analytics.NewRecorder(clicks, cfg.flushInterval, cfg.Clicks.QueueSize, a.logger)
+	a.recorder.SetEnrich(analytics.Enricher(analytics.NewClassifier(geo), clicks))
 	srv, err := server.New(server.Config{
 		BaseURL: cfg.Server.BaseURL, AltBaseURL: cfg.Server.AltBaseURL, MaxBody: cfg.Server.MaxBody,
 		KeyPrefix: cfg.Auth.KeyPrefix, TokenTTL: cfg.tokenTTL, RotationGrace: cfg.rotationGrace,
 		Plans: map[link.Plan]int{
 			link.PlanFree: cfg.Plans.Free, link.PlanPro: cfg.Plans.Pro, link.PlanEnterprise: cfg.Plans.Enterprise,
 		},
-		DefaultPlan: link.Plan(cfg.Workspaces.DefaultPlan),
-		LoginPerIP:  cfg.Auth.LoginPerIP, LoginPerAccount: cfg.Auth.LoginPerAccount,
+		DefaultPlan: link.Plan(cfg.Workspaces.DefaultPlan), BehindProxy: cfg.Server.BehindProxy,
+		LoginPerIP: cfg.Auth.LoginPerIP, LoginPerAccount: cfg.Auth.LoginPerAccount,
 	}, server.Deps{
 		DB: a.db, Links: storage.NewLinkService(a.db), Keys: storage.NewKeyService(a.db),
 		Users: storage.NewUserService(a.db), Workspaces: storage.NewWorkspaceService(a.db),
@@ -119,6 +135,9 @@ func (a *app) addr() string { return a.listener.Addr().String() }
 // data file is closed.
 func (a *app) run(ctx context.Context) error {
 	a.recorder.Start()
+	pruneCtx, stopPrune := context.WithCancel(context.Background())
+	pruned := make(chan struct{})
+	go func() { defer close(pruned); a.pruneLoop(pruneCtx) }()
 	errc := make(chan error, 1)
 	go func() { errc <- a.http.Serve(a.listener) }()
 	a.logger.Info("linkbolt is serving", "version", versionString(), "listen", a.addr(),
@@ -132,14 +151,22 @@ func (a *app) run(ctx context.Context) error {
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.shutdownTimeout)
 	defer cancel()
 	if err := a.http.Shutdown(sctx); err != nil {
-		a.logger.Error("shutdown: requests still running were cut off", "err", err)
+		a.logger.Error("shutdown: requests still running after server.shutdown_timeout are cut off", "err", err)
+		a.http.Close()
 	}
+	stopPrune()
+	<-pruned
 	errs := []error{}
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		errs = append(errs, serveErr)
 	}
-	if err := a.recorder.Close(sctx); err != nil {
+	// The last clicks are written whatever the shutdown timeout left: a
+	// graceful stop loses none.
+	if err := a.recorder.Close(context.WithoutCancel(sctx)); err != nil {
 		errs = append(errs, fmt.Errorf("writing the last clicks: %w", err))
+	}
+	if a.geo != nil {
+		a.geo.Close()
 	}
 	if err := a.db.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("closing the data file: %w", err))
@@ -148,4 +175,24 @@ func (a *app) run(ctx context.Context) error {
 		a.logger.Info("stopped cleanly", "clicks_written", a.recorder.Written())
 	}
 	return errors.Join(errs...)
+}
+
+// pruneLoop deletes raw clicks older than analytics.retention at start and
+// then every hour, until ctx ends.
+func (a *app) pruneLoop(ctx context.Context) {
+	t := time.NewTicker(time.Hour)
+	defer t.Stop()
+	for {
+		n, err := a.clicks.PruneClicks(ctx, time.Now().Add(-a.cfg.retention))
+		if err != nil && ctx.Err() == nil {
+			a.logger.Error("pruning old clicks failed", "err", err)
+		} else if n > 0 {
+			a.logger.Info("pruned raw clicks past the retention", "clicks", n, "retention", a.cfg.retention)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }

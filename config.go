@@ -25,6 +25,7 @@ type Config struct {
 		AltBaseURL      string `mapstructure:"alt_base_url"`
 		MaxBody         int64  `mapstructure:"max_body"`
 		ShutdownTimeout string `mapstructure:"shutdown_timeout"`
+		BehindProxy     bool   `mapstructure:"behind_proxy"`
 	} `mapstructure:"server"`
 	Storage struct {
 		Path string `mapstructure:"path"`
@@ -54,14 +55,18 @@ type Config struct {
 		FlushInterval string `mapstructure:"flush_interval"`
 		QueueSize     int    `mapstructure:"queue_size"`
 	} `mapstructure:"clicks"`
+	Analytics struct {
+		GeoIPPath string `mapstructure:"geoip_path"`
+		Retention string `mapstructure:"retention"`
+	} `mapstructure:"analytics"`
 	Log struct {
 		Level  string `mapstructure:"level"`
 		Format string `mapstructure:"format"`
 	} `mapstructure:"log"`
 
 	// Parsed by Validate.
-	shutdownTimeout, tokenTTL, rotationGrace, flushInterval time.Duration
-	logLevel                                                slog.Level
+	shutdownTimeout, tokenTTL, rotationGrace, flushInterval, retention time.Duration
+	logLevel                                                           slog.Level
 }
 
 // defaults holds every key with its default; config.example.yaml mirrors it.
@@ -71,6 +76,7 @@ var defaults = map[string]any{
 	"server.alt_base_url":     "",
 	"server.max_body":         1 << 20,
 	"server.shutdown_timeout": "15s",
+	"server.behind_proxy":     false,
 	"storage.path":            "./data/linkbolt.db",
 	"auth.jwt_secret":         "",
 	"auth.token_ttl":          "24h",
@@ -87,6 +93,8 @@ var defaults = map[string]any{
 	"admin.password":          "",
 	"clicks.flush_interval":   "1s",
 	"clicks.queue_size":       1_000_000,
+	"analytics.geoip_path":    "",
+	"analytics.retention":     "2160h",
 	"log.level":               "info",
 	"log.format":              "text",
 }
@@ -139,6 +147,7 @@ func (c *Config) Validate() error {
 	dur("auth.token_ttl", c.Auth.TokenTTL, time.Minute, &c.tokenTTL)
 	dur("auth.rotation_grace", c.Auth.RotationGrace, 0, &c.rotationGrace)
 	dur("clicks.flush_interval", c.Clicks.FlushInterval, 0, &c.flushInterval)
+	dur("analytics.retention", c.Analytics.Retention, time.Hour, &c.retention)
 	for key, raw := range map[string]string{"server.base_url": c.Server.BaseURL, "server.alt_base_url": c.Server.AltBaseURL} {
 		if raw == "" && key == "server.alt_base_url" {
 			continue

@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"syscall"
+	_ "time/tzdata" // analytics time zones work on hosts without a zone database
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".

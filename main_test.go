@@ -321,3 +321,35 @@ func TestVersionAndUsage(t *testing.T) {
 		t.Fatalf("unknown command exit %d", code)
 	}
 }
+
+// TestStopWithRequestInFlight: a request that outlives the shutdown
+// timeout is cut off, but every click is still written.
+func TestStopWithRequestInFlight(t *testing.T) {
+	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\nclicks:\n  flush_interval: 1h\n")
+	cfg.shutdownTimeout = 500 * time.Millisecond
+	base, stop := startApp(t, cfg, nil)
+	c := client{t, base}
+	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+	l := c.must("POST", "/v1/links", tok, `{"destination_url":"https://example.com/"}`, 201)
+	for i := 0; i < 20; i++ {
+		c.call("GET", "/"+l["alias"].(string), "", "")
+	}
+	// A POST whose body never ends holds a request open.
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	req, _ := http.NewRequest("POST", base+"/v1/links", pr)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+tok)
+	go http.DefaultClient.Do(req)
+	pw.Write([]byte(`{"destination_url":`))
+	time.Sleep(50 * time.Millisecond) // let the request reach the handler
+
+	if err := stop(); err != nil {
+		t.Fatalf("stop: %v", err)
+	}
+	base, _ = startApp(t, cfg, nil)
+	c = client{t, base}
+	if got := c.must("GET", "/v1/links/"+l["id"].(string), tok, "", 200)["clicks"]; got != float64(20) {
+		t.Fatalf("clicks after a stop that cut a request off = %v, want 20", got)
+	}
+}

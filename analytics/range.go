@@ -105,7 +105,11 @@ func ParseRange(q RangeQuery, now time.Time) (Range, error) {
 		return Range{}, link.Errorf(link.EINVALIDREQUEST, "interval must be hour or day, not %q", q.Interval)
 	}
 	if n := r.bucketCount(); n > MaxBuckets {
-		return Range{}, link.Errorf(link.EINVALIDREQUEST, "the range holds %d %s buckets; at most %d: use a shorter range or interval=day", n, r.Interval, MaxBuckets)
+		hint := "a shorter range or interval=day"
+		if r.Interval == Day {
+			hint = "a shorter range"
+		}
+		return Range{}, link.Errorf(link.EINVALIDREQUEST, "the range holds %d %s buckets; at most %d: use %s", n, r.Interval, MaxBuckets, hint)
 	}
 	return r, nil
 }
@@ -134,7 +138,11 @@ func (r Range) Buckets() []time.Time {
 	var out []time.Time
 	var t time.Time
 	if r.Interval == Hour {
-		t = r.Start.Truncate(time.Hour)
+		// The first whole hour in the range: where the offset is not whole
+		// hours, the hour before the start holds no clicks of the range.
+		if t = r.Start.Truncate(time.Hour); t.Before(r.Start) {
+			t = t.Add(time.Hour)
+		}
 	} else {
 		t = midnight(r.Start)
 	}

@@ -1,6 +1,8 @@
 // Package analytics owns linkbolt's click pipeline between a redirect and
-// the database: the in-memory recorder that batches clicks, and the time
-// ranges and buckets analytics answer in.
+// the database: the in-memory recorder that batches clicks, the
+// classification of each click (user agent, bot, country, daily-salted
+// visitor hash) done on the recorder's goroutine, and the time ranges and
+// buckets analytics answer in.
 package analytics
 
 import (
@@ -25,6 +27,7 @@ type ClickStore interface {
 // dropped, counted and logged loudly rather than growing memory without end.
 type Recorder struct {
 	store    ClickStore
+	enrich   func(ctx context.Context, batch []link.Click) error
 	interval time.Duration
 	max      int
 	logger   *slog.Logger
@@ -57,6 +60,24 @@ func NewRecorder(store ClickStore, interval time.Duration, max int, logger *slog
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 }
 
+// SetEnrich sets the function that classifies a batch in place before it
+// is written (user agent, country, visitor). It runs on the flush
+// goroutine, never on a redirect, and must leave classified clicks alone
+// when a failed batch is tried again. Call it before Start.
+func (r *Recorder) SetEnrich(fn func(ctx context.Context, batch []link.Click) error) {
+	r.enrich = fn
+}
+
+// write classifies a batch and writes it.
+func (r *Recorder) write(ctx context.Context, batch []link.Click) error {
+	if r.enrich != nil {
+		if err := r.enrich(ctx, batch); err != nil {
+			return err
+		}
+	}
+	return r.store.RecordClicks(ctx, batch)
+}
+
 // Start runs the flush loop until Close.
 func (r *Recorder) Start() {
 	if r.interval <= 0 || !r.started.CompareAndSwap(false, true) {
@@ -86,7 +107,7 @@ func (r *Recorder) loop() {
 // writes every click at once (Interval 0).
 func (r *Recorder) Record(c link.Click) {
 	if r.interval <= 0 {
-		if err := r.store.RecordClicks(context.Background(), []link.Click{c}); err != nil {
+		if err := r.write(context.Background(), []link.Click{c}); err != nil {
 			r.dropped.Add(1)
 			r.logger.Error("writing a click failed; it is lost", "link", c.LinkID, "err", err)
 			return
@@ -135,17 +156,30 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	defer r.flushMu.Unlock()
 	r.mu.Lock()
 	batch := r.buf
-	// The next batch will likely be as large: size it so that redirects do
-	// not pay for growing it.
-	r.buf = make([]link.Click, 0, min(max(cap(batch), 64), r.max))
-	r.mu.Unlock()
 	if len(batch) == 0 {
+		r.mu.Unlock()
 		return nil
 	}
-	if err := r.store.RecordClicks(ctx, batch); err != nil {
+	// The next batch will likely be as large as this one: size it so that
+	// redirects do not pay for growing it.
+	r.buf = make([]link.Click, 0, min(max(len(batch), 64), r.max))
+	r.mu.Unlock()
+	if err := r.write(ctx, batch); err != nil {
 		r.mu.Lock()
 		r.buf = append(batch, r.buf...)
+		// Clicks recorded during the write went into a fresh queue: keep the
+		// bound by dropping the newest of them.
+		over := len(r.buf) - r.max
+		if over > 0 {
+			clear(r.buf[r.max:])
+			r.buf = r.buf[:r.max]
+		}
 		r.mu.Unlock()
+		if over > 0 {
+			n := r.dropped.Add(int64(over))
+			r.logger.Error("click queue is full: clicks are being DROPPED; the disk cannot keep up",
+				"queue", r.max, "dropped", over, "dropped_total", n)
+		}
 		return err
 	}
 	r.written.Add(int64(len(batch)))

@@ -2,31 +2,117 @@ package link
 
 import (
 	"context"
+	"net/netip"
 	"time"
 )
 
 // Click is one followed short link (a GET redirect; HEAD is not a click).
+// The redirect fills in what it knows; the click recorder classifies the
+// rest before the batch is written. The address and the user agent are
+// held in memory only and are never stored.
 type Click struct {
 	LinkID      string
 	WorkspaceID string
+	CampaignID  string
 	Time        time.Time
-	// Referrer is the host of the Referer header, or "" for direct visits.
+	// Referrer is the lower-case host of the Referer header, or "" for
+	// direct visits (stored as "direct").
 	Referrer  string
 	UserAgent string
+	Addr      netip.Addr
+
+	// Filled in by the recorder.
+	Browser string // e.g. "Chrome", "Firefox", "curl"; "unknown"
+	OS      string // e.g. "Windows", "iOS", "Android"; "unknown"
+	Device  string // desktop, mobile, tablet, bot or unknown
+	Country string // ISO 3166-1 alpha-2 code, or "unknown"
+	Bot     bool
+	// Visitor is a hash of address and user agent under a salt that
+	// changes every UTC day: it counts unique visitors per day and cannot
+	// be turned back into an address.
+	Visitor uint64
 }
+
+// The dimensions of click analytics, as named in the answers' top lists.
+const (
+	DimLinks     = "links"
+	DimReferrers = "referrers"
+	DimCountries = "countries"
+	DimDevices   = "devices"
+	DimBrowsers  = "browsers"
+	DimOS        = "os"
+)
+
+// Dimensions lists the dimensions in the order answers show them.
+var Dimensions = []string{DimLinks, DimReferrers, DimCountries, DimDevices, DimBrowsers, DimOS}
 
 // Bucket is the click count of one time bucket starting at Start.
 type Bucket struct {
-	Start  time.Time
+	Start     time.Time
+	Clicks    int64 // all clicks, bots included
+	BotClicks int64
+}
+
+// StatsScope is what analytics are asked about.
+type StatsScope string
+
+// The scopes of analytics.
+const (
+	ScopeWorkspace StatsScope = "workspace"
+	ScopeLink      StatsScope = "link"
+	ScopeCampaign  StatsScope = "campaign"
+)
+
+// StatsFilter selects the clicks of one workspace, link or campaign in the
+// half-open range [Start, End). Start and End are whole UTC hours.
+type StatsFilter struct {
+	WorkspaceID string
+	Scope       StatsScope
+	// ID is the link or campaign id; empty for the workspace scope.
+	ID          string
+	Start, End  time.Time
+	ExcludeBots bool
+	// TopLimit is the length of each top list.
+	TopLimit int
+}
+
+// TopEntry is one value of a dimension and its clicks.
+type TopEntry struct {
+	Value  string
 	Clicks int64
+}
+
+// Stats is the answer of analytics: read from aggregates, never from a
+// scan of raw clicks.
+type Stats struct {
+	Clicks    int64 // without bots when the filter excludes them
+	BotClicks int64
+	// UniqueVisitors sums the distinct visitors of each UTC day the range
+	// touches (the salt changes daily, so a visitor on two days counts twice).
+	UniqueVisitors int64
+	// Hourly holds the non-empty hours of the range, in order.
+	Hourly []Bucket
+	// Top maps each of Dimensions to its entries, most clicks first
+	// (ties by value), at most TopLimit of them.
+	Top map[string][]TopEntry
 }
 
 // ClickService stores clicks and answers from their aggregates.
 type ClickService interface {
-	// RecordClicks writes a batch of clicks, their counters and aggregates
-	// in one transaction.
+	// RecordClicks writes a batch of classified clicks, their raw events,
+	// counters and aggregates in one transaction.
 	RecordClicks(ctx context.Context, clicks []Click) error
-	// WorkspaceHourly returns the workspace's hourly click counts for the
-	// hours in [start, end), only the non-empty hours, in order.
-	WorkspaceHourly(ctx context.Context, workspaceID string, start, end time.Time) ([]Bucket, error)
+	// Stats answers analytics for a filter. ENOTFOUND when the link or
+	// campaign is not in the workspace.
+	Stats(ctx context.Context, f StatsFilter) (*Stats, error)
+	// ExportClicks calls fn for each raw click of the workspace in
+	// [start, end), oldest first, inside one read transaction, so the
+	// export is consistent and never held in memory whole.
+	ExportClicks(ctx context.Context, workspaceID string, start, end time.Time, fn func(*Click) error) error
+	// PruneClicks deletes the raw clicks (and daily visitor sets) older
+	// than before; aggregates are kept. It returns how many clicks it deleted.
+	PruneClicks(ctx context.Context, before time.Time) (int, error)
+	// DailySalt returns the secret salt of the UTC day of t, creating it
+	// once; salts of past days are deleted by PruneClicks.
+	DailySalt(ctx context.Context, day time.Time) ([]byte, error)
 }

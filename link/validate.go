@@ -100,9 +100,11 @@ func CheckDestination(raw string, own []string) string {
 	for _, o := range own {
 		oh, op, err := net.SplitHostPort(o)
 		if err != nil {
-			oh, op = o, ""
+			// No port: a name, a bare IPv6 address, or one in brackets as
+			// url.URL.Host writes it ("[::1]").
+			oh, op = strings.TrimSuffix(strings.TrimPrefix(o, "["), "]"), ""
 		}
-		if host != oh {
+		if host != strings.ToLower(strings.TrimSuffix(oh, ".")) {
 			continue
 		}
 		// Same host: it points back here unless it names another port.

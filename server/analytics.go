@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/linkbolt/linkbolt/analytics"
+	"github.com/linkbolt/linkbolt/link"
 )
 
 type rangeResponse struct {
@@ -15,7 +16,9 @@ type rangeResponse struct {
 }
 
 type totalsResponse struct {
-	Clicks int64 `json:"clicks"`
+	Clicks         int64 `json:"clicks"`
+	BotClicks      int64 `json:"bot_clicks"`
+	UniqueVisitors int64 `json:"unique_visitors"`
 }
 
 type pointResponse struct {
@@ -23,43 +26,123 @@ type pointResponse struct {
 	Clicks int64  `json:"clicks"`
 }
 
-type analyticsResponse struct {
-	Range      rangeResponse   `json:"range"`
-	Totals     totalsResponse  `json:"totals"`
-	Timeseries []pointResponse `json:"timeseries"`
+type topEntryResponse struct {
+	Value    string `json:"value"`
+	Clicks   int64  `json:"clicks"`
+	ShortURL string `json:"short_url,omitempty"`
 }
 
-// parseRange reads the range parameters of an analytics request.
-func (s *Server) parseRange(r *http.Request, c *caller) (analytics.Range, error) {
+type analyticsResponse struct {
+	Range      rangeResponse                 `json:"range"`
+	Totals     totalsResponse                `json:"totals"`
+	Timeseries []pointResponse               `json:"timeseries"`
+	Top        map[string][]topEntryResponse `json:"top"`
+}
+
+// statsQuery is a parsed analytics request.
+type statsQuery struct {
+	rng    analytics.Range
+	filter link.StatsFilter
+}
+
+// parseStatsQuery reads the parameters shared by the analytics endpoints
+// and the export: range, start, end, tz, interval, exclude_bots, limit.
+func (s *Server) parseStatsQuery(r *http.Request, c *caller, scope link.StatsScope, id string) (*statsQuery, error) {
 	q := r.URL.Query()
-	return analytics.ParseRange(analytics.RangeQuery{
+	rg, err := analytics.ParseRange(analytics.RangeQuery{
 		Name: q.Get("range"), Start: q.Get("start"), End: q.Get("end"),
 		TZ: q.Get("tz"), Interval: q.Get("interval"), First: c.workspace.CreatedAt,
 	}, s.now())
+	if err != nil {
+		return nil, err
+	}
+	f := link.StatsFilter{WorkspaceID: c.workspace.ID, Scope: scope, ID: id, Start: rg.Start, End: rg.End, TopLimit: 10}
+	switch v := q.Get("exclude_bots"); v {
+	case "", "false", "0":
+	case "true", "1":
+		f.ExcludeBots = true
+	default:
+		return nil, link.Errorf(link.EINVALIDREQUEST, "exclude_bots must be true or false, not %q", v)
+	}
+	if f.TopLimit, err = positiveParam(q.Get("limit"), "limit", 10, 100); err != nil {
+		return nil, err
+	}
+	return &statsQuery{rng: rg, filter: f}, nil
 }
 
-// handleWorkspaceAnalytics answers the workspace's clicks over a range from
-// the hourly aggregates: the total and a timeseries with every bucket.
 func (s *Server) handleWorkspaceAnalytics(w http.ResponseWriter, r *http.Request, c *caller) error {
-	rg, err := s.parseRange(r, c)
+	return s.serveStats(w, r, c, link.ScopeWorkspace, "")
+}
+
+func (s *Server) handleLinkAnalytics(w http.ResponseWriter, r *http.Request, c *caller) error {
+	return s.serveStats(w, r, c, link.ScopeLink, c.params.ByName("id"))
+}
+
+// serveStats answers the analytics of a workspace, link or campaign from
+// the aggregates: totals, a timeseries with every bucket of the range in
+// its time zone (zeros included) and the top lists.
+func (s *Server) serveStats(w http.ResponseWriter, r *http.Request, c *caller, scope link.StatsScope, id string) error {
+	q, err := s.parseStatsQuery(r, c, scope, id)
 	if err != nil {
 		return err
 	}
-	hourly, err := s.clicks.WorkspaceHourly(r.Context(), c.workspace.ID, rg.Start, rg.End)
+	st, err := s.clicks.Stats(r.Context(), q.filter)
 	if err != nil {
 		return err
 	}
-	buckets := rg.Buckets()
-	counts := rg.Fold(buckets, hourly)
+	if st.Top == nil {
+		st.Top = map[string][]link.TopEntry{}
+	}
+	if scope == link.ScopeLink && st.Clicks > 0 {
+		// A link's top list of links is the link itself.
+		st.Top[link.DimLinks] = []link.TopEntry{{Value: id, Clicks: st.Clicks}}
+	}
 	out := analyticsResponse{
-		Range: rangeResponse{Name: rg.Name, Start: ts(rg.Start), End: ts(rg.End),
-			TZ: rg.Location.String(), Interval: string(rg.Interval)},
-		Timeseries: make([]pointResponse, len(buckets)),
+		Range: rangeResponse{Name: q.rng.Name, Start: ts(q.rng.Start), End: ts(q.rng.End),
+			TZ: q.rng.Location.String(), Interval: string(q.rng.Interval)},
+		Totals:     totalsResponse{Clicks: st.Clicks, BotClicks: st.BotClicks, UniqueVisitors: st.UniqueVisitors},
+		Timeseries: s.timeseries(q, st),
+		Top:        make(map[string][]topEntryResponse, len(link.Dimensions)),
 	}
-	for i, b := range buckets {
-		out.Timeseries[i] = pointResponse{Start: ts(b), Clicks: counts[i]}
-		out.Totals.Clicks += counts[i]
+	for _, dim := range link.Dimensions {
+		entries := make([]topEntryResponse, 0, len(st.Top[dim]))
+		for _, e := range st.Top[dim] {
+			te := topEntryResponse{Value: e.Value, Clicks: e.Clicks}
+			if dim == link.DimLinks {
+				te.ShortURL = s.shortURLOf(r, c.workspace.ID, e.Value)
+			}
+			entries = append(entries, te)
+		}
+		out.Top[dim] = entries
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// timeseries folds the hourly totals into the range's buckets.
+func (s *Server) timeseries(q *statsQuery, st *link.Stats) []pointResponse {
+	hourly := st.Hourly
+	if q.filter.ExcludeBots {
+		hourly = make([]link.Bucket, len(st.Hourly))
+		for i, b := range st.Hourly {
+			hourly[i] = link.Bucket{Start: b.Start, Clicks: b.Clicks - b.BotClicks}
+		}
+	}
+	buckets := q.rng.Buckets()
+	counts := q.rng.Fold(buckets, hourly)
+	out := make([]pointResponse, len(buckets))
+	for i, b := range buckets {
+		out[i] = pointResponse{Start: ts(b), Clicks: counts[i]}
+	}
+	return out
+}
+
+// shortURLOf returns the short URL of a link of the workspace, or "" when
+// the link was deleted since its clicks were counted.
+func (s *Server) shortURLOf(r *http.Request, workspaceID, id string) string {
+	l, err := s.links.FindLinkByID(r.Context(), workspaceID, id)
+	if err != nil {
+		return ""
+	}
+	return s.shortURL(l)
 }

@@ -187,3 +187,41 @@ func TestCrossWorkspace(t *testing.T) {
 	wantProblem(t, e.request(newRequest("GET", "/v1/workspaces/"+e.ws, other, "")), 404, "not_found")
 	wantProblem(t, e.request(newRequest("PATCH", "/v1/workspaces/"+e.ws, other, `{"name":"mine"}`)), 404, "not_found")
 }
+
+// TestStepOrder checks that each step of the pipeline answers before the
+// next: 401 before 403, 403 before 404, 429 before 403.
+func TestStepOrder(t *testing.T) {
+	e := newEnv(t)
+	// A revoked read_write key on a write route: 401, not 403 or 404.
+	k := e.do("POST", "/v1/keys", e.adminToken, `{"name":"gone","scope":"read_write"}`, 201)
+	e.do("DELETE", "/v1/keys/"+k.str("id"), e.adminToken, "", 204)
+	wantProblem(t, e.request(newRequest("DELETE", "/v1/links/"+e.otherLink, k.str("key"), "")), 401, "unauthorized")
+	// A read key deleting another workspace's link: 403 (authorize) before 404 (scope).
+	wantProblem(t, e.request(newRequest("DELETE", "/v1/links/"+e.otherLink, e.readKey, "")), 403, "forbidden")
+	// A read_write key: 404, the other workspace's link is not revealed.
+	wantProblem(t, e.request(newRequest("DELETE", "/v1/links/"+e.otherLink, e.writeKey, "")), 404, "not_found")
+	// Over the limit, a forbidden write is a 429 first.
+	for i := 0; i < 100; i++ {
+		e.request(newRequest("GET", "/v1/links", e.readKey, ""))
+	}
+	wantProblem(t, e.request(newRequest("POST", "/v1/links", e.readKey, `{"destination_url":"https://example.com/"}`)), 429, "rate_limited")
+}
+
+func TestHTTPEdges(t *testing.T) {
+	e := newEnv(t)
+	// HEAD answers wherever GET does, without a body.
+	for _, p := range []string{"/v1/links", "/v1/keys", "/healthz", "/v1/openapi.json", "/"} {
+		r := e.request(newRequest("HEAD", p, e.readKey, ""))
+		if r.status != 200 || len(r.raw) != 0 {
+			t.Fatalf("HEAD %s: %d, %d bytes", p, r.status, len(r.raw))
+		}
+	}
+	// A trailing slash is a 404, not a redirect that would copy the query.
+	r := e.request(newRequest("GET", "/v1/links/?api_key="+e.readKey, "", ""))
+	wantProblem(t, r, 404, "not_found")
+	if r.header.Get("Location") != "" {
+		t.Fatalf("redirected to %q", r.header.Get("Location"))
+	}
+	wantProblem(t, e.request(newRequest("POST", "/v1/links", e.writeKey, `null`)), 400, "invalid_request")
+	wantProblem(t, e.request(newRequest("GET", "/v1/links?tags="+tags(21), e.readKey, "")), 400, "invalid_request")
+}

@@ -74,6 +74,7 @@ func newEnv(t testing.TB, opts ...func(*Config)) *env {
 	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	clicks := storage.NewClickService(db)
 	rec := analytics.NewRecorder(clicks, time.Hour, 0, logger) // flushed by hand
+	rec.SetEnrich(analytics.Enricher(analytics.NewClassifier(nil), clicks))
 	cfg := Config{
 		BaseURL: "http://lb.test", AltBaseURL: "http://s.test", MaxBody: 1 << 20, KeyPrefix: "lb",
 		TokenTTL: 24 * time.Hour, RotationGrace: 24 * time.Hour,

@@ -56,7 +56,7 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error
 		}
 		return link.Errorf(link.EINVALIDREQUEST, "could not read the body: %v", err)
 	}
-	if len(bytes.TrimSpace(data)) == 0 {
+	if t := bytes.TrimSpace(data); len(t) == 0 || bytes.Equal(t, []byte("null")) {
 		return link.Errorf(link.EINVALIDREQUEST, "the body is empty: send a JSON object")
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))

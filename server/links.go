@@ -190,6 +190,9 @@ func (s *Server) handleListLinks(w http.ResponseWriter, r *http.Request, c *call
 				f.Tags = append(f.Tags, tag)
 			}
 		}
+		if len(f.Tags) > link.MaxTags {
+			return link.Errorf(link.EINVALIDREQUEST, "tags: at most %d tags", link.MaxTags)
+		}
 	}
 	if q.Has("domain") {
 		d, err := s.linkDomain(q.Get("domain"))

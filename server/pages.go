@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/subtle"
 	"html/template"
 	"net/http"
 
@@ -58,7 +59,7 @@ func (s *Server) serveSetupPage(w http.ResponseWriter, r *http.Request, _ httpro
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Referrer-Policy", "no-referrer")
 	tok := ""
-	if want := s.setupToken.Load(); want != nil && r.URL.Query().Get("token") == *want {
+	if want := s.setupToken.Load(); want != nil && subtle.ConstantTimeCompare([]byte(r.URL.Query().Get("token")), []byte(*want)) == 1 {
 		tok = *want
 	}
 	_ = setupPage.Execute(w, tok)

@@ -27,8 +27,9 @@ func (s *Server) serveRedirect(w http.ResponseWriter, r *http.Request, code stri
 	}
 	if r.Method == http.MethodGet {
 		s.recorder.Record(link.Click{
-			LinkID: l.ID, WorkspaceID: l.WorkspaceID, Time: s.now(),
+			LinkID: l.ID, WorkspaceID: l.WorkspaceID, CampaignID: l.CampaignID, Time: s.now(),
 			Referrer: referrerHost(r.Header.Get("Referer")), UserAgent: r.Header.Get("User-Agent"),
+			Addr: s.clientAddr(r),
 		})
 	}
 	h := w.Header()
@@ -56,7 +57,7 @@ var (
 // the destination.
 func Destination(l *link.Link) string {
 	if l.UTMSource == "" && l.UTMMedium == "" && l.UTMCampaign == "" {
-		return l.DestinationURL
+		return asciiURL(l.DestinationURL)
 	}
 	rest, frag, hasFrag := strings.Cut(l.DestinationURL, "#")
 	base, query, _ := strings.Cut(rest, "?")
@@ -90,7 +91,43 @@ func Destination(l *link.Link) string {
 		b.WriteByte('#')
 		b.WriteString(frag)
 	}
-	return b.String()
+	return asciiURL(b.String())
+}
+
+// asciiURL percent-encodes the non-ASCII bytes after the host of a URL, so
+// that a Location header carries only ASCII as HTTP requires. The host is
+// left as it is.
+func asciiURL(u string) string {
+	start := strings.Index(u, "://")
+	if start < 0 {
+		return u
+	}
+	start += 3
+	if i := strings.IndexAny(u[start:], "/?#"); i >= 0 {
+		start += i
+	} else {
+		return u
+	}
+	n := 0
+	for i := start; i < len(u); i++ {
+		if u[i] >= 0x80 {
+			n++
+		}
+	}
+	if n == 0 {
+		return u
+	}
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, len(u)+2*n)
+	b = append(b, u[:start]...)
+	for i := start; i < len(u); i++ {
+		if c := u[i]; c >= 0x80 {
+			b = append(b, '%', hex[c>>4], hex[c&15])
+		} else {
+			b = append(b, c)
+		}
+	}
+	return string(b)
 }
 
 func overridden(key string, set [][2]string) bool {

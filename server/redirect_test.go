@@ -159,6 +159,9 @@ func TestDestination(t *testing.T) {
 		{link.Link{DestinationURL: "https://e.com/?a=1&utm_medium=x", UTMMedium: "y"}, "https://e.com/?a=1&utm_medium=y"},
 		{link.Link{DestinationURL: "https://e.com/?utm_medium=x", UTMSource: "s"}, "https://e.com/?utm_medium=x&utm_source=s"},
 		{link.Link{DestinationURL: "https://e.com/#top", UTMSource: "s&t"}, "https://e.com/?utm_source=s%26t#top"},
+		{link.Link{DestinationURL: "https://e.com/straße?q=grün#über"}, "https://e.com/stra%C3%9Fe?q=gr%C3%BCn#%C3%BCber"},
+		{link.Link{DestinationURL: "https://e.com/ü", UTMSource: "ä"}, "https://e.com/%C3%BC?utm_source=%C3%A4"},
+		{link.Link{DestinationURL: "https://bücher.example"}, "https://bücher.example"},
 	} {
 		if got := Destination(&tc.l); got != tc.want {
 			t.Errorf("Destination(%+v) = %q, want %q", tc.l, got, tc.want)

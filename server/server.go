@@ -9,8 +9,8 @@ import (
 	"crypto/rand"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"runtime/debug"
 	"strings"
@@ -36,7 +36,10 @@ type Config struct {
 	// Plans maps each plan to its requests per minute; 0 means unlimited.
 	Plans       map[link.Plan]int
 	DefaultPlan link.Plan
-	// LoginPerMinute bounds login attempts per client address and per account.
+	// BehindProxy takes the client address from X-Real-IP or
+	// X-Forwarded-For, set by a reverse proxy in front of linkbolt.
+	BehindProxy bool
+	// LoginPerIP and LoginPerAccount bound login attempts a minute.
 	LoginPerIP      int
 	LoginPerAccount int
 }
@@ -155,8 +158,20 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			s.writeError(w, r, fmt.Errorf("panic: %v", v))
 		}
 	}()
+	if r.Method == http.MethodHead {
+		w = headWriter{w}
+	}
 	s.router.ServeHTTP(w, r)
 }
+
+// headWriter answers HEAD requests with the headers of GET and no body
+// (net/http drops it too; this keeps every handler honest under httptest).
+type headWriter struct{ http.ResponseWriter }
+
+func (headWriter) Write(b []byte) (int, error) { return len(b), nil }
+
+// Unwrap lets http.ResponseController reach the connection.
+func (w headWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // HTTPServer returns an http.Server for addr with timeouts set, so that a
 // slow client cannot hold a connection for ever.
@@ -178,13 +193,40 @@ func (s *Server) shortURL(l *link.Link) string {
 	return s.primary.String() + "/" + l.Alias
 }
 
-// clientIP returns the address of the client without the port.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
+// clientAddr returns the address of the client: the peer's, or behind a
+// reverse proxy (server.behind_proxy) the one the proxy saw, from
+// X-Real-IP or the last entry of X-Forwarded-For. The invalid Addr when
+// there is none.
+func (s *Server) clientAddr(r *http.Request) netip.Addr {
+	if s.cfg.BehindProxy {
+		if v := r.Header.Get("X-Real-IP"); v != "" {
+			if a, err := netip.ParseAddr(strings.TrimSpace(v)); err == nil {
+				return a.Unmap()
+			}
+		}
+		if v := r.Header.Values("X-Forwarded-For"); len(v) > 0 {
+			last := v[len(v)-1]
+			if i := strings.LastIndexByte(last, ','); i >= 0 {
+				last = last[i+1:]
+			}
+			if a, err := netip.ParseAddr(strings.TrimSpace(last)); err == nil {
+				return a.Unmap()
+			}
+		}
 	}
-	return host
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil {
+		return netip.Addr{}
+	}
+	return ap.Addr().Unmap()
+}
+
+// clientIP returns the client's address as text, for login limits.
+func (s *Server) clientIP(r *http.Request) string {
+	if a := s.clientAddr(r); a.IsValid() {
+		return a.String()
+	}
+	return r.RemoteAddr
 }
 
 // handlerFunc is an API handler: it returns an error instead of writing one,
@@ -203,6 +245,9 @@ const (
 )
 
 func (s *Server) handle(method, path string, a access, h handlerFunc) {
+	if method == http.MethodGet {
+		defer s.handle(http.MethodHead, path, a, h)
+	}
 	s.router.Handle(method, path, func(rw http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		start := time.Now()
 		w := &statusWriter{ResponseWriter: rw}
@@ -234,6 +279,7 @@ func (s *Server) handle(method, path string, a access, h handlerFunc) {
 func (s *Server) routes() {
 	r := httprouter.New()
 	r.RedirectFixedPath = false
+	r.RedirectTrailingSlash = false
 	r.HandleMethodNotAllowed = true
 	r.NotFound = http.HandlerFunc(s.serveFallback)
 	r.MethodNotAllowed = http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
@@ -244,8 +290,10 @@ func (s *Server) routes() {
 	r.GET("/healthz", s.serveHealth)
 	r.HEAD("/healthz", s.serveHealth)
 	r.GET("/v1/openapi.json", serveOpenAPI)
+	r.HEAD("/v1/openapi.json", serveOpenAPI)
 	r.GET("/metrics", s.metricsHandler())
 	r.GET("/", s.serveHome)
+	r.HEAD("/", s.serveHome)
 	r.GET("/setup", s.serveSetupPage)
 
 	s.handle("POST", "/v1/auth/login", accessPublic, s.handleLogin)
@@ -270,6 +318,8 @@ func (s *Server) routes() {
 	s.handle("DELETE", "/v1/links/:id", accessWrite, s.handleDeleteLink)
 
 	s.handle("GET", "/v1/analytics/workspace", accessRead, s.handleWorkspaceAnalytics)
+	s.handle("GET", "/v1/analytics/links/:id", accessRead, s.handleLinkAnalytics)
+	s.handle("GET", "/v1/analytics/export", accessRead, s.handleExport)
 
 	s.handle("POST", "/api/urls", accessWrite, s.handleSimpleCreate)
 }
@@ -312,7 +362,7 @@ func (w *statusWriter) WriteHeader(code int) {
 
 func (w *statusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
-		w.status = http.StatusOK
+		w.WriteHeader(http.StatusOK)
 	}
 	return w.ResponseWriter.Write(b)
 }

@@ -3,8 +3,11 @@ package server
 import (
 	"context"
 	"crypto/subtle"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -52,7 +55,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ *caller) 
 	for _, lim := range []struct {
 		key string
 		n   int
-	}{{"login-ip:" + clientIP(r), s.cfg.LoginPerIP}, {"login:" + email, s.cfg.LoginPerAccount}} {
+	}{{"login-ip:" + s.clientIP(r), s.cfg.LoginPerIP}, {"login:" + email, s.cfg.LoginPerAccount}} {
 		if d := s.limiters.Allow(lim.key, lim.n); !d.Allowed {
 			secs := int(d.RetryAfter.Seconds())
 			retryAfter(w, secs)
@@ -273,27 +276,39 @@ func (s *Server) handleUpdateWorkspace(w http.ResponseWriter, r *http.Request, c
 	return nil
 }
 
-// handleBackup streams a consistent copy of the data file to the instance
-// admin while the server keeps running, with its exact Content-Length.
+// handleBackup answers the instance admin with a consistent copy of the
+// data file while the server keeps running. The copy is first written to a
+// temporary file beside the data file, so the read transaction it needs
+// lasts as long as the local disk takes, not as long as a slow client:
+// an open read transaction would stop the file from growing and stall
+// every write.
 func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request, _ *caller) error {
-	started := false
-	_, err := s.db.StreamBackup(func(size int64) (io.Writer, error) {
-		started = true
-		h := w.Header()
-		h.Set("Content-Type", "application/octet-stream")
-		h.Set("Content-Disposition", `attachment; filename="linkbolt-backup.db"`)
-		h.Set("Content-Length", strconv.FormatInt(size, 10))
-		h.Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusOK)
-		return w, nil
-	})
-	if err != nil && !started {
-		return err
-	}
+	f, err := os.CreateTemp(filepath.Dir(s.db.Path), ".linkbolt-backup-*")
 	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	n, err := s.db.WriteBackup(f)
+	if err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/octet-stream")
+	h.Set("Content-Disposition", `attachment; filename="linkbolt-backup.db"`)
+	h.Set("Content-Length", strconv.FormatInt(n, 10))
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return nil
+	}
+	if _, err := io.Copy(w, f); err != nil {
 		// The status is sent: cut the body short so the client sees a
 		// truncated copy rather than a complete-looking bad one.
-		s.logger.Error("backup failed", "err", err)
+		s.logger.Warn("backup download cut off", "err", err)
 		panic(http.ErrAbortHandler)
 	}
 	return nil

@@ -1,0 +1,175 @@
+package server
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+const (
+	chromeUA  = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36"
+	iphoneUA  = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1"
+	slackUA   = "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"
+	curlUA    = "curl/8.5.0"
+	firefoxUA = "Mozilla/5.0 (X11; Linux x86_64; rv:133.0) Gecko/20100101 Firefox/133.0"
+)
+
+// click follows a short link as a client with the given user agent,
+// address and referrer.
+func (e *env) click(alias, ua, addr, referer string) {
+	e.t.Helper()
+	req := newRequest("GET", "/"+alias, "", "")
+	req.Header.Set("User-Agent", ua)
+	req.RemoteAddr = addr + ":5555"
+	if referer != "" {
+		req.Header.Set("Referer", referer)
+	}
+	if r := e.request(req); r.status != 302 {
+		e.t.Fatalf("click on %s: %d", alias, r.status)
+	}
+}
+
+func topOf(r *response, dim string) map[string]float64 {
+	out := map[string]float64{}
+	for _, x := range r.path("top", dim).([]any) {
+		m := x.(map[string]any)
+		out[m["value"].(string)] = m["clicks"].(float64)
+	}
+	return out
+}
+
+func TestAnalyticsDimensions(t *testing.T) {
+	e := newEnv(t)
+	a := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"a"}`, 201).str("id")
+	b := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/b","alias":"b"}`, 201).str("id")
+	// a: 3 Chrome clicks from one visitor via news.example, 1 iPhone direct,
+	// 1 Slack unfurl; b: 2 Firefox clicks from two visitors, 1 curl.
+	for i := 0; i < 3; i++ {
+		e.click("a", chromeUA, "198.51.100.7", "https://news.example/post/1")
+	}
+	e.click("a", iphoneUA, "198.51.100.8", "")
+	e.click("a", slackUA, "198.51.100.9", "")
+	e.click("b", firefoxUA, "203.0.113.1", "https://Search.Example/?q=x")
+	e.click("b", firefoxUA, "203.0.113.2", "https://search.example/")
+	e.click("b", curlUA, "203.0.113.3", "")
+	e.flush()
+
+	r := e.do("GET", "/v1/analytics/workspace?range=today", e.readKey, "", 200)
+	if got := r.path("totals").(map[string]any); got["clicks"] != float64(8) || got["bot_clicks"] != float64(2) || got["unique_visitors"] != float64(6) {
+		t.Fatalf("totals = %v", got)
+	}
+	if got := topOf(r, "links"); got[a] != 5 || got[b] != 3 {
+		t.Fatalf("top links = %v", got)
+	}
+	if got := r.path("top", "links", 0, "short_url"); got != "http://lb.test/a" {
+		t.Fatalf("top link short_url = %v", got)
+	}
+	if got := topOf(r, "referrers"); got["news.example"] != 3 || got["search.example"] != 2 || got["direct"] != 3 {
+		t.Fatalf("top referrers = %v", got)
+	}
+	if got := topOf(r, "devices"); got["desktop"] != 5 || got["mobile"] != 1 || got["bot"] != 2 {
+		t.Fatalf("top devices = %v", got)
+	}
+	if got := topOf(r, "browsers"); got["Chrome"] != 3 || got["Firefox"] != 2 || got["Safari"] != 1 {
+		t.Fatalf("top browsers = %v", got)
+	}
+	if got := topOf(r, "os"); got["Windows"] != 3 || got["Linux"] < 2 || got["iOS"] != 1 {
+		t.Fatalf("top os = %v", got)
+	}
+	if got := topOf(r, "countries"); got["unknown"] != 8 {
+		t.Fatalf("countries without a GeoIP database = %v", got)
+	}
+
+	// exclude_bots leaves the bots out everywhere.
+	r = e.do("GET", "/v1/analytics/workspace?range=today&exclude_bots=true", e.readKey, "", 200)
+	if got := r.path("totals").(map[string]any); got["clicks"] != float64(6) || got["bot_clicks"] != float64(2) || got["unique_visitors"] != float64(4) {
+		t.Fatalf("totals without bots = %v", got)
+	}
+	if got := topOf(r, "devices"); got["bot"] != 0 || got["desktop"] != 5 {
+		t.Fatalf("devices without bots = %v", got)
+	}
+	var sum float64
+	for _, p := range r.path("timeseries").([]any) {
+		sum += p.(map[string]any)["clicks"].(float64)
+	}
+	if sum != 6 {
+		t.Fatalf("timeseries without bots sums to %v", sum)
+	}
+
+	// One link's analytics; the link's clicks agree with them.
+	r = e.do("GET", "/v1/analytics/links/"+a+"?range=all", e.readKey, "", 200)
+	if got := r.path("totals", "clicks"); got != float64(5) {
+		t.Fatalf("link a clicks = %v", got)
+	}
+	if got := e.do("GET", "/v1/links/"+a, e.readKey, "", 200).path("clicks"); got != float64(5) {
+		t.Fatalf("link a's clicks field = %v", got)
+	}
+	if got := topOf(r, "links"); len(got) != 1 || got[a] != 5 {
+		t.Fatalf("link a's top links = %v", got)
+	}
+	// Another workspace's link is 404; so is a deleted one.
+	wantProblem(t, e.request(newRequest("GET", "/v1/analytics/links/"+e.otherLink, e.readKey, "")), 404, "not_found")
+	wantProblem(t, e.request(newRequest("GET", "/v1/analytics/links/"+a, e.otherKey, "")), 404, "not_found")
+	for _, q := range []string{"exclude_bots=maybe", "limit=0", "limit=101"} {
+		wantProblem(t, e.request(newRequest("GET", "/v1/analytics/workspace?"+q, e.readKey, "")), 400, "invalid_request")
+	}
+	if got := len(e.do("GET", "/v1/analytics/workspace?limit=1", e.readKey, "", 200).path("top", "referrers").([]any)); got != 1 {
+		t.Fatalf("limit=1 gave %d referrers", got)
+	}
+}
+
+func TestExport(t *testing.T) {
+	e := newEnv(t)
+	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"a"}`, 201).str("id")
+	e.click("a", chromeUA, "198.51.100.7", "https://news.example/")
+	e.clock.Add(time.Minute)
+	e.click("a", curlUA, "198.51.100.8", "")
+	e.flush()
+	e.do("POST", "/v1/links", e.otherKey, `{"destination_url":"https://example.com/z","alias":"z"}`, 201)
+	e.click("z", chromeUA, "198.51.100.9", "")
+	e.flush()
+
+	r := e.do("GET", "/v1/analytics/export?range=today", e.readKey, "", 200)
+	if ct := r.header.Get("Content-Type"); !strings.HasPrefix(ct, "text/csv") {
+		t.Fatalf("Content-Type %q", ct)
+	}
+	rows, err := csv.NewReader(strings.NewReader(string(r.raw))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rows) != 3 || strings.Join(rows[0], ",") != "time,link_id,campaign_id,referrer,country,device,browser,os,bot,visitor" {
+		t.Fatalf("CSV: %q", rows)
+	}
+	if rows[1][1] != id || rows[1][3] != "news.example" || rows[1][6] != "Chrome" || rows[1][8] != "false" ||
+		rows[2][3] != "direct" || rows[2][5] != "bot" || rows[2][8] != "true" || len(rows[1][9]) != 16 {
+		t.Fatalf("CSV rows: %q", rows[1:])
+	}
+	if strings.Contains(string(r.raw), "198.51.100") || strings.Contains(string(r.raw), "Mozilla") {
+		t.Fatal("the export holds an address or a user agent")
+	}
+
+	r = e.do("GET", "/v1/analytics/export?range=today&format=json", e.readKey, "", 200)
+	var clicks []map[string]any
+	if err := json.Unmarshal(r.raw, &clicks); err != nil || len(clicks) != 2 || clicks[0]["link_id"] != id || clicks[1]["bot"] != true {
+		t.Fatalf("JSON export: %v %s", err, r.raw)
+	}
+	// An empty range is a valid empty export.
+	r = e.do("GET", "/v1/analytics/export?range=yesterday&format=json", e.readKey, "", 200)
+	if strings.TrimSpace(string(r.raw)) != "[]" {
+		t.Fatalf("empty JSON export: %s", r.raw)
+	}
+
+	r = e.do("GET", "/v1/analytics/export?range=today&data=timeseries&interval=day", e.readKey, "", 200)
+	if got := strings.TrimSpace(string(r.raw)); got != "start,clicks\n2026-03-10T00:00:00Z,2" {
+		t.Fatalf("timeseries CSV: %q", got)
+	}
+	r = e.do("GET", "/v1/analytics/export?range=today&data=top&exclude_bots=true", e.readKey, "", 200)
+	if !strings.Contains(string(r.raw), "referrers,news.example,1") || strings.Contains(string(r.raw), "devices,bot") {
+		t.Fatalf("top CSV: %s", r.raw)
+	}
+	for _, q := range []string{"format=xml", "data=raw", "data=top&format=json"} {
+		wantProblem(t, e.request(newRequest("GET", "/v1/analytics/export?"+q, e.readKey, "")), 400, "invalid_request")
+	}
+}

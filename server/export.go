@@ -1,0 +1,162 @@
+package server
+
+import (
+	"bufio"
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// exportClick is one raw click of an export.
+type exportClick struct {
+	Time       string  `json:"time"`
+	LinkID     string  `json:"link_id"`
+	CampaignID *string `json:"campaign_id"`
+	Referrer   string  `json:"referrer"`
+	Country    string  `json:"country"`
+	Device     string  `json:"device"`
+	Browser    string  `json:"browser"`
+	OS         string  `json:"os"`
+	Bot        bool    `json:"bot"`
+	Visitor    string  `json:"visitor"`
+}
+
+var exportClickHeader = []string{"time", "link_id", "campaign_id", "referrer", "country", "device", "browser", "os", "bot", "visitor"}
+
+func (e *exportClick) record() []string {
+	cmp := ""
+	if e.CampaignID != nil {
+		cmp = *e.CampaignID
+	}
+	return []string{e.Time, e.LinkID, cmp, e.Referrer, e.Country, e.Device, e.Browser, e.OS, strconv.FormatBool(e.Bot), e.Visitor}
+}
+
+// handleExport streams the workspace's raw clicks of a range (data=clicks,
+// CSV or JSON) or its aggregates as CSV (data=timeseries: one row a
+// bucket; data=top: one row per dimension and value). Rows are written as
+// they are read: an export is never held in memory whole.
+func (s *Server) handleExport(w http.ResponseWriter, r *http.Request, c *caller) error {
+	q, err := s.parseStatsQuery(r, c, link.ScopeWorkspace, "")
+	if err != nil {
+		return err
+	}
+	format := r.URL.Query().Get("format")
+	if format == "" {
+		format = "csv"
+	}
+	if format != "csv" && format != "json" {
+		return link.Errorf(link.EINVALIDREQUEST, "format must be csv or json, not %q", format)
+	}
+	data := r.URL.Query().Get("data")
+	switch data {
+	case "", "clicks":
+		return s.exportClicks(w, r, c, q, format)
+	case "timeseries", "top":
+		if format != "csv" {
+			return link.Errorf(link.EINVALIDREQUEST, "data=%s is exported as CSV; GET /v1/analytics/workspace answers it as JSON", data)
+		}
+		return s.exportAggregates(w, r, q, data)
+	}
+	return link.Errorf(link.EINVALIDREQUEST, "data must be clicks, timeseries or top, not %q", data)
+}
+
+func exportHeaders(w http.ResponseWriter, format, name string) {
+	h := w.Header()
+	if format == "json" {
+		h.Set("Content-Type", "application/json")
+	} else {
+		h.Set("Content-Type", "text/csv; charset=utf-8")
+	}
+	h.Set("Content-Disposition", fmt.Sprintf(`attachment; filename="%s.%s"`, name, format))
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+}
+
+func (s *Server) exportClicks(w http.ResponseWriter, r *http.Request, c *caller, q *statsQuery, format string) error {
+	bw := bufio.NewWriterSize(w, 32<<10)
+	cw := csv.NewWriter(bw)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	started := false
+	start := func() {
+		started = true
+		exportHeaders(w, format, "linkbolt-clicks")
+		w.WriteHeader(http.StatusOK)
+		if format == "json" {
+			bw.WriteString("[")
+		} else {
+			cw.Write(exportClickHeader)
+		}
+	}
+	n := 0
+	err := s.clicks.ExportClicks(r.Context(), c.workspace.ID, q.rng.Start, q.rng.End, func(clk *link.Click) error {
+		if !started {
+			start()
+		}
+		e := exportClick{Time: clk.Time.UTC().Format("2006-01-02T15:04:05.000Z07:00"), LinkID: clk.LinkID, CampaignID: optional(clk.CampaignID),
+			Referrer: clk.Referrer, Country: clk.Country, Device: clk.Device, Browser: clk.Browser, OS: clk.OS, Bot: clk.Bot,
+			Visitor: fmt.Sprintf("%016x", clk.Visitor)}
+		if format == "json" {
+			if n > 0 {
+				bw.WriteString(",")
+			}
+			if err := enc.Encode(&e); err != nil {
+				return err
+			}
+		} else if err := cw.Write(e.record()); err != nil {
+			return err
+		}
+		n++
+		return nil
+	})
+	if err != nil && !started {
+		return err
+	}
+	if err != nil {
+		// Part of the body is sent: cut the connection so the client sees a
+		// broken download, not a complete-looking partial one.
+		s.logger.Error("export failed", "workspace", c.workspace.ID, "err", err)
+		panic(http.ErrAbortHandler)
+	}
+	if !started {
+		start()
+	}
+	if format == "json" {
+		bw.WriteString("]\n")
+	}
+	cw.Flush()
+	return bw.Flush()
+}
+
+func (s *Server) exportAggregates(w http.ResponseWriter, r *http.Request, q *statsQuery, data string) error {
+	f := q.filter
+	if data == "top" {
+		f.TopLimit = 1_000_000 // every value
+	}
+	st, err := s.clicks.Stats(r.Context(), f)
+	if err != nil {
+		return err
+	}
+	exportHeaders(w, "csv", "linkbolt-"+data)
+	w.WriteHeader(http.StatusOK)
+	cw := csv.NewWriter(w)
+	if data == "timeseries" {
+		cw.Write([]string{"start", "clicks"})
+		for _, p := range s.timeseries(q, st) {
+			cw.Write([]string{p.Start, strconv.FormatInt(p.Clicks, 10)})
+		}
+	} else {
+		cw.Write([]string{"dimension", "value", "clicks"})
+		for _, dim := range link.Dimensions {
+			for _, e := range st.Top[dim] {
+				cw.Write([]string{dim, e.Value, strconv.FormatInt(e.Clicks, 10)})
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}

@@ -583,7 +583,7 @@ func TestCheckOpenAPI(t *testing.T) {
 			http.Header{"Content-Type": {"application/problem+json"}, "Allow": {"GET, POST"}},
 			problem(405, "method_not_allowed", "PUT is not allowed"), true},
 		{"analytics", "GET", "/v1/analytics/workspace", 200, jsonH, js(map[string]any{
-			"range":  map[string]any{"name": "24h", "start": "2026-03-09T13:00:00Z", "end": "2026-03-10T13:00:00Z", "tz": "UTC", "interval": "hour"},
+			"range":      map[string]any{"name": "24h", "start": "2026-03-09T13:00:00Z", "end": "2026-03-10T13:00:00Z", "tz": "UTC", "interval": "hour"},
 			"totals":     map[string]any{"clicks": 0, "bot_clicks": 0, "unique_visitors": 0},
 			"timeseries": []any{map[string]any{"start": "2026-03-09T13:00:00Z", "clicks": 0}},
 			"top": map[string]any{"links": []any{map[string]any{"value": "lnk_1", "clicks": 3, "short_url": "http://lb.test/a"}},

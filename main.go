@@ -21,6 +21,11 @@ import (
 var version = ""
 
 func main() {
+	// Redirects allocate little but often; a larger heap goal trades a few
+	// MB for less time in the collector. GOGC in the environment wins.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(200)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()

@@ -5,7 +5,7 @@
 # Usage: bench/redirects.sh [rounds] [seconds]   (needs wrk and curl)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-rounds=${1:-3}; secs=${2:-10}
+rounds=${1:-6}; secs=${2:-5}
 tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 go build -o "$tmp/linkbolt" . && go build -o "$tmp/baseline" ./bench/baseline
 export LINKBOLT_SERVER_LISTEN=127.0.0.1:8091 LINKBOLT_SERVER_BASE_URL=http://127.0.0.1:8091
@@ -19,7 +19,7 @@ tok=$(curl -s 127.0.0.1:8091/v1/auth/login -H 'Content-Type: application/json' \
 for i in $(seq 0 999); do
   echo "{\"destination_url\":\"https://example.com/page/$i\",\"alias\":\"c$i\"}"
 done | xargs -d '\n' -P 16 -I{} curl -s -o /dev/null 127.0.0.1:8091/v1/links -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' -d {}
-total=0
+total=0; ratios=""
 for r in $(seq 1 "$rounds"); do
   b=$(wrk -t2 -c64 -d"${secs}s" -s bench/codes.lua http://127.0.0.1:8090 | awk '/Requests\/sec/{print $2}')
   out=$(wrk -t2 -c64 -d"${secs}s" -s bench/codes.lua http://127.0.0.1:8091)
@@ -27,8 +27,10 @@ for r in $(seq 1 "$rounds"); do
   n=$(echo "$out" | awk '/requests in/{print $1}')
   if echo "$out" | grep -q "Non-2xx or 3xx"; then echo "linkbolt answered errors:"; echo "$out"; exit 1; fi
   total=$((total + n))
-  echo "round $r: baseline $b req/s, linkbolt $l req/s, ratio $(awk "BEGIN{printf \"%.2f\", $l/$b}")"
+  ratio=$(awk "BEGIN{printf \"%.2f\", $l/$b}"); ratios="$ratios $ratio"
+  echo "round $r: baseline $b req/s, linkbolt $l req/s, ratio $ratio"
 done
+echo "median ratio: $(echo $ratios | tr ' ' '\n' | sort -n | awk '{a[NR]=$1} END{print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')"
 sleep 2 # one flush interval
 clicks=$(curl -s "127.0.0.1:8091/v1/analytics/workspace?range=today" -H "Authorization: Bearer $tok" | sed -E 's/.*"totals":\{"clicks":([0-9]+).*/\1/')
 echo "redirects sent: $total, clicks counted: $clicks"

@@ -106,8 +106,10 @@ type ClickService interface {
 	// campaign is not in the workspace.
 	Stats(ctx context.Context, f StatsFilter) (*Stats, error)
 	// ExportClicks calls fn for each raw click of the workspace in
-	// [start, end), oldest first, inside one read transaction, so the
-	// export is consistent and never held in memory whole.
+	// [start, end), oldest first. It reads in chunks of short transactions
+	// and calls fn outside them, so a slow reader never stalls writes and
+	// the export is never held in memory whole; clicks written meanwhile at
+	// the end of the range may be included.
 	ExportClicks(ctx context.Context, workspaceID string, start, end time.Time, fn func(*Click) error) error
 	// PruneClicks deletes the raw clicks (and daily visitor sets) older
 	// than before; aggregates are kept. It returns how many clicks it deleted.

@@ -152,8 +152,9 @@ type LinkService interface {
 	// FindLinkByID returns a link of the workspace. ENOTFOUND if there is none
 	// (also when the link belongs to another workspace).
 	FindLinkByID(ctx context.Context, workspaceID, id string) (*Link, error)
-	// FindLinkByAlias returns the link for a redirect, without its Clicks;
-	// the link may be shared and must not be modified. ENOTFOUND if none.
+	// FindLinkByAlias returns the link for a redirect, without its Clicks
+	// and with its campaign's UTM values where it has none of its own; the
+	// link may be shared and must not be modified. ENOTFOUND if none.
 	FindLinkByAlias(ctx context.Context, domain, alias string) (*Link, error)
 	// FindLinks returns a page of links and the total matching the filter.
 	FindLinks(ctx context.Context, f LinkFilter) ([]*Link, int, error)

@@ -79,9 +79,6 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *cal
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	if in.CampaignID != "" {
-		return link.Errorf(link.EINVALID, "campaign_id: campaign %q not found in this workspace", in.CampaignID)
-	}
 	domain, err := s.linkDomain(in.Domain)
 	if err != nil {
 		return err
@@ -90,7 +87,7 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *cal
 	l := &link.Link{
 		WorkspaceID: c.workspace.ID, DestinationURL: in.DestinationURL, Alias: in.Alias, Domain: domain,
 		Tags: in.Tags, UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
-		RedirectCode: in.RedirectCode, CreatedAt: now, UpdatedAt: now,
+		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode, CreatedAt: now, UpdatedAt: now,
 	}
 	if err := s.createLink(r, l); err != nil {
 		return err
@@ -132,9 +129,6 @@ func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *cal
 	var in updateLinkRequest
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		return err
-	}
-	if in.CampaignID != nil && *in.CampaignID != "" {
-		return link.Errorf(link.EINVALID, "campaign_id: campaign %q not found in this workspace", *in.CampaignID)
 	}
 	if in.Alias != nil && *in.Alias == "" {
 		return &link.Error{Code: link.EINVALID, Message: "alias: must not be empty",

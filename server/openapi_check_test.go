@@ -303,7 +303,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 
 // routePattern finds the routes registered in the package's source:
 // r.GET("/path", ...) and s.handle("METHOD", "/path", ...).
-var routePattern = regexp.MustCompile(`(?:\br\.(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS)\(|\bs\.handle\("([A-Z]+)",\s*)"(/[^"]*)"`)
+var routePattern = regexp.MustCompile(`(?:\br\.(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS)\(|\bs\.handle\("([A-Z]+)",\s*|\bs\.(page)\()"(/[^"]*)"`)
 
 // TestOpenAPIDocumentsEveryRoute compares the routes registered in the
 // source with the operations of the document, both ways.
@@ -326,7 +326,10 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 		}
 		for _, m := range routePattern.FindAllStringSubmatch(string(src), -1) {
 			method := m[1] + m[2]
-			path := regexp.MustCompile(`[:*]([A-Za-z_]+)`).ReplaceAllString(m[3], "{$1}")
+			if m[3] == "page" {
+				method = "GET" // s.page registers GET and HEAD
+			}
+			path := regexp.MustCompile(`[:*]([A-Za-z_]+)`).ReplaceAllString(m[4], "{$1}")
 			registered[method+" "+path] = true
 			if method == "GET" {
 				// handle() registers HEAD beside every GET.

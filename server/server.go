@@ -56,6 +56,7 @@ type Server struct {
 	users      link.UserService
 	workspaces link.WorkspaceService
 	clicks     link.ClickService
+	campaigns  link.CampaignService
 	recorder   *analytics.Recorder
 
 	tokens    auth.Tokens
@@ -70,6 +71,9 @@ type Server struct {
 	primary, alt *url.URL
 	ownHosts     []string
 	router       *httprouter.Router
+	// pages holds the one-segment paths of pages (e.g. /healthz); every
+	// other one-segment GET is a short code.
+	pages map[string]bool
 }
 
 // Deps are the services a Server is built on.
@@ -80,6 +84,7 @@ type Deps struct {
 	Users      link.UserService
 	Workspaces link.WorkspaceService
 	Clicks     link.ClickService
+	Campaigns  link.CampaignService
 	Recorder   *analytics.Recorder
 	JWT        *auth.JWT
 	Passwords  auth.Passwords
@@ -108,7 +113,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s := &Server{
 		cfg: cfg, logger: d.Logger, now: d.Now,
 		db: d.DB, links: d.Links, keys: d.Keys, users: d.Users, workspaces: d.Workspaces,
-		clicks: d.Clicks, recorder: d.Recorder,
+		clicks: d.Clicks, campaigns: d.Campaigns, recorder: d.Recorder,
 		tokens: auth.Tokens{Prefix: cfg.KeyPrefix}, jwt: d.JWT, passwords: d.Passwords,
 		limiters: auth.NewLimiters(d.Now),
 		primary:  primary, alt: alt,
@@ -160,6 +165,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}()
 	if r.Method == http.MethodHead {
 		w = headWriter{w}
+	}
+	// The redirect is the hot path: a one-segment GET or HEAD that is not a
+	// page goes straight to it rather than through the router's search and
+	// its check of other methods.
+	if p := r.URL.Path; (r.Method == http.MethodGet || r.Method == http.MethodHead) && len(p) > 1 &&
+		strings.IndexByte(p[1:], '/') < 0 && !s.pages[p] {
+		s.serveRedirect(w, r, p[1:])
+		return
 	}
 	s.router.ServeHTTP(w, r)
 }
@@ -276,7 +289,19 @@ func (s *Server) handle(method, path string, a access, h handlerFunc) {
 	})
 }
 
+// page registers a public GET (and HEAD) route that is not part of the
+// JSON API, and remembers a one-segment path so that the redirect fast
+// path in ServeHTTP leaves it to the router.
+func (s *Server) page(path string, h httprouter.Handle) {
+	s.router.GET(path, h)
+	s.router.HEAD(path, h)
+	if len(path) > 1 && strings.IndexByte(path[1:], '/') < 0 {
+		s.pages[path] = true
+	}
+}
+
 func (s *Server) routes() {
+	s.pages = map[string]bool{}
 	r := httprouter.New()
 	r.RedirectFixedPath = false
 	r.RedirectTrailingSlash = false
@@ -287,14 +312,11 @@ func (s *Server) routes() {
 	})
 	s.router = r
 
-	r.GET("/healthz", s.serveHealth)
-	r.HEAD("/healthz", s.serveHealth)
-	r.GET("/v1/openapi.json", serveOpenAPI)
-	r.HEAD("/v1/openapi.json", serveOpenAPI)
-	r.GET("/metrics", s.metricsHandler())
-	r.GET("/", s.serveHome)
-	r.HEAD("/", s.serveHome)
-	r.GET("/setup", s.serveSetupPage)
+	s.page("/healthz", s.serveHealth)
+	s.page("/v1/openapi.json", serveOpenAPI)
+	s.page("/metrics", s.metricsHandler())
+	s.page("/", s.serveHome)
+	s.page("/setup", s.serveSetupPage)
 
 	s.handle("POST", "/v1/auth/login", accessPublic, s.handleLogin)
 	s.handle("POST", "/v1/setup", accessPublic, s.handleSetup)
@@ -321,6 +343,13 @@ func (s *Server) routes() {
 	s.handle("GET", "/v1/analytics/links/:id", accessRead, s.handleLinkAnalytics)
 	s.handle("GET", "/v1/analytics/export", accessRead, s.handleExport)
 
+	s.handle("GET", "/v1/campaigns", accessRead, s.handleListCampaigns)
+	s.handle("POST", "/v1/campaigns", accessWrite, s.handleCreateCampaign)
+	s.handle("GET", "/v1/campaigns/:id", accessRead, s.handleGetCampaign)
+	s.handle("PATCH", "/v1/campaigns/:id", accessWrite, s.handleUpdateCampaign)
+	s.handle("DELETE", "/v1/campaigns/:id", accessWrite, s.handleDeleteCampaign)
+	s.handle("GET", "/v1/analytics/campaigns/:id", accessRead, s.handleCampaignAnalytics)
+
 	s.handle("POST", "/api/urls", accessWrite, s.handleSimpleCreate)
 }
 
@@ -335,16 +364,10 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request, _ httproute
 	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
 }
 
-// serveFallback answers every path the router does not know: a single
-// path segment is a short code; anything else is a 404.
+// serveFallback answers every path the router does not know with a 404
+// (one-segment GETs, the short codes, never reach the router).
 func (s *Server) serveFallback(w http.ResponseWriter, r *http.Request) {
-	p := r.URL.Path
-	if (r.Method == http.MethodGet || r.Method == http.MethodHead) && len(p) > 1 &&
-		!strings.HasPrefix(p, "/v1/") && !strings.HasPrefix(p, "/api/") && strings.IndexByte(p[1:], '/') < 0 {
-		s.serveRedirect(w, r, p[1:])
-		return
-	}
-	s.writeError(w, r, link.Errorf(link.ENOTFOUND, "no route for %s %s", r.Method, p))
+	s.writeError(w, r, link.Errorf(link.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
 }
 
 // statusWriter remembers the status of an answer for the request log.

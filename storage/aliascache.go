@@ -55,6 +55,15 @@ func (c *aliasCache) put(key string, l *link.Link, gen uint64) {
 	c.m[key] = l
 }
 
+// clear drops every entry, for a change that may touch many links (a
+// campaign's UTM values).
+func (c *aliasCache) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.m = nil
+}
+
 // forget drops the entries of the given keys and starts a new generation.
 func (c *aliasCache) forget(keys ...string) {
 	c.mu.Lock()

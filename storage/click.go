@@ -3,6 +3,7 @@ package storage
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"fmt"
 	"time"
 
@@ -12,31 +13,76 @@ import (
 
 var _ link.ClickService = (*ClickService)(nil)
 
-// ClickService stores clicks as counters: a total per link, and click
-// counts per hour and per UTC day for each workspace and each link. Time
-// bucket keys are the owner's 8-byte ID followed by the bucket's start in
-// Unix seconds (8 bytes, big-endian), so a range is one Seek and a walk.
+// ClickService keeps clicks in two forms. Raw clicks, one record each,
+// serve exports and are pruned after the retention period. Aggregates,
+// kept for good, answer analytics: for each scope a click belongs to (its
+// workspace, its link, its campaign) one period blob per hour and one per
+// UTC day, each holding the totals and the counts of every dimension (and
+// for a day the distinct visitors). A batch of clicks is summed in memory
+// first, so each key is read and written once per batch.
 type ClickService struct{ db *DB }
 
 // NewClickService returns the click service of db.
 func NewClickService(db *DB) *ClickService { return &ClickService{db: db} }
 
-func hourStart(t time.Time) int64 { return t.Unix() - mod(t.Unix(), 3600) }
-func dayStart(t time.Time) int64  { return t.Unix() - mod(t.Unix(), 86400) }
+// Sizes of the prune's write transactions: a big prune is many short
+// transactions, so clicks keep being recorded meanwhile.
+const pruneChunk = 10_000
 
-func mod(a, b int64) int64 {
-	m := a % b
-	if m < 0 {
-		m += b
-	}
-	return m
+// Visitor records are kept for the current UTC day and the two before
+// it: clicks arrive late by at most a flush interval, so older records are
+// never read again; the days' visitor counts stay.
+const visitorRecordDays = 2
+
+// parsedClick is a validated click in the form it is stored in.
+type parsedClick struct {
+	ws, link  uint64
+	campaign  string
+	nanos     int64
+	hour, day uint32
+	vals      [numDims]string // the string dimensions; vals[dimLinks] is unused
+	bot       bool
+	visitor   uint64
 }
 
-// RecordClicks writes a batch of clicks in one transaction: the per-link
-// counter and the hourly and daily buckets of the workspace and the link.
-// A click of a link deleted meanwhile counts for its workspace only.
-// EINVALID, with nothing written, if a click has a malformed link or
-// workspace ID or a time before 1970.
+// parseClick validates c; EINVALID names the click's index i.
+func parseClick(i int, c *link.Click) (parsedClick, error) {
+	var p parsedClick
+	var ok bool
+	if p.ws, ok = parseID(prefixWorkspace, c.WorkspaceID); !ok {
+		return p, link.Errorf(link.EINVALID, "click %d: workspace ID %q is malformed", i, c.WorkspaceID)
+	}
+	if p.link, ok = parseID(prefixLink, c.LinkID); !ok {
+		return p, link.Errorf(link.EINVALID, "click %d: link ID %q is malformed", i, c.LinkID)
+	}
+	if c.CampaignID != "" && !validCampaignID(c.CampaignID) {
+		return p, link.Errorf(link.EINVALID, "click %d: campaign ID %q is malformed", i, c.CampaignID)
+	}
+	if c.Time.Unix() < 0 || !c.Time.Before(maxClickTime) {
+		return p, link.Errorf(link.EINVALID, "click %d: time %s is out of range", i, c.Time.Format(time.RFC3339))
+	}
+	p.campaign = c.CampaignID
+	p.nanos = c.Time.UnixNano()
+	sec := c.Time.Unix()
+	p.hour, p.day = uint32(sec/secondsPerHour), uint32(sec/secondsPerDay)
+	p.vals[dimReferrers] = dimValue(c.Referrer, directReferrer)
+	p.vals[dimCountries] = dimValue(c.Country, unknownValue)
+	p.vals[dimDevices] = dimValue(c.Device, unknownValue)
+	p.vals[dimBrowsers] = dimValue(c.Browser, unknownValue)
+	p.vals[dimOS] = dimValue(c.OS, unknownValue)
+	p.bot, p.visitor = c.Bot, c.Visitor
+	return p, nil
+}
+
+// RecordClicks writes a batch of clicks in one transaction: the raw
+// clicks, the per-link counters, and the aggregates of every scope. A
+// click of a link deleted meanwhile counts for its workspace and campaign
+// only. An empty referrer is stored as "direct", other empty values as
+// "unknown", values longer than 253 bytes cut. A visitor counts once a
+// UTC day in each scope, as a bot or not by its first click of the day in
+// the workspace. EINVALID, with nothing written, if a click has a
+// malformed workspace, link or campaign ID or a time before 1970 or after
+// 2199 (the recorder makes none of these).
 func (s *ClickService) RecordClicks(ctx context.Context, clicks []link.Click) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -44,143 +90,301 @@ func (s *ClickService) RecordClicks(ctx context.Context, clicks []link.Click) er
 	if len(clicks) == 0 {
 		return nil
 	}
-	// Sum up in memory first so each counter is read and written once.
-	type key struct {
-		bucket string
-		id     uint64
-		start  int64 // -1 for the per-link total
+	if len(clicks) > maxBatch {
+		return link.Errorf(link.EINVALID, "batch of %d clicks: at most %d", len(clicks), maxBatch)
 	}
-	sums := make(map[key]uint64)
-	links := make(map[uint64]bool) // link IDs to check for existence
-	for i, c := range clicks {
-		wid, ok := parseID(prefixWorkspace, c.WorkspaceID)
-		if !ok {
-			return link.Errorf(link.EINVALID, "click %d: workspace ID %q is malformed", i, c.WorkspaceID)
+	b := newClickBatch(len(clicks))
+	for i := range clicks {
+		p, err := parseClick(i, &clicks[i])
+		if err != nil {
+			return err
 		}
-		lid, ok := parseID(prefixLink, c.LinkID)
-		if !ok {
-			return link.Errorf(link.EINVALID, "click %d: link ID %q is malformed", i, c.LinkID)
-		}
-		if c.Time.Unix() < 0 {
-			return link.Errorf(link.EINVALID, "click %d: time %s is before 1970", i, c.Time.Format(time.RFC3339))
-		}
-		h, d := hourStart(c.Time), dayStart(c.Time)
-		sums[key{string(bucketClicksWorkspaceHour), wid, h}]++
-		sums[key{string(bucketClicksWorkspaceDay), wid, d}]++
-		sums[key{string(bucketClicksLinkHour), lid, h}]++
-		sums[key{string(bucketClicksLinkDay), lid, d}]++
-		sums[key{string(bucketClicksLink), lid, -1}]++
-		links[lid] = false
+		b.clicks = append(b.clicks, p)
 	}
-	return s.db.db.Update(func(tx *bolt.Tx) error {
-		lb := tx.Bucket(bucketLinks)
-		exists := make(map[uint64]bool, len(links))
-		for lid := range links {
-			exists[lid] = lb.Get(itob(lid)) != nil
-		}
-		for k, n := range sums {
-			perLink := k.bucket != string(bucketClicksWorkspaceHour) && k.bucket != string(bucketClicksWorkspaceDay)
-			if perLink && !exists[k.id] {
-				continue
-			}
-			ck := itob(k.id)
-			if k.start >= 0 {
-				ck = concat(ck, itob(uint64(k.start)))
-			}
-			if err := addCounter(tx.Bucket([]byte(k.bucket)), ck, int64(n)); err != nil {
-				return fmt.Errorf("count clicks: %w", err)
-			}
-		}
-		return nil
-	})
+	for i := range b.clicks {
+		b.add(&b.clicks[i])
+	}
+	w := b.plan()
+	err := s.db.db.Update(w.write)
+	if err != nil {
+		return fmt.Errorf("record clicks: %w", err)
+	}
+	return nil
 }
 
-// WorkspaceHourly returns the workspace's non-empty hours whose start lies
-// in [start, end), in order. ENOTFOUND for an unknown workspace.
-func (s *ClickService) WorkspaceHourly(ctx context.Context, workspaceID string, start, end time.Time) ([]link.Bucket, error) {
-	return s.workspaceBuckets(workspaceID, bucketClicksWorkspaceHour, start, end)
-}
-
-// WorkspaceDaily returns the workspace's non-empty UTC days whose start
-// lies in [start, end), in order. ENOTFOUND for an unknown workspace.
-func (s *ClickService) WorkspaceDaily(ctx context.Context, workspaceID string, start, end time.Time) ([]link.Bucket, error) {
-	return s.workspaceBuckets(workspaceID, bucketClicksWorkspaceDay, start, end)
-}
-
-// LinkHourly returns the link's non-empty hours whose start lies in
-// [start, end), in order. ENOTFOUND, also for a link of another workspace.
-func (s *ClickService) LinkHourly(ctx context.Context, workspaceID, linkID string, start, end time.Time) ([]link.Bucket, error) {
-	return s.linkBuckets(workspaceID, linkID, bucketClicksLinkHour, start, end)
-}
-
-// LinkDaily returns the link's non-empty UTC days whose start lies in
-// [start, end), in order. ENOTFOUND, also for a link of another workspace.
-func (s *ClickService) LinkDaily(ctx context.Context, workspaceID, linkID string, start, end time.Time) ([]link.Bucket, error) {
-	return s.linkBuckets(workspaceID, linkID, bucketClicksLinkDay, start, end)
-}
-
-func (s *ClickService) workspaceBuckets(workspaceID string, name []byte, start, end time.Time) ([]link.Bucket, error) {
+// ExportClicks calls fn for each raw click of the workspace in [start,
+// end), oldest first, inside one read transaction. It stops at fn's first
+// error and returns it, and returns ctx's error once ctx is done.
+// ENOTFOUND for an unknown workspace.
+func (s *ClickService) ExportClicks(ctx context.Context, workspaceID string, start, end time.Time, fn func(*link.Click) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	wid, ok := parseID(prefixWorkspace, workspaceID)
 	if !ok {
-		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
+		return link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
 	}
-	var out []link.Bucket
-	err := s.db.db.View(func(tx *bolt.Tx) error {
-		if err := workspaceExists(tx, wid); err != nil {
+	// Repeated values (hosts, countries, browsers) share one string.
+	strs := map[string]string{}
+	str := func(b []byte) string {
+		if s, ok := strs[string(b)]; ok {
+			return s
+		}
+		s := string(b)
+		if len(strs) < 100_000 {
+			strs[s] = s
+		}
+		return s
+	}
+	prefix := itob(wid)
+	seek := concat(prefix, itob(uint64(rawNanos(start))))
+	to := rawNanos(end)
+	chunk := make([]*link.Click, 0, exportChunk)
+	for first := true; ; first = false {
+		// Each chunk is read in its own short transaction and handed to fn
+		// outside it: a slow client must not hold a read transaction, which
+		// would keep the file from growing and stall every write.
+		chunk = chunk[:0]
+		var next []byte
+		err := s.db.db.View(func(tx *bolt.Tx) error {
+			if first {
+				if err := workspaceExists(tx, wid); err != nil {
+					return err
+				}
+			}
+			c := tx.Bucket(bucketClicksRaw).Cursor()
+			for k, v := c.Seek(seek); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+				if int64(btoi(k[8:16])) >= to {
+					return nil
+				}
+				if len(chunk) == exportChunk {
+					next = cloneBytes(k)
+					return nil
+				}
+				click := new(link.Click)
+				if err := decodeRawClick(k, v, click, str); err != nil {
+					return fmt.Errorf("raw click %x: %w", k, err)
+				}
+				chunk = append(chunk, click)
+			}
+			return nil
+		})
+		if err != nil {
 			return err
 		}
-		var err error
-		out, err = readBuckets(tx.Bucket(name), itob(wid), start, end)
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-func (s *ClickService) linkBuckets(workspaceID, linkID string, name []byte, start, end time.Time) ([]link.Bucket, error) {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	lid, ok2 := parseID(prefixLink, linkID)
-	if !ok1 || !ok2 {
-		return nil, link.Errorf(link.ENOTFOUND, "link %q not found", linkID)
-	}
-	var out []link.Bucket
-	err := s.db.db.View(func(tx *bolt.Tx) error {
-		if _, err := findLink(tx, wid, lid); err != nil {
+		for _, click := range chunk {
+			if err := fn(click); err != nil {
+				return err
+			}
+		}
+		if err := ctx.Err(); err != nil {
 			return err
 		}
-		var err error
-		out, err = readBuckets(tx.Bucket(name), itob(lid), start, end)
-		return err
-	})
-	if err != nil {
-		return nil, err
+		if next == nil {
+			return nil
+		}
+		seek = next
 	}
-	return out, nil
 }
 
-// readBuckets walks the time buckets of owner (an 8-byte ID) whose start is
-// in [start, end).
-func readBuckets(b *bolt.Bucket, owner []byte, start, end time.Time) ([]link.Bucket, error) {
-	out := []link.Bucket{}
-	from := start.Unix()
-	if start.Nanosecond() != 0 {
-		from++ // a bucket starting in the same second but before start is out
+// exportChunk is the number of raw clicks ExportClicks reads per
+// transaction.
+const exportChunk = 4096
+
+// rawNanos returns t in Unix nanoseconds, clamped to what raw keys hold.
+func rawNanos(t time.Time) int64 {
+	if t.Unix() < 0 {
+		return 0
 	}
-	if from < 0 {
-		from = 0
+	if !t.Before(maxClickTime) {
+		return maxClickTime.UnixNano()
 	}
-	c := b.Cursor()
-	for k, v := c.Seek(concat(owner, itob(uint64(from)))); k != nil && bytes.HasPrefix(k, owner); k, v = c.Next() {
-		if len(k) != 16 || len(v) != 8 {
-			return nil, fmt.Errorf("click bucket %x: malformed", k)
+	return t.UnixNano()
+}
+
+// PruneClicks deletes the raw clicks before before, in every workspace,
+// in transactions of at most 10,000 deletions; the visitor records of UTC
+// days more than two days before today; and the salts of days before
+// yesterday. Aggregates, visitor counts included, are kept. It returns the
+// number of raw clicks deleted, also when it stops early on an error.
+func (s *ClickService) PruneClicks(ctx context.Context, before time.Time) (int, error) {
+	cut := rawNanos(before)
+	deleted := 0
+	// Raw clicks: each workspace's clicks from its first to the cut.
+	var pos []byte
+	for {
+		if err := ctx.Err(); err != nil {
+			return deleted, err
 		}
-		t := time.Unix(int64(btoi(k[8:])), 0).UTC()
-		if !t.Before(end) {
+		var done bool
+		var n int
+		err := s.db.db.Update(func(tx *bolt.Tx) error {
+			b := tx.Bucket(bucketClicksRaw)
+			c := b.Cursor()
+			var dels [][]byte
+			k, _ := c.Seek(pos)
+			for k != nil && len(dels) < pruneChunk {
+				if len(k) != 20 {
+					return fmt.Errorf("raw click %x: malformed key", k)
+				}
+				if int64(btoi(k[8:16])) < cut {
+					dels = append(dels, cloneBytes(k))
+					k, _ = c.Next()
+					continue
+				}
+				end := prefixEnd(k[:8]) // the next workspace
+				if end == nil {
+					k = nil
+					break
+				}
+				k, _ = c.Seek(end)
+			}
+			pos, done = cloneBytes(k), k == nil
+			for _, k := range dels {
+				if err := b.Delete(k); err != nil {
+					return fmt.Errorf("delete raw click: %w", err)
+				}
+			}
+			n = len(dels)
+			return nil
+		})
+		if err != nil {
+			// The transaction rolled back: its deletions did not happen.
+			return deleted, fmt.Errorf("prune clicks: %w", err)
+		}
+		deleted += n
+		if done {
 			break
 		}
-		out = append(out, link.Bucket{Start: t, Clicks: int64(btoi(v))})
 	}
-	return out, nil
+
+	today := uint32(max(s.db.now().Unix(), 0) / secondsPerDay)
+	if err := s.deleteDaysBefore(ctx, bucketClicksVisitors, today-min(today, visitorRecordDays)); err != nil {
+		return deleted, fmt.Errorf("prune visitor records: %w", err)
+	}
+	if err := s.deleteDaysBefore(ctx, bucketClicksSalts, today-min(today, 1)); err != nil {
+		return deleted, fmt.Errorf("prune salts: %w", err)
+	}
+	return deleted, nil
+}
+
+// deleteDaysBefore deletes the keys of a day-first bucket before day, in
+// chunks.
+func (s *ClickService) deleteDaysBefore(ctx context.Context, name []byte, day uint32) error {
+	end := be32(day)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var more bool
+		err := s.db.db.Update(func(tx *bolt.Tx) error {
+			b := tx.Bucket(name)
+			c := b.Cursor()
+			var dels [][]byte
+			for k, _ := c.First(); k != nil && bytes.Compare(k, end) < 0; k, _ = c.Next() {
+				if len(dels) == pruneChunk {
+					more = true
+					break
+				}
+				dels = append(dels, cloneBytes(k))
+			}
+			for _, k := range dels {
+				if err := b.Delete(k); err != nil {
+					return fmt.Errorf("delete %x: %w", k, err)
+				}
+			}
+			return nil
+		})
+		if err != nil || !more {
+			return err
+		}
+	}
+}
+
+// saltSize is the length of a daily salt.
+const saltSize = 32
+
+// DailySalt returns the salt of the UTC day of day, creating it the first
+// time; callers racing to create it get the same salt. EINVALID for a day
+// before 1970.
+func (s *ClickService) DailySalt(ctx context.Context, day time.Time) ([]byte, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if day.Unix() < 0 || !day.Before(maxClickTime) {
+		return nil, link.Errorf(link.EINVALID, "day %s is out of range", day.Format(time.RFC3339))
+	}
+	k := be32(uint32(day.Unix() / secondsPerDay))
+	var salt []byte
+	err := s.db.db.View(func(tx *bolt.Tx) error {
+		salt = cloneBytes(tx.Bucket(bucketClicksSalts).Get(k))
+		return nil
+	})
+	if err != nil || salt != nil {
+		return salt, err
+	}
+	err = s.db.db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketClicksSalts)
+		if v := b.Get(k); v != nil { // created since the View
+			salt = cloneBytes(v)
+			return nil
+		}
+		salt = make([]byte, saltSize)
+		if _, err := rand.Read(salt); err != nil {
+			return fmt.Errorf("generate salt: %w", err)
+		}
+		return b.Put(k, salt)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("daily salt: %w", err)
+	}
+	return salt, nil
+}
+
+// deleteLinkStats deletes a link's click counter and its link-scope
+// aggregates. Its clicks stay in the raw clicks and in the aggregates of
+// its workspace and campaign; the visitor records of the day may still
+// name it (link IDs are never reused). The link's keys are time first:
+// it looks up each day any link has clicks on (a Get a day).
+func deleteLinkStats(tx *bolt.Tx, lid uint64) error {
+	if err := tx.Bucket(bucketClicksLink).Delete(itob(lid)); err != nil {
+		return fmt.Errorf("delete click counter: %w", err)
+	}
+	hourly, daily := tx.Bucket(bucketClicksHourly), tx.Bucket(bucketClicksDaily)
+	first, last, ok := linkDays(daily)
+	if !ok {
+		return nil
+	}
+	scope := linkScope(lid)
+	for d := first; d <= last && d >= first; d++ {
+		k := periodBlobKey(scope, d)
+		if daily.Get(k) == nil {
+			continue
+		}
+		if err := daily.Delete(k); err != nil {
+			return fmt.Errorf("delete daily clicks: %w", err)
+		}
+		for h := d * hoursPerDay; h < (d+1)*hoursPerDay; h++ {
+			if err := hourly.Delete(periodBlobKey(scope, h)); err != nil {
+				return fmt.Errorf("delete hourly clicks: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+// deleteCampaignStats deletes a campaign's aggregates, for the deletion of
+// a campaign. Its clicks stay in the raw clicks and in the aggregates of
+// its workspace and links.
+func deleteCampaignStats(tx *bolt.Tx, wid uint64, campaignID string) error {
+	if !validCampaignID(campaignID) {
+		return nil // no clicks were ever recorded under it
+	}
+	scope := campaignScope(wid, campaignID)
+	for _, name := range [][]byte{bucketClicksHourly, bucketClicksDaily} {
+		if err := deletePrefix(tx.Bucket(name), scope); err != nil {
+			return err
+		}
+	}
+	return nil
 }

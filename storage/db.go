@@ -72,11 +72,19 @@ var (
 	bucketLinksCount     = []byte("links.count")     // workspace id → number of links
 	bucketLinksTagCount  = []byte("links.tag_count") // workspace id + tag → number of links
 
-	bucketClicksLink          = []byte("clicks.link")             // link id → clicks
-	bucketClicksWorkspaceHour = []byte("clicks.workspace_hourly") // workspace id + unix hour start → clicks
-	bucketClicksWorkspaceDay  = []byte("clicks.workspace_daily")  // workspace id + unix UTC day start → clicks
-	bucketClicksLinkHour      = []byte("clicks.link_hourly")      // link id + unix hour start → clicks
-	bucketClicksLinkDay       = []byte("clicks.link_daily")       // link id + unix UTC day start → clicks
+	// Clicks; see click_codec.go for the scope keys and the encodings.
+	bucketLinksCampaign = []byte("links.campaign") // workspace id + campaign id + link id → ""
+
+	bucketCampaigns          = []byte("campaigns")           // campaign id → campaignRecord
+	bucketCampaignsWorkspace = []byte("campaigns.workspace") // workspace id + campaign id → ""
+	bucketEvents             = []byte("events")              // event sequence → eventRecord (the webhook outbox)
+
+	bucketClicksLink     = []byte("clicks.link")     // link id → clicks
+	bucketClicksRaw      = []byte("clicks.raw")      // workspace id + unix nanos(8) + sequence(4) → raw click
+	bucketClicksHourly   = []byte("clicks.hourly")   // scope + unix hour(4), links time first → period blob: totals, dimensions
+	bucketClicksDaily    = []byte("clicks.daily")    // scope + unix UTC day(4), links time first → period blob: totals, visitors, dimensions
+	bucketClicksVisitors = []byte("clicks.visitors") // unix UTC day(4) + workspace id(8) + visitor(8) → visitor record
+	bucketClicksSalts    = []byte("clicks.salts")    // unix UTC day(4) → salt(32)
 )
 
 var allBuckets = [][]byte{
@@ -85,7 +93,8 @@ var allBuckets = [][]byte{
 	bucketWorkspaces, bucketWorkspaceMembers,
 	bucketKeys, bucketKeysHash, bucketKeysWorkspace, bucketKeysUsage,
 	bucketLinks, bucketLinksAlias, bucketLinksWorkspace, bucketLinksTag, bucketLinksCount, bucketLinksTagCount,
-	bucketClicksLink, bucketClicksWorkspaceHour, bucketClicksWorkspaceDay, bucketClicksLinkHour, bucketClicksLinkDay,
+	bucketLinksCampaign, bucketCampaigns, bucketCampaignsWorkspace, bucketEvents,
+	bucketClicksLink, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily, bucketClicksVisitors, bucketClicksSalts,
 }
 
 // Keys of the meta bucket.

@@ -72,96 +72,195 @@ func BulkCreateLinks(db *DB, workspaceID string, n int, mk func(i int) *link.Lin
 }
 
 // CheckIndexes recounts every link index and counter from the link
-// records by brute force and reports any difference, and any click data
-// left for a link that does not exist.
-func (db *DB) CheckIndexes() error {
-	return db.db.View(func(tx *bolt.Tx) error {
-		var errs []error
-		wsCount := map[string]uint64{}
-		tagCount := map[string]uint64{}
-		wantAlias := map[string][]byte{}
-		wantWS := map[string]bool{}
-		wantTag := map[string]bool{}
-		err := tx.Bucket(bucketLinks).ForEach(func(k, v []byte) error {
-			var rec linkRecord
-			if err := decodeJSON(v, &rec); err != nil {
-				return err
-			}
-			wsCount[string(itob(rec.Workspace))]++
-			wantAlias[string(aliasKey(rec.Domain, rec.Alias))] = cloneBytes(k)
-			wantWS[string(concat(itob(rec.Workspace), k))] = true
-			for _, t := range rec.Tags {
-				tagCount[string(tagCountKey(rec.Workspace, t))]++
-				wantTag[string(concat(tagPrefix(rec.Workspace, t), k))] = true
-			}
-			return nil
-		})
-		if err != nil {
+// records by brute force and reports any difference, checks the campaigns
+// and their indexes (see checkCampaigns), and checks the click data (see
+// checkClicks).
+func (db *DB) CheckIndexes() error { return db.db.View(checkIndexes) }
+
+// checkIndexes is CheckIndexes in the transaction tx.
+func checkIndexes(tx *bolt.Tx) error {
+	var errs []error
+	wsCount := map[string]uint64{}
+	tagCount := map[string]uint64{}
+	wantAlias := map[string][]byte{}
+	wantWS := map[string]bool{}
+	wantTag := map[string]bool{}
+	wantCampaign := map[string]bool{}
+	err := tx.Bucket(bucketLinks).ForEach(func(k, v []byte) error {
+		var rec linkRecord
+		if err := decodeJSON(v, &rec); err != nil {
 			return err
 		}
-		compareCounters := func(name []byte, want map[string]uint64) {
-			got := map[string]uint64{}
-			_ = tx.Bucket(name).ForEach(func(k, v []byte) error { got[string(k)] = btoi(v); return nil })
-			for k, n := range want {
-				if got[k] != n {
-					errs = append(errs, fmt.Errorf("%s %x: counter %d, brute force %d", name, k, got[k], n))
-				}
-			}
-			for k, n := range got {
-				if _, ok := want[k]; !ok {
-					errs = append(errs, fmt.Errorf("%s %x: counter %d for nothing", name, k, n))
-				}
-			}
+		wsCount[string(itob(rec.Workspace))]++
+		wantAlias[string(aliasKey(rec.Domain, rec.Alias))] = cloneBytes(k)
+		wantWS[string(concat(itob(rec.Workspace), k))] = true
+		for _, t := range rec.Tags {
+			tagCount[string(tagCountKey(rec.Workspace, t))]++
+			wantTag[string(concat(tagPrefix(rec.Workspace, t), k))] = true
 		}
-		compareCounters(bucketLinksCount, wsCount)
-		compareCounters(bucketLinksTagCount, tagCount)
-
-		gotAlias := map[string][]byte{}
-		_ = tx.Bucket(bucketLinksAlias).ForEach(func(k, v []byte) error { gotAlias[string(k)] = cloneBytes(v); return nil })
-		for k, id := range wantAlias {
-			if !bytes.Equal(gotAlias[k], id) {
-				errs = append(errs, fmt.Errorf("alias %q: index %x, want %x", k, gotAlias[k], id))
-			}
-		}
-		for k := range gotAlias {
-			if _, ok := wantAlias[k]; !ok {
-				errs = append(errs, fmt.Errorf("alias %q: dangling", k))
-			}
-		}
-		compareSet := func(name []byte, want map[string]bool) {
-			n := 0
-			_ = tx.Bucket(name).ForEach(func(k, v []byte) error {
-				n++
-				if !want[string(k)] {
-					errs = append(errs, fmt.Errorf("%s %x: dangling", name, k))
-				}
+		if rec.CampaignID != "" {
+			cid, ok := parseID(prefixCampaign, rec.CampaignID)
+			if !ok {
+				errs = append(errs, fmt.Errorf("link %x: malformed campaign id %q", k, rec.CampaignID))
 				return nil
-			})
-			if n != len(want) {
-				errs = append(errs, fmt.Errorf("%s: %d entries, want %d", name, n, len(want)))
 			}
-		}
-		compareSet(bucketLinksWorkspace, wantWS)
-		compareSet(bucketLinksTag, wantTag)
-
-		links := tx.Bucket(bucketLinks)
-		for _, name := range [][]byte{bucketClicksLink, bucketClicksLinkHour, bucketClicksLinkDay} {
-			_ = tx.Bucket(name).ForEach(func(k, v []byte) error {
-				if links.Get(k[:8]) == nil {
-					errs = append(errs, fmt.Errorf("%s %x: click data of a link that does not exist", name, k))
-				}
-				return nil
-			})
-		}
-		slices.SortFunc(errs, func(a, b error) int { return bytes.Compare([]byte(a.Error()), []byte(b.Error())) })
-		if len(errs) > 10 {
-			errs = errs[:10]
-		}
-		if len(errs) > 0 {
-			return fmt.Errorf("index check: %v", errs)
+			if _, err := findCampaign(tx, rec.Workspace, cid); err != nil {
+				errs = append(errs, fmt.Errorf("link %x: campaign %q of workspace %d: %v", k, rec.CampaignID, rec.Workspace, err))
+			}
+			wantCampaign[string(campaignLinkKey(rec.Workspace, cid, btoi(k)))] = true
 		}
 		return nil
 	})
+	if err != nil {
+		return err
+	}
+	errs = append(errs, checkCampaigns(tx, wantCampaign)...)
+	compareCounters := func(name []byte, want map[string]uint64) {
+		got := map[string]uint64{}
+		_ = tx.Bucket(name).ForEach(func(k, v []byte) error { got[string(k)] = btoi(v); return nil })
+		for k, n := range want {
+			if got[k] != n {
+				errs = append(errs, fmt.Errorf("%s %x: counter %d, brute force %d", name, k, got[k], n))
+			}
+		}
+		for k, n := range got {
+			if _, ok := want[k]; !ok {
+				errs = append(errs, fmt.Errorf("%s %x: counter %d for nothing", name, k, n))
+			}
+		}
+	}
+	compareCounters(bucketLinksCount, wsCount)
+	compareCounters(bucketLinksTagCount, tagCount)
+
+	gotAlias := map[string][]byte{}
+	_ = tx.Bucket(bucketLinksAlias).ForEach(func(k, v []byte) error { gotAlias[string(k)] = cloneBytes(v); return nil })
+	for k, id := range wantAlias {
+		if !bytes.Equal(gotAlias[k], id) {
+			errs = append(errs, fmt.Errorf("alias %q: index %x, want %x", k, gotAlias[k], id))
+		}
+	}
+	for k := range gotAlias {
+		if _, ok := wantAlias[k]; !ok {
+			errs = append(errs, fmt.Errorf("alias %q: dangling", k))
+		}
+	}
+	compareSet := func(name []byte, want map[string]bool) {
+		n := 0
+		_ = tx.Bucket(name).ForEach(func(k, v []byte) error {
+			n++
+			if !want[string(k)] {
+				errs = append(errs, fmt.Errorf("%s %x: dangling", name, k))
+			}
+			return nil
+		})
+		if n != len(want) {
+			errs = append(errs, fmt.Errorf("%s: %d entries, want %d", name, n, len(want)))
+		}
+	}
+	compareSet(bucketLinksWorkspace, wantWS)
+	compareSet(bucketLinksTag, wantTag)
+
+	errs = append(errs, checkClicks(tx)...)
+	slices.SortFunc(errs, func(a, b error) int { return bytes.Compare([]byte(a.Error()), []byte(b.Error())) })
+	if len(errs) > 10 {
+		errs = errs[:10]
+	}
+	if len(errs) > 0 {
+		return fmt.Errorf("index check: %v", errs)
+	}
+	return nil
+}
+
+// checkCampaigns checks the campaign indexes: links.campaign holds
+// exactly the entries of want (workspace + campaign + link, one for each
+// link with a campaign), each naming an existing link of that workspace in
+// that campaign; every campaign record has its campaigns.workspace entry
+// and every entry names a campaign of that workspace; every campaign's
+// workspace exists; every event decodes and names an existing workspace.
+func checkCampaigns(tx *bolt.Tx, want map[string]bool) []error {
+	var errs []error
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	got := 0
+	_ = tx.Bucket(bucketLinksCampaign).ForEach(func(k, v []byte) error {
+		got++
+		if len(k) != 24 || len(v) != 0 {
+			fail("links.campaign %x: malformed entry (value %x)", k, v)
+			return nil
+		}
+		wid, cid, lid := btoi(k[:8]), btoi(k[8:16]), btoi(k[16:])
+		rec, err := findLink(tx, 0, lid)
+		switch {
+		case err != nil:
+			fail("links.campaign %x: link %d: %v", k, lid, err)
+		case rec.Workspace != wid:
+			fail("links.campaign %x: link %d belongs to workspace %d", k, lid, rec.Workspace)
+		case rec.CampaignID != formatID(prefixCampaign, cid):
+			fail("links.campaign %x: link %d is in campaign %q, not %q", k, lid, rec.CampaignID, formatID(prefixCampaign, cid))
+		}
+		if !want[string(k)] {
+			fail("links.campaign %x: dangling", k)
+		}
+		return nil
+	})
+	if got != len(want) {
+		fail("links.campaign: %d entries, want %d", got, len(want))
+	}
+	for k := range want {
+		if tx.Bucket(bucketLinksCampaign).Get([]byte(k)) == nil {
+			fail("links.campaign %x: missing", k)
+		}
+	}
+
+	byWS := tx.Bucket(bucketCampaignsWorkspace)
+	campaigns := 0
+	_ = tx.Bucket(bucketCampaigns).ForEach(func(k, v []byte) error {
+		campaigns++
+		var rec campaignRecord
+		if err := decodeJSON(v, &rec); err != nil {
+			fail("campaign %x: %v", k, err)
+			return nil
+		}
+		if len(k) != 8 {
+			fail("campaign %x: malformed key", k)
+			return nil
+		}
+		if byWS.Get(concat(itob(rec.Workspace), k)) == nil {
+			fail("campaign %x: no campaigns.workspace entry for workspace %d", k, rec.Workspace)
+		}
+		if err := workspaceExists(tx, rec.Workspace); err != nil {
+			fail("campaign %x: workspace %d: %v", k, rec.Workspace, err)
+		}
+		return nil
+	})
+	entries := 0
+	_ = byWS.ForEach(func(k, v []byte) error {
+		entries++
+		if len(k) != 16 || len(v) != 0 {
+			fail("campaigns.workspace %x: malformed entry (value %x)", k, v)
+			return nil
+		}
+		if _, err := findCampaign(tx, btoi(k[:8]), btoi(k[8:])); err != nil {
+			fail("campaigns.workspace %x: dangling: %v", k, err)
+		}
+		return nil
+	})
+	if entries != campaigns {
+		fail("campaigns.workspace: %d entries, %d campaigns", entries, campaigns)
+	}
+
+	_ = tx.Bucket(bucketEvents).ForEach(func(k, v []byte) error {
+		var rec eventRecord
+		if err := decodeJSON(v, &rec); err != nil {
+			fail("event %x: %v", k, err)
+			return nil
+		}
+		if err := workspaceExists(tx, rec.Workspace); err != nil {
+			fail("event %x: workspace %d: %v", k, rec.Workspace, err)
+		}
+		return nil
+	})
+	return errs
 }
 
 // Opened reports whether the DB is open.

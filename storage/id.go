@@ -17,6 +17,8 @@ const (
 	prefixUser      = "usr_"
 	prefixKey       = "key_"
 	prefixLink      = "lnk_"
+	prefixCampaign  = "cmp_"
+	prefixEvent     = "evt_"
 )
 
 func formatID(prefix string, seq uint64) string {

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/json"
@@ -97,8 +98,10 @@ func (s *LinkService) FindLinkByID(ctx context.Context, workspaceID, id string) 
 }
 
 // FindLinkByAlias returns the link for a redirect, from the redirect cache
-// or one short read transaction. Its Clicks is not filled in, and the
-// link is shared with other redirects: callers must not modify it.
+// or one short read transaction. Its UTM fields are the ones a redirect
+// uses: the link's own, or its campaign's where it has none. Its Clicks is
+// not filled in, and the link is shared with other redirects: callers must
+// not modify it.
 // ENOTFOUND.
 func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string) (*link.Link, error) {
 	domain = strings.ToLower(domain)
@@ -120,6 +123,16 @@ func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string)
 			return fmt.Errorf("alias index: %w", err)
 		}
 		l = rec.link(lid, 0)
+		// A redirect uses the campaign's UTM values where the link has none.
+		if cid, ok := parseID(prefixCampaign, rec.CampaignID); ok {
+			if c, err := findCampaign(tx, rec.Workspace, cid); err == nil {
+				l.UTMSource = cmp.Or(l.UTMSource, c.UTMSource)
+				l.UTMMedium = cmp.Or(l.UTMMedium, c.UTMMedium)
+				l.UTMCampaign = cmp.Or(l.UTMCampaign, c.UTMCampaign)
+			} else if link.ErrorCode(err) != link.ENOTFOUND {
+				return err
+			}
+		}
 		return nil
 	})
 	if err != nil {
@@ -433,6 +446,13 @@ func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
 // createLink stores a link record with all its index entries and counters;
 // an empty alias is replaced by a generated code.
 func createLink(tx *bolt.Tx, rec *linkRecord) (uint64, error) {
+	var cid uint64
+	if rec.CampaignID != "" {
+		var err error
+		if cid, err = campaignForLink(tx, rec.Workspace, rec.CampaignID); err != nil {
+			return 0, err
+		}
+	}
 	aliases := tx.Bucket(bucketLinksAlias)
 	if rec.Alias == "" {
 		code, err := freeCode(aliases, rec.Domain)
@@ -457,6 +477,11 @@ func createLink(tx *bolt.Tx, rec *linkRecord) (uint64, error) {
 	}
 	if err := tx.Bucket(bucketLinksWorkspace).Put(concat(itob(rec.Workspace), idb), []byte{}); err != nil {
 		return 0, fmt.Errorf("index link workspace: %w", err)
+	}
+	if cid != 0 {
+		if err := tx.Bucket(bucketLinksCampaign).Put(campaignLinkKey(rec.Workspace, cid, id), []byte{}); err != nil {
+			return 0, fmt.Errorf("index link campaign: %w", err)
+		}
 	}
 	if err := addCounter(tx.Bucket(bucketLinksCount), itob(rec.Workspace), 1); err != nil {
 		return 0, err
@@ -595,6 +620,25 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 		rec.Destination = l.DestinationURL
 		rec.Tags = l.Tags
 		rec.UTMSource, rec.UTMMedium, rec.UTMCampaign = l.UTMSource, l.UTMMedium, l.UTMCampaign
+		if l.CampaignID != rec.CampaignID {
+			idx := tx.Bucket(bucketLinksCampaign)
+			if rec.CampaignID != "" {
+				if old, ok := parseID(prefixCampaign, rec.CampaignID); ok {
+					if err := idx.Delete(campaignLinkKey(wid, old, lid)); err != nil {
+						return fmt.Errorf("unindex link campaign: %w", err)
+					}
+				}
+			}
+			if l.CampaignID != "" {
+				cid, err := campaignForLink(tx, wid, l.CampaignID)
+				if err != nil {
+					return err
+				}
+				if err := idx.Put(campaignLinkKey(wid, cid, lid), []byte{}); err != nil {
+					return fmt.Errorf("index link campaign: %w", err)
+				}
+			}
+		}
 		rec.CampaignID = l.CampaignID
 		rec.RedirectCode = l.RedirectCode
 		rec.UpdatedAt = now
@@ -614,8 +658,8 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 }
 
 // DeleteLink removes a link, its index entries, its click counter and its
-// per-link click buckets, and frees its alias. The workspace's click
-// aggregates keep its clicks. ENOTFOUND.
+// link-scope click aggregates, and frees its alias. The workspace's (and
+// campaign's) aggregates and raw clicks keep its clicks. ENOTFOUND.
 func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) error {
 	wid, ok1 := parseID(prefixWorkspace, workspaceID)
 	lid, ok2 := parseID(prefixLink, id)
@@ -644,6 +688,11 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 		if err := tx.Bucket(bucketLinksWorkspace).Delete(concat(itob(wid), idb)); err != nil {
 			return fmt.Errorf("unindex link workspace: %w", err)
 		}
+		if cid, ok := parseID(prefixCampaign, rec.CampaignID); ok {
+			if err := tx.Bucket(bucketLinksCampaign).Delete(campaignLinkKey(wid, cid, lid)); err != nil {
+				return fmt.Errorf("unindex link campaign: %w", err)
+			}
+		}
 		if err := addCounter(tx.Bucket(bucketLinksCount), itob(wid), -1); err != nil {
 			return err
 		}
@@ -652,15 +701,7 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 				return err
 			}
 		}
-		if err := tx.Bucket(bucketClicksLink).Delete(idb); err != nil {
-			return fmt.Errorf("delete click counter: %w", err)
-		}
-		for _, name := range [][]byte{bucketClicksLinkHour, bucketClicksLinkDay} {
-			if err := deletePrefix(tx.Bucket(name), idb); err != nil {
-				return err
-			}
-		}
-		return nil
+		return deleteLinkStats(tx, lid)
 	})
 }
 

@@ -20,9 +20,11 @@ func TestCreateLink(t *testing.T) {
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()
+	camp := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Spring"})
+	otherCamp := mustCampaign(t, s, other.ID, &link.Campaign{Name: "Foreign"})
 
 	l := &link.Link{WorkspaceID: ws.ID, Alias: " promo ", Domain: "Go.Example.COM", DestinationURL: "https://example.com/a",
-		Tags: []string{"a", "b", "a"}, UTMSource: "news", CampaignID: "cmp_1"}
+		Tags: []string{"a", "b", "a"}, UTMSource: "news", CampaignID: camp.ID}
 	if err := s.Links.CreateLink(ctx, l); err != nil {
 		t.Fatal(err)
 	}
@@ -44,6 +46,9 @@ func TestCreateLink(t *testing.T) {
 		{"aliases are case-sensitive", link.Link{WorkspaceID: ws.ID, Alias: "Promo", Domain: "go.example.com"}, "", ""},
 		{"unknown workspace", link.Link{WorkspaceID: "ws_zzz", Alias: "x1"}, link.ENOTFOUND, ""},
 		{"malformed workspace", link.Link{WorkspaceID: "zzz", Alias: "x2"}, link.ENOTFOUND, ""},
+		{"campaign of another workspace", link.Link{WorkspaceID: ws.ID, Alias: "x3", CampaignID: otherCamp.ID}, link.EINVALID, ""},
+		{"unknown campaign", link.Link{WorkspaceID: ws.ID, Alias: "x4", CampaignID: "cmp_zzz"}, link.EINVALID, ""},
+		{"malformed campaign", link.Link{WorkspaceID: ws.ID, Alias: "x5", CampaignID: "c&<x>"}, link.EINVALID, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			in := tt.l
@@ -60,7 +65,7 @@ func TestCreateLink(t *testing.T) {
 	}
 
 	got, err := s.Links.FindLinkByAlias(ctx, "GO.example.com", "promo")
-	if err != nil || got.ID != l.ID || got.UTMSource != "news" || got.CampaignID != "cmp_1" {
+	if err != nil || got.ID != l.ID || got.UTMSource != "news" || got.CampaignID != camp.ID {
 		t.Fatalf("by alias = %+v, %v", got, err)
 	}
 	_, err = s.Links.FindLinkByAlias(ctx, "", "nope")
@@ -266,9 +271,9 @@ func TestDeleteLink(t *testing.T) {
 		t.Fatalf("recreated = %+v", again)
 	}
 	// The workspace keeps the deleted link's clicks.
-	hours, err := s.Clicks.WorkspaceHourly(ctx, ws.ID, t0, t0.Add(time.Hour))
-	if err != nil || len(hours) != 1 || hours[0].Clicks != 1 {
-		t.Fatalf("workspace hours = %+v, %v", hours, err)
+	st, err := s.Clicks.Stats(ctx, link.StatsFilter{WorkspaceID: ws.ID, Scope: link.ScopeWorkspace, Start: t0, End: t0.Add(time.Hour)})
+	if err != nil || st.Clicks != 1 || len(st.Hourly) != 1 || st.Hourly[0].Clicks != 1 {
+		t.Fatalf("workspace stats = %+v, %v", st, err)
 	}
 }
 
@@ -313,6 +318,8 @@ func TestFindLinks(t *testing.T) {
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()
+	camp := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Spring"})
+	otherCamp := mustCampaign(t, s, other.ID, &link.Campaign{Name: "Foreign"})
 
 	// 25 links, newest last: tags by i%3, every 5th on a custom domain,
 	// every 4th in a campaign, and "Needle" in a few destinations.
@@ -324,7 +331,7 @@ func TestFindLinks(t *testing.T) {
 			l.Domain = "go.example.com"
 		}
 		if i%4 == 0 {
-			l.CampaignID = "cmp_1"
+			l.CampaignID = camp.ID
 			l.Tags = append(l.Tags, "red")
 		}
 		if i == 7 || i == 17 {
@@ -333,7 +340,7 @@ func TestFindLinks(t *testing.T) {
 		ids = append(ids, mustLink(t, s, ws.ID, l).ID)
 		s.Clock.Add(time.Second)
 	}
-	mustLink(t, s, other.ID, &link.Link{Alias: "foreign", Tags: []string{"red"}, DestinationURL: "https://example.com/needle"})
+	mustLink(t, s, other.ID, &link.Link{Alias: "foreign", Tags: []string{"red"}, DestinationURL: "https://example.com/needle", CampaignID: otherCamp.ID})
 
 	// want lists link indexes, newest first.
 	pick := func(keep func(i int) bool) []string {
@@ -368,8 +375,11 @@ func TestFindLinks(t *testing.T) {
 		{"search and tag", link.LinkFilter{Search: "needle", Tags: []string{"green"}, Limit: 100}, pick(func(i int) bool { return i == 7 }), 1},
 		{"custom domain", link.LinkFilter{Domain: ptr("GO.example.com"), Limit: 3}, pick(func(i int) bool { return i%5 == 0 })[:3], 5},
 		{"primary host", link.LinkFilter{Domain: ptr(""), Limit: 100}, pick(func(i int) bool { return i%5 != 0 }), 20},
-		{"campaign", link.LinkFilter{CampaignID: "cmp_1", Limit: 100}, pick(func(i int) bool { return i%4 == 0 }), 7},
-		{"campaign and domain and tags", link.LinkFilter{CampaignID: "cmp_1", Domain: ptr("go.example.com"), Tags: []string{"red", "blue"}, Limit: 100},
+		{"campaign", link.LinkFilter{CampaignID: camp.ID, Limit: 100}, pick(func(i int) bool { return i%4 == 0 }), 7},
+		{"campaign, page 2", link.LinkFilter{CampaignID: camp.ID, Limit: 3, Page: 2}, pick(func(i int) bool { return i%4 == 0 })[3:6], 7},
+		{"campaign of another workspace", link.LinkFilter{CampaignID: otherCamp.ID, Limit: 100}, nil, 0},
+		{"unknown campaign", link.LinkFilter{CampaignID: "cmp_zzz", Limit: 100}, nil, 0},
+		{"campaign and domain and tags", link.LinkFilter{CampaignID: camp.ID, Domain: ptr("go.example.com"), Tags: []string{"red", "blue"}, Limit: 100},
 			pick(func(i int) bool { return i%4 == 0 && i%5 == 0 }), 2},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -482,7 +492,10 @@ func TestFindLinks_SearchEncoding(t *testing.T) {
 	s, _, ws := mustSetup(t)
 	amp := mustLink(t, s, ws.ID, &link.Link{Alias: "amp", DestinationURL: "https://example.com/?a=1&b=<2>"})
 	kelvin := mustLink(t, s, ws.ID, &link.Link{Alias: "temp1", DestinationURL: "https://example.com/\u212a\u00dcber"})
-	camp := mustLink(t, s, ws.ID, &link.Link{Alias: "camp", CampaignID: "c&<x>", Domain: "Ex.Example.com"})
+	// Campaign IDs are generated (cmp_ and base 36), so none holds characters
+	// JSON escapes; the escaped needle is checked on the destination above.
+	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "C&<x>"})
+	camp := mustLink(t, s, ws.ID, &link.Link{Alias: "camp", CampaignID: c.ID, Domain: "Ex.Example.com"})
 	for _, tt := range []struct {
 		name string
 		f    link.LinkFilter
@@ -491,7 +504,7 @@ func TestFindLinks_SearchEncoding(t *testing.T) {
 		{"escaped characters", link.LinkFilter{Search: "&B=<2"}, amp.ID},
 		{"kelvin sign lowers to k", link.LinkFilter{Search: "k"}, kelvin.ID},
 		{"non-ASCII any case", link.LinkFilter{Search: "üBER"}, kelvin.ID},
-		{"escaped campaign", link.LinkFilter{CampaignID: "c&<x>"}, camp.ID},
+		{"campaign", link.LinkFilter{CampaignID: c.ID}, camp.ID},
 		{"domain any case", link.LinkFilter{Domain: ptr("EX.example.COM")}, camp.ID},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

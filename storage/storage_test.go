@@ -106,6 +106,7 @@ type Services struct {
 	Keys       *storage.KeyService
 	Links      *storage.LinkService
 	Clicks     *storage.ClickService
+	Campaigns  *storage.CampaignService
 }
 
 func newServices(db *storage.DB, clock *Clock) *Services {
@@ -116,6 +117,7 @@ func newServices(db *storage.DB, clock *Clock) *Services {
 		Keys:       storage.NewKeyService(db),
 		Links:      storage.NewLinkService(db),
 		Clicks:     storage.NewClickService(db),
+		Campaigns:  storage.NewCampaignService(db),
 	}
 }
 
@@ -162,4 +164,22 @@ func mustLink(tb testing.TB, s *Services, wsID string, l *link.Link) *link.Link 
 		tb.Fatalf("create link: %v", err)
 	}
 	return l
+}
+
+// mustCampaign creates a campaign in the workspace wsID, normalised and
+// validated as the server does.
+func mustCampaign(tb testing.TB, s *Services, wsID string, c *link.Campaign) *link.Campaign {
+	tb.Helper()
+	c.WorkspaceID = wsID
+	if c.Name == "" {
+		c.Name = "Campaign " + fmt.Sprint(time.Now().UnixNano())
+	}
+	c.Normalize()
+	if err := c.Validate(); err != nil {
+		tb.Fatalf("campaign: %v", err)
+	}
+	if err := s.Campaigns.CreateCampaign(context.Background(), c); err != nil {
+		tb.Fatalf("create campaign: %v", err)
+	}
+	return c
 }

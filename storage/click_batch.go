@@ -1,0 +1,595 @@
+package storage
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/binary"
+	"fmt"
+	"math/bits"
+	"slices"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// clickBatch sums a batch of clicks by the keys they are written under.
+// Scopes, periods and values are interned to small integers; each click
+// adds one cell per scope, period and dimension to a flat list, which
+// plan ranks into key order and sorts, so the sums come out as runs of
+// equal cells, already in the order the blobs store them. Summing a batch
+// takes a few map lookups per click, and no map per cell.
+type clickBatch struct {
+	clicks []parsedClick
+
+	scopes     []batchScope
+	wsScopes   map[uint64]int32
+	links      map[uint64]batchLink
+	campScopes map[campaignScopeKey]int32
+
+	periods   []batchPeriod
+	periodIdx map[uint64]int32 // scope<<33 | daily<<32 | period
+
+	linkIDs []uint64 // by value index
+	strVals [numDims]map[string]uint32
+	strs    [numDims][]string
+
+	// cells holds period<<cellPeriodShift | dim<<cellDimShift | value<<1 | bot.
+	cells []uint64
+
+	visitors    map[visitorKey]int32
+	visitorList []batchVisitor
+}
+
+// A cell has 28 bits for its period, 3 for its dimension, 32 for its
+// value. A click makes at most 6 periods, so maxBatch clicks fit.
+const (
+	cellDimShift    = 33
+	cellPeriodShift = 36
+	maxBatch        = 1 << 24
+)
+
+type batchScope struct {
+	key      []byte
+	link     uint64 // link scopes
+	campaign string // campaign scopes
+	clicks   uint64 // all clicks, for the per-link counter
+	skip     bool   // a link scope of a link deleted meanwhile
+	// The scope's last periods, which most of its next clicks share.
+	hour, day   uint32
+	hourP, dayP int32
+}
+
+// batchLink is a link's scope and its value index in the links dimension.
+type batchLink struct {
+	scope int32
+	val   uint32
+}
+
+type campaignScopeKey struct {
+	ws uint64
+	id string
+}
+
+type batchPeriod struct {
+	scope  int32
+	daily  bool
+	period uint32 // unix hour or unix day
+	add    periodHeader
+	key    []byte // of the period blob, set by plan
+}
+
+type visitorKey struct {
+	day     uint32
+	ws      uint64
+	visitor uint64
+}
+
+// batchVisitor is where a visitor clicked in a workspace on a day.
+type batchVisitor struct {
+	visitorKey
+	bot     bool
+	wsScope int32 // the workspace scope
+	// The link and campaign scopes: most visitors click one link a batch,
+	// so they are held inline, the rare rest in more.
+	n         int32
+	inline    [3]int32
+	more      []int32
+	recordKey []byte
+}
+
+func (v *batchVisitor) scope(i int) int32 {
+	if i < len(v.inline) {
+		return v.inline[i]
+	}
+	return v.more[i-len(v.inline)]
+}
+
+func (v *batchVisitor) addScope(s int32) {
+	for i := range int(v.n) {
+		if v.scope(i) == s {
+			return
+		}
+	}
+	if int(v.n) < len(v.inline) {
+		v.inline[v.n] = s
+	} else {
+		v.more = append(v.more, s)
+	}
+	v.n++
+}
+
+func newClickBatch(n int) *clickBatch {
+	b := &clickBatch{
+		clicks:     make([]parsedClick, 0, n),
+		wsScopes:   map[uint64]int32{},
+		links:      make(map[uint64]batchLink, min(n, 1<<14)),
+		campScopes: map[campaignScopeKey]int32{},
+		periodIdx:  make(map[uint64]int32, min(2*n, 1<<15)),
+		cells:      make([]uint64, 0, n*2*(2*int(numDims)-1)), // a workspace and a link per click; campaigns grow it
+		visitors:   make(map[visitorKey]int32, n),
+	}
+	for _, d := range rawStrings {
+		b.strVals[d] = map[string]uint32{}
+	}
+	return b
+}
+
+func (b *clickBatch) newScope(sc batchScope) int32 {
+	sc.hourP, sc.dayP = -1, -1
+	b.scopes = append(b.scopes, sc)
+	return int32(len(b.scopes) - 1)
+}
+
+func (b *clickBatch) wsScope(wid uint64) int32 {
+	s, ok := b.wsScopes[wid]
+	if !ok {
+		s = b.newScope(batchScope{key: workspaceScope(wid)})
+		b.wsScopes[wid] = s
+	}
+	return s
+}
+
+// link returns the scope and the value index of a link.
+func (b *clickBatch) link(lid uint64) batchLink {
+	l, ok := b.links[lid]
+	if !ok {
+		l = batchLink{scope: b.newScope(batchScope{key: linkScope(lid), link: lid}), val: uint32(len(b.linkIDs))}
+		b.linkIDs = append(b.linkIDs, lid)
+		b.links[lid] = l
+	}
+	return l
+}
+
+func (b *clickBatch) campaignScope(wid uint64, id string) int32 {
+	k := campaignScopeKey{wid, id}
+	s, ok := b.campScopes[k]
+	if !ok {
+		s = b.newScope(batchScope{key: campaignScope(wid, id), campaign: id})
+		b.campScopes[k] = s
+	}
+	return s
+}
+
+func periodKey(scope int32, daily bool, period uint32) uint64 {
+	k := uint64(scope)<<33 | uint64(period)
+	if daily {
+		k |= 1 << 32
+	}
+	return k
+}
+
+// period returns the index of a scope's hour or day.
+func (b *clickBatch) period(scope int32, daily bool, period uint32) int32 {
+	sc := &b.scopes[scope]
+	if daily && sc.dayP >= 0 && sc.day == period {
+		return sc.dayP
+	}
+	if !daily && sc.hourP >= 0 && sc.hour == period {
+		return sc.hourP
+	}
+	k := periodKey(scope, daily, period)
+	p, ok := b.periodIdx[k]
+	if !ok {
+		p = int32(len(b.periods))
+		b.periods = append(b.periods, batchPeriod{scope: scope, daily: daily, period: period})
+		b.periodIdx[k] = p
+	}
+	if daily {
+		sc.day, sc.dayP = period, p
+	} else {
+		sc.hour, sc.hourP = period, p
+	}
+	return p
+}
+
+func (b *clickBatch) strValue(d byte, s string) uint32 {
+	v, ok := b.strVals[d][s]
+	if !ok {
+		v = uint32(len(b.strs[d]))
+		b.strs[d] = append(b.strs[d], s)
+		b.strVals[d][s] = v
+	}
+	return v
+}
+
+// add sums a click into the batch.
+func (b *clickBatch) add(c *parsedClick) {
+	l := b.link(c.link)
+	var vals [numDims]uint32
+	vals[dimLinks] = l.val
+	for _, d := range rawStrings {
+		vals[d] = b.strValue(d, c.vals[d])
+	}
+	var bot uint64
+	if c.bot {
+		bot = 1
+	}
+	ws, ls := b.wsScope(c.ws), l.scope
+	scopes := [3]int32{ws, ls}
+	n := 2
+	if c.campaign != "" {
+		scopes[2] = b.campaignScope(c.ws, c.campaign)
+		n = 3
+	}
+	for _, s := range scopes[:n] {
+		b.scopes[s].clicks++
+		first := dimLinks
+		if s == ls {
+			first = dimReferrers // a link's top links would be itself
+		}
+		for _, p := range [2]int32{b.period(s, false, c.hour), b.period(s, true, c.day)} {
+			b.periods[p].add.clicks++
+			b.periods[p].add.bots += bot
+			for d := first; d < numDims; d++ {
+				b.cells = append(b.cells, uint64(p)<<cellPeriodShift|uint64(d)<<cellDimShift|uint64(vals[d])<<1|bot)
+			}
+		}
+	}
+
+	vk := visitorKey{c.day, c.ws, c.visitor}
+	i, ok := b.visitors[vk]
+	if !ok {
+		i = int32(len(b.visitorList))
+		b.visitorList = append(b.visitorList, batchVisitor{visitorKey: vk, bot: c.bot, wsScope: ws})
+		b.visitors[vk] = i
+	}
+	v := &b.visitorList[i]
+	for _, s := range scopes[1:n] {
+		v.addScope(s)
+	}
+}
+
+// batchWrite is a batch planned for writing: every list in the key order
+// of its bucket, so the writes walk each bucket once, front to back.
+type batchWrite struct {
+	scopes   []batchScope
+	clicks   []parsedClick
+	rawOrder []int32
+	rawVals  [][]byte
+	periods  []batchPeriod
+	// periodIdx finds the daily period of a scope, for visitor counts.
+	periodIdx map[uint64]int32
+	blobs     []blobWrite
+	// vals holds each string dimension's values by rank, which deltas name.
+	vals     [numDims][]string
+	visitors []batchVisitor
+	// mem holds the keys and values given to bolt, which keeps them
+	// until the commit: one allocation for many.
+	mem arena
+}
+
+// arena hands out byte slices cut from big blocks.
+type arena struct{ block []byte }
+
+const arenaBlock = 1 << 20
+
+// alloc returns n bytes.
+func (a *arena) alloc(n int) []byte {
+	if cap(a.block)-len(a.block) < n {
+		if n > arenaBlock/4 {
+			return make([]byte, n)
+		}
+		a.block = make([]byte, 0, arenaBlock)
+	}
+	m := len(a.block)
+	a.block = a.block[:m+n]
+	return a.block[m : m+n : m+n]
+}
+
+// copy returns a copy of b.
+func (a *arena) copy(b []byte) []byte {
+	c := a.alloc(len(b))
+	copy(c, b)
+	return c
+}
+
+// blobWrite is what a batch adds to one period blob.
+type blobWrite struct {
+	period int32
+	deltas [numDims][]dimDelta
+}
+
+// plan ranks, sorts and groups the sums, and encodes the raw clicks.
+func (b *clickBatch) plan() *batchWrite {
+	w := &batchWrite{scopes: b.scopes, clicks: b.clicks, periods: b.periods, periodIdx: b.periodIdx}
+
+	// Periods and values in key order.
+	byRank := make([]int32, len(b.periods))
+	for i := range byRank {
+		byRank[i] = int32(i)
+		p := &b.periods[i]
+		scope := b.scopes[p.scope].key
+		p.key = appendPeriodBlobKey(w.mem.alloc(len(scope) + 4)[:0], scope, p.period)
+	}
+	slices.SortFunc(byRank, func(x, y int32) int {
+		px, py := &b.periods[x], &b.periods[y]
+		if px.daily != py.daily {
+			if px.daily {
+				return 1
+			}
+			return -1
+		}
+		return bytes.Compare(px.key, py.key)
+	})
+	periodRank := make([]uint64, len(b.periods))
+	for r, p := range byRank {
+		periodRank[p] = uint64(r)
+	}
+	var valRank [numDims][]uint64
+	rankedVals := &w.vals
+	rankedIDs := slices.Clone(b.linkIDs)
+	slices.Sort(rankedIDs)
+	valRank[dimLinks] = make([]uint64, len(rankedIDs))
+	for r, id := range rankedIDs {
+		valRank[dimLinks][b.links[id].val] = uint64(r)
+	}
+	for _, d := range rawStrings {
+		rankedVals[d] = slices.Clone(b.strs[d])
+		slices.Sort(rankedVals[d])
+		valRank[d] = make([]uint64, len(rankedVals[d]))
+		for r, s := range rankedVals[d] {
+			valRank[d][b.strVals[d][s]] = uint64(r)
+		}
+	}
+
+	// Cells into ranks, packed as tight as the batch allows so that the
+	// sort makes few passes, and sorted: runs of equal cells are the sums.
+	var maxVals int
+	for d := range valRank {
+		maxVals = max(maxVals, len(valRank[d]))
+	}
+	valBits := uint(bits.Len(uint(maxVals)))
+	dimShift, periodShift := valBits+1, valBits+4
+	const valMask = 1<<(cellDimShift-1) - 1
+	for i, c := range b.cells {
+		p, d, v := c>>cellPeriodShift, c>>cellDimShift&7, c>>1&valMask
+		b.cells[i] = periodRank[p]<<periodShift | d<<dimShift | valRank[d][v]<<1 | c&1
+	}
+	radixSort(b.cells)
+
+	w.blobs = make([]blobWrite, len(b.periods))
+	for r, p := range byRank {
+		w.blobs[r].period = p
+	}
+	deltas := make([]dimDelta, 0, len(b.cells)/2+1)
+	type span struct{ rank, dim, start int }
+	var spans []span
+	for i := 0; i < len(b.cells); {
+		group := b.cells[i] >> 1
+		var human, bot uint64
+		for ; i < len(b.cells) && b.cells[i]>>1 == group; i++ {
+			if b.cells[i]&1 == 1 {
+				bot++
+			} else {
+				human++
+			}
+		}
+		r, d, v := int(group>>(periodShift-1)), int(group>>(dimShift-1)&7), group&(1<<valBits-1)
+		if len(spans) == 0 || spans[len(spans)-1].rank != r || spans[len(spans)-1].dim != d {
+			spans = append(spans, span{r, d, len(deltas)})
+		}
+		if d == int(dimLinks) {
+			v = rankedIDs[v]
+		}
+		deltas = append(deltas, dimDelta{v: v, human: human, bot: bot})
+	}
+	for i, sp := range spans {
+		end := len(deltas)
+		if i+1 < len(spans) {
+			end = spans[i+1].start
+		}
+		w.blobs[sp.rank].deltas[sp.dim] = deltas[sp.start:end:end]
+	}
+
+	// Raw clicks, in key order.
+	w.rawOrder = make([]int32, len(b.clicks))
+	w.rawVals = make([][]byte, len(b.clicks))
+	size := 0
+	for i := range b.clicks {
+		w.rawOrder[i] = int32(i)
+		size += 32 + len(b.clicks[i].campaign)
+		for _, d := range rawStrings {
+			size += len(b.clicks[i].vals[d])
+		}
+	}
+	slab := make([]byte, 0, size)
+	for i := range b.clicks {
+		start := len(slab)
+		slab = appendRawClick(slab, &b.clicks[i])
+		w.rawVals[i] = slab[start:len(slab):len(slab)]
+	}
+	slices.SortFunc(w.rawOrder, func(x, y int32) int {
+		cx, cy := &b.clicks[x], &b.clicks[y]
+		return cmp.Or(cmp.Compare(cx.ws, cy.ws), cmp.Compare(cx.nanos, cy.nanos), cmp.Compare(x, y))
+	})
+
+	// Visitor records, in key order.
+	w.visitors = b.visitorList
+	for i := range w.visitors {
+		v := &w.visitors[i]
+		k := w.mem.alloc(20)
+		binary.BigEndian.PutUint32(k, v.day)
+		binary.BigEndian.PutUint64(k[4:], v.ws)
+		binary.BigEndian.PutUint64(k[12:], v.visitor)
+		v.recordKey = k
+	}
+	slices.SortFunc(w.visitors, func(x, y batchVisitor) int {
+		return cmp.Or(cmp.Compare(x.day, y.day), cmp.Compare(x.ws, y.ws), cmp.Compare(x.visitor, y.visitor))
+	})
+	return w
+}
+
+// radixSort sorts a in place, least significant 11 bits first, over the
+// bits its largest value uses.
+func radixSort(a []uint64) {
+	if len(a) < 256 {
+		slices.Sort(a)
+		return
+	}
+	var top uint64
+	for _, v := range a {
+		top |= v
+	}
+	const digit = 11
+	tmp := make([]uint64, len(a))
+	src, dst := a, tmp
+	for shift := 0; shift < bits.Len64(top); shift += digit {
+		var count [1<<digit + 1]int
+		for _, v := range src {
+			count[(v>>shift)&(1<<digit-1)+1]++
+		}
+		for i := 1; i <= 1<<digit; i++ {
+			count[i] += count[i-1]
+		}
+		for _, v := range src {
+			d := (v >> shift) & (1<<digit - 1)
+			dst[count[d]] = v
+			count[d]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &a[0] {
+		copy(a, src)
+	}
+}
+
+// write stores the planned batch; it is the function of one Update.
+func (w *batchWrite) write(tx *bolt.Tx) error {
+	links := tx.Bucket(bucketLinks)
+	counters := tx.Bucket(bucketClicksLink)
+	for i := range w.scopes {
+		sc := &w.scopes[i]
+		if sc.link == 0 {
+			continue
+		}
+		if links.Get(itob(sc.link)) == nil {
+			sc.skip = true
+			continue
+		}
+		k := w.mem.alloc(8)
+		binary.BigEndian.PutUint64(k, sc.link)
+		n, err := counter(counters, k)
+		if err != nil {
+			return fmt.Errorf("count link clicks: %w", err)
+		}
+		v := w.mem.alloc(8)
+		binary.BigEndian.PutUint64(v, n+sc.clicks)
+		if err := counters.Put(k, v); err != nil {
+			return fmt.Errorf("count link clicks: %w", err)
+		}
+	}
+
+	// Raw clicks: the sequence keeps keys unique when clicks share a
+	// nanosecond, also across batches.
+	raw := tx.Bucket(bucketClicksRaw)
+	raw.FillPercent = 0.9 // appended in time order: fill pages up
+	seq := raw.Sequence()
+	if err := raw.SetSequence(seq + uint64(len(w.clicks))); err != nil {
+		return fmt.Errorf("raw click sequence: %w", err)
+	}
+	for _, i := range w.rawOrder {
+		c := &w.clicks[i]
+		k := w.mem.alloc(20)
+		binary.BigEndian.PutUint64(k, c.ws)
+		binary.BigEndian.PutUint64(k[8:], uint64(c.nanos))
+		binary.BigEndian.PutUint32(k[16:], uint32(seq+uint64(i)))
+		if err := raw.Put(k, w.rawVals[i]); err != nil {
+			return fmt.Errorf("put raw click: %w", err)
+		}
+	}
+
+	// Visitors: each scope counts a visitor the first time it appears in
+	// the day's record; the counts go into the daily blobs below.
+	visitors := tx.Bucket(bucketClicksVisitors)
+	countVisitor := func(scope int32, day uint32, bot bool) {
+		p := &w.periods[w.periodIdx[periodKey(scope, true, day)]]
+		p.add.visitors++
+		if !bot {
+			p.add.humans++
+		}
+	}
+	var rec visitorRecord
+	var enc []byte
+	for i := range w.visitors {
+		v := &w.visitors[i]
+		old := visitors.Get(v.recordKey)
+		changed := old == nil
+		if old == nil {
+			rec = visitorRecord{bot: v.bot, links: rec.links[:0], campaigns: rec.campaigns[:0]}
+			countVisitor(v.wsScope, v.day, rec.bot)
+		} else if err := rec.decode(old); err != nil {
+			return fmt.Errorf("visitor %x: %w", v.recordKey, err)
+		}
+		for j := range int(v.n) {
+			s := v.scope(j)
+			sc := &w.scopes[s]
+			if sc.skip {
+				continue
+			}
+			var added bool
+			if sc.link != 0 {
+				if j, found := slices.BinarySearch(rec.links, sc.link); !found {
+					rec.links, added = slices.Insert(rec.links, j, sc.link), true
+				}
+			} else if j, found := slices.BinarySearch(rec.campaigns, sc.campaign); !found {
+				rec.campaigns, added = slices.Insert(rec.campaigns, j, sc.campaign), true
+			}
+			if added {
+				changed = true
+				countVisitor(s, v.day, rec.bot)
+			}
+		}
+		if changed {
+			enc = rec.appendTo(enc[:0])
+			if err := visitors.Put(v.recordKey, w.mem.copy(enc)); err != nil {
+				return fmt.Errorf("put visitor: %w", err)
+			}
+		}
+	}
+
+	hourly, daily := tx.Bucket(bucketClicksHourly), tx.Bucket(bucketClicksDaily)
+	// New keys come at the end of each workspace's and campaign's range
+	// and at the end of the links' region (time first): split pages
+	// fuller than bolt's half, they rarely take inserts again.
+	hourly.FillPercent, daily.FillPercent = 0.9, 0.9
+	var scratch [2][]byte
+	for i := range w.blobs {
+		bw := &w.blobs[i]
+		p := &w.periods[bw.period]
+		sc := &w.scopes[p.scope]
+		if sc.skip {
+			continue
+		}
+		b := hourly
+		if p.daily {
+			b = daily
+		}
+		v, err := mergePeriodBlob(b.Get(p.key), p.daily, p.add, &bw.deltas, &w.vals, &scratch)
+		if err != nil {
+			return fmt.Errorf("clicks %x: %w", p.key, err)
+		}
+		if err := b.Put(p.key, w.mem.copy(v)); err != nil {
+			return fmt.Errorf("put clicks: %w", err)
+		}
+	}
+	return nil
+}

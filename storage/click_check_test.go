@@ -1,0 +1,249 @@
+package storage
+
+import (
+	"encoding/binary"
+	"fmt"
+
+	"github.com/linkbolt/linkbolt/link"
+	bolt "go.etcd.io/bbolt"
+)
+
+// splitPeriodKey returns the scope and the period of a period blob's key.
+func splitPeriodKey(k []byte) (scope []byte, period uint32, ok bool) {
+	if len(k) > 0 && k[0] == scopeKindLink {
+		if len(k) != 13 {
+			return nil, 0, false
+		}
+		return linkScope(btoi(k[5:])), binary.BigEndian.Uint32(k[1:5]), true
+	}
+	n, ok := scopeLen(k)
+	if !ok || len(k) != n+4 {
+		return nil, 0, false
+	}
+	return k[:n], binary.BigEndian.Uint32(k[n:]), true
+}
+
+// scopeLen returns the length of the scope key k starts with.
+func scopeLen(k []byte) (int, bool) {
+	if len(k) < 9 {
+		return 0, false
+	}
+	switch k[0] {
+	case scopeKindWorkspace, scopeKindLink:
+		return 9, true
+	case scopeKindCampaign:
+		if len(k) < 10 || len(k) < 10+int(k[9]) {
+			return 0, false
+		}
+		return 10 + int(k[9]), true
+	}
+	return 0, false
+}
+
+type pair struct{ all, bots uint64 }
+
+// checkClicks recomputes the click aggregates from each other by brute
+// force: every link-scope key belongs to an existing link; each link's
+// counter equals its hourly totals; every blob is sound, each of its
+// dimension sections sums to its totals (so every top list sums to the
+// clicks), and each day's totals are the sum of its hours; no scope's day
+// has more visitor records than its visitor count, nor more visitors than
+// clicks; and no workspace hour has more raw clicks than its total (a
+// prune, and clicks arriving late for pruned hours, leave fewer).
+func checkClicks(tx *bolt.Tx) []error {
+	var errs []error
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	links := tx.Bucket(bucketLinks)
+	linkGone := func(scope []byte) bool { return scope[0] == scopeKindLink && links.Get(scope[1:9]) == nil }
+
+	counters := map[string]uint64{}
+	_ = tx.Bucket(bucketClicksLink).ForEach(func(k, v []byte) error {
+		if links.Get(k) == nil {
+			fail("clicks.link %x: counter of a link that does not exist", k)
+		}
+		counters[string(k)] = btoi(v)
+		return nil
+	})
+
+	// checkBlob checks one period blob and returns its scope and period.
+	checkBlob := func(name []byte, k, v []byte, daily bool) (periodHeader, []byte, uint32, bool) {
+		scope, period, ok := splitPeriodKey(k)
+		if !ok {
+			fail("%s %x: malformed key", name, k)
+			return periodHeader{}, nil, 0, false
+		}
+		if linkGone(scope) {
+			fail("%s %x: clicks of a link that does not exist", name, k)
+		}
+		h, sections, err := parsePeriodBlob(v, daily)
+		if err != nil || h.clicks == 0 || h.visitors > h.clicks {
+			fail("%s %x: header %+v, %v", name, k, h, err)
+			return h, nil, 0, false
+		}
+		for d := range numDims {
+			if k[0] == scopeKindLink && d == dimLinks {
+				if len(sections[d]) != 0 {
+					fail("%s %x: a link's own links", name, k)
+				}
+				continue
+			}
+			r := newBlobReader(d, sections[d])
+			var prev []byte
+			var sum pair
+			for i := 0; ; i++ {
+				val, human, bot, ok, err := r.next()
+				if err != nil {
+					fail("%s %x dim %d: %v", name, k, d, err)
+					break
+				}
+				if !ok {
+					break
+				}
+				if i > 0 && string(val) <= string(prev) || human == 0 && bot == 0 {
+					fail("%s %x dim %d: entry %d out of order or empty", name, k, d, i)
+				}
+				prev = append(prev[:0], val...)
+				sum.all += human + bot
+				sum.bots += bot
+			}
+			if sum != (pair{h.clicks, h.bots}) {
+				fail("%s %x dim %d: counts sum to %v, totals %d, %d", name, k, d, sum, h.clicks, h.bots)
+			}
+		}
+		return h, scope, period, true
+	}
+
+	days := map[string]pair{} // scope + day, summed from the hours
+	linkTotals := map[string]uint64{}
+	hourly := map[string]pair{} // scope + hour
+	_ = tx.Bucket(bucketClicksHourly).ForEach(func(k, v []byte) error {
+		h, scope, hour, ok := checkBlob(bucketClicksHourly, k, v, false)
+		if !ok {
+			return nil
+		}
+		hourly[string(concat(scope, be32(hour)))] = pair{h.clicks, h.bots}
+		dk := string(concat(scope, be32(hour/hoursPerDay)))
+		d := days[dk]
+		days[dk] = pair{d.all + h.clicks, d.bots + h.bots}
+		if scope[0] == scopeKindLink {
+			linkTotals[string(scope[1:9])] += h.clicks
+		}
+		return nil
+	})
+	visitorCounts := map[string]pair{} // scope + day → visitors, humans
+	_ = tx.Bucket(bucketClicksDaily).ForEach(func(k, v []byte) error {
+		h, scope, day, ok := checkBlob(bucketClicksDaily, k, v, true)
+		if !ok {
+			return nil
+		}
+		sk := string(concat(scope, be32(day)))
+		if got, want := (pair{h.clicks, h.bots}), days[sk]; got != want {
+			fail("clicks.daily %x: totals %v, its hours %v", k, got, want)
+		}
+		delete(days, sk)
+		visitorCounts[sk] = pair{h.visitors, h.humans}
+		return nil
+	})
+	for k, p := range days {
+		fail("clicks.hourly of %x: %v in hours without their day", k, p)
+	}
+	for id, n := range counters {
+		if linkTotals[id] != n {
+			fail("link %x: counter %d, hourly totals %d", id, n, linkTotals[id])
+		}
+	}
+	for id, n := range linkTotals {
+		if counters[id] != n {
+			fail("link %x: hourly totals %d, counter %d", id, n, counters[id])
+		}
+	}
+
+	// Visitor records against the days' visitor counts: never more (a
+	// pruned day may take late clicks into new records). Records name
+	// deleted links and campaigns too; those are left out.
+	records := map[string]pair{} // scope + day → records, human records
+	_ = tx.Bucket(bucketClicksVisitors).ForEach(func(k, v []byte) error {
+		rec, err := decodeVisitorRecord(v)
+		if len(k) != 20 || err != nil {
+			fail("clicks.visitors %x: malformed, %v", k, err)
+			return nil
+		}
+		human := uint64(1)
+		if rec.bot {
+			human = 0
+		}
+		day, ws := k[:4], btoi(k[4:12])
+		count := func(scope []byte) {
+			sk := string(concat(scope, day))
+			p := records[sk]
+			records[sk] = pair{p.all + 1, p.bots + human}
+		}
+		count(workspaceScope(ws))
+		for _, l := range rec.links {
+			if links.Get(itob(l)) != nil {
+				count(linkScope(l))
+			}
+		}
+		for _, c := range rec.campaigns {
+			count(campaignScope(ws, c))
+		}
+		return nil
+	})
+	for k, p := range records {
+		c, ok := visitorCounts[k]
+		if !ok {
+			continue // the scope's aggregates were deleted (a campaign)
+		}
+		if p.all > c.all || p.bots > c.bots {
+			fail("visitors of %x: %d records (%d human), counts %d (%d human)", k, p.all, p.bots, c.all, c.bots)
+		}
+	}
+
+	// Raw clicks against the workspace totals.
+	raw := map[string]uint64{} // workspace scope + hour
+	_ = tx.Bucket(bucketClicksRaw).ForEach(func(k, v []byte) error {
+		var c link.Click
+		if err := decodeRawClick(k, v, &c, func(b []byte) string { return string(b) }); err != nil {
+			fail("clicks.raw %x: %v", k, err)
+			return nil
+		}
+		raw[string(concat(workspaceScope(btoi(k[:8])), be32(uint32(c.Time.Unix()/secondsPerHour))))]++
+		return nil
+	})
+	for k, n := range raw {
+		if p := hourly[k]; n > p.all {
+			fail("workspace hour %x: %d raw clicks, total %d", k, n, p.all)
+		}
+	}
+	return errs
+}
+
+// BucketSize is the space of a bucket: bytes in use by its keys, values
+// and page headers, and bytes of the pages allocated to it.
+type BucketSize struct{ Inuse, Alloc int }
+
+// ClickBucketSizes returns the size of each click bucket by name.
+func (db *DB) ClickBucketSizes() (map[string]BucketSize, error) {
+	out := map[string]BucketSize{}
+	err := db.db.View(func(tx *bolt.Tx) error {
+		for _, name := range [][]byte{bucketClicksLink, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily,
+			bucketClicksVisitors, bucketClicksSalts} {
+			st := tx.Bucket(name).Stats()
+			out[string(name)] = BucketSize{
+				Inuse: st.BranchInuse + st.LeafInuse + st.InlineBucketInuse,
+				Alloc: st.BranchAlloc + st.LeafAlloc,
+			}
+		}
+		return nil
+	})
+	return out, err
+}
+
+// DeleteCampaignStats runs deleteCampaignStats in a transaction of its own.
+func (s *ClickService) DeleteCampaignStats(workspaceID, campaignID string) error {
+	wid, ok := parseID(prefixWorkspace, workspaceID)
+	if !ok {
+		return fmt.Errorf("bad workspace %q", workspaceID)
+	}
+	return s.db.db.Update(func(tx *bolt.Tx) error { return deleteCampaignStats(tx, wid, campaignID) })
+}

@@ -350,6 +350,9 @@ func (s *Server) routes() {
 	s.handle("DELETE", "/v1/campaigns/:id", accessWrite, s.handleDeleteCampaign)
 	s.handle("GET", "/v1/analytics/campaigns/:id", accessRead, s.handleCampaignAnalytics)
 
+	s.qrRoutes()
+	s.domainRoutes()
+
 	s.handle("POST", "/api/urls", accessWrite, s.handleSimpleCreate)
 }
 

@@ -79,6 +79,13 @@ var (
 	bucketCampaignsWorkspace = []byte("campaigns.workspace") // workspace id + campaign id → ""
 	bucketEvents             = []byte("events")              // event sequence → eventRecord (the webhook outbox)
 
+	bucketQRCodes          = []byte("qr_codes")           // qr code id → qrCodeRecord
+	bucketQRCodesWorkspace = []byte("qr_codes.workspace") // workspace id + qr code id → ""
+
+	bucketDomains          = []byte("domains")           // domain id → domainRecord
+	bucketDomainsHostname  = []byte("domains.hostname")  // hostname → domain id (unique across the instance)
+	bucketDomainsWorkspace = []byte("domains.workspace") // workspace id + domain id → ""
+
 	bucketClicksLink     = []byte("clicks.link")     // link id → clicks
 	bucketClicksRaw      = []byte("clicks.raw")      // workspace id + unix nanos(8) + sequence(4) → raw click
 	bucketClicksHourly   = []byte("clicks.hourly")   // scope + unix hour(4), links time first → period blob: totals, dimensions
@@ -94,6 +101,8 @@ var allBuckets = [][]byte{
 	bucketKeys, bucketKeysHash, bucketKeysWorkspace, bucketKeysUsage,
 	bucketLinks, bucketLinksAlias, bucketLinksWorkspace, bucketLinksTag, bucketLinksCount, bucketLinksTagCount,
 	bucketLinksCampaign, bucketCampaigns, bucketCampaignsWorkspace, bucketEvents,
+	bucketQRCodes, bucketQRCodesWorkspace,
+	bucketDomains, bucketDomainsHostname, bucketDomainsWorkspace,
 	bucketClicksLink, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily, bucketClicksVisitors, bucketClicksSalts,
 }
 

@@ -1,0 +1,4 @@
+package server
+
+// domainRoutes registers the routes of custom domains.
+func (s *Server) domainRoutes() {}

@@ -1,0 +1,4 @@
+package server
+
+// qrRoutes registers the routes of QR codes.
+func (s *Server) qrRoutes() {}

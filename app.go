@@ -82,7 +82,7 @@ func (a *app) wire(ctx context.Context) error {
 	}, server.Deps{
 		DB: a.db, Links: storage.NewLinkService(a.db), Keys: storage.NewKeyService(a.db),
 		Users: storage.NewUserService(a.db), Workspaces: storage.NewWorkspaceService(a.db),
-		Clicks: clicks, Campaigns: storage.NewCampaignService(a.db), Recorder: a.recorder,
+		Clicks: clicks, Campaigns: storage.NewCampaignService(a.db), QRCodes: storage.NewQRCodeService(a.db), Recorder: a.recorder,
 		JWT:       &auth.JWT{Secret: secret, TTL: cfg.tokenTTL, Now: time.Now},
 		Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},
 		Logger:    a.logger, Now: time.Now,

@@ -57,6 +57,8 @@ func openAPIRouter() (*openapi3.T, routers.Router, error) {
 		// make sure both bodies can be decoded for validation.
 		openapi3filter.RegisterBodyDecoder("application/problem+json", openapi3filter.JSONBodyDecoder)
 		openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
+		openapi3filter.RegisterBodyDecoder("image/svg+xml", openapi3filter.PlainBodyDecoder)
+		openapi3filter.RegisterBodyDecoder("text/csv", openapi3filter.PlainBodyDecoder)
 		doc, err := loadOpenAPI()
 		if err == nil {
 			err = doc.Validate(context.Background())

@@ -57,6 +57,7 @@ type Server struct {
 	workspaces link.WorkspaceService
 	clicks     link.ClickService
 	campaigns  link.CampaignService
+	qrCodes    link.QRCodeService
 	recorder   *analytics.Recorder
 
 	tokens    auth.Tokens
@@ -85,6 +86,7 @@ type Deps struct {
 	Workspaces link.WorkspaceService
 	Clicks     link.ClickService
 	Campaigns  link.CampaignService
+	QRCodes    link.QRCodeService
 	Recorder   *analytics.Recorder
 	JWT        *auth.JWT
 	Passwords  auth.Passwords
@@ -113,7 +115,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s := &Server{
 		cfg: cfg, logger: d.Logger, now: d.Now,
 		db: d.DB, links: d.Links, keys: d.Keys, users: d.Users, workspaces: d.Workspaces,
-		clicks: d.Clicks, campaigns: d.Campaigns, recorder: d.Recorder,
+		clicks: d.Clicks, campaigns: d.Campaigns, qrCodes: d.QRCodes, recorder: d.Recorder,
 		tokens: auth.Tokens{Prefix: cfg.KeyPrefix}, jwt: d.JWT, passwords: d.Passwords,
 		limiters: auth.NewLimiters(d.Now),
 		primary:  primary, alt: alt,

@@ -19,6 +19,7 @@ const (
 	prefixLink      = "lnk_"
 	prefixCampaign  = "cmp_"
 	prefixEvent     = "evt_"
+	prefixQRCode    = "qr_"
 )
 
 func formatID(prefix string, seq uint64) string {

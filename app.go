@@ -79,10 +79,12 @@ func (a *app) wire(ctx context.Context) error {
 		},
 		DefaultPlan: link.Plan(cfg.Workspaces.DefaultPlan), BehindProxy: cfg.Server.BehindProxy,
 		LoginPerIP: cfg.Auth.LoginPerIP, LoginPerAccount: cfg.Auth.LoginPerAccount,
+		DomainResolver: cfg.Domains.Resolver, DomainScheme: cfg.Domains.Scheme,
 	}, server.Deps{
 		DB: a.db, Links: storage.NewLinkService(a.db), Keys: storage.NewKeyService(a.db),
 		Users: storage.NewUserService(a.db), Workspaces: storage.NewWorkspaceService(a.db),
 		Clicks: clicks, Campaigns: storage.NewCampaignService(a.db), QRCodes: storage.NewQRCodeService(a.db), Recorder: a.recorder,
+		Domains:   storage.NewDomainService(a.db),
 		JWT:       &auth.JWT{Secret: secret, TTL: cfg.tokenTTL, Now: time.Now},
 		Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},
 		Logger:    a.logger, Now: time.Now,

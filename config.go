@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
+	"net"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,6 +61,10 @@ type Config struct {
 		GeoIPPath string `mapstructure:"geoip_path"`
 		Retention string `mapstructure:"retention"`
 	} `mapstructure:"analytics"`
+	Domains struct {
+		Resolver string `mapstructure:"resolver"`
+		Scheme   string `mapstructure:"scheme"`
+	} `mapstructure:"domains"`
 	Log struct {
 		Level  string `mapstructure:"level"`
 		Format string `mapstructure:"format"`
@@ -95,6 +101,8 @@ var defaults = map[string]any{
 	"clicks.queue_size":       1_000_000,
 	"analytics.geoip_path":    "",
 	"analytics.retention":     "2160h",
+	"domains.resolver":        "",
+	"domains.scheme":          "https",
 	"log.level":               "info",
 	"log.format":              "text",
 }
@@ -192,6 +200,18 @@ func (c *Config) Validate() error {
 	}
 	if c.Clicks.QueueSize < 1000 {
 		errs = append(errs, fmt.Errorf("clicks.queue_size: must be at least 1000"))
+	}
+	if r := c.Domains.Resolver; r != "" {
+		host, port, err := net.SplitHostPort(r)
+		if err != nil {
+			host, port = r, "53"
+		}
+		if n, perr := strconv.Atoi(port); host == "" || strings.ContainsAny(host, "/ ") || perr != nil || n < 1 || n > 65535 {
+			errs = append(errs, fmt.Errorf("domains.resolver: %q must be the address of a DNS server, host:port like 127.0.0.1:53, or empty for the system's resolver", r))
+		}
+	}
+	if c.Domains.Scheme != "http" && c.Domains.Scheme != "https" {
+		errs = append(errs, fmt.Errorf("domains.scheme: %q must be https or http", c.Domains.Scheme))
 	}
 	if err := c.logLevel.UnmarshalText([]byte(c.Log.Level)); err != nil {
 		errs = append(errs, fmt.Errorf("log.level: %q must be debug, info, warn or error", c.Log.Level))

@@ -301,6 +301,9 @@ func TestConfig(t *testing.T) {
 		"plans:\n  free: -1\n",
 		"clicks:\n  flush_interval: -1s\n",
 		"log:\n  format: xml\n",
+		"domains:\n  scheme: ftp\n",
+		"domains:\n  resolver: \"dns server\"\n",
+		"domains:\n  resolver: \"127.0.0.1:99999\"\n",
 	} {
 		t.Run(strings.TrimSpace(bad), func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "c.yaml")

@@ -3,7 +3,10 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
+
+	"github.com/linkbolt/linkbolt/link"
 )
 
 func TestCampaigns(t *testing.T) {
@@ -36,8 +39,8 @@ func TestCampaigns(t *testing.T) {
 		t.Fatalf("after the change s1 Location %q, want %q", got, want)
 	}
 	// The change is recorded as a campaign.updated event.
-	evs, err := e.srv.campaigns.FindEvents(context.Background(), e.ws, "", 10)
-	if err != nil || len(evs) != 1 || evs[0].Type != "campaign.updated" {
+	evs, err := campaignEvents(e)
+	if err != nil || len(evs) != 1 {
 		t.Fatalf("events: %v %v", evs, err)
 	}
 	var data struct {
@@ -53,7 +56,7 @@ func TestCampaigns(t *testing.T) {
 	}
 	// An update that changes nothing records nothing.
 	e.do("PATCH", "/v1/campaigns/"+id, e.writeKey, `{"status":"paused"}`, 200)
-	if evs, _ := e.srv.campaigns.FindEvents(context.Background(), e.ws, "", 10); len(evs) != 1 {
+	if evs, _ := campaignEvents(e); len(evs) != 1 {
 		t.Fatalf("%d events after a no-op update", len(evs))
 	}
 
@@ -115,4 +118,49 @@ func TestCampaigns(t *testing.T) {
 	e.do("PATCH", "/v1/links/"+l1.str("id"), e.writeKey, `{"campaign_id":"`+c2+`"}`, 200)
 	e.do("PATCH", "/v1/links/"+l1.str("id"), e.writeKey, `{"campaign_id":""}`, 200)
 	e.do("DELETE", "/v1/campaigns/"+c2, e.writeKey, "", 204)
+}
+
+// TestLinkEvents: every change of a link writes its event, with the link as
+// the API shows it, in the same transaction; a refused change writes none.
+func TestLinkEvents(t *testing.T) {
+	e := newEnv(t)
+	before, _ := e.srv.campaigns.FindEvents(context.Background(), e.ws, "", 100)
+	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"ev"}`, 201).str("id")
+	e.do("PATCH", "/v1/links/"+id, e.writeKey, `{"tags":["x"]}`, 200)
+	e.request(newRequest("PATCH", "/v1/links/"+id, e.writeKey, `{"redirect_code":999}`)) // refused
+	e.request(newRequest("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"ev"}`))
+	e.do("DELETE", "/v1/links/"+id, e.writeKey, "", 204)
+	evs, err := e.srv.campaigns.FindEvents(context.Background(), e.ws, "", 100)
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs = evs[len(before):]
+	var types []string
+	for _, ev := range evs {
+		types = append(types, ev.Type)
+		var l map[string]any
+		if err := json.Unmarshal(ev.Data, &l); err != nil || l["id"] != id || l["short_url"] != "http://lb.test/ev" {
+			t.Fatalf("%s data: %s", ev.Type, ev.Data)
+		}
+	}
+	if got := strings.Join(types, ","); got != "link.created,link.updated,link.deleted" {
+		t.Fatalf("events %s", got)
+	}
+	var upd map[string]any
+	json.Unmarshal(evs[1].Data, &upd)
+	if tags, _ := upd["tags"].([]any); len(tags) != 1 {
+		t.Fatalf("link.updated data is not the link after the change: %s", evs[1].Data)
+	}
+}
+
+// campaignEvents returns the workspace's campaign.updated events.
+func campaignEvents(e *env) ([]*link.Event, error) {
+	all, err := e.srv.campaigns.FindEvents(context.Background(), e.ws, "", 1000)
+	var out []*link.Event
+	for _, ev := range all {
+		if ev.Type == link.EventCampaignUpdated {
+			out = append(out, ev)
+		}
+	}
+	return out, err
 }

@@ -1,4 +1,335 @@
 package server
 
+import (
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/net/idna"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// verifyTimeout bounds the DNS lookup of a domain verification.
+const verifyTimeout = 5 * time.Second
+
 // domainRoutes registers the routes of custom domains.
-func (s *Server) domainRoutes() {}
+func (s *Server) domainRoutes() {
+	s.handle("GET", "/v1/domains", accessRead, s.handleListDomains)
+	s.handle("POST", "/v1/domains", accessWrite, s.handleCreateDomain)
+	s.handle("GET", "/v1/domains/:id", accessRead, s.handleGetDomain)
+	s.handle("PATCH", "/v1/domains/:id", accessWrite, s.handleUpdateDomain)
+	s.handle("DELETE", "/v1/domains/:id", accessWrite, s.handleDeleteDomain)
+	s.handle("POST", "/v1/domains/:id/verify", accessWrite, s.handleVerifyDomain)
+}
+
+// newResolver returns the resolver of domain verifications: the system's
+// when addr (domains.resolver) is empty, else one that asks the DNS server
+// at addr (host:port, port 53 when left out) with Go's own resolver.
+func newResolver(addr string) *net.Resolver {
+	if addr == "" {
+		return net.DefaultResolver
+	}
+	if _, _, err := net.SplitHostPort(addr); err != nil {
+		addr = net.JoinHostPort(addr, "53")
+	}
+	return &net.Resolver{
+		PreferGo: true,
+		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		},
+	}
+}
+
+// normalizeHostname is link.NormalizeHostname with the IDNA lookup profile
+// of UTS #46 (what browsers do with a typed name).
+func normalizeHostname(raw string) (host, problem string) {
+	return link.NormalizeHostname(raw, idna.Lookup.ToASCII)
+}
+
+type domainVerification struct {
+	Type  string `json:"type"`
+	Name  string `json:"name"`
+	Value string `json:"value"`
+}
+
+type domainResponse struct {
+	ID              string             `json:"id"`
+	Hostname        string             `json:"hostname"`
+	Verified        bool               `json:"verified"`
+	VerifiedAt      *string            `json:"verified_at"`
+	Verification    domainVerification `json:"verification"`
+	RootRedirectURL *string            `json:"root_redirect_url"`
+	NotFoundURL     *string            `json:"not_found_url"`
+	Links           int                `json:"links"`
+	CreatedAt       string             `json:"created_at"`
+	UpdatedAt       string             `json:"updated_at"`
+}
+
+func newDomainResponse(d *link.Domain) domainResponse {
+	out := domainResponse{
+		ID: d.ID, Hostname: d.Hostname, Verified: d.Verified,
+		Verification:    domainVerification{Type: link.VerificationType, Name: d.VerificationName(), Value: d.VerificationValue()},
+		RootRedirectURL: optional(d.RootRedirectURL), NotFoundURL: optional(d.NotFoundURL),
+		Links: d.Links, CreatedAt: ts(d.CreatedAt), UpdatedAt: ts(d.UpdatedAt),
+	}
+	if d.VerifiedAt != nil {
+		at := ts(*d.VerifiedAt)
+		out.VerifiedAt = &at
+	}
+	return out
+}
+
+func (s *Server) handleListDomains(w http.ResponseWriter, r *http.Request, c *caller) error {
+	ds, err := s.domains.FindDomains(r.Context(), c.workspace.ID)
+	if err != nil {
+		return err
+	}
+	out := make([]domainResponse, 0, len(ds))
+	for _, d := range ds {
+		out = append(out, newDomainResponse(d))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": out})
+	return nil
+}
+
+type createDomainRequest struct {
+	Hostname        string  `json:"hostname"`
+	RootRedirectURL *string `json:"root_redirect_url"`
+	NotFoundURL     *string `json:"not_found_url"`
+}
+
+func (s *Server) handleCreateDomain(w http.ResponseWriter, r *http.Request, c *caller) error {
+	var in createDomainRequest
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	host, problem := normalizeHostname(in.Hostname)
+	if problem != "" {
+		return fieldError("hostname", problem)
+	}
+	now := s.now()
+	d := &link.Domain{WorkspaceID: c.workspace.ID, Hostname: host, CreatedAt: now, UpdatedAt: now}
+	link.DomainUpdate{RootRedirectURL: in.RootRedirectURL, NotFoundURL: in.NotFoundURL}.Apply(d, now)
+	if err := d.Validate(s.ownHosts); err != nil {
+		return err
+	}
+	if err := s.domains.CreateDomain(r.Context(), d); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, newDomainResponse(d))
+	return nil
+}
+
+func (s *Server) handleGetDomain(w http.ResponseWriter, r *http.Request, c *caller) error {
+	d, err := s.domains.FindDomainByID(r.Context(), c.workspace.ID, c.params.ByName("id"))
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newDomainResponse(d))
+	return nil
+}
+
+type updateDomainRequest struct {
+	RootRedirectURL *string `json:"root_redirect_url"`
+	NotFoundURL     *string `json:"not_found_url"`
+	Verified        *bool   `json:"verified"`
+}
+
+// handleUpdateDomain changes a domain's redirects and, for the instance
+// admin only, its verified flag: the way to serve a name that public DNS
+// cannot verify (a homelab's internal name).
+func (s *Server) handleUpdateDomain(w http.ResponseWriter, r *http.Request, c *caller) error {
+	var in updateDomainRequest
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	if in.Verified != nil && (c.user == nil || !c.user.Admin) {
+		return link.Errorf(link.EFORBIDDEN, "only the instance admin may set verified (with a user token); prove control of the domain with POST /v1/domains/{id}/verify instead")
+	}
+	upd := link.DomainUpdate{RootRedirectURL: in.RootRedirectURL, NotFoundURL: in.NotFoundURL, Verified: in.Verified}
+	d, err := s.domains.UpdateDomain(r.Context(), c.workspace.ID, c.params.ByName("id"), upd,
+		func(d *link.Domain) error { return d.Validate(s.ownHosts) })
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newDomainResponse(d))
+	return nil
+}
+
+func (s *Server) handleDeleteDomain(w http.ResponseWriter, r *http.Request, c *caller) error {
+	if err := s.domains.DeleteDomain(r.Context(), c.workspace.ID, c.params.ByName("id")); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// handleVerifyDomain looks up the domain's TXT record and marks it
+// verified when the record carries its token. A verified domain stays
+// verified without a lookup: the record may be removed once it served.
+func (s *Server) handleVerifyDomain(w http.ResponseWriter, r *http.Request, c *caller) error {
+	ctx := r.Context()
+	d, err := s.domains.FindDomainByID(ctx, c.workspace.ID, c.params.ByName("id"))
+	if err != nil {
+		return err
+	}
+	if !d.Verified {
+		if err := s.checkVerification(ctx, d); err != nil {
+			return err
+		}
+		if d, err = s.domains.SetDomainVerified(ctx, c.workspace.ID, d.ID, true); err != nil {
+			return err
+		}
+	}
+	writeJSON(w, http.StatusOK, newDomainResponse(d))
+	return nil
+}
+
+// checkVerification looks up the TXT records of the domain's verification
+// name. It returns nil when one of them is the expected value, else an
+// EINVALID error that says what the lookup found.
+func (s *Server) checkVerification(ctx context.Context, d *link.Domain) error {
+	ctx, cancel := context.WithTimeout(ctx, verifyTimeout)
+	defer cancel()
+	name, want := d.VerificationName(), d.VerificationValue()
+	// The trailing dot makes the name absolute: no search domain is tried.
+	values, err := s.resolver.LookupTXT(ctx, name+".")
+	var dnsErr *net.DNSError
+	switch {
+	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+		values, err = nil, nil
+	case errors.As(err, &dnsErr) && dnsErr.IsTimeout:
+		return link.Errorf(link.EINVALID, "the DNS lookup of the TXT record %s timed out after %s; try again later", name, verifyTimeout)
+	case errors.As(err, &dnsErr):
+		return link.Errorf(link.EINVALID, "the DNS lookup of the TXT record %s failed (%s); try again later", name, dnsErr.Err)
+	case err != nil:
+		return link.Errorf(link.EINVALID, "the DNS lookup of the TXT record %s failed (%v); try again later", name, err)
+	}
+	for _, v := range values {
+		if strings.TrimSpace(v) == want {
+			return nil
+		}
+	}
+	if len(values) == 0 {
+		return link.Errorf(link.EINVALID, "no TXT record found at %s: add one with the value %q and try again (DNS changes may take a while to show)", name, want)
+	}
+	const shown = 5
+	quoted := make([]string, 0, shown)
+	for i, v := range values {
+		if i == shown {
+			quoted = append(quoted, fmt.Sprintf("and %d more", len(values)-shown))
+			break
+		}
+		if len(v) > 100 {
+			v = v[:100] + "…"
+		}
+		quoted = append(quoted, strconv.Quote(v))
+	}
+	return link.Errorf(link.EINVALID, "the TXT records at %s are %s, none of them %q: set the value and try again",
+		name, strings.Join(quoted, ", "), want)
+}
+
+// fieldError is a validation error of one field.
+func fieldError(field, msg string) error {
+	return &link.Error{Code: link.EINVALID, Message: field + ": " + msg,
+		Fields: []link.FieldError{{Field: field, Message: msg}}}
+}
+
+// customDomain returns the verified custom domain a request's Host names,
+// or nil: the primary and alternate hosts, addresses and every other name
+// (an unverified domain's too) are served as the primary host. It is on
+// the path of every request, so it costs a map lookup and no allocation.
+func (s *Server) customDomain(r *http.Request) (*link.Domain, error) {
+	host := r.Host
+	if s.domains == nil || host == s.primary.Host || host == s.alt.Host || host == "" {
+		return nil, nil
+	}
+	if i := strings.LastIndexByte(host, ':'); i >= 0 && strings.IndexByte(host[i:], ']') < 0 {
+		host = host[:i] // the port; a bare IPv6 address keeps its colons
+	}
+	host = strings.ToLower(strings.TrimSuffix(host, "."))
+	if host == s.primary.Hostname() || host == s.alt.Hostname() {
+		return nil, nil // the server's own names win, whatever their port
+	}
+	d, err := s.domains.FindVerifiedDomain(r.Context(), host)
+	if isNotFound(err) {
+		return nil, nil
+	}
+	return d, err
+}
+
+// serveCustomHost answers a request on a verified custom domain, which
+// serves only its short links: GET and HEAD of "/" (the root redirect or
+// a small page) and of "/{alias}" (the redirect, or the not-found
+// redirect or page). Everything else, the API, the setup page, health and
+// metrics included, is 404. It reports false for a request to any other
+// host, which the caller serves as usual.
+func (s *Server) serveCustomHost(w http.ResponseWriter, r *http.Request) bool {
+	d, err := s.customDomain(r)
+	if err != nil {
+		s.writeError(w, r, err)
+		return true
+	}
+	if d == nil {
+		return false
+	}
+	p := r.URL.Path
+	get := r.Method == http.MethodGet || r.Method == http.MethodHead
+	switch {
+	case get && p == "/":
+		s.serveDomainRoot(w, r, d)
+	case get && len(p) > 1 && strings.IndexByte(p[1:], '/') < 0 && !link.IsReserved(p[1:]):
+		s.redirect(w, r, d, p[1:])
+	default:
+		s.customHostNotFound(w, r, d)
+	}
+	return true
+}
+
+var domainRootPage = template.Must(template.New("root").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<title>{{.}}</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:15vh auto;padding:0 1rem;color:#222}</style></head>
+<body><h1>{{.}}</h1><p>This domain serves short links.</p></body></html>
+`))
+
+// serveDomainRoot answers "/" on a custom domain: a redirect to its
+// root_redirect_url, or a small page naming the domain.
+func (s *Server) serveDomainRoot(w http.ResponseWriter, r *http.Request, d *link.Domain) {
+	h := w.Header()
+	if d.RootRedirectURL != "" {
+		h["Location"] = []string{asciiURL(d.RootRedirectURL)}
+		h["Cache-Control"] = cacheTemporary
+		w.WriteHeader(http.StatusFound)
+		return
+	}
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	w.WriteHeader(http.StatusOK)
+	_ = domainRootPage.Execute(w, d.Hostname)
+}
+
+// customHostNotFound answers a path a custom domain does not serve: the
+// 404 page for browsers, problem+json for the API's paths and any other
+// client.
+func (s *Server) customHostNotFound(w http.ResponseWriter, r *http.Request, d *link.Domain) {
+	p := r.URL.Path
+	api := strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/api/")
+	if !api && strings.Contains(r.Header.Get("Accept"), "text/html") {
+		h := w.Header()
+		h.Set("Content-Type", "text/html; charset=utf-8")
+		h.Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNotFound)
+		_ = notFoundPage.Execute(w, strings.TrimPrefix(p, "/"))
+		return
+	}
+	s.writeError(w, r, link.Errorf(link.ENOTFOUND, "no route for %s %s on %s: this domain serves only its short links", r.Method, p, d.Hostname))
+}

@@ -1,7 +1,10 @@
 package server
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 
@@ -50,16 +53,52 @@ func (s *Server) newLinkResponse(l *link.Link) linkResponse {
 	}
 }
 
-// linkDomain maps the domain of a request to the link's Domain: the
-// primary host (or nothing) is "". Custom domains are not served yet, so
-// any other domain is refused.
-func (s *Server) linkDomain(d string) (string, error) {
-	d = strings.ToLower(strings.TrimSpace(d))
-	if d == "" || d == strings.ToLower(s.primary.Host) {
-		return "", nil
+// linkDomain maps the domain of a request to the link's Domain: nothing,
+// the primary or the alternate host (with or without port) is "", the
+// primary namespace that both serve; any other name must be a domain of
+// the workspace, verified unless anyVerification (for list filters, as a
+// domain's links stay listed after it is unverified). EINVALID (field
+// domain) otherwise, the same for a domain of another workspace and for
+// no domain at all.
+func (s *Server) linkDomain(ctx context.Context, workspaceID, raw string, anyVerification bool) (string, error) {
+	d := strings.ToLower(strings.TrimSpace(raw))
+	for _, u := range []*url.URL{s.primary, s.alt} {
+		if d == "" || d == strings.ToLower(u.Host) || d == strings.ToLower(u.Hostname()) {
+			return "", nil
+		}
 	}
-	return "", &link.Error{Code: link.EINVALID, Message: "domain: " + d + " is not a verified domain of this workspace",
-		Fields: []link.FieldError{{Field: "domain", Message: "is not a verified domain of this workspace"}}}
+	const notOurs = "is not a verified domain of this workspace"
+	host, problem := normalizeHostname(d)
+	if problem != "" {
+		return "", fieldError("domain", problem)
+	}
+	if host == strings.ToLower(s.primary.Hostname()) || host == strings.ToLower(s.alt.Hostname()) {
+		return "", nil // spelt another way ("LB.test.")
+	}
+	if s.domains == nil {
+		return "", fieldError("domain", notOurs)
+	}
+	dom, err := s.domains.FindDomainByHostname(ctx, host)
+	if isNotFound(err) || err == nil && dom.WorkspaceID != workspaceID {
+		return "", &link.Error{Code: link.EINVALID, Message: "domain: " + host + " is not a domain of this workspace: add it with POST /v1/domains",
+			Fields: []link.FieldError{{Field: "domain", Message: notOurs}}}
+	} else if err != nil {
+		return "", err
+	}
+	if !dom.Verified && !anyVerification {
+		return "", &link.Error{Code: link.EINVALID, Message: "domain: " + host + " is not verified yet: verify it with POST /v1/domains/" + dom.ID + "/verify",
+			Fields: []link.FieldError{{Field: "domain", Message: notOurs}}}
+	}
+	return host, nil
+}
+
+// linkOwnHosts returns the hosts a link's destination must not point back
+// into: this server's, and the link's own domain.
+func (s *Server) linkOwnHosts(l *link.Link) []string {
+	if l.Domain == "" {
+		return s.ownHosts
+	}
+	return append(s.ownHosts[:len(s.ownHosts):len(s.ownHosts)], l.Domain)
 }
 
 type createLinkRequest struct {
@@ -79,7 +118,7 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *cal
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	domain, err := s.linkDomain(in.Domain)
+	domain, err := s.linkDomain(r.Context(), c.workspace.ID, in.Domain, false)
 	if err != nil {
 		return err
 	}
@@ -99,7 +138,7 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *cal
 // createLink validates and stores a link for both APIs.
 func (s *Server) createLink(r *http.Request, l *link.Link) error {
 	l.Normalize()
-	if err := l.Validate(s.ownHosts); err != nil {
+	if err := l.Validate(s.linkOwnHosts(l)); err != nil {
 		return err
 	}
 	return s.links.CreateLink(r.Context(), l)
@@ -140,7 +179,7 @@ func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *cal
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode,
 	}
 	l, err := s.links.UpdateLink(r.Context(), c.workspace.ID, c.params.ByName("id"), upd,
-		func(l *link.Link) error { return l.Validate(s.ownHosts) })
+		func(l *link.Link) error { return l.Validate(s.linkOwnHosts(l)) })
 	if err != nil {
 		return err
 	}
@@ -189,9 +228,11 @@ func (s *Server) handleListLinks(w http.ResponseWriter, r *http.Request, c *call
 		}
 	}
 	if q.Has("domain") {
-		d, err := s.linkDomain(q.Get("domain"))
-		if err != nil {
+		d, err := s.linkDomain(r.Context(), c.workspace.ID, q.Get("domain"), true)
+		if link.ErrorCode(err) == link.EINVALID {
 			return link.Errorf(link.EINVALIDREQUEST, "domain: %q is not a domain of this workspace", q.Get("domain"))
+		} else if err != nil {
+			return err
 		}
 		f.Domain = &d
 	}
@@ -272,4 +313,14 @@ func renameField(err error, pairs ...string) error {
 		out.Fields = append(out.Fields, f)
 	}
 	return out
+}
+
+// linkEvent builds the event of a change of a link: its data is the link
+// as the API shows it.
+func (s *Server) linkEvent(eventType string, l *link.Link) (*link.Event, error) {
+	data, err := json.Marshal(s.newLinkResponse(l))
+	if err != nil {
+		return nil, err
+	}
+	return &link.Event{Type: eventType, WorkspaceID: l.WorkspaceID, CreatedAt: s.now(), Data: data}, nil
 }

@@ -9,17 +9,28 @@ import (
 	"github.com/linkbolt/linkbolt/link"
 )
 
-// serveRedirect answers GET and HEAD /{code}. A GET is a click, handed to
-// the in-memory recorder before the answer so that none is lost; a HEAD
-// answers the same status and Location and is not a click.
+// serveRedirect answers GET and HEAD /{code} on the primary host.
 func (s *Server) serveRedirect(w http.ResponseWriter, r *http.Request, code string) {
+	s.redirect(w, r, nil, code)
+}
+
+// redirect answers GET and HEAD /{code} on the primary host (d nil) or on
+// the custom domain d. A GET is a click, handed to the in-memory recorder
+// before the answer so that none is lost; a HEAD answers the same status
+// and Location and is not a click. An unknown code on a domain with a
+// not_found_url redirects there.
+func (s *Server) redirect(w http.ResponseWriter, r *http.Request, d *link.Domain, code string) {
+	host := ""
+	if d != nil {
+		host = d.Hostname
+	}
 	if !link.ValidCodeSyntax(code) {
-		s.notFound(w, r, code)
+		s.linkNotFound(w, r, d, code)
 		return
 	}
-	l, err := s.links.FindLinkByAlias(r.Context(), "", code)
+	l, err := s.links.FindLinkByAlias(r.Context(), host, code)
 	if isNotFound(err) {
-		s.notFound(w, r, code)
+		s.linkNotFound(w, r, d, code)
 		return
 	} else if err != nil {
 		s.writeError(w, r, err)
@@ -157,6 +168,19 @@ var notFoundPage = template.Must(template.New("404").Parse(`<!doctype html>
 <style>body{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:15vh auto;padding:0 1rem;color:#222}</style></head>
 <body><h1>Link not found</h1><p>There is no short link <code>/{{.}}</code> here. Check the address for typos.</p></body></html>
 `))
+
+// linkNotFound answers an unknown short code: a redirect to the domain's
+// not_found_url where it has one, else notFound.
+func (s *Server) linkNotFound(w http.ResponseWriter, r *http.Request, d *link.Domain, code string) {
+	if d == nil || d.NotFoundURL == "" {
+		s.notFound(w, r, code)
+		return
+	}
+	h := w.Header()
+	h["Location"] = []string{asciiURL(d.NotFoundURL)}
+	h["Cache-Control"] = cacheTemporary
+	w.WriteHeader(http.StatusFound)
+}
 
 // notFound answers an unknown short code: a small page for browsers and
 // problem+json for everything else.

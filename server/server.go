@@ -5,10 +5,12 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/netip"
 	"net/url"
@@ -23,6 +25,7 @@ import (
 	"github.com/linkbolt/linkbolt/auth"
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/storage"
+	"github.com/linkbolt/linkbolt/webhook"
 )
 
 // Config is what the server needs from the configuration file.
@@ -36,12 +39,21 @@ type Config struct {
 	// Plans maps each plan to its requests per minute; 0 means unlimited.
 	Plans       map[link.Plan]int
 	DefaultPlan link.Plan
+	// WebhooksAllowPrivate lets webhooks target loopback, private and
+	// link-local addresses (homelab receivers).
+	WebhooksAllowPrivate bool
 	// BehindProxy takes the client address from X-Real-IP or
 	// X-Forwarded-For, set by a reverse proxy in front of linkbolt.
 	BehindProxy bool
 	// LoginPerIP and LoginPerAccount bound login attempts a minute.
 	LoginPerIP      int
 	LoginPerAccount int
+	// DomainResolver is the DNS server (host:port) that verifies custom
+	// domains; empty means the system's resolver.
+	DomainResolver string
+	// DomainScheme is the scheme of short URLs on custom domains; empty
+	// means https.
+	DomainScheme string
 }
 
 // Server serves the API, the redirects and the setup page on one handler.
@@ -58,6 +70,10 @@ type Server struct {
 	clicks     link.ClickService
 	campaigns  link.CampaignService
 	qrCodes    link.QRCodeService
+	domains    link.DomainService
+	resolver   *net.Resolver
+	webhooks   link.WebhookService
+	dispatcher *webhook.Dispatcher
 	recorder   *analytics.Recorder
 
 	tokens    auth.Tokens
@@ -87,6 +103,10 @@ type Deps struct {
 	Clicks     link.ClickService
 	Campaigns  link.CampaignService
 	QRCodes    link.QRCodeService
+	Domains    link.DomainService
+	Webhooks   link.WebhookService
+	// Dispatcher, when set, is woken when a test or a retry is queued.
+	Dispatcher *webhook.Dispatcher
 	Recorder   *analytics.Recorder
 	JWT        *auth.JWT
 	Passwords  auth.Passwords
@@ -115,10 +135,14 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s := &Server{
 		cfg: cfg, logger: d.Logger, now: d.Now,
 		db: d.DB, links: d.Links, keys: d.Keys, users: d.Users, workspaces: d.Workspaces,
-		clicks: d.Clicks, campaigns: d.Campaigns, qrCodes: d.QRCodes, recorder: d.Recorder,
+		clicks: d.Clicks, campaigns: d.Campaigns, qrCodes: d.QRCodes, webhooks: d.Webhooks, dispatcher: d.Dispatcher, recorder: d.Recorder,
 		tokens: auth.Tokens{Prefix: cfg.KeyPrefix}, jwt: d.JWT, passwords: d.Passwords,
 		limiters: auth.NewLimiters(d.Now),
 		primary:  primary, alt: alt,
+	}
+	s.domains, s.resolver = d.Domains, newResolver(cfg.DomainResolver)
+	if eb, ok := d.Links.(interface{ SetEventBuilder(link.LinkEventFunc) }); ok {
+		eb.SetEventBuilder(s.linkEvent)
 	}
 	s.ownHosts = []string{strings.ToLower(primary.Host)}
 	if alt.Host != primary.Host {
@@ -168,6 +192,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodHead {
 		w = headWriter{w}
 	}
+	// A verified custom domain serves only its short links (one map
+	// lookup for any host but the primary one).
+	if r.Host != s.primary.Host && s.serveCustomHost(w, r) {
+		return
+	}
 	// The redirect is the hot path: a one-segment GET or HEAD that is not a
 	// page goes straight to it rather than through the router's search and
 	// its check of other methods.
@@ -203,8 +232,12 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 	}
 }
 
-// shortURL returns the short URL of a link on the primary host.
+// shortURL returns the short URL of a link: on its custom domain with
+// domains.scheme, or on the primary host.
 func (s *Server) shortURL(l *link.Link) string {
+	if l.Domain != "" {
+		return cmp.Or(s.cfg.DomainScheme, "https") + "://" + l.Domain + "/" + l.Alias
+	}
 	return s.primary.String() + "/" + l.Alias
 }
 
@@ -354,6 +387,7 @@ func (s *Server) routes() {
 
 	s.qrRoutes()
 	s.domainRoutes()
+	s.webhookRoutes()
 
 	s.handle("POST", "/api/urls", accessWrite, s.handleSimpleCreate)
 }

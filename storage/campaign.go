@@ -3,7 +3,6 @@ package storage
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"time"
@@ -47,13 +46,6 @@ func (r *campaignRecord) campaign(id uint64, links int) *link.Campaign {
 func (r *campaignRecord) set(c *link.Campaign) {
 	r.Name, r.Status = c.Name, string(c.Status)
 	r.UTMSource, r.UTMMedium, r.UTMCampaign = c.UTMSource, c.UTMMedium, c.UTMCampaign
-}
-
-type eventRecord struct {
-	Workspace uint64          `json:"ws"`
-	Type      string          `json:"type"`
-	CreatedAt time.Time       `json:"created_at"`
-	Data      json.RawMessage `json:"data"`
 }
 
 // findCampaign returns a campaign record of workspace wid. ENOTFOUND.
@@ -294,17 +286,6 @@ func (s *CampaignService) DeleteCampaign(ctx context.Context, workspaceID, id st
 		s.db.aliases.clear()
 	}
 	return err
-}
-
-// appendEvent writes an event to the outbox and sets its ID.
-func appendEvent(tx *bolt.Tx, wid uint64, ev *link.Event) error {
-	b := tx.Bucket(bucketEvents)
-	seq, err := nextID(b)
-	if err != nil {
-		return err
-	}
-	ev.ID = formatID(prefixEvent, seq)
-	return putJSON(b, itob(seq), &eventRecord{Workspace: wid, Type: ev.Type, CreatedAt: ev.CreatedAt, Data: ev.Data})
 }
 
 // FindEvents returns the workspace's events after the event id after (""

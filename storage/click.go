@@ -80,7 +80,9 @@ func parseClick(i int, c *link.Click) (parsedClick, error) {
 // only. An empty referrer is stored as "direct", other empty values as
 // "unknown", values longer than 253 bytes cut. A visitor counts once a
 // UTC day in each scope, as a bot or not by its first click of the day in
-// the workspace. EINVALID, with nothing written, if a click has a
+// the workspace. For a workspace with an enabled webhook subscribed to
+// link.clicked it also writes one event per click, and its deliveries, in
+// the same transaction (see appendClickEvents). EINVALID, with nothing written, if a click has a
 // malformed workspace, link or campaign ID or a time before 1970 or after
 // 2199 (the recorder makes none of these).
 func (s *ClickService) RecordClicks(ctx context.Context, clicks []link.Click) error {
@@ -105,7 +107,14 @@ func (s *ClickService) RecordClicks(ctx context.Context, clicks []link.Click) er
 		b.add(&b.clicks[i])
 	}
 	w := b.plan()
-	err := s.db.db.Update(w.write)
+	now := s.db.now()
+	err := s.db.db.Update(func(tx *bolt.Tx) error {
+		if err := w.write(tx); err != nil {
+			return err
+		}
+		// link.clicked events for the workspaces that subscribe to them.
+		return appendClickEvents(tx, w.clicks, now)
+	})
 	if err != nil {
 		return fmt.Errorf("record clicks: %w", err)
 	}

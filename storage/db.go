@@ -79,6 +79,14 @@ var (
 	bucketCampaignsWorkspace = []byte("campaigns.workspace") // workspace id + campaign id → ""
 	bucketEvents             = []byte("events")              // event sequence → eventRecord (the webhook outbox)
 
+	// Webhooks and their deliveries; see webhook.go.
+	bucketWebhooks          = []byte("webhooks")           // webhook id → webhookRecord
+	bucketWebhooksWorkspace = []byte("webhooks.workspace") // workspace id + webhook id → ""
+	bucketWebhooksEvent     = []byte("webhooks.event")     // workspace id + event type + 0 + webhook id → "" (enabled webhooks subscribed to the type)
+	bucketDeliveries        = []byte("deliveries")         // delivery id → deliveryRecord
+	bucketDeliveriesWebhook = []byte("deliveries.webhook") // webhook id + delivery id → ""
+	bucketDeliveriesQueue   = []byte("deliveries.queue")   // webhook id + queue sequence → delivery id (pending deliveries, in order)
+
 	bucketQRCodes          = []byte("qr_codes")           // qr code id → qrCodeRecord
 	bucketQRCodesWorkspace = []byte("qr_codes.workspace") // workspace id + qr code id → ""
 
@@ -101,6 +109,7 @@ var allBuckets = [][]byte{
 	bucketKeys, bucketKeysHash, bucketKeysWorkspace, bucketKeysUsage,
 	bucketLinks, bucketLinksAlias, bucketLinksWorkspace, bucketLinksTag, bucketLinksCount, bucketLinksTagCount,
 	bucketLinksCampaign, bucketCampaigns, bucketCampaignsWorkspace, bucketEvents,
+	bucketWebhooks, bucketWebhooksWorkspace, bucketWebhooksEvent, bucketDeliveries, bucketDeliveriesWebhook, bucketDeliveriesQueue,
 	bucketQRCodes, bucketQRCodesWorkspace,
 	bucketDomains, bucketDomainsHostname, bucketDomainsWorkspace,
 	bucketClicksLink, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily, bucketClicksVisitors, bucketClicksSalts,
@@ -133,6 +142,9 @@ type DB struct {
 
 	// aliases caches the links redirects look up; see aliasCache.
 	aliases aliasCache
+	// domains holds the verified custom domains requests are routed by;
+	// see domainCache.
+	domains domainCache
 
 	// usageMu guards pending and flushing. pending holds key uses counted
 	// since the last flush began; flushing holds the uses a running flush

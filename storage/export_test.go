@@ -73,8 +73,9 @@ func BulkCreateLinks(db *DB, workspaceID string, n int, mk func(i int) *link.Lin
 
 // CheckIndexes recounts every link index and counter from the link
 // records by brute force and reports any difference, checks the campaigns
-// and their indexes (see checkCampaigns), and checks the click data (see
-// checkClicks).
+// and their indexes (see checkCampaigns), the domain indexes (see
+// checkDomains), the webhooks and their delivery queues (see
+// checkWebhooks), and checks the click data (see checkClicks).
 func (db *DB) CheckIndexes() error { return db.db.View(checkIndexes) }
 
 // checkIndexes is CheckIndexes in the transaction tx.
@@ -115,6 +116,8 @@ func checkIndexes(tx *bolt.Tx) error {
 		return err
 	}
 	errs = append(errs, checkCampaigns(tx, wantCampaign)...)
+	errs = append(errs, checkWebhooks(tx)...)
+	errs = append(errs, checkDomains(tx)...)
 	compareCounters := func(name []byte, want map[string]uint64) {
 		got := map[string]uint64{}
 		_ = tx.Bucket(name).ForEach(func(k, v []byte) error { got[string(k)] = btoi(v); return nil })
@@ -260,6 +263,85 @@ func checkCampaigns(tx *bolt.Tx, want map[string]bool) []error {
 		}
 		return nil
 	})
+	return errs
+}
+
+// checkDomains checks the domain indexes: every domain record decodes,
+// has a valid hostname, an existing workspace, and its domains.hostname
+// and domains.workspace entries; every domains.hostname entry names the
+// domain of that hostname and every domains.workspace entry a domain of
+// that workspace. (Links may name a hostname with no domain record: the
+// storage layer leaves that rule to the server, and tests rely on it.)
+func checkDomains(tx *bolt.Tx) []error {
+	var errs []error
+	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	names := tx.Bucket(bucketDomainsHostname)
+	byWS := tx.Bucket(bucketDomainsWorkspace)
+	domains := 0
+	_ = tx.Bucket(bucketDomains).ForEach(func(k, v []byte) error {
+		domains++
+		var rec domainRecord
+		if err := decodeJSON(v, &rec); err != nil {
+			fail("domain %x: %v", k, err)
+			return nil
+		}
+		if len(k) != 8 {
+			fail("domain %x: malformed key", k)
+			return nil
+		}
+		if msg := link.CheckHostname(rec.Hostname); msg != "" {
+			fail("domain %x: hostname %q %s", k, rec.Hostname, msg)
+		}
+		if len(rec.Token) != link.VerificationTokenLength {
+			fail("domain %x: verification token of %d characters", k, len(rec.Token))
+		}
+		if rec.Verified != (rec.VerifiedAt != nil) {
+			fail("domain %x: verified %v with verified_at %v", k, rec.Verified, rec.VerifiedAt)
+		}
+		if id := names.Get([]byte(rec.Hostname)); !bytes.Equal(id, k) {
+			fail("domain %x: domains.hostname %q names %x", k, rec.Hostname, id)
+		}
+		if byWS.Get(concat(itob(rec.Workspace), k)) == nil {
+			fail("domain %x: no domains.workspace entry for workspace %d", k, rec.Workspace)
+		}
+		if err := workspaceExists(tx, rec.Workspace); err != nil {
+			fail("domain %x: workspace %d: %v", k, rec.Workspace, err)
+		}
+		return nil
+	})
+	hostnames := 0
+	_ = names.ForEach(func(k, v []byte) error {
+		hostnames++
+		if len(v) != 8 {
+			fail("domains.hostname %q: malformed id %x", k, v)
+			return nil
+		}
+		rec, err := findDomain(tx, 0, btoi(v))
+		if err != nil {
+			fail("domains.hostname %q: dangling: %v", k, err)
+		} else if rec.Hostname != string(k) {
+			fail("domains.hostname %q: names the domain of %q", k, rec.Hostname)
+		}
+		return nil
+	})
+	entries := 0
+	_ = byWS.ForEach(func(k, v []byte) error {
+		entries++
+		if len(k) != 16 || len(v) != 0 {
+			fail("domains.workspace %x: malformed entry (value %x)", k, v)
+			return nil
+		}
+		if _, err := findDomain(tx, btoi(k[:8]), btoi(k[8:])); err != nil {
+			fail("domains.workspace %x: dangling: %v", k, err)
+		}
+		return nil
+	})
+	if hostnames != domains {
+		fail("domains.hostname: %d entries, %d domains", hostnames, domains)
+	}
+	if entries != domains {
+		fail("domains.workspace: %d entries, %d domains", entries, domains)
+	}
 	return errs
 }
 

@@ -23,7 +23,29 @@ var _ link.LinkService = (*LinkService)(nil)
 // domain), workspace and workspace+tag (newest first by reverse cursor),
 // and the per-workspace and per-tag link counters that give list totals
 // without counting.
-type LinkService struct{ db *DB }
+type LinkService struct {
+	db *DB
+	// events builds the data of link.created, link.updated and link.deleted
+	// events; nil writes none.
+	events link.LinkEventFunc
+}
+
+// SetEventBuilder makes every change of a link write its event (built by
+// fn, the link as the API shows it) in the same transaction as the change.
+// Call it before the service is used.
+func (s *LinkService) SetEventBuilder(fn link.LinkEventFunc) { s.events = fn }
+
+// emit writes the event of a change of l, when events are built.
+func (s *LinkService) emit(tx *bolt.Tx, wid uint64, eventType string, l *link.Link) error {
+	if s.events == nil {
+		return nil
+	}
+	ev, err := s.events(eventType, l)
+	if err != nil {
+		return err
+	}
+	return appendEvent(tx, wid, ev)
+}
 
 // NewLinkService returns the link service of db.
 func NewLinkService(db *DB) *LinkService { return &LinkService{db: db} }
@@ -434,7 +456,7 @@ func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
 			return err
 		}
 		created = rec.link(id, 0)
-		return nil
+		return s.emit(tx, wid, link.EventLinkCreated, created)
 	})
 	if err != nil {
 		return err
@@ -646,7 +668,7 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 			return err
 		}
 		out = rec.link(lid, uint64(l.Clicks))
-		return nil
+		return s.emit(tx, wid, link.EventLinkUpdated, out)
 	})
 	if oldKey != nil {
 		s.db.aliases.forget(string(oldKey))
@@ -676,6 +698,15 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 		rec, err := findLink(tx, wid, lid)
 		if err != nil {
 			return err
+		}
+		if s.events != nil {
+			clicks, err := counter(tx.Bucket(bucketClicksLink), itob(lid))
+			if err != nil {
+				return err
+			}
+			if err := s.emit(tx, wid, link.EventLinkDeleted, rec.link(lid, clicks)); err != nil {
+				return err
+			}
 		}
 		oldKey = aliasKey(rec.Domain, rec.Alias)
 		idb := itob(lid)

@@ -1,0 +1,212 @@
+package link
+
+import (
+	"context"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+)
+
+// The event types a webhook may subscribe to, besides campaign.updated.
+const (
+	EventLinkClicked = "link.clicked"
+	EventLinkCreated = "link.created"
+	EventLinkUpdated = "link.updated"
+	EventLinkDeleted = "link.deleted"
+	// EventPing is sent only by POST /v1/webhooks/{id}/test.
+	EventPing = "ping"
+)
+
+// EventTypes lists the events a webhook may subscribe to.
+var EventTypes = []string{EventLinkClicked, EventLinkCreated, EventLinkUpdated, EventLinkDeleted, EventCampaignUpdated}
+
+// Webhook sends a workspace's events to a URL, signed with its secret.
+type Webhook struct {
+	ID          string
+	WorkspaceID string
+	URL         string
+	Events      []string
+	Enabled     bool
+	Description string
+	// Secret signs deliveries; PreviousSecret signs alongside it until
+	// PreviousSecretExpiresAt after a roll.
+	Secret                  string
+	PreviousSecret          string
+	PreviousSecretExpiresAt *time.Time
+	// DisabledReason says why linkbolt disabled the webhook, if it did.
+	DisabledReason string
+	// ConsecutiveFailures counts the failed attempts, of any of its
+	// deliveries, since the last success; re-enabling resets it.
+	ConsecutiveFailures int
+	CreatedAt           time.Time
+	UpdatedAt           time.Time
+}
+
+// MaxWebhookURLLength bounds a webhook's URL.
+const MaxWebhookURLLength = 2048
+
+// Subscribes reports whether the webhook wants events of type t.
+func (w *Webhook) Subscribes(t string) bool { return slices.Contains(w.Events, t) }
+
+// Normalize trims the input and removes duplicate events.
+func (w *Webhook) Normalize() {
+	w.URL = strings.TrimSpace(w.URL)
+	w.Description = strings.TrimSpace(w.Description)
+	seen := map[string]bool{}
+	ev := w.Events[:0:0]
+	for _, e := range w.Events {
+		e = strings.TrimSpace(e)
+		if !seen[e] {
+			seen[e] = true
+			ev = append(ev, e)
+		}
+	}
+	w.Events = ev
+}
+
+// Validate checks a webhook's fields (the address it resolves to is
+// checked apart, at creation and at every connection).
+func (w *Webhook) Validate() error {
+	var v validation
+	if msg := CheckWebhookURL(w.URL); msg != "" {
+		v.add("url", "%s", msg)
+	}
+	if len(w.Events) == 0 {
+		v.add("events", "must name at least one of %s", strings.Join(EventTypes, ", "))
+	}
+	for _, e := range w.Events {
+		if !slices.Contains(EventTypes, e) {
+			v.add("events", "unknown event %q: use %s", e, strings.Join(EventTypes, ", "))
+			break
+		}
+	}
+	if len(w.Description) > 500 {
+		v.add("description", "must be at most 500 characters")
+	}
+	return v.err()
+}
+
+// CheckWebhookURL returns what is wrong with a webhook URL, or "".
+func CheckWebhookURL(raw string) string {
+	if raw == "" {
+		return "is required"
+	}
+	if len(raw) > MaxWebhookURLLength {
+		return "must be at most 2048 characters"
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Hostname() == "" {
+		return "must be an absolute http or https URL"
+	}
+	if u.User != nil {
+		return "must not contain credentials (user@host)"
+	}
+	if u.Fragment != "" {
+		return "must not have a fragment"
+	}
+	return ""
+}
+
+// WebhookUpdate holds the fields of a PATCH; nil means "not given".
+type WebhookUpdate struct {
+	URL         *string
+	Events      *[]string
+	Enabled     *bool
+	Description *string
+}
+
+// Apply copies the given fields onto w. Enabling a webhook clears the
+// reason it was disabled for.
+func (u WebhookUpdate) Apply(w *Webhook) {
+	if u.URL != nil {
+		w.URL = *u.URL
+	}
+	if u.Events != nil {
+		w.Events = slices.Clone(*u.Events)
+	}
+	if u.Enabled != nil {
+		w.Enabled = *u.Enabled
+		if w.Enabled {
+			w.DisabledReason = ""
+		}
+	}
+	if u.Description != nil {
+		w.Description = *u.Description
+	}
+	w.Normalize()
+}
+
+// DeliveryStatus is where a delivery is.
+type DeliveryStatus string
+
+// The delivery statuses.
+const (
+	DeliveryPending   DeliveryStatus = "pending"   // not tried yet, or waiting for a retry
+	DeliverySucceeded DeliveryStatus = "succeeded" // the receiver answered 2xx
+	DeliveryFailed    DeliveryStatus = "failed"    // given up (24 h of retries, or the webhook was disabled)
+)
+
+// Delivery is one event on its way to one webhook, and its log.
+type Delivery struct {
+	ID            string // dlv_…, sent as Linkbolt-Delivery: receivers de-duplicate by it
+	WebhookID     string
+	WorkspaceID   string
+	EventID       string
+	EventType     string
+	Payload       []byte // the JSON body, fixed when the event was written
+	Status        DeliveryStatus
+	Attempts      int
+	ResponseCode  int
+	Duration      time.Duration
+	LastError     string
+	NextAttemptAt *time.Time
+	// QueuedAt is when the delivery last entered its webhook's queue: at
+	// creation, or when it was retried by hand. Retries run for 24 h from it.
+	QueuedAt  time.Time
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Attempt is the outcome of one try of a delivery.
+type Attempt struct {
+	At           time.Time
+	ResponseCode int // 0 when no answer came
+	Duration     time.Duration
+	Error        string // "" for a 2xx answer
+}
+
+// LinkEventFunc builds the event of a change of a link (its type is one of
+// link.created, link.updated, link.deleted) from the link after the change
+// (before it, for a delete); the storage layer calls it inside the
+// transaction of the change.
+type LinkEventFunc func(eventType string, l *Link) (*Event, error)
+
+// WebhookService keeps webhooks and their deliveries (the outbox).
+type WebhookService interface {
+	CreateWebhook(ctx context.Context, w *Webhook) error
+	FindWebhookByID(ctx context.Context, workspaceID, id string) (*Webhook, error)
+	FindWebhooks(ctx context.Context, workspaceID string) ([]*Webhook, error)
+	UpdateWebhook(ctx context.Context, workspaceID, id string, upd WebhookUpdate, validate func(*Webhook) error) (*Webhook, error)
+	// RollSecret makes newSecret the signing secret and keeps the old one
+	// signing until graceEnds.
+	RollSecret(ctx context.Context, workspaceID, id, newSecret string, graceEnds time.Time) (*Webhook, error)
+	DeleteWebhook(ctx context.Context, workspaceID, id string) error
+	// FindDeliveries returns a webhook's deliveries, newest first.
+	FindDeliveries(ctx context.Context, workspaceID, webhookID string, limit int) ([]*Delivery, error)
+	// Ping queues a ping delivery to the webhook, ahead of nothing: in order.
+	Ping(ctx context.Context, workspaceID, id string, payload func(deliveryID string) ([]byte, error)) (*Delivery, error)
+	// RetryDelivery queues a finished delivery again, now.
+	RetryDelivery(ctx context.Context, workspaceID, webhookID, deliveryID string) (*Delivery, error)
+
+	// DueDeliveries returns, for each enabled webhook, the oldest pending
+	// delivery when it is due at now: at most one per webhook, so each
+	// webhook's deliveries go out in order.
+	DueDeliveries(ctx context.Context, now time.Time, limit int) ([]*Delivery, error)
+	// RecordAttempt writes the outcome of a try and the next step: done on
+	// success; a retry at next; failed, and the webhook disabled with
+	// disable as the reason, when disable is not "".
+	RecordAttempt(ctx context.Context, d *Delivery, a Attempt, next *time.Time, disable string) error
+	// PruneDeliveries deletes finished deliveries older than before.
+	PruneDeliveries(ctx context.Context, before time.Time) (int, error)
+}

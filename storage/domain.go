@@ -1,0 +1,377 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// prefixDomain is the wire ID prefix of domains.
+const prefixDomain = "dom_"
+
+// DomainService keeps custom domains, their unique hostname index, and
+// the in-memory table of verified hostnames that routes requests.
+type DomainService struct {
+	db *DB
+}
+
+var _ link.DomainService = (*DomainService)(nil)
+
+// NewDomainService returns the domain service of db.
+func NewDomainService(db *DB) *DomainService { return &DomainService{db: db} }
+
+type domainRecord struct {
+	Workspace       uint64     `json:"ws"`
+	Hostname        string     `json:"hostname"`
+	Verified        bool       `json:"verified,omitempty"`
+	VerifiedAt      *time.Time `json:"verified_at,omitempty"`
+	Token           string     `json:"token"`
+	RootRedirectURL string     `json:"root_redirect_url,omitempty"`
+	NotFoundURL     string     `json:"not_found_url,omitempty"`
+	CreatedAt       time.Time  `json:"created_at"`
+	UpdatedAt       time.Time  `json:"updated_at"`
+}
+
+func (r *domainRecord) domain(id uint64, links int) *link.Domain {
+	d := &link.Domain{
+		ID: formatID(prefixDomain, id), WorkspaceID: formatID(prefixWorkspace, r.Workspace),
+		Hostname: r.Hostname, Verified: r.Verified, VerificationToken: r.Token,
+		RootRedirectURL: r.RootRedirectURL, NotFoundURL: r.NotFoundURL,
+		Links: links, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+	}
+	if r.VerifiedAt != nil {
+		at := *r.VerifiedAt
+		d.VerifiedAt = &at
+	}
+	return d
+}
+
+func (r *domainRecord) set(d *link.Domain) {
+	r.Verified, r.RootRedirectURL, r.NotFoundURL = d.Verified, d.RootRedirectURL, d.NotFoundURL
+	r.VerifiedAt = nil
+	if d.VerifiedAt != nil {
+		at := d.VerifiedAt.UTC()
+		r.VerifiedAt = &at
+	}
+}
+
+// findDomain returns a domain record of workspace wid (any workspace when
+// wid is 0). ENOTFOUND.
+func findDomain(tx *bolt.Tx, wid, did uint64) (*domainRecord, error) {
+	var rec domainRecord
+	ok, err := getJSON(tx.Bucket(bucketDomains), itob(did), &rec)
+	if err != nil {
+		return nil, err
+	}
+	if !ok || wid != 0 && rec.Workspace != wid {
+		return nil, link.Errorf(link.ENOTFOUND, "domain %q not found", formatID(prefixDomain, did))
+	}
+	return &rec, nil
+}
+
+// countDomainLinks counts the links on a hostname from the alias index,
+// whose keys start with the hostname and a zero byte.
+func countDomainLinks(tx *bolt.Tx, hostname string) int {
+	prefix := aliasKey(hostname, "")
+	n := 0
+	c := tx.Bucket(bucketLinksAlias).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		n++
+	}
+	return n
+}
+
+// CreateDomain stores a domain, generating its verification token when it
+// has none, and sets its ID. ECONFLICT if the hostname is a domain of any
+// workspace; ENOTFOUND for an unknown workspace.
+func (s *DomainService) CreateDomain(ctx context.Context, d *link.Domain) error {
+	wid, ok := parseID(prefixWorkspace, d.WorkspaceID)
+	if !ok {
+		return link.Errorf(link.ENOTFOUND, "workspace %q not found", d.WorkspaceID)
+	}
+	if d.Hostname == "" {
+		return link.Errorf(link.EINVALID, "hostname: is required")
+	}
+	if d.VerificationToken == "" {
+		d.VerificationToken = link.NewVerificationToken()
+	}
+	if d.CreatedAt.IsZero() {
+		d.CreatedAt = s.db.now()
+	}
+	if d.UpdatedAt.IsZero() {
+		d.UpdatedAt = d.CreatedAt
+	}
+	rec := domainRecord{Workspace: wid, Hostname: d.Hostname, Token: d.VerificationToken,
+		CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
+	rec.set(d)
+	var id uint64
+	err := s.db.db.Update(func(tx *bolt.Tx) error {
+		if err := workspaceExists(tx, wid); err != nil {
+			return err
+		}
+		names := tx.Bucket(bucketDomainsHostname)
+		if names.Get([]byte(d.Hostname)) != nil {
+			return link.Errorf(link.ECONFLICT, "the domain %s is already taken: a hostname belongs to one workspace of this instance", d.Hostname)
+		}
+		b := tx.Bucket(bucketDomains)
+		var err error
+		if id, err = nextID(b); err != nil {
+			return err
+		}
+		if err := putJSON(b, itob(id), &rec); err != nil {
+			return err
+		}
+		if err := names.Put([]byte(d.Hostname), itob(id)); err != nil {
+			return fmt.Errorf("index domain hostname: %w", err)
+		}
+		return tx.Bucket(bucketDomainsWorkspace).Put(concat(itob(wid), itob(id)), []byte{})
+	})
+	s.db.domains.invalidate()
+	if err != nil {
+		return err
+	}
+	d.ID = formatID(prefixDomain, id)
+	d.Links = 0
+	return nil
+}
+
+// FindDomainByID returns a domain of the workspace with its number of
+// links. ENOTFOUND, also for a domain of another workspace.
+func (s *DomainService) FindDomainByID(ctx context.Context, workspaceID, id string) (*link.Domain, error) {
+	wid, ok1 := parseID(prefixWorkspace, workspaceID)
+	did, ok2 := parseID(prefixDomain, id)
+	if !ok1 || !ok2 {
+		return nil, link.Errorf(link.ENOTFOUND, "domain %q not found", id)
+	}
+	var out *link.Domain
+	err := s.db.db.View(func(tx *bolt.Tx) error {
+		rec, err := findDomain(tx, wid, did)
+		if err != nil {
+			return err
+		}
+		out = rec.domain(did, countDomainLinks(tx, rec.Hostname))
+		return nil
+	})
+	return out, err
+}
+
+// FindDomains returns the workspace's domains, newest first, each with its
+// number of links. ENOTFOUND for an unknown workspace.
+func (s *DomainService) FindDomains(ctx context.Context, workspaceID string) ([]*link.Domain, error) {
+	wid, ok := parseID(prefixWorkspace, workspaceID)
+	if !ok {
+		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
+	}
+	out := []*link.Domain{}
+	err := s.db.db.View(func(tx *bolt.Tx) error {
+		if err := workspaceExists(tx, wid); err != nil {
+			return err
+		}
+		it := newReverseIndex(tx.Bucket(bucketDomainsWorkspace), itob(wid))
+		for idb := it.next(); idb != nil; idb = it.next() {
+			did := btoi(idb)
+			rec, err := findDomain(tx, wid, did)
+			if err != nil {
+				return fmt.Errorf("domain index: %w", err)
+			}
+			out = append(out, rec.domain(did, countDomainLinks(tx, rec.Hostname)))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// FindDomainByHostname returns the domain of a normalised hostname, of any
+// workspace and verified or not, without its number of links. ENOTFOUND.
+func (s *DomainService) FindDomainByHostname(ctx context.Context, hostname string) (*link.Domain, error) {
+	var out *link.Domain
+	err := s.db.db.View(func(tx *bolt.Tx) error {
+		v := tx.Bucket(bucketDomainsHostname).Get([]byte(hostname))
+		if v == nil {
+			return link.Errorf(link.ENOTFOUND, "no domain %s", hostname)
+		}
+		did := btoi(v)
+		rec, err := findDomain(tx, 0, did)
+		if err != nil {
+			return fmt.Errorf("domain hostname index: %w", err)
+		}
+		out = rec.domain(did, 0)
+		return nil
+	})
+	return out, err
+}
+
+// errNoVerifiedDomain answers every hostname that is not a verified
+// domain: requests to the primary host or an address ask for one, so the
+// miss allocates nothing.
+var errNoVerifiedDomain = link.Errorf(link.ENOTFOUND, "not a verified domain")
+
+// FindVerifiedDomain returns the verified domain of a normalised hostname
+// from the in-memory table of verified domains, loading the table from the
+// file after any change to a domain. The domain has no number of links and
+// is shared: callers must not modify it. ENOTFOUND.
+func (s *DomainService) FindVerifiedDomain(ctx context.Context, hostname string) (*link.Domain, error) {
+	m, gen := s.db.domains.get()
+	if m == nil {
+		var err error
+		if m, err = s.loadVerified(); err != nil {
+			return nil, err
+		}
+		s.db.domains.put(m, gen)
+	}
+	if d := m[hostname]; d != nil {
+		return d, nil
+	}
+	return nil, errNoVerifiedDomain
+}
+
+// loadVerified reads every verified domain.
+func (s *DomainService) loadVerified() (map[string]*link.Domain, error) {
+	m := map[string]*link.Domain{}
+	err := s.db.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketDomains).ForEach(func(k, v []byte) error {
+			var rec domainRecord
+			if err := decodeJSON(v, &rec); err != nil {
+				return fmt.Errorf("domain %x: %w", k, err)
+			}
+			if rec.Verified {
+				m[rec.Hostname] = rec.domain(btoi(k), 0)
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// UpdateDomain applies an update, Verified included (the caller decides
+// who may set it), calls validate on the result inside the write
+// transaction, and returns the domain with its number of links.
+// ENOTFOUND; validate's error unchanged.
+func (s *DomainService) UpdateDomain(ctx context.Context, workspaceID, id string, upd link.DomainUpdate, validate func(*link.Domain) error) (*link.Domain, error) {
+	wid, ok1 := parseID(prefixWorkspace, workspaceID)
+	did, ok2 := parseID(prefixDomain, id)
+	if !ok1 || !ok2 {
+		return nil, link.Errorf(link.ENOTFOUND, "domain %q not found", id)
+	}
+	now := s.db.now()
+	var out *link.Domain
+	err := s.db.db.Update(func(tx *bolt.Tx) error {
+		rec, err := findDomain(tx, wid, did)
+		if err != nil {
+			return err
+		}
+		d := rec.domain(did, countDomainLinks(tx, rec.Hostname))
+		before := *rec
+		upd.Apply(d, now)
+		if validate != nil {
+			if err := validate(d); err != nil {
+				return err
+			}
+		}
+		rec.set(d)
+		if rec.Verified == before.Verified && rec.RootRedirectURL == before.RootRedirectURL && rec.NotFoundURL == before.NotFoundURL {
+			out = before.domain(did, d.Links)
+			return nil
+		}
+		rec.UpdatedAt = now
+		d.UpdatedAt = now
+		if err := putJSON(tx.Bucket(bucketDomains), itob(did), rec); err != nil {
+			return err
+		}
+		out = d
+		return nil
+	})
+	s.db.domains.invalidate()
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// SetDomainVerified marks a domain verified now, or not verified; a domain
+// verified already keeps its VerifiedAt. ENOTFOUND.
+func (s *DomainService) SetDomainVerified(ctx context.Context, workspaceID, id string, verified bool) (*link.Domain, error) {
+	return s.UpdateDomain(ctx, workspaceID, id, link.DomainUpdate{Verified: &verified}, nil)
+}
+
+// DeleteDomain deletes a domain and its index entries. ECONFLICT while
+// links are on it; ENOTFOUND.
+func (s *DomainService) DeleteDomain(ctx context.Context, workspaceID, id string) error {
+	wid, ok1 := parseID(prefixWorkspace, workspaceID)
+	did, ok2 := parseID(prefixDomain, id)
+	if !ok1 || !ok2 {
+		return link.Errorf(link.ENOTFOUND, "domain %q not found", id)
+	}
+	err := s.db.db.Update(func(tx *bolt.Tx) error {
+		rec, err := findDomain(tx, wid, did)
+		if err != nil {
+			return err
+		}
+		if n := countDomainLinks(tx, rec.Hostname); n > 0 {
+			return link.Errorf(link.ECONFLICT, "the domain %s still has %d links: delete them (or re-create them on another domain) first", rec.Hostname, n)
+		}
+		if err := tx.Bucket(bucketDomains).Delete(itob(did)); err != nil {
+			return fmt.Errorf("delete domain: %w", err)
+		}
+		if err := tx.Bucket(bucketDomainsHostname).Delete([]byte(rec.Hostname)); err != nil {
+			return fmt.Errorf("unindex domain hostname: %w", err)
+		}
+		if err := tx.Bucket(bucketDomainsWorkspace).Delete(concat(itob(wid), itob(did))); err != nil {
+			return fmt.Errorf("unindex domain workspace: %w", err)
+		}
+		return nil
+	})
+	s.db.domains.invalidate()
+	return err
+}
+
+// domainCache is the table of verified domains by hostname that routes
+// requests: every request whose host is not the primary one looks it up,
+// so it is a map in memory, read under a read lock. Every write to a
+// domain calls invalidate after its commit; the next lookup loads the
+// table again. A load that read the file before such a write but stores
+// its table after it is refused by the generation check, so the table is
+// never older than the file.
+type domainCache struct {
+	mu  sync.RWMutex
+	m   map[string]*link.Domain // nil until loaded
+	gen uint64
+}
+
+// get returns the table (nil when it must be loaded) and the generation
+// to pass to put.
+func (c *domainCache) get() (map[string]*link.Domain, uint64) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.m, c.gen
+}
+
+// put stores a table loaded after get returned gen, unless a write
+// invalidated the table since.
+func (c *domainCache) put(m map[string]*link.Domain, gen uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gen == gen {
+		c.m = m
+	}
+}
+
+// invalidate drops the table and starts a new generation.
+func (c *domainCache) invalidate() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gen++
+	c.m = nil
+}

@@ -1,0 +1,464 @@
+package webhook
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// Defaults of the Dispatcher's fields.
+const (
+	DefaultWorkers = 4
+	DefaultPoll    = time.Second
+	// DefaultBackoff is the ceiling of the first retry's delay; it doubles
+	// with each attempt of a delivery up to DefaultMaxBackoff.
+	DefaultBackoff    = 10 * time.Second
+	DefaultMaxBackoff = time.Hour
+	// DefaultRetryFor is how long a delivery is retried after it was
+	// queued.
+	DefaultRetryFor = 24 * time.Hour
+	// DefaultMaxFailures is the number of consecutive failed attempts, of
+	// any of a webhook's deliveries, that disables the webhook.
+	DefaultMaxFailures = 20
+)
+
+const (
+	// maxResponseRead is how much of an answer's body is read (and
+	// discarded), so a connection can be reused without reading a huge
+	// answer.
+	maxResponseRead = 4 << 10
+	// maxResponseKept is how much of a failed answer's body is kept in
+	// the delivery's LastError.
+	maxResponseKept = 200
+)
+
+// Dispatcher sends the due deliveries of the outbox and records each
+// attempt. Deliveries go out at least once: one is taken out of its
+// webhook's queue only once its success (or its giving up) is recorded,
+// so a dispatcher stopped mid-delivery, or a process killed, sends it
+// again on the next run. Each webhook has at most one delivery in flight
+// and its queue goes in order, so a receiver sees a webhook's events in
+// the order they were written, except that a delivery retried by hand goes
+// to the end; a slow or dead receiver holds back its own webhook only.
+//
+// The retry rule: an attempt succeeds on a 2xx answer. Anything else (a
+// 3xx, since redirects are not followed, a 4xx or 5xx, a connection error,
+// no answer within Timeout) is a failure. After a failure at time t of
+// the delivery's attempt n (counted since it was queued) and the webhook's
+// f-th consecutive failure (across its deliveries, reset by a success or
+// by enabling the webhook):
+//
+//   - if t ≥ QueuedAt + RetryFor (24 h), the delivery fails and the webhook
+//     is disabled with the reason "disabled after 24 h of failed
+//     deliveries: <last error>";
+//   - else if f ≥ MaxFailures (20), the delivery fails and the webhook is
+//     disabled with the reason "disabled after 20 consecutive failed
+//     deliveries: <last error>";
+//   - else the delivery is retried after a delay drawn uniformly from
+//     [1 s, min(Backoff·2^(n−1), MaxBackoff)] (full jitter; 10 s doubling,
+//     capped at 1 h), but no later than QueuedAt + RetryFor, so the last
+//     try falls on the deadline.
+//
+// A disabled webhook keeps its pending deliveries; they go out, in order,
+// once it is enabled again. With the default numbers a receiver that is
+// down disables its webhook after 20 failures, about 6 hours on average
+// (at most about 11.5 hours); the 24-hour limit binds when failures are not
+// consecutive, and after a webhook is re-enabled (its failures start from
+// zero, its oldest deliveries keep their deadline).
+type Dispatcher struct {
+	// Store keeps the outbox.
+	Store link.WebhookService
+	// Now is the clock of the retry schedule and the signatures' time;
+	// nil means time.Now.
+	Now func() time.Time
+	// Client sends the requests; nil means NewClient(false).
+	Client *http.Client
+	// Workers is the number of deliveries in flight at once, of distinct
+	// webhooks; zero means DefaultWorkers.
+	Workers int
+	// Poll is how often Run looks for due deliveries when not kicked;
+	// zero means DefaultPoll.
+	Poll time.Duration
+	// Logger receives failed attempts and disabled webhooks; nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// Timeout bounds one request, on top of the client's own timeouts;
+	// zero means RequestTimeout.
+	Timeout time.Duration
+	// The retry rule (see above); zero means the default.
+	Backoff     time.Duration
+	MaxBackoff  time.Duration
+	RetryFor    time.Duration
+	MaxFailures int
+	// Jitter returns a random duration in [0, d]; nil means uniform.
+	Jitter func(d time.Duration) time.Duration
+
+	initOnce sync.Once
+	kick     chan struct{}
+
+	mu    sync.Mutex
+	busy  map[string]bool   // webhooks with a delivery in flight
+	turns map[string]uint64 // the claim each webhook was last served in
+	claim uint64
+	// ends counts finished deliveries; ended holds, for each webhook, the
+	// count when its last delivery finished. A read of the due deliveries
+	// begun before that may hold the finished delivery as still due.
+	ends  uint64
+	ended map[string]uint64
+}
+
+func (d *Dispatcher) init() {
+	d.initOnce.Do(func() {
+		d.kick = make(chan struct{}, 1)
+		d.busy = map[string]bool{}
+		d.turns = map[string]uint64{}
+		d.ended = map[string]uint64{}
+		if d.Client == nil {
+			d.Client = NewClient(false)
+		}
+	})
+}
+
+// Kick wakes Run to look for due deliveries now, as when an event was
+// just written. It never blocks.
+func (d *Dispatcher) Kick() {
+	d.init()
+	select {
+	case d.kick <- struct{}{}:
+	default:
+	}
+}
+
+func (d *Dispatcher) now() time.Time {
+	if d.Now != nil {
+		return d.Now()
+	}
+	return time.Now()
+}
+
+func (d *Dispatcher) logger() *slog.Logger {
+	if d.Logger != nil {
+		return d.Logger
+	}
+	return slog.Default()
+}
+
+func orDefault[T cmp.Ordered](v, def T) T {
+	var zero T
+	if v <= zero {
+		return def
+	}
+	return v
+}
+
+// Run sends due deliveries until ctx is done: it looks for them every
+// Poll, when kicked, and whenever a delivery finishes, and sends them on up
+// to Workers goroutines. When ctx is done it stops the requests in flight,
+// without recording them (they stay pending and are sent again by the next
+// run), waits for its goroutines and returns nil.
+func (d *Dispatcher) Run(ctx context.Context) error {
+	d.init()
+	workers := orDefault(d.Workers, DefaultWorkers)
+	poll := orDefault(d.Poll, DefaultPoll)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	var mu sync.Mutex
+	running := 0
+	timer := time.NewTimer(poll)
+	defer timer.Stop()
+	for {
+		mu.Lock()
+		free := workers - running
+		mu.Unlock()
+		if free > 0 {
+			ds, err := d.claimDue(ctx, free)
+			if err != nil && ctx.Err() == nil {
+				d.logger().Error("webhooks: read due deliveries", "err", err)
+			}
+			for _, dl := range ds {
+				mu.Lock()
+				running++
+				mu.Unlock()
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					d.deliver(ctx, dl)
+					mu.Lock()
+					running--
+					mu.Unlock()
+					d.Kick()
+				}()
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-d.kick:
+		case <-timer.C:
+		}
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(poll)
+	}
+}
+
+// RunOnce sends what is due now, at most one delivery per webhook and
+// Workers at a time, records the attempts, and returns the number of
+// deliveries it tried. Run does the same continuously; tests drive a
+// dispatcher step by step with RunOnce and a clock they move.
+func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
+	d.init()
+	ds, err := d.claimDue(ctx, 0)
+	if err != nil {
+		return 0, err
+	}
+	sem := make(chan struct{}, orDefault(d.Workers, DefaultWorkers))
+	var wg sync.WaitGroup
+	for _, dl := range ds {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			d.deliver(ctx, dl)
+		}()
+	}
+	wg.Wait()
+	return len(ds), ctx.Err()
+}
+
+// claimDue returns up to max (0: any number) due deliveries of webhooks
+// with none in flight, and marks those webhooks busy. The webhooks served
+// least recently come first, so a few busy webhooks cannot starve the
+// others when workers are short.
+func (d *Dispatcher) claimDue(ctx context.Context, max int) ([]*link.Delivery, error) {
+	d.mu.Lock()
+	since := d.ends
+	d.mu.Unlock()
+	ds, err := d.Store.DueDeliveries(ctx, d.now(), 0)
+	if err != nil {
+		return nil, err
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	// Busy webhooks wait; so do those whose delivery finished during the
+	// read, which may have seen it still due (the finish kicks Run).
+	ds = slices.DeleteFunc(ds, func(dl *link.Delivery) bool { return d.busy[dl.WebhookID] || d.ended[dl.WebhookID] > since })
+	slices.SortStableFunc(ds, func(a, b *link.Delivery) int { return cmp.Compare(d.turns[a.WebhookID], d.turns[b.WebhookID]) })
+	if max > 0 && len(ds) > max {
+		ds = ds[:max]
+	}
+	d.claim++
+	for _, dl := range ds {
+		d.busy[dl.WebhookID] = true
+		d.turns[dl.WebhookID] = d.claim
+	}
+	if len(d.turns) > 4*len(d.busy)+1024 { // forget webhooks long gone
+		for id, turn := range d.turns {
+			if turn+1024 < d.claim {
+				delete(d.turns, id)
+				delete(d.ended, id)
+			}
+		}
+	}
+	return ds, nil
+}
+
+// deliver sends one claimed delivery and records the attempt.
+func (d *Dispatcher) deliver(ctx context.Context, dl *link.Delivery) {
+	defer func() {
+		d.mu.Lock()
+		delete(d.busy, dl.WebhookID)
+		d.ends++
+		d.ended[dl.WebhookID] = d.ends
+		d.mu.Unlock()
+	}()
+	log := d.logger().With("webhook", dl.WebhookID, "delivery", dl.ID, "event", dl.EventType)
+	wh, err := d.Store.FindWebhookByID(ctx, dl.WorkspaceID, dl.WebhookID)
+	if err != nil {
+		if link.ErrorCode(err) != link.ENOTFOUND && ctx.Err() == nil { // a deleted webhook's delivery is gone with it
+			log.Error("webhooks: read webhook", "err", err)
+		}
+		return
+	}
+	if !wh.Enabled {
+		return // disabled meanwhile: its queue waits
+	}
+	a, stopped := d.send(ctx, wh, dl)
+	if stopped {
+		return // not recorded: sent again by the next run
+	}
+	next, disable := d.nextStep(wh, dl, a)
+	// A finished request is recorded even if ctx is done by now.
+	if err := d.Store.RecordAttempt(context.WithoutCancel(ctx), dl, a, next, disable); err != nil {
+		if link.ErrorCode(err) != link.ENOTFOUND {
+			log.Error("webhooks: record attempt", "err", err)
+		}
+		return
+	}
+	switch {
+	case disable != "":
+		log.Warn("webhooks: webhook disabled", "reason", disable)
+	case a.Error != "" && next != nil:
+		log.Info("webhooks: delivery failed, will retry", "attempt", dl.Attempts, "err", a.Error, "next_attempt_at", next)
+	case a.Error != "":
+		log.Warn("webhooks: delivery failed, given up", "attempt", dl.Attempts, "err", a.Error)
+	}
+}
+
+// send makes one attempt. stopped reports that ctx was done before the
+// request finished: the attempt says nothing about the receiver.
+func (d *Dispatcher) send(ctx context.Context, wh *link.Webhook, dl *link.Delivery) (a link.Attempt, stopped bool) {
+	timeout := orDefault(d.Timeout, RequestTimeout)
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	a.At = d.now()
+	secrets := []string{wh.Secret}
+	if wh.PreviousSecret != "" && wh.PreviousSecretExpiresAt != nil && a.At.Before(*wh.PreviousSecretExpiresAt) {
+		secrets = append(secrets, wh.PreviousSecret)
+	}
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, wh.URL, bytes.NewReader(dl.Payload))
+	if err != nil {
+		a.Error = "bad URL: " + err.Error()
+		return a, false
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("User-Agent", UserAgent)
+	req.Header.Set(HeaderEvent, dl.EventType)
+	req.Header.Set(HeaderDelivery, dl.ID)
+	req.Header.Set(HeaderSignature, SignatureHeader(secrets, a.At, dl.Payload))
+
+	start := time.Now()
+	resp, err := d.Client.Do(req)
+	var head []byte
+	if err == nil {
+		var buf bytes.Buffer
+		_, rerr := io.Copy(&buf, io.LimitReader(resp.Body, maxResponseRead))
+		resp.Body.Close()
+		head = buf.Bytes()[:min(buf.Len(), maxResponseKept)]
+		if rerr != nil && resp.StatusCode/100 == 2 {
+			err = rerr // a 2xx whose body broke off: not a success
+		}
+	}
+	a.Duration = time.Since(start)
+	if err != nil {
+		if ctx.Err() != nil {
+			return a, true
+		}
+		if resp != nil {
+			a.ResponseCode = resp.StatusCode
+		}
+		a.Error = describe(err, rctx, timeout)
+		return a, false
+	}
+	a.ResponseCode = resp.StatusCode
+	switch {
+	case resp.StatusCode/100 == 2:
+	case resp.StatusCode/100 == 3:
+		a.Error = fmt.Sprintf("HTTP %d: redirect to %q not followed", resp.StatusCode, resp.Header.Get("Location"))
+	default:
+		a.Error = fmt.Sprintf("HTTP %d", resp.StatusCode)
+		if s := printable(head); s != "" {
+			a.Error += ": " + s
+		}
+	}
+	return a, false
+}
+
+// describe turns a request error into the delivery log's words, without
+// repeating the URL.
+func describe(err error, rctx context.Context, timeout time.Duration) string {
+	if errors.Is(rctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Sprintf("no answer within %s", timeout)
+	}
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		if ue.Timeout() {
+			return fmt.Sprintf("no answer within %s", timeout)
+		}
+		err = ue.Err
+	}
+	return err.Error()
+}
+
+// printable returns b as one line of valid UTF-8.
+func printable(b []byte) string {
+	s := strings.ToValidUTF8(string(b), "\uFFFD")
+	s = strings.Map(func(r rune) rune {
+		if r < ' ' || r == 0x7f {
+			return ' '
+		}
+		return r
+	}, s)
+	return strings.TrimSpace(s)
+}
+
+// nextStep applies the retry rule (see Dispatcher) to a finished attempt:
+// nothing after a success; else a retry at next, or the reason to disable
+// the webhook.
+func (d *Dispatcher) nextStep(wh *link.Webhook, dl *link.Delivery, a link.Attempt) (next *time.Time, disable string) {
+	if a.Error == "" {
+		return nil, ""
+	}
+	retryFor := orDefault(d.RetryFor, DefaultRetryFor)
+	queued := dl.QueuedAt
+	if queued.IsZero() {
+		queued = dl.CreatedAt
+	}
+	deadline := queued.Add(retryFor)
+	if !a.At.Before(deadline) {
+		return nil, fmt.Sprintf("disabled after %s of failed deliveries: %s", formatSpan(retryFor), a.Error)
+	}
+	if failures, max := wh.ConsecutiveFailures+1, orDefault(d.MaxFailures, DefaultMaxFailures); failures >= max {
+		return nil, fmt.Sprintf("disabled after %d consecutive failed deliveries: %s", failures, a.Error)
+	}
+	at := a.At.Add(d.RetryDelay(dl.Attempts + 1))
+	if at.After(deadline) {
+		at = deadline
+	}
+	return &at, ""
+}
+
+// RetryDelay returns the delay before the retry that follows a delivery's
+// attempt n (1 for the first): drawn uniformly from [1 s, ceiling] with
+// ceiling = min(Backoff·2^(n−1), MaxBackoff).
+func (d *Dispatcher) RetryDelay(n int) time.Duration {
+	base := orDefault(d.Backoff, DefaultBackoff)
+	ceiling := orDefault(d.MaxBackoff, DefaultMaxBackoff)
+	if n < 1 {
+		n = 1
+	}
+	if shift := n - 1; shift < 32 && base<<shift > 0 && base<<shift < ceiling {
+		ceiling = base << shift
+	}
+	jitter := d.Jitter
+	if jitter == nil {
+		jitter = func(d time.Duration) time.Duration { return rand.N(d + 1) }
+	}
+	return max(jitter(ceiling), time.Second)
+}
+
+// formatSpan writes whole hours as "24 h", anything else as Go does.
+func formatSpan(d time.Duration) string {
+	if d >= time.Hour && d%time.Hour == 0 {
+		return fmt.Sprintf("%d h", d/time.Hour)
+	}
+	return d.String()
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/server"
 	"github.com/linkbolt/linkbolt/storage"
+	"github.com/linkbolt/linkbolt/webhook"
 )
 
 // app is a whole linkbolt server: database, services, click recorder and
@@ -24,6 +25,8 @@ type app struct {
 	db       *storage.DB
 	recorder *analytics.Recorder
 	clicks   link.ClickService
+	webhooks *storage.WebhookService
+	dispatch *webhook.Dispatcher
 	geo      *analytics.GeoIP
 	server   *server.Server
 	http     *http.Server
@@ -61,6 +64,9 @@ func (a *app) wire(ctx context.Context) error {
 	}
 	clicks := storage.NewClickService(a.db)
 	a.clicks = clicks
+	a.webhooks = storage.NewWebhookService(a.db)
+	a.dispatch = &webhook.Dispatcher{Store: a.webhooks, Now: time.Now,
+		Client: webhook.NewClient(cfg.Webhooks.AllowPrivate), Logger: a.logger}
 	var geo *analytics.GeoIP
 	if cfg.Analytics.GeoIPPath != "" {
 		var err error
@@ -78,12 +84,14 @@ func (a *app) wire(ctx context.Context) error {
 			link.PlanFree: cfg.Plans.Free, link.PlanPro: cfg.Plans.Pro, link.PlanEnterprise: cfg.Plans.Enterprise,
 		},
 		DefaultPlan: link.Plan(cfg.Workspaces.DefaultPlan), BehindProxy: cfg.Server.BehindProxy,
-		LoginPerIP: cfg.Auth.LoginPerIP, LoginPerAccount: cfg.Auth.LoginPerAccount,
+		WebhooksAllowPrivate: cfg.Webhooks.AllowPrivate,
+		LoginPerIP:           cfg.Auth.LoginPerIP, LoginPerAccount: cfg.Auth.LoginPerAccount,
 		DomainResolver: cfg.Domains.Resolver, DomainScheme: cfg.Domains.Scheme,
 	}, server.Deps{
 		DB: a.db, Links: storage.NewLinkService(a.db), Keys: storage.NewKeyService(a.db),
 		Users: storage.NewUserService(a.db), Workspaces: storage.NewWorkspaceService(a.db),
-		Clicks: clicks, Campaigns: storage.NewCampaignService(a.db), QRCodes: storage.NewQRCodeService(a.db), Recorder: a.recorder,
+		Clicks: clicks, Campaigns: storage.NewCampaignService(a.db), QRCodes: storage.NewQRCodeService(a.db),
+		Webhooks: a.webhooks, Dispatcher: a.dispatch, Recorder: a.recorder,
 		Domains:   storage.NewDomainService(a.db),
 		JWT:       &auth.JWT{Secret: secret, TTL: cfg.tokenTTL, Now: time.Now},
 		Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},
@@ -140,6 +148,8 @@ func (a *app) run(ctx context.Context) error {
 	pruneCtx, stopPrune := context.WithCancel(context.Background())
 	pruned := make(chan struct{})
 	go func() { defer close(pruned); a.pruneLoop(pruneCtx) }()
+	dispatched := make(chan struct{})
+	go func() { defer close(dispatched); a.dispatch.Run(pruneCtx) }()
 	errc := make(chan error, 1)
 	go func() { errc <- a.http.Serve(a.listener) }()
 	a.logger.Info("linkbolt is serving", "version", versionString(), "listen", a.addr(),
@@ -158,6 +168,7 @@ func (a *app) run(ctx context.Context) error {
 	}
 	stopPrune()
 	<-pruned
+	<-dispatched // a delivery cut off here is sent again after a restart
 	errs := []error{}
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		errs = append(errs, serveErr)
@@ -179,6 +190,10 @@ func (a *app) run(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// deliveryRetention is how long finished webhook deliveries stay in the
+// delivery log.
+const deliveryRetention = 30 * 24 * time.Hour
+
 // pruneLoop deletes raw clicks older than analytics.retention at start and
 // then every hour, until ctx ends.
 func (a *app) pruneLoop(ctx context.Context) {
@@ -190,6 +205,9 @@ func (a *app) pruneLoop(ctx context.Context) {
 			a.logger.Error("pruning old clicks failed", "err", err)
 		} else if n > 0 {
 			a.logger.Info("pruned raw clicks past the retention", "clicks", n, "retention", a.cfg.retention)
+		}
+		if _, err := a.webhooks.PruneDeliveries(ctx, time.Now().Add(-deliveryRetention)); err != nil && ctx.Err() == nil {
+			a.logger.Error("pruning old webhook deliveries failed", "err", err)
 		}
 		select {
 		case <-ctx.Done():

@@ -65,6 +65,9 @@ type Config struct {
 		Resolver string `mapstructure:"resolver"`
 		Scheme   string `mapstructure:"scheme"`
 	} `mapstructure:"domains"`
+	Webhooks struct {
+		AllowPrivate bool `mapstructure:"allow_private"`
+	} `mapstructure:"webhooks"`
 	Log struct {
 		Level  string `mapstructure:"level"`
 		Format string `mapstructure:"format"`
@@ -103,6 +106,7 @@ var defaults = map[string]any{
 	"analytics.retention":     "2160h",
 	"domains.resolver":        "",
 	"domains.scheme":          "https",
+	"webhooks.allow_private":  false,
 	"log.level":               "info",
 	"log.format":              "text",
 }

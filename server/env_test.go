@@ -87,7 +87,7 @@ func newEnv(t testing.TB, opts ...func(*Config)) *env {
 	srv, err := New(cfg, Deps{
 		DB: db, Links: storage.NewLinkService(db), Keys: storage.NewKeyService(db),
 		Users: storage.NewUserService(db), Workspaces: storage.NewWorkspaceService(db),
-		Clicks: clicks, Campaigns: storage.NewCampaignService(db), QRCodes: storage.NewQRCodeService(db), Recorder: rec,
+		Clicks: clicks, Campaigns: storage.NewCampaignService(db), QRCodes: storage.NewQRCodeService(db), Webhooks: storage.NewWebhookService(db), Recorder: rec,
 		Domains:   storage.NewDomainService(db),
 		JWT:       &auth.JWT{Secret: []byte("test-secret-test-secret-test-secret!"), TTL: 24 * time.Hour, Now: clk.Now},
 		Passwords: auth.Passwords{Cost: bcrypt.MinCost},

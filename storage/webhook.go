@@ -101,32 +101,34 @@ func (r *webhookRecord) set(w *link.Webhook) {
 // queue.
 func (r *webhookRecord) active() bool { return r.Enabled && !r.Deleting }
 
+// deliveryRecord is a delivery as stored, in the binary encoding of
+// delivery_codec.go.
 type deliveryRecord struct {
-	Webhook   uint64 `json:"wh"`
-	Workspace uint64 `json:"ws"`
+	Webhook   uint64
+	Workspace uint64
 	// Event is the sequence of the event, 0 for a ping.
-	Event         uint64          `json:"ev,omitempty"`
-	Type          string          `json:"type"`
-	Payload       json.RawMessage `json:"payload"`
-	Status        string          `json:"status"`
-	Attempts      int             `json:"attempts,omitempty"`
-	ResponseCode  int             `json:"code,omitempty"`
-	Duration      time.Duration   `json:"duration,omitempty"`
-	LastError     string          `json:"error,omitempty"`
-	NextAttemptAt *time.Time      `json:"next_attempt_at,omitempty"`
+	Event         uint64
+	Type          string
+	Payload       []byte // JSON
+	Status        string
+	Attempts      int
+	ResponseCode  int
+	Duration      time.Duration
+	LastError     string
+	NextAttemptAt *time.Time
 	// Queue is the delivery's sequence in its webhook's queue while it is
 	// pending, 0 otherwise.
-	Queue     uint64    `json:"queue,omitempty"`
-	QueuedAt  time.Time `json:"queued_at"`
-	CreatedAt time.Time `json:"created_at"`
-	UpdatedAt time.Time `json:"updated_at"`
+	Queue     uint64
+	QueuedAt  time.Time
+	CreatedAt time.Time
+	UpdatedAt time.Time
 }
 
 func (r *deliveryRecord) delivery(id uint64) *link.Delivery {
 	d := &link.Delivery{
 		ID: formatID(prefixDelivery, id), WebhookID: formatID(prefixWebhook, r.Webhook),
 		WorkspaceID: formatID(prefixWorkspace, r.Workspace), EventType: r.Type,
-		Payload: bytes.Clone(r.Payload), Status: link.DeliveryStatus(r.Status), Attempts: r.Attempts,
+		Payload: r.Payload, Status: link.DeliveryStatus(r.Status), Attempts: r.Attempts,
 		ResponseCode: r.ResponseCode, Duration: r.Duration, LastError: r.LastError,
 		QueuedAt: r.QueuedAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
@@ -189,25 +191,16 @@ func findWebhook(tx *bolt.Tx, wid, whid uint64) (*webhookRecord, error) {
 // findDelivery returns a delivery record of webhook whid. ENOTFOUND.
 func findDelivery(tx *bolt.Tx, whid, did uint64) (*deliveryRecord, error) {
 	var rec deliveryRecord
-	ok, err := getJSON(tx.Bucket(bucketDeliveries), itob(did), &rec)
-	if err != nil {
-		return nil, err
+	v := tx.Bucket(bucketDeliveries).Get(itob(did))
+	if v != nil {
+		if err := rec.decode(v); err != nil {
+			return nil, fmt.Errorf("delivery %d: %w", did, err)
+		}
 	}
-	if !ok || rec.Webhook != whid {
+	if v == nil || rec.Webhook != whid {
 		return nil, link.Errorf(link.ENOTFOUND, "delivery %q not found", formatID(prefixDelivery, did))
 	}
 	return &rec, nil
-}
-
-// newDelivery stores a new pending delivery at the end of its webhook's
-// queue and returns its id.
-func newDelivery(tx *bolt.Tx, rec *deliveryRecord) (uint64, error) {
-	b := tx.Bucket(bucketDeliveries)
-	id, err := nextID(b)
-	if err != nil {
-		return 0, err
-	}
-	return id, putNewDelivery(tx, id, rec)
 }
 
 // putNewDelivery stores a new pending delivery under id (from the
@@ -223,7 +216,6 @@ func putNewDelivery(tx *bolt.Tx, id uint64, rec *deliveryRecord) error {
 // stores it.
 func enqueue(tx *bolt.Tx, id uint64, rec *deliveryRecord) error {
 	q := tx.Bucket(bucketDeliveriesQueue)
-	q.FillPercent = appendFill
 	seq, err := nextID(q)
 	if err != nil {
 		return err
@@ -232,9 +224,15 @@ func enqueue(tx *bolt.Tx, id uint64, rec *deliveryRecord) error {
 	if err := q.Put(queueKey(rec.Webhook, seq), itob(id)); err != nil {
 		return fmt.Errorf("queue delivery: %w", err)
 	}
-	b := tx.Bucket(bucketDeliveries)
-	b.FillPercent = appendFill
-	return putJSON(b, itob(id), rec)
+	return putDelivery(tx, id, rec)
+}
+
+// putDelivery stores a delivery record.
+func putDelivery(tx *bolt.Tx, id uint64, rec *deliveryRecord) error {
+	if err := tx.Bucket(bucketDeliveries).Put(itob(id), rec.appendTo(nil)); err != nil {
+		return fmt.Errorf("put delivery: %w", err)
+	}
+	return nil
 }
 
 // dequeue takes a delivery out of its webhook's queue.
@@ -855,7 +853,7 @@ func recordAttempt(tx *bolt.Tx, q *attemptRequest) (*link.Delivery, error) {
 			return nil, err
 		}
 	}
-	if err := putJSON(tx.Bucket(bucketDeliveries), itob(q.did), rec); err != nil {
+	if err := putDelivery(tx, q.did, rec); err != nil {
 		return nil, err
 	}
 	if wh.Enabled != old.Enabled {
@@ -913,16 +911,10 @@ func (s *WebhookService) PruneDeliveries(ctx context.Context, before time.Time) 
 		}
 	}
 
-	type times struct {
-		Webhook   uint64    `json:"wh"`
-		Status    string    `json:"status"`
-		CreatedAt time.Time `json:"created_at"`
-		UpdatedAt time.Time `json:"updated_at"`
-	}
 	deleted := 0
+	var rec deliveryRecord
 	err = s.pruneOldest(ctx, bucketDeliveries, func(tx *bolt.Tx, k, v []byte) (bool, bool, error) {
-		var rec times
-		if err := decodeJSON(v, &rec); err != nil {
+		if err := rec.decode(v); err != nil {
 			return false, false, fmt.Errorf("delivery %x: %w", k, err)
 		}
 		if !rec.CreatedAt.Before(before) {

@@ -677,3 +677,37 @@ func TestRecordClicks_ClickedEvents(t *testing.T) {
 		t.Fatalf("%d events after unsubscribing, want 2", len(evs))
 	}
 }
+
+// BenchmarkRecordClicksWebhook records batches of 20,000 clicks on 100
+// links with and without a webhook subscribed to link.clicked, which adds
+// an event and a delivery per click to the batch's transaction.
+func BenchmarkRecordClicksWebhook(b *testing.B) {
+	for _, subscribed := range []bool{false, true} {
+		b.Run(fmt.Sprintf("subscribed=%v", subscribed), func(b *testing.B) {
+			s, _, ws := mustSetup(b)
+			if subscribed {
+				mustWebhook(b, storage.NewWebhookService(s.DB), ws.ID, true, link.EventLinkClicked)
+			}
+			var links []*link.Link
+			for i := range 100 {
+				links = append(links, mustLink(b, s, ws.ID, &link.Link{Alias: fmt.Sprintf("l%d", i)}))
+			}
+			const size = 20_000
+			batch := make([]link.Click, size)
+			at := t0
+			b.ResetTimer()
+			for range b.N {
+				for j := range batch {
+					l := links[j%len(links)]
+					batch[j] = link.Click{LinkID: l.ID, WorkspaceID: ws.ID, Time: at.Add(time.Duration(j) * time.Microsecond),
+						Referrer: "news.example", Country: "DE", Device: "mobile", Browser: "Firefox", OS: "Android", Visitor: uint64(j)}
+				}
+				at = at.Add(time.Second)
+				if err := s.Clicks.RecordClicks(context.Background(), batch); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "clicks/s")
+		})
+	}
+}

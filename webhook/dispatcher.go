@@ -75,9 +75,11 @@ const (
 // A disabled webhook keeps its pending deliveries; they go out, in order,
 // once it is enabled again. With the default numbers a receiver that is
 // down disables its webhook after 20 failures, about 6 hours on average
-// (at most about 11.5 hours); the 24-hour limit binds when failures are not
-// consecutive, and after a webhook is re-enabled (its failures start from
-// zero, its oldest deliveries keep their deadline).
+// (at most about 11.5 hours). Since a webhook's failures are those of its
+// queue's head, the 24-hour limit binds only with MaxFailures raised (at
+// about 55 it binds for a dead receiver) or after a webhook is re-enabled:
+// its failures start from zero but its oldest deliveries keep their
+// deadline, so one that fails again past it disables the webhook again.
 type Dispatcher struct {
 	// Store keeps the outbox.
 	Store link.WebhookService

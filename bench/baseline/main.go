@@ -20,6 +20,11 @@ func main() {
 		m[fmt.Sprintf("c%d", i)] = fmt.Sprintf("https://example.com/page/%d", i)
 	}
 	log.Fatal(http.ListenAndServe(*addr, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodPost && r.URL.Path == "/hook" {
+			// A fast webhook receiver for the benchmark with a subscription.
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
 		dest, ok := m[r.URL.Path[1:]]
 		if !ok {
 			http.NotFound(w, r)

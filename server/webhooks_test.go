@@ -1,0 +1,130 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/linkbolt/linkbolt/webhook"
+)
+
+func TestWebhooksAPI(t *testing.T) {
+	e := newEnv(t)
+	// Targets on special addresses are refused at creation.
+	for _, u := range []string{"http://127.0.0.1/x", "http://[::1]/x", "http://10.1.2.3/x", "http://169.254.169.254/latest/meta-data",
+		"http://localhost:9/x", "ftp://example.com/", "not a url"} {
+		r := e.request(newRequest("POST", "/v1/webhooks", e.writeKey, `{"url":"`+u+`","events":["link.created"]}`))
+		wantProblem(t, r, 422, "validation_failed")
+		if r.path("errors", 0, "field") != "url" {
+			t.Fatalf("%s: %s", u, r.raw)
+		}
+	}
+	wantProblem(t, e.request(newRequest("POST", "/v1/webhooks", e.writeKey, `{"url":"https://93.184.215.14/hook","events":["link.exploded"]}`)), 422, "validation_failed")
+	wantProblem(t, e.request(newRequest("POST", "/v1/webhooks", e.writeKey, `{"url":"https://93.184.215.14/hook","events":[]}`)), 422, "validation_failed")
+	wantProblem(t, e.request(newRequest("POST", "/v1/webhooks", e.readKey, `{"url":"https://93.184.215.14/hook","events":["link.created"]}`)), 403, "forbidden")
+
+	c := e.do("POST", "/v1/webhooks", e.writeKey, `{"url":"https://93.184.215.14/hook","events":["link.created","link.created"],"description":"CRM"}`, 201)
+	id, secret := c.str("id"), c.str("secret")
+	if !strings.HasPrefix(secret, "whsec_") || c.path("enabled") != true || len(c.path("events").([]any)) != 1 {
+		t.Fatalf("created: %s", c.raw)
+	}
+	g := e.do("GET", "/v1/webhooks/"+id, e.readKey, "", 200)
+	if strings.Contains(string(g.raw), secret) || !strings.HasPrefix(secret, g.str("secret_start")) {
+		t.Fatalf("the secret is shown again: %s", g.raw)
+	}
+	if strings.Contains(string(e.do("GET", "/v1/webhooks", e.readKey, "", 200).raw), secret) {
+		t.Fatal("the secret is listed")
+	}
+	roll := e.do("POST", "/v1/webhooks/"+id+"/secret", e.writeKey, "", 200)
+	if roll.str("secret") == secret || roll.path("previous_secret_expires_at") == nil {
+		t.Fatalf("roll: %s", roll.raw)
+	}
+	e.do("PATCH", "/v1/webhooks/"+id, e.writeKey, `{"events":["link.created","link.clicked"],"enabled":false}`, 200)
+	wantProblem(t, e.request(newRequest("PATCH", "/v1/webhooks/"+id, e.writeKey, `{"url":"http://127.0.0.1/"}`)), 422, "validation_failed")
+	wantProblem(t, e.request(newRequest("POST", "/v1/webhooks/"+id+"/test", e.writeKey, "")), 409, "conflict")
+
+	// Another workspace sees nothing.
+	for _, p := range []string{"/v1/webhooks/" + id, "/v1/webhooks/" + id + "/deliveries"} {
+		wantProblem(t, e.request(newRequest("GET", p, e.otherKey, "")), 404, "not_found")
+	}
+	wantProblem(t, e.request(newRequest("DELETE", "/v1/webhooks/"+id, e.otherKey, "")), 404, "not_found")
+	wantProblem(t, e.request(newRequest("POST", "/v1/webhooks/"+id+"/test", e.otherKey, "")), 404, "not_found")
+	e.do("DELETE", "/v1/webhooks/"+id, e.writeKey, "", 204)
+	wantProblem(t, e.request(newRequest("GET", "/v1/webhooks/"+id, e.readKey, "")), 404, "not_found")
+}
+
+// TestWebhookDelivery runs the whole path on a real receiver: a link change
+// and a ping reach it signed, in order, and show in the delivery log.
+func TestWebhookDelivery(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.WebhooksAllowPrivate = true })
+	var mu sync.Mutex
+	var got []map[string]any
+	var headers []http.Header
+	var bodies [][]byte
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		var m map[string]any
+		json.Unmarshal(b, &m)
+		mu.Lock()
+		got, headers, bodies = append(got, m), append(headers, r.Header.Clone()), append(bodies, b)
+		mu.Unlock()
+	}))
+	defer recv.Close()
+	c := e.do("POST", "/v1/webhooks", e.writeKey, `{"url":"`+recv.URL+`/hook","events":["link.created","link.deleted"]}`, 201)
+	id, secret := c.str("id"), c.str("secret")
+	lid := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"hooked"}`, 201).str("id")
+	e.do("PATCH", "/v1/links/"+lid, e.writeKey, `{"tags":["a"]}`, 200) // not subscribed
+	e.do("DELETE", "/v1/links/"+lid, e.writeKey, "", 204)
+	ping := e.do("POST", "/v1/webhooks/"+id+"/test", e.writeKey, "", 202)
+
+	d := &webhook.Dispatcher{Store: e.srv.webhooks, Now: e.clock.Now, Client: webhook.NewClient(true)}
+	for i := 0; i < 3; i++ {
+		if _, err := d.RunOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var types []string
+	for i, m := range got {
+		types = append(types, m["type"].(string))
+		if err := webhook.Verify(headers[i].Get("Linkbolt-Signature"), secret, bodies[i], e.clock.Now(), 0); err != nil {
+			t.Fatalf("signature of %v: %v", m["type"], err)
+		}
+		if headers[i].Get("Linkbolt-Event") != m["type"] || !strings.HasPrefix(headers[i].Get("Linkbolt-Delivery"), "dlv_") {
+			t.Fatalf("headers: %v", headers[i])
+		}
+	}
+	if strings.Join(types, ",") != "link.created,link.deleted,ping" {
+		t.Fatalf("received %v", types)
+	}
+	if data := got[0]["data"].(map[string]any); data["id"] != lid || data["short_url"] != "http://lb.test/hooked" || got[0]["workspace_id"] != e.ws {
+		t.Fatalf("link.created body: %v", got[0])
+	}
+	log := e.do("GET", "/v1/webhooks/"+id+"/deliveries", e.readKey, "", 200)
+	entries := log.path("data").([]any)
+	if len(entries) != 3 {
+		t.Fatalf("%d deliveries logged", len(entries))
+	}
+	first := entries[0].(map[string]any)
+	if first["id"] != ping.str("id") || first["status"] != "succeeded" || first["attempts"] != float64(1) || first["response_code"] != float64(200) {
+		t.Fatalf("log: %v", first)
+	}
+	// A finished delivery can be sent again, with the same delivery id.
+	r := e.do("POST", "/v1/webhooks/"+id+"/deliveries/"+ping.str("id")+"/retry", e.writeKey, "", 202)
+	if r.str("status") != "pending" {
+		t.Fatalf("retry: %s", r.raw)
+	}
+	mu.Unlock()
+	d.RunOnce(context.Background())
+	mu.Lock()
+	if n := len(got); n != 4 || headers[3].Get("Linkbolt-Delivery") != ping.str("id") {
+		t.Fatalf("after retry: %d deliveries", n)
+	}
+	wantProblem(t, e.request(newRequest("POST", "/v1/webhooks/"+id+"/deliveries/dlv_nope/retry", e.writeKey, "")), 404, "not_found")
+}

@@ -94,6 +94,9 @@ type batchVisitor struct {
 	inline    [3]int32
 	more      []int32
 	recordKey []byte
+	// seen indexes the scopes once a visitor has many (a crawler or a
+	// script walking every link), so adding one stays O(1).
+	seen map[int32]struct{}
 }
 
 func (v *batchVisitor) scope(i int) int32 {
@@ -104,9 +107,23 @@ func (v *batchVisitor) scope(i int) int32 {
 }
 
 func (v *batchVisitor) addScope(s int32) {
-	for i := range int(v.n) {
-		if v.scope(i) == s {
+	if v.seen != nil {
+		if _, ok := v.seen[s]; ok {
 			return
+		}
+		v.seen[s] = struct{}{}
+	} else {
+		for i := range int(v.n) {
+			if v.scope(i) == s {
+				return
+			}
+		}
+		if v.n >= 16 {
+			v.seen = make(map[int32]struct{}, 2*v.n)
+			for i := range int(v.n) {
+				v.seen[v.scope(i)] = struct{}{}
+			}
+			v.seen[s] = struct{}{}
 		}
 	}
 	if int(v.n) < len(v.inline) {

@@ -22,6 +22,7 @@ var benchTags = []string{"alpha", "beta", "gamma", "delta", "epsilon"}
 func mustBigWorkspace(b *testing.B) *Services {
 	b.Helper()
 	s, _, ws := mustSetup(b)
+	mustVerifiedDomain(b, s, ws.ID, "go.example.com")
 	err := storage.BulkCreateLinks(s.DB, ws.ID, benchLinks, func(i int) *link.Link {
 		l := &link.Link{
 			Alias:          fmt.Sprintf("bench%06d", i),

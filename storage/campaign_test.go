@@ -626,6 +626,7 @@ func TestFindLinkByAlias_CampaignUTM(t *testing.T) {
 	mustLink(t, s, ws.ID, &link.Link{Alias: "bare", CampaignID: c.ID})
 	mustLink(t, s, ws.ID, &link.Link{Alias: "part", CampaignID: c.ID, UTMSource: "own-src"})
 	mustLink(t, s, ws.ID, &link.Link{Alias: "full", CampaignID: c.ID, UTMSource: "own-src", UTMMedium: "own-med", UTMCampaign: "own-name"})
+	mustVerifiedDomain(t, s, ws.ID, "go.example.com")
 	mustLink(t, s, ws.ID, &link.Link{Alias: "none", Domain: "go.example.com"})
 	links2 := storage.NewLinkService(s.DB)
 	campaigns2 := storage.NewCampaignService(s.DB)

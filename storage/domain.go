@@ -75,6 +75,26 @@ func findDomain(tx *bolt.Tx, wid, did uint64) (*domainRecord, error) {
 	return &rec, nil
 }
 
+// domainForLink checks, inside the transaction that stores a link, that
+// hostname is a verified domain of workspace wid: a domain deleted or
+// unverified since the caller looked it up cannot receive the link, as
+// DeleteDomain and un-verifying commit in their own write transactions.
+// EINVALID (field domain), the same for a domain of another workspace, an
+// unverified domain and no domain at all.
+func domainForLink(tx *bolt.Tx, wid uint64, hostname string) error {
+	if v := tx.Bucket(bucketDomainsHostname).Get([]byte(hostname)); v != nil {
+		rec, err := findDomain(tx, 0, btoi(v))
+		if err != nil {
+			return fmt.Errorf("domain hostname index: %w", err)
+		}
+		if rec.Workspace == wid && rec.Verified {
+			return nil
+		}
+	}
+	return &link.Error{Code: link.EINVALID, Message: "domain: " + hostname + " is not a verified domain of this workspace",
+		Fields: []link.FieldError{{Field: "domain", Message: "is not a verified domain of this workspace"}}}
+}
+
 // countDomainLinks counts the links on a hostname from the alias index,
 // whose keys start with the hostname and a zero byte.
 func countDomainLinks(tx *bolt.Tx, hostname string) int {
@@ -301,13 +321,18 @@ func (s *DomainService) UpdateDomain(ctx context.Context, workspaceID, id string
 }
 
 // SetDomainVerified marks a domain verified now, or not verified; a domain
-// verified already keeps its VerifiedAt. ENOTFOUND.
+// verified already keeps its VerifiedAt. Un-verifying keeps the domain's
+// links (they stay listed, and are served again once it is verified
+// again) but, in the same serialised order of write transactions, refuses
+// every link created on it after. ENOTFOUND.
 func (s *DomainService) SetDomainVerified(ctx context.Context, workspaceID, id string, verified bool) (*link.Domain, error) {
 	return s.UpdateDomain(ctx, workspaceID, id, link.DomainUpdate{Verified: &verified}, nil)
 }
 
 // DeleteDomain deletes a domain and its index entries. ECONFLICT while
-// links are on it; ENOTFOUND.
+// links are on it, counted in the deleting transaction: bolt serialises
+// write transactions and createLink checks the domain in its own, so a
+// link is either counted here or refused there. ENOTFOUND.
 func (s *DomainService) DeleteDomain(ctx context.Context, workspaceID, id string) error {
 	wid, ok1 := parseID(prefixWorkspace, workspaceID)
 	did, ok2 := parseID(prefixDomain, id)

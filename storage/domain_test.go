@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -185,8 +186,8 @@ func TestDeleteDomain_Links(t *testing.T) {
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ds := storage.NewDomainService(s.DB)
 	ctx := context.Background()
-	d := mustDomain(t, ds, ws.ID, "go.example.com")
-	b := mustDomain(t, ds, ws.ID, "b.example.com")
+	d := mustVerifiedDomain(t, s, ws.ID, "go.example.com")
+	b := mustVerifiedDomain(t, s, ws.ID, "b.example.com")
 
 	// The same alias on two domains and on the primary host.
 	l1 := mustLink(t, s, ws.ID, &link.Link{Alias: "x", Domain: "go.example.com"})
@@ -208,6 +209,26 @@ func TestDeleteDomain_Links(t *testing.T) {
 	if msg := link.ErrorMessage(err); !strings.Contains(msg, "2 links") || !strings.Contains(msg, "delete them") {
 		t.Fatalf("conflict message %q", msg)
 	}
+
+	// Un-verified, the domain keeps its links (counted, and still refusing
+	// the delete) but takes no new one; verified again, it does.
+	if _, err := ds.SetDomainVerified(ctx, ws.ID, d.ID, false); err != nil {
+		t.Fatal(err)
+	}
+	err = s.Links.CreateLink(ctx, &link.Link{WorkspaceID: ws.ID, Domain: "go.example.com", DestinationURL: "https://example.com/late"})
+	wantCode(t, err, link.EINVALID)
+	if got, err := ds.FindDomainByID(ctx, ws.ID, d.ID); err != nil || got.Links != 2 || got.Verified {
+		t.Fatalf("unverified with links: %+v, %v", got, err)
+	}
+	wantCode(t, ds.DeleteDomain(ctx, ws.ID, d.ID), link.ECONFLICT)
+	if _, err := ds.SetDomainVerified(ctx, ws.ID, d.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	late := mustLink(t, s, ws.ID, &link.Link{Domain: "go.example.com"})
+	if err := s.Links.DeleteLink(ctx, ws.ID, late.ID); err != nil {
+		t.Fatal(err)
+	}
+
 	if err := s.Links.DeleteLink(ctx, ws.ID, l1.ID); err != nil {
 		t.Fatal(err)
 	}
@@ -237,6 +258,165 @@ func TestDeleteDomain_Links(t *testing.T) {
 	mustDomain(t, ds, other.ID, "go.example.com")
 	if list, _ := ds.FindDomains(ctx, ws.ID); len(list) != 1 || list[0].ID != b.ID {
 		t.Fatalf("list after delete: %+v", list)
+	}
+}
+
+// TestCreateLink_DomainNotVerified checks, at the storage level, that a
+// link is created only on a verified domain of its own workspace: not on
+// an unverified one, another workspace's, an unknown or a deleted one.
+func TestCreateLink_DomainNotVerified(t *testing.T) {
+	s, admin, ws := mustSetup(t)
+	other := mustWorkspace(t, s, "Other", admin.ID)
+	ds := storage.NewDomainService(s.DB)
+	ctx := context.Background()
+	mustDomain(t, ds, ws.ID, "pending.example.com")
+	mustVerifiedDomain(t, s, ws.ID, "mine.example.com")
+	mustVerifiedDomain(t, s, other.ID, "theirs.example.com")
+	gone := mustVerifiedDomain(t, s, ws.ID, "gone.example.com")
+	if err := ds.DeleteDomain(ctx, ws.ID, gone.ID); err != nil {
+		t.Fatal(err)
+	}
+	camp := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Spring"})
+
+	for _, tt := range []struct {
+		name, ws, host string
+	}{
+		{"unverified", ws.ID, "pending.example.com"},
+		{"another workspace's", ws.ID, "theirs.example.com"},
+		{"own domain of the other workspace, asked by this one", other.ID, "mine.example.com"},
+		{"deleted", ws.ID, "gone.example.com"},
+		{"unknown", ws.ID, "nothing.example.com"},
+		{"any case", ws.ID, "PENDING.example.com"},
+	} {
+		for _, alias := range []string{"fixed", ""} { // given, and generated
+			t.Run(tt.name+"/alias "+alias, func(t *testing.T) {
+				l := &link.Link{WorkspaceID: tt.ws, Alias: alias, Domain: tt.host, DestinationURL: "https://example.com/x",
+					Tags: []string{"t"}, CampaignID: camp.ID}
+				if tt.ws != ws.ID {
+					l.CampaignID = ""
+				}
+				err := s.Links.CreateLink(ctx, l)
+				wantCode(t, err, link.EINVALID)
+				host := strings.ToLower(tt.host)
+				if got, want := link.ErrorMessage(err), "domain: "+host+" is not a verified domain of this workspace"; got != want {
+					t.Fatalf("message %q, want %q", got, want)
+				}
+				if got, want := fmt.Sprint(link.ErrorFields(err)), fmt.Sprint([]link.FieldError{{Field: "domain", Message: "is not a verified domain of this workspace"}}); got != want {
+					t.Fatalf("fields %s, want %s", got, want)
+				}
+				if l.ID != "" || l.Alias != alias {
+					t.Fatalf("link changed on failure: %+v", l)
+				}
+			})
+		}
+	}
+
+	// Nothing was written: no link, no tag, no campaign member, no alias.
+	for _, wsID := range []string{ws.ID, other.ID} {
+		links, total, err := s.Links.FindLinks(ctx, link.LinkFilter{WorkspaceID: wsID, Limit: 100})
+		if err != nil || total != 0 || len(links) != 0 {
+			t.Fatalf("links of %s: %v (total %d), %v", wsID, links, total, err)
+		}
+		if _, total, _ := s.Links.FindLinks(ctx, link.LinkFilter{WorkspaceID: wsID, Tags: []string{"t"}}); total != 0 {
+			t.Fatalf("tag count of %s: %d", wsID, total)
+		}
+	}
+	if got, err := s.Campaigns.FindCampaignByID(ctx, ws.ID, camp.ID); err != nil || got.Links != 0 {
+		t.Fatalf("campaign: %+v, %v", got, err)
+	}
+	if _, err := s.Links.FindLinkByAlias(ctx, "pending.example.com", "fixed"); link.ErrorCode(err) != link.ENOTFOUND {
+		t.Fatalf("alias on the unverified domain: %v", err)
+	}
+	if d, err := ds.FindDomainByHostname(ctx, "pending.example.com"); err != nil || d.Verified {
+		t.Fatalf("pending: %+v, %v", d, err)
+	} else if d, err = ds.FindDomainByID(ctx, ws.ID, d.ID); err != nil || d.Links != 0 {
+		t.Fatalf("pending links: %+v, %v", d, err)
+	}
+
+	// The verified domain of each workspace takes its links, with the
+	// same alias; the primary host takes any workspace's.
+	for _, c := range []struct{ ws, host string }{{ws.ID, "mine.example.com"}, {other.ID, "theirs.example.com"}, {other.ID, ""}} {
+		l := mustLink(t, s, c.ws, &link.Link{Alias: "fixed", Domain: c.host})
+		if l.Domain != c.host {
+			t.Fatalf("domain %q, want %q", l.Domain, c.host)
+		}
+	}
+	// The deleted hostname, re-created (by the other workspace), takes no
+	// link until it is verified again.
+	again := mustDomain(t, ds, other.ID, "gone.example.com")
+	err := s.Links.CreateLink(ctx, &link.Link{WorkspaceID: other.ID, Domain: "gone.example.com", DestinationURL: "https://example.com/y"})
+	wantCode(t, err, link.EINVALID)
+	if _, err := ds.SetDomainVerified(ctx, other.ID, again.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	mustLink(t, s, other.ID, &link.Link{Domain: "gone.example.com"})
+}
+
+// TestCreateLink_DomainDeletedConcurrently races link creations on a
+// domain against its deletion and its un-verifying: a link is created
+// exactly when the domain, verified and of its workspace, is still there
+// in the link's own transaction, so either the link exists and the delete
+// failed, or the delete succeeded and the link was refused.
+func TestCreateLink_DomainDeletedConcurrently(t *testing.T) {
+	s, _, ws := mustSetup(t)
+	ds := storage.NewDomainService(s.DB)
+	ctx := context.Background()
+	for round := range 30 {
+		host := fmt.Sprintf("r%d.example.com", round)
+		d := mustVerifiedDomain(t, s, ws.ID, host)
+		const n = 4
+		var wg sync.WaitGroup
+		errs := make([]error, n)
+		var delErr, unverifyErr error
+		for i := range n {
+			wg.Go(func() {
+				errs[i] = s.Links.CreateLink(ctx, &link.Link{WorkspaceID: ws.ID, Domain: host, DestinationURL: fmt.Sprintf("https://example.com/%d", i)})
+			})
+		}
+		wg.Go(func() {
+			// Late by 0 to 3 ms, around the batch delay of the creations,
+			// so that both the delete and the creations win some rounds.
+			time.Sleep(time.Duration(round%7) * time.Millisecond / 2)
+			if round%2 == 0 {
+				_, unverifyErr = ds.SetDomainVerified(ctx, ws.ID, d.ID, false)
+			}
+			delErr = ds.DeleteDomain(ctx, ws.ID, d.ID)
+		})
+		wg.Wait()
+		if unverifyErr != nil {
+			t.Fatal(unverifyErr)
+		}
+		created := 0
+		for _, err := range errs {
+			switch link.ErrorCode(err) {
+			case "":
+				created++
+			case link.EINVALID:
+			default:
+				t.Fatalf("round %d: create: %v", round, err)
+			}
+		}
+		_, total, err := s.Links.FindLinks(ctx, link.LinkFilter{WorkspaceID: ws.ID, Domain: &host})
+		if err != nil || total != created {
+			t.Fatalf("round %d: %d links on the domain, %d created (%v)", round, total, created, err)
+		}
+		if delErr == nil {
+			if created != 0 {
+				t.Fatalf("round %d: domain deleted with %d links created on it", round, created)
+			}
+			if _, err := ds.FindDomainByHostname(ctx, host); link.ErrorCode(err) != link.ENOTFOUND {
+				t.Fatalf("round %d: deleted domain found: %v", round, err)
+			}
+			continue
+		}
+		wantCode(t, delErr, link.ECONFLICT)
+		if created == 0 {
+			t.Fatalf("round %d: delete refused with no link: %v", round, delErr)
+		}
+		got, err := ds.FindDomainByID(ctx, ws.ID, d.ID)
+		if err != nil || got.Links != created {
+			t.Fatalf("round %d: domain %+v, %v; %d created", round, got, err, created)
+		}
 	}
 }
 

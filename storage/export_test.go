@@ -270,8 +270,9 @@ func checkCampaigns(tx *bolt.Tx, want map[string]bool) []error {
 // has a valid hostname, an existing workspace, and its domains.hostname
 // and domains.workspace entries; every domains.hostname entry names the
 // domain of that hostname and every domains.workspace entry a domain of
-// that workspace. (Links may name a hostname with no domain record: the
-// storage layer leaves that rule to the server, and tests rely on it.)
+// that workspace; every link on a custom domain names a domain of its own
+// workspace (verified or not: un-verifying keeps the links, and a domain
+// with links cannot be deleted).
 func checkDomains(tx *bolt.Tx) []error {
 	var errs []error
 	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
@@ -342,6 +343,21 @@ func checkDomains(tx *bolt.Tx) []error {
 	if entries != domains {
 		fail("domains.workspace: %d entries, %d domains", entries, domains)
 	}
+	_ = tx.Bucket(bucketLinks).ForEach(func(k, v []byte) error {
+		var rec linkRecord
+		if err := decodeJSON(v, &rec); err != nil || rec.Domain == "" {
+			return nil // a decoding error is reported by checkIndexes
+		}
+		id := names.Get([]byte(rec.Domain))
+		if id == nil {
+			fail("link %x: domain %q is no domain", k, rec.Domain)
+			return nil
+		}
+		if d, err := findDomain(tx, 0, btoi(id)); err == nil && d.Workspace != rec.Workspace {
+			fail("link %x of workspace %d: domain %q belongs to workspace %d", k, rec.Workspace, rec.Domain, d.Workspace)
+		}
+		return nil
+	})
 	return errs
 }
 

@@ -412,8 +412,9 @@ func (m *mergedIndex) next() []byte {
 
 // CreateLink stores a link, generating a code when the alias is empty;
 // sets ID, Alias, CreatedAt, UpdatedAt (and the normalised fields) once
-// the link is durable. ENOTFOUND for an unknown workspace; ECONFLICT if
-// the alias is taken on the domain.
+// the link is durable. ENOTFOUND for an unknown workspace; EINVALID
+// (field domain) unless Domain is empty or a verified domain of the
+// workspace; ECONFLICT if the alias is taken on the domain.
 //
 // Concurrent creations share one commit (bolt's Batch). The batch function
 // may run more than once, so it computes everything from the input and the
@@ -466,8 +467,15 @@ func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
 }
 
 // createLink stores a link record with all its index entries and counters;
-// an empty alias is replaced by a generated code.
+// an empty alias is replaced by a generated code. A non-empty rec.Domain
+// must be a verified domain of rec.Workspace, checked here, in the
+// transaction that stores the link (EINVALID, field domain).
 func createLink(tx *bolt.Tx, rec *linkRecord) (uint64, error) {
+	if rec.Domain != "" {
+		if err := domainForLink(tx, rec.Workspace, rec.Domain); err != nil {
+			return 0, err
+		}
+	}
 	var cid uint64
 	if rec.CampaignID != "" {
 		var err error

@@ -22,6 +22,8 @@ func TestCreateLink(t *testing.T) {
 	ctx := context.Background()
 	camp := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Spring"})
 	otherCamp := mustCampaign(t, s, other.ID, &link.Campaign{Name: "Foreign"})
+	mustVerifiedDomain(t, s, ws.ID, "go.example.com")
+	mustVerifiedDomain(t, s, ws.ID, "b.example.com")
 
 	l := &link.Link{WorkspaceID: ws.ID, Alias: " promo ", Domain: "Go.Example.COM", DestinationURL: "https://example.com/a",
 		Tags: []string{"a", "b", "a"}, UTMSource: "news", CampaignID: camp.ID}
@@ -40,8 +42,12 @@ func TestCreateLink(t *testing.T) {
 		msg  string
 	}{
 		{"alias taken on domain", link.Link{WorkspaceID: ws.ID, Alias: "promo", Domain: "go.example.com"}, link.ECONFLICT, `alias "promo" is already taken`},
-		{"alias taken across workspaces", link.Link{WorkspaceID: other.ID, Alias: "promo", Domain: "go.example.com"}, link.ECONFLICT, ""},
 		{"same alias, primary host", link.Link{WorkspaceID: ws.ID, Alias: "promo"}, "", ""},
+		// A custom domain is one workspace's, so only the primary host's
+		// aliases are shared across workspaces.
+		{"alias taken across workspaces", link.Link{WorkspaceID: other.ID, Alias: "promo"}, link.ECONFLICT, `alias "promo" is already taken`},
+		{"domain of another workspace", link.Link{WorkspaceID: other.ID, Alias: "promo", Domain: "go.example.com"}, link.EINVALID,
+			"domain: go.example.com is not a verified domain of this workspace"},
 		{"same alias, other domain", link.Link{WorkspaceID: ws.ID, Alias: "promo", Domain: "b.example.com"}, "", ""},
 		{"aliases are case-sensitive", link.Link{WorkspaceID: ws.ID, Alias: "Promo", Domain: "go.example.com"}, "", ""},
 		{"unknown workspace", link.Link{WorkspaceID: "ws_zzz", Alias: "x1"}, link.ENOTFOUND, ""},
@@ -321,6 +327,8 @@ func TestFindLinks(t *testing.T) {
 	camp := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Spring"})
 	otherCamp := mustCampaign(t, s, other.ID, &link.Campaign{Name: "Foreign"})
 
+	mustVerifiedDomain(t, s, ws.ID, "go.example.com")
+
 	// 25 links, newest last: tags by i%3, every 5th on a custom domain,
 	// every 4th in a campaign, and "Needle" in a few destinations.
 	var ids []string
@@ -495,6 +503,7 @@ func TestFindLinks_SearchEncoding(t *testing.T) {
 	// Campaign IDs are generated (cmp_ and base 36), so none holds characters
 	// JSON escapes; the escaped needle is checked on the destination above.
 	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "C&<x>"})
+	mustVerifiedDomain(t, s, ws.ID, "ex.example.com")
 	camp := mustLink(t, s, ws.ID, &link.Link{Alias: "camp", CampaignID: c.ID, Domain: "Ex.Example.com"})
 	for _, tt := range []struct {
 		name string

@@ -154,6 +154,20 @@ func wantCode(tb testing.TB, err error, want string) {
 
 func ptr[T any](v T) *T { return &v }
 
+// mustVerifiedDomain creates the domain host of the workspace wsID and
+// marks it verified: links may only be created on verified domains of
+// their workspace.
+func mustVerifiedDomain(tb testing.TB, s *Services, wsID, host string) *link.Domain {
+	tb.Helper()
+	ds := storage.NewDomainService(s.DB)
+	d := mustDomain(tb, ds, wsID, host)
+	d, err := ds.SetDomainVerified(context.Background(), wsID, d.ID, true)
+	if err != nil {
+		tb.Fatalf("verify domain %s: %v", host, err)
+	}
+	return d
+}
+
 func mustLink(tb testing.TB, s *Services, wsID string, l *link.Link) *link.Link {
 	tb.Helper()
 	l.WorkspaceID = wsID

@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/qr"
@@ -41,10 +42,11 @@ func (s *Server) writeQR(w http.ResponseWriter, r *http.Request, content string,
 	etag := qr.ETag(content, o)
 	h := w.Header()
 	h.Set("ETag", etag)
-	// Private: the image is fetched with a credential. Revalidated after a
-	// day; the ETag makes revalidation cheap.
-	h.Set("Cache-Control", "private, max-age=86400")
-	if inm := r.Header.Get("If-None-Match"); inm != "" && inm == etag {
+	// Private: the image is fetched with a credential. Revalidated every
+	// time, so an alias change never leaves a stale code in a cache; the
+	// ETag makes revalidation cheap.
+	h.Set("Cache-Control", "private, no-cache")
+	if etagMatches(r.Header.Get("If-None-Match"), etag) {
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
@@ -220,4 +222,16 @@ func (s *Server) handleQRCodeImage(w http.ResponseWriter, r *http.Request, c *ca
 		return err
 	}
 	return s.writeQR(w, r, s.shortURL(l), o)
+}
+
+// etagMatches reports whether an If-None-Match header names etag: "*", or
+// a list holding it, weak or strong (RFC 9110 compares weakly here).
+func etagMatches(header, etag string) bool {
+	for _, t := range strings.Split(header, ",") {
+		t = strings.TrimPrefix(strings.TrimSpace(t), "W/")
+		if t == "*" || t == etag {
+			return true
+		}
+	}
+	return false
 }

@@ -6,7 +6,6 @@ import (
 	"image"
 	_ "image/png"
 	"net/http"
-	"strings"
 	"testing"
 
 	"github.com/makiuchi-d/gozxing"
@@ -35,7 +34,7 @@ func TestLinkQR(t *testing.T) {
 	e := newEnv(t)
 	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"poster"}`, 201).str("id")
 	r := e.do("GET", "/v1/links/"+id+"/qr", e.readKey, "", 200)
-	if r.header.Get("Content-Type") != "image/png" || r.header.Get("ETag") == "" || !strings.Contains(r.header.Get("Cache-Control"), "private") {
+	if r.header.Get("Content-Type") != "image/png" || r.header.Get("ETag") == "" || r.header.Get("Cache-Control") != "private, no-cache" {
 		t.Fatalf("headers: %v", r.header)
 	}
 	if got := decodeQR(t, r.raw); got != "http://lb.test/poster" {
@@ -48,6 +47,16 @@ func TestLinkQR(t *testing.T) {
 	req.Header.Set("If-None-Match", etag)
 	if r := e.request(req); r.status != http.StatusNotModified || len(r.raw) != 0 {
 		t.Fatalf("If-None-Match: %d", r.status)
+	}
+	for _, inm := range []string{`"other", ` + etag, "W/" + etag, "*"} {
+		req.Header.Set("If-None-Match", inm)
+		if r := e.request(req); r.status != http.StatusNotModified {
+			t.Fatalf("If-None-Match %s: %d", inm, r.status)
+		}
+	}
+	req.Header.Set("If-None-Match", `"other"`)
+	if r := e.request(req); r.status != http.StatusOK {
+		t.Fatalf("a stale ETag: %d", r.status)
 	}
 	big := e.do("GET", "/v1/links/"+id+"/qr?size=1024&level=H&fg=%23123456&bg=fff&margin=2", e.readKey, "", 200)
 	if big.header.Get("ETag") == etag || decodeQR(t, big.raw) != "http://lb.test/poster" {

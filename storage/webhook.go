@@ -101,6 +101,14 @@ func (r *webhookRecord) set(w *link.Webhook) {
 // queue.
 func (r *webhookRecord) active() bool { return r.Enabled && !r.Deleting }
 
+// subscribed reports whether new events are queued for the webhook: when
+// it is enabled, and also when linkbolt disabled it after failed
+// deliveries, so that nothing is lost while its receiver is down; only a
+// person's choice (enabled: false) stops the queue from growing.
+func (r *webhookRecord) subscribed() bool {
+	return !r.Deleting && (r.Enabled || r.DisabledReason != "")
+}
+
 // deliveryRecord is a delivery as stored, in the binary encoding of
 // delivery_codec.go.
 type deliveryRecord struct {
@@ -157,14 +165,14 @@ func queueKey(whid, seq uint64) []byte { return concat(itob(whid), itob(seq)) }
 // events of an active webhook.
 func setSubscriptions(tx *bolt.Tx, whid uint64, old, rec *webhookRecord) error {
 	b := tx.Bucket(bucketWebhooksEvent)
-	if old != nil && old.active() {
+	if old != nil && old.subscribed() {
 		for _, e := range old.Events {
 			if err := b.Delete(concat(subscriptionPrefix(old.Workspace, e), itob(whid))); err != nil {
 				return fmt.Errorf("unindex webhook events: %w", err)
 			}
 		}
 	}
-	if rec != nil && rec.active() {
+	if rec != nil && rec.subscribed() {
 		for _, e := range rec.Events {
 			if err := b.Put(concat(subscriptionPrefix(rec.Workspace, e), itob(whid)), []byte{}); err != nil {
 				return fmt.Errorf("index webhook events: %w", err)
@@ -837,7 +845,10 @@ func recordAttempt(tx *bolt.Tx, q *attemptRequest) (*link.Delivery, error) {
 		rec.Status, rec.NextAttemptAt = string(link.DeliverySucceeded), nil
 		wh.Failures = 0
 	case q.disable != "":
-		rec.Status, rec.NextAttemptAt = string(link.DeliveryFailed), nil
+		// The delivery stays at the head of the queue: enabling the
+		// webhook again sends it first, then what queued meanwhile.
+		at := a.At.UTC()
+		rec.NextAttemptAt = &at
 		wh.Failures++
 		wh.Enabled, wh.DisabledReason, wh.UpdatedAt = false, q.disable, a.At
 	case q.next != nil:

@@ -49,7 +49,7 @@ func checkWebhooks(tx *bolt.Tx) []error {
 			fail("webhook %x: negative failures", k)
 		}
 		wantWS[string(concat(itob(rec.Workspace), k))] = true
-		if rec.active() {
+		if rec.subscribed() {
 			for _, e := range rec.Events {
 				wantEvent[string(concat(subscriptionPrefix(rec.Workspace, e), k))] = true
 			}

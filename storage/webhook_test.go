@@ -397,14 +397,14 @@ func TestRecordAttempt_Transitions(t *testing.T) {
 		t.Fatalf("failed = %+v", d)
 	}
 
-	// Disable: this delivery fails, the webhook is disabled with the
-	// reason, the rest of the queue stays pending and is not due.
+	// Disable: the webhook is disabled with the reason; this delivery stays
+	// pending at the head of the queue, the rest behind it, none due.
 	d = due(t, hooks, now)[w.ID]
 	reason := "disabled after 24 h of failed deliveries: HTTP 500"
 	if err := hooks.RecordAttempt(ctx, d, link.Attempt{At: now, ResponseCode: 500, Error: "HTTP 500"}, nil, reason); err != nil {
 		t.Fatal(err)
 	}
-	if d.Status != link.DeliveryFailed {
+	if d.Status != link.DeliveryPending || d.Attempts != 1 {
 		t.Fatalf("disabling attempt left %+v", d)
 	}
 	wh, err := hooks.FindWebhookByID(ctx, ws.ID, w.ID)
@@ -420,10 +420,11 @@ func TestRecordAttempt_Transitions(t *testing.T) {
 	}
 	_, err = hooks.Ping(ctx, ws.ID, w.ID, func(string) ([]byte, error) { return []byte(`{}`), nil })
 	wantCode(t, err, link.ECONFLICT)
-	// New events skip it.
+	// New events still queue while linkbolt has it disabled: nothing is
+	// lost while its receiver is down.
 	campaignEvents(t, s, c, 1)
-	if n := len(deliveries(t, hooks, w)); n != 4 {
-		t.Fatalf("%d deliveries after an event while disabled, want 4", n)
+	if n := len(deliveries(t, hooks, w)); n != 5 {
+		t.Fatalf("%d deliveries after an event while disabled, want 5", n)
 	}
 
 	// Re-enabling clears the reason and the failures; the queue resumes.
@@ -431,8 +432,9 @@ func TestRecordAttempt_Transitions(t *testing.T) {
 	if err != nil || !wh.Enabled || wh.DisabledReason != "" || wh.ConsecutiveFailures != 0 {
 		t.Fatalf("re-enabled = %+v, %v", wh, err)
 	}
-	if got := due(t, hooks, now)[w.ID]; got == nil || got.ID != ds[3].ID {
-		t.Fatalf("due after re-enabling = %v, want %s", got, ds[3].ID)
+	// The delivery that disabled it is first again.
+	if got := due(t, hooks, now)[w.ID]; got == nil || got.ID != d.ID {
+		t.Fatalf("due after re-enabling = %v, want %s", got, d.ID)
 	}
 
 	// A deleted webhook's attempt: ENOTFOUND.

@@ -390,27 +390,34 @@ func TestDispatcher_ReceiverDownThenUp(t *testing.T) {
 			w.WriteHeader(http.StatusServiceUnavailable) // did the work, then failed
 		}
 	})
-	// The same receiver, behind an address that is sometimes closed.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close() // nothing listens: connections are refused
-	w := e.webhook(t, "http://"+addr+"/hook")
+	// The same receiver, behind an address that first drops every
+	// connection (a network error, as if nothing listened) and later serves.
+	var mu2 sync.Mutex
+	serving := false
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu2.Lock()
+		up := serving
+		mu2.Unlock()
+		if !up {
+			conn, _, err := http.NewResponseController(w).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		rc.srv.Config.Handler.ServeHTTP(w, r)
+	}))
+	defer srv.Close()
+	w := e.webhook(t, srv.URL+"/hook")
 	d := e.dispatcher()
 
 	var want []string
 	for round := range 6 {
 		e.events(t, 2)
 		if round == 2 { // up, but answering 503
-			srv := &http.Server{Handler: rc.srv.Config.Handler}
-			ln, err = net.Listen("tcp", addr)
-			if err != nil {
-				t.Skipf("cannot listen on %s again: %v", addr, err)
-			}
-			go srv.Serve(ln)
-			defer srv.Close()
+			mu2.Lock()
+			serving = true
+			mu2.Unlock()
 		}
 		if round == 4 {
 			mu.Lock()

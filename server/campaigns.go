@@ -100,18 +100,7 @@ func (s *Server) handleUpdateCampaign(w http.ResponseWriter, r *http.Request, c 
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	cmp, err := s.campaigns.UpdateCampaign(r.Context(), c.workspace.ID, c.params.ByName("id"), in.update(),
-		func(after *link.Campaign, changes map[string][2]string) (*link.Event, error) {
-			data := campaignEvent{Campaign: newCampaignResponse(after), Changes: map[string]campaignChangeval{}}
-			for f, v := range changes {
-				data.Changes[f] = campaignChangeval{From: v[0], To: v[1]}
-			}
-			b, err := json.Marshal(data)
-			if err != nil {
-				return nil, err
-			}
-			return &link.Event{Type: link.EventCampaignUpdated, WorkspaceID: after.WorkspaceID, CreatedAt: after.UpdatedAt, Data: b}, nil
-		})
+	cmp, err := s.campaigns.UpdateCampaign(r.Context(), c.workspace.ID, c.params.ByName("id"), in.update(), s.campaignEvent)
 	if err != nil {
 		return err
 	}
@@ -143,4 +132,20 @@ func (s *Server) handleCampaignAnalytics(w http.ResponseWriter, r *http.Request,
 		return err
 	}
 	return s.serveStats(w, r, c, link.ScopeCampaign, id)
+}
+
+// campaignEvent builds a campaign.updated event: the campaign as the API
+// shows it and each changed field's value before and after. Creation is
+// the change from empty values; deletion the change of status to
+// "deleted".
+func (s *Server) campaignEvent(after *link.Campaign, changes map[string][2]string) (*link.Event, error) {
+	data := campaignEvent{Campaign: newCampaignResponse(after), Changes: map[string]campaignChangeval{}}
+	for f, v := range changes {
+		data.Changes[f] = campaignChangeval{From: v[0], To: v[1]}
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return nil, err
+	}
+	return &link.Event{Type: link.EventCampaignUpdated, WorkspaceID: after.WorkspaceID, CreatedAt: after.UpdatedAt, Data: b}, nil
 }

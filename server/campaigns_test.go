@@ -39,10 +39,12 @@ func TestCampaigns(t *testing.T) {
 		t.Fatalf("after the change s1 Location %q, want %q", got, want)
 	}
 	// The change is recorded as a campaign.updated event.
+	// (The first event is the creation.)
 	evs, err := campaignEvents(e)
-	if err != nil || len(evs) != 1 {
+	if err != nil || len(evs) != 2 {
 		t.Fatalf("events: %v %v", evs, err)
 	}
+	evs = evs[1:]
 	var data struct {
 		Campaign map[string]any               `json:"campaign"`
 		Changes  map[string]map[string]string `json:"changes"`
@@ -56,7 +58,7 @@ func TestCampaigns(t *testing.T) {
 	}
 	// An update that changes nothing records nothing.
 	e.do("PATCH", "/v1/campaigns/"+id, e.writeKey, `{"status":"paused"}`, 200)
-	if evs, _ := campaignEvents(e); len(evs) != 1 {
+	if evs, _ := campaignEvents(e); len(evs) != 2 {
 		t.Fatalf("%d events after a no-op update", len(evs))
 	}
 
@@ -105,7 +107,16 @@ func TestCampaigns(t *testing.T) {
 	// Deleting a campaign with links is refused unless detach=true.
 	wantProblem(t, e.request(newRequest("DELETE", "/v1/campaigns/"+id, e.writeKey, "")), 409, "conflict")
 	wantProblem(t, e.request(newRequest("DELETE", "/v1/campaigns/"+id+"?detach=maybe", e.writeKey, "")), 400, "invalid_request")
+	linkEventsBefore := countEvents(e, "link.updated")
 	e.do("DELETE", "/v1/campaigns/"+id+"?detach=true", e.writeKey, "", 204)
+	// The delete is recorded, and so is each link it took out of the campaign.
+	if got := countEvents(e, "link.updated") - linkEventsBefore; got != 2 {
+		t.Fatalf("%d link.updated events for 2 detached links", got)
+	}
+	evs, _ = campaignEvents(e)
+	if last := evs[len(evs)-1]; !strings.Contains(string(last.Data), `"to":"deleted"`) {
+		t.Fatalf("delete event: %s", last.Data)
+	}
 	wantProblem(t, e.request(newRequest("GET", "/v1/campaigns/"+id, e.readKey, "")), 404, "not_found")
 	if got := e.do("GET", "/v1/links/"+l1.str("id"), e.readKey, "", 200).path("campaign_id"); got != nil {
 		t.Fatalf("campaign_id after detach = %v", got)
@@ -163,4 +174,15 @@ func campaignEvents(e *env) ([]*link.Event, error) {
 		}
 	}
 	return out, err
+}
+
+func countEvents(e *env, eventType string) int {
+	all, _ := e.srv.campaigns.FindEvents(context.Background(), e.ws, "", 1000)
+	n := 0
+	for _, ev := range all {
+		if ev.Type == eventType {
+			n++
+		}
+	}
+	return n
 }

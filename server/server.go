@@ -144,6 +144,11 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if eb, ok := d.Links.(interface{ SetEventBuilder(link.LinkEventFunc) }); ok {
 		eb.SetEventBuilder(s.linkEvent)
 	}
+	if eb, ok := d.Campaigns.(interface {
+		SetEventBuilders(link.EventFunc, link.LinkEventFunc)
+	}); ok {
+		eb.SetEventBuilders(s.campaignEvent, s.linkEvent)
+	}
 	s.ownHosts = []string{strings.ToLower(primary.Host)}
 	if alt.Host != primary.Host {
 		s.ownHosts = append(s.ownHosts, strings.ToLower(alt.Host))

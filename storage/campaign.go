@@ -16,6 +16,30 @@ import (
 // outbox of events their changes write.
 type CampaignService struct {
 	db *DB
+	// events and linkEvents build the events that creating and deleting a
+	// campaign write (campaign.updated, and link.updated for each link a
+	// delete takes out of it); nil writes none.
+	events     link.EventFunc
+	linkEvents link.LinkEventFunc
+}
+
+// SetEventBuilders makes creating and deleting campaigns write their
+// events in the same transaction, as UpdateCampaign does with its own.
+// Call it before the service is used.
+func (s *CampaignService) SetEventBuilders(campaign link.EventFunc, links link.LinkEventFunc) {
+	s.events, s.linkEvents = campaign, links
+}
+
+// emit writes the campaign.updated event of a change, when events are built.
+func (s *CampaignService) emit(tx *bolt.Tx, wid uint64, c *link.Campaign, changes map[string][2]string) error {
+	if s.events == nil {
+		return nil
+	}
+	ev, err := s.events(c, changes)
+	if err != nil {
+		return err
+	}
+	return appendEvent(tx, wid, ev)
 }
 
 var _ link.CampaignService = (*CampaignService)(nil)
@@ -117,7 +141,11 @@ func (s *CampaignService) CreateCampaign(ctx context.Context, c *link.Campaign) 
 		if err := putJSON(b, itob(id), &rec); err != nil {
 			return err
 		}
-		return tx.Bucket(bucketCampaignsWorkspace).Put(concat(itob(wid), itob(id)), []byte{})
+		if err := tx.Bucket(bucketCampaignsWorkspace).Put(concat(itob(wid), itob(id)), []byte{}); err != nil {
+			return err
+		}
+		// Creation is recorded as the change from nothing to the campaign.
+		return s.emit(tx, wid, rec.campaign(id, 0), rec.campaign(id, 0).Changes(&link.Campaign{}))
 	})
 	if err != nil {
 		return err
@@ -246,7 +274,8 @@ func (s *CampaignService) DeleteCampaign(ctx context.Context, workspaceID, id st
 	}
 	now := s.db.now()
 	err := s.db.db.Update(func(tx *bolt.Tx) error {
-		if _, err := findCampaign(tx, wid, cid); err != nil {
+		crec, err := findCampaign(tx, wid, cid)
+		if err != nil {
 			return err
 		}
 		if n := countCampaignLinks(tx, wid, cid); n > 0 && !detach {
@@ -270,6 +299,19 @@ func (s *CampaignService) DeleteCampaign(ctx context.Context, workspaceID, id st
 			if err := putJSON(links, itob(lid), rec); err != nil {
 				return err
 			}
+			if s.linkEvents != nil {
+				clicks, err := counter(tx.Bucket(bucketClicksLink), itob(lid))
+				if err != nil {
+					return err
+				}
+				ev, err := s.linkEvents(link.EventLinkUpdated, rec.link(lid, clicks))
+				if err != nil {
+					return err
+				}
+				if err := appendEvent(tx, wid, ev); err != nil {
+					return err
+				}
+			}
 			if err := idx.Delete(k); err != nil {
 				return err
 			}
@@ -280,7 +322,15 @@ func (s *CampaignService) DeleteCampaign(ctx context.Context, workspaceID, id st
 		if err := tx.Bucket(bucketCampaignsWorkspace).Delete(concat(itob(wid), itob(cid))); err != nil {
 			return err
 		}
-		return deleteCampaignStats(tx, wid, id)
+		if err := deleteCampaignStats(tx, wid, id); err != nil {
+			return err
+		}
+		// Deletion is recorded as the change of status to "deleted".
+		gone := crec.campaign(cid, 0)
+		gone.UpdatedAt = now
+		changes := map[string][2]string{"status": {string(gone.Status), "deleted"}}
+		gone.Status = "deleted"
+		return s.emit(tx, wid, gone, changes)
 	})
 	if err == nil && detach {
 		s.db.aliases.clear()

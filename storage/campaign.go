@@ -184,16 +184,7 @@ func (s *CampaignService) FindCampaigns(ctx context.Context, workspaceID string)
 	err := s.db.db.View(func(tx *bolt.Tx) error {
 		prefix := itob(wid)
 		c := tx.Bucket(bucketCampaignsWorkspace).Cursor()
-		end := prefixEnd(prefix)
-		var k []byte
-		if end == nil {
-			k, _ = c.Last()
-		} else if k, _ = c.Seek(end); k == nil {
-			k, _ = c.Last()
-		} else {
-			k, _ = c.Prev()
-		}
-		for ; k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
+		for k := lastWithPrefix(c, prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
 			cid := btoi(k[8:])
 			rec, err := findCampaign(tx, wid, cid)
 			if err != nil {

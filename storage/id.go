@@ -154,3 +154,19 @@ func decodeJSON(buf []byte, v any) error {
 	}
 	return nil
 }
+
+// lastWithPrefix positions c on the last key starting with prefix, or
+// before where it would be; it returns that key (which the caller checks
+// for the prefix), or nil.
+func lastWithPrefix(c *bolt.Cursor, prefix []byte) []byte {
+	end := prefixEnd(prefix)
+	var k []byte
+	if end == nil {
+		k, _ = c.Last()
+	} else if k, _ = c.Seek(end); k == nil {
+		k, _ = c.Last()
+	} else {
+		k, _ = c.Prev()
+	}
+	return k
+}

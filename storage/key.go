@@ -478,15 +478,7 @@ type reverseIndex struct {
 
 func newReverseIndex(b *bolt.Bucket, prefix []byte) *reverseIndex {
 	it := &reverseIndex{c: b.Cursor(), prefix: prefix}
-	var k []byte
-	if end := prefixEnd(prefix); end == nil {
-		k, _ = it.c.Last()
-	} else if k, _ = it.c.Seek(end); k == nil {
-		k, _ = it.c.Last()
-	} else {
-		k, _ = it.c.Prev()
-	}
-	it.set(k)
+	it.set(lastWithPrefix(it.c, prefix))
 	return it
 }
 

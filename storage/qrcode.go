@@ -153,15 +153,7 @@ func (s *QRCodeService) FindQRCodes(ctx context.Context, workspaceID, linkID str
 		}
 		prefix := itob(wid)
 		c := tx.Bucket(bucketQRCodesWorkspace).Cursor()
-		var k []byte
-		if end := prefixEnd(prefix); end == nil {
-			k, _ = c.Last()
-		} else if k, _ = c.Seek(end); k == nil {
-			k, _ = c.Last()
-		} else {
-			k, _ = c.Prev()
-		}
-		for ; k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
+		for k := lastWithPrefix(c, prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Prev() {
 			qid := btoi(k[8:])
 			rec, err := findQRCode(tx, wid, qid)
 			if err != nil {

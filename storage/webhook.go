@@ -344,22 +344,6 @@ func (s *WebhookService) FindWebhooks(ctx context.Context, workspaceID string) (
 	return out, err
 }
 
-// lastWithPrefix positions c on the last key starting with prefix, or
-// before where it would be; it returns that key (which the caller checks
-// for the prefix), or nil.
-func lastWithPrefix(c *bolt.Cursor, prefix []byte) []byte {
-	end := prefixEnd(prefix)
-	var k []byte
-	if end == nil {
-		k, _ = c.Last()
-	} else if k, _ = c.Seek(end); k == nil {
-		k, _ = c.Last()
-	} else {
-		k, _ = c.Prev()
-	}
-	return k
-}
-
 // UpdateWebhook applies an update, checks the result with its Validate
 // method and with validate (whose error is returned unchanged), and stores
 // it. validate runs outside the write transaction, so it may take time

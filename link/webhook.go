@@ -176,6 +176,17 @@ type Attempt struct {
 	Error        string // "" for a 2xx answer
 }
 
+// AttemptRecord is a finished try of a pending delivery and its next
+// step, as RecordAttempt takes them: done on success; a retry at Next;
+// failed, and the webhook disabled with Disable as the reason, when
+// Disable is not "".
+type AttemptRecord struct {
+	Delivery *Delivery
+	Attempt  Attempt
+	Next     *time.Time
+	Disable  string
+}
+
 // LinkEventFunc builds the event of a change of a link (its type is one of
 // link.created, link.updated, link.deleted) from the link after the change
 // (before it, for a delete); the storage layer calls it inside the
@@ -203,10 +214,17 @@ type WebhookService interface {
 	// delivery when it is due at now: at most one per webhook, so each
 	// webhook's deliveries go out in order.
 	DueDeliveries(ctx context.Context, now time.Time, limit int) ([]*Delivery, error)
+	// NextDeliveries returns the first (at most n) pending deliveries of a
+	// webhook's queue, in order, up to the first that is not due at now:
+	// none when the webhook is disabled or its head waits for a retry.
+	NextDeliveries(ctx context.Context, webhookID string, now time.Time, n int) ([]*Delivery, error)
 	// RecordAttempt writes the outcome of a try and the next step: done on
 	// success; a retry at next; failed, and the webhook disabled with
 	// disable as the reason, when disable is not "".
 	RecordAttempt(ctx context.Context, d *Delivery, a Attempt, next *time.Time, disable string) error
+	// RecordAttempts writes several attempts, in order, in one
+	// transaction, as RecordAttempt writes each.
+	RecordAttempts(ctx context.Context, rs []AttemptRecord) error
 	// PruneDeliveries deletes finished deliveries older than before.
 	PruneDeliveries(ctx context.Context, before time.Time) (int, error)
 }

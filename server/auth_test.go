@@ -44,7 +44,12 @@ func TestAPIKeyQueryValueNeverLogged(t *testing.T) {
 	e := newEnv(t)
 	e.do("GET", "/v1/links?api_key="+e.readKey, "", "", 200)
 	e.do("POST", "/v1/links?api_key="+e.readKey, "", `{"destination_url":"https://example.com/"}`, 403)
-	bad := e.readKey[:len(e.readKey)-1] + "x"
+	// One character off (whatever the last one is).
+	last := "x"
+	if strings.HasSuffix(e.readKey, "x") {
+		last = "y"
+	}
+	bad := e.readKey[:len(e.readKey)-1] + last
 	e.do("GET", "/v1/links?api_key="+bad, "", "", 401)
 	e.do("GET", "/nope-"+e.readKey[:10]+"?api_key="+e.readKey, "", "", 404)
 	logs := e.logs.String()

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -700,6 +701,54 @@ func (s *WebhookService) DueDeliveries(ctx context.Context, now time.Time, limit
 	return out, nil
 }
 
+// NextDeliveries returns the first pending deliveries of a webhook's
+// queue, in order, at most n (at least 1), up to the first that is not due
+// at now (NextAttemptAt > now). It returns none when the webhook is
+// disabled or its head waits for a retry. A dispatcher sends them one
+// after another and records them together with RecordAttempts. It reads
+// the webhook and the queue's first n entries. ENOTFOUND.
+func (s *WebhookService) NextDeliveries(ctx context.Context, webhookID string, now time.Time, n int) ([]*link.Delivery, error) {
+	whid, ok := parseID(prefixWebhook, webhookID)
+	if !ok {
+		return nil, link.Errorf(link.ENOTFOUND, "webhook %q not found", webhookID)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	n = max(n, 1)
+	out := []*link.Delivery{}
+	err := s.db.db.View(func(tx *bolt.Tx) error {
+		wh, err := findWebhook(tx, 0, whid)
+		if err != nil {
+			return err
+		}
+		if !wh.active() {
+			return nil
+		}
+		prefix := itob(whid)
+		c := tx.Bucket(bucketDeliveriesQueue).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && len(out) < n; k, v = c.Next() {
+			if len(k) != 16 || len(v) != 8 {
+				return fmt.Errorf("deliveries.queue %x: malformed entry", k)
+			}
+			did := btoi(v)
+			rec, err := findDelivery(tx, whid, did)
+			if err != nil {
+				return fmt.Errorf("delivery queue: %w", err)
+			}
+			if rec.NextAttemptAt != nil && rec.NextAttemptAt.After(now) {
+				break
+			}
+			out = append(out, rec.delivery(did))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // RecordAttempt writes the outcome of a try of the pending delivery d and
 // sets d's fields to what was stored. A success (a.Error == "") marks the
 // delivery succeeded and takes it out of the queue. A failure counts
@@ -712,33 +761,82 @@ func (s *WebhookService) DueDeliveries(ctx context.Context, now time.Time, limit
 // the webhook or the delivery was deleted meanwhile, ECONFLICT when the
 // delivery is not pending.
 func (s *WebhookService) RecordAttempt(ctx context.Context, d *link.Delivery, a link.Attempt, next *time.Time, disable string) error {
-	whid, ok1 := parseID(prefixWebhook, d.WebhookID)
-	did, ok2 := parseID(prefixDelivery, d.ID)
-	if !ok1 || !ok2 {
-		return link.Errorf(link.ENOTFOUND, "delivery %q not found", d.ID)
+	return s.RecordAttempts(ctx, []link.AttemptRecord{{Delivery: d, Attempt: a, Next: next, Disable: disable}})
+}
+
+// RecordAttempts writes several attempts, in their order, in one
+// transaction (shared with the attempts other workers record at the same
+// time), each as RecordAttempt does, and sets each record's Delivery to
+// what was stored. A dispatcher records a run of one webhook's deliveries
+// with it: one commit for the run. A record that cannot be written
+// (ENOTFOUND, ECONFLICT, or a malformed id) is skipped, leaving its
+// Delivery as it was, and the first such error is returned; the others
+// are written. Any other error writes nothing.
+func (s *WebhookService) RecordAttempts(ctx context.Context, rs []link.AttemptRecord) error {
+	if len(rs) == 0 {
+		return nil
 	}
-	if a.At.IsZero() {
-		a.At = s.db.now()
+	var first error
+	reqs := make([]*attemptRequest, 0, len(rs))
+	idx := make([]int, 0, len(rs)) // the record each request came from
+	for i, r := range rs {
+		d := r.Delivery
+		whid, ok1 := parseID(prefixWebhook, d.WebhookID)
+		did, ok2 := parseID(prefixDelivery, d.ID)
+		if !ok1 || !ok2 {
+			if first == nil {
+				first = link.Errorf(link.ENOTFOUND, "delivery %q not found", d.ID)
+			}
+			continue
+		}
+		a := r.Attempt
+		if a.At.IsZero() {
+			a.At = s.db.now()
+		}
+		a.At = a.At.UTC()
+		reqs = append(reqs, &attemptRequest{whid: whid, did: did, a: a, next: r.Next, disable: r.Disable})
+		idx = append(idx, i)
 	}
-	a.At = a.At.UTC()
-	r := &attemptRequest{whid: whid, did: did, a: a, next: next, disable: disable, wake: make(chan struct{})}
-	s.attempts.submit(s.db, r)
-	if r.err != nil {
-		return r.err
+	if len(reqs) == 0 {
+		return first
 	}
-	*d = *r.out
-	return nil
+	g := &attemptGroup{reqs: reqs, wake: make(chan struct{})}
+	s.attempts.submit(s.db, g)
+	if g.err != nil {
+		return g.err
+	}
+	for j, q := range reqs {
+		if q.err != nil {
+			if first == nil {
+				first = q.err
+			}
+			continue
+		}
+		*rs[idx[j]].Delivery = *q.out
+	}
+	return first
 }
 
 // attemptWriter commits the attempts recorded at the same time together:
-// a caller that finds no commit running writes every waiting attempt in
-// one transaction (one fsync for many workers) and hands the next batch
-// to one of the callers that arrived meanwhile. A lone caller commits at
-// once, with no delay (unlike bolt's Batch).
+// a caller that finds no commit running writes every waiting group of
+// attempts in one transaction (one fsync for many workers) and hands the
+// next batch to one of the callers that arrived meanwhile. A lone caller
+// commits at once, with no delay (unlike bolt's Batch). A group's attempts
+// always share one transaction.
 type attemptWriter struct {
 	mu      sync.Mutex
 	writing bool
-	pending []*attemptRequest
+	pending []*attemptGroup
+	// txs counts the write transactions begun, for tests.
+	txs atomic.Uint64
+}
+
+// attemptGroup is the attempts of one RecordAttempts call.
+type attemptGroup struct {
+	reqs   []*attemptRequest
+	err    error         // of the transaction: nothing of the group was written
+	wake   chan struct{} // closed when done, or when the group must lead
+	leader bool
 }
 
 type attemptRequest struct {
@@ -747,50 +845,49 @@ type attemptRequest struct {
 	next      *time.Time
 	disable   string
 
-	out    *link.Delivery
-	err    error
-	wake   chan struct{} // closed when done, or when the request must lead
-	leader bool
+	out *link.Delivery
+	err error // a domain error: this attempt was skipped
 }
 
-func (w *attemptWriter) submit(db *DB, r *attemptRequest) {
+func (w *attemptWriter) submit(db *DB, g *attemptGroup) {
 	w.mu.Lock()
-	w.pending = append(w.pending, r)
+	w.pending = append(w.pending, g)
 	if w.writing {
 		w.mu.Unlock()
-		<-r.wake
-		if !r.leader {
+		<-g.wake
+		if !g.leader {
 			return
 		}
-		w.mu.Lock() // leading: r is at the front of pending
+		w.mu.Lock() // leading: g is at the front of pending
 	}
 	w.writing = true
 	batch := w.pending
 	w.pending = nil
 	w.mu.Unlock()
 
+	w.txs.Add(1)
 	err := db.db.Update(func(tx *bolt.Tx) error {
-		for _, q := range batch {
-			q.out, q.err = nil, nil
-			out, err := recordAttempt(tx, q)
-			var lerr *link.Error
-			if errors.As(err, &lerr) {
-				q.err = err // checked before anything was written
-				continue
+		for _, b := range batch {
+			for _, q := range b.reqs {
+				q.out, q.err = nil, nil
+				out, err := recordAttempt(tx, q)
+				var lerr *link.Error
+				if errors.As(err, &lerr) {
+					q.err = err // checked before anything was written
+					continue
+				}
+				if err != nil {
+					return err
+				}
+				q.out = out
 			}
-			if err != nil {
-				return err
-			}
-			q.out = out
 		}
 		return nil
 	})
-	for _, q := range batch {
-		if err != nil {
-			q.out, q.err = nil, err
-		}
-		if q != r {
-			close(q.wake)
+	for _, b := range batch {
+		b.err = err
+		if b != g {
+			close(b.wake)
 		}
 	}
 

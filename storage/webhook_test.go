@@ -716,3 +716,183 @@ func BenchmarkRecordClicksWebhook(b *testing.B) {
 		})
 	}
 }
+
+// next returns what NextDeliveries gives for w at now, at most n.
+func next(tb testing.TB, hooks *storage.WebhookService, w *link.Webhook, now time.Time, n int) []*link.Delivery {
+	tb.Helper()
+	ds, err := hooks.NextDeliveries(context.Background(), w.ID, now, n)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return ds
+}
+
+func eventIDs(ds []*link.Delivery) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.EventID)
+	}
+	return out
+}
+
+// TestNextDeliveries_RunInOneTransaction: a webhook's run comes in queue
+// order, up to a head waiting for a retry; RecordAttempts writes a run in
+// one transaction; a failure recorded mid-run leaves the rest pending and
+// in order.
+func TestNextDeliveries_RunInOneTransaction(t *testing.T) {
+	s, _, ws := mustSetup(t)
+	hooks := storage.NewWebhookService(s.DB)
+	ctx := context.Background()
+	a := mustWebhook(t, hooks, ws.ID, true, link.EventCampaignUpdated)
+	b := mustWebhook(t, hooks, ws.ID, true, link.EventCampaignUpdated)
+	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Spring"})
+	evs := campaignEvents(t, s, c, 8)
+	now := s.Clock.Now()
+
+	if got := eventIDs(next(t, hooks, a, now, 3)); !slices.Equal(got, evs[:3]) {
+		t.Fatalf("run of 3 = %v, want %v", got, evs[:3])
+	}
+	if got := eventIDs(next(t, hooks, a, now, 100)); !slices.Equal(got, evs) {
+		t.Fatalf("run of 100 = %v, want %v", got, evs)
+	}
+	if got := next(t, hooks, a, now, 0); len(got) != 1 || got[0].EventID != evs[0] {
+		t.Fatalf("run of 0 = %v, want the head", eventIDs(got))
+	}
+
+	// A run of 5 successes: one write transaction.
+	run := next(t, hooks, a, now, 5)
+	var recs []link.AttemptRecord
+	for _, d := range run {
+		recs = append(recs, link.AttemptRecord{Delivery: d, Attempt: link.Attempt{At: now, ResponseCode: 200, Duration: time.Millisecond}})
+	}
+	before := hooks.AttemptTxs()
+	if err := hooks.RecordAttempts(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	if txs := hooks.AttemptTxs() - before; txs != 1 {
+		t.Fatalf("a run of 5 took %d write transactions, want 1", txs)
+	}
+	for _, d := range run {
+		if d.Status != link.DeliverySucceeded || d.Attempts != 1 || d.ResponseCode != 200 {
+			t.Fatalf("recorded %+v", d)
+		}
+	}
+	if got := eventIDs(next(t, hooks, a, now, 100)); !slices.Equal(got, evs[5:]) {
+		t.Fatalf("after the run = %v, want %v", got, evs[5:])
+	}
+	// The other webhook's queue did not move.
+	if got := eventIDs(next(t, hooks, b, now, 100)); !slices.Equal(got, evs) {
+		t.Fatalf("b = %v, want %v", got, evs)
+	}
+
+	// A success, then a failure: the rest stays pending, untried, behind
+	// the failed head, and nothing is due until its retry.
+	run = next(t, hooks, a, now, 3)
+	retry := now.Add(time.Minute)
+	recs = []link.AttemptRecord{
+		{Delivery: run[0], Attempt: link.Attempt{At: now, ResponseCode: 200}},
+		{Delivery: run[1], Attempt: link.Attempt{At: now, ResponseCode: 500, Error: "HTTP 500"}, Next: &retry},
+	}
+	if err := hooks.RecordAttempts(ctx, recs); err != nil {
+		t.Fatal(err)
+	}
+	if run[1].Status != link.DeliveryPending || run[1].Attempts != 1 || !run[1].NextAttemptAt.Equal(retry) {
+		t.Fatalf("failed head = %+v", run[1])
+	}
+	ds := deliveries(t, hooks, a)
+	if ds[5].Status != link.DeliverySucceeded || ds[7].Status != link.DeliveryPending || ds[7].Attempts != 0 || ds[7].LastError != "" {
+		t.Fatalf("after a failure mid-run: %+v, %+v", ds[5], ds[7])
+	}
+	if wh, _ := hooks.FindWebhookByID(ctx, ws.ID, a.ID); wh.ConsecutiveFailures != 1 {
+		t.Fatalf("consecutive failures = %d, want 1", wh.ConsecutiveFailures)
+	}
+	if got := next(t, hooks, a, now, 100); len(got) != 0 {
+		t.Fatalf("run while the head waits = %v", eventIDs(got))
+	}
+	if got := eventIDs(next(t, hooks, a, retry, 100)); !slices.Equal(got, evs[6:]) {
+		t.Fatalf("run at the retry = %v, want %v", got, evs[6:])
+	}
+
+	// A record that cannot be written is skipped; the rest is written.
+	run = next(t, hooks, b, now, 2)
+	ghost := *run[0]
+	ghost.ID = storage.FormatID("dlv_", 1<<40)
+	recs = []link.AttemptRecord{
+		{Delivery: &ghost, Attempt: link.Attempt{At: now, ResponseCode: 200}},
+		{Delivery: run[0], Attempt: link.Attempt{At: now, ResponseCode: 200}},
+		{Delivery: run[1], Attempt: link.Attempt{At: now, ResponseCode: 200}},
+	}
+	wantCode(t, hooks.RecordAttempts(ctx, recs), link.ENOTFOUND)
+	if run[0].Status != link.DeliverySucceeded || run[1].Status != link.DeliverySucceeded {
+		t.Fatalf("the writable records: %+v, %+v", run[0], run[1])
+	}
+	if err := hooks.RecordAttempts(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	// Disabled: no run. Deleted or unknown: ENOTFOUND.
+	if _, err := hooks.UpdateWebhook(ctx, ws.ID, b.ID, link.WebhookUpdate{Enabled: ptr(false)}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(t, hooks, b, now, 100); len(got) != 0 {
+		t.Fatalf("run of a disabled webhook = %v", eventIDs(got))
+	}
+	if err := hooks.DeleteWebhook(ctx, ws.ID, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, err := hooks.NextDeliveries(ctx, b.ID, now, 10)
+	wantCode(t, err, link.ENOTFOUND)
+	_, err = hooks.NextDeliveries(ctx, "wh_nope", now, 10)
+	wantCode(t, err, link.ENOTFOUND)
+}
+
+// TestRecordAttempts_ConcurrentRunsShareCommits: runs recorded at the
+// same time by several workers stay whole and are all written.
+func TestRecordAttempts_ConcurrentRunsShareCommits(t *testing.T) {
+	s, _, ws := mustSetup(t)
+	hooks := storage.NewWebhookService(s.DB)
+	ctx := context.Background()
+	var hs []*link.Webhook
+	for range 4 {
+		hs = append(hs, mustWebhook(t, hooks, ws.ID, true, link.EventCampaignUpdated))
+	}
+	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Spring"})
+	campaignEvents(t, s, c, 20)
+	now := s.Clock.Now()
+	before := hooks.AttemptTxs()
+	errs := make(chan error, len(hs))
+	for _, w := range hs {
+		go func() {
+			for {
+				run, err := hooks.NextDeliveries(ctx, w.ID, now, 3)
+				if err != nil || len(run) == 0 {
+					errs <- err
+					return
+				}
+				var recs []link.AttemptRecord
+				for _, d := range run {
+					recs = append(recs, link.AttemptRecord{Delivery: d, Attempt: link.Attempt{At: now, ResponseCode: 200}})
+				}
+				if err := hooks.RecordAttempts(ctx, recs); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	for range hs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if txs := hooks.AttemptTxs() - before; txs > 4*7 {
+		t.Fatalf("%d write transactions for 4 webhooks' 7 runs each", txs)
+	}
+	for _, w := range hs {
+		for _, d := range deliveries(t, hooks, w) {
+			if d.Status != link.DeliverySucceeded || d.Attempts != 1 {
+				t.Fatalf("%+v", d)
+			}
+		}
+	}
+}

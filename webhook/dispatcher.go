@@ -33,6 +33,12 @@ const (
 	// DefaultMaxFailures is the number of consecutive failed attempts, of
 	// any of a webhook's deliveries, that disables the webhook.
 	DefaultMaxFailures = 20
+	// DefaultRunLength is how many of a webhook's due deliveries a worker
+	// sends one after another and records in one write.
+	DefaultRunLength = 64
+	// DefaultRunTime is how long a run may go on: no delivery of it starts
+	// later, so a slow receiver's successes are not held unrecorded long.
+	DefaultRunTime = time.Second
 )
 
 const (
@@ -53,6 +59,14 @@ const (
 // and its queue goes in order, so a receiver sees a webhook's events in
 // the order they were written, except that a delivery retried by hand goes
 // to the end; a slow or dead receiver holds back its own webhook only.
+//
+// A worker takes a run of a webhook's due deliveries (up to RunLength, the
+// head of its queue first), sends them one after another, stops at the
+// first failure, and records the run's attempts in one write: one commit
+// per run, not per delivery. A failure leaves the rest of the run pending
+// and untried, behind the failed head. The requests are the same as one
+// at a time; only their recording is deferred to the end of the run, so a
+// crash mid-run sends the run's delivered events again (at least once).
 //
 // The retry rule: an attempt succeeds on a 2xx answer. Anything else (a
 // 3xx, since redirects are not followed, a 4xx or 5xx, a connection error,
@@ -107,6 +121,13 @@ type Dispatcher struct {
 	MaxFailures int
 	// Jitter returns a random duration in [0, d]; nil means uniform.
 	Jitter func(d time.Duration) time.Duration
+	// RunLength is the most deliveries of one webhook a worker sends
+	// before it records them; zero means DefaultRunLength, 1 one at a
+	// time.
+	RunLength int
+	// RunTime is how long after a run's start its last delivery may start;
+	// zero means DefaultRunTime.
+	RunTime time.Duration
 
 	initOnce sync.Once
 	kick     chan struct{}
@@ -221,10 +242,11 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 	}
 }
 
-// RunOnce sends what is due now, at most one delivery per webhook and
-// Workers at a time, records the attempts, and returns the number of
-// deliveries it tried. Run does the same continuously; tests drive a
-// dispatcher step by step with RunOnce and a clock they move.
+// RunOnce sends what is due now, at most one run of deliveries per
+// webhook (see RunLength) and Workers webhooks at a time, records the
+// attempts, and returns the number of deliveries it tried. Run does the
+// same continuously; tests drive a dispatcher step by step with RunOnce
+// and a clock they move.
 func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	d.init()
 	ds, err := d.claimDue(ctx, 0)
@@ -233,17 +255,22 @@ func (d *Dispatcher) RunOnce(ctx context.Context) (int, error) {
 	}
 	sem := make(chan struct{}, orDefault(d.Workers, DefaultWorkers))
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	tried := 0
 	for _, dl := range ds {
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer func() { <-sem }()
-			d.deliver(ctx, dl)
+			n := d.deliver(ctx, dl)
+			mu.Lock()
+			tried += n
+			mu.Unlock()
 		}()
 	}
 	wg.Wait()
-	return len(ds), ctx.Err()
+	return tried, ctx.Err()
 }
 
 // claimDue returns up to max (0: any number) due deliveries of webhooks
@@ -283,46 +310,84 @@ func (d *Dispatcher) claimDue(ctx context.Context, max int) ([]*link.Delivery, e
 	return ds, nil
 }
 
-// deliver sends one claimed delivery and records the attempt.
-func (d *Dispatcher) deliver(ctx context.Context, dl *link.Delivery) {
+// deliver sends a run of the claimed delivery's webhook, head (the head of
+// its queue when claimed) first, records the attempts in one write, and
+// returns the number of deliveries it tried.
+func (d *Dispatcher) deliver(ctx context.Context, head *link.Delivery) int {
 	defer func() {
 		d.mu.Lock()
-		delete(d.busy, dl.WebhookID)
+		delete(d.busy, head.WebhookID)
 		d.ends++
-		d.ended[dl.WebhookID] = d.ends
+		d.ended[head.WebhookID] = d.ends
 		d.mu.Unlock()
 	}()
-	log := d.logger().With("webhook", dl.WebhookID, "delivery", dl.ID, "event", dl.EventType)
-	wh, err := d.Store.FindWebhookByID(ctx, dl.WorkspaceID, dl.WebhookID)
+	log := d.logger().With("webhook", head.WebhookID)
+	wh, err := d.Store.FindWebhookByID(ctx, head.WorkspaceID, head.WebhookID)
 	if err != nil {
 		if link.ErrorCode(err) != link.ENOTFOUND && ctx.Err() == nil { // a deleted webhook's delivery is gone with it
 			log.Error("webhooks: read webhook", "err", err)
 		}
-		return
+		return 0
 	}
 	if !wh.Enabled {
-		return // disabled meanwhile: its queue waits
+		return 0 // disabled meanwhile: its queue waits
 	}
-	a, stopped := d.send(ctx, wh, dl)
-	if stopped {
-		return // not recorded: sent again by the next run
-	}
-	next, disable := d.nextStep(wh, dl, a)
-	// A finished request is recorded even if ctx is done by now.
-	if err := d.Store.RecordAttempt(context.WithoutCancel(ctx), dl, a, next, disable); err != nil {
-		if link.ErrorCode(err) != link.ENOTFOUND {
-			log.Error("webhooks: record attempt", "err", err)
+	run := []*link.Delivery{head}
+	if n := orDefault(d.RunLength, DefaultRunLength); n > 1 {
+		ds, err := d.Store.NextDeliveries(ctx, head.WebhookID, d.now(), n)
+		if err != nil {
+			if link.ErrorCode(err) != link.ENOTFOUND && ctx.Err() == nil {
+				log.Error("webhooks: read due deliveries", "err", err)
+			}
+			return 0
 		}
-		return
+		if len(ds) == 0 || ds[0].ID != head.ID {
+			return 0 // the queue changed since the claim: the next claim sees it
+		}
+		run = ds
 	}
+
+	recs := make([]link.AttemptRecord, 0, len(run))
+	budget := orDefault(d.RunTime, DefaultRunTime)
+	start := time.Now()
+	failures := wh.ConsecutiveFailures
+	for i, dl := range run {
+		if i > 0 && (ctx.Err() != nil || time.Since(start) >= budget) {
+			break // the rest stays pending for the next run
+		}
+		a, stopped := d.send(ctx, wh, dl)
+		if stopped {
+			break // not recorded: sent again by the next run
+		}
+		next, disable := d.nextStep(failures, dl, a)
+		recs = append(recs, link.AttemptRecord{Delivery: dl, Attempt: a, Next: next, Disable: disable})
+		if a.Error != "" {
+			break // the rest waits behind the failed head, untried
+		}
+		failures = 0
+	}
+	if len(recs) == 0 {
+		return 0
+	}
+	// Finished requests are recorded even if ctx is done by now.
+	if err := d.Store.RecordAttempts(context.WithoutCancel(ctx), recs); err != nil {
+		if link.ErrorCode(err) != link.ENOTFOUND {
+			log.Error("webhooks: record attempts", "err", err, "deliveries", len(recs))
+		}
+		return len(recs)
+	}
+	last := recs[len(recs)-1]
+	a, dl := last.Attempt, last.Delivery
+	log = log.With("delivery", dl.ID, "event", dl.EventType)
 	switch {
-	case disable != "":
-		log.Warn("webhooks: webhook disabled", "reason", disable)
-	case a.Error != "" && next != nil:
-		log.Info("webhooks: delivery failed, will retry", "attempt", dl.Attempts, "err", a.Error, "next_attempt_at", next)
+	case last.Disable != "":
+		log.Warn("webhooks: webhook disabled", "reason", last.Disable)
+	case a.Error != "" && last.Next != nil:
+		log.Info("webhooks: delivery failed, will retry", "attempt", dl.Attempts, "err", a.Error, "next_attempt_at", last.Next)
 	case a.Error != "":
 		log.Warn("webhooks: delivery failed, given up", "attempt", dl.Attempts, "err", a.Error)
 	}
+	return len(recs)
 }
 
 // send makes one attempt. stopped reports that ctx was done before the
@@ -412,10 +477,10 @@ func printable(b []byte) string {
 	return strings.TrimSpace(s)
 }
 
-// nextStep applies the retry rule (see Dispatcher) to a finished attempt:
-// nothing after a success; else a retry at next, or the reason to disable
-// the webhook.
-func (d *Dispatcher) nextStep(wh *link.Webhook, dl *link.Delivery, a link.Attempt) (next *time.Time, disable string) {
+// nextStep applies the retry rule (see Dispatcher) to a finished attempt
+// of a webhook with failures consecutive failures before it: nothing after
+// a success; else a retry at next, or the reason to disable the webhook.
+func (d *Dispatcher) nextStep(failures int, dl *link.Delivery, a link.Attempt) (next *time.Time, disable string) {
 	if a.Error == "" {
 		return nil, ""
 	}
@@ -428,7 +493,7 @@ func (d *Dispatcher) nextStep(wh *link.Webhook, dl *link.Delivery, a link.Attemp
 	if !a.At.Before(deadline) {
 		return nil, fmt.Sprintf("disabled after %s of failed deliveries: %s", formatSpan(retryFor), a.Error)
 	}
-	if failures, max := wh.ConsecutiveFailures+1, orDefault(d.MaxFailures, DefaultMaxFailures); failures >= max {
+	if failures, max := failures+1, orDefault(d.MaxFailures, DefaultMaxFailures); failures >= max {
 		return nil, fmt.Sprintf("disabled after %d consecutive failed deliveries: %s", failures, a.Error)
 	}
 	at := a.At.Add(d.RetryDelay(dl.Attempts + 1))

@@ -741,3 +741,279 @@ func TestRetryDelay(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// countingStore counts the writes of attempts a dispatcher makes.
+type countingStore struct {
+	*storage.WebhookService
+	mu     sync.Mutex
+	writes []int // the number of attempts of each write
+}
+
+func (s *countingStore) RecordAttempt(ctx context.Context, d *link.Delivery, a link.Attempt, next *time.Time, disable string) error {
+	s.mu.Lock()
+	s.writes = append(s.writes, 1)
+	s.mu.Unlock()
+	return s.WebhookService.RecordAttempt(ctx, d, a, next, disable)
+}
+
+func (s *countingStore) RecordAttempts(ctx context.Context, rs []link.AttemptRecord) error {
+	s.mu.Lock()
+	s.writes = append(s.writes, len(rs))
+	s.mu.Unlock()
+	return s.WebhookService.RecordAttempts(ctx, rs)
+}
+
+func (s *countingStore) counts() []int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.writes)
+}
+
+func deliveryIDs(ds []*link.Delivery) []string {
+	var out []string
+	for _, d := range ds {
+		out = append(out, d.ID)
+	}
+	return out
+}
+
+// TestDispatcher_RunsInOneWrite: a webhook's due deliveries go out one
+// after another, one request per event and one at a time, in order, and
+// each run's attempts are recorded in one write; runs follow each other
+// in order.
+func TestDispatcher_RunsInOneWrite(t *testing.T) {
+	e := newEnv(t)
+	var mu sync.Mutex
+	inflight, overlap := 0, false
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		mu.Lock()
+		inflight++
+		overlap = overlap || inflight > 1
+		mu.Unlock()
+		time.Sleep(time.Millisecond)
+		mu.Lock()
+		inflight--
+		mu.Unlock()
+	})
+	w := e.webhook(t, rc.srv.URL)
+	e.events(t, 10)
+	store := &countingStore{WebhookService: e.hooks}
+	d := e.dispatcher()
+	d.Store = store
+	d.RunLength = 4
+	for _, want := range []int{4, 4, 2, 0} {
+		if n := runOnce(t, d); n != want {
+			t.Fatalf("RunOnce sent %d, want %d", n, want)
+		}
+	}
+	if got := store.counts(); !slices.Equal(got, []int{4, 4, 2}) {
+		t.Fatalf("writes of %v attempts, want one write per run: [4 4 2]", got)
+	}
+	ds := e.deliveries(t, w)
+	for _, dl := range ds {
+		if dl.Status != link.DeliverySucceeded || dl.Attempts != 1 {
+			t.Fatalf("delivery %+v", dl)
+		}
+	}
+	if got, want := rc.ids(), deliveryIDs(ds); !slices.Equal(got, want) {
+		t.Fatalf("requests %v, want %v", got, want)
+	}
+	mu.Lock()
+	overlapped := overlap
+	mu.Unlock()
+	if overlapped {
+		t.Fatal("two requests of a webhook in flight at once")
+	}
+	for i, r := range rc.requests() {
+		if r.header.Get(webhook.HeaderEvent) != link.EventCampaignUpdated || string(r.body) != string(ds[i].Payload) ||
+			webhook.Verify(r.header.Get(webhook.HeaderSignature), "whsec_test", r.body, e.clock.Now(), 0) != nil {
+			t.Fatalf("request %d: %v %s", i, r.header, r.body)
+		}
+	}
+
+	// The default run takes the whole (short) queue in one write.
+	e.events(t, 7)
+	d.RunLength = 0
+	if n := runOnce(t, d); n != 7 {
+		t.Fatalf("RunOnce sent %d, want 7", n)
+	}
+	if got := store.counts(); !slices.Equal(got, []int{4, 4, 2, 7}) {
+		t.Fatalf("writes of %v attempts, want [4 4 2 7]", got)
+	}
+	if got, want := rc.ids(), deliveryIDs(e.deliveries(t, w)); !slices.Equal(got, want) {
+		t.Fatalf("requests %v, want %v", got, want)
+	}
+}
+
+// TestDispatcher_FailureMidRun: a failure stops the run; the deliveries
+// before it are recorded as succeeded, the failed one waits for its retry
+// at the head, and the rest stays pending, untried and in order.
+func TestDispatcher_FailureMidRun(t *testing.T) {
+	e := newEnv(t)
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 3 {
+			w.WriteHeader(http.StatusInternalServerError)
+		}
+	})
+	w := e.webhook(t, rc.srv.URL)
+	e.events(t, 6)
+	store := &countingStore{WebhookService: e.hooks}
+	d := e.dispatcher()
+	d.Store = store
+	d.Jitter = func(max time.Duration) time.Duration { return max }
+	if n := runOnce(t, d); n != 3 {
+		t.Fatalf("RunOnce sent %d, want 3", n)
+	}
+	if got := store.counts(); !slices.Equal(got, []int{3}) {
+		t.Fatalf("writes of %v attempts, want [3]", got)
+	}
+	ds := e.deliveries(t, w)
+	if ds[0].Status != link.DeliverySucceeded || ds[1].Status != link.DeliverySucceeded {
+		t.Fatalf("before the failure: %+v, %+v", ds[0], ds[1])
+	}
+	if h := ds[2]; h.Status != link.DeliveryPending || h.Attempts != 1 || h.ResponseCode != 500 ||
+		!h.NextAttemptAt.Equal(e.clock.Now().Add(10*time.Second)) {
+		t.Fatalf("the failed delivery: %+v", h)
+	}
+	for _, dl := range ds[3:] {
+		if dl.Status != link.DeliveryPending || dl.Attempts != 0 || dl.LastError != "" || dl.ResponseCode != 0 {
+			t.Fatalf("behind the failure: %+v, want pending and untried", dl)
+		}
+	}
+	if f := e.find(t, w).ConsecutiveFailures; f != 1 {
+		t.Fatalf("consecutive failures = %d, want 1", f)
+	}
+	if n := runOnce(t, d); n != 0 || len(rc.requests()) != 3 {
+		t.Fatalf("sent %d before the retry was due", n)
+	}
+	e.clock.Add(10 * time.Second)
+	if n := runOnce(t, d); n != 4 {
+		t.Fatalf("RunOnce at the retry sent %d, want 4", n)
+	}
+	ds = e.deliveries(t, w)
+	for _, dl := range ds {
+		if dl.Status != link.DeliverySucceeded {
+			t.Fatalf("after the retry: %+v", dl)
+		}
+	}
+	want := []string{ds[0].ID, ds[1].ID, ds[2].ID, ds[2].ID, ds[3].ID, ds[4].ID, ds[5].ID}
+	if got := rc.ids(); !slices.Equal(got, want) {
+		t.Fatalf("requests %v, want %v", got, want)
+	}
+	if f := e.find(t, w).ConsecutiveFailures; f != 0 {
+		t.Fatalf("consecutive failures after the run = %d, want 0", f)
+	}
+}
+
+// TestDispatcher_FailuresCountAcrossRun: a success in a run resets the
+// webhook's consecutive failures for the failure after it, as a recorded
+// success would.
+func TestDispatcher_FailuresCountAcrossRun(t *testing.T) {
+	e := newEnv(t)
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n != 2 { // the head fails until the limit is close, then one success, then a failure
+			w.WriteHeader(http.StatusTeapot)
+		}
+	})
+	w := e.webhook(t, rc.srv.URL)
+	e.events(t, 2)
+	d := e.dispatcher()
+	d.MaxFailures = 2
+	runOnce(t, d) // request 1 fails: 1 failure
+	e.clock.Add(time.Hour)
+	runOnce(t, d) // request 2 succeeds, request 3 fails: 1 failure, not 2
+	got := e.find(t, w)
+	if !got.Enabled || got.ConsecutiveFailures != 1 {
+		t.Fatalf("webhook = %+v, want enabled with 1 failure", got)
+	}
+}
+
+// TestDispatcher_StoppedMidRun stops a dispatcher while a run is half
+// sent, as kill -9 would: the finished requests are recorded, the one in
+// flight and the rest stay pending, and a new dispatcher on the reopened
+// file delivers everything at least once, in order.
+func TestDispatcher_StoppedMidRun(t *testing.T) {
+	e := newEnv(t)
+	arrived := make(chan struct{}, 1)
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) {
+		if n == 4 {
+			arrived <- struct{}{}
+			<-r.Context().Done() // never answers
+		}
+	})
+	w := e.webhook(t, rc.srv.URL)
+	e.events(t, 8)
+	ctx, cancel := context.WithCancel(context.Background())
+	d := e.dispatcher()
+	d.Poll = 10 * time.Millisecond
+	done := make(chan error)
+	go func() { done <- d.Run(ctx) }()
+	select {
+	case <-arrived:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the fourth delivery never arrived")
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return")
+	}
+	ds := e.deliveries(t, w)
+	for i, dl := range ds {
+		if i < 3 && dl.Status != link.DeliverySucceeded || i >= 3 && (dl.Status != link.DeliveryPending || dl.Attempts != 0) {
+			t.Fatalf("delivery %d after the stop = %+v", i, dl)
+		}
+	}
+
+	e.reopen(t)
+	d = e.dispatcher()
+	for runOnce(t, d) > 0 {
+	}
+	ds = e.deliveries(t, w)
+	for _, dl := range ds {
+		if dl.Status != link.DeliverySucceeded {
+			t.Fatalf("after the restart: %+v", dl)
+		}
+	}
+	var dedup []string
+	seen := map[string]bool{}
+	for _, id := range rc.ids() {
+		if !seen[id] {
+			seen[id] = true
+			dedup = append(dedup, id)
+		}
+	}
+	if want := deliveryIDs(ds); !slices.Equal(dedup, want) {
+		t.Fatalf("de-duplicated %v, want %v", dedup, want)
+	}
+	if got, want := rc.ids(), deliveryIDs(ds); len(got) != 9 || !slices.Equal(got[:4], want[:4]) || !slices.Equal(got[4:], want[3:]) {
+		t.Fatalf("requests %v, want %v with the fourth sent twice", got, want)
+	}
+}
+
+// TestDispatcher_RunStopsAfterRunTime: no delivery of a run starts after
+// RunTime; the rest waits for the next run.
+func TestDispatcher_RunStopsAfterRunTime(t *testing.T) {
+	e := newEnv(t)
+	rc := newReceiver(t, func(w http.ResponseWriter, r *http.Request, n int) { time.Sleep(30 * time.Millisecond) })
+	e.webhook(t, rc.srv.URL)
+	e.events(t, 5)
+	d := e.dispatcher()
+	d.RunTime = 50 * time.Millisecond
+	sent := []int{}
+	for total := 0; total < 5; {
+		n := runOnce(t, d)
+		if n < 1 || n > 2 {
+			t.Fatalf("RunOnce sent %d within 50ms of 30ms requests, want 1 or 2 (so far %v)", n, sent)
+		}
+		sent = append(sent, n)
+		total += n
+	}
+	if len(rc.requests()) != 5 {
+		t.Fatalf("%d requests, want 5", len(rc.requests()))
+	}
+}

@@ -195,20 +195,8 @@ func (s *Server) rate(w http.ResponseWriter, c *caller) error {
 	}
 	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset, 10))
 	if !d.Allowed {
-		secs := int(d.RetryAfter.Seconds())
-		if secs < 1 {
-			secs = 1
-		}
-		retryAfter(w, secs)
+		secs := retryAfter(w, d.RetryAfter)
 		return link.Errorf(link.ERATELIMITED, "rate limit of %d requests a minute for the %s plan exceeded; retry in %d s", d.Limit, plan, secs)
-	}
-	return nil
-}
-
-// needScope refuses a credential that may not act with the given scope.
-func needScope(c *caller, need link.Scope) error {
-	if !c.scope.Allows(need) {
-		return link.Errorf(link.EFORBIDDEN, "a credential with scope %s cannot act with scope %s", c.scope, need)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/linkbolt/linkbolt/link"
 )
@@ -100,8 +101,14 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 }
 
 // retryAfter sets the Retry-After header for a 429 answer.
-func retryAfter(w http.ResponseWriter, seconds int) {
-	w.Header().Set("Retry-After", strconv.Itoa(seconds))
+// It returns the whole seconds it announced, at least one.
+func retryAfter(w http.ResponseWriter, d time.Duration) int {
+	secs := int((d + time.Second - 1) / time.Second)
+	if secs < 1 {
+		secs = 1
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	return secs
 }
 
 // errHTTP builds an error with a code only HTTP knows of.

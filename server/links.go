@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -298,8 +299,8 @@ func (s *Server) handleSimpleCreate(w http.ResponseWriter, r *http.Request, c *c
 // renameField rewrites the field names of a validation error for an API
 // whose fields are named differently (pairs of old, new).
 func renameField(err error, pairs ...string) error {
-	e, ok := err.(*link.Error)
-	if !ok || len(e.Fields) == 0 {
+	var e *link.Error
+	if !errors.As(err, &e) || len(e.Fields) == 0 {
 		return err
 	}
 	out := &link.Error{Code: e.Code, Message: e.Message}

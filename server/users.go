@@ -57,8 +57,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ *caller) 
 		n   int
 	}{{"login-ip:" + s.clientIP(r), s.cfg.LoginPerIP}, {"login:" + email, s.cfg.LoginPerAccount}} {
 		if d := s.limiters.Allow(lim.key, lim.n); !d.Allowed {
-			secs := int(d.RetryAfter.Seconds())
-			retryAfter(w, secs)
+			secs := retryAfter(w, d.RetryAfter)
 			return link.Errorf(link.ERATELIMITED, "too many login attempts; retry in %d s", secs)
 		}
 	}
@@ -123,6 +122,14 @@ func (s *Server) Bootstrap(ctx context.Context, email, password, name string) (*
 	ws := &link.Workspace{Name: name, Plan: s.cfg.DefaultPlan, CreatedAt: now, UpdatedAt: now}
 	if err := ws.Validate(); err != nil {
 		return nil, err
+	}
+	// Every start with admin.* configured comes here: once set up, answer
+	// before paying for a slow password hash. (The store checks again in
+	// its transaction.)
+	if n, err := s.users.CountUsers(ctx); err != nil {
+		return nil, err
+	} else if n > 0 {
+		return nil, link.Errorf(link.ECONFLICT, "linkbolt is set up already")
 	}
 	hash, err := s.passwords.Hash(password)
 	if err != nil {

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 )
 
 // SchemaVersion is the version of the bucket layout this code writes. A
@@ -190,7 +191,7 @@ func (db *DB) Open() error {
 		return fmt.Errorf("create data directory: %w", err)
 	}
 	bdb, err := bolt.Open(db.Path, 0o600, &bolt.Options{Timeout: time.Second})
-	if errors.Is(err, bolt.ErrTimeout) {
+	if errors.Is(err, berrors.ErrTimeout) {
 		return &lockedError{path: db.Path}
 	} else if err != nil {
 		return fmt.Errorf("open data file %s: %w", db.Path, err)

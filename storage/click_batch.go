@@ -588,7 +588,7 @@ func (w *batchWrite) write(tx *bolt.Tx) error {
 	// and at the end of the links' region (time first): split pages
 	// fuller than bolt's half, they rarely take inserts again.
 	hourly.FillPercent, daily.FillPercent = 0.9, 0.9
-	var scratch [2][]byte
+	var scratch mergeScratch
 	for i := range w.blobs {
 		bw := &w.blobs[i]
 		p := &w.periods[bw.period]

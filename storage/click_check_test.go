@@ -46,7 +46,8 @@ type pair struct{ all, bots uint64 }
 // force: every link-scope key belongs to an existing link; each link's
 // counter equals its hourly totals; every blob is sound, each of its
 // dimension sections sums to its totals (so every top list sums to the
-// clicks), and each day's totals are the sum of its hours; no scope's day
+// clicks, with what a bounded list folded into other) and holds at most
+// topCap entries, and each day's totals are the sum of its hours; no scope's day
 // has more visitor records than its visitor count, nor more visitors than
 // clicks; and no workspace hour has more raw clicks than its total (a
 // prune, and clicks arriving late for pruned hours, leave fewer).
@@ -82,14 +83,16 @@ func checkClicks(tx *bolt.Tx) []error {
 		}
 		for d := range numDims {
 			if k[0] == scopeKindLink && d == dimLinks {
-				if len(sections[d]) != 0 {
+				if len(sections[d].entries) != 0 {
 					fail("%s %x: a link's own links", name, k)
 				}
 				continue
 			}
 			r := newBlobReader(d, sections[d])
 			var prev []byte
-			var sum pair
+			// The values folded out of a bounded list count as other.
+			sum := pair{sections[d].other[0] + sections[d].other[1], sections[d].other[1]}
+			n := 0
 			for i := 0; ; i++ {
 				val, human, bot, ok, err := r.next()
 				if err != nil {
@@ -105,6 +108,10 @@ func checkClicks(tx *bolt.Tx) []error {
 				prev = append(prev[:0], val...)
 				sum.all += human + bot
 				sum.bots += bot
+				n++
+			}
+			if n > topCap[d] || sections[d].v2 && uint64(n) != sections[d].n {
+				fail("%s %x dim %d: %d entries, cap %d, prefix says %d", name, k, d, n, topCap[d], sections[d].n)
 			}
 			if sum != (pair{h.clicks, h.bots}) {
 				fail("%s %x dim %d: counts sum to %v, totals %d, %d", name, k, d, sum, h.clicks, h.bots)

@@ -3,6 +3,8 @@ package storage
 import (
 	"encoding/binary"
 	"errors"
+	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -135,20 +137,51 @@ func hourTime(h uint32) time.Time { return time.Unix(int64(h)*secondsPerHour, 0)
 // A period blob holds what one scope counted in one hour (clicks.hourly)
 // or one UTC day (clicks.daily):
 //
+//	0x00 0x02            version 2 (see below)
 //	uvarint(clicks, bots included) uvarint(bot clicks)
 //	daily only: uvarint(distinct visitors) uvarint(distinct human visitors)
 //	for each dimension, in dimension order: uvarint(len) section
 //
-// A section holds the counts of one dimension: entries sorted by value,
-// each
+// A section holds the counts of one dimension. An empty section is no
+// bytes; otherwise it is
 //
-//	links:   uvarint(link id - previous link id) uvarint(human clicks) uvarint(bot clicks)
-//	others:  uvarint(len) value uvarint(human clicks) uvarint(bot clicks)
+//	uvarint(entries) uvarint(other human clicks) uvarint(other bot clicks)
+//
+// followed by the entries, sorted by value, each
+//
+//	links:   uvarint(link id - previous link id) uvarint(human) uvarint(bot) uvarint(inherited)
+//	others:  uvarint(len) value uvarint(human) uvarint(bot) uvarint(inherited)
 //
 // back to back. A link's own links section is empty. In memory, link
 // values are 8-byte big-endian link ids, so byte order is numeric order.
 // One blob for all of a period's counts means one key to read and write
 // per scope and period, and no total can disagree with its dimensions.
+//
+// Top lists are bounded: a section keeps at most topCap entries (1,024
+// links, 256 values of the other dimensions), so a flood of distinct
+// values (random referrers) cannot grow a blob, or the reads of a range,
+// without bound. The entries are kept by the Space-Saving rule: a value
+// not in a full list takes the place of the entry with the smallest
+// estimate (its clicks plus what it inherited), whose clicks go to the
+// section's other counts, and inherits that estimate. Hence, per blob:
+//
+//   - the totals are exact, and the entries plus other sum to them;
+//   - the human and bot counts of an entry are exact clicks of its value,
+//     made since it last took a place: exact whenever the value was never
+//     pushed out (always, while the period has at most topCap values);
+//   - every value with more than clicks/topCap clicks in the period is
+//     listed (the smallest estimate never exceeds clicks/topCap).
+//
+// Version 1 blobs (before bounded lists) have no version bytes (they start
+// with uvarint(clicks), never 0), no section prefix and no inherited
+// counts; they are read as they are and written back as version 2, bounded,
+// by the next batch that touches them.
+
+// blobVersion is the version of the period blobs written.
+const blobVersion = 2
+
+// topCap is the most entries a section of each dimension keeps.
+var topCap = [numDims]int{dimLinks: 1024, dimReferrers: 256, dimCountries: 256, dimDevices: 256, dimBrowsers: 256, dimOS: 256}
 
 // periodHeader is the totals of a period blob.
 type periodHeader struct {
@@ -156,11 +189,29 @@ type periodHeader struct {
 	visitors, humans uint64 // daily blobs only
 }
 
+// section is one dimension of a period blob.
+type section struct {
+	entries []byte // the entries, back to back
+	n       uint64 // version 2: the number of entries
+	other   [2]uint64
+	v2      bool // entries carry their inherited estimate
+}
+
 // parsePeriodBlob splits a period blob into its header and its sections;
 // a nil blob is an empty period.
-func parsePeriodBlob(v []byte, daily bool) (h periodHeader, sections [numDims][]byte, err error) {
+func parsePeriodBlob(v []byte, daily bool) (h periodHeader, sections [numDims]section, err error) {
 	if v == nil {
 		return h, sections, nil
+	}
+	if len(v) == 0 {
+		return h, sections, errBadBlob
+	}
+	v2 := v[0] == 0
+	if v2 {
+		if len(v) < 2 || v[1] != blobVersion {
+			return h, sections, errBadBlob
+		}
+		v = v[2:]
 	}
 	fields := []*uint64{&h.clicks, &h.bots}
 	if daily {
@@ -178,7 +229,11 @@ func parsePeriodBlob(v []byte, daily bool) (h periodHeader, sections [numDims][]
 		if l <= 0 || n > uint64(len(v)-l) {
 			return h, sections, errBadBlob
 		}
-		sections[d], v = v[l:l+int(n)], v[l+int(n):]
+		sec, err := parseSection(v[l:l+int(n)], v2)
+		if err != nil || sec.other[1] > h.bots || sec.other[0]+sec.other[1] > h.clicks {
+			return h, sections, errBadBlob
+		}
+		sections[d], v = sec, v[l+int(n):]
 	}
 	if len(v) != 0 || h.bots > h.clicks || h.humans > h.visitors {
 		return h, sections, errBadBlob
@@ -186,8 +241,34 @@ func parsePeriodBlob(v []byte, daily bool) (h periodHeader, sections [numDims][]
 	return h, sections, nil
 }
 
+// parseSection reads the prefix of a section of a blob of version 2 (v2)
+// or 1.
+func parseSection(b []byte, v2 bool) (section, error) {
+	sec := section{entries: b, v2: v2}
+	if !v2 || len(b) == 0 {
+		return sec, nil
+	}
+	for _, f := range []*uint64{&sec.n, &sec.other[0], &sec.other[1]} {
+		x, l := binary.Uvarint(sec.entries)
+		if l <= 0 {
+			return sec, errBadBlob
+		}
+		*f, sec.entries = x, sec.entries[l:]
+	}
+	if sec.n == 0 || len(sec.entries) == 0 {
+		return sec, errBadBlob
+	}
+	return sec, nil
+}
+
 // periodClicks reads the click totals of a period blob, skipping the rest.
 func periodClicks(v []byte) (clicks, bots uint64, err error) {
+	if len(v) > 0 && v[0] == 0 {
+		if len(v) < 2 || v[1] != blobVersion {
+			return 0, 0, errBadBlob
+		}
+		v = v[2:]
+	}
 	clicks, l := binary.Uvarint(v)
 	if l <= 0 {
 		return 0, 0, errBadBlob
@@ -199,11 +280,11 @@ func periodClicks(v []byte) (clicks, bots uint64, err error) {
 	return clicks, bots, nil
 }
 
-// mergePeriodBlob returns a period blob: old plus a batch's totals and
-// its counts of each dimension (sorted by value, each value once; the
-// values of string dimensions are indexes into vals). The blob is built in
-// scratch[0], valid until the next call.
-func mergePeriodBlob(old []byte, daily bool, add periodHeader, deltas *[numDims][]dimDelta, vals *[numDims][]string, scratch *[2][]byte) ([]byte, error) {
+// mergePeriodBlob returns a period blob (version 2, bounded): old plus a
+// batch's totals and its counts of each dimension (sorted by value, each
+// value once; the values of string dimensions are indexes into vals). The
+// blob is built in scratch.out, valid until the next call.
+func mergePeriodBlob(old []byte, daily bool, add periodHeader, deltas *[numDims][]dimDelta, vals *[numDims][]string, scratch *mergeScratch) ([]byte, error) {
 	h, sections, err := parsePeriodBlob(old, daily)
 	if err != nil {
 		return nil, err
@@ -212,7 +293,7 @@ func mergePeriodBlob(old []byte, daily bool, add periodHeader, deltas *[numDims]
 	h.bots += add.bots
 	h.visitors += add.visitors
 	h.humans += add.humans
-	out := scratch[0][:0]
+	out := append(scratch.out[:0], 0, blobVersion)
 	out = binary.AppendUvarint(out, h.clicks)
 	out = binary.AppendUvarint(out, h.bots)
 	if daily {
@@ -221,30 +302,40 @@ func mergePeriodBlob(old []byte, daily bool, add periodHeader, deltas *[numDims]
 	}
 	for d := range numDims {
 		sec := sections[d]
-		if len(deltas[d]) > 0 {
-			if sec, err = mergeSection(d, sections[d], deltas[d], vals[d], scratch[1][:0]); err != nil {
+		var enc []byte
+		if len(deltas[d]) > 0 || !sec.v2 {
+			if enc, err = mergeSection(d, sec, deltas[d], vals[d], scratch); err != nil {
 				return nil, err
 			}
-			scratch[1] = sec
+		} else if len(sec.entries) > 0 {
+			// Untouched: the prefix again, and the entries as they are.
+			enc = binary.AppendUvarint(scratch.sec[:0], sec.n)
+			enc = binary.AppendUvarint(enc, sec.other[0])
+			enc = binary.AppendUvarint(enc, sec.other[1])
+			enc = append(enc, sec.entries...)
+			scratch.sec = enc
 		}
-		out = binary.AppendUvarint(out, uint64(len(sec)))
-		out = append(out, sec...)
+		out = binary.AppendUvarint(out, uint64(len(enc)))
+		out = append(out, enc...)
 	}
-	scratch[0] = out
+	scratch.out = out
 	return out, nil
 }
 
 // blobReader walks the entries of a section. In the links dimension, the
-// id of the entry next returned is prevID.
+// id of the entry next returned is prevID; inherited is the estimate the
+// entry last returned inherited.
 type blobReader struct {
-	links  bool
-	buf    []byte
-	prevID uint64
-	id     [8]byte
+	links     bool
+	v2        bool
+	buf       []byte
+	prevID    uint64
+	id        [8]byte
+	inherited uint64
 }
 
-func newBlobReader(dim byte, buf []byte) blobReader {
-	return blobReader{links: dim == dimLinks, buf: buf}
+func newBlobReader(dim byte, sec section) blobReader {
+	return blobReader{links: dim == dimLinks, v2: sec.v2, buf: sec.entries}
 }
 
 var errBadBlob = errors.New("malformed period blob")
@@ -272,55 +363,19 @@ func (r *blobReader) next() (val []byte, human, bot uint64, ok bool, err error) 
 		val = r.buf[n : n+int(l)]
 		r.buf = r.buf[n+int(l):]
 	}
-	human, n := binary.Uvarint(r.buf)
-	if n <= 0 {
-		return nil, 0, 0, false, errBadBlob
+	counts := []*uint64{&human, &bot}
+	r.inherited = 0
+	if r.v2 {
+		counts = append(counts, &r.inherited)
 	}
-	r.buf = r.buf[n:]
-	bot, n = binary.Uvarint(r.buf)
-	if n <= 0 {
-		return nil, 0, 0, false, errBadBlob
+	for _, c := range counts {
+		x, n := binary.Uvarint(r.buf)
+		if n <= 0 {
+			return nil, 0, 0, false, errBadBlob
+		}
+		*c, r.buf = x, r.buf[n:]
 	}
-	r.buf = r.buf[n:]
 	return val, human, bot, true, nil
-}
-
-// blobWriter appends entries, in value order, to a section.
-type blobWriter struct {
-	buf    []byte
-	prevID uint64
-}
-
-func (w *blobWriter) addID(id, human, bot uint64) {
-	if human == 0 && bot == 0 {
-		return
-	}
-	w.buf = binary.AppendUvarint(w.buf, id-w.prevID)
-	w.prevID = id
-	w.counts(human, bot)
-}
-
-func (w *blobWriter) add(val []byte, human, bot uint64) {
-	if human == 0 && bot == 0 {
-		return
-	}
-	w.buf = binary.AppendUvarint(w.buf, uint64(len(val)))
-	w.buf = append(w.buf, val...)
-	w.counts(human, bot)
-}
-
-func (w *blobWriter) addString(val string, human, bot uint64) {
-	if human == 0 && bot == 0 {
-		return
-	}
-	w.buf = binary.AppendUvarint(w.buf, uint64(len(val)))
-	w.buf = append(w.buf, val...)
-	w.counts(human, bot)
-}
-
-func (w *blobWriter) counts(human, bot uint64) {
-	w.buf = binary.AppendUvarint(w.buf, human)
-	w.buf = binary.AppendUvarint(w.buf, bot)
 }
 
 // dimDelta is what a batch adds to one value of a dimension: v is a link
@@ -331,87 +386,260 @@ type dimDelta struct {
 	human, bot uint64
 }
 
-// mergeSection appends to buf the section old plus deltas, which are
-// sorted by value with each value once. Old entries before the last delta
-// are checked for order, so a damaged section is not rewritten as if it
-// were sound; the entries after it are copied as they are.
-func mergeSection(dim byte, old []byte, deltas []dimDelta, vals []string, buf []byte) ([]byte, error) {
-	if dim == dimLinks {
-		return mergeLinkSection(old, deltas, buf)
-	}
-	w := blobWriter{buf: buf}
-	r := newBlobReader(dim, old)
-	entry := r.buf
-	val, human, bot, ok, err := r.next()
-	if err != nil {
-		return nil, err
-	}
-	i := 0
-	for ok && i < len(deltas) {
-		if vals[deltas[i].v] < string(val) {
-			w.addString(vals[deltas[i].v], deltas[i].human, deltas[i].bot)
-			i++
-			continue
-		}
-		if vals[deltas[i].v] == string(val) {
-			w.add(val, human+deltas[i].human, bot+deltas[i].bot)
-			i++
-		} else {
-			w.buf = append(w.buf, entry[:len(entry)-len(r.buf)]...)
-		}
-		prev := val // string values point into old, never reused
-		entry = r.buf
-		if val, human, bot, ok, err = r.next(); err != nil {
-			return nil, err
-		}
-		if ok && string(val) <= string(prev) {
-			return nil, errBadBlob
-		}
-	}
-	if ok {
-		return append(w.buf, entry...), nil
-	}
-	for ; i < len(deltas); i++ {
-		w.addString(vals[deltas[i].v], deltas[i].human, deltas[i].bot)
-	}
-	return w.buf, nil
+// topEntry is an entry of a section being merged.
+type topEntry struct {
+	val        []byte // string dimensions: a value of the old section
+	str        string // string dimensions: a value new to the section
+	id         uint64 // links
+	human, bot uint64
+	inherited  uint64
+	added      uint64 // clicks of a new value in this batch; 0 for old ones
+	gone       bool   // pushed out of the list
 }
 
-// mergeLinkSection is mergeSection for the links dimension; the reader
-// refuses ids out of order.
-func mergeLinkSection(old []byte, deltas []dimDelta, buf []byte) ([]byte, error) {
-	w := blobWriter{buf: buf}
-	r := newBlobReader(dimLinks, old)
-	_, human, bot, ok, err := r.next()
+func (e *topEntry) estimate() uint64 { return e.human + e.bot + e.inherited }
+
+// mergeScratch is the reusable memory of mergePeriodBlob.
+type mergeScratch struct {
+	out, sec []byte
+	entries  []topEntry
+	fresh    []int32
+	heap     entryHeap
+}
+
+// mergeSection encodes into scratch.sec the section old plus deltas (sorted
+// by value, each value once), bounded to topCap entries. Old entries are
+// checked for order, so a damaged section is not rewritten as if it were
+// sound.
+func mergeSection(dim byte, old section, deltas []dimDelta, vals []string, scratch *mergeScratch) ([]byte, error) {
+	ents, other, err := mergeEntries(dim, old, deltas, vals, scratch.entries[:0])
+	scratch.entries = ents
 	if err != nil {
 		return nil, err
 	}
-	i := 0
-	for ok && i < len(deltas) {
-		if deltas[i].v < r.prevID {
-			w.addID(deltas[i].v, deltas[i].human, deltas[i].bot)
-			i++
+	n := boundEntries(ents, topCap[dim], &other, scratch)
+
+	buf := scratch.sec[:0]
+	if n > 0 {
+		buf = binary.AppendUvarint(buf, uint64(n))
+		buf = binary.AppendUvarint(buf, other[0])
+		buf = binary.AppendUvarint(buf, other[1])
+	}
+	var prevID uint64
+	for i := range ents {
+		e := &ents[i]
+		if e.gone {
 			continue
 		}
-		if deltas[i].v == r.prevID {
-			human += deltas[i].human
-			bot += deltas[i].bot
+		if dim == dimLinks {
+			buf = binary.AppendUvarint(buf, e.id-prevID)
+			prevID = e.id
+		} else if e.val != nil {
+			buf = binary.AppendUvarint(buf, uint64(len(e.val)))
+			buf = append(buf, e.val...)
+		} else {
+			buf = binary.AppendUvarint(buf, uint64(len(e.str)))
+			buf = append(buf, e.str...)
+		}
+		buf = binary.AppendUvarint(buf, e.human)
+		buf = binary.AppendUvarint(buf, e.bot)
+		buf = binary.AppendUvarint(buf, e.inherited)
+	}
+	scratch.sec = buf
+	return buf, nil
+}
+
+// mergeEntries returns the entries of old and the deltas in value order,
+// with the deltas of old values added, and old's other counts.
+func mergeEntries(dim byte, old section, deltas []dimDelta, vals []string, ents []topEntry) ([]topEntry, [2]uint64, error) {
+	other := old.other
+	r := newBlobReader(dim, old)
+	val, human, bot, ok, err := r.next()
+	if err != nil {
+		return ents, other, err
+	}
+	i := 0
+	// cmp compares delta i with the current old entry.
+	cmp := func() int {
+		if dim == dimLinks {
+			return compareUint(deltas[i].v, r.prevID)
+		}
+		return strings.Compare(vals[deltas[i].v], string(val))
+	}
+	fresh := func(d dimDelta) topEntry {
+		e := topEntry{human: d.human, bot: d.bot, added: d.human + d.bot}
+		if dim == dimLinks {
+			e.id = d.v
+		} else {
+			e.str = vals[d.v]
+		}
+		return e
+	}
+	for ok {
+		e := topEntry{id: r.prevID, human: human, bot: bot, inherited: r.inherited}
+		if dim != dimLinks {
+			e.val = val
+		}
+		for i < len(deltas) && cmp() < 0 {
+			if deltas[i].human+deltas[i].bot > 0 {
+				ents = append(ents, fresh(deltas[i]))
+			}
 			i++
 		}
-		w.addID(r.prevID, human, bot)
-		if _, human, bot, ok, err = r.next(); err != nil {
-			return nil, err
+		if i < len(deltas) && cmp() == 0 {
+			e.human += deltas[i].human
+			e.bot += deltas[i].bot
+			i++
+		}
+		if e.human+e.bot == 0 {
+			return ents, other, errBadBlob
+		}
+		ents = append(ents, e)
+		prev := val // string values point into old, never reused
+		if val, human, bot, ok, err = r.next(); err != nil {
+			return ents, other, err
+		}
+		if ok && dim != dimLinks && string(val) <= string(prev) {
+			return ents, other, errBadBlob
 		}
 	}
-	if ok {
-		// The rest is coded against the current entry, written next.
-		w.addID(r.prevID, human, bot)
-		return append(w.buf, r.buf...), nil
-	}
 	for ; i < len(deltas); i++ {
-		w.addID(deltas[i].v, deltas[i].human, deltas[i].bot)
+		if deltas[i].human+deltas[i].bot > 0 {
+			ents = append(ents, fresh(deltas[i]))
+		}
 	}
-	return w.buf, nil
+	if old.v2 && len(ents)-countAdded(ents) != int(old.n) {
+		return ents, other, errBadBlob
+	}
+	return ents, other, nil
+}
+
+func countAdded(ents []topEntry) int {
+	n := 0
+	for i := range ents {
+		if ents[i].added > 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func compareUint(a, b uint64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// boundEntries marks entries gone until at most limit remain, by the
+// Space-Saving rule, and adds the clicks of the gone ones to other. It
+// returns how many remain. Old entries hold their places first (an
+// unbounded version 1 section loses its smallest); then the new values
+// come in, most clicks first, each taking a free place or the place of the
+// entry with the smallest estimate.
+func boundEntries(ents []topEntry, limit int, other *[2]uint64, scratch *mergeScratch) int {
+	if len(ents) <= limit {
+		return len(ents)
+	}
+	h := &scratch.heap
+	h.ents, h.idx = ents, h.idx[:0]
+	fresh := scratch.fresh[:0]
+	for i := range ents {
+		if ents[i].added > 0 {
+			fresh = append(fresh, int32(i))
+		} else {
+			h.idx = append(h.idx, int32(i))
+		}
+	}
+	scratch.fresh = fresh
+	h.init()
+	evict := func() uint64 {
+		m := &ents[h.idx[0]]
+		m.gone = true
+		other[0] += m.human
+		other[1] += m.bot
+		return m.estimate()
+	}
+	for len(h.idx) > limit {
+		evict()
+		h.pop()
+	}
+	slices.SortStableFunc(fresh, func(a, b int32) int { return compareUint(ents[b].added, ents[a].added) })
+	for _, i := range fresh {
+		if len(h.idx) < limit {
+			h.push(i)
+			continue
+		}
+		ents[i].inherited = evict()
+		h.idx[0] = i
+		h.down(0)
+	}
+	return len(h.idx)
+}
+
+// entryHeap is a min-heap of entries by estimate, then by exact clicks
+// (of two equal estimates, the one with fewer known clicks goes first),
+// then by value order.
+type entryHeap struct {
+	ents []topEntry
+	idx  []int32
+}
+
+func (h *entryHeap) less(a, b int32) bool {
+	x, y := &h.ents[a], &h.ents[b]
+	if ex, ey := x.estimate(), y.estimate(); ex != ey {
+		return ex < ey
+	}
+	if cx, cy := x.human+x.bot, y.human+y.bot; cx != cy {
+		return cx < cy
+	}
+	return a < b
+}
+
+func (h *entryHeap) init() {
+	for i := len(h.idx)/2 - 1; i >= 0; i-- {
+		h.down(i)
+	}
+}
+
+func (h *entryHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h.idx) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h.idx) && h.less(h.idx[r], h.idx[l]) {
+			m = r
+		}
+		if !h.less(h.idx[m], h.idx[i]) {
+			return
+		}
+		h.idx[i], h.idx[m] = h.idx[m], h.idx[i]
+		i = m
+	}
+}
+
+func (h *entryHeap) push(e int32) {
+	h.idx = append(h.idx, e)
+	for i := len(h.idx) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !h.less(h.idx[i], h.idx[p]) {
+			return
+		}
+		h.idx[i], h.idx[p] = h.idx[p], h.idx[i]
+		i = p
+	}
+}
+
+func (h *entryHeap) pop() {
+	last := len(h.idx) - 1
+	h.idx[0] = h.idx[last]
+	h.idx = h.idx[:last]
+	h.down(0)
 }
 
 // A raw click is

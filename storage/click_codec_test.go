@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/binary"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -11,11 +12,11 @@ import (
 	"github.com/linkbolt/linkbolt/link"
 )
 
-// readBlob decodes a whole blob into a map.
-func readBlob(tb testing.TB, dim byte, blob []byte) map[string][2]uint64 {
+// readBlob decodes a whole section into a map.
+func readBlob(tb testing.TB, dim byte, sec section) map[string][2]uint64 {
 	tb.Helper()
 	m := map[string][2]uint64{}
-	r := newBlobReader(dim, blob)
+	r := newBlobReader(dim, sec)
 	for {
 		val, human, bot, ok, err := r.next()
 		if err != nil {
@@ -28,17 +29,49 @@ func readBlob(tb testing.TB, dim byte, blob []byte) map[string][2]uint64 {
 	}
 }
 
+// mustSection parses an encoded version 2 section.
+func mustSection(tb testing.TB, b []byte) section {
+	tb.Helper()
+	sec, err := parseSection(b, true)
+	if err != nil {
+		tb.Fatalf("parse section: %v", err)
+	}
+	return sec
+}
+
+// v1Section encodes entries as a version 1 section (no inherited counts).
+func v1Section(dim byte, vals []string, counts [][2]uint64) []byte {
+	var b []byte
+	var prev uint64
+	for i, v := range vals {
+		if dim == dimLinks {
+			id := btoi([]byte(v))
+			b = binary.AppendUvarint(b, id-prev)
+			prev = id
+		} else {
+			b = binary.AppendUvarint(b, uint64(len(v)))
+			b = append(b, v...)
+		}
+		b = binary.AppendUvarint(b, counts[i][0])
+		b = binary.AppendUvarint(b, counts[i][1])
+	}
+	return b
+}
+
+// TestMergeSection merges random batches of fewer values than the cap:
+// every count stays exact and nothing is folded.
 func TestMergeSection(t *testing.T) {
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, dim := range []byte{dimLinks, dimReferrers} {
 		value := func() string {
 			if dim == dimLinks {
-				return string(itob(uint64(r.IntN(3000) + 1)))
+				return string(itob(uint64(r.IntN(topCap[dim]) + 1)))
 			}
-			return fmt.Sprintf("host%d.example", r.IntN(300))
+			return fmt.Sprintf("host%d.example", r.IntN(topCap[dim]))
 		}
-		var blob []byte
+		var sec section
 		want := map[string][2]uint64{}
+		var scratch mergeScratch
 		for range 50 {
 			batch := map[string][2]uint64{}
 			for range r.IntN(200) {
@@ -58,22 +91,124 @@ func TestMergeSection(t *testing.T) {
 				w := want[v]
 				want[v] = [2]uint64{w[0] + batch[v][0], w[1] + batch[v][1]}
 			}
-			var err error
-			if blob, err = mergeSection(dim, blob, deltas, vals, nil); err != nil {
+			b, err := mergeSection(dim, sec, deltas, vals, &scratch)
+			if err != nil {
 				t.Fatal(err)
 			}
-			if got := readBlob(t, dim, blob); !maps.Equal(got, want) {
+			sec = mustSection(t, slices.Clone(b))
+			if got := readBlob(t, dim, sec); !maps.Equal(got, want) {
 				t.Fatalf("dim %d: blob holds %d values, want %d", dim, len(got), len(want))
 			}
+			if sec.other != [2]uint64{} || int(sec.n) != len(want) {
+				t.Fatalf("dim %d: other %v, %d entries, want none and %d", dim, sec.other, sec.n, len(want))
+			}
 		}
-		t.Logf("dim %d: %d values in %d bytes", dim, len(want), len(blob))
+		t.Logf("dim %d: %d values in %d bytes", dim, len(want), len(sec.entries))
 	}
 	// An unsorted section is refused rather than rewritten.
-	var bad blobWriter
-	bad.add([]byte("b"), 1, 0)
-	bad.add([]byte("a"), 1, 0)
-	if _, err := mergeSection(dimReferrers, bad.buf, []dimDelta{{v: 0, human: 1}}, []string{"c"}, nil); err == nil {
+	bad := section{entries: v1Section(dimReferrers, []string{"b", "a"}, [][2]uint64{{1, 0}, {1, 0}})}
+	if _, err := mergeSection(dimReferrers, bad, []dimDelta{{v: 0, human: 1}}, []string{"c"}, &mergeScratch{}); err == nil {
 		t.Fatal("merged an unsorted section")
+	}
+}
+
+// TestMergeSection_Bounded floods a section with values of one click each
+// among a few heavy ones: the list never exceeds the cap, the entries and
+// other sum to every click, the heavy values are listed with their exact
+// counts, and each listed count is a lower bound of its value's clicks.
+func TestMergeSection_Bounded(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	heavy := []string{"a.example", "b.example", "c.example"}
+	trueCounts := map[string][2]uint64{}
+	var sec section
+	var scratch mergeScratch
+	var total [2]uint64
+	for batch := range 200 {
+		counts := map[string][2]uint64{}
+		for i, h := range heavy { // 30, 20, 10 clicks a batch
+			counts[h] = [2]uint64{uint64(30 - 10*i), uint64(batch % 2)}
+		}
+		for range 500 {
+			counts[fmt.Sprintf("%08x.flood.example", r.Uint32())] = [2]uint64{1, 0}
+		}
+		vals := slices.Sorted(maps.Keys(counts))
+		var deltas []dimDelta
+		for i, v := range vals {
+			c := counts[v]
+			deltas = append(deltas, dimDelta{v: uint64(i), human: c[0], bot: c[1]})
+			tc := trueCounts[v]
+			trueCounts[v] = [2]uint64{tc[0] + c[0], tc[1] + c[1]}
+			total[0] += c[0]
+			total[1] += c[1]
+		}
+		b, err := mergeSection(dimReferrers, sec, deltas, vals, &scratch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sec = mustSection(t, slices.Clone(b))
+		got := readBlob(t, dimReferrers, sec)
+		if len(got) > topCap[dimReferrers] || int(sec.n) != len(got) {
+			t.Fatalf("batch %d: %d entries (prefix %d), cap %d", batch, len(got), sec.n, topCap[dimReferrers])
+		}
+		sum := sec.other
+		for v, c := range got {
+			sum[0] += c[0]
+			sum[1] += c[1]
+			if tc := trueCounts[v]; c[0] > tc[0] || c[1] > tc[1] {
+				t.Fatalf("batch %d: %s listed with %v, has %v", batch, v, c, tc)
+			}
+		}
+		if sum != total {
+			t.Fatalf("batch %d: entries and other sum to %v, clicks %v", batch, sum, total)
+		}
+		for _, h := range heavy {
+			if got[h] != trueCounts[h] {
+				t.Fatalf("batch %d: %s listed with %v, has %v", batch, h, got[h], trueCounts[h])
+			}
+		}
+	}
+}
+
+// TestMergeSection_Version1 reads an unbounded section written before
+// bounded lists and writes it back bounded: the largest values keep their
+// exact counts, the rest is other.
+func TestMergeSection_Version1(t *testing.T) {
+	n := topCap[dimReferrers] + 50
+	var vals []string
+	var counts [][2]uint64
+	var total uint64
+	for i := range n {
+		vals = append(vals, fmt.Sprintf("host%04d.example", i))
+		counts = append(counts, [2]uint64{uint64(i + 1), 0})
+		total += uint64(i + 1)
+	}
+	old := section{entries: v1Section(dimReferrers, vals, counts)}
+	if got := readBlob(t, dimReferrers, old); len(got) != n {
+		t.Fatalf("read %d values of a version 1 section, want %d", len(got), n)
+	}
+	b, err := mergeSection(dimReferrers, old, nil, nil, &mergeScratch{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sec := mustSection(t, b)
+	got := readBlob(t, dimReferrers, sec)
+	if len(got) != topCap[dimReferrers] {
+		t.Fatalf("%d entries, want %d", len(got), topCap[dimReferrers])
+	}
+	var folded uint64
+	for i := range 50 {
+		folded += uint64(i + 1)
+		if _, ok := got[vals[i]]; ok {
+			t.Fatalf("kept %s, one of the smallest", vals[i])
+		}
+	}
+	for i := 50; i < n; i++ {
+		if got[vals[i]] != counts[i] {
+			t.Fatalf("%s: %v, want %v", vals[i], got[vals[i]], counts[i])
+		}
+	}
+	if sec.other != [2]uint64{folded, 0} {
+		t.Fatalf("other %v, want %d", sec.other, folded)
 	}
 }
 
@@ -84,7 +219,7 @@ func TestMergePeriodBlob(t *testing.T) {
 		deltas[d] = []dimDelta{{v: 1, human: 2, bot: 1}}
 		vals[d] = []string{"a", "b"}
 	}
-	var scratch [2][]byte
+	var scratch mergeScratch
 	add := periodHeader{clicks: 3, bots: 1, visitors: 2, humans: 1}
 	blob, err := mergePeriodBlob(nil, true, add, &deltas, &vals, &scratch)
 	if err != nil {
@@ -93,6 +228,7 @@ func TestMergePeriodBlob(t *testing.T) {
 	blob = slices.Clone(blob)
 	deltas[dimOS] = []dimDelta{{v: 0, human: 1}}
 	deltas[dimLinks] = []dimDelta{{v: 1, human: 1}}
+	deltas[dimBrowsers] = nil // untouched: copied
 	blob, err = mergePeriodBlob(blob, true, periodHeader{clicks: 1, visitors: 1, humans: 1}, &deltas, &vals, &scratch)
 	if err != nil {
 		t.Fatal(err)
@@ -104,6 +240,9 @@ func TestMergePeriodBlob(t *testing.T) {
 	if got := fmt.Sprint(readBlob(t, dimOS, sections[dimOS])); got != "map[a:[1 0] b:[2 1]]" {
 		t.Fatalf("os section: %s", got)
 	}
+	if got := fmt.Sprint(readBlob(t, dimBrowsers, sections[dimBrowsers])); got != "map[b:[2 1]]" {
+		t.Fatalf("browsers section: %s", got)
+	}
 	if got := readBlob(t, dimLinks, sections[dimLinks]); got[string(itob(1))] != [2]uint64{3, 1} || len(got) != 1 {
 		t.Fatalf("links section: %v", got)
 	}
@@ -112,6 +251,40 @@ func TestMergePeriodBlob(t *testing.T) {
 	}
 	if _, _, err := parsePeriodBlob(blob, false); err == nil {
 		t.Fatal("read a daily blob as hourly")
+	}
+
+	// A version 1 blob (as written before bounded lists) is read, and
+	// written back as version 2.
+	v1 := binary.AppendUvarint(nil, 3)
+	v1 = binary.AppendUvarint(v1, 1)
+	for d := range numDims {
+		val := "a"
+		if d == dimLinks {
+			val = string(itob(4))
+		}
+		sec := v1Section(d, []string{val}, [][2]uint64{{2, 1}})
+		v1 = binary.AppendUvarint(v1, uint64(len(sec)))
+		v1 = append(v1, sec...)
+	}
+	if c, b, err := periodClicks(v1); c != 3 || b != 1 || err != nil {
+		t.Fatalf("version 1 period clicks %d, %d, %v", c, b, err)
+	}
+	_, sections, err = parsePeriodBlob(v1, false)
+	if err != nil || fmt.Sprint(readBlob(t, dimOS, sections[dimOS])) != "map[a:[2 1]]" {
+		t.Fatalf("version 1 blob: %v", err)
+	}
+	for d := range numDims {
+		deltas[d] = nil
+	}
+	deltas[dimOS] = []dimDelta{{v: 1, human: 1}}
+	blob, err = mergePeriodBlob(v1, false, periodHeader{clicks: 1}, &deltas, &vals, &scratch)
+	if err != nil || blob[0] != 0 || blob[1] != blobVersion {
+		t.Fatalf("version 1 blob merged into % x, %v", blob[:2], err)
+	}
+	_, sections, err = parsePeriodBlob(blob, false)
+	if err != nil || fmt.Sprint(readBlob(t, dimOS, sections[dimOS])) != "map[a:[2 1] b:[1 0]]" ||
+		fmt.Sprint(readBlob(t, dimCountries, sections[dimCountries])) != "map[a:[2 1]]" {
+		t.Fatalf("version 1 blob merged: %v", err)
 	}
 }
 
@@ -128,26 +301,30 @@ func TestVisitorRecord(t *testing.T) {
 }
 
 func FuzzBlobReader(f *testing.F) {
-	var w blobWriter
-	w.addID(5, 1, 2)
-	w.addID(300, 0, 7)
-	f.Add(w.buf)
+	f.Add(v1Section(dimLinks, []string{string(itob(5)), string(itob(300))}, [][2]uint64{{1, 2}, {0, 7}}))
 	f.Add([]byte{0x03, 'a', 'b', 'c', 0x01, 0x00})
+	f.Add([]byte{0x01, 0x02, 0x00, 0x03, 'a', 'b', 'c', 0x01, 0x00, 0x05})
 	f.Fuzz(func(t *testing.T, blob []byte) {
 		vals := []string{"x"}
 		for _, dim := range []byte{dimLinks, dimOS} {
-			r := newBlobReader(dim, blob)
-			for range len(blob) + 1 {
-				_, _, _, ok, err := r.next()
-				if err != nil || !ok {
-					break
+			for _, v2 := range []bool{false, true} {
+				sec, err := parseSection(blob, v2)
+				if err != nil {
+					continue
 				}
+				r := newBlobReader(dim, sec)
+				for range len(blob) + 1 {
+					_, _, _, ok, err := r.next()
+					if err != nil || !ok {
+						break
+					}
+				}
+				_, _ = mergeSection(dim, sec, []dimDelta{{v: 7 * uint64(dim&1^1), human: 1}}, vals, &mergeScratch{})
 			}
-			_, _ = mergeSection(dim, blob, []dimDelta{{v: 7 * uint64(dim&1^1), human: 1}}, vals, nil)
 			var deltas [numDims][]dimDelta
 			var allVals [numDims][]string
 			deltas[dim], allVals[dim] = []dimDelta{{v: 0, human: 1}}, vals
-			var scratch [2][]byte
+			var scratch mergeScratch
 			_, _ = mergePeriodBlob(blob, dim == dimLinks, periodHeader{clicks: 1}, &deltas, &allVals, &scratch)
 			_, _ = decodeVisitorRecord(blob)
 		}

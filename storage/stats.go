@@ -313,8 +313,8 @@ type topItem struct {
 
 func newTopAcc() *topAcc { return &topAcc{index: map[string]int32{}, ids: map[uint64]int32{}} }
 
-func (a *topAcc) addSection(dim byte, section []byte) error {
-	r := newBlobReader(dim, section)
+func (a *topAcc) addSection(dim byte, sec section) error {
+	r := newBlobReader(dim, sec)
 	for {
 		val, human, bot, ok, err := r.next()
 		if err != nil || !ok {

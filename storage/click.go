@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/linkbolt/linkbolt/link"
@@ -145,6 +146,7 @@ func (s *ClickService) ExportClicks(ctx context.Context, workspaceID string, sta
 		}
 		return s
 	}
+	hostCache := map[uint64]string{}
 	prefix := itob(wid)
 	seek := concat(prefix, itob(uint64(rawNanos(start))))
 	to := rawNanos(end)
@@ -171,7 +173,7 @@ func (s *ClickService) ExportClicks(ctx context.Context, workspaceID string, sta
 					return nil
 				}
 				click := new(link.Click)
-				if err := decodeRawClick(k, v, click, str); err != nil {
+				if err := decodeRawClick(k, v, click, str, hostIn(tx, wid, hostCache)); err != nil {
 					return fmt.Errorf("raw click %x: %w", k, err)
 				}
 				chunk = append(chunk, click)
@@ -193,6 +195,26 @@ func (s *ClickService) ExportClicks(ctx context.Context, workspaceID string, sta
 			return nil
 		}
 		seek = next
+	}
+}
+
+// hostIn returns a function that looks the referrer hosts of a
+// workspace's raw clicks up in tx, through cache (day << 32 | id → host).
+func hostIn(tx *bolt.Tx, wid uint64, cache map[uint64]string) func(day uint32, id uint64) (string, error) {
+	b := tx.Bucket(bucketClicksHosts)
+	return func(day uint32, id uint64) (string, error) {
+		ck := uint64(day)<<32 | id&math.MaxUint32
+		if h, ok := cache[ck]; ok && id <= math.MaxUint32 {
+			return h, nil
+		}
+		h, err := hostOf(b, day, wid, id)
+		if err != nil {
+			return "", err
+		}
+		if len(cache) < 100_000 {
+			cache[ck] = h
+		}
+		return h, nil
 	}
 }
 
@@ -273,6 +295,10 @@ func (s *ClickService) PruneClicks(ctx context.Context, before time.Time) (int, 
 	}
 	if err := s.deleteDaysBefore(ctx, bucketClicksSalts, today-min(today, 1)); err != nil {
 		return deleted, fmt.Errorf("prune salts: %w", err)
+	}
+	// The hosts of the days whose raw clicks are all gone.
+	if err := s.deleteDaysBefore(ctx, bucketClicksHosts, uint32(cut/1e9/secondsPerDay)); err != nil {
+		return deleted, fmt.Errorf("prune referrer hosts: %w", err)
 	}
 	return deleted, nil
 }

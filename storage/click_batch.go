@@ -281,7 +281,6 @@ type batchWrite struct {
 	scopes   []batchScope
 	clicks   []parsedClick
 	rawOrder []int32
-	rawVals  [][]byte
 	periods  []batchPeriod
 	// periodIdx finds the daily period of a scope, for visitor counts.
 	periodIdx map[uint64]int32
@@ -419,20 +418,8 @@ func (b *clickBatch) plan() *batchWrite {
 
 	// Raw clicks, in key order.
 	w.rawOrder = make([]int32, len(b.clicks))
-	w.rawVals = make([][]byte, len(b.clicks))
-	size := 0
 	for i := range b.clicks {
 		w.rawOrder[i] = int32(i)
-		size += 32 + len(b.clicks[i].campaign)
-		for _, d := range rawStrings {
-			size += len(b.clicks[i].vals[d])
-		}
-	}
-	slab := make([]byte, 0, size)
-	for i := range b.clicks {
-		start := len(slab)
-		slab = appendRawClick(slab, &b.clicks[i])
-		w.rawVals[i] = slab[start:len(slab):len(slab)]
 	}
 	slices.SortFunc(w.rawOrder, func(x, y int32) int {
 		cx, cy := &b.clicks[x], &b.clicks[y]
@@ -523,13 +510,20 @@ func (w *batchWrite) write(tx *bolt.Tx) error {
 	if err := raw.SetSequence(seq + uint64(len(w.clicks))); err != nil {
 		return fmt.Errorf("raw click sequence: %w", err)
 	}
+	hosts := newHostTable(tx.Bucket(bucketClicksHosts), &w.mem)
+	var enc []byte
 	for _, i := range w.rawOrder {
 		c := &w.clicks[i]
 		k := w.mem.alloc(20)
 		binary.BigEndian.PutUint64(k, c.ws)
 		binary.BigEndian.PutUint64(k[8:], uint64(c.nanos))
 		binary.BigEndian.PutUint32(k[16:], uint32(seq+uint64(i)))
-		if err := raw.Put(k, w.rawVals[i]); err != nil {
+		ref, err := hosts.referrer(c.day, c.ws, c.vals[dimReferrers])
+		if err != nil {
+			return err
+		}
+		enc = appendRawClick(enc[:0], c, ref)
+		if err := raw.Put(k, w.mem.copy(enc)); err != nil {
 			return fmt.Errorf("put raw click: %w", err)
 		}
 	}
@@ -545,7 +539,6 @@ func (w *batchWrite) write(tx *bolt.Tx) error {
 		}
 	}
 	var rec visitorRecord
-	var enc []byte
 	for i := range w.visitors {
 		v := &w.visitors[i]
 		old := visitors.Get(v.recordKey)

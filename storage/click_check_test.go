@@ -210,7 +210,7 @@ func checkClicks(tx *bolt.Tx) []error {
 	raw := map[string]uint64{} // workspace scope + hour
 	_ = tx.Bucket(bucketClicksRaw).ForEach(func(k, v []byte) error {
 		var c link.Click
-		if err := decodeRawClick(k, v, &c, func(b []byte) string { return string(b) }); err != nil {
+		if err := decodeRawClick(k, v, &c, func(b []byte) string { return string(b) }, hostIn(tx, btoi(k[:8]), map[uint64]string{})); err != nil {
 			fail("clicks.raw %x: %v", k, err)
 			return nil
 		}
@@ -234,7 +234,7 @@ func (db *DB) ClickBucketSizes() (map[string]BucketSize, error) {
 	out := map[string]BucketSize{}
 	err := db.db.View(func(tx *bolt.Tx) error {
 		for _, name := range [][]byte{bucketClicksLink, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily,
-			bucketClicksVisitors, bucketClicksSalts} {
+			bucketClicksVisitors, bucketClicksSalts, bucketClicksHosts} {
 			st := tx.Bucket(name).Stats()
 			out[string(name)] = BucketSize{
 				Inuse: st.BranchInuse + st.LeafInuse + st.InlineBucketInuse,

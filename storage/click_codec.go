@@ -1,14 +1,18 @@
 package storage
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/linkbolt/linkbolt/link"
+	bolt "go.etcd.io/bbolt"
 )
 
 // Scopes. A scope key names what an aggregate counts:
@@ -644,25 +648,41 @@ func (h *entryHeap) pop() {
 
 // A raw click is
 //
-//	flags(1)              bit 0: bot; bit 1: a campaign follows
+//	flags(1)              bit 0: bot; bit 1: a campaign follows;
+//	                      bit 2: the referrer is a host reference
 //	uvarint(link id)
 //	[uvarint(len) campaign id]
-//	uvarint(len) value    five times: referrer ("direct" for none), country,
-//	                      device, browser, os
+//	referrer              uvarint(host id) with bit 2, else uvarint(len) value
+//	uvarint(len) value    four times: country, device, browser, os
 //	visitor(8)
 //
 // under the key workspace id(8) + unix nanos(8) + sequence(4). Never the
 // address or the user agent.
+//
+// Referrer hosts are kept once per workspace and UTC day in clicks.hosts
+// (see hostTable), and a raw click names its host by id: a host of 240
+// bytes clicked 300,000 times costs its bytes once, not on every click.
+// Raw clicks written before (no bit 2) keep the host inline, and still
+// read.
 const (
 	rawFlagBot      = 1 << 0
 	rawFlagCampaign = 1 << 1
+	rawFlagHostRef  = 1 << 2
 )
 
 // rawStrings are the string fields of a raw click after the campaign, in
 // their order on disk; their indexes are the string dimensions'.
 var rawStrings = [...]byte{dimReferrers, dimCountries, dimDevices, dimBrowsers, dimOS}
 
-func appendRawClick(b []byte, c *parsedClick) []byte {
+// rawReferrer is how a raw click stores its referrer: the id of its host
+// in clicks.hosts (ref), or a value inline.
+type rawReferrer struct {
+	ref    bool
+	id     uint64
+	inline string
+}
+
+func appendRawClick(b []byte, c *parsedClick, ref rawReferrer) []byte {
 	var flags byte
 	if c.bot {
 		flags |= rawFlagBot
@@ -670,13 +690,22 @@ func appendRawClick(b []byte, c *parsedClick) []byte {
 	if c.campaign != "" {
 		flags |= rawFlagCampaign
 	}
+	if ref.ref {
+		flags |= rawFlagHostRef
+	}
 	b = append(b, flags)
 	b = binary.AppendUvarint(b, c.link)
 	if c.campaign != "" {
 		b = binary.AppendUvarint(b, uint64(len(c.campaign)))
 		b = append(b, c.campaign...)
 	}
-	for _, d := range rawStrings {
+	if ref.ref {
+		b = binary.AppendUvarint(b, ref.id)
+	} else {
+		b = binary.AppendUvarint(b, uint64(len(ref.inline)))
+		b = append(b, ref.inline...)
+	}
+	for _, d := range rawStrings[1:] {
 		b = binary.AppendUvarint(b, uint64(len(c.vals[d])))
 		b = append(b, c.vals[d]...)
 	}
@@ -686,13 +715,15 @@ func appendRawClick(b []byte, c *parsedClick) []byte {
 var errBadRawClick = errors.New("malformed raw click")
 
 // decodeRawClick fills c from a raw click's key and value; str turns bytes
-// into strings (so an export can share repeated values).
-func decodeRawClick(k, v []byte, c *link.Click, str func([]byte) string) error {
+// into strings (so an export can share repeated values), and host returns
+// the host of an id of the click's workspace and UTC day.
+func decodeRawClick(k, v []byte, c *link.Click, str func([]byte) string, host func(day uint32, id uint64) (string, error)) error {
 	if len(k) != 20 || len(v) < 2 {
 		return errBadRawClick
 	}
 	c.WorkspaceID = formatID(prefixWorkspace, binary.BigEndian.Uint64(k))
-	c.Time = time.Unix(0, int64(binary.BigEndian.Uint64(k[8:]))).UTC()
+	nanos := binary.BigEndian.Uint64(k[8:])
+	c.Time = time.Unix(0, int64(nanos)).UTC()
 	flags := v[0]
 	v = v[1:]
 	c.Bot = flags&rawFlagBot != 0
@@ -719,7 +750,20 @@ func decodeRawClick(k, v []byte, c *link.Click, str func([]byte) string) error {
 		}
 		c.CampaignID = s
 	}
-	for _, f := range []*string{&c.Referrer, &c.Country, &c.Device, &c.Browser, &c.OS} {
+	fields := []*string{&c.Referrer, &c.Country, &c.Device, &c.Browser, &c.OS}
+	if flags&rawFlagHostRef != 0 {
+		id, n := binary.Uvarint(v)
+		if n <= 0 {
+			return errBadRawClick
+		}
+		v = v[n:]
+		h, err := host(uint32(nanos/1e9/secondsPerDay), id)
+		if err != nil {
+			return err
+		}
+		c.Referrer, fields = h, fields[1:]
+	}
+	for _, f := range fields {
 		s, ok := readString()
 		if !ok {
 			return errBadRawClick
@@ -731,6 +775,129 @@ func decodeRawClick(k, v []byte, c *link.Click, str func([]byte) string) error {
 	}
 	c.Visitor = binary.BigEndian.Uint64(v)
 	return nil
+}
+
+// The hosts of referrers, in clicks.hosts, per workspace and UTC day:
+//
+//	day(4) + workspace id(8) + 0x00 + id(4)   → host
+//	day(4) + workspace id(8) + 0x01 + host    → uvarint(id)
+//
+// ids count from 0 in each workspace and day. Day first, so a prune
+// deletes whole days from the front. A workspace keeps at most
+// maxHostsPerDay hosts a day: a flood of distinct hosts stops there, and
+// the further hosts of the day are kept inline when they are short (at most
+// maxInlineHost bytes) and as otherReferrer when not.
+const (
+	maxHostsPerDay = 1024
+	maxInlineHost  = 32
+	otherReferrer  = "(other)"
+)
+
+// hostTable finds and assigns the host ids of a batch in a write
+// transaction.
+type hostTable struct {
+	b    *bolt.Bucket
+	mem  *arena
+	refs map[hostKey]rawReferrer
+	next map[[12]byte]uint64 // day + workspace → next id
+}
+
+type hostKey struct {
+	day  uint32
+	ws   uint64
+	host string
+}
+
+func newHostTable(b *bolt.Bucket, mem *arena) *hostTable {
+	return &hostTable{b: b, mem: mem, refs: map[hostKey]rawReferrer{}, next: map[[12]byte]uint64{}}
+}
+
+// referrer returns how a raw click of the workspace on the day stores the
+// referrer host.
+func (t *hostTable) referrer(day uint32, ws uint64, host string) (rawReferrer, error) {
+	if host == directReferrer {
+		return rawReferrer{inline: host}, nil
+	}
+	hk := hostKey{day, ws, host}
+	if r, ok := t.refs[hk]; ok {
+		return r, nil
+	}
+	var prefix [12]byte
+	binary.BigEndian.PutUint32(prefix[:], day)
+	binary.BigEndian.PutUint64(prefix[4:], ws)
+	fwd := t.mem.alloc(13 + len(host))
+	copy(fwd, prefix[:])
+	fwd[12] = 1
+	copy(fwd[13:], host)
+	r, err := t.lookup(prefix, fwd, host)
+	if err != nil {
+		return r, err
+	}
+	t.refs[hk] = r
+	return r, nil
+}
+
+func (t *hostTable) lookup(prefix [12]byte, fwd []byte, host string) (rawReferrer, error) {
+	if v := t.b.Get(fwd); v != nil {
+		id, n := binary.Uvarint(v)
+		if n <= 0 {
+			return rawReferrer{}, fmt.Errorf("host %x: malformed id", fwd)
+		}
+		return rawReferrer{ref: true, id: id}, nil
+	}
+	next, ok := t.next[prefix]
+	if !ok {
+		next = t.count(prefix)
+	}
+	if next >= maxHostsPerDay {
+		t.next[prefix] = next
+		if len(host) <= maxInlineHost {
+			return rawReferrer{inline: host}, nil
+		}
+		return rawReferrer{inline: otherReferrer}, nil
+	}
+	rev := t.mem.alloc(17)
+	copy(rev, prefix[:])
+	rev[12] = 0
+	binary.BigEndian.PutUint32(rev[13:], uint32(next))
+	if err := t.b.Put(rev, t.mem.copy([]byte(host))); err != nil {
+		return rawReferrer{}, fmt.Errorf("put host: %w", err)
+	}
+	if err := t.b.Put(fwd, binary.AppendUvarint(t.mem.alloc(binary.MaxVarintLen64)[:0], next)); err != nil {
+		return rawReferrer{}, fmt.Errorf("put host: %w", err)
+	}
+	t.next[prefix] = next + 1
+	return rawReferrer{ref: true, id: next}, nil
+}
+
+// count returns the number of hosts of a workspace and day: one more than
+// the last id.
+func (t *hostTable) count(prefix [12]byte) uint64 {
+	c := t.b.Cursor()
+	end := append(prefix[:], 1)
+	k, _ := c.Seek(end)
+	if k == nil {
+		k, _ = c.Last()
+	} else {
+		k, _ = c.Prev()
+	}
+	if len(k) != 17 || !bytes.HasPrefix(k, prefix[:]) || k[12] != 0 {
+		return 0
+	}
+	return uint64(binary.BigEndian.Uint32(k[13:])) + 1
+}
+
+// hostOf returns the host of an id in a workspace and day.
+func hostOf(b *bolt.Bucket, day uint32, ws, id uint64) (string, error) {
+	var k [17]byte
+	binary.BigEndian.PutUint32(k[:], day)
+	binary.BigEndian.PutUint64(k[4:], ws)
+	binary.BigEndian.PutUint32(k[13:], uint32(id))
+	v := b.Get(k[:])
+	if v == nil || id > math.MaxUint32 {
+		return "", fmt.Errorf("raw click: no host %d of workspace %d on day %d", id, ws, day)
+	}
+	return string(v), nil
 }
 
 // A visitor record lists where one visitor clicked in one workspace on one

@@ -338,19 +338,35 @@ func TestRawClickRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	v := appendRawClick(nil, &p)
 	k := concat(itob(p.ws), itob(uint64(p.nanos)), be32(7))
-	var out link.Click
-	if err := decodeRawClick(k, v, &out, func(b []byte) string { return string(b) }); err != nil {
-		t.Fatal(err)
-	}
-	if out != in {
-		t.Fatalf("round trip:\n%+v\n%+v", out, in)
-	}
-	t.Logf("raw click: %d bytes + %d key", len(v), len(k))
-	for i := range v {
-		if err := decodeRawClick(k, v[:i], &out, func(b []byte) string { return string(b) }); err == nil {
-			t.Fatalf("decoded a raw click cut at %d", i)
+	str := func(b []byte) string { return string(b) }
+	day := uint32(in.Time.Unix() / secondsPerDay)
+	host := func(d uint32, id uint64) (string, error) {
+		if d != day || id != 300 {
+			return "", fmt.Errorf("no host %d on day %d", id, d)
 		}
+		return "t.co", nil
+	}
+	for _, ref := range []rawReferrer{{inline: "t.co"}, {ref: true, id: 300}} {
+		v := appendRawClick(nil, &p, ref)
+		var out link.Click
+		if err := decodeRawClick(k, v, &out, str, host); err != nil {
+			t.Fatal(err)
+		}
+		if out != in {
+			t.Fatalf("round trip of %+v:\n%+v\n%+v", ref, out, in)
+		}
+		t.Logf("raw click (%+v): %d bytes + %d key", ref, len(v), len(k))
+		for i := range v {
+			if err := decodeRawClick(k, v[:i], &out, str, host); err == nil {
+				t.Fatalf("decoded a raw click cut at %d", i)
+			}
+		}
+	}
+	// A reference to a host that is not there is an error, not a blank.
+	v := appendRawClick(nil, &p, rawReferrer{ref: true, id: 301})
+	var out link.Click
+	if err := decodeRawClick(k, v, &out, str, host); err == nil {
+		t.Fatal("decoded a raw click of a missing host")
 	}
 }

@@ -24,7 +24,10 @@ import (
 
 // SchemaVersion is the version of the bucket layout this code writes. A
 // file recorded with a newer version is refused rather than misread.
-const SchemaVersion = 1
+// Version 2: bounded period blobs (version 2 blobs) and raw clicks that
+// name their referrer host in clicks.hosts; version 1 files are read as
+// they are and need no migration.
+const SchemaVersion = 2
 
 // DefaultBatchDelay is how long concurrent link creations are gathered
 // into one commit when DB.BatchDelay is zero. bbolt's default (10 ms) suits
@@ -101,6 +104,7 @@ var (
 	bucketClicksDaily    = []byte("clicks.daily")    // scope + unix UTC day(4), links time first → period blob: totals, visitors, dimensions
 	bucketClicksVisitors = []byte("clicks.visitors") // unix UTC day(4) + workspace id(8) + visitor(8) → visitor record
 	bucketClicksSalts    = []byte("clicks.salts")    // unix UTC day(4) → salt(32)
+	bucketClicksHosts    = []byte("clicks.hosts")    // unix UTC day(4) + workspace id(8) + 0 + id(4) → host, and + 1 + host → id
 )
 
 var allBuckets = [][]byte{
@@ -113,7 +117,7 @@ var allBuckets = [][]byte{
 	bucketWebhooks, bucketWebhooksWorkspace, bucketWebhooksEvent, bucketDeliveries, bucketDeliveriesWebhook, bucketDeliveriesQueue,
 	bucketQRCodes, bucketQRCodesWorkspace,
 	bucketDomains, bucketDomainsHostname, bucketDomainsWorkspace,
-	bucketClicksLink, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily, bucketClicksVisitors, bucketClicksSalts,
+	bucketClicksLink, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily, bucketClicksVisitors, bucketClicksSalts, bucketClicksHosts,
 }
 
 // Keys of the meta bucket.

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -64,10 +66,10 @@ func TestOpen_SchemaVersion(t *testing.T) {
 	}
 	err = bdb.Update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket([]byte("meta"))
-		if got, want := string(meta.Get([]byte("schema_version"))), "1"; got != want {
+		if got, want := string(meta.Get([]byte("schema_version"))), strconv.Itoa(storage.SchemaVersion); got != want {
 			t.Errorf("schema_version = %q, want %q", got, want)
 		}
-		return meta.Put([]byte("schema_version"), []byte("2"))
+		return meta.Put([]byte("schema_version"), []byte(strconv.Itoa(storage.SchemaVersion+1)))
 	})
 	bdb.Close()
 	if err != nil {
@@ -80,18 +82,18 @@ func TestOpen_SchemaVersion(t *testing.T) {
 		newer.Close()
 		t.Fatal("opened a file of a newer schema")
 	}
-	if msg := err.Error(); !strings.Contains(msg, "schema version 2") || !strings.Contains(msg, "upgrade linkbolt") {
+	if msg := err.Error(); !strings.Contains(msg, fmt.Sprintf("schema version %d", storage.SchemaVersion+1)) || !strings.Contains(msg, "upgrade linkbolt") {
 		t.Fatalf("message = %q", msg)
 	}
 
-	// Put version 1 back so the cleanup's checks can open the file.
+	// Put the version back so the cleanup's checks can open the file.
 	bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer bdb.Close()
 	if err := bdb.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte("meta")).Put([]byte("schema_version"), []byte("1"))
+		return tx.Bucket([]byte("meta")).Put([]byte("schema_version"), []byte(strconv.Itoa(storage.SchemaVersion)))
 	}); err != nil {
 		t.Fatal(err)
 	}

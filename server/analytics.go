@@ -37,6 +37,11 @@ type analyticsResponse struct {
 	Totals     totalsResponse                `json:"totals"`
 	Timeseries []pointResponse               `json:"timeseries"`
 	Top        map[string][]topEntryResponse `json:"top"`
+	// TopOther holds, for each dimension, the clicks of the range that its
+	// top list does not show: values past the limit, and values folded out
+	// of the bounded lists of the aggregates. A list plus its other is the
+	// clicks of the range.
+	TopOther map[string]int64 `json:"top_other"`
 }
 
 // statsQuery is a parsed analytics request.
@@ -103,6 +108,7 @@ func (s *Server) serveStats(w http.ResponseWriter, r *http.Request, c *caller, s
 		Totals:     totalsResponse{Clicks: st.Clicks, BotClicks: st.BotClicks, UniqueVisitors: st.UniqueVisitors},
 		Timeseries: s.timeseries(q, st),
 		Top:        make(map[string][]topEntryResponse, len(link.Dimensions)),
+		TopOther:   topOther(st),
 	}
 	for _, dim := range link.Dimensions {
 		entries := make([]topEntryResponse, 0, len(st.Top[dim]))
@@ -117,6 +123,23 @@ func (s *Server) serveStats(w http.ResponseWriter, r *http.Request, c *caller, s
 	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
+}
+
+// topOther returns, for each dimension, the clicks its top list leaves
+// out.
+func topOther(st *link.Stats) map[string]int64 {
+	out := make(map[string]int64, len(link.Dimensions))
+	for _, dim := range link.Dimensions {
+		n := st.Clicks
+		if dim == link.DimLinks && len(st.Top[dim]) == 0 {
+			n = 0 // a link's own list of links is empty without clicks
+		}
+		for _, e := range st.Top[dim] {
+			n -= e.Clicks
+		}
+		out[dim] = max(n, 0)
+	}
+	return out
 }
 
 // timeseries folds the hourly totals into the range's buckets.

@@ -132,10 +132,20 @@ func (s *Server) exportClicks(w http.ResponseWriter, r *http.Request, c *caller,
 	return bw.Flush()
 }
 
+// exportTopLimit is the most values of each dimension data=top exports;
+// the clicks of the rest are one row of value otherValue, so each
+// dimension's rows sum to the range's clicks.
+const exportTopLimit = 1000
+
+// otherValue is the value of the row of the clicks no other row shows. No
+// dimension value looks like it: referrers are host names, links ids, the
+// rest classifier names.
+const otherValue = "(other)"
+
 func (s *Server) exportAggregates(w http.ResponseWriter, r *http.Request, q *statsQuery, data string) error {
 	f := q.filter
 	if data == "top" {
-		f.TopLimit = 1_000_000 // every value
+		f.TopLimit = exportTopLimit
 	}
 	st, err := s.clicks.Stats(r.Context(), f)
 	if err != nil {
@@ -151,9 +161,13 @@ func (s *Server) exportAggregates(w http.ResponseWriter, r *http.Request, q *sta
 		}
 	} else {
 		cw.Write([]string{"dimension", "value", "clicks"})
+		other := topOther(st)
 		for _, dim := range link.Dimensions {
 			for _, e := range st.Top[dim] {
 				cw.Write([]string{dim, e.Value, strconv.FormatInt(e.Clicks, 10)})
+			}
+			if other[dim] > 0 {
+				cw.Write([]string{dim, otherValue, strconv.FormatInt(other[dim], 10)})
 			}
 		}
 	}

@@ -592,7 +592,14 @@ func TestCheckOpenAPI(t *testing.T) {
 			"totals":     map[string]any{"clicks": 0, "bot_clicks": 0, "unique_visitors": 0},
 			"timeseries": []any{map[string]any{"start": "2026-03-09T13:00:00Z", "clicks": 0}},
 			"top": map[string]any{"links": []any{map[string]any{"value": "lnk_1", "clicks": 3, "short_url": "http://lb.test/a"}},
-				"referrers": []any{}, "countries": []any{}, "devices": []any{}, "browsers": []any{}, "os": []any{}}}), true},
+				"referrers": []any{}, "countries": []any{}, "devices": []any{}, "browsers": []any{}, "os": []any{}},
+			"top_other": map[string]any{"links": 0, "referrers": 0, "countries": 0, "devices": 0, "browsers": 0, "os": 0}}), true},
+		{"analytics with a negative other", "GET", "/v1/analytics/workspace", 200, jsonH, js(map[string]any{
+			"range":      map[string]any{"name": "24h", "start": "2026-03-09T13:00:00Z", "end": "2026-03-10T13:00:00Z", "tz": "UTC", "interval": "hour"},
+			"totals":     map[string]any{"clicks": 0, "bot_clicks": 0, "unique_visitors": 0},
+			"timeseries": []any{},
+			"top":        map[string]any{"links": []any{}, "referrers": []any{}, "countries": []any{}, "devices": []any{}, "browsers": []any{}, "os": []any{}},
+			"top_other":  map[string]any{"links": 0, "referrers": -1, "countries": 0, "devices": 0, "browsers": 0, "os": 0}}), false},
 		{"analytics without top", "GET", "/v1/analytics/workspace", 200, jsonH, js(map[string]any{
 			"range":  map[string]any{"name": "24h", "start": "2026-03-09T13:00:00Z", "end": "2026-03-10T13:00:00Z", "tz": "UTC", "interval": "hour"},
 			"totals": map[string]any{"clicks": 0, "bot_clicks": 0, "unique_visitors": 0}, "timeseries": []any{}}), false},

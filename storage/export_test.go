@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/linkbolt/linkbolt/link"
 	bolt "go.etcd.io/bbolt"
@@ -367,3 +368,60 @@ func (db *DB) Opened() bool { return db.db != nil }
 // SetAfterBackgroundFlush makes the background flush loop call f after
 // each flush; call it before Open.
 func (db *DB) SetAfterBackgroundFlush(f func(error)) { db.afterBackgroundFlush = f }
+
+// TopCap returns the most entries a period blob keeps of a dimension.
+func TopCap(dim string) int { return topCap[slices.Index(dimNames[:], dim)] }
+
+// PeriodTop reads one dimension of the period blob of a workspace (or, when
+// linkID is set, of that link) holding t: each listed value (link ids as
+// wire ids) with its clicks, the clicks folded into other, and the blob's
+// total clicks.
+func (db *DB) PeriodTop(workspaceID, linkID string, daily bool, t time.Time, dim string) (map[string]uint64, uint64, uint64, error) {
+	wid, _ := parseID(prefixWorkspace, workspaceID)
+	scope, period := workspaceScope(wid), uint32(t.Unix()/secondsPerHour)
+	if linkID != "" {
+		lid, _ := parseID(prefixLink, linkID)
+		scope = linkScope(lid)
+	}
+	name := bucketClicksHourly
+	if daily {
+		name, period = bucketClicksDaily, uint32(t.Unix()/secondsPerDay)
+	}
+	d := byte(slices.Index(dimNames[:], dim))
+	out := map[string]uint64{}
+	var other, total uint64
+	err := db.db.View(func(tx *bolt.Tx) error {
+		h, sections, err := parsePeriodBlob(tx.Bucket(name).Get(periodBlobKey(scope, period)), daily)
+		if err != nil {
+			return err
+		}
+		total, other = h.clicks, sections[d].other[0]+sections[d].other[1]
+		r := newBlobReader(d, sections[d])
+		for {
+			val, human, bot, ok, err := r.next()
+			if err != nil || !ok {
+				return err
+			}
+			v := string(val)
+			if d == dimLinks {
+				v = formatID(prefixLink, r.prevID)
+			}
+			out[v] = human + bot
+		}
+	})
+	return out, other, total, err
+}
+
+// HostCount returns the number of referrer hosts clicks.hosts holds.
+func (db *DB) HostCount() (int, error) {
+	n := 0
+	err := db.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketClicksHosts).ForEach(func(k, _ []byte) error {
+			if len(k) == 17 && k[12] == 0 {
+				n++
+			}
+			return nil
+		})
+	})
+	return n, err
+}

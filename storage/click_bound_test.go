@@ -126,7 +126,9 @@ func TestRecordClicks_BoundedTopLists(t *testing.T) {
 		for _, v := range vals {
 			out = append(out, link.TopEntry{Value: v, Clicks: counts[v]})
 		}
-		slices.SortFunc(out, func(a, b link.TopEntry) int { return cmp.Or(cmp.Compare(b.Clicks, a.Clicks), strings.Compare(a.Value, b.Value)) })
+		slices.SortFunc(out, func(a, b link.TopEntry) int {
+			return cmp.Or(cmp.Compare(b.Clicks, a.Clicks), strings.Compare(a.Value, b.Value))
+		})
 		return out
 	}
 	for _, rg := range [][2]time.Time{{hour, hour.Add(time.Hour)}, {hour.Truncate(24 * time.Hour), hour.Truncate(24 * time.Hour).Add(24 * time.Hour)}} {

@@ -3,6 +3,8 @@ package server
 import (
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -171,5 +173,83 @@ func TestExport(t *testing.T) {
 	}
 	for _, q := range []string{"format=xml", "data=raw", "data=top&format=json"} {
 		wantProblem(t, e.request(newRequest("GET", "/v1/analytics/export?"+q, e.readKey, "")), 400, "invalid_request")
+	}
+}
+
+// TestAnalyticsReferrerFlood clicks a link from 30 referrers of 3 to 32
+// clicks and from 300 distinct long host names once each: the answer for
+// limit=100 lists the 30 exactly and first, top_other holds the rest of
+// the clicks, and the top export stays bounded with an (other) row, each
+// dimension summing to the clicks.
+func TestAnalyticsReferrerFlood(t *testing.T) {
+	e := newEnv(t)
+	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"a"}`, 201)
+	var total float64
+	for i := range 30 {
+		for range i + 3 {
+			e.click("a", chromeUA, "198.51.100.7", fmt.Sprintf("https://heavy%02d.example/post", i))
+			total++
+		}
+	}
+	for i := range 300 {
+		e.click("a", chromeUA, fmt.Sprintf("203.0.113.%d", i%250), fmt.Sprintf("https://%s.f%03d.example/", strings.Repeat("x", 60), i))
+		total++
+	}
+	e.flush()
+
+	r := e.do("GET", "/v1/analytics/workspace?range=today&limit=100", e.readKey, "", 200)
+	if got := r.path("totals", "clicks"); got != total {
+		t.Fatalf("clicks = %v, want %v", got, total)
+	}
+	refs := r.path("top", "referrers").([]any)
+	if len(refs) != 100 {
+		t.Fatalf("%d referrers, want 100", len(refs))
+	}
+	var listed float64
+	for i, x := range refs {
+		m := x.(map[string]any)
+		listed += m["clicks"].(float64)
+		if i >= 30 {
+			continue
+		}
+		if want := fmt.Sprintf("heavy%02d.example", 29-i); m["value"] != want || m["clicks"] != float64(32-i) {
+			t.Fatalf("referrer %d = %v, want %s with %d clicks", i, m, want, 32-i)
+		}
+	}
+	if got := r.path("top_other", "referrers"); got != total-listed {
+		t.Fatalf("top_other.referrers = %v, want %v", got, total-listed)
+	}
+	if got := r.path("top_other", "links"); got != float64(0) {
+		t.Fatalf("top_other.links = %v, want 0", got)
+	}
+
+	r = e.do("GET", "/v1/analytics/export?range=today&data=top", e.readKey, "", 200)
+	rows, err := csv.NewReader(strings.NewReader(string(r.raw))).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sums := map[string]float64{}
+	var refRows int
+	var other string
+	for _, row := range rows[1:] {
+		n, err := strconv.ParseFloat(row[2], 64)
+		if err != nil {
+			t.Fatalf("row %q: %v", row, err)
+		}
+		sums[row[0]] += n
+		if row[0] == "referrers" {
+			refRows++
+			if row[1] == "(other)" {
+				other = row[2]
+			}
+		}
+	}
+	if refRows > 257 || other == "" {
+		t.Fatalf("top export: %d referrer rows, (other) %q", refRows, other)
+	}
+	for _, dim := range []string{"links", "referrers", "countries", "devices", "browsers", "os"} {
+		if sums[dim] != total {
+			t.Fatalf("top export: %s rows sum to %v, want %v", dim, sums[dim], total)
+		}
 	}
 }

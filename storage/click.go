@@ -15,7 +15,8 @@ import (
 var _ link.ClickService = (*ClickService)(nil)
 
 // ClickService keeps clicks in two forms. Raw clicks, one record each,
-// serve exports and are pruned after the retention period. Aggregates,
+// serve exports and are pruned after the retention period; they name their
+// referrer host in a per-day dictionary (see hostTable). Aggregates,
 // kept for good, answer analytics: for each scope a click belongs to (its
 // workspace, its link, its campaign) one period blob per hour and one per
 // UTC day, each holding the totals and the counts of every dimension (and
@@ -81,7 +82,7 @@ func parseClick(i int, c *link.Click) (parsedClick, error) {
 // only. An empty referrer is stored as "direct", other empty values as
 // "unknown", values longer than 253 bytes cut. A visitor counts once a
 // UTC day in each scope, as a bot or not by its first click of the day in
-// the workspace. For a workspace with an enabled webhook subscribed to
+// the workspace. Each period keeps bounded top lists (see topCap). For a workspace with an enabled webhook subscribed to
 // link.clicked it also writes one event per click, and its deliveries, in
 // the same transaction (see appendClickEvents). EINVALID, with nothing written, if a click has a
 // malformed workspace, link or campaign ID or a time before 1970 or after
@@ -164,6 +165,7 @@ func (s *ClickService) ExportClicks(ctx context.Context, workspaceID string, sta
 				}
 			}
 			c := tx.Bucket(bucketClicksRaw).Cursor()
+			host := hostIn(tx, wid, hostCache)
 			for k, v := c.Seek(seek); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
 				if int64(btoi(k[8:16])) >= to {
 					return nil
@@ -173,7 +175,7 @@ func (s *ClickService) ExportClicks(ctx context.Context, workspaceID string, sta
 					return nil
 				}
 				click := new(link.Click)
-				if err := decodeRawClick(k, v, click, str, hostIn(tx, wid, hostCache)); err != nil {
+				if err := decodeRawClick(k, v, click, str, host); err != nil {
 					return fmt.Errorf("raw click %x: %w", k, err)
 				}
 				chunk = append(chunk, click)
@@ -234,9 +236,10 @@ func rawNanos(t time.Time) int64 {
 }
 
 // PruneClicks deletes the raw clicks before before, in every workspace,
-// in transactions of at most 10,000 deletions; the visitor records of UTC
-// days more than two days before today; and the salts of days before
-// yesterday. Aggregates, visitor counts included, are kept. It returns the
+// in transactions of at most 10,000 deletions; the referrer hosts of the
+// UTC days before the day of before (their raw clicks are all gone); the
+// visitor records of UTC days more than two days before today; and the
+// salts of days before yesterday. Aggregates, visitor counts included, are kept. It returns the
 // number of raw clicks deleted, also when it stops early on an error.
 func (s *ClickService) PruneClicks(ctx context.Context, before time.Time) (int, error) {
 	cut := rawNanos(before)

@@ -217,6 +217,34 @@ func checkClicks(tx *bolt.Tx) []error {
 		raw[string(concat(workspaceScope(btoi(k[:8])), be32(uint32(c.Time.Unix()/secondsPerHour))))]++
 		return nil
 	})
+	// Referrer hosts: each id of a day and workspace once, below the cap,
+	// named back by its host.
+	hostIDs := map[string]int{} // day + workspace → hosts
+	hosts := tx.Bucket(bucketClicksHosts)
+	_ = hosts.ForEach(func(k, v []byte) error {
+		if len(k) < 13 || k[12] > 1 || k[12] == 0 && len(k) != 17 {
+			fail("clicks.hosts %x: malformed key", k)
+			return nil
+		}
+		if k[12] == 1 {
+			id, n := binary.Uvarint(v)
+			rev := concat(k[:12], []byte{0}, be32(uint32(id)))
+			if n <= 0 || string(hosts.Get(rev)) != string(k[13:]) {
+				fail("clicks.hosts %x: id %d names %q", k, id, hosts.Get(rev))
+			}
+			return nil
+		}
+		hostIDs[string(k[:12])]++
+		if id := binary.BigEndian.Uint32(k[13:]); id >= maxHostsPerDay {
+			fail("clicks.hosts %x: id %d past the cap", k, id)
+		}
+		return nil
+	})
+	for p, n := range hostIDs {
+		if n > maxHostsPerDay {
+			fail("clicks.hosts %x: %d hosts", p, n)
+		}
+	}
 	for k, n := range raw {
 		if p := hourly[k]; n > p.all {
 			fail("workspace hour %x: %d raw clicks, total %d", k, n, p.all)

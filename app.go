@@ -108,7 +108,7 @@ func (a *app) wire(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", cfg.Server.Listen, err)
 	}
-	a.listener = ln
+	a.listener = srv.Listener(ln)
 	a.http = srv.HTTPServer(cfg.Server.Listen)
 	return nil
 }

@@ -1,6 +1,7 @@
 package link
 
 import (
+	"fmt"
 	"net"
 	"net/url"
 	"strings"
@@ -167,12 +168,30 @@ func CheckTag(t string) string {
 	if utf8.RuneCountInString(t) > MaxTagLength {
 		return "must be at most 50 characters"
 	}
-	if !utf8.ValidString(t) || strings.ContainsAny(t, ",\x00") {
+	if !utf8.ValidString(t) {
+		return "must be valid UTF-8"
+	}
+	if strings.ContainsAny(t, ",\x00") {
 		return "must not contain commas"
 	}
-	for _, c := range t {
+	return checkText(t)
+}
+
+// checkText returns what is wrong with a short text a person reads (a
+// name, a tag), or "": it must be valid UTF-8 without control characters
+// (Unicode Cc) and without format characters (Unicode Cf: zero-width
+// spaces and joiners, bidi overrides such as U+202E, soft hyphens), which
+// make two texts that look the same differ or reorder what is shown.
+func checkText(s string) string {
+	if !utf8.ValidString(s) {
+		return "must be valid UTF-8"
+	}
+	for _, c := range s {
 		if unicode.IsControl(c) {
 			return "must not contain control characters"
+		}
+		if unicode.Is(unicode.Cf, c) {
+			return fmt.Sprintf("must not contain invisible format or bidi control characters (U+%04X)", c)
 		}
 	}
 	return ""
@@ -183,11 +202,8 @@ func checkUTM(v *validation, field, val string) {
 		v.add(field, "must be at most %d characters", MaxUTMLength)
 		return
 	}
-	for _, c := range val {
-		if unicode.IsControl(c) {
-			v.add(field, "must not contain control characters")
-			return
-		}
+	if msg := checkText(val); msg != "" {
+		v.add(field, "%s", msg)
 	}
 }
 
@@ -201,10 +217,7 @@ func checkName(v *validation, field, name string, max int) {
 		v.add(field, "must be at most %d characters", max)
 		return
 	}
-	for _, c := range name {
-		if unicode.IsControl(c) {
-			v.add(field, "must not contain control characters")
-			return
-		}
+	if msg := checkText(name); msg != "" {
+		v.add(field, "%s", msg)
 	}
 }

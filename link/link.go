@@ -56,13 +56,16 @@ func (l *Link) Normalize() {
 	}
 }
 
-// Validate checks a link against the rules of the service. own lists the
-// hosts of this service (host[:port], lower case) that destinations must not
-// point back into. The alias may be empty when a code is to be generated.
-func (l *Link) Validate(own []string) error {
+// Validate checks a link against the rules of the service, with rules
+// for its destination (nil: no IDNA, no own hosts), and puts the
+// destination in the form to store (NormalizeDestination). The alias may
+// be empty when a code is to be generated.
+func (l *Link) Validate(rules *URLRules) error {
 	var v validation
-	if msg := CheckDestination(l.DestinationURL, own); msg != "" {
+	if dest, msg := NormalizeDestination(l.DestinationURL, rules); msg != "" {
 		v.add("destination_url", "%s", msg)
+	} else {
+		l.DestinationURL = dest
 	}
 	if l.Alias != "" {
 		if msg := CheckAlias(l.Alias); msg != "" {

@@ -25,6 +25,7 @@ type app struct {
 	db       *storage.DB
 	recorder *analytics.Recorder
 	clicks   link.ClickService
+	links    *storage.LinkService
 	webhooks *storage.WebhookService
 	dispatch *webhook.Dispatcher
 	geo      *analytics.GeoIP
@@ -64,6 +65,8 @@ func (a *app) wire(ctx context.Context) error {
 	}
 	clicks := storage.NewClickService(a.db)
 	a.clicks = clicks
+	a.links = storage.NewLinkService(a.db)
+	a.links.AliasHold = cfg.aliasHold
 	a.webhooks = storage.NewWebhookService(a.db)
 	a.dispatch = &webhook.Dispatcher{Store: a.webhooks, Now: time.Now,
 		Client: webhook.NewClient(cfg.Webhooks.AllowPrivate), Logger: a.logger}
@@ -88,7 +91,7 @@ func (a *app) wire(ctx context.Context) error {
 		LoginPerIP:           cfg.Auth.LoginPerIP, LoginPerAccount: cfg.Auth.LoginPerAccount,
 		DomainResolver: cfg.Domains.Resolver, DomainScheme: cfg.Domains.Scheme,
 	}, server.Deps{
-		DB: a.db, Links: storage.NewLinkService(a.db), Keys: storage.NewKeyService(a.db),
+		DB: a.db, Links: a.links, Keys: storage.NewKeyService(a.db),
 		Users: storage.NewUserService(a.db), Workspaces: storage.NewWorkspaceService(a.db),
 		Clicks: clicks, Campaigns: storage.NewCampaignService(a.db), QRCodes: storage.NewQRCodeService(a.db),
 		Webhooks: a.webhooks, Dispatcher: a.dispatch, Recorder: a.recorder,
@@ -194,8 +197,9 @@ func (a *app) run(ctx context.Context) error {
 // delivery log.
 const deliveryRetention = 30 * 24 * time.Hour
 
-// pruneLoop deletes raw clicks older than analytics.retention at start and
-// then every hour, until ctx ends.
+// pruneLoop deletes raw clicks older than analytics.retention, old webhook
+// deliveries and ended alias holds at start and then every hour, until ctx
+// ends.
 func (a *app) pruneLoop(ctx context.Context) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
@@ -208,6 +212,9 @@ func (a *app) pruneLoop(ctx context.Context) {
 		}
 		if _, err := a.webhooks.PruneDeliveries(ctx, time.Now().Add(-deliveryRetention)); err != nil && ctx.Err() == nil {
 			a.logger.Error("pruning old webhook deliveries failed", "err", err)
+		}
+		if _, err := a.links.PruneAliasHolds(ctx, time.Now()); err != nil && ctx.Err() == nil {
+			a.logger.Error("pruning ended alias holds failed", "err", err)
 		}
 		select {
 		case <-ctx.Done():

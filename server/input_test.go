@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 )
 
 // Field names are matched exactly: encoding/json alone would take
@@ -166,4 +167,34 @@ func TestMalformedRequestsAnswerProblemJSON(t *testing.T) {
 	if res.StatusCode != 200 {
 		t.Fatalf("healthz: %d", res.StatusCode)
 	}
+}
+
+// A deleted or renamed alias is not taken at once by another workspace,
+// which would receive the old link's traffic: it is held for its
+// workspace for links.alias_hold (30 days by default) and redirects
+// nowhere meanwhile.
+func TestAliasHoldThroughTheAPI(t *testing.T) {
+	e := newEnv(t)
+	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/old","alias":"promo"}`, 201).str("id")
+	e.do("GET", "/promo", "", "", 302)
+	e.do("DELETE", "/v1/links/"+id, e.writeKey, "", 204)
+	id = e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/old","alias":"sale"}`, 201).str("id")
+	e.do("PATCH", "/v1/links/"+id, e.writeKey, `{"alias":"sale-2026"}`, 200)
+
+	for _, alias := range []string{"promo", "sale"} {
+		e.do("GET", "/"+alias, "", "", 404)
+		wantProblem(t, e.request(newRequest("POST", "/v1/links", e.otherKey,
+			`{"destination_url":"https://attacker.example/","alias":"`+alias+`"}`)), 409, "conflict")
+		wantProblem(t, e.request(newRequest("PATCH", "/v1/links/"+e.otherLink, e.otherKey, `{"alias":"`+alias+`"}`)), 409, "conflict")
+		wantProblem(t, e.request(newRequest("POST", "/api/urls", e.otherKey,
+			`{"originalUrl":"https://attacker.example/","customCode":"`+alias+`"}`)), 409, "conflict")
+	}
+	// The workspace that used it may take it again.
+	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/new","alias":"promo"}`, 201)
+	if loc := e.do("GET", "/promo", "", "", 302).header.Get("Location"); loc != "https://example.com/new" {
+		t.Fatalf("Location %q", loc)
+	}
+	// After the hold, anyone may.
+	e.clock.Add(30*24*time.Hour + time.Second)
+	e.do("POST", "/v1/links", e.otherKey, `{"destination_url":"https://example.org/","alias":"sale"}`, 201)
 }

@@ -80,8 +80,25 @@ func (a *app) wire(ctx context.Context) error {
 	}
 	a.recorder = analytics.NewRecorder(clicks, cfg.flushInterval, cfg.Clicks.QueueSize, a.logger)
 	a.recorder.SetEnrich(analytics.Enricher(analytics.NewClassifier(geo), clicks))
+	// Listening first tells the server its real port (server.listen may
+	// say :0), which destinations must not point back into.
+	ln, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Server.Listen, err)
+	}
+	if err := a.serve(ctx, ln, secret); err != nil {
+		ln.Close()
+		return err
+	}
+	return nil
+}
+
+// serve builds the HTTP server over the wired services on ln, with the
+// JWT secret, and bootstraps the admin.
+func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
+	cfg := a.cfg
 	srv, err := server.New(server.Config{
-		Listen: cfg.Server.Listen, BaseURL: cfg.Server.BaseURL, AltBaseURL: cfg.Server.AltBaseURL, MaxBody: cfg.Server.MaxBody,
+		Listen: ln.Addr().String(), BaseURL: cfg.Server.BaseURL, AltBaseURL: cfg.Server.AltBaseURL, MaxBody: cfg.Server.MaxBody,
 		KeyPrefix: cfg.Auth.KeyPrefix, TokenTTL: cfg.tokenTTL, RotationGrace: cfg.rotationGrace,
 		Plans: map[link.Plan]int{
 			link.PlanFree: cfg.Plans.Free, link.PlanPro: cfg.Plans.Pro, link.PlanEnterprise: cfg.Plans.Enterprise,
@@ -93,7 +110,7 @@ func (a *app) wire(ctx context.Context) error {
 	}, server.Deps{
 		DB: a.db, Links: a.links, Keys: storage.NewKeyService(a.db),
 		Users: storage.NewUserService(a.db), Workspaces: storage.NewWorkspaceService(a.db),
-		Clicks: clicks, Campaigns: storage.NewCampaignService(a.db), QRCodes: storage.NewQRCodeService(a.db),
+		Clicks: a.clicks, Campaigns: storage.NewCampaignService(a.db), QRCodes: storage.NewQRCodeService(a.db),
 		Webhooks: a.webhooks, Dispatcher: a.dispatch, Recorder: a.recorder,
 		Domains:   storage.NewDomainService(a.db),
 		JWT:       &auth.JWT{Secret: secret, TTL: cfg.tokenTTL, Now: time.Now},
@@ -106,10 +123,6 @@ func (a *app) wire(ctx context.Context) error {
 	a.server = srv
 	if err := a.bootstrap(ctx); err != nil {
 		return err
-	}
-	ln, err := net.Listen("tcp", cfg.Server.Listen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Server.Listen, err)
 	}
 	a.listener = srv.Listener(ln)
 	a.http = srv.HTTPServer(cfg.Server.Listen)

@@ -25,6 +25,7 @@ type app struct {
 	db       *storage.DB
 	recorder *analytics.Recorder
 	clicks   link.ClickService
+	links    *storage.LinkService
 	webhooks *storage.WebhookService
 	dispatch *webhook.Dispatcher
 	geo      *analytics.GeoIP
@@ -64,6 +65,8 @@ func (a *app) wire(ctx context.Context) error {
 	}
 	clicks := storage.NewClickService(a.db)
 	a.clicks = clicks
+	a.links = storage.NewLinkService(a.db)
+	a.links.AliasHold = cfg.aliasHold
 	a.webhooks = storage.NewWebhookService(a.db)
 	a.dispatch = &webhook.Dispatcher{Store: a.webhooks, Now: time.Now,
 		Client: webhook.NewClient(cfg.Webhooks.AllowPrivate), Logger: a.logger}
@@ -77,8 +80,25 @@ func (a *app) wire(ctx context.Context) error {
 	}
 	a.recorder = analytics.NewRecorder(clicks, cfg.flushInterval, cfg.Clicks.QueueSize, a.logger)
 	a.recorder.SetEnrich(analytics.Enricher(analytics.NewClassifier(geo), clicks))
+	// Listening first tells the server its real port (server.listen may
+	// say :0), which destinations must not point back into.
+	ln, err := net.Listen("tcp", cfg.Server.Listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", cfg.Server.Listen, err)
+	}
+	if err := a.serve(ctx, ln, secret); err != nil {
+		ln.Close()
+		return err
+	}
+	return nil
+}
+
+// serve builds the HTTP server over the wired services on ln, with the
+// JWT secret, and bootstraps the admin.
+func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
+	cfg := a.cfg
 	srv, err := server.New(server.Config{
-		BaseURL: cfg.Server.BaseURL, AltBaseURL: cfg.Server.AltBaseURL, MaxBody: cfg.Server.MaxBody,
+		Listen: ln.Addr().String(), BaseURL: cfg.Server.BaseURL, AltBaseURL: cfg.Server.AltBaseURL, MaxBody: cfg.Server.MaxBody,
 		KeyPrefix: cfg.Auth.KeyPrefix, TokenTTL: cfg.tokenTTL, RotationGrace: cfg.rotationGrace,
 		Plans: map[link.Plan]int{
 			link.PlanFree: cfg.Plans.Free, link.PlanPro: cfg.Plans.Pro, link.PlanEnterprise: cfg.Plans.Enterprise,
@@ -88,9 +108,9 @@ func (a *app) wire(ctx context.Context) error {
 		LoginPerIP:           cfg.Auth.LoginPerIP, LoginPerAccount: cfg.Auth.LoginPerAccount,
 		DomainResolver: cfg.Domains.Resolver, DomainScheme: cfg.Domains.Scheme,
 	}, server.Deps{
-		DB: a.db, Links: storage.NewLinkService(a.db), Keys: storage.NewKeyService(a.db),
+		DB: a.db, Links: a.links, Keys: storage.NewKeyService(a.db),
 		Users: storage.NewUserService(a.db), Workspaces: storage.NewWorkspaceService(a.db),
-		Clicks: clicks, Campaigns: storage.NewCampaignService(a.db), QRCodes: storage.NewQRCodeService(a.db),
+		Clicks: a.clicks, Campaigns: storage.NewCampaignService(a.db), QRCodes: storage.NewQRCodeService(a.db),
 		Webhooks: a.webhooks, Dispatcher: a.dispatch, Recorder: a.recorder,
 		Domains:   storage.NewDomainService(a.db),
 		JWT:       &auth.JWT{Secret: secret, TTL: cfg.tokenTTL, Now: time.Now},
@@ -104,11 +124,7 @@ func (a *app) wire(ctx context.Context) error {
 	if err := a.bootstrap(ctx); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", cfg.Server.Listen)
-	if err != nil {
-		return fmt.Errorf("listen on %s: %w", cfg.Server.Listen, err)
-	}
-	a.listener = ln
+	a.listener = srv.Listener(ln)
 	a.http = srv.HTTPServer(cfg.Server.Listen)
 	return nil
 }
@@ -194,8 +210,9 @@ func (a *app) run(ctx context.Context) error {
 // delivery log.
 const deliveryRetention = 30 * 24 * time.Hour
 
-// pruneLoop deletes raw clicks older than analytics.retention at start and
-// then every hour, until ctx ends.
+// pruneLoop deletes raw clicks older than analytics.retention, old webhook
+// deliveries and ended alias holds at start and then every hour, until ctx
+// ends.
 func (a *app) pruneLoop(ctx context.Context) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
@@ -208,6 +225,9 @@ func (a *app) pruneLoop(ctx context.Context) {
 		}
 		if _, err := a.webhooks.PruneDeliveries(ctx, time.Now().Add(-deliveryRetention)); err != nil && ctx.Err() == nil {
 			a.logger.Error("pruning old webhook deliveries failed", "err", err)
+		}
+		if _, err := a.links.PruneAliasHolds(ctx, time.Now()); err != nil && ctx.Err() == nil {
+			a.logger.Error("pruning ended alias holds failed", "err", err)
 		}
 		select {
 		case <-ctx.Done():

@@ -53,6 +53,9 @@ type Config struct {
 		Email    string `mapstructure:"email"`
 		Password string `mapstructure:"password"`
 	} `mapstructure:"admin"`
+	Links struct {
+		AliasHold string `mapstructure:"alias_hold"`
+	} `mapstructure:"links"`
 	Clicks struct {
 		FlushInterval string `mapstructure:"flush_interval"`
 		QueueSize     int    `mapstructure:"queue_size"`
@@ -75,6 +78,7 @@ type Config struct {
 
 	// Parsed by Validate.
 	shutdownTimeout, tokenTTL, rotationGrace, flushInterval, retention time.Duration
+	aliasHold                                                          time.Duration
 	logLevel                                                           slog.Level
 }
 
@@ -100,6 +104,7 @@ var defaults = map[string]any{
 	"workspaces.default_plan": "free",
 	"admin.email":             "",
 	"admin.password":          "",
+	"links.alias_hold":        "720h",
 	"clicks.flush_interval":   "1s",
 	"clicks.queue_size":       1_000_000,
 	"analytics.geoip_path":    "",
@@ -160,6 +165,7 @@ func (c *Config) Validate() error {
 	dur("auth.rotation_grace", c.Auth.RotationGrace, 0, &c.rotationGrace)
 	dur("clicks.flush_interval", c.Clicks.FlushInterval, 0, &c.flushInterval)
 	dur("analytics.retention", c.Analytics.Retention, time.Hour, &c.retention)
+	dur("links.alias_hold", c.Links.AliasHold, 0, &c.aliasHold)
 	for key, raw := range map[string]string{"server.base_url": c.Server.BaseURL, "server.alt_base_url": c.Server.AltBaseURL} {
 		if raw == "" && key == "server.alt_base_url" {
 			continue

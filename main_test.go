@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -354,5 +356,44 @@ func TestStopWithRequestInFlight(t *testing.T) {
 	c = client{t, base}
 	if got := c.must("GET", "/v1/links/"+l["id"].(string), tok, "", 200)["clicks"]; got != float64(20) {
 		t.Fatalf("clicks after a stop that cut a request off = %v, want 20", got)
+	}
+}
+
+// The running server answers the requests net/http refuses itself with
+// problem+json, and knows its real listen port (server.listen is :0 here)
+// as this service: a destination on it in another spelling is refused.
+func TestMalformedRequestsAndOwnPortEndToEnd(t *testing.T) {
+	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
+	base, _ := startApp(t, cfg, nil)
+	c := client{t, base}
+	addr := strings.TrimPrefix(base, "http://")
+
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET /% HTTP/1.1\r\nHost: "+addr+"\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var p map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&p); err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != 400 || res.Header.Get("Content-Type") != "application/problem+json" || p["code"] != "invalid_request" {
+		t.Fatalf("GET /%%: %d %q %v", res.StatusCode, res.Header.Get("Content-Type"), p)
+	}
+
+	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+	_, port, _ := net.SplitHostPort(addr)
+	for _, dest := range []string{"http://127.1:" + port + "/x", "http://localhost:" + port + "/x", "http://2130706433:" + port + "/x"} {
+		status, out, _ := c.call("POST", "/v1/links", tok, `{"destination_url":"`+dest+`"}`)
+		if status != 422 {
+			t.Fatalf("%s: %d %v", dest, status, out)
+		}
 	}
 }

@@ -68,44 +68,37 @@ func (d *Domain) Normalize() {
 	d.NotFoundURL = strings.TrimSpace(d.NotFoundURL)
 }
 
-// Validate checks a domain whose hostname NormalizeHostname produced. own
-// lists the hosts of this service (host[:port], lower case): the hostname
-// must be none of them, and the redirect URLs must not point back into
-// them or into the domain itself (which would loop).
-func (d *Domain) Validate(own []string) error {
+// Validate checks a domain whose hostname NormalizeHostname produced, with
+// the rules of redirect URLs (nil: no IDNA, no own hosts): the hostname
+// must not be a host of a base URL, and the redirect URLs must not point
+// back into this service or into the domain itself (which would loop).
+// The redirect URLs are put in the form to store (NormalizeDestination).
+func (d *Domain) Validate(rules *URLRules) error {
 	var v validation
 	if msg := CheckHostname(d.Hostname); msg != "" {
 		v.add("hostname", "%s", msg)
-	} else if isOwnHost(d.Hostname, own) {
+	} else if rules != nil && rules.IsOwnName(d.Hostname) {
 		v.add("hostname", "is a host of this server itself, which serves all links already")
 	}
-	self := append(own[:len(own):len(own)], d.Hostname)
-	if d.RootRedirectURL != "" {
-		if msg := CheckDestination(d.RootRedirectURL, self); msg != "" {
-			v.add("root_redirect_url", "%s", msg)
-		}
+	self := rules
+	if self == nil {
+		self = &URLRules{}
 	}
-	if d.NotFoundURL != "" {
-		if msg := CheckDestination(d.NotFoundURL, self); msg != "" {
-			v.add("not_found_url", "%s", msg)
+	self = self.WithDomain(d.Hostname)
+	for _, f := range []struct {
+		name string
+		url  *string
+	}{{"root_redirect_url", &d.RootRedirectURL}, {"not_found_url", &d.NotFoundURL}} {
+		if *f.url == "" {
+			continue
+		}
+		if u, msg := NormalizeDestination(*f.url, self); msg != "" {
+			v.add(f.name, "%s", msg)
+		} else {
+			*f.url = u
 		}
 	}
 	return v.err()
-}
-
-// isOwnHost reports whether hostname is one of the hosts of own, ports
-// aside.
-func isOwnHost(hostname string, own []string) bool {
-	for _, o := range own {
-		h, _, err := net.SplitHostPort(o)
-		if err != nil {
-			h = strings.TrimSuffix(strings.TrimPrefix(o, "["), "]")
-		}
-		if strings.EqualFold(strings.TrimSuffix(h, "."), hostname) {
-			return true
-		}
-	}
-	return false
 }
 
 // NormalizeHostname returns the canonical form of a hostname as a person

@@ -56,13 +56,16 @@ func (l *Link) Normalize() {
 	}
 }
 
-// Validate checks a link against the rules of the service. own lists the
-// hosts of this service (host[:port], lower case) that destinations must not
-// point back into. The alias may be empty when a code is to be generated.
-func (l *Link) Validate(own []string) error {
+// Validate checks a link against the rules of the service, with rules
+// for its destination (nil: no IDNA, no own hosts), and puts the
+// destination in the form to store (NormalizeDestination). The alias may
+// be empty when a code is to be generated.
+func (l *Link) Validate(rules *URLRules) error {
 	var v validation
-	if msg := CheckDestination(l.DestinationURL, own); msg != "" {
+	if dest, msg := NormalizeDestination(l.DestinationURL, rules); msg != "" {
 		v.add("destination_url", "%s", msg)
+	} else {
+		l.DestinationURL = dest
 	}
 	if l.Alias != "" {
 		if msg := CheckAlias(l.Alias); msg != "" {
@@ -160,10 +163,13 @@ type LinkService interface {
 	FindLinks(ctx context.Context, f LinkFilter) ([]*Link, int, error)
 	// CreateLink stores a validated link, generating a code when the alias
 	// is empty; sets ID, Alias, CreatedAt and UpdatedAt. ECONFLICT if the
-	// alias is taken on the domain. Returns once the link is durable.
+	// alias is taken on the domain, or held for another workspace after
+	// its link was deleted or renamed. Returns once the link is durable.
 	CreateLink(ctx context.Context, l *Link) error
-	// UpdateLink applies a validated update. ENOTFOUND, ECONFLICT (alias).
+	// UpdateLink applies a validated update; an alias it frees is held for
+	// the workspace. ENOTFOUND, ECONFLICT (alias taken or held).
 	UpdateLink(ctx context.Context, workspaceID, id string, upd LinkUpdate, validate func(*Link) error) (*Link, error)
-	// DeleteLink removes a link and frees its alias. ENOTFOUND.
+	// DeleteLink removes a link; its alias stays held for the workspace for
+	// a while (links.alias_hold), redirecting nowhere. ENOTFOUND.
 	DeleteLink(ctx context.Context, workspaceID, id string) error
 }

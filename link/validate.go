@@ -1,7 +1,7 @@
 package link
 
 import (
-	"net"
+	"fmt"
 	"net/url"
 	"strings"
 	"unicode"
@@ -62,57 +62,111 @@ func ValidCodeSyntax(s string) bool {
 }
 
 // CheckDestination returns what is wrong with a destination URL, or "".
-// own lists the hosts (host[:port], lower case) of this service's short URLs.
-func CheckDestination(raw string, own []string) string {
+func CheckDestination(raw string, rules *URLRules) string {
+	_, problem := NormalizeDestination(raw, rules)
+	return problem
+}
+
+// NormalizeDestination checks a URL that linkbolt redirects to and returns
+// the form to store: raw itself, or raw with its host rewritten in the
+// canonical ASCII form where it was not ASCII (an internationalised name,
+// converted to A-labels as browsers convert it, so that Location carries
+// only ASCII) or an IPv4 address in another form than dotted decimal.
+// problem says what is wrong, or is "". rules may be nil (no IDNA, no own
+// hosts).
+func NormalizeDestination(raw string, rules *URLRules) (normalized, problem string) {
 	if raw == "" {
-		return "is required"
+		return "", "is required"
 	}
 	if len(raw) > MaxDestinationLength {
-		return "must be at most 4096 characters"
+		return "", "must be at most 4096 characters"
 	}
 	if !utf8.ValidString(raw) {
-		return "must be valid UTF-8"
+		return "", "must be valid UTF-8"
 	}
 	for _, c := range raw {
 		if unicode.IsControl(c) || unicode.IsSpace(c) {
-			return "must not contain spaces or control characters"
+			return "", "must not contain spaces or control characters"
+		}
+		if unicode.Is(unicode.Cf, c) {
+			return "", fmt.Sprintf("must not contain invisible format or bidi control characters (U+%04X)", c)
 		}
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "is not a valid URL"
+		return "", "is not a valid URL"
 	}
-	if u.Scheme != "http" && u.Scheme != "https" {
-		return "must be an absolute http or https URL"
+	if u.Scheme != "http" && u.Scheme != "https" { // url.Parse lower-cases it
+		return "", "must be an absolute http or https URL"
 	}
 	if u.Opaque != "" || u.Host == "" || u.Hostname() == "" {
-		return "must be an absolute http or https URL with a host"
+		return "", "must be an absolute http or https URL with a host"
 	}
 	if u.User != nil {
-		return "must not contain credentials (user@host)"
+		return "", "must not contain credentials (user@host)"
 	}
 	if p := u.Port(); p != "" {
 		if n, ok := atoiPort(p); !ok || n == 0 {
-			return "has an invalid port"
+			return "", "has an invalid port"
 		}
 	}
-	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
-	for _, o := range own {
-		oh, op, err := net.SplitHostPort(o)
-		if err != nil {
-			// No port: a name, a bare IPv6 address, or one in brackets as
-			// url.URL.Host writes it ("[::1]").
-			oh, op = strings.TrimSuffix(strings.TrimPrefix(o, "["), "]"), ""
-		}
-		if host != strings.ToLower(strings.TrimSuffix(oh, ".")) {
-			continue
-		}
-		// Same host: it points back here unless it names another port.
-		if op == "" || u.Port() == "" || u.Port() == op {
-			return "must not point to a short URL of this service"
+	hostname := u.Hostname()
+	for _, c := range hostname { // percent-decoded by url.Parse
+		if unicode.IsControl(c) || unicode.IsSpace(c) || unicode.Is(unicode.Cf, c) {
+			return "", "must not contain spaces, control or format characters in its host"
 		}
 	}
-	return ""
+	if strings.HasPrefix(u.Host, "[") {
+		hostname = "[" + hostname + "]"
+	}
+	var toASCII func(string) (string, error)
+	if rules != nil {
+		toASCII = rules.ToASCII
+	}
+	host, numeric, msg := CanonicalHost(hostname, toASCII)
+	if msg != "" {
+		return "", msg
+	}
+	if rules.PointsHere(host, EffectivePort(u.Scheme, u.Port())) {
+		return "", "must not point to a short URL of this service"
+	}
+	if !numeric && isASCII(raw[:strings.Index(raw, "://")+3+authorityLength(raw)]) && !strings.Contains(u.Host, "%") {
+		return raw, ""
+	}
+	// Rewrite the host in place; everything else stays byte for byte.
+	start := strings.Index(raw, "://") + 3
+	auth := raw[start : start+authorityLength(raw)]
+	port := ""
+	if i := strings.LastIndexByte(auth, ':'); i >= 0 && !strings.Contains(auth[i:], "]") {
+		port = auth[i:]
+	}
+	if strings.HasSuffix(hostname, ".") && !strings.HasSuffix(host, ".") && !strings.HasPrefix(host, "[") && !numeric {
+		host += "." // keep the absolute form the person wrote
+	}
+	out := raw[:start] + host + port + raw[start+len(auth):]
+	if len(out) > MaxDestinationLength {
+		return "", "must be at most 4096 characters"
+	}
+	return out, ""
+}
+
+// authorityLength returns the length of the authority of an absolute URL
+// (what follows "://" up to the path, query or fragment).
+func authorityLength(raw string) int {
+	rest := raw[strings.Index(raw, "://")+3:]
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		return i
+	}
+	return len(rest)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
 }
 
 func atoiPort(s string) (int, bool) {
@@ -167,12 +221,30 @@ func CheckTag(t string) string {
 	if utf8.RuneCountInString(t) > MaxTagLength {
 		return "must be at most 50 characters"
 	}
-	if !utf8.ValidString(t) || strings.ContainsAny(t, ",\x00") {
+	if !utf8.ValidString(t) {
+		return "must be valid UTF-8"
+	}
+	if strings.ContainsAny(t, ",\x00") {
 		return "must not contain commas"
 	}
-	for _, c := range t {
+	return checkText(t)
+}
+
+// checkText returns what is wrong with a short text a person reads (a
+// name, a tag), or "": it must be valid UTF-8 without control characters
+// (Unicode Cc) and without format characters (Unicode Cf: zero-width
+// spaces and joiners, bidi overrides such as U+202E, soft hyphens), which
+// make two texts that look the same differ or reorder what is shown.
+func checkText(s string) string {
+	if !utf8.ValidString(s) {
+		return "must be valid UTF-8"
+	}
+	for _, c := range s {
 		if unicode.IsControl(c) {
 			return "must not contain control characters"
+		}
+		if unicode.Is(unicode.Cf, c) {
+			return fmt.Sprintf("must not contain invisible format or bidi control characters (U+%04X)", c)
 		}
 	}
 	return ""
@@ -183,11 +255,8 @@ func checkUTM(v *validation, field, val string) {
 		v.add(field, "must be at most %d characters", MaxUTMLength)
 		return
 	}
-	for _, c := range val {
-		if unicode.IsControl(c) {
-			v.add(field, "must not contain control characters")
-			return
-		}
+	if msg := checkText(val); msg != "" {
+		v.add(field, "%s", msg)
 	}
 }
 
@@ -201,10 +270,7 @@ func checkName(v *validation, field, name string, max int) {
 		v.add(field, "must be at most %d characters", max)
 		return
 	}
-	for _, c := range name {
-		if unicode.IsControl(c) {
-			v.add(field, "must not contain control characters")
-			return
-		}
+	if msg := checkText(name); msg != "" {
+		v.add(field, "%s", msg)
 	}
 }

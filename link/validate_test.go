@@ -24,8 +24,17 @@ const (
 	msgOwn         = "must not point to a short URL of this service"
 )
 
-// ownHosts is the service as the server describes it: lower case host[:port].
-var ownHosts = []string{"sho.rt", "go.example.com:8080", "[::1]:9000"}
+// ownHosts is the service as the server describes it: its base URLs and a
+// custom domain.
+var ownHosts = testRules()
+
+func testRules() *link.URLRules {
+	r := &link.URLRules{IsDomain: func(h string) bool { return h == "go.custom.test" }}
+	r.AddBaseURL("https", "sho.rt", "")
+	r.AddBaseURL("http", "go.example.com", "8080")
+	r.AddBaseURL("http", "[::1]", "9000")
+	return r
+}
 
 // urlOfLength returns an https URL exactly n bytes long.
 func urlOfLength(n int) string {
@@ -37,7 +46,7 @@ func TestCheckDestination(t *testing.T) {
 	tests := []struct {
 		name string
 		raw  string
-		own  []string
+		own  *link.URLRules
 		want string
 	}{
 		{"https", "https://example.com/path?q=1#frag", ownHosts, ""},
@@ -48,7 +57,10 @@ func TestCheckDestination(t *testing.T) {
 		{"IPv4 literal", "http://192.0.2.1/x", ownHosts, ""},
 		{"IPv6 literal", "http://[2001:db8::1]/x", ownHosts, ""},
 		{"IPv6 literal with port", "http://[2001:db8::1]:8080/x", ownHosts, ""},
-		{"IDN host", "https://bücher.example/x", ownHosts, ""},
+		{"IDN host without IDNA", "https://bücher.example/x", ownHosts, "must have an ASCII host"},
+		{"underscore in host", "https://my_host.example.com/x", ownHosts, ""},
+		{"triple hyphen in host", "https://r3---sn-abc.googlevideo.com/x", ownHosts, ""},
+		{"IPv4 in decimal", "http://3221225985/x", ownHosts, ""},
 		{"non-ASCII path", "https://example.com/straße", ownHosts, ""},
 		{"exactly 4096 bytes", urlOfLength(link.MaxDestinationLength), ownHosts, ""},
 		{"nil own list", "https://sho.rt/x", nil, ""},
@@ -66,6 +78,13 @@ func TestCheckDestination(t *testing.T) {
 		{"DEL", "https://example.com/\x7f", ownHosts, msgSpace},
 		{"C1 control NEL", "https://example.com/\u0085", ownHosts, msgSpace},
 		{"no-break space", "https://example.com/\u00a0", ownHosts, msgSpace},
+		{"bidi override", "https://example.com/\u202egnp.exe", ownHosts, "must not contain invisible format or bidi control characters (U+202E)"},
+		{"zero-width space in host", "https://exa\u200bmple.com/", ownHosts, "must not contain invisible format or bidi control characters (U+200B)"},
+		{"five IPv4 parts", "http://1.2.3.4.5/", ownHosts, "has an invalid IPv4 address as host"},
+		{"IPv4 part over 255", "http://256.1.1.1/", ownHosts, "has an invalid IPv4 address as host"},
+		{"name ending in a number", "http://example.123/", ownHosts, "has an invalid IPv4 address as host"},
+		{"bad octal", "http://127.0.0.08/", ownHosts, "has an invalid IPv4 address as host"},
+		{"empty label", "http://a..example.com/", ownHosts, "must not have empty labels in its host"},
 		{"line separator", "https://example.com/\u2028", ownHosts, msgSpace},
 		{"javascript", "javascript:alert(1)", ownHosts, msgScheme},
 		{"javascript with slashes", "javascript://example.com/%0aalert(1)", ownHosts, msgScheme},
@@ -89,7 +108,7 @@ func TestCheckDestination(t *testing.T) {
 		{"port 99999", "https://example.com:99999/", ownHosts, msgPort},
 		{"six-digit port", "https://example.com:123456/", ownHosts, msgPort},
 
-		// Own host without a port in the list: any port of the host is ours.
+		// A name of a base URL: its port, 80 and 443 (a proxy in front).
 		{"own host", "https://sho.rt/abc", ownHosts, msgOwn},
 		{"own host http", "http://sho.rt/abc", ownHosts, msgOwn},
 		{"own host upper case", "https://SHO.RT/abc", ownHosts, msgOwn},
@@ -97,33 +116,62 @@ func TestCheckDestination(t *testing.T) {
 		{"own host trailing dot", "https://sho.rt./abc", ownHosts, msgOwn},
 		{"own host trailing dot upper case", "https://SHO.RT./abc", ownHosts, msgOwn},
 		{"own host default port", "https://sho.rt:443/abc", ownHosts, msgOwn},
-		{"own host other port", "https://sho.rt:8443/abc", ownHosts, msgOwn},
+		{"own host http on 443", "http://sho.rt:443/abc", ownHosts, msgOwn},
 		{"own host empty port", "https://sho.rt:/abc", ownHosts, msgOwn},
+		{"own host on another port", "https://sho.rt:8443/abc", ownHosts, ""},
 		{"subdomain of own host", "https://www.sho.rt/abc", ownHosts, ""},
 		{"own host as suffix", "https://notsho.rt/abc", ownHosts, ""},
 		{"own host in path", "https://example.com/sho.rt", ownHosts, ""},
-
-		// Own host with a port in the list: that port, or no port, is ours;
-		// another port is another service.
 		{"own host and port", "http://go.example.com:8080/abc", ownHosts, msgOwn},
 		{"own host and port upper case", "http://GO.EXAMPLE.COM:8080/abc", ownHosts, msgOwn},
 		{"own host and port trailing dot", "http://go.example.com.:8080/abc", ownHosts, msgOwn},
 		{"own host, port omitted", "http://go.example.com/abc", ownHosts, msgOwn},
-		{"own host on another port", "http://go.example.com:9090/abc", ownHosts, ""},
-		{"own host on another port, trailing dot", "http://go.example.com.:9090/abc", ownHosts, ""},
+		{"second own host on another port", "http://go.example.com:9090/abc", ownHosts, ""},
+		{"second own host on another port, trailing dot", "http://go.example.com.:9090/abc", ownHosts, ""},
 
-		// IPv6 own host.
-		{"own IPv6 host and port", "http://[::1]:9000/abc", ownHosts, msgOwn},
-		{"own IPv6 host, port omitted", "http://[::1]/abc", ownHosts, msgOwn},
-		{"own IPv6 host on another port", "http://[::1]:9001/abc", ownHosts, ""},
-		{"own IPv6 host without port, bracketed", "http://[::1]/abc", []string{"[::1]"}, msgOwn},
-		{"own IPv6 host without port, bare", "http://[::1]:8080/abc", []string{"::1"}, msgOwn},
-		{"own host written with trailing dot", "https://sho.rt/abc", []string{"sho.rt."}, msgOwn},
+		// A custom domain of the instance: every port.
+		{"custom domain", "https://go.custom.test/x", ownHosts, msgOwn},
+		{"custom domain upper case, trailing dot", "https://GO.Custom.TEST./x", ownHosts, msgOwn},
+		{"custom domain, any port", "http://go.custom.test:1234/x", ownHosts, msgOwn},
+
+		// Every spelling of loopback on a port of the service (8080 of
+		// go.example.com, 9000 of [::1], 443 of sho.rt) is this service.
+		{"localhost", "http://localhost:8080/x", ownHosts, msgOwn},
+		{"LOCALHOST", "http://LOCALHOST:8080/x", ownHosts, msgOwn},
+		{"localhost trailing dot", "http://localhost.:8080/x", ownHosts, msgOwn},
+		{"subdomain of localhost", "http://app.localhost:8080/x", ownHosts, msgOwn},
+		{"127.0.0.1", "http://127.0.0.1:8080/x", ownHosts, msgOwn},
+		{"127.1", "http://127.1:8080/x", ownHosts, msgOwn},
+		{"127.0.1", "http://127.0.1:8080/x", ownHosts, msgOwn},
+		{"IPv6 loopback", "http://[::1]:8080/x", ownHosts, msgOwn},
+		{"IPv6 loopback long", "http://[0:0:0:0:0:0:0:1]:8080/x", ownHosts, msgOwn},
+		{"IPv4-mapped IPv6", "http://[::ffff:127.0.0.1]:8080/x", ownHosts, msgOwn},
+		{"IPv4-mapped IPv6 hex", "http://[::ffff:7f00:1]:8080/x", ownHosts, msgOwn},
+		{"decimal", "http://2130706433:8080/x", ownHosts, msgOwn},
+		{"hex", "http://0x7f000001:8080/x", ownHosts, msgOwn},
+		{"hex upper case", "http://0X7F000001:8080/x", ownHosts, msgOwn},
+		{"hex parts", "http://0x7f.0x0.0x0.0x1:8080/x", ownHosts, msgOwn},
+		{"octal", "http://0177.0.0.1:8080/x", ownHosts, msgOwn},
+		{"zero-padded", "http://127.000.000.001:8080/x", ownHosts, msgOwn},
+		{"another loopback address", "http://127.0.0.2:8080/x", ownHosts, msgOwn},
+		{"end of the loopback network", "http://127.255.255.254:8080/x", ownHosts, msgOwn},
+		{"unspecified", "http://0.0.0.0:8080/x", ownHosts, msgOwn},
+		{"unspecified short", "http://0:8080/x", ownHosts, msgOwn},
+		{"IPv6 unspecified", "http://[::]:8080/x", ownHosts, msgOwn},
+		{"trailing dot after IPv4", "http://127.0.0.1.:8080/x", ownHosts, msgOwn},
+		{"loopback on the https port", "https://127.1/x", ownHosts, msgOwn},
+		{"IPv6 base URL's port", "http://[::1]:9000/x", ownHosts, msgOwn},
+		{"loopback on another port", "http://127.0.0.1:8081/x", ownHosts, ""},
+		{"localhost on another port", "http://localhost:3000/x", ownHosts, ""},
+		{"IPv6 loopback on another port", "http://[::1]:9001/x", ownHosts, ""},
+		{"loopback on port 80, not served", "http://localhost/x", ownHosts, ""},
+		{"another address", "http://127.0.0.1.example.com:8080/x", ownHosts, ""},
+		{"private address", "http://10.0.0.1:8080/x", ownHosts, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			if got, want := link.CheckDestination(tt.raw, tt.own), tt.want; got != want {
-				t.Fatalf("CheckDestination(%.80q, %q) = %q, want %q", tt.raw, tt.own, got, want)
+				t.Fatalf("CheckDestination(%.80q) = %q, want %q", tt.raw, got, want)
 			}
 		})
 	}
@@ -267,8 +315,13 @@ func TestCheckTag(t *testing.T) {
 		{"a,b", msgComma},
 		{",", msgComma},
 		{"a\x00b", msgComma},
-		{"\xff", msgComma},
+		{"\xff", "must be valid UTF-8"},
 		{"a\tb", msgControl},
+		// Format characters (Unicode Cf): invisible, or reordering what is shown.
+		{"news\u200b", "must not contain invisible format or bidi control characters (U+200B)"},
+		{"\u202egnp.exe", "must not contain invisible format or bidi control characters (U+202E)"},
+		{"a\u00adb", "must not contain invisible format or bidi control characters (U+00AD)"},
+		{"\ufeffbom", "must not contain invisible format or bidi control characters (U+FEFF)"},
 		{"a\nb", msgControl},
 		{"a\x7fb", msgControl},
 		{"a\u0085b", msgControl},
@@ -309,6 +362,23 @@ func FuzzCheckAlias(f *testing.F) {
 	})
 }
 
+func TestNormalizeDestination(t *testing.T) {
+	for _, tt := range []struct{ raw, want string }{
+		{"https://Example.COM/Path?q=1", "https://Example.COM/Path?q=1"}, // ASCII names stay as written
+		{"http://3221225985:81/x?y#z", "http://192.0.2.1:81/x?y#z"},
+		{"http://0xc0.0.513:81/x", "http://192.0.2.1:81/x"},
+		{"http://0300.0250.2.1/x", "http://192.168.2.1/x"},
+		{"http://192.000.002.001/", "http://192.0.2.1/"},
+		{"http://192.0.2.1./x", "http://192.0.2.1/x"},
+		{"http://[2001:DB8::1]:8443/x", "http://[2001:DB8::1]:8443/x"},
+	} {
+		got, msg := link.NormalizeDestination(tt.raw, ownHosts)
+		if got != tt.want || msg != "" {
+			t.Errorf("NormalizeDestination(%q) = %q, %q; want %q", tt.raw, got, msg, tt.want)
+		}
+	}
+}
+
 func FuzzCheckDestination(f *testing.F) {
 	for _, s := range []string{
 		"https://example.com/path?q=1#frag", "http://example.com", "HTTP://EXAMPLE.COM:8080/",
@@ -317,6 +387,7 @@ func FuzzCheckDestination(f *testing.F) {
 		"http://[::1]:9000/", "http://[2001:db8::1]/", "https://sho.rt./x", "http://go.example.com:9090/",
 		"https://exa mple.com/", "https://example.com/\t", "https://example.com/\u2028",
 		"https://example.com/%zz", "https://b\u00fccher.example/", "http://:80/", "http://./",
+		"http://0x7f000001:8080/", "http://127.1:9/", "http://[::ffff:127.0.0.1]:8080/", "http://2130706433./x",
 		urlOfLength(link.MaxDestinationLength), urlOfLength(link.MaxDestinationLength + 1),
 	} {
 		f.Add(s)
@@ -346,8 +417,13 @@ func FuzzCheckDestination(f *testing.F) {
 		if u.User != nil {
 			t.Fatalf("accepted %q with user info %q", raw, u.User)
 		}
-		if host := strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")); host == "sho.rt" {
+		if host := strings.ToLower(strings.TrimSuffix(u.Hostname(), ".")); host == "sho.rt" && (u.Port() == "" || u.Port() == "80" || u.Port() == "443") {
 			t.Fatalf("accepted %q, which points to the own host sho.rt", raw)
+		}
+		// The stored form is stable: normalising it again changes nothing.
+		norm, _ := link.NormalizeDestination(raw, ownHosts)
+		if again, msg := link.NormalizeDestination(norm, ownHosts); msg != "" || again != norm {
+			t.Fatalf("NormalizeDestination(%q) = %q, which normalises to %q, %q", raw, norm, again, msg)
 		}
 	})
 }

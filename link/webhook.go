@@ -83,6 +83,8 @@ func (w *Webhook) Validate() error {
 	}
 	if len(w.Description) > 500 {
 		v.add("description", "must be at most 500 characters")
+	} else if msg := checkText(w.Description); msg != "" {
+		v.add("description", "%s", msg)
 	}
 	return v.err()
 }

@@ -34,3 +34,19 @@ func BenchmarkRedirect(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkLoops measures the loop check every redirect makes on its
+// destination.
+func BenchmarkLoops(b *testing.B) {
+	e := newEnv(b)
+	for _, dest := range []string{"https://example.com/landing?utm_source=x", "http://192.0.2.1:8080/x"} {
+		b.Run(dest, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if e.srv.loops(dest) {
+					b.Fatal("loops")
+				}
+			}
+		})
+	}
+}

@@ -118,7 +118,7 @@ func (s *Server) handleCreateDomain(w http.ResponseWriter, r *http.Request, c *c
 	now := s.now()
 	d := &link.Domain{WorkspaceID: c.workspace.ID, Hostname: host, CreatedAt: now, UpdatedAt: now}
 	link.DomainUpdate{RootRedirectURL: in.RootRedirectURL, NotFoundURL: in.NotFoundURL}.Apply(d, now)
-	if err := d.Validate(s.ownHosts); err != nil {
+	if err := d.Validate(s.urlRules(r.Context())); err != nil {
 		return err
 	}
 	if err := s.domains.CreateDomain(r.Context(), d); err != nil {
@@ -154,9 +154,21 @@ func (s *Server) handleUpdateDomain(w http.ResponseWriter, r *http.Request, c *c
 	if in.Verified != nil && (c.user == nil || !c.user.Admin) {
 		return link.Errorf(link.EFORBIDDEN, "only the instance admin may set verified (with a user token); prove control of the domain with POST /v1/domains/{id}/verify instead")
 	}
+	// Custom domains are read from the database here, not in the write
+	// transaction of the update, which checks the rest.
+	for _, f := range []struct {
+		name string
+		url  *string
+	}{{"root_redirect_url", in.RootRedirectURL}, {"not_found_url", in.NotFoundURL}} {
+		if f.url != nil && strings.TrimSpace(*f.url) != "" {
+			if msg := link.CheckDestination(strings.TrimSpace(*f.url), s.urlRules(r.Context())); msg != "" {
+				return fieldError(f.name, msg)
+			}
+		}
+	}
 	upd := link.DomainUpdate{RootRedirectURL: in.RootRedirectURL, NotFoundURL: in.NotFoundURL, Verified: in.Verified}
 	d, err := s.domains.UpdateDomain(r.Context(), c.workspace.ID, c.params.ByName("id"), upd,
-		func(d *link.Domain) error { return d.Validate(s.ownHosts) })
+		func(d *link.Domain) error { return d.Validate(s.rules) })
 	if err != nil {
 		return err
 	}
@@ -305,7 +317,7 @@ var domainRootPage = template.Must(template.New("root").Parse(`<!doctype html>
 // root_redirect_url, or a small page naming the domain.
 func (s *Server) serveDomainRoot(w http.ResponseWriter, r *http.Request, d *link.Domain) {
 	h := w.Header()
-	if d.RootRedirectURL != "" {
+	if d.RootRedirectURL != "" && !s.loops(d.RootRedirectURL) {
 		h["Location"] = []string{asciiURL(d.RootRedirectURL)}
 		h["Cache-Control"] = cacheTemporary
 		w.WriteHeader(http.StatusFound)

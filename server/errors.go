@@ -23,6 +23,7 @@ var codeStatus = map[string]int{
 	codeTooLarge:         http.StatusRequestEntityTooLarge,
 	codeUnsupportedMedia: http.StatusUnsupportedMediaType,
 	codeMethodNotAllowed: http.StatusMethodNotAllowed,
+	codeRedirectLoop:     http.StatusLoopDetected,
 }
 
 // Codes that only HTTP knows of.
@@ -30,6 +31,7 @@ const (
 	codeTooLarge         = "payload_too_large"
 	codeUnsupportedMedia = "unsupported_media_type"
 	codeMethodNotAllowed = "method_not_allowed"
+	codeRedirectLoop     = "redirect_loop"
 )
 
 var codeTitle = map[string]string{
@@ -44,6 +46,7 @@ var codeTitle = map[string]string{
 	codeTooLarge:         "Payload too large",
 	codeUnsupportedMedia: "Unsupported media type",
 	codeMethodNotAllowed: "Method not allowed",
+	codeRedirectLoop:     "Redirect loop",
 }
 
 // problem is the RFC 9457 body of every error answer.

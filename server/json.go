@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/linkbolt/linkbolt/link"
 )
@@ -59,6 +60,10 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error
 	if t := bytes.TrimSpace(data); len(t) == 0 || bytes.Equal(t, []byte("null")) {
 		return link.Errorf(link.EINVALIDREQUEST, "the body is empty: send a JSON object")
 	}
+	// encoding/json would replace invalid UTF-8 with U+FFFD and store it.
+	if !utf8.Valid(data) {
+		return link.Errorf(link.EINVALIDREQUEST, "the body is not valid UTF-8 (at byte %d)", invalidUTF8At(data))
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -70,7 +75,109 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error
 	if _, err := dec.Token(); err != io.EOF {
 		return link.Errorf(link.EINVALIDREQUEST, "the body holds data after the JSON object")
 	}
+	// encoding/json matches field names case-insensitively; the API does not.
+	return checkFieldNames(data, reflect.TypeOf(v), "")
+}
+
+// invalidUTF8At returns the offset of the first invalid UTF-8 sequence.
+func invalidUTF8At(b []byte) int {
+	for i := 0; i < len(b); {
+		r, n := utf8.DecodeRune(b[i:])
+		if r == utf8.RuneError && n <= 1 {
+			return i
+		}
+		i += n
+	}
+	return len(b)
+}
+
+var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+
+// checkFieldNames reports a field of the JSON object data (which decoded
+// into a value of type t already) whose name is not exactly the name of a
+// field of t, as in {"Destination_URL": …}. Nested objects and arrays of
+// objects are checked against their field types. path names the object
+// in the message ("options." for a nested one).
+func checkFieldNames(data []byte, t reflect.Type, path string) error {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(jsonUnmarshaler) {
+		return nil
+	}
+	switch t.Kind() {
+	case reflect.Slice, reflect.Array:
+		var items []json.RawMessage
+		if json.Unmarshal(data, &items) != nil {
+			return nil // null
+		}
+		for _, it := range items {
+			if err := checkFieldNames(it, t.Elem(), path); err != nil {
+				return err
+			}
+		}
+		return nil
+	case reflect.Struct:
+	default:
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(data, &obj) != nil {
+		return nil // null
+	}
+	fields := jsonFields(t)
+	for name, raw := range obj {
+		ft, ok := fields[name]
+		if !ok {
+			msg := "unknown field"
+			for known := range fields {
+				if strings.EqualFold(known, name) {
+					msg = fmt.Sprintf("unknown field (names are case-sensitive: did you mean %q?)", path+known)
+				}
+			}
+			return &link.Error{Code: link.EINVALIDREQUEST,
+				Message: fmt.Sprintf("%q: %s", path+name, msg),
+				Fields:  []link.FieldError{{Field: path + name, Message: msg}}}
+		}
+		if err := checkFieldNames(raw, ft, path+name+"."); err != nil {
+			return err
+		}
+	}
 	return nil
+}
+
+// jsonFields returns the JSON names of the fields of struct type t (those
+// of embedded structs included) with their types.
+func jsonFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if tag == "-" {
+			continue
+		}
+		name, _, _ := strings.Cut(tag, ",")
+		if f.Anonymous && name == "" {
+			et := f.Type
+			if et.Kind() == reflect.Pointer {
+				et = et.Elem()
+			}
+			if et.Kind() == reflect.Struct {
+				for k, v := range jsonFields(et) {
+					out[k] = v
+				}
+				continue
+			}
+		}
+		if !f.IsExported() {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		out[name] = f.Type
+	}
+	return out
 }
 
 // jsonError turns a decoding error into a message a person can act on.

@@ -13,20 +13,24 @@ import (
 )
 
 type linkResponse struct {
-	ID             string   `json:"id"`
-	ShortURL       string   `json:"short_url"`
-	Alias          string   `json:"alias"`
-	Domain         string   `json:"domain"`
-	DestinationURL string   `json:"destination_url"`
-	Tags           []string `json:"tags"`
-	UTMSource      *string  `json:"utm_source"`
-	UTMMedium      *string  `json:"utm_medium"`
-	UTMCampaign    *string  `json:"utm_campaign"`
-	CampaignID     *string  `json:"campaign_id"`
-	RedirectCode   int      `json:"redirect_code"`
-	Clicks         int64    `json:"clicks"`
-	CreatedAt      string   `json:"created_at"`
-	UpdatedAt      string   `json:"updated_at"`
+	ID             string `json:"id"`
+	ShortURL       string `json:"short_url"`
+	Alias          string `json:"alias"`
+	Domain         string `json:"domain"`
+	DestinationURL string `json:"destination_url"`
+	// DestinationHost and DestinationHostUnicode show the host of the
+	// destination as A-labels (punycode) and as a person reads it.
+	DestinationHost        string   `json:"destination_host"`
+	DestinationHostUnicode string   `json:"destination_host_unicode"`
+	Tags                   []string `json:"tags"`
+	UTMSource              *string  `json:"utm_source"`
+	UTMMedium              *string  `json:"utm_medium"`
+	UTMCampaign            *string  `json:"utm_campaign"`
+	CampaignID             *string  `json:"campaign_id"`
+	RedirectCode           int      `json:"redirect_code"`
+	Clicks                 int64    `json:"clicks"`
+	CreatedAt              string   `json:"created_at"`
+	UpdatedAt              string   `json:"updated_at"`
 }
 
 func optional(s string) *string {
@@ -45,9 +49,10 @@ func (s *Server) newLinkResponse(l *link.Link) linkResponse {
 	if domain == "" {
 		domain = s.primary.Host
 	}
+	destHost, destHostUnicode := destinationHosts(l.DestinationURL)
 	return linkResponse{
 		ID: l.ID, ShortURL: s.shortURL(l), Alias: l.Alias, Domain: domain,
-		DestinationURL: l.DestinationURL, Tags: tags,
+		DestinationURL: l.DestinationURL, DestinationHost: destHost, DestinationHostUnicode: destHostUnicode, Tags: tags,
 		UTMSource: optional(l.UTMSource), UTMMedium: optional(l.UTMMedium), UTMCampaign: optional(l.UTMCampaign),
 		CampaignID: optional(l.CampaignID), RedirectCode: l.RedirectCode, Clicks: l.Clicks,
 		CreatedAt: ts(l.CreatedAt), UpdatedAt: ts(l.UpdatedAt),
@@ -93,15 +98,6 @@ func (s *Server) linkDomain(ctx context.Context, workspaceID, raw string, anyVer
 	return host, nil
 }
 
-// linkOwnHosts returns the hosts a link's destination must not point back
-// into: this server's, and the link's own domain.
-func (s *Server) linkOwnHosts(l *link.Link) []string {
-	if l.Domain == "" {
-		return s.ownHosts
-	}
-	return append(s.ownHosts[:len(s.ownHosts):len(s.ownHosts)], l.Domain)
-}
-
 type createLinkRequest struct {
 	DestinationURL string   `json:"destination_url"`
 	Alias          string   `json:"alias"`
@@ -139,7 +135,7 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *cal
 // createLink validates and stores a link for both APIs.
 func (s *Server) createLink(r *http.Request, l *link.Link) error {
 	l.Normalize()
-	if err := l.Validate(s.linkOwnHosts(l)); err != nil {
+	if err := l.Validate(s.urlRules(r.Context())); err != nil {
 		return err
 	}
 	return s.links.CreateLink(r.Context(), l)
@@ -174,13 +170,20 @@ func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *cal
 		return &link.Error{Code: link.EINVALID, Message: "alias: must not be empty",
 			Fields: []link.FieldError{{Field: "alias", Message: "must not be empty"}}}
 	}
+	// Custom domains are read from the database here, not in the write
+	// transaction of the update, which checks the rest.
+	if in.DestinationURL != nil {
+		if msg := link.CheckDestination(strings.TrimSpace(*in.DestinationURL), s.urlRules(r.Context())); msg != "" {
+			return fieldError("destination_url", msg)
+		}
+	}
 	upd := link.LinkUpdate{
 		DestinationURL: in.DestinationURL, Alias: in.Alias, Tags: in.Tags,
 		UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode,
 	}
 	l, err := s.links.UpdateLink(r.Context(), c.workspace.ID, c.params.ByName("id"), upd,
-		func(l *link.Link) error { return l.Validate(s.linkOwnHosts(l)) })
+		func(l *link.Link) error { return l.Validate(s.rules.WithDomain(l.Domain)) })
 	if err != nil {
 		return err
 	}

@@ -499,7 +499,8 @@ func TestCheckOpenAPI(t *testing.T) {
 	link := func(edit func(map[string]any)) []byte {
 		m := map[string]any{
 			"id": "l1", "short_url": "http://lb.test/abc", "alias": "abc", "domain": "lb.test",
-			"destination_url": "https://example.com/", "tags": []string{"a"},
+			"destination_url": "https://example.com/", "destination_host": "example.com",
+			"destination_host_unicode": "example.com", "tags": []string{"a"},
 			"utm_source": nil, "utm_medium": "email", "utm_campaign": nil, "campaign_id": nil,
 			"redirect_code": 302, "clicks": 3,
 			"created_at": "2026-03-10T12:00:00Z", "updated_at": "2026-03-10T12:00:00Z",

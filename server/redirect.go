@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"html/template"
 	"net/http"
 	"net/url"
@@ -34,6 +35,13 @@ func (s *Server) redirect(w http.ResponseWriter, r *http.Request, d *link.Domain
 		return
 	} else if err != nil {
 		s.writeError(w, r, err)
+		return
+	}
+	// A destination checked when it was saved may point back here now (a
+	// custom domain verified since): refuse the hop, and count no click.
+	if s.loops(l.DestinationURL) {
+		s.writeError(w, r, errHTTP(codeRedirectLoop, fmt.Sprintf(
+			"short link %q points back into this service (%s), which would loop: change its destination", code, hostOf(l.DestinationURL))))
 		return
 	}
 	if r.Method == http.MethodGet {
@@ -105,9 +113,19 @@ func Destination(l *link.Link) string {
 	return asciiURL(b.String())
 }
 
+// hostOf returns the authority of an absolute URL, for messages.
+func hostOf(u string) string {
+	_, rest, _ := strings.Cut(u, "://")
+	if i := strings.IndexAny(rest, "/?#"); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
+}
+
 // asciiURL percent-encodes the non-ASCII bytes after the host of a URL, so
-// that a Location header carries only ASCII as HTTP requires. The host is
-// left as it is.
+// that a Location header carries only ASCII as HTTP requires. A host is
+// ASCII (A-labels) since links are saved so; one that is not, saved by an
+// older linkbolt, is converted with IDNA here.
 func asciiURL(u string) string {
 	start := strings.Index(u, "://")
 	if start < 0 {
@@ -117,7 +135,19 @@ func asciiURL(u string) string {
 	if i := strings.IndexAny(u[start:], "/?#"); i >= 0 {
 		start += i
 	} else {
-		return u
+		start = len(u)
+	}
+	if auth := u[strings.Index(u, "://")+3 : start]; !isASCII(auth) {
+		host, port := auth, ""
+		if i := strings.LastIndexByte(auth, ':'); i >= 0 {
+			host, port = auth[:i], auth[i:]
+		}
+		if a, err := destinationIDNA.ToASCII(host); err == nil {
+			u = u[:start-len(auth)] + a + port + u[start:]
+			start += len(a) + len(port) - len(auth)
+		} else {
+			start -= len(auth) // percent-encode it: at least ASCII
+		}
 	}
 	n := 0
 	for i := start; i < len(u); i++ {
@@ -139,6 +169,15 @@ func asciiURL(u string) string {
 		}
 	}
 	return string(b)
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 func overridden(key string, set [][2]string) bool {
@@ -172,7 +211,7 @@ var notFoundPage = template.Must(template.New("404").Parse(`<!doctype html>
 // linkNotFound answers an unknown short code: a redirect to the domain's
 // not_found_url where it has one, else notFound.
 func (s *Server) linkNotFound(w http.ResponseWriter, r *http.Request, d *link.Domain, code string) {
-	if d == nil || d.NotFoundURL == "" {
+	if d == nil || d.NotFoundURL == "" || s.loops(d.NotFoundURL) {
 		s.notFound(w, r, code)
 		return
 	}

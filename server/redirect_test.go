@@ -161,7 +161,9 @@ func TestDestination(t *testing.T) {
 		{link.Link{DestinationURL: "https://e.com/#top", UTMSource: "s&t"}, "https://e.com/?utm_source=s%26t#top"},
 		{link.Link{DestinationURL: "https://e.com/straße?q=grün#über"}, "https://e.com/stra%C3%9Fe?q=gr%C3%BCn#%C3%BCber"},
 		{link.Link{DestinationURL: "https://e.com/ü", UTMSource: "ä"}, "https://e.com/%C3%BC?utm_source=%C3%A4"},
-		{link.Link{DestinationURL: "https://bücher.example"}, "https://bücher.example"},
+		// A host saved by an older linkbolt as Unicode is sent as A-labels.
+		{link.Link{DestinationURL: "https://bücher.example"}, "https://xn--bcher-kva.example"},
+		{link.Link{DestinationURL: "https://аpple.com:8443/login?x=ü"}, "https://xn--pple-43d.com:8443/login?x=%C3%BC"},
 	} {
 		if got := Destination(&tc.l); got != tc.want {
 			t.Errorf("Destination(%+v) = %q, want %q", tc.l, got, tc.want)

@@ -30,6 +30,10 @@ import (
 
 // Config is what the server needs from the configuration file.
 type Config struct {
+	// Listen is the address the server listens on (server.listen): its
+	// port on this machine's addresses is this service, which
+	// destinations must not point back into. Empty when unknown.
+	Listen        string
 	BaseURL       string
 	AltBaseURL    string
 	MaxBody       int64
@@ -86,8 +90,11 @@ type Server struct {
 	setupToken atomic.Pointer[string]
 
 	primary, alt *url.URL
-	ownHosts     []string
-	router       *httprouter.Router
+	// rules check the URLs redirects go to (destinations, domain
+	// redirects) when they are saved; servedRules check them again when
+	// they are served (see loops).
+	rules, servedRules *link.URLRules
+	router             *httprouter.Router
 	// pages holds the one-segment paths of pages (e.g. /healthz); every
 	// other one-segment GET is a short code.
 	pages map[string]bool
@@ -149,10 +156,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}); ok {
 		eb.SetEventBuilders(s.campaignEvent, s.linkEvent)
 	}
-	s.ownHosts = []string{strings.ToLower(primary.Host)}
-	if alt.Host != primary.Host {
-		s.ownHosts = append(s.ownHosts, strings.ToLower(alt.Host))
-	}
+	s.rules = newURLRules(primary, alt, cfg.Listen)
+	s.servedRules = s.servedURLRules()
 	s.routes()
 	return s, nil
 }

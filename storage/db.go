@@ -112,7 +112,7 @@ var allBuckets = [][]byte{
 	bucketUsers, bucketUsersEmail, bucketUserWorkspaces,
 	bucketWorkspaces, bucketWorkspaceMembers,
 	bucketKeys, bucketKeysHash, bucketKeysWorkspace, bucketKeysUsage,
-	bucketLinks, bucketLinksAlias, bucketLinksWorkspace, bucketLinksTag, bucketLinksCount, bucketLinksTagCount,
+	bucketLinks, bucketLinksAlias, bucketLinksAliasHold, bucketLinksWorkspace, bucketLinksTag, bucketLinksCount, bucketLinksTagCount,
 	bucketLinksCampaign, bucketCampaigns, bucketCampaignsWorkspace, bucketEvents,
 	bucketWebhooks, bucketWebhooksWorkspace, bucketWebhooksEvent, bucketDeliveries, bucketDeliveriesWebhook, bucketDeliveriesQueue,
 	bucketQRCodes, bucketQRCodesWorkspace,

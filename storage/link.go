@@ -25,6 +25,10 @@ var _ link.LinkService = (*LinkService)(nil)
 // without counting.
 type LinkService struct {
 	db *DB
+	// AliasHold is how long an alias freed by a deletion or a change of
+	// alias stays held for its workspace (links.alias_hold); zero or less
+	// holds nothing. NewLinkService sets DefaultAliasHold.
+	AliasHold time.Duration
 	// events builds the data of link.created, link.updated and link.deleted
 	// events; nil writes none.
 	events link.LinkEventFunc
@@ -48,7 +52,7 @@ func (s *LinkService) emit(tx *bolt.Tx, wid uint64, eventType string, l *link.Li
 }
 
 // NewLinkService returns the link service of db.
-func NewLinkService(db *DB) *LinkService { return &LinkService{db: db} }
+func NewLinkService(db *DB) *LinkService { return &LinkService{db: db, AliasHold: DefaultAliasHold} }
 
 type linkRecord struct {
 	Workspace    uint64    `json:"ws"`
@@ -485,13 +489,13 @@ func createLink(tx *bolt.Tx, rec *linkRecord) (uint64, error) {
 	}
 	aliases := tx.Bucket(bucketLinksAlias)
 	if rec.Alias == "" {
-		code, err := freeCode(aliases, rec.Domain)
+		code, err := freeCode(tx, rec.Domain, rec.CreatedAt)
 		if err != nil {
 			return 0, err
 		}
 		rec.Alias = code
-	} else if aliases.Get(aliasKey(rec.Domain, rec.Alias)) != nil {
-		return 0, link.Errorf(link.ECONFLICT, "alias %q is already taken", rec.Alias)
+	} else if err := takeAlias(tx, aliasKey(rec.Domain, rec.Alias), rec.Alias, rec.Workspace, rec.CreatedAt); err != nil {
+		return 0, err
 	}
 	links := tx.Bucket(bucketLinks)
 	id, err := nextID(links)
@@ -542,14 +546,15 @@ func removeTag(tx *bolt.Tx, wid uint64, tag string, idb []byte) error {
 // codes a second attempt is already rare.
 const codeAttempts = 10
 
-// freeCode returns a random code not taken on the domain.
-func freeCode(aliases *bolt.Bucket, domain string) (string, error) {
+// freeCode returns a random code not taken nor held on the domain at now.
+func freeCode(tx *bolt.Tx, domain string, now time.Time) (string, error) {
+	aliases := tx.Bucket(bucketLinksAlias)
 	for range codeAttempts {
 		code := newCode()
 		if link.IsReserved(code) {
 			continue
 		}
-		if aliases.Get(aliasKey(domain, code)) == nil {
+		if key := aliasKey(domain, code); aliases.Get(key) == nil && !aliasHeld(tx, key, now) {
 			return code, nil
 		}
 	}
@@ -581,7 +586,8 @@ func newCode() string {
 
 // UpdateLink applies an update in one transaction: it loads the link,
 // applies upd, calls validate (whose error is returned unchanged), moves
-// the alias index if the alias changed (an empty alias gets a new code)
+// the alias index if the alias changed (an empty alias gets a new code;
+// the old alias is held for the workspace for AliasHold)
 // and the tag indexes and counters if the tags changed, and sets
 // UpdatedAt. validate runs inside the write transaction: it may read
 // through the services but must not write. ENOTFOUND, ECONFLICT (alias).
@@ -615,16 +621,19 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 		aliases := tx.Bucket(bucketLinksAlias)
 		alias := l.Alias
 		if alias == "" {
-			if alias, err = freeCode(aliases, rec.Domain); err != nil {
+			if alias, err = freeCode(tx, rec.Domain, now); err != nil {
 				return err
 			}
 		}
 		if alias != rec.Alias {
-			if aliases.Get(aliasKey(rec.Domain, alias)) != nil {
-				return link.Errorf(link.ECONFLICT, "alias %q is already taken", alias)
+			if err := takeAlias(tx, aliasKey(rec.Domain, alias), alias, wid, now); err != nil {
+				return err
 			}
 			if err := aliases.Delete(aliasKey(rec.Domain, rec.Alias)); err != nil {
 				return fmt.Errorf("unindex alias: %w", err)
+			}
+			if err := holdAlias(tx, aliasKey(rec.Domain, rec.Alias), wid, now.Add(s.AliasHold), s.AliasHold); err != nil {
+				return err
 			}
 			if err := aliases.Put(aliasKey(rec.Domain, alias), idb); err != nil {
 				return fmt.Errorf("index alias: %w", err)
@@ -688,7 +697,8 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 }
 
 // DeleteLink removes a link, its index entries, its click counter and its
-// link-scope click aggregates, and frees its alias. The workspace's (and
+// link-scope click aggregates, and holds its alias for the workspace for
+// AliasHold (a held alias redirects nowhere). The workspace's (and
 // campaign's) aggregates and raw clicks keep its clicks. ENOTFOUND.
 func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) error {
 	wid, ok1 := parseID(prefixWorkspace, workspaceID)
@@ -723,6 +733,10 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 		}
 		if err := tx.Bucket(bucketLinksAlias).Delete(aliasKey(rec.Domain, rec.Alias)); err != nil {
 			return fmt.Errorf("unindex alias: %w", err)
+		}
+		now := s.db.now()
+		if err := holdAlias(tx, aliasKey(rec.Domain, rec.Alias), wid, now.Add(s.AliasHold), s.AliasHold); err != nil {
+			return err
 		}
 		if err := tx.Bucket(bucketLinksWorkspace).Delete(concat(itob(wid), idb)); err != nil {
 			return fmt.Errorf("unindex link workspace: %w", err)

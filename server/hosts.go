@@ -1,0 +1,154 @@
+package server
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"golang.org/x/net/idna"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// destinationIDNA converts the host names of the URLs linkbolt redirects
+// to as browsers do (the WHATWG URL standard's "domain to ASCII"): UTS #46
+// mapping, non-transitional (ß stays ß), with the Bidi and joiner checks,
+// without STD3 and hyphen rules, so that "my_host" and "r3---sn-x" hosts
+// stay valid as they are in browsers. Full-width letters and the
+// ideographic full stop U+3002 map to their ASCII forms.
+var destinationIDNA = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transitional(false),
+	idna.CheckHyphens(false), idna.StrictDomainName(false))
+
+// newURLRules returns the rules of the URLs linkbolt redirects to for a
+// server with these base URLs listening on listen (host:port; empty when
+// unknown, as in tests).
+func newURLRules(primary, alt *url.URL, listen string) *link.URLRules {
+	r := &link.URLRules{ToASCII: destinationIDNA.ToASCII}
+	for _, u := range []*url.URL{primary, alt} {
+		host := u.Hostname()
+		if strings.HasPrefix(u.Host, "[") {
+			host = "[" + host + "]"
+		}
+		r.AddBaseURL(u.Scheme, host, u.Port())
+	}
+	if listen == "" {
+		return r
+	}
+	host, port, err := net.SplitHostPort(listen)
+	if err != nil {
+		return r
+	}
+	if p, err := strconv.Atoi(port); err == nil && p > 0 {
+		r.AddPort(p)
+	}
+	a, err := netip.ParseAddr(host)
+	switch {
+	case err == nil && !a.IsUnspecified():
+		r.AddAddr(a)
+	case host == "" || err == nil:
+		// Every interface: each address of the machine reaches the service.
+		addrs, _ := net.InterfaceAddrs()
+		for _, ia := range addrs {
+			if n, ok := ia.(*net.IPNet); ok {
+				if a, ok := netip.AddrFromSlice(n.IP); ok {
+					r.AddAddr(a)
+				}
+			}
+		}
+	}
+	return r
+}
+
+// servedURLRules returns the rules of redirects as they are served: the
+// custom domains that count are the verified ones, which route requests,
+// looked up in memory.
+func (s *Server) servedURLRules() *link.URLRules {
+	r := *s.rules
+	if s.domains != nil {
+		r.IsDomain = func(h string) bool {
+			_, err := s.domains.FindVerifiedDomain(context.Background(), h)
+			return err == nil
+		}
+	}
+	return &r
+}
+
+// urlRules returns the rules of a URL being saved: every custom domain of
+// the instance, verified or not, is this service too. It reads the
+// database, so it is not for use inside a write transaction (use
+// s.rules.WithDomain there).
+func (s *Server) urlRules(ctx context.Context) *link.URLRules {
+	if s.domains == nil {
+		return s.rules
+	}
+	r := *s.rules
+	r.IsDomain = func(h string) bool {
+		_, err := s.domains.FindDomainByHostname(ctx, h)
+		return err == nil || !isNotFound(err) // an error of the database is not a "no"
+	}
+	return &r
+}
+
+// loops reports whether a URL stored before (a destination, a domain's
+// redirect) points back into this service now: at a custom domain
+// verified since it was saved, or, for data saved by an older linkbolt,
+// at another spelling of this service. It is on the path of every
+// redirect: no allocation for a stored URL, which is ASCII, and map
+// lookups only.
+func (s *Server) loops(raw string) bool {
+	i := strings.Index(raw, "://")
+	if i < 0 {
+		return false
+	}
+	scheme, rest := raw[:i], raw[i+3:]
+	if j := strings.IndexAny(rest, "/?#"); j >= 0 {
+		rest = rest[:j]
+	}
+	host, port := rest, ""
+	if j := strings.LastIndexByte(rest, ':'); j >= 0 && strings.IndexByte(rest[j:], ']') < 0 {
+		host, port = rest[:j], rest[j+1:]
+	}
+	var toASCII func(string) (string, error)
+	for k := 0; k < len(host); k++ {
+		if host[k] >= 0x80 || host[k] == '%' {
+			toASCII = destinationIDNA.ToASCII // saved by an older linkbolt
+			if h, err := url.PathUnescape(host); err == nil {
+				host = h
+			}
+			break
+		}
+	}
+	canonical, _, problem := link.CanonicalHost(host, toASCII)
+	if problem != "" {
+		return false
+	}
+	return s.servedRules.PointsHere(canonical, link.EffectivePort(scheme, port))
+}
+
+// destinationHosts returns the host of a stored destination in ASCII
+// (A-labels, lower case) and for display (U-labels), so that a person can
+// tell https://xn--pple-43d.com (Cyrillic а) from https://apple.com.
+func destinationHosts(dest string) (ascii, unicode string) {
+	u, err := url.Parse(dest)
+	if err != nil {
+		return "", ""
+	}
+	h := u.Hostname()
+	if strings.HasPrefix(u.Host, "[") {
+		return "[" + strings.ToLower(h) + "]", "[" + strings.ToLower(h) + "]"
+	}
+	ascii = strings.ToLower(strings.TrimSuffix(h, "."))
+	if a, err := destinationIDNA.ToASCII(ascii); err == nil {
+		ascii = a
+	}
+	unicode = ascii
+	if strings.Contains(ascii, "xn--") {
+		if u, err := destinationIDNA.ToUnicode(ascii); err == nil {
+			unicode = u
+		}
+	}
+	return ascii, unicode
+}

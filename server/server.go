@@ -39,15 +39,26 @@ type Config struct {
 	// Plans maps each plan to its requests per minute; 0 means unlimited.
 	Plans       map[link.Plan]int
 	DefaultPlan link.Plan
+	// MaxKeysPerWorkspace caps a workspace's keys that are active or in
+	// grace (keys.max_per_workspace); 0 means no cap.
+	MaxKeysPerWorkspace int
 	// WebhooksAllowPrivate lets webhooks target loopback, private and
 	// link-local addresses (homelab receivers).
 	WebhooksAllowPrivate bool
 	// BehindProxy takes the client address from X-Real-IP or
 	// X-Forwarded-For, set by a reverse proxy in front of linkbolt.
 	BehindProxy bool
-	// LoginPerIP and LoginPerAccount bound login attempts a minute.
-	LoginPerIP      int
+	// LoginPerIP bounds login attempts a minute from one address, to any
+	// accounts.
+	LoginPerIP int
+	// LoginPerAddress bounds failed logins per (account, address) in
+	// LoginWindow; LoginPerAccount is the failures in a row an account
+	// takes, from anywhere, before addresses failing at it wait a delay that
+	// doubles up to LoginMaxDelay. See auth.LoginGuard.
+	LoginPerAddress int
+	LoginWindow     time.Duration
 	LoginPerAccount int
+	LoginMaxDelay   time.Duration
 	// DomainResolver is the DNS server (host:port) that verifies custom
 	// domains; empty means the system's resolver.
 	DomainResolver string
@@ -80,6 +91,7 @@ type Server struct {
 	jwt       *auth.JWT
 	passwords auth.Passwords
 	limiters  *auth.Limiters
+	logins    *auth.LoginGuard
 
 	// setupToken is the one-time secret of the setup link, held only in
 	// memory; empty once an admin exists.
@@ -138,6 +150,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		clicks: d.Clicks, campaigns: d.Campaigns, qrCodes: d.QRCodes, webhooks: d.Webhooks, dispatcher: d.Dispatcher, recorder: d.Recorder,
 		tokens: auth.Tokens{Prefix: cfg.KeyPrefix}, jwt: d.JWT, passwords: d.Passwords,
 		limiters: auth.NewLimiters(d.Now),
+		logins:   auth.NewLoginGuard(cfg.LoginPerAddress, cfg.LoginWindow, cfg.LoginPerAccount, cfg.LoginMaxDelay, d.Now),
 		primary:  primary, alt: alt,
 	}
 	s.domains, s.resolver = d.Domains, newResolver(cfg.DomainResolver)

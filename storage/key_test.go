@@ -20,7 +20,7 @@ func newKey(wsID, token string) *link.APIKey {
 
 func mustKey(tb testing.TB, s *Services, k *link.APIKey) *link.APIKey {
 	tb.Helper()
-	if err := s.Keys.CreateKey(context.Background(), k); err != nil {
+	if err := s.Keys.CreateKey(context.Background(), k, 0); err != nil {
 		tb.Fatalf("create key: %v", err)
 	}
 	return k
@@ -38,8 +38,8 @@ func TestKeys_Find(t *testing.T) {
 	if !k1.CreatedAt.Equal(t0) || k1.ID == k2.ID {
 		t.Fatalf("k1 = %+v, k2 = %+v", k1, k2)
 	}
-	wantCode(t, s.Keys.CreateKey(ctx, newKey(ws.ID, "lb_live_one")), link.ECONFLICT)
-	wantCode(t, s.Keys.CreateKey(ctx, newKey("ws_zzz", "lb_live_four")), link.ENOTFOUND)
+	wantCode(t, s.Keys.CreateKey(ctx, newKey(ws.ID, "lb_live_one"), 0), link.ECONFLICT)
+	wantCode(t, s.Keys.CreateKey(ctx, newKey("ws_zzz", "lb_live_four"), 0), link.ENOTFOUND)
 
 	for _, tt := range []struct{ name, ws, id, code string }{
 		{"found", ws.ID, k1.ID, ""},
@@ -106,12 +106,12 @@ func TestKeys_RotateRevokeStates(t *testing.T) {
 	oldKey.Scope = link.ScopeRead
 	mustKey(t, s, oldKey)
 
-	_, err := s.Keys.RotateKey(ctx, other.ID, oldKey.ID, newKey(ws.ID, "lb_live_x"), t0)
+	_, err := s.Keys.RotateKey(ctx, other.ID, oldKey.ID, newKey(ws.ID, "lb_live_x"), t0, 0)
 	wantCode(t, err, link.ENOTFOUND)
 
 	s.Clock.Add(time.Hour)
 	grace := s.Clock.Now().Add(24 * time.Hour)
-	next, err := s.Keys.RotateKey(ctx, ws.ID, oldKey.ID, &link.APIKey{Hash: []byte("new-hash"), Start: "lb_new"}, grace)
+	next, err := s.Keys.RotateKey(ctx, ws.ID, oldKey.ID, &link.APIKey{Hash: []byte("new-hash"), Start: "lb_new"}, grace, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestKeys_RotateRevokeStates(t *testing.T) {
 		t.Fatalf("new state = %s, want active", got)
 	}
 
-	_, err = s.Keys.RotateKey(ctx, ws.ID, oldKey.ID, &link.APIKey{Hash: []byte("h3")}, grace)
+	_, err = s.Keys.RotateKey(ctx, ws.ID, oldKey.ID, &link.APIKey{Hash: []byte("h3")}, grace, 0)
 	wantCode(t, err, link.ECONFLICT)
 	if got, want := link.ErrorMessage(err), "only an active key can be rotated; this key is grace"; got != want {
 		t.Fatalf("message = %q, want %q", got, want)
@@ -163,7 +163,7 @@ func TestKeys_RotateRevokeStates(t *testing.T) {
 	if k.RevokedAt == nil || !k.RevokedAt.Equal(revokedAt) || k.State(s.Clock.Now()) != link.KeyRevoked {
 		t.Fatalf("revoked key = %+v", k)
 	}
-	_, err = s.Keys.RotateKey(ctx, ws.ID, next.ID, &link.APIKey{Hash: []byte("h4")}, grace)
+	_, err = s.Keys.RotateKey(ctx, ws.ID, next.ID, &link.APIKey{Hash: []byte("h4")}, grace, 0)
 	if link.ErrorCode(err) != link.ECONFLICT || !strings.HasSuffix(link.ErrorMessage(err), "this key is revoked") {
 		t.Fatalf("rotate revoked: %v", err)
 	}
@@ -182,7 +182,7 @@ func TestKeys_RotateRevokeStates(t *testing.T) {
 	if got := state(exp.ID); got != link.KeyExpired {
 		t.Fatalf("state = %s, want expired", got)
 	}
-	_, err = s.Keys.RotateKey(ctx, ws.ID, exp.ID, &link.APIKey{Hash: []byte("h5")}, soon)
+	_, err = s.Keys.RotateKey(ctx, ws.ID, exp.ID, &link.APIKey{Hash: []byte("h5")}, soon, 0)
 	if link.ErrorCode(err) != link.ECONFLICT || !strings.HasSuffix(link.ErrorMessage(err), "this key is expired") {
 		t.Fatalf("rotate expired: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/storage"
 )
 
 func newKey(wsID, token string) *link.APIKey {
@@ -399,5 +401,90 @@ func TestKeys_BackgroundFlush(t *testing.T) {
 		} else if n == 1 {
 			return
 		}
+	}
+}
+
+// TestKeys_Cap checks keys.max_per_workspace in the store: only active and
+// grace keys count, per workspace, and concurrent creations never pass it.
+func TestKeys_Cap(t *testing.T) {
+	s, admin, ws := mustSetup(t)
+	other := mustWorkspace(t, s, "Other", admin.ID)
+	ctx := context.Background()
+	const max = 5
+
+	expiring := newKey(ws.ID, "lb_live_exp")
+	expiring.ExpiresAt = ptr(t0.Add(time.Minute))
+	if err := s.Keys.CreateKey(ctx, expiring, max); err != nil {
+		t.Fatal(err)
+	}
+	revoked := newKey(ws.ID, "lb_live_rev")
+	if err := s.Keys.CreateKey(ctx, revoked, max); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Keys.RevokeKey(ctx, ws.ID, revoked.ID); err != nil {
+		t.Fatal(err)
+	}
+	s.Clock.Add(time.Minute) // expiring is now expired
+
+	var wg sync.WaitGroup
+	var ok, conflict atomic.Int32
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.Keys.CreateKey(ctx, newKey(ws.ID, fmt.Sprint("lb_live_race", i)), max)
+			switch link.ErrorCode(err) {
+			case "":
+				ok.Add(1)
+			case link.ECONFLICT:
+				conflict.Add(1)
+			default:
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != max || conflict.Load() != 20-max {
+		t.Fatalf("%d created, %d refused; want %d and %d", ok.Load(), conflict.Load(), max, 20-max)
+	}
+	// Another workspace has its own count; max <= 0 means no cap.
+	mustKey(t, s, newKey(other.ID, "lb_live_other"))
+	if err := s.Keys.CreateKey(ctx, newKey(ws.ID, "lb_live_nocap"), 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestKeys_RotateCapAndCreator(t *testing.T) {
+	s, admin, ws := mustSetup(t)
+	ctx := context.Background()
+	k := newKey(ws.ID, "lb_live_a")
+	k.CreatedBy = link.KeyCreator{Type: link.CreatorUser, ID: admin.ID}
+	if err := s.Keys.CreateKey(ctx, k, 1); err != nil {
+		t.Fatal(err)
+	}
+	// At the cap of 1, rotation may reach 2 (twice the cap), not 3.
+	next, err := s.Keys.RotateKey(ctx, ws.ID, k.ID, &link.APIKey{Hash: []byte("h2"), CreatedBy: link.KeyCreator{Type: link.CreatorKey, ID: k.ID}}, t0.Add(time.Hour), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Keys.RotateKey(ctx, ws.ID, next.ID, &link.APIKey{Hash: []byte("h3")}, t0.Add(time.Hour), 1)
+	wantCode(t, err, link.ECONFLICT)
+
+	// created_by survives a reopen.
+	s.DB = MustReopen(t, s.DB, s.Clock)
+	s.Keys = storage.NewKeyService(s.DB)
+	got, err := s.Keys.FindKeyByID(ctx, ws.ID, k.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.CreatedBy != (link.KeyCreator{Type: link.CreatorUser, ID: admin.ID}) {
+		t.Fatalf("created_by = %+v", got.CreatedBy)
+	}
+	got, err = s.Keys.FindKeyByID(ctx, ws.ID, next.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.CreatedBy != (link.KeyCreator{Type: link.CreatorKey, ID: k.ID}) {
+		t.Fatalf("rotated key's created_by = %+v", got.CreatedBy)
 	}
 }

@@ -155,3 +155,24 @@ func TestLoginGuardForgets(t *testing.T) {
 		t.Fatalf("Len after an idle hour = %d, want 1", got)
 	}
 }
+
+// BenchmarkLoginGuard measures a failed attempt (Begin and Failed) spread
+// over many accounts and addresses, as in a password spray.
+func BenchmarkLoginGuard(b *testing.B) {
+	c := newClock(t0)
+	g := newTestGuard(c)
+	accounts := make([]string, 10000)
+	for i := range accounts {
+		accounts[i] = fmt.Sprintf("user%d@example.com", i)
+	}
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		i := 0
+		for pb.Next() {
+			if a, _ := g.Begin(accounts[i%len(accounts)], fmt.Sprint("10.0.", i%251, ".", i%241)); a != nil {
+				a.Failed()
+			}
+			i++
+		}
+	})
+}

@@ -458,15 +458,57 @@ func (s *KeyService) RevokeKey(ctx context.Context, workspaceID, id string) erro
 			return nil
 		}
 		rec.RevokedAt = &now
+		if err := tx.Bucket(bucketKeysLive).Delete(concat(itob(wid), itob(kid))); err != nil {
+			return fmt.Errorf("live key index: %w", err)
+		}
 		return putJSON(tx.Bucket(bucketKeys), itob(kid), rec)
 	})
 }
 
 // countLiveKeys returns how many keys of workspace wid are active or in
-// grace at now. It reads every key the workspace ever had; revoked and
-// expired ones are skipped.
+// grace at now. It reads the keys.live index, which holds every key not yet
+// seen revoked or expired, and drops the ones that have become so (both
+// are final), so a count reads about the live keys only however many dead
+// ones the workspace has. A workspace's index is built from all its keys
+// the first time it is counted (data files from before the index).
 func countLiveKeys(tx *bolt.Tx, wid uint64, now time.Time) (int, error) {
+	live := tx.Bucket(bucketKeysLive)
+	prefix := itob(wid)
+	if live.Get(prefix) == nil {
+		if err := buildLiveKeys(tx, wid, now); err != nil {
+			return 0, err
+		}
+	}
 	n := 0
+	var dead [][]byte
+	c := live.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if len(k) != len(prefix)+8 {
+			continue // the workspace's marker
+		}
+		kid := btoi(k[len(prefix):])
+		rec, err := findKey(tx, wid, kid)
+		if err != nil {
+			return 0, fmt.Errorf("live key index: %w", err)
+		}
+		if rec.apiKey(kid, keyUsage{}).State(now).Authenticates() {
+			n++
+		} else {
+			dead = append(dead, cloneBytes(k))
+		}
+	}
+	for _, k := range dead {
+		if err := live.Delete(k); err != nil {
+			return 0, fmt.Errorf("live key index: %w", err)
+		}
+	}
+	return n, nil
+}
+
+// buildLiveKeys fills keys.live for workspace wid from all its keys and
+// marks it built.
+func buildLiveKeys(tx *bolt.Tx, wid uint64, now time.Time) error {
+	live := tx.Bucket(bucketKeysLive)
 	prefix := itob(wid)
 	c := tx.Bucket(bucketKeysWorkspace).Cursor()
 	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
@@ -476,13 +518,18 @@ func countLiveKeys(tx *bolt.Tx, wid uint64, now time.Time) (int, error) {
 		kid := btoi(k[len(prefix):])
 		rec, err := findKey(tx, wid, kid)
 		if err != nil {
-			return 0, fmt.Errorf("key index: %w", err)
+			return fmt.Errorf("key index: %w", err)
 		}
 		if rec.apiKey(kid, keyUsage{}).State(now).Authenticates() {
-			n++
+			if err := live.Put(concat(prefix, itob(kid)), []byte{}); err != nil {
+				return fmt.Errorf("live key index: %w", err)
+			}
 		}
 	}
-	return n, nil
+	if err := live.Put(prefix, []byte{}); err != nil {
+		return fmt.Errorf("live key index: %w", err)
+	}
+	return nil
 }
 
 // findKey returns a key of workspace wid (any workspace when wid is 0).
@@ -519,6 +566,9 @@ func createKey(tx *bolt.Tx, rec *keyRecord) (uint64, error) {
 	}
 	if err := tx.Bucket(bucketKeysWorkspace).Put(concat(itob(rec.Workspace), itob(id)), []byte{}); err != nil {
 		return 0, fmt.Errorf("index key workspace: %w", err)
+	}
+	if err := tx.Bucket(bucketKeysLive).Put(concat(itob(rec.Workspace), itob(id)), []byte{}); err != nil {
+		return 0, fmt.Errorf("index live key: %w", err)
 	}
 	return id, nil
 }

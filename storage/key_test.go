@@ -454,6 +454,51 @@ func TestKeys_Cap(t *testing.T) {
 	}
 }
 
+// TestKeys_CapLiveIndex: the count reads an index of the live keys that
+// drops keys once they are seen revoked or expired, and that is built for
+// data files written before it.
+func TestKeys_CapLiveIndex(t *testing.T) {
+	s, _, ws := mustSetup(t)
+	ctx := context.Background()
+	var ids []string
+	for i := 0; i < 6; i++ {
+		k := newKey(ws.ID, fmt.Sprint("lb_live_idx", i))
+		if i < 2 {
+			k.ExpiresAt = ptr(t0.Add(time.Minute))
+		}
+		if err := s.Keys.CreateKey(ctx, k, 0); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, k.ID)
+	}
+	if err := s.Keys.RevokeKey(ctx, ws.ID, ids[5]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Keys.RotateKey(ctx, ws.ID, ids[4], &link.APIKey{Hash: []byte("r")}, t0.Add(time.Hour), 0); err != nil {
+		t.Fatal(err)
+	}
+	s.Clock.Add(time.Minute) // the two expiring keys expire
+	if err := s.DB.DropLiveKeys(); err != nil {
+		t.Fatal(err)
+	}
+	// Live: 2 active, 1 in grace, its replacement = 4. A cap of 5 takes one more.
+	if err := s.Keys.CreateKey(ctx, newKey(ws.ID, "lb_live_fifth"), 5); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, s.Keys.CreateKey(ctx, newKey(ws.ID, "lb_live_sixth"), 5), link.ECONFLICT)
+	if got := s.DB.LiveKeyEntries(); got != 5 {
+		t.Fatalf("%d live index entries, want 5", got)
+	}
+	// The grace period ends: that key leaves the count and the index.
+	s.Clock.Add(time.Hour)
+	if err := s.Keys.CreateKey(ctx, newKey(ws.ID, "lb_live_sixth"), 5); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.DB.LiveKeyEntries(); got != 5 {
+		t.Fatalf("%d live index entries, want 5", got)
+	}
+}
+
 func TestKeys_RotateCapAndCreator(t *testing.T) {
 	s, admin, ws := mustSetup(t)
 	ctx := context.Background()
@@ -486,5 +531,38 @@ func TestKeys_RotateCapAndCreator(t *testing.T) {
 	}
 	if got.CreatedBy != (link.KeyCreator{Type: link.CreatorKey, ID: k.ID}) {
 		t.Fatalf("rotated key's created_by = %+v", got.CreatedBy)
+	}
+}
+
+// BenchmarkCreateKeyCapped measures a key creation under the cap in a
+// workspace that holds 99 live keys and 2,000 revoked ones, against the
+// same creation with no cap: the count reads the live keys only.
+func BenchmarkCreateKeyCapped(b *testing.B) {
+	for _, max := range []int{0, 1 << 30} {
+		b.Run(fmt.Sprint("max=", max), func(b *testing.B) {
+			s, _, ws := mustSetup(b)
+			ctx := context.Background()
+			for i := 0; i < 2099; i++ {
+				k := mustKey(b, s, newKey(ws.ID, fmt.Sprint("lb_live_seed", i)))
+				if i >= 99 {
+					if err := s.Keys.RevokeKey(ctx, ws.ID, k.ID); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				k := newKey(ws.ID, fmt.Sprint("lb_live_b", i))
+				if err := s.Keys.CreateKey(ctx, k, max); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer() // back to 99 live keys for the next one
+				if err := s.Keys.RevokeKey(ctx, ws.ID, k.ID); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
 	}
 }

@@ -396,3 +396,17 @@ func TestLoginAccountDelayGrows(t *testing.T) {
 	// Their success ended the run: the failing addresses wait no more.
 	wantProblem(t, e.loginFrom(addr(1), "admin@example.com", "wrong password"), 401, "unauthorized")
 }
+
+// TestLoginLimitsIPv6Block: the addresses of one IPv6 /64 share their login
+// limits, so walking through a block's addresses buys no fresh tries.
+func TestLoginLimitsIPv6Block(t *testing.T) {
+	e := newEnv(t)
+	for i := 1; i <= 5; i++ {
+		wantProblem(t, e.loginFrom(fmt.Sprintf("[2001:db8:1:2::%x]", i), "admin@example.com", "wrong password"), 401, "unauthorized")
+	}
+	wantProblem(t, e.loginFrom("[2001:db8:1:2:ffff::1]", "admin@example.com", "correct horse battery"), 429, "rate_limited")
+	// Another /64 is another client.
+	if r := e.loginFrom("[2001:db8:1:3::1]", "admin@example.com", "correct horse battery"); r.status != 200 {
+		t.Fatalf("another /64: %d %s", r.status, r.raw)
+	}
+}

@@ -287,12 +287,19 @@ func (s *Server) clientAddr(r *http.Request) netip.Addr {
 	return ap.Addr().Unmap()
 }
 
-// clientIP returns the client's address as text, for login limits.
+// clientIP returns the client's address as text, for login limits. An
+// IPv6 client is named by its /64, the block one host or one customer
+// usually holds, so that walking through a block's addresses gets no fresh
+// limits.
 func (s *Server) clientIP(r *http.Request) string {
-	if a := s.clientAddr(r); a.IsValid() {
-		return a.String()
+	a := s.clientAddr(r)
+	if !a.IsValid() {
+		return r.RemoteAddr
 	}
-	return r.RemoteAddr
+	if a.Is6() {
+		return netip.PrefixFrom(a, 64).Masked().String()
+	}
+	return a.String()
 }
 
 // handlerFunc is an API handler: it returns an error instead of writing one,

@@ -152,16 +152,25 @@ func (a *LoginAttempt) end(o outcome) {
 		if len(ad.failures) == 0 && ad.inFlight == 0 {
 			delete(acc.addrs, a.addr)
 		}
+		g.dropIfEmpty(a.account, acc)
 		return
 	case outcomeSucceeded:
 		acc.failures, acc.lastFailure = 0, time.Time{}
 		delete(acc.addrs, a.addr)
+		g.dropIfEmpty(a.account, acc)
 		return
 	}
 	g.forgetStale(acc, now)
 	acc.failures++
 	acc.lastFailure = now
 	ad.failures = append(ad.failures, now)
+}
+
+// dropIfEmpty forgets an account with nothing left to remember.
+func (g *LoginGuard) dropIfEmpty(account string, acc *accountLogins) {
+	if acc.failures == 0 && len(acc.addrs) == 0 {
+		delete(g.accounts, account)
+	}
 }
 
 // delay returns how long an account with n failures in a row holds the
@@ -222,9 +231,7 @@ func (g *LoginGuard) maybeSweep(now time.Time) {
 				delete(acc.addrs, addr)
 			}
 		}
-		if acc.failures == 0 && len(acc.addrs) == 0 {
-			delete(g.accounts, account)
-		}
+		g.dropIfEmpty(account, acc)
 	}
 }
 

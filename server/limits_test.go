@@ -346,6 +346,10 @@ func TestLoginLimits(t *testing.T) {
 		wantProblem(t, e.loginFrom(a, "nobody@example.com", "wrong password"), 401, "unauthorized")
 	}
 	wantProblem(t, e.loginFrom(a, "nobody@example.com", "wrong password"), 429, "rate_limited")
+	// Operators see the accounts with failures remembered.
+	if m := e.request(newRequest("GET", "/metrics", "", "")); !strings.Contains(string(m.raw), "linkbolt_login_accounts 2") {
+		t.Fatalf("metrics: %s", m.raw)
+	}
 	// The oldest failure leaves the 15 minute window: one more try.
 	e.clock.Add(15 * time.Minute)
 	if r := e.loginFrom(a, "admin@example.com", "correct horse battery"); r.status != 200 {

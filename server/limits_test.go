@@ -414,3 +414,22 @@ func TestLoginLimitsIPv6Block(t *testing.T) {
 		t.Fatalf("another /64: %d %s", r.status, r.raw)
 	}
 }
+
+// TestUnratedRequestsLeaveTheBudget: redirects, logins and setup take
+// nothing from the workspace's budget.
+func TestUnratedRequestsLeaveTheBudget(t *testing.T) {
+	e := newEnv(t)
+	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"free"}`, 201)
+	e.clock.Add(time.Minute) // a full bucket; the clock stands still from here
+	for i := 0; i < 150; i++ {
+		e.do("GET", "/free", "", "", 302)
+	}
+	for i := 0; i < 3; i++ {
+		e.login("admin@example.com", "correct horse battery")
+		e.request(newRequest("POST", "/v1/setup", "", `{"token":"x","email":"a@example.com","password":"long enough pw"}`))
+	}
+	r := e.do("GET", "/v1/links", e.readKey, "", 200)
+	if got := r.header.Get("X-RateLimit-Remaining"); got != "99" {
+		t.Fatalf("X-RateLimit-Remaining after redirects, logins and setup = %q, want 99", got)
+	}
+}

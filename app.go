@@ -105,8 +105,10 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		},
 		DefaultPlan: link.Plan(cfg.Workspaces.DefaultPlan), BehindProxy: cfg.Server.BehindProxy,
 		WebhooksAllowPrivate: cfg.Webhooks.AllowPrivate,
-		LoginPerIP:           cfg.Auth.LoginPerIP, LoginPerAccount: cfg.Auth.LoginPerAccount,
-		DomainResolver: cfg.Domains.Resolver, DomainScheme: cfg.Domains.Scheme,
+		LoginPerIP:           cfg.Auth.LoginPerIP, LoginPerAddress: cfg.Auth.LoginPerAddress, LoginWindow: cfg.loginWindow,
+		LoginPerAccount: cfg.Auth.LoginPerAccount, LoginMaxDelay: cfg.loginMaxDelay,
+		MaxKeysPerWorkspace: cfg.Keys.MaxPerWorkspace,
+		DomainResolver:      cfg.Domains.Resolver, DomainScheme: cfg.Domains.Scheme,
 	}, server.Deps{
 		DB: a.db, Links: a.links, Keys: storage.NewKeyService(a.db),
 		Users: storage.NewUserService(a.db), Workspaces: storage.NewWorkspaceService(a.db),

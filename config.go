@@ -38,9 +38,15 @@ type Config struct {
 		KeyPrefix       string `mapstructure:"key_prefix"`
 		RotationGrace   string `mapstructure:"rotation_grace"`
 		LoginPerIP      int    `mapstructure:"login_per_ip"`
+		LoginPerAddress int    `mapstructure:"login_per_address"`
+		LoginWindow     string `mapstructure:"login_window"`
 		LoginPerAccount int    `mapstructure:"login_per_account"`
+		LoginMaxDelay   string `mapstructure:"login_max_delay"`
 		PasswordCost    int    `mapstructure:"password_cost"`
 	} `mapstructure:"auth"`
+	Keys struct {
+		MaxPerWorkspace int `mapstructure:"max_per_workspace"`
+	} `mapstructure:"keys"`
 	Plans struct {
 		Free       int `mapstructure:"free"`
 		Pro        int `mapstructure:"pro"`
@@ -78,7 +84,7 @@ type Config struct {
 
 	// Parsed by Validate.
 	shutdownTimeout, tokenTTL, rotationGrace, flushInterval, retention time.Duration
-	aliasHold                                                          time.Duration
+	aliasHold, loginWindow, loginMaxDelay                              time.Duration
 	logLevel                                                           slog.Level
 }
 
@@ -96,7 +102,11 @@ var defaults = map[string]any{
 	"auth.key_prefix":         "lb",
 	"auth.rotation_grace":     "24h",
 	"auth.login_per_ip":       20,
+	"auth.login_per_address":  5,
+	"auth.login_window":       "15m",
 	"auth.login_per_account":  10,
+	"auth.login_max_delay":    "15m",
+	"keys.max_per_workspace":  link.DefaultMaxKeysPerWorkspace,
 	"auth.password_cost":      12,
 	"plans.free":              100,
 	"plans.pro":               1000,
@@ -163,6 +173,8 @@ func (c *Config) Validate() error {
 	dur("server.shutdown_timeout", c.Server.ShutdownTimeout, time.Second, &c.shutdownTimeout)
 	dur("auth.token_ttl", c.Auth.TokenTTL, time.Minute, &c.tokenTTL)
 	dur("auth.rotation_grace", c.Auth.RotationGrace, 0, &c.rotationGrace)
+	dur("auth.login_window", c.Auth.LoginWindow, time.Second, &c.loginWindow)
+	dur("auth.login_max_delay", c.Auth.LoginMaxDelay, time.Second, &c.loginMaxDelay)
 	dur("clicks.flush_interval", c.Clicks.FlushInterval, 0, &c.flushInterval)
 	dur("analytics.retention", c.Analytics.Retention, time.Hour, &c.retention)
 	dur("links.alias_hold", c.Links.AliasHold, 0, &c.aliasHold)
@@ -193,7 +205,8 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("auth.password_cost: must be between 4 and 16"))
 	}
 	for key, n := range map[string]int{"plans.free": c.Plans.Free, "plans.pro": c.Plans.Pro, "plans.enterprise": c.Plans.Enterprise,
-		"auth.login_per_ip": c.Auth.LoginPerIP, "auth.login_per_account": c.Auth.LoginPerAccount} {
+		"auth.login_per_ip": c.Auth.LoginPerIP, "auth.login_per_account": c.Auth.LoginPerAccount,
+		"auth.login_per_address": c.Auth.LoginPerAddress, "keys.max_per_workspace": c.Keys.MaxPerWorkspace} {
 		if n < 0 {
 			errs = append(errs, fmt.Errorf("%s: must not be negative (0 means unlimited)", key))
 		}

@@ -47,11 +47,12 @@ const sweepInterval = time.Minute
 // of different credentials do not queue on one mutex.
 const limiterShards = 32
 
-// Limiters holds one token-bucket limiter per key: an API key ID,
-// "user:<id>", "ip:<addr>" or "login:<email>". A key's bucket holds its
-// per-minute rate and refills at that rate, so a credential may spend a
-// whole minute's allowance at once and then one request every 60/rate
-// seconds. Limiters is safe for concurrent use and reads only its injected
+// Limiters holds one token-bucket limiter per key: a workspace
+// ("ws:<id>", the budget all its keys and users share), a user outside any
+// workspace ("user:<id>") or a login address ("login-ip:<addr>"). A key's
+// bucket holds its per-minute rate and refills at that rate, so a
+// workspace may spend a whole minute's allowance at once and then one
+// request every 60/rate seconds. Limiters is safe for concurrent use and reads only its injected
 // clock.
 type Limiters struct {
 	now       func() time.Time

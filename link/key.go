@@ -37,10 +37,30 @@ type APIKey struct {
 	// GraceEndsAt and ReplacedBy are set when the key was rotated.
 	GraceEndsAt *time.Time
 	ReplacedBy  string
+	// CreatedBy is the user or key that made the key (by creation or
+	// rotation); zero for keys made before it was recorded.
+	CreatedBy KeyCreator
 	// LastUsedAt and RequestCount include uses not yet written to disk.
 	LastUsedAt   *time.Time
 	RequestCount int64
 }
+
+// The kinds of KeyCreator.
+const (
+	CreatorUser = "user"
+	CreatorKey  = "key"
+)
+
+// KeyCreator names who made a key: Type is CreatorUser or CreatorKey and ID
+// the user's or key's ID. Zero means unknown.
+type KeyCreator struct {
+	Type string
+	ID   string
+}
+
+// DefaultMaxKeysPerWorkspace is keys.max_per_workspace's default: how many
+// keys of a workspace may be active or in grace at once.
+const DefaultMaxKeysPerWorkspace = 100
 
 // State returns the key's state at now. A revoked key stays revoked; a
 // rotated key is in grace until its grace period ends and revoked after;
@@ -75,8 +95,10 @@ func (k *APIKey) Validate(now time.Time) error {
 
 // KeyService keeps API keys.
 type KeyService interface {
-	// CreateKey stores a validated key; sets ID.
-	CreateKey(ctx context.Context, k *APIKey) error
+	// CreateKey stores a validated key; sets ID. ECONFLICT when the
+	// workspace already has max keys active or in grace (max <= 0: no cap),
+	// checked in the transaction that stores the key.
+	CreateKey(ctx context.Context, k *APIKey, max int) error
 	// FindKeyByID returns a key of the workspace with its usage. ENOTFOUND.
 	FindKeyByID(ctx context.Context, workspaceID, id string) (*APIKey, error)
 	// FindKeyByHash returns the key with the token hash, of any state. ENOTFOUND.
@@ -84,9 +106,11 @@ type KeyService interface {
 	// FindKeys returns the workspace's keys, newest first, with their usage.
 	FindKeys(ctx context.Context, workspaceID string) ([]*APIKey, error)
 	// RotateKey stores next (same name, scope and expiry as the old key) and
-	// puts the old key in grace until graceEnds. ENOTFOUND; ECONFLICT unless
-	// the old key is active.
-	RotateKey(ctx context.Context, workspaceID, id string, next *APIKey, graceEnds time.Time) (*APIKey, error)
+	// puts the old key in grace until graceEnds. Rotation may pass max, so
+	// that every key can be rotated at the cap, but not twice max (max <= 0:
+	// no cap). ENOTFOUND; ECONFLICT unless the old key is active, or at
+	// twice max.
+	RotateKey(ctx context.Context, workspaceID, id string, next *APIKey, graceEnds time.Time, max int) (*APIKey, error)
 	// RevokeKey revokes a key at once. ENOTFOUND. Revoking a revoked key is a no-op.
 	RevokeKey(ctx context.Context, workspaceID, id string) error
 	// TouchKey counts one use of the key at the given time, in memory; the

@@ -22,14 +22,13 @@ type caller struct {
 	params    httprouter.Params
 }
 
-// limiterKey names the credential's rate limiter. A user has one per
-// workspace, since each workspace's plan sets its own rate.
+// limiterKey names the rate limiter a request draws from. The plan's rate
+// is the workspace's budget, shared by all its keys and users, so minting
+// keys never buys requests. A user's request outside any workspace (/v1/me,
+// /v1/workspaces) draws from a limiter of the user's own.
 func (c *caller) limiterKey() string {
-	if c.key != nil {
-		return "key:" + c.key.ID
-	}
 	if c.workspace != nil {
-		return "user:" + c.user.ID + ":" + c.workspace.ID
+		return "ws:" + c.workspace.ID
 	}
 	return "user:" + c.user.ID
 }
@@ -175,8 +174,11 @@ func (s *Server) pickWorkspace(r *http.Request, c *caller) error {
 	return nil
 }
 
-// rate applies the credential's rate limit at its workspace's plan and
-// sets the X-RateLimit headers. Unlimited plans carry no headers.
+// rate takes one request from the workspace's budget at its plan's rate (a
+// plan change applies from the next request, as the workspace is read
+// afresh for each) and sets the X-RateLimit headers, which report that
+// budget. Outside a workspace a user is rated alone at the default plan.
+// Unlimited plans carry no headers.
 func (s *Server) rate(w http.ResponseWriter, c *caller) error {
 	plan := s.cfg.DefaultPlan
 	if c.workspace != nil {
@@ -196,7 +198,10 @@ func (s *Server) rate(w http.ResponseWriter, c *caller) error {
 	h.Set("X-RateLimit-Reset", strconv.FormatInt(reset, 10))
 	if !d.Allowed {
 		secs := retryAfter(w, d.RetryAfter)
-		return link.Errorf(link.ERATELIMITED, "rate limit of %d requests a minute for the %s plan exceeded; retry in %d s", d.Limit, plan, secs)
+		if c.workspace != nil {
+			return link.Errorf(link.ERATELIMITED, "the workspace's rate limit of %d requests a minute (%s plan, shared by all its keys and users) is used up; retry in %d s", d.Limit, plan, secs)
+		}
+		return link.Errorf(link.ERATELIMITED, "rate limit of %d requests a minute exceeded; retry in %d s", d.Limit, secs)
 	}
 	return nil
 }

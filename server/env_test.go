@@ -79,7 +79,8 @@ func newEnv(t testing.TB, opts ...func(*Config)) *env {
 		BaseURL: "http://lb.test", AltBaseURL: "http://s.test", MaxBody: 1 << 20, KeyPrefix: "lb",
 		TokenTTL: 24 * time.Hour, RotationGrace: 24 * time.Hour,
 		Plans:       map[link.Plan]int{link.PlanFree: 100, link.PlanPro: 1000, link.PlanEnterprise: 0},
-		DefaultPlan: link.PlanFree, LoginPerIP: 20, LoginPerAccount: 10,
+		DefaultPlan: link.PlanFree, LoginPerIP: 20, LoginPerAddress: 5, LoginWindow: 15 * time.Minute,
+		LoginPerAccount: 10, LoginMaxDelay: 15 * time.Minute, MaxKeysPerWorkspace: link.DefaultMaxKeysPerWorkspace,
 	}
 	for _, o := range opts {
 		o(&cfg)

@@ -28,6 +28,9 @@ func (s *Server) metricsHandler() httprouter.Handle {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "linkbolt_rate_limiters", Help: "Rate limiters held in memory.",
 		}, func() float64 { return float64(s.limiters.Len()) }),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "linkbolt_login_accounts", Help: "Accounts (known or not) with failed logins remembered by the login limits.",
+		}, func() float64 { return float64(s.logins.Len()) }),
 	)
 	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) { h.ServeHTTP(w, r) }

@@ -516,7 +516,7 @@ func TestCheckOpenAPI(t *testing.T) {
 			"id": "k1", "name": "ci", "scope": "read", "state": "active", "start": "lb_live_Ab3x",
 			"workspace_id": "w1", "created_at": "2026-03-10T12:00:00Z", "expires_at": nil,
 			"last_used_at": nil, "request_count": 0, "revoked_at": nil, "grace_ends_at": nil,
-			"replaced_by": nil,
+			"replaced_by": nil, "created_by": map[string]any{"type": "user", "id": "usr_1"},
 		}
 		if edit != nil {
 			edit(m)

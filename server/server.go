@@ -43,15 +43,26 @@ type Config struct {
 	// Plans maps each plan to its requests per minute; 0 means unlimited.
 	Plans       map[link.Plan]int
 	DefaultPlan link.Plan
+	// MaxKeysPerWorkspace caps a workspace's keys that are active or in
+	// grace (keys.max_per_workspace); 0 means no cap.
+	MaxKeysPerWorkspace int
 	// WebhooksAllowPrivate lets webhooks target loopback, private and
 	// link-local addresses (homelab receivers).
 	WebhooksAllowPrivate bool
 	// BehindProxy takes the client address from X-Real-IP or
 	// X-Forwarded-For, set by a reverse proxy in front of linkbolt.
 	BehindProxy bool
-	// LoginPerIP and LoginPerAccount bound login attempts a minute.
-	LoginPerIP      int
+	// LoginPerIP bounds login attempts a minute from one address, to any
+	// accounts.
+	LoginPerIP int
+	// LoginPerAddress bounds failed logins per (account, address) in
+	// LoginWindow; LoginPerAccount is the failures in a row an account
+	// takes, from anywhere, before addresses failing at it wait a delay that
+	// doubles up to LoginMaxDelay. See auth.LoginGuard.
+	LoginPerAddress int
+	LoginWindow     time.Duration
 	LoginPerAccount int
+	LoginMaxDelay   time.Duration
 	// DomainResolver is the DNS server (host:port) that verifies custom
 	// domains; empty means the system's resolver.
 	DomainResolver string
@@ -84,6 +95,7 @@ type Server struct {
 	jwt       *auth.JWT
 	passwords auth.Passwords
 	limiters  *auth.Limiters
+	logins    *auth.LoginGuard
 
 	// setupToken is the one-time secret of the setup link, held only in
 	// memory; empty once an admin exists.
@@ -145,6 +157,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		clicks: d.Clicks, campaigns: d.Campaigns, qrCodes: d.QRCodes, webhooks: d.Webhooks, dispatcher: d.Dispatcher, recorder: d.Recorder,
 		tokens: auth.Tokens{Prefix: cfg.KeyPrefix}, jwt: d.JWT, passwords: d.Passwords,
 		limiters: auth.NewLimiters(d.Now),
+		logins:   auth.NewLoginGuard(cfg.LoginPerAddress, cfg.LoginWindow, cfg.LoginPerAccount, cfg.LoginMaxDelay, d.Now),
 		primary:  primary, alt: alt,
 	}
 	s.domains, s.resolver = d.Domains, newResolver(cfg.DomainResolver)
@@ -279,12 +292,19 @@ func (s *Server) clientAddr(r *http.Request) netip.Addr {
 	return ap.Addr().Unmap()
 }
 
-// clientIP returns the client's address as text, for login limits.
+// clientIP returns the client's address as text, for login limits. An
+// IPv6 client is named by its /64, the block one host or one customer
+// usually holds, so that walking through a block's addresses gets no fresh
+// limits.
 func (s *Server) clientIP(r *http.Request) string {
-	if a := s.clientAddr(r); a.IsValid() {
-		return a.String()
+	a := s.clientAddr(r)
+	if !a.IsValid() {
+		return r.RemoteAddr
 	}
-	return r.RemoteAddr
+	if a.Is6() {
+		return netip.PrefixFrom(a, 64).Masked().String()
+	}
+	return a.String()
 }
 
 // handlerFunc is an API handler: it returns an error instead of writing one,

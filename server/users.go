@@ -40,8 +40,10 @@ type loginRequest struct {
 }
 
 // handleLogin exchanges e-mail and password for a JWT. Attempts are limited
-// per client address and per account, and an unknown e-mail costs as much
-// time as a wrong password so that neither can be told apart.
+// per client address (any account), and failures per (account, address)
+// and per account (auth.LoginGuard), so that a stranger cannot lock the
+// owner out. An unknown e-mail costs as much time as a wrong password and
+// counts the same, so that neither can be told apart.
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ *caller) error {
 	var in loginRequest
 	if err := s.decodeJSON(w, r, &in); err != nil {
@@ -52,25 +54,30 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ *caller) 
 		return &link.Error{Code: link.EINVALID, Message: "email and password are required",
 			Fields: []link.FieldError{{Field: "email", Message: "is required"}, {Field: "password", Message: "is required"}}}
 	}
-	for _, lim := range []struct {
-		key string
-		n   int
-	}{{"login-ip:" + s.clientIP(r), s.cfg.LoginPerIP}, {"login:" + email, s.cfg.LoginPerAccount}} {
-		if d := s.limiters.Allow(lim.key, lim.n); !d.Allowed {
-			secs := retryAfter(w, d.RetryAfter)
-			return link.Errorf(link.ERATELIMITED, "too many login attempts; retry in %d s", secs)
-		}
+	ip := s.clientIP(r)
+	if d := s.limiters.Allow("login-ip:"+ip, s.cfg.LoginPerIP); !d.Allowed {
+		secs := retryAfter(w, d.RetryAfter)
+		return link.Errorf(link.ERATELIMITED, "too many login attempts from your address; retry in %d s", secs)
 	}
+	att, wait := s.logins.Begin(email, ip)
+	if att == nil {
+		secs := retryAfter(w, wait)
+		return link.Errorf(link.ERATELIMITED, "too many failed logins to this account from your address; retry in %d s", secs)
+	}
+	defer att.Release() // a no-op once Failed or Succeeded
 	u, err := s.users.FindUserByEmail(r.Context(), email)
 	if isNotFound(err) {
 		s.passwords.VerifyNone(in.Password)
+		att.Failed()
 		return link.Errorf(link.EUNAUTHORIZED, "wrong e-mail or password")
 	} else if err != nil {
 		return err
 	}
 	if !s.passwords.Verify(u.PasswordHash, in.Password) {
+		att.Failed()
 		return link.Errorf(link.EUNAUTHORIZED, "wrong e-mail or password")
 	}
+	att.Succeeded()
 	return s.writeToken(w, http.StatusOK, u)
 }
 

@@ -68,6 +68,7 @@ var (
 	bucketKeysHash      = []byte("keys.hash")      // token hash → key id
 	bucketKeysWorkspace = []byte("keys.workspace") // workspace id + key id → ""
 	bucketKeysUsage     = []byte("keys.usage")     // key id → count(8) + last used unix nano(8)
+	bucketKeysLive      = []byte("keys.live")      // workspace id + key id → "" (keys not yet seen revoked or expired); workspace id → "" once built
 
 	bucketLinks          = []byte("links")           // link id → linkRecord
 	bucketLinksAlias     = []byte("links.alias")     // domain + "\x00" + alias → link id
@@ -111,7 +112,7 @@ var allBuckets = [][]byte{
 	bucketMeta,
 	bucketUsers, bucketUsersEmail, bucketUserWorkspaces,
 	bucketWorkspaces, bucketWorkspaceMembers,
-	bucketKeys, bucketKeysHash, bucketKeysWorkspace, bucketKeysUsage,
+	bucketKeys, bucketKeysHash, bucketKeysWorkspace, bucketKeysUsage, bucketKeysLive,
 	bucketLinks, bucketLinksAlias, bucketLinksAliasHold, bucketLinksWorkspace, bucketLinksTag, bucketLinksCount, bucketLinksTagCount,
 	bucketLinksCampaign, bucketCampaigns, bucketCampaignsWorkspace, bucketEvents,
 	bucketWebhooks, bucketWebhooksWorkspace, bucketWebhooksEvent, bucketDeliveries, bucketDeliveriesWebhook, bucketDeliveriesQueue,

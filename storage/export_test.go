@@ -425,3 +425,29 @@ func (db *DB) HostCount() (int, error) {
 	})
 	return n, err
 }
+
+// DropLiveKeys empties the keys.live index, as in a data file written
+// before it existed.
+func (db *DB) DropLiveKeys() error {
+	return db.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.DeleteBucket(bucketKeysLive); err != nil {
+			return err
+		}
+		_, err := tx.CreateBucket(bucketKeysLive)
+		return err
+	})
+}
+
+// LiveKeyEntries returns the number of key entries in keys.live.
+func (db *DB) LiveKeyEntries() int {
+	n := 0
+	_ = db.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketKeysLive).ForEach(func(k, _ []byte) error {
+			if len(k) == 16 {
+				n++
+			}
+			return nil
+		})
+	})
+	return n
+}

@@ -34,6 +34,9 @@ type keyRecord struct {
 	RevokedAt   *time.Time `json:"revoked_at,omitempty"`
 	GraceEndsAt *time.Time `json:"grace_ends_at,omitempty"`
 	ReplacedBy  uint64     `json:"replaced_by,omitempty"`
+	// CreatorType and CreatorID name the user or key that made the key.
+	CreatorType string `json:"creator_type,omitempty"`
+	CreatorID   string `json:"creator_id,omitempty"`
 }
 
 func (r *keyRecord) apiKey(id uint64, u keyUsage) *link.APIKey {
@@ -49,6 +52,7 @@ func (r *keyRecord) apiKey(id uint64, u keyUsage) *link.APIKey {
 		RevokedAt:    cloneTime(r.RevokedAt),
 		GraceEndsAt:  cloneTime(r.GraceEndsAt),
 		RequestCount: u.count,
+		CreatedBy:    link.KeyCreator{Type: r.CreatorType, ID: r.CreatorID},
 	}
 	if r.ReplacedBy != 0 {
 		k.ReplacedBy = formatID(prefixKey, r.ReplacedBy)
@@ -240,8 +244,10 @@ func writeKeyUsage(tx *bolt.Tx, batch map[uint64]keyUsage) error {
 
 // CreateKey stores a validated key; sets ID and, when zero, CreatedAt.
 // ENOTFOUND if the workspace does not exist; ECONFLICT if a key with the
-// same hash exists.
-func (s *KeyService) CreateKey(ctx context.Context, k *link.APIKey) error {
+// same hash exists, or if the workspace has max keys active or in grace
+// (max <= 0: no cap). The count is taken in the transaction that stores
+// the key, so concurrent creations cannot pass the cap.
+func (s *KeyService) CreateKey(ctx context.Context, k *link.APIKey, max int) error {
 	wid, ok := parseID(prefixWorkspace, k.WorkspaceID)
 	if !ok {
 		return link.Errorf(link.ENOTFOUND, "workspace %q not found", k.WorkspaceID)
@@ -251,19 +257,30 @@ func (s *KeyService) CreateKey(ctx context.Context, k *link.APIKey) error {
 		created = s.db.now()
 	}
 	rec := &keyRecord{
-		Workspace: wid,
-		Name:      k.Name,
-		Scope:     k.Scope,
-		Hash:      cloneBytes(k.Hash),
-		Start:     k.Start,
-		CreatedAt: created,
-		ExpiresAt: cloneTime(k.ExpiresAt),
-		RevokedAt: cloneTime(k.RevokedAt),
+		Workspace:   wid,
+		Name:        k.Name,
+		Scope:       k.Scope,
+		Hash:        cloneBytes(k.Hash),
+		Start:       k.Start,
+		CreatedAt:   created,
+		ExpiresAt:   cloneTime(k.ExpiresAt),
+		RevokedAt:   cloneTime(k.RevokedAt),
+		CreatorType: k.CreatedBy.Type,
+		CreatorID:   k.CreatedBy.ID,
 	}
 	var id uint64
 	err := s.db.db.Update(func(tx *bolt.Tx) error {
 		if err := workspaceExists(tx, wid); err != nil {
 			return err
+		}
+		if max > 0 {
+			n, err := countLiveKeys(tx, wid, s.db.now())
+			if err != nil {
+				return err
+			}
+			if n >= max {
+				return link.Errorf(link.ECONFLICT, "the workspace has %d keys active or in grace, the most allowed (keys.max_per_workspace); revoke keys it no longer needs, or rotate one instead", n)
+			}
 		}
 		var err error
 		id, err = createKey(tx, rec)
@@ -368,7 +385,11 @@ func (s *KeyService) FindKeys(ctx context.Context, workspaceID string) ([]*link.
 // the old key in grace until graceEnds, in one transaction; sets next's ID,
 // WorkspaceID, Name, Scope, ExpiresAt and CreatedAt and returns it.
 // ENOTFOUND; ECONFLICT unless the old key is active.
-func (s *KeyService) RotateKey(ctx context.Context, workspaceID, id string, next *link.APIKey, graceEnds time.Time) (*link.APIKey, error) {
+//
+// Rotation may pass max (keys active or in grace; max <= 0: no cap) so that
+// a workspace at the cap can still rotate every key once; at twice max it
+// is refused with ECONFLICT until grace periods end or keys are revoked.
+func (s *KeyService) RotateKey(ctx context.Context, workspaceID, id string, next *link.APIKey, graceEnds time.Time, max int) (*link.APIKey, error) {
 	wid, ok1 := parseID(prefixWorkspace, workspaceID)
 	kid, ok2 := parseID(prefixKey, id)
 	if !ok1 || !ok2 {
@@ -385,14 +406,25 @@ func (s *KeyService) RotateKey(ctx context.Context, workspaceID, id string, next
 		if st := old.apiKey(kid, keyUsage{}).State(now); st != link.KeyActive {
 			return link.Errorf(link.ECONFLICT, "only an active key can be rotated; this key is %s", st)
 		}
+		if max > 0 {
+			n, err := countLiveKeys(tx, wid, now)
+			if err != nil {
+				return err
+			}
+			if n >= 2*max {
+				return link.Errorf(link.ECONFLICT, "the workspace has %d keys active or in grace, twice keys.max_per_workspace; revoke keys in grace before rotating more", n)
+			}
+		}
 		nrec = &keyRecord{
-			Workspace: wid,
-			Name:      old.Name,
-			Scope:     old.Scope,
-			Hash:      cloneBytes(next.Hash),
-			Start:     next.Start,
-			CreatedAt: now,
-			ExpiresAt: cloneTime(old.ExpiresAt),
+			Workspace:   wid,
+			Name:        old.Name,
+			Scope:       old.Scope,
+			Hash:        cloneBytes(next.Hash),
+			Start:       next.Start,
+			CreatedAt:   now,
+			ExpiresAt:   cloneTime(old.ExpiresAt),
+			CreatorType: next.CreatedBy.Type,
+			CreatorID:   next.CreatedBy.ID,
 		}
 		if nid, err = createKey(tx, nrec); err != nil {
 			return err
@@ -426,8 +458,78 @@ func (s *KeyService) RevokeKey(ctx context.Context, workspaceID, id string) erro
 			return nil
 		}
 		rec.RevokedAt = &now
+		if err := tx.Bucket(bucketKeysLive).Delete(concat(itob(wid), itob(kid))); err != nil {
+			return fmt.Errorf("live key index: %w", err)
+		}
 		return putJSON(tx.Bucket(bucketKeys), itob(kid), rec)
 	})
+}
+
+// countLiveKeys returns how many keys of workspace wid are active or in
+// grace at now. It reads the keys.live index, which holds every key not yet
+// seen revoked or expired, and drops the ones that have become so (both
+// are final), so a count reads about the live keys only however many dead
+// ones the workspace has. A workspace's index is built from all its keys
+// the first time it is counted (data files from before the index).
+func countLiveKeys(tx *bolt.Tx, wid uint64, now time.Time) (int, error) {
+	live := tx.Bucket(bucketKeysLive)
+	prefix := itob(wid)
+	if live.Get(prefix) == nil {
+		if err := buildLiveKeys(tx, wid, now); err != nil {
+			return 0, err
+		}
+	}
+	n := 0
+	var dead [][]byte
+	c := live.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if len(k) != len(prefix)+8 {
+			continue // the workspace's marker
+		}
+		kid := btoi(k[len(prefix):])
+		rec, err := findKey(tx, wid, kid)
+		if err != nil {
+			return 0, fmt.Errorf("live key index: %w", err)
+		}
+		if rec.apiKey(kid, keyUsage{}).State(now).Authenticates() {
+			n++
+		} else {
+			dead = append(dead, cloneBytes(k))
+		}
+	}
+	for _, k := range dead {
+		if err := live.Delete(k); err != nil {
+			return 0, fmt.Errorf("live key index: %w", err)
+		}
+	}
+	return n, nil
+}
+
+// buildLiveKeys fills keys.live for workspace wid from all its keys and
+// marks it built.
+func buildLiveKeys(tx *bolt.Tx, wid uint64, now time.Time) error {
+	live := tx.Bucket(bucketKeysLive)
+	prefix := itob(wid)
+	c := tx.Bucket(bucketKeysWorkspace).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if len(k) != len(prefix)+8 {
+			continue
+		}
+		kid := btoi(k[len(prefix):])
+		rec, err := findKey(tx, wid, kid)
+		if err != nil {
+			return fmt.Errorf("key index: %w", err)
+		}
+		if rec.apiKey(kid, keyUsage{}).State(now).Authenticates() {
+			if err := live.Put(concat(prefix, itob(kid)), []byte{}); err != nil {
+				return fmt.Errorf("live key index: %w", err)
+			}
+		}
+	}
+	if err := live.Put(prefix, []byte{}); err != nil {
+		return fmt.Errorf("live key index: %w", err)
+	}
+	return nil
 }
 
 // findKey returns a key of workspace wid (any workspace when wid is 0).
@@ -464,6 +566,9 @@ func createKey(tx *bolt.Tx, rec *keyRecord) (uint64, error) {
 	}
 	if err := tx.Bucket(bucketKeysWorkspace).Put(concat(itob(rec.Workspace), itob(id)), []byte{}); err != nil {
 		return 0, fmt.Errorf("index key workspace: %w", err)
+	}
+	if err := tx.Bucket(bucketKeysLive).Put(concat(itob(rec.Workspace), itob(id)), []byte{}); err != nil {
+		return 0, fmt.Errorf("index live key: %w", err)
 	}
 	return id, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/storage"
 )
 
 func newKey(wsID, token string) *link.APIKey {
@@ -20,7 +22,7 @@ func newKey(wsID, token string) *link.APIKey {
 
 func mustKey(tb testing.TB, s *Services, k *link.APIKey) *link.APIKey {
 	tb.Helper()
-	if err := s.Keys.CreateKey(context.Background(), k); err != nil {
+	if err := s.Keys.CreateKey(context.Background(), k, 0); err != nil {
 		tb.Fatalf("create key: %v", err)
 	}
 	return k
@@ -38,8 +40,8 @@ func TestKeys_Find(t *testing.T) {
 	if !k1.CreatedAt.Equal(t0) || k1.ID == k2.ID {
 		t.Fatalf("k1 = %+v, k2 = %+v", k1, k2)
 	}
-	wantCode(t, s.Keys.CreateKey(ctx, newKey(ws.ID, "lb_live_one")), link.ECONFLICT)
-	wantCode(t, s.Keys.CreateKey(ctx, newKey("ws_zzz", "lb_live_four")), link.ENOTFOUND)
+	wantCode(t, s.Keys.CreateKey(ctx, newKey(ws.ID, "lb_live_one"), 0), link.ECONFLICT)
+	wantCode(t, s.Keys.CreateKey(ctx, newKey("ws_zzz", "lb_live_four"), 0), link.ENOTFOUND)
 
 	for _, tt := range []struct{ name, ws, id, code string }{
 		{"found", ws.ID, k1.ID, ""},
@@ -106,12 +108,12 @@ func TestKeys_RotateRevokeStates(t *testing.T) {
 	oldKey.Scope = link.ScopeRead
 	mustKey(t, s, oldKey)
 
-	_, err := s.Keys.RotateKey(ctx, other.ID, oldKey.ID, newKey(ws.ID, "lb_live_x"), t0)
+	_, err := s.Keys.RotateKey(ctx, other.ID, oldKey.ID, newKey(ws.ID, "lb_live_x"), t0, 0)
 	wantCode(t, err, link.ENOTFOUND)
 
 	s.Clock.Add(time.Hour)
 	grace := s.Clock.Now().Add(24 * time.Hour)
-	next, err := s.Keys.RotateKey(ctx, ws.ID, oldKey.ID, &link.APIKey{Hash: []byte("new-hash"), Start: "lb_new"}, grace)
+	next, err := s.Keys.RotateKey(ctx, ws.ID, oldKey.ID, &link.APIKey{Hash: []byte("new-hash"), Start: "lb_new"}, grace, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +135,7 @@ func TestKeys_RotateRevokeStates(t *testing.T) {
 		t.Fatalf("new state = %s, want active", got)
 	}
 
-	_, err = s.Keys.RotateKey(ctx, ws.ID, oldKey.ID, &link.APIKey{Hash: []byte("h3")}, grace)
+	_, err = s.Keys.RotateKey(ctx, ws.ID, oldKey.ID, &link.APIKey{Hash: []byte("h3")}, grace, 0)
 	wantCode(t, err, link.ECONFLICT)
 	if got, want := link.ErrorMessage(err), "only an active key can be rotated; this key is grace"; got != want {
 		t.Fatalf("message = %q, want %q", got, want)
@@ -163,7 +165,7 @@ func TestKeys_RotateRevokeStates(t *testing.T) {
 	if k.RevokedAt == nil || !k.RevokedAt.Equal(revokedAt) || k.State(s.Clock.Now()) != link.KeyRevoked {
 		t.Fatalf("revoked key = %+v", k)
 	}
-	_, err = s.Keys.RotateKey(ctx, ws.ID, next.ID, &link.APIKey{Hash: []byte("h4")}, grace)
+	_, err = s.Keys.RotateKey(ctx, ws.ID, next.ID, &link.APIKey{Hash: []byte("h4")}, grace, 0)
 	if link.ErrorCode(err) != link.ECONFLICT || !strings.HasSuffix(link.ErrorMessage(err), "this key is revoked") {
 		t.Fatalf("rotate revoked: %v", err)
 	}
@@ -182,7 +184,7 @@ func TestKeys_RotateRevokeStates(t *testing.T) {
 	if got := state(exp.ID); got != link.KeyExpired {
 		t.Fatalf("state = %s, want expired", got)
 	}
-	_, err = s.Keys.RotateKey(ctx, ws.ID, exp.ID, &link.APIKey{Hash: []byte("h5")}, soon)
+	_, err = s.Keys.RotateKey(ctx, ws.ID, exp.ID, &link.APIKey{Hash: []byte("h5")}, soon, 0)
 	if link.ErrorCode(err) != link.ECONFLICT || !strings.HasSuffix(link.ErrorMessage(err), "this key is expired") {
 		t.Fatalf("rotate expired: %v", err)
 	}
@@ -399,5 +401,168 @@ func TestKeys_BackgroundFlush(t *testing.T) {
 		} else if n == 1 {
 			return
 		}
+	}
+}
+
+// TestKeys_Cap checks keys.max_per_workspace in the store: only active and
+// grace keys count, per workspace, and concurrent creations never pass it.
+func TestKeys_Cap(t *testing.T) {
+	s, admin, ws := mustSetup(t)
+	other := mustWorkspace(t, s, "Other", admin.ID)
+	ctx := context.Background()
+	const max = 5
+
+	expiring := newKey(ws.ID, "lb_live_exp")
+	expiring.ExpiresAt = ptr(t0.Add(time.Minute))
+	if err := s.Keys.CreateKey(ctx, expiring, max); err != nil {
+		t.Fatal(err)
+	}
+	revoked := newKey(ws.ID, "lb_live_rev")
+	if err := s.Keys.CreateKey(ctx, revoked, max); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Keys.RevokeKey(ctx, ws.ID, revoked.ID); err != nil {
+		t.Fatal(err)
+	}
+	s.Clock.Add(time.Minute) // expiring is now expired
+
+	var wg sync.WaitGroup
+	var ok, conflict atomic.Int32
+	for i := 0; i < 20; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := s.Keys.CreateKey(ctx, newKey(ws.ID, fmt.Sprint("lb_live_race", i)), max)
+			switch link.ErrorCode(err) {
+			case "":
+				ok.Add(1)
+			case link.ECONFLICT:
+				conflict.Add(1)
+			default:
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	if ok.Load() != max || conflict.Load() != 20-max {
+		t.Fatalf("%d created, %d refused; want %d and %d", ok.Load(), conflict.Load(), max, 20-max)
+	}
+	// Another workspace has its own count; max <= 0 means no cap.
+	mustKey(t, s, newKey(other.ID, "lb_live_other"))
+	if err := s.Keys.CreateKey(ctx, newKey(ws.ID, "lb_live_nocap"), 0); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestKeys_CapLiveIndex: the count reads an index of the live keys that
+// drops keys once they are seen revoked or expired, and that is built for
+// data files written before it.
+func TestKeys_CapLiveIndex(t *testing.T) {
+	s, _, ws := mustSetup(t)
+	ctx := context.Background()
+	var ids []string
+	for i := 0; i < 6; i++ {
+		k := newKey(ws.ID, fmt.Sprint("lb_live_idx", i))
+		if i < 2 {
+			k.ExpiresAt = ptr(t0.Add(time.Minute))
+		}
+		if err := s.Keys.CreateKey(ctx, k, 0); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, k.ID)
+	}
+	if err := s.Keys.RevokeKey(ctx, ws.ID, ids[5]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Keys.RotateKey(ctx, ws.ID, ids[4], &link.APIKey{Hash: []byte("r")}, t0.Add(time.Hour), 0); err != nil {
+		t.Fatal(err)
+	}
+	s.Clock.Add(time.Minute) // the two expiring keys expire
+	if err := s.DB.DropLiveKeys(); err != nil {
+		t.Fatal(err)
+	}
+	// Live: 2 active, 1 in grace, its replacement = 4. A cap of 5 takes one more.
+	if err := s.Keys.CreateKey(ctx, newKey(ws.ID, "lb_live_fifth"), 5); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, s.Keys.CreateKey(ctx, newKey(ws.ID, "lb_live_sixth"), 5), link.ECONFLICT)
+	if got := s.DB.LiveKeyEntries(); got != 5 {
+		t.Fatalf("%d live index entries, want 5", got)
+	}
+	// The grace period ends: that key leaves the count and the index.
+	s.Clock.Add(time.Hour)
+	if err := s.Keys.CreateKey(ctx, newKey(ws.ID, "lb_live_sixth"), 5); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.DB.LiveKeyEntries(); got != 5 {
+		t.Fatalf("%d live index entries, want 5", got)
+	}
+}
+
+func TestKeys_RotateCapAndCreator(t *testing.T) {
+	s, admin, ws := mustSetup(t)
+	ctx := context.Background()
+	k := newKey(ws.ID, "lb_live_a")
+	k.CreatedBy = link.KeyCreator{Type: link.CreatorUser, ID: admin.ID}
+	if err := s.Keys.CreateKey(ctx, k, 1); err != nil {
+		t.Fatal(err)
+	}
+	// At the cap of 1, rotation may reach 2 (twice the cap), not 3.
+	next, err := s.Keys.RotateKey(ctx, ws.ID, k.ID, &link.APIKey{Hash: []byte("h2"), CreatedBy: link.KeyCreator{Type: link.CreatorKey, ID: k.ID}}, t0.Add(time.Hour), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Keys.RotateKey(ctx, ws.ID, next.ID, &link.APIKey{Hash: []byte("h3")}, t0.Add(time.Hour), 1)
+	wantCode(t, err, link.ECONFLICT)
+
+	// created_by survives a reopen.
+	s.DB = MustReopen(t, s.DB, s.Clock)
+	s.Keys = storage.NewKeyService(s.DB)
+	got, err := s.Keys.FindKeyByID(ctx, ws.ID, k.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.CreatedBy != (link.KeyCreator{Type: link.CreatorUser, ID: admin.ID}) {
+		t.Fatalf("created_by = %+v", got.CreatedBy)
+	}
+	got, err = s.Keys.FindKeyByID(ctx, ws.ID, next.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.CreatedBy != (link.KeyCreator{Type: link.CreatorKey, ID: k.ID}) {
+		t.Fatalf("rotated key's created_by = %+v", got.CreatedBy)
+	}
+}
+
+// BenchmarkCreateKeyCapped measures a key creation under the cap in a
+// workspace that holds 99 live keys and 2,000 revoked ones, against the
+// same creation with no cap: the count reads the live keys only.
+func BenchmarkCreateKeyCapped(b *testing.B) {
+	for _, max := range []int{0, 1 << 30} {
+		b.Run(fmt.Sprint("max=", max), func(b *testing.B) {
+			s, _, ws := mustSetup(b)
+			ctx := context.Background()
+			for i := 0; i < 2099; i++ {
+				k := mustKey(b, s, newKey(ws.ID, fmt.Sprint("lb_live_seed", i)))
+				if i >= 99 {
+					if err := s.Keys.RevokeKey(ctx, ws.ID, k.ID); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				k := newKey(ws.ID, fmt.Sprint("lb_live_b", i))
+				if err := s.Keys.CreateKey(ctx, k, max); err != nil {
+					b.Fatal(err)
+				}
+				b.StopTimer() // back to 99 live keys for the next one
+				if err := s.Keys.RevokeKey(ctx, ws.ID, k.ID); err != nil {
+					b.Fatal(err)
+				}
+				b.StartTimer()
+			}
+		})
 	}
 }

@@ -459,11 +459,11 @@ var errBadRawClick = errors.New("malformed raw click")
 
 // decodeRawClick fills c from a raw click's key and value; str turns bytes
 // into strings (so an export can share repeated values).
-func decodeRawClick(k, v []byte, c *link.Click, str func([]byte) string) error {
+func decodeRawClick(ids *idCodec, k, v []byte, c *link.Click, str func([]byte) string) error {
 	if len(k) != 20 || len(v) < 2 {
 		return errBadRawClick
 	}
-	c.WorkspaceID = formatID(prefixWorkspace, binary.BigEndian.Uint64(k))
+	c.WorkspaceID = ids.formatID(prefixWorkspace, binary.BigEndian.Uint64(k))
 	c.Time = time.Unix(0, int64(binary.BigEndian.Uint64(k[8:]))).UTC()
 	flags := v[0]
 	v = v[1:]
@@ -473,7 +473,7 @@ func decodeRawClick(k, v []byte, c *link.Click, str func([]byte) string) error {
 		return errBadRawClick
 	}
 	v = v[n:]
-	c.LinkID = formatID(prefixLink, lid)
+	c.LinkID = ids.formatID(prefixLink, lid)
 	readString := func() (string, bool) {
 		l, n := binary.Uvarint(v)
 		if n <= 0 || l > uint64(len(v)-n) {

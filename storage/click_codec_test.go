@@ -155,16 +155,17 @@ func FuzzBlobReader(f *testing.F) {
 }
 
 func TestRawClickRoundTrip(t *testing.T) {
-	in := link.Click{LinkID: "lnk_2s", WorkspaceID: "ws_1", CampaignID: "cmp_9", Time: time.Unix(1740830400, 123456789).UTC(),
+	ids := testCodec(t, nil)
+	in := link.Click{LinkID: ids.formatID(prefixLink, 100), WorkspaceID: ids.formatID(prefixWorkspace, 1), CampaignID: ids.formatID(prefixCampaign, 9), Time: time.Unix(1740830400, 123456789).UTC(),
 		Referrer: "t.co", Country: "DE", Device: "mobile", Browser: "Safari", OS: "iOS", Bot: true, Visitor: 1<<64 - 1}
-	p, err := parseClick(0, &in)
+	p, err := parseClick(ids, 0, &in)
 	if err != nil {
 		t.Fatal(err)
 	}
 	v := appendRawClick(nil, &p)
 	k := concat(itob(p.ws), itob(uint64(p.nanos)), be32(7))
 	var out link.Click
-	if err := decodeRawClick(k, v, &out, func(b []byte) string { return string(b) }); err != nil {
+	if err := decodeRawClick(ids, k, v, &out, func(b []byte) string { return string(b) }); err != nil {
 		t.Fatal(err)
 	}
 	if out != in {
@@ -172,7 +173,7 @@ func TestRawClickRoundTrip(t *testing.T) {
 	}
 	t.Logf("raw click: %d bytes + %d key", len(v), len(k))
 	for i := range v {
-		if err := decodeRawClick(k, v[:i], &out, func(b []byte) string { return string(b) }); err == nil {
+		if err := decodeRawClick(ids, k, v[:i], &out, func(b []byte) string { return string(b) }); err == nil {
 			t.Fatalf("decoded a raw click cut at %d", i)
 		}
 	}

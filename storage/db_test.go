@@ -64,10 +64,10 @@ func TestOpen_SchemaVersion(t *testing.T) {
 	}
 	err = bdb.Update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket([]byte("meta"))
-		if got, want := string(meta.Get([]byte("schema_version"))), "1"; got != want {
+		if got, want := string(meta.Get([]byte("schema_version"))), "2"; got != want {
 			t.Errorf("schema_version = %q, want %q", got, want)
 		}
-		return meta.Put([]byte("schema_version"), []byte("2"))
+		return meta.Put([]byte("schema_version"), []byte("3"))
 	})
 	bdb.Close()
 	if err != nil {
@@ -80,18 +80,18 @@ func TestOpen_SchemaVersion(t *testing.T) {
 		newer.Close()
 		t.Fatal("opened a file of a newer schema")
 	}
-	if msg := err.Error(); !strings.Contains(msg, "schema version 2") || !strings.Contains(msg, "upgrade linkbolt") {
+	if msg := err.Error(); !strings.Contains(msg, "schema version 3") || !strings.Contains(msg, "upgrade linkbolt") {
 		t.Fatalf("message = %q", msg)
 	}
 
-	// Put version 1 back so the cleanup's checks can open the file.
+	// Put version 2 back so the cleanup's checks can open the file.
 	bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer bdb.Close()
 	if err := bdb.Update(func(tx *bolt.Tx) error {
-		return tx.Bucket([]byte("meta")).Put([]byte("schema_version"), []byte("1"))
+		return tx.Bucket([]byte("meta")).Put([]byte("schema_version"), []byte("2"))
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -177,34 +177,3 @@ func TestBackup(t *testing.T) {
 	}
 }
 
-func TestIDs(t *testing.T) {
-	for _, tt := range []struct {
-		prefix, id string
-		want       uint64
-		ok         bool
-	}{
-		{"lnk_", "lnk_1", 1, true},
-		{"lnk_", "lnk_z", 35, true},
-		{"lnk_", "lnk_10", 36, true},
-		{"lnk_", storage.FormatID("lnk_", 1<<63), 1 << 63, true},
-		{"lnk_", "lnk_", 0, false},
-		{"lnk_", "lnk_0", 0, false},
-		{"lnk_", "lnk_01", 0, false},
-		{"lnk_", "lnk_Z", 0, false},
-		{"lnk_", "lnk_-1", 0, false},
-		{"lnk_", "key_1", 0, false},
-		{"lnk_", "1", 0, false},
-		{"lnk_", "lnk_zzzzzzzzzzzzz", 0, false}, // overflows uint64
-		{"ws_", "ws_a b", 0, false},
-	} {
-		got, ok := storage.ParseID(tt.prefix, tt.id)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("ParseID(%q, %q) = %d, %v; want %d, %v", tt.prefix, tt.id, got, ok, tt.want, tt.ok)
-		}
-		if ok {
-			if back := storage.FormatID(tt.prefix, got); back != tt.id {
-				t.Errorf("FormatID(%d) = %q, want %q", got, back, tt.id)
-			}
-		}
-	}
-}

@@ -11,11 +11,13 @@ import (
 
 // Test access to the package's insides.
 
-var (
-	ParseID  = parseID
-	FormatID = formatID
-	NewCode  = newCode
-)
+var NewCode = newCode
+
+// FormatID returns the wire ID of sequence seq.
+func (db *DB) FormatID(prefix string, seq uint64) string { return db.ids.formatID(prefix, seq) }
+
+// ParseID returns the sequence of a wire ID.
+func (db *DB) ParseID(prefix, id string) (uint64, bool) { return db.ids.parseID(prefix, id) }
 
 // SetFailUsageWrite makes key usage flushes fail with f's error while f
 // returns one.
@@ -30,7 +32,7 @@ func (db *DB) PendingKeyUsage() int {
 
 // DiskKeyUsage returns the request count of a key as written on disk.
 func (db *DB) DiskKeyUsage(id string) (int64, error) {
-	kid, ok := parseID(prefixKey, id)
+	kid, ok := db.ids.parseID(prefixKey, id)
 	if !ok {
 		return 0, fmt.Errorf("bad id %q", id)
 	}
@@ -46,7 +48,7 @@ func (db *DB) DiskKeyUsage(id string) (int64, error) {
 // BulkCreateLinks stores n links made by mk in transactions of 5000, for
 // benchmarks that need a big workspace fast.
 func BulkCreateLinks(db *DB, workspaceID string, n int, mk func(i int) *link.Link) error {
-	wid, ok := parseID(prefixWorkspace, workspaceID)
+	wid, ok := db.ids.parseID(prefixWorkspace, workspaceID)
 	if !ok {
 		return fmt.Errorf("bad workspace %q", workspaceID)
 	}
@@ -100,7 +102,7 @@ func checkIndexes(tx *bolt.Tx) error {
 			wantTag[string(concat(tagPrefix(rec.Workspace, t), k))] = true
 		}
 		if rec.CampaignID != "" {
-			cid, ok := parseID(prefixCampaign, rec.CampaignID)
+			cid, ok := idsOf(tx).parseID(prefixCampaign, rec.CampaignID)
 			if !ok {
 				errs = append(errs, fmt.Errorf("link %x: malformed campaign id %q", k, rec.CampaignID))
 				return nil
@@ -198,8 +200,8 @@ func checkCampaigns(tx *bolt.Tx, want map[string]bool) []error {
 			fail("links.campaign %x: link %d: %v", k, lid, err)
 		case rec.Workspace != wid:
 			fail("links.campaign %x: link %d belongs to workspace %d", k, lid, rec.Workspace)
-		case rec.CampaignID != formatID(prefixCampaign, cid):
-			fail("links.campaign %x: link %d is in campaign %q, not %q", k, lid, rec.CampaignID, formatID(prefixCampaign, cid))
+		case rec.CampaignID != idsOf(tx).formatID(prefixCampaign, cid):
+			fail("links.campaign %x: link %d is in campaign %q, not %q", k, lid, rec.CampaignID, idsOf(tx).formatID(prefixCampaign, cid))
 		}
 		if !want[string(k)] {
 			fail("links.campaign %x: dangling", k)

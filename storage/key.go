@@ -36,10 +36,10 @@ type keyRecord struct {
 	ReplacedBy  uint64     `json:"replaced_by,omitempty"`
 }
 
-func (r *keyRecord) apiKey(id uint64, u keyUsage) *link.APIKey {
+func (r *keyRecord) apiKey(ids *idCodec, id uint64, u keyUsage) *link.APIKey {
 	k := &link.APIKey{
-		ID:           formatID(prefixKey, id),
-		WorkspaceID:  formatID(prefixWorkspace, r.Workspace),
+		ID:           ids.formatID(prefixKey, id),
+		WorkspaceID:  ids.formatID(prefixWorkspace, r.Workspace),
 		Name:         r.Name,
 		Scope:        r.Scope,
 		Hash:         cloneBytes(r.Hash),
@@ -51,7 +51,7 @@ func (r *keyRecord) apiKey(id uint64, u keyUsage) *link.APIKey {
 		RequestCount: u.count,
 	}
 	if r.ReplacedBy != 0 {
-		k.ReplacedBy = formatID(prefixKey, r.ReplacedBy)
+		k.ReplacedBy = ids.formatID(prefixKey, r.ReplacedBy)
 	}
 	if !u.last.IsZero() {
 		last := u.last
@@ -162,7 +162,7 @@ func (db *DB) viewWithUsage(list bool, fn func(*bolt.Tx, usageSnapshot) error) e
 // TouchKey counts one use of the key at the given time, in memory only.
 // Unknown or malformed IDs are ignored when written.
 func (s *KeyService) TouchKey(id string, at time.Time) {
-	kid, ok := parseID(prefixKey, id)
+	kid, ok := s.db.ids.parseID(prefixKey, id)
 	if !ok {
 		return
 	}
@@ -242,7 +242,7 @@ func writeKeyUsage(tx *bolt.Tx, batch map[uint64]keyUsage) error {
 // ENOTFOUND if the workspace does not exist; ECONFLICT if a key with the
 // same hash exists.
 func (s *KeyService) CreateKey(ctx context.Context, k *link.APIKey) error {
-	wid, ok := parseID(prefixWorkspace, k.WorkspaceID)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, k.WorkspaceID)
 	if !ok {
 		return link.Errorf(link.ENOTFOUND, "workspace %q not found", k.WorkspaceID)
 	}
@@ -272,14 +272,14 @@ func (s *KeyService) CreateKey(ctx context.Context, k *link.APIKey) error {
 	if err != nil {
 		return err
 	}
-	k.ID, k.CreatedAt = formatID(prefixKey, id), created
+	k.ID, k.CreatedAt = s.db.ids.formatID(prefixKey, id), created
 	return nil
 }
 
 // FindKeyByID returns a key of the workspace with its usage. ENOTFOUND.
 func (s *KeyService) FindKeyByID(ctx context.Context, workspaceID, id string) (*link.APIKey, error) {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	kid, ok2 := parseID(prefixKey, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	kid, ok2 := s.db.ids.parseID(prefixKey, id)
 	if !ok1 || !ok2 {
 		return nil, link.Errorf(link.ENOTFOUND, "key %q not found", id)
 	}
@@ -293,7 +293,7 @@ func (s *KeyService) FindKeyByID(ctx context.Context, workspaceID, id string) (*
 		if err != nil {
 			return err
 		}
-		k = rec.apiKey(kid, u)
+		k = rec.apiKey(s.db.ids, kid, u)
 		return nil
 	})
 	if err != nil {
@@ -323,7 +323,7 @@ func (s *KeyService) FindKeyByHash(ctx context.Context, hash []byte) (*link.APIK
 		if err != nil {
 			return err
 		}
-		k = rec.apiKey(kid, u)
+		k = rec.apiKey(s.db.ids, kid, u)
 		return nil
 	})
 	if err != nil {
@@ -334,7 +334,7 @@ func (s *KeyService) FindKeyByHash(ctx context.Context, hash []byte) (*link.APIK
 
 // FindKeys returns the workspace's keys, newest first, with their usage.
 func (s *KeyService) FindKeys(ctx context.Context, workspaceID string) ([]*link.APIKey, error) {
-	wid, ok := parseID(prefixWorkspace, workspaceID)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, workspaceID)
 	if !ok {
 		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
 	}
@@ -354,7 +354,7 @@ func (s *KeyService) FindKeys(ctx context.Context, workspaceID string) ([]*link.
 			if err != nil {
 				return err
 			}
-			out = append(out, rec.apiKey(kid, u))
+			out = append(out, rec.apiKey(s.db.ids, kid, u))
 		}
 		return nil
 	})
@@ -369,8 +369,8 @@ func (s *KeyService) FindKeys(ctx context.Context, workspaceID string) ([]*link.
 // WorkspaceID, Name, Scope, ExpiresAt and CreatedAt and returns it.
 // ENOTFOUND; ECONFLICT unless the old key is active.
 func (s *KeyService) RotateKey(ctx context.Context, workspaceID, id string, next *link.APIKey, graceEnds time.Time) (*link.APIKey, error) {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	kid, ok2 := parseID(prefixKey, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	kid, ok2 := s.db.ids.parseID(prefixKey, id)
 	if !ok1 || !ok2 {
 		return nil, link.Errorf(link.ENOTFOUND, "key %q not found", id)
 	}
@@ -382,7 +382,7 @@ func (s *KeyService) RotateKey(ctx context.Context, workspaceID, id string, next
 		if err != nil {
 			return err
 		}
-		if st := old.apiKey(kid, keyUsage{}).State(now); st != link.KeyActive {
+		if st := old.apiKey(s.db.ids, kid, keyUsage{}).State(now); st != link.KeyActive {
 			return link.Errorf(link.ECONFLICT, "only an active key can be rotated; this key is %s", st)
 		}
 		nrec = &keyRecord{
@@ -404,15 +404,15 @@ func (s *KeyService) RotateKey(ctx context.Context, workspaceID, id string, next
 	if err != nil {
 		return nil, err
 	}
-	*next = *nrec.apiKey(nid, keyUsage{})
+	*next = *nrec.apiKey(s.db.ids, nid, keyUsage{})
 	return next, nil
 }
 
 // RevokeKey revokes a key now. ENOTFOUND. Revoking a revoked key keeps its
 // first revocation time.
 func (s *KeyService) RevokeKey(ctx context.Context, workspaceID, id string) error {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	kid, ok2 := parseID(prefixKey, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	kid, ok2 := s.db.ids.parseID(prefixKey, id)
 	if !ok1 || !ok2 {
 		return link.Errorf(link.ENOTFOUND, "key %q not found", id)
 	}
@@ -438,7 +438,7 @@ func findKey(tx *bolt.Tx, wid, kid uint64) (*keyRecord, error) {
 		return nil, err
 	}
 	if !ok || wid != 0 && rec.Workspace != wid {
-		return nil, link.Errorf(link.ENOTFOUND, "key %q not found", formatID(prefixKey, kid))
+		return nil, link.Errorf(link.ENOTFOUND, "key %q not found", idsOf(tx).formatID(prefixKey, kid))
 	}
 	return &rec, nil
 }

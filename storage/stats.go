@@ -34,7 +34,7 @@ func (s *ClickService) Stats(ctx context.Context, f link.StatsFilter) (*link.Sta
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	wid, ok := parseID(prefixWorkspace, f.WorkspaceID)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, f.WorkspaceID)
 	if !ok {
 		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", f.WorkspaceID)
 	}
@@ -47,7 +47,7 @@ func (s *ClickService) Stats(ctx context.Context, f link.StatsFilter) (*link.Sta
 	case link.ScopeWorkspace:
 		scope = workspaceScope(wid)
 	case link.ScopeLink:
-		if lid, ok = parseID(prefixLink, f.ID); !ok {
+		if lid, ok = s.db.ids.parseID(prefixLink, f.ID); !ok {
 			return nil, link.Errorf(link.ENOTFOUND, "link %q not found", f.ID)
 		}
 		scope = linkScope(lid)
@@ -148,7 +148,7 @@ func (q *statsQuery) run(tx *bolt.Tx) (*link.Stats, error) {
 		q.st.Clicks -= q.bots
 	}
 	for d := q.firstDim; d < numDims; d++ {
-		q.st.Top[dimNames[d]] = q.accs[d].top(d, q.excludeBots, q.limit)
+		q.st.Top[dimNames[d]] = q.accs[d].top(idsOf(tx), d, q.excludeBots, q.limit)
 	}
 	return q.st, nil
 }
@@ -340,7 +340,7 @@ func (a *topAcc) addSection(dim byte, section []byte) error {
 
 // top returns the entries with clicks, most first, ties by value, at most
 // limit of them (all when limit < 0).
-func (a *topAcc) top(dim byte, excludeBots bool, limit int) []link.TopEntry {
+func (a *topAcc) top(ids *idCodec, dim byte, excludeBots bool, limit int) []link.TopEntry {
 	out := make([]link.TopEntry, 0, len(a.items))
 	for _, it := range a.items {
 		n := it.human
@@ -352,7 +352,7 @@ func (a *topAcc) top(dim byte, excludeBots bool, limit int) []link.TopEntry {
 		}
 		v := it.val
 		if dim == dimLinks {
-			v = formatID(prefixLink, it.id)
+			v = ids.formatID(prefixLink, it.id)
 		}
 		out = append(out, link.TopEntry{Value: v, Clicks: n})
 	}

@@ -133,7 +133,8 @@ func (s *ClickService) ExportClicks(ctx context.Context, workspaceID string, sta
 	if !ok {
 		return link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
 	}
-	// Repeated values (hosts, countries, browsers) share one string.
+	// Repeated values (hosts, countries, browsers, IDs) share one string.
+	ids := newIDMemo(s.db.ids)
 	strs := map[string]string{}
 	str := func(b []byte) string {
 		if s, ok := strs[string(b)]; ok {
@@ -171,7 +172,7 @@ func (s *ClickService) ExportClicks(ctx context.Context, workspaceID string, sta
 					return nil
 				}
 				click := new(link.Click)
-				if err := decodeRawClick(s.db.ids, k, v, click, str); err != nil {
+				if err := decodeRawClick(ids, k, v, click, str); err != nil {
 					return fmt.Errorf("raw click %x: %w", k, err)
 				}
 				chunk = append(chunk, click)

@@ -459,7 +459,7 @@ var errBadRawClick = errors.New("malformed raw click")
 
 // decodeRawClick fills c from a raw click's key and value; str turns bytes
 // into strings (so an export can share repeated values).
-func decodeRawClick(ids *idCodec, k, v []byte, c *link.Click, str func([]byte) string) error {
+func decodeRawClick(ids idFormatter, k, v []byte, c *link.Click, str func([]byte) string) error {
 	if len(k) != 20 || len(v) < 2 {
 		return errBadRawClick
 	}

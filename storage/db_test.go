@@ -176,4 +176,3 @@ func TestBackup(t *testing.T) {
 		t.Fatalf("backup users = %d, %v", n, err)
 	}
 }
-

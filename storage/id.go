@@ -107,15 +107,27 @@ func (c *idCodec) appendID(b []byte, prefix string, seq uint64) []byte {
 	copy(block[8:], prefix)
 	c.block.Encrypt(block[:], block[:])
 	hi, lo := binary.BigEndian.Uint64(block[:8]), binary.BigEndian.Uint64(block[8:])
+	// The 128-bit number is cut into chunks of ten digits (62^10 < 2^64)
+	// by two 128-bit divisions each; the digits of a chunk come from
+	// divisions by a constant, which the compiler makes multiplications.
 	var digits [opaqueLen]byte
-	for i := opaqueLen - 1; i >= 0; i-- {
+	for end := opaqueLen; end > 0; end -= chunkDigits {
 		var r uint64
-		hi, r = hi/62, hi%62
-		lo, r = bits.Div64(r, lo, 62)
-		digits[i] = idAlphabet[r]
+		hi, r = hi/pow62Chunk, hi%pow62Chunk
+		lo, r = bits.Div64(r, lo, pow62Chunk)
+		for i := end - 1; i >= max(end-chunkDigits, 0); i-- {
+			digits[i] = idAlphabet[r%62]
+			r /= 62
+		}
 	}
 	return append(b, digits[:]...)
 }
+
+// chunkDigits base62 digits make a chunk of at most pow62Chunk-1.
+const (
+	chunkDigits = 10
+	pow62Chunk  = 839299365868340224 // 62^10
+)
 
 // parseID returns the sequence of a wire ID. Only the form formatID
 // writes for that sequence is accepted, so one record has exactly one
@@ -133,21 +145,28 @@ func (c *idCodec) parseID(prefix, id string) (uint64, bool) {
 		}
 		return n, true
 	}
+	// The digits are read in chunks as appendID writes them: the first
+	// chunk has opaqueLen%chunkDigits digits, the others chunkDigits.
 	var hi, lo uint64
-	for i := 0; i < len(s); i++ {
-		d := base62Value[s[i]]
-		if d == 0xff {
-			return 0, false
+	for start, n := 0, opaqueLen%chunkDigits; start < opaqueLen; start, n = start+n, chunkDigits {
+		var chunk, scale uint64 = 0, 1
+		for i := start; i < start+n; i++ {
+			d := base62Value[s[i]]
+			if d == 0xff {
+				return 0, false
+			}
+			chunk = chunk*62 + uint64(d)
+			scale *= 62
 		}
-		// (hi, lo) = (hi, lo)*62 + d, refusing to overflow 128 bits.
-		carryHi, newHi := bits.Mul64(hi, 62)
-		loHi, newLo := bits.Mul64(lo, 62)
+		// (hi, lo) = (hi, lo)*scale + chunk, refusing to overflow 128 bits.
+		over, newHi := bits.Mul64(hi, scale)
+		loHi, newLo := bits.Mul64(lo, scale)
 		var carry uint64
 		newHi, carry = bits.Add64(newHi, loHi, 0)
-		if carryHi != 0 || carry != 0 {
+		if over != 0 || carry != 0 {
 			return 0, false
 		}
-		newLo, carry = bits.Add64(newLo, uint64(d), 0)
+		newLo, carry = bits.Add64(newLo, chunk, 0)
 		newHi, carry = bits.Add64(newHi, 0, carry)
 		if carry != 0 {
 			return 0, false
@@ -186,6 +205,43 @@ func parseLegacy(s string) (uint64, bool) {
 		return 0, false
 	}
 	return n, true
+}
+
+// idFormatter formats wire IDs: an idCodec, or an idMemo in front of one.
+type idFormatter interface {
+	formatID(prefix string, seq uint64) string
+}
+
+// idMemo remembers the IDs it formatted, for loops that format the same
+// few IDs again and again (an export of raw clicks names a handful of
+// links thousands of times). It holds at most idMemoSize IDs.
+type idMemo struct {
+	ids *idCodec
+	m   map[idMemoKey]string
+}
+
+type idMemoKey struct {
+	prefix string
+	seq    uint64
+}
+
+const idMemoSize = 1 << 14
+
+func newIDMemo(ids *idCodec) *idMemo {
+	return &idMemo{ids: ids, m: make(map[idMemoKey]string)}
+}
+
+func (m *idMemo) formatID(prefix string, seq uint64) string {
+	k := idMemoKey{prefix, seq}
+	if id, ok := m.m[k]; ok {
+		return id
+	}
+	if len(m.m) >= idMemoSize {
+		clear(m.m)
+	}
+	id := m.ids.formatID(prefix, seq)
+	m.m[k] = id
+	return id
 }
 
 // recordLegacyIDs is the step from schema version 1 to 2: the records

@@ -209,3 +209,29 @@ func FuzzIDRoundTrip(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkIDs compares the opaque form with the legacy base 36 form
+// (what every ID cost before) in the same run.
+func BenchmarkIDs(b *testing.B) {
+	for _, bc := range []struct {
+		name   string
+		legacy map[string]uint64
+	}{{"opaque", nil}, {"legacy", map[string]uint64{prefixLink: math.MaxUint64}}} {
+		c := testCodec(b, bc.legacy)
+		id := c.formatID(prefixLink, 123456)
+		b.Run("format/"+bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				_ = c.formatID(prefixLink, uint64(i)+1)
+			}
+		})
+		b.Run("parse/"+bc.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, ok := c.parseID(prefixLink, id); !ok {
+					b.Fatal(id)
+				}
+			}
+		})
+	}
+}

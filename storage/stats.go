@@ -339,9 +339,15 @@ func (a *topAcc) addSection(dim byte, section []byte) error {
 }
 
 // top returns the entries with clicks, most first, ties by value, at most
-// limit of them (all when limit < 0).
+// limit of them (all when limit < 0). Link IDs cost an encryption each,
+// so they are formatted only for the entries that can make the list: those
+// above the cut, and those tied with the last one kept.
 func (a *topAcc) top(ids *idCodec, dim byte, excludeBots bool, limit int) []link.TopEntry {
-	out := make([]link.TopEntry, 0, len(a.items))
+	type entry struct {
+		id uint64
+		link.TopEntry
+	}
+	es := make([]entry, 0, len(a.items))
 	for _, it := range a.items {
 		n := it.human
 		if !excludeBots {
@@ -350,17 +356,30 @@ func (a *topAcc) top(ids *idCodec, dim byte, excludeBots bool, limit int) []link
 		if n == 0 {
 			continue
 		}
-		v := it.val
-		if dim == dimLinks {
-			v = ids.formatID(prefixLink, it.id)
-		}
-		out = append(out, link.TopEntry{Value: v, Clicks: n})
+		es = append(es, entry{id: it.id, TopEntry: link.TopEntry{Value: it.val, Clicks: n}})
 	}
-	slices.SortFunc(out, func(x, y link.TopEntry) int {
+	if dim == dimLinks {
+		slices.SortFunc(es, func(x, y entry) int { return cmp.Compare(y.Clicks, x.Clicks) })
+		if limit >= 0 && len(es) > limit {
+			n := limit
+			for n > 0 && n < len(es) && es[n].Clicks == es[n-1].Clicks {
+				n++
+			}
+			es = es[:n]
+		}
+		for i := range es {
+			es[i].Value = ids.formatID(prefixLink, es[i].id)
+		}
+	}
+	slices.SortFunc(es, func(x, y entry) int {
 		return cmp.Or(cmp.Compare(y.Clicks, x.Clicks), cmp.Compare(x.Value, y.Value))
 	})
-	if limit >= 0 && len(out) > limit {
-		out = slices.Clip(out[:limit])
+	if limit >= 0 && len(es) > limit {
+		es = es[:limit]
+	}
+	out := make([]link.TopEntry, len(es))
+	for i, e := range es {
+		out[i] = e.TopEntry
 	}
 	return out
 }

@@ -98,7 +98,9 @@ func TestCheckTarget_NoLeaks(t *testing.T) {
 	z.set("internal.example", "10.1.2.3")
 	z.set("loop.example", "127.0.0.1")
 	z.set("public.example", "93.184.215.14")
+	z.mu.Lock()
 	z.fail["broken.example."] = true
+	z.mu.Unlock()
 	ctx := context.Background()
 	secrets := []string{"10.1.2.3", "127.0.0.1", dnsAddr}
 

@@ -76,12 +76,13 @@ func TestBadCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	claims := jwt.MapClaims{"sub": "usr_1", "iss": "linkbolt", "exp": testStart.Add(time.Hour).Unix(), "iat": testStart.Unix()}
+	adminID := e.do("GET", "/v1/me", e.adminToken, "", 200).str("id")
+	claims := jwt.MapClaims{"sub": adminID, "iss": "linkbolt", "exp": testStart.Add(time.Hour).Unix(), "iat": testStart.Unix()}
 	none, _ := jwt.NewWithClaims(jwt.SigningMethodNone, claims).SignedString(jwt.UnsafeAllowNoneSignatureType)
 	wrongSig, _ := jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString([]byte("another-secret-another-secret-12"))
 	hs512, _ := jwt.NewWithClaims(jwt.SigningMethodHS512, claims).SignedString([]byte("test-secret-test-secret-test-secret!"))
 	parts := strings.Split(e.adminToken, ".")
-	tampered := parts[0] + "." + base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"usr_2","iss":"linkbolt","exp":9999999999}`)) + "." + parts[2]
+	tampered := parts[0] + "." + base64.RawURLEncoding.EncodeToString([]byte(`{"sub":"`+adminID+`","iss":"linkbolt","exp":9999999999}`)) + "." + parts[2]
 
 	for _, tc := range []struct {
 		name, header, value string
@@ -170,6 +171,7 @@ func TestCrossWorkspace(t *testing.T) {
 		{"GET", "/v1/keys/" + otherKeyID, ""},
 		{"POST", "/v1/keys/" + otherKeyID + "/rotate", ""},
 		{"DELETE", "/v1/keys/" + otherKeyID, ""},
+		{"GET", "/v1/links/" + neighbourID(e.otherLink), ""},
 		{"GET", "/v1/links/lnk_zzzzzz", ""},
 		{"GET", "/v1/links/not-an-id", ""},
 	} {

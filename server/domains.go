@@ -220,10 +220,12 @@ func (s *Server) checkVerification(ctx context.Context, d *link.Domain) error {
 		values, err = nil, nil
 	case errors.As(err, &dnsErr) && dnsErr.IsTimeout:
 		return link.Errorf(link.EINVALID, "the DNS lookup of the TXT record %s timed out after %s; try again later", name, verifyTimeout)
-	case errors.As(err, &dnsErr):
-		return link.Errorf(link.EINVALID, "the DNS lookup of the TXT record %s failed (%s); try again later", name, dnsErr.Err)
+	case errors.As(err, &dnsErr) && dnsErr.Err == "server misbehaving":
+		return link.Errorf(link.EINVALID, "the DNS lookup of the TXT record %s failed (the DNS server answered with an error); try again later", name)
 	case err != nil:
-		return link.Errorf(link.EINVALID, "the DNS lookup of the TXT record %s failed (%v); try again later", name, err)
+		// The resolver's own words name its address (and sockets): they
+		// are the instance's business, not the client's.
+		return link.Errorf(link.EINVALID, "the DNS lookup of the TXT record %s failed (no answer from the DNS server); try again later", name)
 	}
 	for _, v := range values {
 		if strings.TrimSpace(v) == want {

@@ -21,13 +21,14 @@ type dnsZone struct {
 	mu      sync.Mutex
 	txt     map[string][][]string // lower-case FQDN → records, each of one or more strings
 	fail    map[string]bool       // names answered SERVFAIL
+	a       map[string]net.IP     // lower-case FQDN → its IPv4 address
 	queries int
 }
 
 // startDNS starts a DNS server on 127.0.0.1 and returns it with its address.
 func startDNS(t *testing.T) (*dnsZone, string) {
 	t.Helper()
-	z := &dnsZone{txt: map[string][][]string{}, fail: map[string]bool{}}
+	z := &dnsZone{txt: map[string][][]string{}, fail: map[string]bool{}, a: map[string]net.IP{}}
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -55,6 +56,13 @@ func (z *dnsZone) set(name string, records ...[]string) {
 	defer z.mu.Unlock()
 	z.txt[strings.ToLower(name)+"."] = records
 	delete(z.fail, strings.ToLower(name)+".")
+}
+
+// setA makes name resolve to the IPv4 address ip.
+func (z *dnsZone) setA(name, ip string) {
+	z.mu.Lock()
+	defer z.mu.Unlock()
+	z.a[strings.ToLower(name)+"."] = net.ParseIP(ip).To4()
 }
 
 func (z *dnsZone) setFail(name string) {
@@ -87,10 +95,16 @@ func (z *dnsZone) serve(w dns.ResponseWriter, req *dns.Msg) {
 		z.queries++
 		records, ok := z.txt[name]
 		fail := z.fail[name]
+		a, hasA := z.a[name]
 		z.mu.Unlock()
 		switch {
 		case fail:
 			m.Rcode = dns.RcodeServerFailure
+		case hasA:
+			if q.Qtype == dns.TypeA {
+				m.Answer = append(m.Answer, &dns.A{
+					Hdr: dns.RR_Header{Name: q.Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: a})
+			}
 		case !ok:
 			m.Rcode = dns.RcodeNameError
 		case q.Qtype == dns.TypeTXT:
@@ -577,4 +591,38 @@ func BenchmarkRedirectCustomDomain(b *testing.B) {
 			i++
 		}
 	})
+}
+
+// TestDomainVerifyNoResolverLeak: a failed verification says what it found
+// but never the resolver's address, whether the resolver answers SERVFAIL
+// or is not there at all (issue 9).
+func TestDomainVerifyNoResolverLeak(t *testing.T) {
+	z, dnsAddr := startDNS(t)
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := pc.LocalAddr().String()
+	pc.Close() // nothing answers there
+	for _, tt := range []struct {
+		name, resolver, want string
+	}{
+		{"servfail", dnsAddr, "the DNS server answered with an error"},
+		{"resolver down", down, "no answer from the DNS server"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEnv(t, func(c *Config) { c.DomainResolver = tt.resolver })
+			id := e.do("POST", "/v1/domains", e.writeKey, `{"hostname":"go.example.com"}`, 201).str("id")
+			z.setFail("_linkbolt.go.example.com")
+			r := e.do("POST", "/v1/domains/"+id+"/verify", e.writeKey, "", 422)
+			if d := r.str("detail"); !strings.Contains(d, tt.want) || !strings.Contains(d, "_linkbolt.go.example.com") {
+				t.Errorf("detail %q, want %q", d, tt.want)
+			}
+			for _, leak := range []string{tt.resolver, "127.0.0.1", ":53", "udp"} {
+				if strings.Contains(string(r.raw), leak) {
+					t.Errorf("the answer reveals %q: %s", leak, r.raw)
+				}
+			}
+		})
+	}
 }

@@ -49,6 +49,10 @@ type Config struct {
 	// WebhooksAllowPrivate lets webhooks target loopback, private and
 	// link-local addresses (homelab receivers).
 	WebhooksAllowPrivate bool
+	// WebhookResolver resolves the names of webhook targets when they are
+	// checked; nil means the system's resolver (tests use their own DNS
+	// server).
+	WebhookResolver *net.Resolver
 	// BehindProxy takes the client address from X-Real-IP or
 	// X-Forwarded-For, set by a reverse proxy in front of linkbolt.
 	BehindProxy bool

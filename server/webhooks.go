@@ -82,7 +82,7 @@ func (s *Server) checkTarget(r *http.Request, w *link.Webhook) error {
 	if err := w.Validate(); err != nil {
 		return err
 	}
-	if err := webhook.CheckTarget(r.Context(), w.URL, s.cfg.WebhooksAllowPrivate, nil); err != nil {
+	if err := webhook.CheckTarget(r.Context(), w.URL, s.cfg.WebhooksAllowPrivate, s.cfg.WebhookResolver); err != nil {
 		return &link.Error{Code: link.EINVALID, Message: "url: " + err.Error(),
 			Fields: []link.FieldError{{Field: "url", Message: err.Error()}}}
 	}

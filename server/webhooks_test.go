@@ -128,3 +128,40 @@ func TestWebhookDelivery(t *testing.T) {
 	}
 	wantProblem(t, e.request(newRequest("POST", "/v1/webhooks/"+id+"/deliveries/dlv_nope/retry", e.writeKey, "")), 404, "not_found")
 }
+
+// TestWebhookTargetErrorsNoLeaks is the attack of issue 9: saving a webhook
+// whose name resolves to a private address showed the address and the
+// resolver (`lookup … on <resolver>:53`). The 422 says "resolves to a
+// private address", or that the name does not resolve, and no more.
+func TestWebhookTargetErrorsNoLeaks(t *testing.T) {
+	z, dnsAddr := startDNS(t)
+	z.setA("internal.example.com", "10.1.2.3")
+	z.setFail("broken.example.com")
+	e := newEnv(t, func(c *Config) { c.WebhookResolver = newResolver(dnsAddr) })
+	id := e.do("POST", "/v1/webhooks", e.writeKey, `{"url":"https://93.184.215.14/hook","events":["link.created"]}`, 201).str("id")
+
+	for _, tt := range []struct {
+		host, want string
+	}{
+		{"internal.example.com", "url: host internal.example.com resolves to a private address"},
+		{"nothing.example.com", "url: host nothing.example.com does not resolve"},
+		{"broken.example.com", "url: host broken.example.com does not resolve"},
+	} {
+		body := `{"url":"https://` + tt.host + `/hook","events":["link.created"]}`
+		for _, r := range []*response{
+			e.request(newRequest("POST", "/v1/webhooks", e.writeKey, body)),
+			e.request(newRequest("PATCH", "/v1/webhooks/"+id, e.writeKey, body)),
+		} {
+			wantProblem(t, r, 422, "validation_failed")
+			d := r.str("detail")
+			if !strings.HasPrefix(d, tt.want) {
+				t.Errorf("%s: detail %q, want it to start %q", tt.host, d, tt.want)
+			}
+			for _, leak := range []string{"10.1.2.3", dnsAddr, "127.0.0.1", " on ", ":53"} {
+				if strings.Contains(string(r.raw), leak) {
+					t.Errorf("%s: the answer reveals %q: %s", tt.host, leak, r.raw)
+				}
+			}
+		}
+	}
+}

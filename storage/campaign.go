@@ -58,9 +58,9 @@ type campaignRecord struct {
 	UpdatedAt   time.Time `json:"updated_at"`
 }
 
-func (r *campaignRecord) campaign(id uint64, links int) *link.Campaign {
+func (r *campaignRecord) campaign(ids *idCodec, id uint64, links int) *link.Campaign {
 	return &link.Campaign{
-		ID: formatID(prefixCampaign, id), WorkspaceID: formatID(prefixWorkspace, r.Workspace),
+		ID: ids.formatID(prefixCampaign, id), WorkspaceID: ids.formatID(prefixWorkspace, r.Workspace),
 		Name: r.Name, Status: link.CampaignStatus(r.Status),
 		UTMSource: r.UTMSource, UTMMedium: r.UTMMedium, UTMCampaign: r.UTMCampaign,
 		Links: links, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
@@ -80,7 +80,7 @@ func findCampaign(tx *bolt.Tx, wid, cid uint64) (*campaignRecord, error) {
 		return nil, err
 	}
 	if !ok || rec.Workspace != wid {
-		return nil, link.Errorf(link.ENOTFOUND, "campaign %q not found", formatID(prefixCampaign, cid))
+		return nil, link.Errorf(link.ENOTFOUND, "campaign %q not found", idsOf(tx).formatID(prefixCampaign, cid))
 	}
 	return &rec, nil
 }
@@ -88,7 +88,7 @@ func findCampaign(tx *bolt.Tx, wid, cid uint64) (*campaignRecord, error) {
 // campaignForLink checks that a link may join the campaign of the wire id:
 // one of its own workspace. EINVALID (a field error) otherwise.
 func campaignForLink(tx *bolt.Tx, wid uint64, id string) (uint64, error) {
-	cid, ok := parseID(prefixCampaign, id)
+	cid, ok := idsOf(tx).parseID(prefixCampaign, id)
 	if ok {
 		if _, err := findCampaign(tx, wid, cid); err == nil {
 			return cid, nil
@@ -116,7 +116,7 @@ func countCampaignLinks(tx *bolt.Tx, wid, cid uint64) int {
 // CreateCampaign stores a validated campaign and sets its ID. ENOTFOUND
 // for an unknown workspace.
 func (s *CampaignService) CreateCampaign(ctx context.Context, c *link.Campaign) error {
-	wid, ok := parseID(prefixWorkspace, c.WorkspaceID)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, c.WorkspaceID)
 	if !ok {
 		return link.Errorf(link.ENOTFOUND, "workspace %q not found", c.WorkspaceID)
 	}
@@ -145,20 +145,20 @@ func (s *CampaignService) CreateCampaign(ctx context.Context, c *link.Campaign) 
 			return err
 		}
 		// Creation is recorded as the change from nothing to the campaign.
-		return s.emit(tx, wid, rec.campaign(id, 0), rec.campaign(id, 0).Changes(&link.Campaign{}))
+		return s.emit(tx, wid, rec.campaign(s.db.ids, id, 0), rec.campaign(s.db.ids, id, 0).Changes(&link.Campaign{}))
 	})
 	if err != nil {
 		return err
 	}
-	c.ID = formatID(prefixCampaign, id)
+	c.ID = s.db.ids.formatID(prefixCampaign, id)
 	return nil
 }
 
 // FindCampaignByID returns a campaign of the workspace with its number of
 // links. ENOTFOUND.
 func (s *CampaignService) FindCampaignByID(ctx context.Context, workspaceID, id string) (*link.Campaign, error) {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	cid, ok2 := parseID(prefixCampaign, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	cid, ok2 := s.db.ids.parseID(prefixCampaign, id)
 	if !ok1 || !ok2 {
 		return nil, link.Errorf(link.ENOTFOUND, "campaign %q not found", id)
 	}
@@ -168,7 +168,7 @@ func (s *CampaignService) FindCampaignByID(ctx context.Context, workspaceID, id 
 		if err != nil {
 			return err
 		}
-		out = rec.campaign(cid, countCampaignLinks(tx, wid, cid))
+		out = rec.campaign(s.db.ids, cid, countCampaignLinks(tx, wid, cid))
 		return nil
 	})
 	return out, err
@@ -176,7 +176,7 @@ func (s *CampaignService) FindCampaignByID(ctx context.Context, workspaceID, id 
 
 // FindCampaigns returns the workspace's campaigns, newest first.
 func (s *CampaignService) FindCampaigns(ctx context.Context, workspaceID string) ([]*link.Campaign, error) {
-	wid, ok := parseID(prefixWorkspace, workspaceID)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, workspaceID)
 	if !ok {
 		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
 	}
@@ -190,7 +190,7 @@ func (s *CampaignService) FindCampaigns(ctx context.Context, workspaceID string)
 			if err != nil {
 				return fmt.Errorf("campaign index: %w", err)
 			}
-			out = append(out, rec.campaign(cid, countCampaignLinks(tx, wid, cid)))
+			out = append(out, rec.campaign(s.db.ids, cid, countCampaignLinks(tx, wid, cid)))
 		}
 		return nil
 	})
@@ -202,8 +202,8 @@ func (s *CampaignService) FindCampaigns(ctx context.Context, workspaceID string)
 // redirect cache is emptied, since the links of the campaign may take new
 // UTM values. ENOTFOUND, EINVALID.
 func (s *CampaignService) UpdateCampaign(ctx context.Context, workspaceID, id string, upd link.CampaignUpdate, event link.EventFunc) (*link.Campaign, error) {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	cid, ok2 := parseID(prefixCampaign, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	cid, ok2 := s.db.ids.parseID(prefixCampaign, id)
 	if !ok1 || !ok2 {
 		return nil, link.Errorf(link.ENOTFOUND, "campaign %q not found", id)
 	}
@@ -215,7 +215,7 @@ func (s *CampaignService) UpdateCampaign(ctx context.Context, workspaceID, id st
 		if err != nil {
 			return err
 		}
-		before := rec.campaign(cid, countCampaignLinks(tx, wid, cid))
+		before := rec.campaign(s.db.ids, cid, countCampaignLinks(tx, wid, cid))
 		after := *before
 		upd.Apply(&after)
 		if err := after.Validate(); err != nil {
@@ -258,8 +258,8 @@ func (s *CampaignService) UpdateCampaign(ctx context.Context, workspaceID, id st
 // still has links, unless detach, which first takes every link out of it.
 // ENOTFOUND.
 func (s *CampaignService) DeleteCampaign(ctx context.Context, workspaceID, id string, detach bool) error {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	cid, ok2 := parseID(prefixCampaign, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	cid, ok2 := s.db.ids.parseID(prefixCampaign, id)
 	if !ok1 || !ok2 {
 		return link.Errorf(link.ENOTFOUND, "campaign %q not found", id)
 	}
@@ -295,7 +295,7 @@ func (s *CampaignService) DeleteCampaign(ctx context.Context, workspaceID, id st
 				if err != nil {
 					return err
 				}
-				ev, err := s.linkEvents(link.EventLinkUpdated, rec.link(lid, clicks))
+				ev, err := s.linkEvents(link.EventLinkUpdated, rec.link(s.db.ids, lid, clicks))
 				if err != nil {
 					return err
 				}
@@ -317,7 +317,7 @@ func (s *CampaignService) DeleteCampaign(ctx context.Context, workspaceID, id st
 			return err
 		}
 		// Deletion is recorded as the change of status to "deleted".
-		gone := crec.campaign(cid, 0)
+		gone := crec.campaign(s.db.ids, cid, 0)
 		gone.UpdatedAt = now
 		changes := map[string][2]string{"status": {string(gone.Status), "deleted"}}
 		gone.Status = "deleted"
@@ -332,7 +332,7 @@ func (s *CampaignService) DeleteCampaign(ctx context.Context, workspaceID, id st
 // FindEvents returns the workspace's events after the event id after (""
 // for the first), oldest first, at most limit (0 means 100).
 func (s *CampaignService) FindEvents(ctx context.Context, workspaceID, after string, limit int) ([]*link.Event, error) {
-	wid, ok := parseID(prefixWorkspace, workspaceID)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, workspaceID)
 	if !ok {
 		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
 	}
@@ -341,7 +341,7 @@ func (s *CampaignService) FindEvents(ctx context.Context, workspaceID, after str
 	}
 	var from uint64 = 1
 	if after != "" {
-		seq, ok := parseID(prefixEvent, after)
+		seq, ok := s.db.ids.parseID(prefixEvent, after)
 		if !ok {
 			return nil, link.Errorf(link.EINVALIDREQUEST, "after: %q is not an event id", after)
 		}
@@ -361,8 +361,8 @@ func (s *CampaignService) FindEvents(ctx context.Context, workspaceID, after str
 			if rec.Workspace != wid {
 				continue
 			}
-			out = append(out, &link.Event{ID: formatID(prefixEvent, btoi(k)), Type: rec.Type,
-				WorkspaceID: formatID(prefixWorkspace, rec.Workspace), CreatedAt: rec.CreatedAt, Data: bytes.Clone(rec.Data)})
+			out = append(out, &link.Event{ID: s.db.ids.formatID(prefixEvent, btoi(k)), Type: rec.Type,
+				WorkspaceID: s.db.ids.formatID(prefixWorkspace, rec.Workspace), CreatedAt: rec.CreatedAt, Data: bytes.Clone(rec.Data)})
 		}
 		return nil
 	})

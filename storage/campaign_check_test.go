@@ -27,7 +27,7 @@ func TestCheckIndexes_Campaigns(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := &link.Workspace{Name: "O", Plan: link.PlanFree}
-	if err := NewWorkspaceService(db).CreateWorkspace(ctx, other, FormatID(prefixUser, 1)); err != nil {
+	if err := NewWorkspaceService(db).CreateWorkspace(ctx, other, db.ids.formatID(prefixUser, 1)); err != nil {
 		t.Fatal(err)
 	}
 	camps := NewCampaignService(db)
@@ -45,11 +45,11 @@ func TestCheckIndexes_Campaigns(t *testing.T) {
 	if err := db.CheckIndexes(); err != nil {
 		t.Fatal(err)
 	}
-	wid, _ := parseID(prefixWorkspace, ws.ID)
-	owid, _ := parseID(prefixWorkspace, other.ID)
-	aid, _ := parseID(prefixCampaign, a.ID)
-	bid, _ := parseID(prefixCampaign, b.ID)
-	lid, _ := parseID(prefixLink, l.ID)
+	wid, _ := db.ids.parseID(prefixWorkspace, ws.ID)
+	owid, _ := db.ids.parseID(prefixWorkspace, other.ID)
+	aid, _ := db.ids.parseID(prefixCampaign, a.ID)
+	bid, _ := db.ids.parseID(prefixCampaign, b.ID)
+	lid, _ := db.ids.parseID(prefixLink, l.ID)
 
 	// setLink rewrites the link record's campaign and workspace.
 	setLink := func(tx *bolt.Tx, campaign string, ws uint64) error {
@@ -78,7 +78,7 @@ func TestCheckIndexes_Campaigns(t *testing.T) {
 			return tx.Bucket(bucketLinksCampaign).Put(campaignLinkKey(owid, aid, lid), []byte{})
 		}, "belongs to workspace"},
 		{"link out of its campaign, entry left", func(tx *bolt.Tx) error { return setLink(tx, "", wid) }, "is in campaign"},
-		{"link of a missing campaign", func(tx *bolt.Tx) error { return setLink(tx, "cmp_zz", wid) }, "not found"},
+		{"link of a missing campaign", func(tx *bolt.Tx) error { return setLink(tx, db.ids.formatID(prefixCampaign, 1295), wid) }, "not found"},
 		{"link of a malformed campaign", func(tx *bolt.Tx) error { return setLink(tx, "c&<x>", wid) }, "malformed campaign id"},
 		{"undamaged (a write of what is there)", func(tx *bolt.Tx) error {
 			return tx.Bucket(bucketLinksCampaign).Put(campaignLinkKey(wid, aid, lid), []byte{})

@@ -197,7 +197,7 @@ func TestCampaigns_CreateFindList(t *testing.T) {
 
 	for _, tt := range []struct{ name, ws, id string }{
 		{"campaign of another workspace", other.ID, a.ID},
-		{"unknown", ws.ID, "cmp_zzz"},
+		{"unknown", ws.ID, s.DB.FormatID("cmp_", 1<<40)},
 		{"malformed", ws.ID, "cmp_"},
 		{"not a campaign id", ws.ID, "lnk_1"},
 		{"malformed workspace", "zzz", a.ID},
@@ -298,7 +298,7 @@ func TestUpdateCampaign_Validation(t *testing.T) {
 		t.Fatalf("by alias = %+v, %v", got, err)
 	}
 
-	_, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, "cmp_zzz", link.CampaignUpdate{Name: ptr("x")}, rec.fn)
+	_, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, s.DB.FormatID("cmp_", 1<<40), link.CampaignUpdate{Name: ptr("x")}, rec.fn)
 	wantCode(t, err, link.ENOTFOUND)
 	_, err = s.Campaigns.UpdateCampaign(ctx, ws.ID, "nope", link.CampaignUpdate{Name: ptr("x")}, rec.fn)
 	wantCode(t, err, link.ENOTFOUND)
@@ -408,8 +408,8 @@ func TestUpdateCampaign_Events(t *testing.T) {
 		t.Fatalf("events = %v, want %v", gotIDs, want)
 	}
 	for i := 1; i < len(want); i++ {
-		a, _ := storage.ParseID("evt_", want[i-1])
-		b, _ := storage.ParseID("evt_", want[i])
+		a, _ := s.DB.ParseID("evt_", want[i-1])
+		b, _ := s.DB.ParseID("evt_", want[i])
 		if a >= b {
 			t.Fatalf("events not oldest first: %v", want)
 		}
@@ -448,7 +448,7 @@ func TestUpdateCampaign_Events(t *testing.T) {
 	if page, err := s.Campaigns.FindEvents(ctx, ws.ID, want[len(want)-1], 100); err != nil || len(page) != 0 {
 		t.Fatalf("after the last: %v, %v", page, err)
 	}
-	if page, err := s.Campaigns.FindEvents(ctx, ws.ID, "evt_zzzz", 0); err != nil || len(page) != 0 {
+	if page, err := s.Campaigns.FindEvents(ctx, ws.ID, s.DB.FormatID("evt_", 1<<40), 0); err != nil || len(page) != 0 {
 		t.Fatalf("after a future event: %v, %v", page, err)
 	}
 	_, err = s.Campaigns.FindEvents(ctx, ws.ID, "nope", 10)
@@ -506,7 +506,7 @@ func TestCampaign_LinkOfAnotherWorkspace(t *testing.T) {
 	theirs := mustCampaign(t, s, other.ID, &link.Campaign{Name: "Theirs", UTMSource: "leak"})
 	l := mustLink(t, s, ws.ID, &link.Link{Alias: "mine", CampaignID: mine.ID})
 
-	for _, id := range []string{theirs.ID, "cmp_zzz", "nope", "lnk_1"} {
+	for _, id := range []string{theirs.ID, s.DB.FormatID("cmp_", 1<<40), "nope", l.ID} {
 		t.Run("create "+id, func(t *testing.T) {
 			in := &link.Link{WorkspaceID: ws.ID, Alias: "x", DestinationURL: "https://example.com/x", CampaignID: id}
 			err := s.Links.CreateLink(ctx, in)
@@ -924,8 +924,8 @@ func TestFindEvents_AfterLastPossibleID(t *testing.T) {
 	if _, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr("B")}, rec.fn); err != nil {
 		t.Fatal(err)
 	}
-	last := storage.FormatID("evt_", math.MaxUint64)
-	if _, ok := storage.ParseID("evt_", last); !ok {
+	last := s.DB.FormatID("evt_", math.MaxUint64)
+	if _, ok := s.DB.ParseID("evt_", last); !ok {
 		t.Fatalf("%s does not parse", last)
 	}
 	page, err := s.Campaigns.FindEvents(ctx, ws.ID, last, 10)

@@ -48,13 +48,13 @@ type parsedClick struct {
 }
 
 // parseClick validates c; EINVALID names the click's index i.
-func parseClick(i int, c *link.Click) (parsedClick, error) {
+func parseClick(ids *idCodec, i int, c *link.Click) (parsedClick, error) {
 	var p parsedClick
 	var ok bool
-	if p.ws, ok = parseID(prefixWorkspace, c.WorkspaceID); !ok {
+	if p.ws, ok = ids.parseID(prefixWorkspace, c.WorkspaceID); !ok {
 		return p, link.Errorf(link.EINVALID, "click %d: workspace ID %q is malformed", i, c.WorkspaceID)
 	}
-	if p.link, ok = parseID(prefixLink, c.LinkID); !ok {
+	if p.link, ok = ids.parseID(prefixLink, c.LinkID); !ok {
 		return p, link.Errorf(link.EINVALID, "click %d: link ID %q is malformed", i, c.LinkID)
 	}
 	if c.CampaignID != "" && !validCampaignID(c.CampaignID) {
@@ -99,7 +99,7 @@ func (s *ClickService) RecordClicks(ctx context.Context, clicks []link.Click) er
 	}
 	b := newClickBatch(len(clicks))
 	for i := range clicks {
-		p, err := parseClick(i, &clicks[i])
+		p, err := parseClick(s.db.ids, i, &clicks[i])
 		if err != nil {
 			return err
 		}
@@ -131,11 +131,12 @@ func (s *ClickService) ExportClicks(ctx context.Context, workspaceID string, sta
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	wid, ok := parseID(prefixWorkspace, workspaceID)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, workspaceID)
 	if !ok {
 		return link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
 	}
-	// Repeated values (hosts, countries, browsers) share one string.
+	// Repeated values (hosts, countries, browsers, IDs) share one string.
+	ids := newIDMemo(s.db.ids)
 	strs := map[string]string{}
 	str := func(b []byte) string {
 		if s, ok := strs[string(b)]; ok {
@@ -175,7 +176,7 @@ func (s *ClickService) ExportClicks(ctx context.Context, workspaceID string, sta
 					return nil
 				}
 				click := new(link.Click)
-				if err := decodeRawClick(k, v, click, str, host); err != nil {
+				if err := decodeRawClick(ids, k, v, click, str, host); err != nil {
 					return fmt.Errorf("raw click %x: %w", k, err)
 				}
 				chunk = append(chunk, click)

@@ -210,7 +210,7 @@ func checkClicks(tx *bolt.Tx) []error {
 	raw := map[string]uint64{} // workspace scope + hour
 	_ = tx.Bucket(bucketClicksRaw).ForEach(func(k, v []byte) error {
 		var c link.Click
-		if err := decodeRawClick(k, v, &c, func(b []byte) string { return string(b) }, hostIn(tx, btoi(k[:8]), map[uint64]string{})); err != nil {
+		if err := decodeRawClick(idsOf(tx), k, v, &c, func(b []byte) string { return string(b) }, hostIn(tx, btoi(k[:8]), map[uint64]string{})); err != nil {
 			fail("clicks.raw %x: %v", k, err)
 			return nil
 		}
@@ -276,7 +276,7 @@ func (db *DB) ClickBucketSizes() (map[string]BucketSize, error) {
 
 // DeleteCampaignStats runs deleteCampaignStats in a transaction of its own.
 func (s *ClickService) DeleteCampaignStats(workspaceID, campaignID string) error {
-	wid, ok := parseID(prefixWorkspace, workspaceID)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, workspaceID)
 	if !ok {
 		return fmt.Errorf("bad workspace %q", workspaceID)
 	}

@@ -717,11 +717,11 @@ var errBadRawClick = errors.New("malformed raw click")
 // decodeRawClick fills c from a raw click's key and value; str turns bytes
 // into strings (so an export can share repeated values), and host returns
 // the host of an id of the click's workspace and UTC day.
-func decodeRawClick(k, v []byte, c *link.Click, str func([]byte) string, host func(day uint32, id uint64) (string, error)) error {
+func decodeRawClick(ids idFormatter, k, v []byte, c *link.Click, str func([]byte) string, host func(day uint32, id uint64) (string, error)) error {
 	if len(k) != 20 || len(v) < 2 {
 		return errBadRawClick
 	}
-	c.WorkspaceID = formatID(prefixWorkspace, binary.BigEndian.Uint64(k))
+	c.WorkspaceID = ids.formatID(prefixWorkspace, binary.BigEndian.Uint64(k))
 	nanos := binary.BigEndian.Uint64(k[8:])
 	c.Time = time.Unix(0, int64(nanos)).UTC()
 	flags := v[0]
@@ -732,7 +732,7 @@ func decodeRawClick(k, v []byte, c *link.Click, str func([]byte) string, host fu
 		return errBadRawClick
 	}
 	v = v[n:]
-	c.LinkID = formatID(prefixLink, lid)
+	c.LinkID = ids.formatID(prefixLink, lid)
 	readString := func() (string, bool) {
 		l, n := binary.Uvarint(v)
 		if n <= 0 || l > uint64(len(v)-n) {

@@ -332,9 +332,10 @@ func FuzzBlobReader(f *testing.F) {
 }
 
 func TestRawClickRoundTrip(t *testing.T) {
-	in := link.Click{LinkID: "lnk_2s", WorkspaceID: "ws_1", CampaignID: "cmp_9", Time: time.Unix(1740830400, 123456789).UTC(),
+	ids := testCodec(t, nil)
+	in := link.Click{LinkID: ids.formatID(prefixLink, 100), WorkspaceID: ids.formatID(prefixWorkspace, 1), CampaignID: ids.formatID(prefixCampaign, 9), Time: time.Unix(1740830400, 123456789).UTC(),
 		Referrer: "t.co", Country: "DE", Device: "mobile", Browser: "Safari", OS: "iOS", Bot: true, Visitor: 1<<64 - 1}
-	p, err := parseClick(0, &in)
+	p, err := parseClick(ids, 0, &in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -350,7 +351,7 @@ func TestRawClickRoundTrip(t *testing.T) {
 	for _, ref := range []rawReferrer{{inline: "t.co"}, {ref: true, id: 300}} {
 		v := appendRawClick(nil, &p, ref)
 		var out link.Click
-		if err := decodeRawClick(k, v, &out, str, host); err != nil {
+		if err := decodeRawClick(ids, k, v, &out, str, host); err != nil {
 			t.Fatal(err)
 		}
 		if out != in {
@@ -358,7 +359,7 @@ func TestRawClickRoundTrip(t *testing.T) {
 		}
 		t.Logf("raw click (%+v): %d bytes + %d key", ref, len(v), len(k))
 		for i := range v {
-			if err := decodeRawClick(k, v[:i], &out, str, host); err == nil {
+			if err := decodeRawClick(ids, k, v[:i], &out, str, host); err == nil {
 				t.Fatalf("decoded a raw click cut at %d", i)
 			}
 		}
@@ -366,7 +367,7 @@ func TestRawClickRoundTrip(t *testing.T) {
 	// A reference to a host that is not there is an error, not a blank.
 	v := appendRawClick(nil, &p, rawReferrer{ref: true, id: 301})
 	var out link.Click
-	if err := decodeRawClick(k, v, &out, str, host); err == nil {
+	if err := decodeRawClick(ids, k, v, &out, str, host); err == nil {
 		t.Fatal("decoded a raw click of a missing host")
 	}
 }

@@ -24,9 +24,11 @@ import (
 
 // SchemaVersion is the version of the bucket layout this code writes. A
 // file recorded with a newer version is refused rather than misread.
-// Version 2: bounded period blobs (version 2 blobs) and raw clicks that
-// name their referrer host in clicks.hosts; version 1 files are read as
-// they are and need no migration.
+//
+// Version 2 bounded the period blobs (version 2 blobs), made raw clicks
+// name their referrer host in clicks.hosts (version 1 raw clicks and blobs
+// are read as they are), and made wire IDs opaque (see idCodec): it added
+// the ID key and the legacy maxima to the meta bucket.
 const SchemaVersion = 2
 
 // DefaultBatchDelay is how long concurrent link creations are gathered
@@ -125,6 +127,8 @@ var allBuckets = [][]byte{
 var (
 	metaSchemaVersion = []byte("schema_version") // decimal ASCII
 	metaJWTSecret     = []byte("jwt_secret")
+	metaIDKey         = []byte("id_key")        // 16 random bytes, the AES key of wire IDs
+	metaIDLegacyMax   = []byte("id_legacy_max") // JSON: prefix → highest sequence with a legacy ID
 )
 
 // DB is the bbolt data file and what is kept in memory beside it (key usage
@@ -145,6 +149,8 @@ type DB struct {
 	Logger *slog.Logger
 
 	db *bolt.DB
+	// ids turns sequences into wire IDs and back; set by Open.
+	ids *idCodec
 
 	// aliases caches the links redirects look up; see aliasCache.
 	aliases aliasCache
@@ -201,11 +207,21 @@ func (db *DB) Open() error {
 	} else if err != nil {
 		return fmt.Errorf("open data file %s: %w", db.Path, err)
 	}
-	if err := bdb.Update(func(tx *bolt.Tx) error { return initSchema(tx, db.Path) }); err != nil {
+	var ids *idCodec
+	err = bdb.Update(func(tx *bolt.Tx) error {
+		if err := initSchema(tx, db.Path); err != nil {
+			return err
+		}
+		var err error
+		ids, err = loadIDCodec(tx)
+		return err
+	})
+	if err != nil {
 		_ = bdb.Close() // the schema error is the one worth reporting
 		return err
 	}
-	db.db = bdb
+	db.db, db.ids = bdb, ids
+	codecs.Store(bdb, ids)
 	bdb.MaxBatchDelay = DefaultBatchDelay
 	if db.BatchDelay > 0 {
 		bdb.MaxBatchDelay = db.BatchDelay
@@ -248,6 +264,11 @@ func initSchema(tx *bolt.Tx, path string) error {
 	}
 	// Migrations from older versions go here, one step at a time. Version 1
 	// is the first, so a file without a version is new.
+	if version == 1 {
+		if err := recordLegacyIDs(tx); err != nil {
+			return err
+		}
+	}
 	if version < SchemaVersion {
 		v := []byte(strconv.Itoa(SchemaVersion))
 		if err := tx.Bucket(bucketMeta).Put(metaSchemaVersion, v); err != nil {
@@ -266,6 +287,7 @@ func (db *DB) Close() error {
 	close(db.stop)
 	<-db.done
 	flushErr := db.FlushKeyUsage()
+	codecs.Delete(db.db)
 	closeErr := db.db.Close()
 	db.db = nil
 	if flushErr != nil {

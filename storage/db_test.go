@@ -178,35 +178,3 @@ func TestBackup(t *testing.T) {
 		t.Fatalf("backup users = %d, %v", n, err)
 	}
 }
-
-func TestIDs(t *testing.T) {
-	for _, tt := range []struct {
-		prefix, id string
-		want       uint64
-		ok         bool
-	}{
-		{"lnk_", "lnk_1", 1, true},
-		{"lnk_", "lnk_z", 35, true},
-		{"lnk_", "lnk_10", 36, true},
-		{"lnk_", storage.FormatID("lnk_", 1<<63), 1 << 63, true},
-		{"lnk_", "lnk_", 0, false},
-		{"lnk_", "lnk_0", 0, false},
-		{"lnk_", "lnk_01", 0, false},
-		{"lnk_", "lnk_Z", 0, false},
-		{"lnk_", "lnk_-1", 0, false},
-		{"lnk_", "key_1", 0, false},
-		{"lnk_", "1", 0, false},
-		{"lnk_", "lnk_zzzzzzzzzzzzz", 0, false}, // overflows uint64
-		{"ws_", "ws_a b", 0, false},
-	} {
-		got, ok := storage.ParseID(tt.prefix, tt.id)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("ParseID(%q, %q) = %d, %v; want %d, %v", tt.prefix, tt.id, got, ok, tt.want, tt.ok)
-		}
-		if ok {
-			if back := storage.FormatID(tt.prefix, got); back != tt.id {
-				t.Errorf("FormatID(%d) = %q, want %q", got, back, tt.id)
-			}
-		}
-	}
-}

@@ -38,9 +38,9 @@ type domainRecord struct {
 	UpdatedAt       time.Time  `json:"updated_at"`
 }
 
-func (r *domainRecord) domain(id uint64, links int) *link.Domain {
+func (r *domainRecord) domain(ids *idCodec, id uint64, links int) *link.Domain {
 	d := &link.Domain{
-		ID: formatID(prefixDomain, id), WorkspaceID: formatID(prefixWorkspace, r.Workspace),
+		ID: ids.formatID(prefixDomain, id), WorkspaceID: ids.formatID(prefixWorkspace, r.Workspace),
 		Hostname: r.Hostname, Verified: r.Verified, VerificationToken: r.Token,
 		RootRedirectURL: r.RootRedirectURL, NotFoundURL: r.NotFoundURL,
 		Links: links, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
@@ -70,7 +70,7 @@ func findDomain(tx *bolt.Tx, wid, did uint64) (*domainRecord, error) {
 		return nil, err
 	}
 	if !ok || wid != 0 && rec.Workspace != wid {
-		return nil, link.Errorf(link.ENOTFOUND, "domain %q not found", formatID(prefixDomain, did))
+		return nil, link.Errorf(link.ENOTFOUND, "domain %q not found", idsOf(tx).formatID(prefixDomain, did))
 	}
 	return &rec, nil
 }
@@ -111,7 +111,7 @@ func countDomainLinks(tx *bolt.Tx, hostname string) int {
 // has none, and sets its ID. ECONFLICT if the hostname is a domain of any
 // workspace; ENOTFOUND for an unknown workspace.
 func (s *DomainService) CreateDomain(ctx context.Context, d *link.Domain) error {
-	wid, ok := parseID(prefixWorkspace, d.WorkspaceID)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, d.WorkspaceID)
 	if !ok {
 		return link.Errorf(link.ENOTFOUND, "workspace %q not found", d.WorkspaceID)
 	}
@@ -156,7 +156,7 @@ func (s *DomainService) CreateDomain(ctx context.Context, d *link.Domain) error 
 	if err != nil {
 		return err
 	}
-	d.ID = formatID(prefixDomain, id)
+	d.ID = s.db.ids.formatID(prefixDomain, id)
 	d.Links = 0
 	return nil
 }
@@ -164,8 +164,8 @@ func (s *DomainService) CreateDomain(ctx context.Context, d *link.Domain) error 
 // FindDomainByID returns a domain of the workspace with its number of
 // links. ENOTFOUND, also for a domain of another workspace.
 func (s *DomainService) FindDomainByID(ctx context.Context, workspaceID, id string) (*link.Domain, error) {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	did, ok2 := parseID(prefixDomain, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	did, ok2 := s.db.ids.parseID(prefixDomain, id)
 	if !ok1 || !ok2 {
 		return nil, link.Errorf(link.ENOTFOUND, "domain %q not found", id)
 	}
@@ -175,7 +175,7 @@ func (s *DomainService) FindDomainByID(ctx context.Context, workspaceID, id stri
 		if err != nil {
 			return err
 		}
-		out = rec.domain(did, countDomainLinks(tx, rec.Hostname))
+		out = rec.domain(s.db.ids, did, countDomainLinks(tx, rec.Hostname))
 		return nil
 	})
 	return out, err
@@ -184,7 +184,7 @@ func (s *DomainService) FindDomainByID(ctx context.Context, workspaceID, id stri
 // FindDomains returns the workspace's domains, newest first, each with its
 // number of links. ENOTFOUND for an unknown workspace.
 func (s *DomainService) FindDomains(ctx context.Context, workspaceID string) ([]*link.Domain, error) {
-	wid, ok := parseID(prefixWorkspace, workspaceID)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, workspaceID)
 	if !ok {
 		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
 	}
@@ -200,7 +200,7 @@ func (s *DomainService) FindDomains(ctx context.Context, workspaceID string) ([]
 			if err != nil {
 				return fmt.Errorf("domain index: %w", err)
 			}
-			out = append(out, rec.domain(did, countDomainLinks(tx, rec.Hostname)))
+			out = append(out, rec.domain(s.db.ids, did, countDomainLinks(tx, rec.Hostname)))
 		}
 		return nil
 	})
@@ -224,7 +224,7 @@ func (s *DomainService) FindDomainByHostname(ctx context.Context, hostname strin
 		if err != nil {
 			return fmt.Errorf("domain hostname index: %w", err)
 		}
-		out = rec.domain(did, 0)
+		out = rec.domain(s.db.ids, did, 0)
 		return nil
 	})
 	return out, err
@@ -264,7 +264,7 @@ func (s *DomainService) loadVerified() (map[string]*link.Domain, error) {
 				return fmt.Errorf("domain %x: %w", k, err)
 			}
 			if rec.Verified {
-				m[rec.Hostname] = rec.domain(btoi(k), 0)
+				m[rec.Hostname] = rec.domain(s.db.ids, btoi(k), 0)
 			}
 			return nil
 		})
@@ -280,8 +280,8 @@ func (s *DomainService) loadVerified() (map[string]*link.Domain, error) {
 // transaction, and returns the domain with its number of links.
 // ENOTFOUND; validate's error unchanged.
 func (s *DomainService) UpdateDomain(ctx context.Context, workspaceID, id string, upd link.DomainUpdate, validate func(*link.Domain) error) (*link.Domain, error) {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	did, ok2 := parseID(prefixDomain, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	did, ok2 := s.db.ids.parseID(prefixDomain, id)
 	if !ok1 || !ok2 {
 		return nil, link.Errorf(link.ENOTFOUND, "domain %q not found", id)
 	}
@@ -292,7 +292,7 @@ func (s *DomainService) UpdateDomain(ctx context.Context, workspaceID, id string
 		if err != nil {
 			return err
 		}
-		d := rec.domain(did, countDomainLinks(tx, rec.Hostname))
+		d := rec.domain(s.db.ids, did, countDomainLinks(tx, rec.Hostname))
 		before := *rec
 		upd.Apply(d, now)
 		if validate != nil {
@@ -302,7 +302,7 @@ func (s *DomainService) UpdateDomain(ctx context.Context, workspaceID, id string
 		}
 		rec.set(d)
 		if rec.Verified == before.Verified && rec.RootRedirectURL == before.RootRedirectURL && rec.NotFoundURL == before.NotFoundURL {
-			out = before.domain(did, d.Links)
+			out = before.domain(s.db.ids, did, d.Links)
 			return nil
 		}
 		rec.UpdatedAt = now
@@ -334,8 +334,8 @@ func (s *DomainService) SetDomainVerified(ctx context.Context, workspaceID, id s
 // write transactions and createLink checks the domain in its own, so a
 // link is either counted here or refused there. ENOTFOUND.
 func (s *DomainService) DeleteDomain(ctx context.Context, workspaceID, id string) error {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	did, ok2 := parseID(prefixDomain, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	did, ok2 := s.db.ids.parseID(prefixDomain, id)
 	if !ok1 || !ok2 {
 		return link.Errorf(link.ENOTFOUND, "domain %q not found", id)
 	}

@@ -38,9 +38,9 @@ func TestCheckIndexes_Domains(t *testing.T) {
 	if err := db.CheckIndexes(); err != nil {
 		t.Fatal(err)
 	}
-	wid, _ := parseID(prefixWorkspace, ws.ID)
-	aid, _ := parseID(prefixDomain, a.ID)
-	bid, _ := parseID(prefixDomain, b.ID)
+	wid, _ := db.ids.parseID(prefixWorkspace, ws.ID)
+	aid, _ := db.ids.parseID(prefixDomain, a.ID)
+	bid, _ := db.ids.parseID(prefixDomain, b.ID)
 	rewrite := func(tx *bolt.Tx, id uint64, f func(*domainRecord)) error {
 		rec, err := findDomain(tx, 0, id)
 		if err != nil {

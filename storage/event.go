@@ -52,6 +52,7 @@ func appendEvent(tx *bolt.Tx, wid uint64, ev *link.Event) error {
 // times as long as with these encoders.
 type eventWriter struct {
 	events, deliveries, byWebhook, queue *bolt.Bucket
+	ids                                  *idCodec
 	// batch says that many events are written: their records are cut
 	// from mem.
 	batch     bool
@@ -60,7 +61,7 @@ type eventWriter struct {
 }
 
 func newEventWriter(tx *bolt.Tx, batch bool) *eventWriter {
-	w := &eventWriter{batch: batch,
+	w := &eventWriter{batch: batch, ids: idsOf(tx),
 		events: tx.Bucket(bucketEvents), deliveries: tx.Bucket(bucketDeliveries),
 		byWebhook: tx.Bucket(bucketDeliveriesWebhook), queue: tx.Bucket(bucketDeliveriesQueue),
 	}
@@ -85,7 +86,7 @@ func (w *eventWriter) append(wid uint64, ev *link.Event, hooks []uint64) error {
 	if err != nil {
 		return err
 	}
-	ev.ID = formatID(prefixEvent, seq)
+	ev.ID = w.ids.formatID(prefixEvent, seq)
 
 	// {"ws":…,"type":…,"created_at":…,"data":…}
 	b := w.body[:0]
@@ -120,8 +121,7 @@ func (w *eventWriter) append(wid uint64, ev *link.Event, hooks []uint64) error {
 	b = append(b, `,"created_at":`...)
 	b = appendJSONTime(b, at)
 	b = append(b, `,"workspace_id":"`...)
-	b = append(b, prefixWorkspace...)
-	b = strconv.AppendUint(b, wid, 36)
+	b = w.ids.appendID(b, prefixWorkspace, wid)
 	b = append(b, `","data":`...)
 	b = append(b, data...)
 	b = append(b, '}')
@@ -242,8 +242,7 @@ func appendClickEvents(tx *bolt.Tx, clicks []parsedClick, now time.Time) error {
 			w = newEventWriter(tx, true)
 		}
 		data = append(data[:0], `{"link_id":"`...)
-		data = append(data, prefixLink...)
-		data = strconv.AppendUint(data, c.link, 36)
+		data = w.ids.appendID(data, prefixLink, c.link)
 		data = append(data, `","time":`...)
 		data = appendJSONTime(data, time.Unix(0, c.nanos).UTC())
 		for _, f := range [...]struct {

@@ -12,11 +12,13 @@ import (
 
 // Test access to the package's insides.
 
-var (
-	ParseID  = parseID
-	FormatID = formatID
-	NewCode  = newCode
-)
+var NewCode = newCode
+
+// FormatID returns the wire ID of sequence seq.
+func (db *DB) FormatID(prefix string, seq uint64) string { return db.ids.formatID(prefix, seq) }
+
+// ParseID returns the sequence of a wire ID.
+func (db *DB) ParseID(prefix, id string) (uint64, bool) { return db.ids.parseID(prefix, id) }
 
 // SetFailUsageWrite makes key usage flushes fail with f's error while f
 // returns one.
@@ -31,7 +33,7 @@ func (db *DB) PendingKeyUsage() int {
 
 // DiskKeyUsage returns the request count of a key as written on disk.
 func (db *DB) DiskKeyUsage(id string) (int64, error) {
-	kid, ok := parseID(prefixKey, id)
+	kid, ok := db.ids.parseID(prefixKey, id)
 	if !ok {
 		return 0, fmt.Errorf("bad id %q", id)
 	}
@@ -47,7 +49,7 @@ func (db *DB) DiskKeyUsage(id string) (int64, error) {
 // BulkCreateLinks stores n links made by mk in transactions of 5000, for
 // benchmarks that need a big workspace fast.
 func BulkCreateLinks(db *DB, workspaceID string, n int, mk func(i int) *link.Link) error {
-	wid, ok := parseID(prefixWorkspace, workspaceID)
+	wid, ok := db.ids.parseID(prefixWorkspace, workspaceID)
 	if !ok {
 		return fmt.Errorf("bad workspace %q", workspaceID)
 	}
@@ -101,7 +103,7 @@ func checkIndexes(tx *bolt.Tx) error {
 			wantTag[string(concat(tagPrefix(rec.Workspace, t), k))] = true
 		}
 		if rec.CampaignID != "" {
-			cid, ok := parseID(prefixCampaign, rec.CampaignID)
+			cid, ok := idsOf(tx).parseID(prefixCampaign, rec.CampaignID)
 			if !ok {
 				errs = append(errs, fmt.Errorf("link %x: malformed campaign id %q", k, rec.CampaignID))
 				return nil
@@ -199,8 +201,8 @@ func checkCampaigns(tx *bolt.Tx, want map[string]bool) []error {
 			fail("links.campaign %x: link %d: %v", k, lid, err)
 		case rec.Workspace != wid:
 			fail("links.campaign %x: link %d belongs to workspace %d", k, lid, rec.Workspace)
-		case rec.CampaignID != formatID(prefixCampaign, cid):
-			fail("links.campaign %x: link %d is in campaign %q, not %q", k, lid, rec.CampaignID, formatID(prefixCampaign, cid))
+		case rec.CampaignID != idsOf(tx).formatID(prefixCampaign, cid):
+			fail("links.campaign %x: link %d is in campaign %q, not %q", k, lid, rec.CampaignID, idsOf(tx).formatID(prefixCampaign, cid))
 		}
 		if !want[string(k)] {
 			fail("links.campaign %x: dangling", k)
@@ -377,10 +379,10 @@ func TopCap(dim string) int { return topCap[slices.Index(dimNames[:], dim)] }
 // wire ids) with its clicks, the clicks folded into other, and the blob's
 // total clicks.
 func (db *DB) PeriodTop(workspaceID, linkID string, daily bool, t time.Time, dim string) (map[string]uint64, uint64, uint64, error) {
-	wid, _ := parseID(prefixWorkspace, workspaceID)
+	wid, _ := db.ids.parseID(prefixWorkspace, workspaceID)
 	scope, period := workspaceScope(wid), uint32(t.Unix()/secondsPerHour)
 	if linkID != "" {
-		lid, _ := parseID(prefixLink, linkID)
+		lid, _ := db.ids.parseID(prefixLink, linkID)
 		scope = linkScope(lid)
 	}
 	name := bucketClicksHourly
@@ -404,7 +406,7 @@ func (db *DB) PeriodTop(workspaceID, linkID string, daily bool, t time.Time, dim
 			}
 			v := string(val)
 			if d == dimLinks {
-				v = formatID(prefixLink, r.prevID)
+				v = db.ids.formatID(prefixLink, r.prevID)
 			}
 			out[v] = human + bot
 		}

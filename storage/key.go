@@ -39,10 +39,10 @@ type keyRecord struct {
 	CreatorID   string `json:"creator_id,omitempty"`
 }
 
-func (r *keyRecord) apiKey(id uint64, u keyUsage) *link.APIKey {
+func (r *keyRecord) apiKey(ids *idCodec, id uint64, u keyUsage) *link.APIKey {
 	k := &link.APIKey{
-		ID:           formatID(prefixKey, id),
-		WorkspaceID:  formatID(prefixWorkspace, r.Workspace),
+		ID:           ids.formatID(prefixKey, id),
+		WorkspaceID:  ids.formatID(prefixWorkspace, r.Workspace),
 		Name:         r.Name,
 		Scope:        r.Scope,
 		Hash:         cloneBytes(r.Hash),
@@ -55,7 +55,7 @@ func (r *keyRecord) apiKey(id uint64, u keyUsage) *link.APIKey {
 		CreatedBy:    link.KeyCreator{Type: r.CreatorType, ID: r.CreatorID},
 	}
 	if r.ReplacedBy != 0 {
-		k.ReplacedBy = formatID(prefixKey, r.ReplacedBy)
+		k.ReplacedBy = ids.formatID(prefixKey, r.ReplacedBy)
 	}
 	if !u.last.IsZero() {
 		last := u.last
@@ -166,7 +166,7 @@ func (db *DB) viewWithUsage(list bool, fn func(*bolt.Tx, usageSnapshot) error) e
 // TouchKey counts one use of the key at the given time, in memory only.
 // Unknown or malformed IDs are ignored when written.
 func (s *KeyService) TouchKey(id string, at time.Time) {
-	kid, ok := parseID(prefixKey, id)
+	kid, ok := s.db.ids.parseID(prefixKey, id)
 	if !ok {
 		return
 	}
@@ -248,7 +248,7 @@ func writeKeyUsage(tx *bolt.Tx, batch map[uint64]keyUsage) error {
 // (max <= 0: no cap). The count is taken in the transaction that stores
 // the key, so concurrent creations cannot pass the cap.
 func (s *KeyService) CreateKey(ctx context.Context, k *link.APIKey, max int) error {
-	wid, ok := parseID(prefixWorkspace, k.WorkspaceID)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, k.WorkspaceID)
 	if !ok {
 		return link.Errorf(link.ENOTFOUND, "workspace %q not found", k.WorkspaceID)
 	}
@@ -289,14 +289,14 @@ func (s *KeyService) CreateKey(ctx context.Context, k *link.APIKey, max int) err
 	if err != nil {
 		return err
 	}
-	k.ID, k.CreatedAt = formatID(prefixKey, id), created
+	k.ID, k.CreatedAt = s.db.ids.formatID(prefixKey, id), created
 	return nil
 }
 
 // FindKeyByID returns a key of the workspace with its usage. ENOTFOUND.
 func (s *KeyService) FindKeyByID(ctx context.Context, workspaceID, id string) (*link.APIKey, error) {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	kid, ok2 := parseID(prefixKey, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	kid, ok2 := s.db.ids.parseID(prefixKey, id)
 	if !ok1 || !ok2 {
 		return nil, link.Errorf(link.ENOTFOUND, "key %q not found", id)
 	}
@@ -310,7 +310,7 @@ func (s *KeyService) FindKeyByID(ctx context.Context, workspaceID, id string) (*
 		if err != nil {
 			return err
 		}
-		k = rec.apiKey(kid, u)
+		k = rec.apiKey(s.db.ids, kid, u)
 		return nil
 	})
 	if err != nil {
@@ -340,7 +340,7 @@ func (s *KeyService) FindKeyByHash(ctx context.Context, hash []byte) (*link.APIK
 		if err != nil {
 			return err
 		}
-		k = rec.apiKey(kid, u)
+		k = rec.apiKey(s.db.ids, kid, u)
 		return nil
 	})
 	if err != nil {
@@ -351,7 +351,7 @@ func (s *KeyService) FindKeyByHash(ctx context.Context, hash []byte) (*link.APIK
 
 // FindKeys returns the workspace's keys, newest first, with their usage.
 func (s *KeyService) FindKeys(ctx context.Context, workspaceID string) ([]*link.APIKey, error) {
-	wid, ok := parseID(prefixWorkspace, workspaceID)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, workspaceID)
 	if !ok {
 		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
 	}
@@ -371,7 +371,7 @@ func (s *KeyService) FindKeys(ctx context.Context, workspaceID string) ([]*link.
 			if err != nil {
 				return err
 			}
-			out = append(out, rec.apiKey(kid, u))
+			out = append(out, rec.apiKey(s.db.ids, kid, u))
 		}
 		return nil
 	})
@@ -390,8 +390,8 @@ func (s *KeyService) FindKeys(ctx context.Context, workspaceID string) ([]*link.
 // a workspace at the cap can still rotate every key once; at twice max it
 // is refused with ECONFLICT until grace periods end or keys are revoked.
 func (s *KeyService) RotateKey(ctx context.Context, workspaceID, id string, next *link.APIKey, graceEnds time.Time, max int) (*link.APIKey, error) {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	kid, ok2 := parseID(prefixKey, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	kid, ok2 := s.db.ids.parseID(prefixKey, id)
 	if !ok1 || !ok2 {
 		return nil, link.Errorf(link.ENOTFOUND, "key %q not found", id)
 	}
@@ -403,7 +403,7 @@ func (s *KeyService) RotateKey(ctx context.Context, workspaceID, id string, next
 		if err != nil {
 			return err
 		}
-		if st := old.apiKey(kid, keyUsage{}).State(now); st != link.KeyActive {
+		if st := old.apiKey(s.db.ids, kid, keyUsage{}).State(now); st != link.KeyActive {
 			return link.Errorf(link.ECONFLICT, "only an active key can be rotated; this key is %s", st)
 		}
 		if max > 0 {
@@ -436,15 +436,15 @@ func (s *KeyService) RotateKey(ctx context.Context, workspaceID, id string, next
 	if err != nil {
 		return nil, err
 	}
-	*next = *nrec.apiKey(nid, keyUsage{})
+	*next = *nrec.apiKey(s.db.ids, nid, keyUsage{})
 	return next, nil
 }
 
 // RevokeKey revokes a key now. ENOTFOUND. Revoking a revoked key keeps its
 // first revocation time.
 func (s *KeyService) RevokeKey(ctx context.Context, workspaceID, id string) error {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	kid, ok2 := parseID(prefixKey, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	kid, ok2 := s.db.ids.parseID(prefixKey, id)
 	if !ok1 || !ok2 {
 		return link.Errorf(link.ENOTFOUND, "key %q not found", id)
 	}
@@ -491,7 +491,7 @@ func countLiveKeys(tx *bolt.Tx, wid uint64, now time.Time) (int, error) {
 		if err != nil {
 			return 0, fmt.Errorf("live key index: %w", err)
 		}
-		if rec.apiKey(kid, keyUsage{}).State(now).Authenticates() {
+		if rec.apiKey(idsOf(tx), kid, keyUsage{}).State(now).Authenticates() {
 			n++
 		} else {
 			dead = append(dead, cloneBytes(k))
@@ -520,7 +520,7 @@ func buildLiveKeys(tx *bolt.Tx, wid uint64, now time.Time) error {
 		if err != nil {
 			return fmt.Errorf("key index: %w", err)
 		}
-		if rec.apiKey(kid, keyUsage{}).State(now).Authenticates() {
+		if rec.apiKey(idsOf(tx), kid, keyUsage{}).State(now).Authenticates() {
 			if err := live.Put(concat(prefix, itob(kid)), []byte{}); err != nil {
 				return fmt.Errorf("live key index: %w", err)
 			}
@@ -540,7 +540,7 @@ func findKey(tx *bolt.Tx, wid, kid uint64) (*keyRecord, error) {
 		return nil, err
 	}
 	if !ok || wid != 0 && rec.Workspace != wid {
-		return nil, link.Errorf(link.ENOTFOUND, "key %q not found", formatID(prefixKey, kid))
+		return nil, link.Errorf(link.ENOTFOUND, "key %q not found", idsOf(tx).formatID(prefixKey, kid))
 	}
 	return &rec, nil
 }

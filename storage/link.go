@@ -69,10 +69,10 @@ type linkRecord struct {
 	UpdatedAt    time.Time `json:"updated_at"`
 }
 
-func (r *linkRecord) link(id uint64, clicks uint64) *link.Link {
+func (r *linkRecord) link(ids *idCodec, id uint64, clicks uint64) *link.Link {
 	return &link.Link{
-		ID:             formatID(prefixLink, id),
-		WorkspaceID:    formatID(prefixWorkspace, r.Workspace),
+		ID:             ids.formatID(prefixLink, id),
+		WorkspaceID:    ids.formatID(prefixWorkspace, r.Workspace),
 		Alias:          r.Alias,
 		Domain:         r.Domain,
 		DestinationURL: r.Destination,
@@ -103,8 +103,8 @@ func tagCountKey(wid uint64, tag string) []byte {
 // FindLinkByID returns a link of the workspace. ENOTFOUND, also for a link
 // of another workspace.
 func (s *LinkService) FindLinkByID(ctx context.Context, workspaceID, id string) (*link.Link, error) {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	lid, ok2 := parseID(prefixLink, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	lid, ok2 := s.db.ids.parseID(prefixLink, id)
 	if !ok1 || !ok2 {
 		return nil, link.Errorf(link.ENOTFOUND, "link %q not found", id)
 	}
@@ -148,9 +148,9 @@ func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string)
 		if err != nil {
 			return fmt.Errorf("alias index: %w", err)
 		}
-		l = rec.link(lid, 0)
+		l = rec.link(s.db.ids, lid, 0)
 		// A redirect uses the campaign's UTM values where the link has none.
-		if cid, ok := parseID(prefixCampaign, rec.CampaignID); ok {
+		if cid, ok := s.db.ids.parseID(prefixCampaign, rec.CampaignID); ok {
 			if c, err := findCampaign(tx, rec.Workspace, cid); err == nil {
 				l.UTMSource = cmp.Or(l.UTMSource, c.UTMSource)
 				l.UTMMedium = cmp.Or(l.UTMMedium, c.UTMMedium)
@@ -177,7 +177,7 @@ func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string)
 // those filters, and with at most one tag, the total is read from a
 // counter and the walk stops at the end of the page.
 func (s *LinkService) FindLinks(ctx context.Context, f link.LinkFilter) ([]*link.Link, int, error) {
-	wid, ok := parseID(prefixWorkspace, f.WorkspaceID)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, f.WorkspaceID)
 	if !ok {
 		return nil, 0, link.Errorf(link.ENOTFOUND, "workspace %q not found", f.WorkspaceID)
 	}
@@ -427,7 +427,7 @@ func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	wid, ok := parseID(prefixWorkspace, l.WorkspaceID)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, l.WorkspaceID)
 	if !ok {
 		return link.Errorf(link.ENOTFOUND, "workspace %q not found", l.WorkspaceID)
 	}
@@ -460,7 +460,7 @@ func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
 		if err != nil {
 			return err
 		}
-		created = rec.link(id, 0)
+		created = rec.link(s.db.ids, id, 0)
 		return s.emit(tx, wid, link.EventLinkCreated, created)
 	})
 	if err != nil {
@@ -592,8 +592,8 @@ func newCode() string {
 // UpdatedAt. validate runs inside the write transaction: it may read
 // through the services but must not write. ENOTFOUND, ECONFLICT (alias).
 func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, upd link.LinkUpdate, validate func(*link.Link) error) (*link.Link, error) {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	lid, ok2 := parseID(prefixLink, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	lid, ok2 := s.db.ids.parseID(prefixLink, id)
 	if !ok1 || !ok2 {
 		return nil, link.Errorf(link.ENOTFOUND, "link %q not found", id)
 	}
@@ -662,7 +662,7 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 		if l.CampaignID != rec.CampaignID {
 			idx := tx.Bucket(bucketLinksCampaign)
 			if rec.CampaignID != "" {
-				if old, ok := parseID(prefixCampaign, rec.CampaignID); ok {
+				if old, ok := s.db.ids.parseID(prefixCampaign, rec.CampaignID); ok {
 					if err := idx.Delete(campaignLinkKey(wid, old, lid)); err != nil {
 						return fmt.Errorf("unindex link campaign: %w", err)
 					}
@@ -684,7 +684,7 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 		if err := putJSON(tx.Bucket(bucketLinks), idb, rec); err != nil {
 			return err
 		}
-		out = rec.link(lid, uint64(l.Clicks))
+		out = rec.link(s.db.ids, lid, uint64(l.Clicks))
 		return s.emit(tx, wid, link.EventLinkUpdated, out)
 	})
 	if oldKey != nil {
@@ -701,8 +701,8 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 // AliasHold (a held alias redirects nowhere). The workspace's (and
 // campaign's) aggregates and raw clicks keep its clicks. ENOTFOUND.
 func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) error {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	lid, ok2 := parseID(prefixLink, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	lid, ok2 := s.db.ids.parseID(prefixLink, id)
 	if !ok1 || !ok2 {
 		return link.Errorf(link.ENOTFOUND, "link %q not found", id)
 	}
@@ -722,7 +722,7 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 			if err != nil {
 				return err
 			}
-			if err := s.emit(tx, wid, link.EventLinkDeleted, rec.link(lid, clicks)); err != nil {
+			if err := s.emit(tx, wid, link.EventLinkDeleted, rec.link(s.db.ids, lid, clicks)); err != nil {
 				return err
 			}
 		}
@@ -741,7 +741,7 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 		if err := tx.Bucket(bucketLinksWorkspace).Delete(concat(itob(wid), idb)); err != nil {
 			return fmt.Errorf("unindex link workspace: %w", err)
 		}
-		if cid, ok := parseID(prefixCampaign, rec.CampaignID); ok {
+		if cid, ok := s.db.ids.parseID(prefixCampaign, rec.CampaignID); ok {
 			if err := tx.Bucket(bucketLinksCampaign).Delete(campaignLinkKey(wid, cid, lid)); err != nil {
 				return fmt.Errorf("unindex link campaign: %w", err)
 			}
@@ -782,7 +782,7 @@ func findLink(tx *bolt.Tx, wid, lid uint64) (*linkRecord, error) {
 		return nil, err
 	}
 	if !ok || wid != 0 && rec.Workspace != wid {
-		return nil, link.Errorf(link.ENOTFOUND, "link %q not found", formatID(prefixLink, lid))
+		return nil, link.Errorf(link.ENOTFOUND, "link %q not found", idsOf(tx).formatID(prefixLink, lid))
 	}
 	return &rec, nil
 }
@@ -792,5 +792,5 @@ func linkWithClicks(tx *bolt.Tx, lid uint64, rec *linkRecord) (*link.Link, error
 	if err != nil {
 		return nil, err
 	}
-	return rec.link(lid, n), nil
+	return rec.link(idsOf(tx), lid, n), nil
 }

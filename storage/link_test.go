@@ -53,7 +53,7 @@ func TestCreateLink(t *testing.T) {
 		{"unknown workspace", link.Link{WorkspaceID: "ws_zzz", Alias: "x1"}, link.ENOTFOUND, ""},
 		{"malformed workspace", link.Link{WorkspaceID: "zzz", Alias: "x2"}, link.ENOTFOUND, ""},
 		{"campaign of another workspace", link.Link{WorkspaceID: ws.ID, Alias: "x3", CampaignID: otherCamp.ID}, link.EINVALID, ""},
-		{"unknown campaign", link.Link{WorkspaceID: ws.ID, Alias: "x4", CampaignID: "cmp_zzz"}, link.EINVALID, ""},
+		{"unknown campaign", link.Link{WorkspaceID: ws.ID, Alias: "x4", CampaignID: s.DB.FormatID("cmp_", 1<<40)}, link.EINVALID, ""},
 		{"malformed campaign", link.Link{WorkspaceID: ws.ID, Alias: "x5", CampaignID: "c&<x>"}, link.EINVALID, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -386,7 +386,7 @@ func TestFindLinks(t *testing.T) {
 		{"campaign", link.LinkFilter{CampaignID: camp.ID, Limit: 100}, pick(func(i int) bool { return i%4 == 0 }), 7},
 		{"campaign, page 2", link.LinkFilter{CampaignID: camp.ID, Limit: 3, Page: 2}, pick(func(i int) bool { return i%4 == 0 })[3:6], 7},
 		{"campaign of another workspace", link.LinkFilter{CampaignID: otherCamp.ID, Limit: 100}, nil, 0},
-		{"unknown campaign", link.LinkFilter{CampaignID: "cmp_zzz", Limit: 100}, nil, 0},
+		{"unknown campaign", link.LinkFilter{CampaignID: s.DB.FormatID("cmp_", 1<<40), Limit: 100}, nil, 0},
 		{"campaign and domain and tags", link.LinkFilter{CampaignID: camp.ID, Domain: ptr("go.example.com"), Tags: []string{"red", "blue"}, Limit: 100},
 			pick(func(i int) bool { return i%4 == 0 && i%5 == 0 }), 2},
 	} {

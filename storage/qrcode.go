@@ -35,10 +35,10 @@ type qrCodeRecord struct {
 	UpdatedAt  time.Time `json:"updated_at"`
 }
 
-func (r *qrCodeRecord) qrCode(id uint64) *link.QRCode {
+func (r *qrCodeRecord) qrCode(ids *idCodec, id uint64) *link.QRCode {
 	return &link.QRCode{
-		ID: formatID(prefixQRCode, id), WorkspaceID: formatID(prefixWorkspace, r.Workspace),
-		LinkID: formatID(prefixLink, r.Link), Name: r.Name, Format: r.Format, Size: r.Size, Margin: r.Margin,
+		ID: ids.formatID(prefixQRCode, id), WorkspaceID: ids.formatID(prefixWorkspace, r.Workspace),
+		LinkID: ids.formatID(prefixLink, r.Link), Name: r.Name, Format: r.Format, Size: r.Size, Margin: r.Margin,
 		Level: r.Level, Foreground: r.Foreground, Background: r.Background,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
@@ -46,7 +46,7 @@ func (r *qrCodeRecord) qrCode(id uint64) *link.QRCode {
 
 // set copies q onto the record; the link must be of the record's workspace.
 func (r *qrCodeRecord) set(tx *bolt.Tx, q *link.QRCode) error {
-	lid, ok := parseID(prefixLink, q.LinkID)
+	lid, ok := idsOf(tx).parseID(prefixLink, q.LinkID)
 	if ok {
 		_, err := findLink(tx, r.Workspace, lid)
 		ok = err == nil
@@ -70,7 +70,7 @@ func findQRCode(tx *bolt.Tx, wid, id uint64) (*qrCodeRecord, error) {
 		return nil, err
 	}
 	if !ok || rec.Workspace != wid {
-		return nil, link.Errorf(link.ENOTFOUND, "QR code %q not found", formatID(prefixQRCode, id))
+		return nil, link.Errorf(link.ENOTFOUND, "QR code %q not found", idsOf(tx).formatID(prefixQRCode, id))
 	}
 	return &rec, nil
 }
@@ -78,7 +78,7 @@ func findQRCode(tx *bolt.Tx, wid, id uint64) (*qrCodeRecord, error) {
 // CreateQRCode stores a design; sets ID. EINVALID (link_id) when the link
 // is not in the workspace; ENOTFOUND for an unknown workspace.
 func (s *QRCodeService) CreateQRCode(ctx context.Context, q *link.QRCode) error {
-	wid, ok := parseID(prefixWorkspace, q.WorkspaceID)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, q.WorkspaceID)
 	if !ok {
 		return link.Errorf(link.ENOTFOUND, "workspace %q not found", q.WorkspaceID)
 	}
@@ -110,14 +110,14 @@ func (s *QRCodeService) CreateQRCode(ctx context.Context, q *link.QRCode) error 
 	if err != nil {
 		return err
 	}
-	q.ID = formatID(prefixQRCode, id)
+	q.ID = s.db.ids.formatID(prefixQRCode, id)
 	return nil
 }
 
 // FindQRCodeByID returns a design of the workspace. ENOTFOUND.
 func (s *QRCodeService) FindQRCodeByID(ctx context.Context, workspaceID, id string) (*link.QRCode, error) {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	qid, ok2 := parseID(prefixQRCode, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	qid, ok2 := s.db.ids.parseID(prefixQRCode, id)
 	if !ok1 || !ok2 {
 		return nil, link.Errorf(link.ENOTFOUND, "QR code %q not found", id)
 	}
@@ -127,7 +127,7 @@ func (s *QRCodeService) FindQRCodeByID(ctx context.Context, workspaceID, id stri
 		if err != nil {
 			return err
 		}
-		out = rec.qrCode(qid)
+		out = rec.qrCode(s.db.ids, qid)
 		return nil
 	})
 	return out, err
@@ -136,13 +136,13 @@ func (s *QRCodeService) FindQRCodeByID(ctx context.Context, workspaceID, id stri
 // FindQRCodes returns the workspace's designs, newest first; only those of
 // linkID when it is not empty.
 func (s *QRCodeService) FindQRCodes(ctx context.Context, workspaceID, linkID string) ([]*link.QRCode, error) {
-	wid, ok := parseID(prefixWorkspace, workspaceID)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, workspaceID)
 	if !ok {
 		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
 	}
 	var only uint64
 	if linkID != "" {
-		if only, ok = parseID(prefixLink, linkID); !ok {
+		if only, ok = s.db.ids.parseID(prefixLink, linkID); !ok {
 			return []*link.QRCode{}, nil
 		}
 	}
@@ -160,7 +160,7 @@ func (s *QRCodeService) FindQRCodes(ctx context.Context, workspaceID, linkID str
 				return fmt.Errorf("QR code index: %w", err)
 			}
 			if only == 0 || rec.Link == only {
-				out = append(out, rec.qrCode(qid))
+				out = append(out, rec.qrCode(s.db.ids, qid))
 			}
 		}
 		return nil
@@ -170,8 +170,8 @@ func (s *QRCodeService) FindQRCodes(ctx context.Context, workspaceID, linkID str
 
 // UpdateQRCode applies an update validated by validate. ENOTFOUND, EINVALID.
 func (s *QRCodeService) UpdateQRCode(ctx context.Context, workspaceID, id string, upd link.QRCodeUpdate, validate func(*link.QRCode) error) (*link.QRCode, error) {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	qid, ok2 := parseID(prefixQRCode, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	qid, ok2 := s.db.ids.parseID(prefixQRCode, id)
 	if !ok1 || !ok2 {
 		return nil, link.Errorf(link.ENOTFOUND, "QR code %q not found", id)
 	}
@@ -182,7 +182,7 @@ func (s *QRCodeService) UpdateQRCode(ctx context.Context, workspaceID, id string
 		if err != nil {
 			return err
 		}
-		q := rec.qrCode(qid)
+		q := rec.qrCode(s.db.ids, qid)
 		upd.Apply(q)
 		if err := q.Validate(); err != nil {
 			return err
@@ -199,7 +199,7 @@ func (s *QRCodeService) UpdateQRCode(ctx context.Context, workspaceID, id string
 		if err := putJSON(tx.Bucket(bucketQRCodes), itob(qid), rec); err != nil {
 			return err
 		}
-		out = rec.qrCode(qid)
+		out = rec.qrCode(s.db.ids, qid)
 		return nil
 	})
 	if err != nil {
@@ -210,8 +210,8 @@ func (s *QRCodeService) UpdateQRCode(ctx context.Context, workspaceID, id string
 
 // DeleteQRCode deletes a design. ENOTFOUND.
 func (s *QRCodeService) DeleteQRCode(ctx context.Context, workspaceID, id string) error {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	qid, ok2 := parseID(prefixQRCode, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	qid, ok2 := s.db.ids.parseID(prefixQRCode, id)
 	if !ok1 || !ok2 {
 		return link.Errorf(link.ENOTFOUND, "QR code %q not found", id)
 	}

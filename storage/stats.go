@@ -34,7 +34,7 @@ func (s *ClickService) Stats(ctx context.Context, f link.StatsFilter) (*link.Sta
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	wid, ok := parseID(prefixWorkspace, f.WorkspaceID)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, f.WorkspaceID)
 	if !ok {
 		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", f.WorkspaceID)
 	}
@@ -47,7 +47,7 @@ func (s *ClickService) Stats(ctx context.Context, f link.StatsFilter) (*link.Sta
 	case link.ScopeWorkspace:
 		scope = workspaceScope(wid)
 	case link.ScopeLink:
-		if lid, ok = parseID(prefixLink, f.ID); !ok {
+		if lid, ok = s.db.ids.parseID(prefixLink, f.ID); !ok {
 			return nil, link.Errorf(link.ENOTFOUND, "link %q not found", f.ID)
 		}
 		scope = linkScope(lid)
@@ -148,7 +148,7 @@ func (q *statsQuery) run(tx *bolt.Tx) (*link.Stats, error) {
 		q.st.Clicks -= q.bots
 	}
 	for d := q.firstDim; d < numDims; d++ {
-		q.st.Top[dimNames[d]] = q.accs[d].top(d, q.excludeBots, q.limit)
+		q.st.Top[dimNames[d]] = q.accs[d].top(idsOf(tx), d, q.excludeBots, q.limit)
 	}
 	return q.st, nil
 }
@@ -339,9 +339,15 @@ func (a *topAcc) addSection(dim byte, sec section) error {
 }
 
 // top returns the entries with clicks, most first, ties by value, at most
-// limit of them (all when limit < 0).
-func (a *topAcc) top(dim byte, excludeBots bool, limit int) []link.TopEntry {
-	out := make([]link.TopEntry, 0, len(a.items))
+// limit of them (all when limit < 0). Link IDs cost an encryption each,
+// so they are formatted only for the entries that can make the list: those
+// above the cut, and those tied with the last one kept.
+func (a *topAcc) top(ids *idCodec, dim byte, excludeBots bool, limit int) []link.TopEntry {
+	type entry struct {
+		id uint64
+		link.TopEntry
+	}
+	es := make([]entry, 0, len(a.items))
 	for _, it := range a.items {
 		n := it.human
 		if !excludeBots {
@@ -350,17 +356,30 @@ func (a *topAcc) top(dim byte, excludeBots bool, limit int) []link.TopEntry {
 		if n == 0 {
 			continue
 		}
-		v := it.val
-		if dim == dimLinks {
-			v = formatID(prefixLink, it.id)
-		}
-		out = append(out, link.TopEntry{Value: v, Clicks: n})
+		es = append(es, entry{id: it.id, TopEntry: link.TopEntry{Value: it.val, Clicks: n}})
 	}
-	slices.SortFunc(out, func(x, y link.TopEntry) int {
+	if dim == dimLinks {
+		slices.SortFunc(es, func(x, y entry) int { return cmp.Compare(y.Clicks, x.Clicks) })
+		if limit >= 0 && len(es) > limit {
+			n := limit
+			for n > 0 && n < len(es) && es[n].Clicks == es[n-1].Clicks {
+				n++
+			}
+			es = es[:n]
+		}
+		for i := range es {
+			es[i].Value = ids.formatID(prefixLink, es[i].id)
+		}
+	}
+	slices.SortFunc(es, func(x, y entry) int {
 		return cmp.Or(cmp.Compare(y.Clicks, x.Clicks), cmp.Compare(x.Value, y.Value))
 	})
-	if limit >= 0 && len(out) > limit {
-		out = slices.Clip(out[:limit])
+	if limit >= 0 && len(es) > limit {
+		es = es[:limit]
+	}
+	out := make([]link.TopEntry, len(es))
+	for i, e := range es {
+		out[i] = e.TopEntry
 	}
 	return out
 }

@@ -26,9 +26,9 @@ type userRecord struct {
 	CreatedAt    time.Time `json:"created_at"`
 }
 
-func (r *userRecord) user(id uint64) *link.User {
+func (r *userRecord) user(ids *idCodec, id uint64) *link.User {
 	return &link.User{
-		ID:           formatID(prefixUser, id),
+		ID:           ids.formatID(prefixUser, id),
 		Email:        r.Email,
 		PasswordHash: cloneBytes(r.PasswordHash),
 		Admin:        r.Admin,
@@ -40,7 +40,7 @@ func emailKey(email string) []byte { return []byte(strings.ToLower(strings.TrimS
 
 // FindUserByID returns a user. ENOTFOUND.
 func (s *UserService) FindUserByID(ctx context.Context, id string) (*link.User, error) {
-	uid, ok := parseID(prefixUser, id)
+	uid, ok := s.db.ids.parseID(prefixUser, id)
 	if !ok {
 		return nil, link.Errorf(link.ENOTFOUND, "user %q not found", id)
 	}
@@ -50,7 +50,7 @@ func (s *UserService) FindUserByID(ctx context.Context, id string) (*link.User, 
 		if err != nil {
 			return err
 		}
-		u = rec.user(uid)
+		u = rec.user(s.db.ids, uid)
 		return nil
 	})
 	return u, err
@@ -69,7 +69,7 @@ func (s *UserService) FindUserByEmail(ctx context.Context, email string) (*link.
 		if err != nil {
 			return err
 		}
-		u = rec.user(uid)
+		u = rec.user(s.db.ids, uid)
 		return nil
 	})
 	return u, err
@@ -114,8 +114,8 @@ func (s *UserService) Bootstrap(ctx context.Context, u *link.User, ws *link.Work
 	if err != nil {
 		return err
 	}
-	u.ID, u.Admin, u.CreatedAt = formatID(prefixUser, uid), true, now
-	w.ID, w.CreatedAt, w.UpdatedAt = formatID(prefixWorkspace, wid), now, now
+	u.ID, u.Admin, u.CreatedAt = s.db.ids.formatID(prefixUser, uid), true, now
+	w.ID, w.CreatedAt, w.UpdatedAt = s.db.ids.formatID(prefixWorkspace, wid), now, now
 	*ws = w
 	return nil
 }
@@ -136,7 +136,7 @@ func (s *UserService) CreateUser(ctx context.Context, u *link.User) error {
 	if err != nil {
 		return err
 	}
-	u.ID, u.CreatedAt = formatID(prefixUser, uid), now
+	u.ID, u.CreatedAt = s.db.ids.formatID(prefixUser, uid), now
 	return nil
 }
 
@@ -145,7 +145,7 @@ func findUser(tx *bolt.Tx, id uint64) (*userRecord, error) {
 	if ok, err := getJSON(tx.Bucket(bucketUsers), itob(id), &rec); err != nil {
 		return nil, err
 	} else if !ok {
-		return nil, link.Errorf(link.ENOTFOUND, "user %q not found", formatID(prefixUser, id))
+		return nil, link.Errorf(link.ENOTFOUND, "user %q not found", idsOf(tx).formatID(prefixUser, id))
 	}
 	return &rec, nil
 }

@@ -75,9 +75,9 @@ type webhookRecord struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-func (r *webhookRecord) webhook(id uint64) *link.Webhook {
+func (r *webhookRecord) webhook(ids *idCodec, id uint64) *link.Webhook {
 	w := &link.Webhook{
-		ID: formatID(prefixWebhook, id), WorkspaceID: formatID(prefixWorkspace, r.Workspace),
+		ID: ids.formatID(prefixWebhook, id), WorkspaceID: ids.formatID(prefixWorkspace, r.Workspace),
 		URL: r.URL, Events: slices.Clone(r.Events), Enabled: r.Enabled, Description: r.Description,
 		Secret: r.Secret, PreviousSecret: r.PreviousSecret, DisabledReason: r.DisabledReason,
 		ConsecutiveFailures: r.Failures, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
@@ -133,16 +133,16 @@ type deliveryRecord struct {
 	UpdatedAt time.Time
 }
 
-func (r *deliveryRecord) delivery(id uint64) *link.Delivery {
+func (r *deliveryRecord) delivery(ids *idCodec, id uint64) *link.Delivery {
 	d := &link.Delivery{
-		ID: formatID(prefixDelivery, id), WebhookID: formatID(prefixWebhook, r.Webhook),
-		WorkspaceID: formatID(prefixWorkspace, r.Workspace), EventType: r.Type,
+		ID: ids.formatID(prefixDelivery, id), WebhookID: ids.formatID(prefixWebhook, r.Webhook),
+		WorkspaceID: ids.formatID(prefixWorkspace, r.Workspace), EventType: r.Type,
 		Payload: r.Payload, Status: link.DeliveryStatus(r.Status), Attempts: r.Attempts,
 		ResponseCode: r.ResponseCode, Duration: r.Duration, LastError: r.LastError,
 		QueuedAt: r.QueuedAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 	if r.Event != 0 {
-		d.EventID = formatID(prefixEvent, r.Event)
+		d.EventID = ids.formatID(prefixEvent, r.Event)
 	}
 	if r.NextAttemptAt != nil {
 		at := *r.NextAttemptAt
@@ -192,7 +192,7 @@ func findWebhook(tx *bolt.Tx, wid, whid uint64) (*webhookRecord, error) {
 		return nil, err
 	}
 	if !ok || rec.Deleting || wid != 0 && rec.Workspace != wid {
-		return nil, link.Errorf(link.ENOTFOUND, "webhook %q not found", formatID(prefixWebhook, whid))
+		return nil, link.Errorf(link.ENOTFOUND, "webhook %q not found", idsOf(tx).formatID(prefixWebhook, whid))
 	}
 	return &rec, nil
 }
@@ -207,7 +207,7 @@ func findDelivery(tx *bolt.Tx, whid, did uint64) (*deliveryRecord, error) {
 		}
 	}
 	if v == nil || rec.Webhook != whid {
-		return nil, link.Errorf(link.ENOTFOUND, "delivery %q not found", formatID(prefixDelivery, did))
+		return nil, link.Errorf(link.ENOTFOUND, "delivery %q not found", idsOf(tx).formatID(prefixDelivery, did))
 	}
 	return &rec, nil
 }
@@ -260,7 +260,7 @@ func dequeue(tx *bolt.Tx, rec *deliveryRecord) error {
 // (and CreatedAt, UpdatedAt when zero). EINVALID without a secret,
 // ENOTFOUND for an unknown workspace.
 func (s *WebhookService) CreateWebhook(ctx context.Context, w *link.Webhook) error {
-	wid, ok := parseID(prefixWorkspace, w.WorkspaceID)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, w.WorkspaceID)
 	if !ok {
 		return link.Errorf(link.ENOTFOUND, "workspace %q not found", w.WorkspaceID)
 	}
@@ -296,7 +296,7 @@ func (s *WebhookService) CreateWebhook(ctx context.Context, w *link.Webhook) err
 	if err != nil {
 		return err
 	}
-	w.ID = formatID(prefixWebhook, id)
+	w.ID = s.db.ids.formatID(prefixWebhook, id)
 	w.ConsecutiveFailures = 0
 	return nil
 }
@@ -304,8 +304,8 @@ func (s *WebhookService) CreateWebhook(ctx context.Context, w *link.Webhook) err
 // FindWebhookByID returns a webhook of the workspace, with its secrets.
 // ENOTFOUND.
 func (s *WebhookService) FindWebhookByID(ctx context.Context, workspaceID, id string) (*link.Webhook, error) {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	whid, ok2 := parseID(prefixWebhook, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	whid, ok2 := s.db.ids.parseID(prefixWebhook, id)
 	if !ok1 || !ok2 {
 		return nil, link.Errorf(link.ENOTFOUND, "webhook %q not found", id)
 	}
@@ -315,7 +315,7 @@ func (s *WebhookService) FindWebhookByID(ctx context.Context, workspaceID, id st
 		if err != nil {
 			return err
 		}
-		out = rec.webhook(whid)
+		out = rec.webhook(s.db.ids, whid)
 		return nil
 	})
 	return out, err
@@ -324,7 +324,7 @@ func (s *WebhookService) FindWebhookByID(ctx context.Context, workspaceID, id st
 // FindWebhooks returns the workspace's webhooks, newest first. ENOTFOUND
 // for a malformed workspace ID.
 func (s *WebhookService) FindWebhooks(ctx context.Context, workspaceID string) ([]*link.Webhook, error) {
-	wid, ok := parseID(prefixWorkspace, workspaceID)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, workspaceID)
 	if !ok {
 		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
 	}
@@ -338,7 +338,7 @@ func (s *WebhookService) FindWebhooks(ctx context.Context, workspaceID string) (
 			if err != nil {
 				return fmt.Errorf("webhook index: %w", err)
 			}
-			out = append(out, rec.webhook(whid))
+			out = append(out, rec.webhook(s.db.ids, whid))
 		}
 		return nil
 	})
@@ -355,13 +355,13 @@ func (s *WebhookService) FindWebhooks(ctx context.Context, workspaceID string) (
 // the pending deliveries of a webhook that is disabled stay queued.
 // ENOTFOUND, EINVALID, ECONFLICT when the webhook keeps changing.
 func (s *WebhookService) UpdateWebhook(ctx context.Context, workspaceID, id string, upd link.WebhookUpdate, validate func(*link.Webhook) error) (*link.Webhook, error) {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	whid, ok2 := parseID(prefixWebhook, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	whid, ok2 := s.db.ids.parseID(prefixWebhook, id)
 	if !ok1 || !ok2 {
 		return nil, link.Errorf(link.ENOTFOUND, "webhook %q not found", id)
 	}
 	apply := func(rec *webhookRecord) (*link.Webhook, error) {
-		w := rec.webhook(whid)
+		w := rec.webhook(s.db.ids, whid)
 		upd.Apply(w)
 		return w, w.Validate()
 	}
@@ -409,7 +409,7 @@ func (s *WebhookService) UpdateWebhook(ctx context.Context, workspaceID, id stri
 			if err := putJSON(tx.Bucket(bucketWebhooks), itob(whid), rec); err != nil {
 				return err
 			}
-			out = rec.webhook(whid)
+			out = rec.webhook(s.db.ids, whid)
 			return nil
 		})
 		if err != nil {
@@ -434,8 +434,8 @@ func sameWebhookSettings(a, b *link.Webhook) bool {
 // grace period of the last one drops the oldest secret. EINVALID for an
 // empty secret, ENOTFOUND.
 func (s *WebhookService) RollSecret(ctx context.Context, workspaceID, id, newSecret string, graceEnds time.Time) (*link.Webhook, error) {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	whid, ok2 := parseID(prefixWebhook, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	whid, ok2 := s.db.ids.parseID(prefixWebhook, id)
 	if !ok1 || !ok2 {
 		return nil, link.Errorf(link.ENOTFOUND, "webhook %q not found", id)
 	}
@@ -455,7 +455,7 @@ func (s *WebhookService) RollSecret(ctx context.Context, workspaceID, id, newSec
 		if err := putJSON(tx.Bucket(bucketWebhooks), itob(whid), rec); err != nil {
 			return err
 		}
-		out = rec.webhook(whid)
+		out = rec.webhook(s.db.ids, whid)
 		return nil
 	})
 	return out, err
@@ -468,8 +468,8 @@ func (s *WebhookService) RollSecret(ctx context.Context, workspaceID, id, newSec
 // PruneDeliveries). A delivery in flight meanwhile fails to record its
 // attempt with ENOTFOUND. ENOTFOUND.
 func (s *WebhookService) DeleteWebhook(ctx context.Context, workspaceID, id string) error {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	whid, ok2 := parseID(prefixWebhook, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	whid, ok2 := s.db.ids.parseID(prefixWebhook, id)
 	if !ok1 || !ok2 {
 		return link.Errorf(link.ENOTFOUND, "webhook %q not found", id)
 	}
@@ -543,8 +543,8 @@ func (s *WebhookService) purgeWebhook(whid uint64) error {
 // FindDeliveries returns a webhook's deliveries, newest (by creation)
 // first, at most limit (0 means 50, at most 1000). ENOTFOUND.
 func (s *WebhookService) FindDeliveries(ctx context.Context, workspaceID, webhookID string, limit int) ([]*link.Delivery, error) {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	whid, ok2 := parseID(prefixWebhook, webhookID)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	whid, ok2 := s.db.ids.parseID(prefixWebhook, webhookID)
 	if !ok1 || !ok2 {
 		return nil, link.Errorf(link.ENOTFOUND, "webhook %q not found", webhookID)
 	}
@@ -565,7 +565,7 @@ func (s *WebhookService) FindDeliveries(ctx context.Context, workspaceID, webhoo
 			if err != nil {
 				return fmt.Errorf("delivery index: %w", err)
 			}
-			out = append(out, rec.delivery(did))
+			out = append(out, rec.delivery(s.db.ids, did))
 		}
 		return nil
 	})
@@ -576,8 +576,8 @@ func (s *WebhookService) FindDeliveries(ctx context.Context, workspaceID, webhoo
 // its events; payload builds the body from the delivery's id. ECONFLICT
 // when the webhook is disabled, ENOTFOUND.
 func (s *WebhookService) Ping(ctx context.Context, workspaceID, id string, payload func(deliveryID string) ([]byte, error)) (*link.Delivery, error) {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	whid, ok2 := parseID(prefixWebhook, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	whid, ok2 := s.db.ids.parseID(prefixWebhook, id)
 	if !ok1 || !ok2 {
 		return nil, link.Errorf(link.ENOTFOUND, "webhook %q not found", id)
 	}
@@ -595,7 +595,7 @@ func (s *WebhookService) Ping(ctx context.Context, workspaceID, id string, paylo
 		if err != nil {
 			return err
 		}
-		body, err := payload(formatID(prefixDelivery, did))
+		body, err := payload(s.db.ids.formatID(prefixDelivery, did))
 		if err != nil {
 			return err
 		}
@@ -607,7 +607,7 @@ func (s *WebhookService) Ping(ctx context.Context, workspaceID, id string, paylo
 		if err := putNewDelivery(tx, did, rec); err != nil {
 			return err
 		}
-		out = rec.delivery(did)
+		out = rec.delivery(s.db.ids, did)
 		return nil
 	})
 	return out, err
@@ -620,9 +620,9 @@ func (s *WebhookService) Ping(ctx context.Context, workspaceID, id string, paylo
 // attempt stays until the next. A disabled webhook keeps it queued until
 // it is enabled. ECONFLICT when it is pending already, ENOTFOUND.
 func (s *WebhookService) RetryDelivery(ctx context.Context, workspaceID, webhookID, deliveryID string) (*link.Delivery, error) {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	whid, ok2 := parseID(prefixWebhook, webhookID)
-	did, ok3 := parseID(prefixDelivery, deliveryID)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	whid, ok2 := s.db.ids.parseID(prefixWebhook, webhookID)
+	did, ok3 := s.db.ids.parseID(prefixDelivery, deliveryID)
 	if !ok1 || !ok2 {
 		return nil, link.Errorf(link.ENOTFOUND, "webhook %q not found", webhookID)
 	}
@@ -647,7 +647,7 @@ func (s *WebhookService) RetryDelivery(ctx context.Context, workspaceID, webhook
 		if err := enqueue(tx, did, rec); err != nil {
 			return err
 		}
-		out = rec.delivery(did)
+		out = rec.delivery(s.db.ids, did)
 		return nil
 	})
 	return out, err
@@ -684,7 +684,7 @@ func (s *WebhookService) DueDeliveries(ctx context.Context, now time.Time, limit
 					return fmt.Errorf("delivery queue: %w", err)
 				}
 				if rec.NextAttemptAt == nil || !rec.NextAttemptAt.After(now) {
-					out = append(out, rec.delivery(did))
+					out = append(out, rec.delivery(s.db.ids, did))
 				}
 			}
 			end := prefixEnd(k[:8]) // the next webhook's queue
@@ -708,7 +708,7 @@ func (s *WebhookService) DueDeliveries(ctx context.Context, now time.Time, limit
 // after another and records them together with RecordAttempts. It reads
 // the webhook and the queue's first n entries. ENOTFOUND.
 func (s *WebhookService) NextDeliveries(ctx context.Context, webhookID string, now time.Time, n int) ([]*link.Delivery, error) {
-	whid, ok := parseID(prefixWebhook, webhookID)
+	whid, ok := s.db.ids.parseID(prefixWebhook, webhookID)
 	if !ok {
 		return nil, link.Errorf(link.ENOTFOUND, "webhook %q not found", webhookID)
 	}
@@ -739,7 +739,7 @@ func (s *WebhookService) NextDeliveries(ctx context.Context, webhookID string, n
 			if rec.NextAttemptAt != nil && rec.NextAttemptAt.After(now) {
 				break
 			}
-			out = append(out, rec.delivery(did))
+			out = append(out, rec.delivery(s.db.ids, did))
 		}
 		return nil
 	})
@@ -781,8 +781,8 @@ func (s *WebhookService) RecordAttempts(ctx context.Context, rs []link.AttemptRe
 	idx := make([]int, 0, len(rs)) // the record each request came from
 	for i, r := range rs {
 		d := r.Delivery
-		whid, ok1 := parseID(prefixWebhook, d.WebhookID)
-		did, ok2 := parseID(prefixDelivery, d.ID)
+		whid, ok1 := s.db.ids.parseID(prefixWebhook, d.WebhookID)
+		did, ok2 := s.db.ids.parseID(prefixDelivery, d.ID)
 		if !ok1 || !ok2 {
 			if first == nil {
 				first = link.Errorf(link.ENOTFOUND, "delivery %q not found", d.ID)
@@ -914,7 +914,7 @@ func recordAttempt(tx *bolt.Tx, q *attemptRequest) (*link.Delivery, error) {
 		return nil, err
 	}
 	if !rec.pending() {
-		return nil, link.Errorf(link.ECONFLICT, "delivery %q is %s, not pending", formatID(prefixDelivery, q.did), rec.Status)
+		return nil, link.Errorf(link.ECONFLICT, "delivery %q is %s, not pending", idsOf(tx).formatID(prefixDelivery, q.did), rec.Status)
 	}
 	a := q.a
 	rec.Attempts++
@@ -958,7 +958,7 @@ func recordAttempt(tx *bolt.Tx, q *attemptRequest) (*link.Delivery, error) {
 			return nil, err
 		}
 	}
-	return rec.delivery(q.did), nil
+	return rec.delivery(idsOf(tx), q.did), nil
 }
 
 // truncateUTF8 cuts s to at most n bytes without splitting a character.

@@ -126,8 +126,8 @@ func checkWebhooks(tx *bolt.Tx) []error {
 // StartDeleteWebhook does the first step of DeleteWebhook only, as a crash
 // right after it would leave the webhook.
 func (s *WebhookService) StartDeleteWebhook(workspaceID, id string) error {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	whid, ok2 := parseID(prefixWebhook, id)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	whid, ok2 := s.db.ids.parseID(prefixWebhook, id)
 	if !ok1 || !ok2 {
 		return fmt.Errorf("bad id %q", id)
 	}

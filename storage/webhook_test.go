@@ -816,7 +816,7 @@ func TestNextDeliveries_RunInOneTransaction(t *testing.T) {
 	// A record that cannot be written is skipped; the rest is written.
 	run = next(t, hooks, b, now, 2)
 	ghost := *run[0]
-	ghost.ID = storage.FormatID("dlv_", 1<<40)
+	ghost.ID = s.DB.FormatID("dlv_", 1<<40)
 	recs = []link.AttemptRecord{
 		{Delivery: &ghost, Attempt: link.Attempt{At: now, ResponseCode: 200}},
 		{Delivery: run[0], Attempt: link.Attempt{At: now, ResponseCode: 200}},

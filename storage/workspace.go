@@ -28,9 +28,9 @@ type workspaceRecord struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-func (r *workspaceRecord) workspace(id uint64) *link.Workspace {
+func (r *workspaceRecord) workspace(ids *idCodec, id uint64) *link.Workspace {
 	return &link.Workspace{
-		ID:        formatID(prefixWorkspace, id),
+		ID:        ids.formatID(prefixWorkspace, id),
 		Name:      r.Name,
 		Plan:      r.Plan,
 		CreatedAt: r.CreatedAt,
@@ -50,7 +50,7 @@ func (s *WorkspaceService) CreateWorkspace(ctx context.Context, w *link.Workspac
 	if err := v.Validate(); err != nil {
 		return err
 	}
-	uid, ok := parseID(prefixUser, ownerID)
+	uid, ok := s.db.ids.parseID(prefixUser, ownerID)
 	if !ok {
 		return link.Errorf(link.ENOTFOUND, "user %q not found", ownerID)
 	}
@@ -67,14 +67,14 @@ func (s *WorkspaceService) CreateWorkspace(ctx context.Context, w *link.Workspac
 	if err != nil {
 		return err
 	}
-	v.ID, v.CreatedAt, v.UpdatedAt = formatID(prefixWorkspace, wid), now, now
+	v.ID, v.CreatedAt, v.UpdatedAt = s.db.ids.formatID(prefixWorkspace, wid), now, now
 	*w = v
 	return nil
 }
 
 // FindWorkspaceByID returns a workspace. ENOTFOUND.
 func (s *WorkspaceService) FindWorkspaceByID(ctx context.Context, id string) (*link.Workspace, error) {
-	wid, ok := parseID(prefixWorkspace, id)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, id)
 	if !ok {
 		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", id)
 	}
@@ -84,7 +84,7 @@ func (s *WorkspaceService) FindWorkspaceByID(ctx context.Context, id string) (*l
 		if err != nil {
 			return err
 		}
-		w = rec.workspace(wid)
+		w = rec.workspace(s.db.ids, wid)
 		return nil
 	})
 	return w, err
@@ -93,7 +93,7 @@ func (s *WorkspaceService) FindWorkspaceByID(ctx context.Context, id string) (*l
 // FindMemberships returns the user's workspaces with roles, oldest
 // membership first. An unknown user has none.
 func (s *WorkspaceService) FindMemberships(ctx context.Context, userID string) ([]*link.Membership, error) {
-	uid, ok := parseID(prefixUser, userID)
+	uid, ok := s.db.ids.parseID(prefixUser, userID)
 	if !ok {
 		return []*link.Membership{}, nil
 	}
@@ -114,7 +114,7 @@ func (s *WorkspaceService) FindMemberships(ctx context.Context, userID string) (
 			if err != nil {
 				return err
 			}
-			out = append(out, &link.Membership{Workspace: rec.workspace(wid), UserID: userID, Role: m.Role, CreatedAt: m.CreatedAt})
+			out = append(out, &link.Membership{Workspace: rec.workspace(s.db.ids, wid), UserID: userID, Role: m.Role, CreatedAt: m.CreatedAt})
 		}
 		return nil
 	})
@@ -129,8 +129,8 @@ func (s *WorkspaceService) FindMemberships(ctx context.Context, userID string) (
 // FindMembership returns the user's role in a workspace. ENOTFOUND if the
 // user is not a member (or either does not exist).
 func (s *WorkspaceService) FindMembership(ctx context.Context, workspaceID, userID string) (*link.Membership, error) {
-	wid, ok1 := parseID(prefixWorkspace, workspaceID)
-	uid, ok2 := parseID(prefixUser, userID)
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	uid, ok2 := s.db.ids.parseID(prefixUser, userID)
 	if !ok1 || !ok2 {
 		return nil, link.Errorf(link.ENOTFOUND, "user %q is not a member of workspace %q", userID, workspaceID)
 	}
@@ -146,7 +146,7 @@ func (s *WorkspaceService) FindMembership(ctx context.Context, workspaceID, user
 		if err != nil {
 			return err
 		}
-		m = &link.Membership{Workspace: ws.workspace(wid), UserID: formatID(prefixUser, uid), Role: rec.Role, CreatedAt: rec.CreatedAt}
+		m = &link.Membership{Workspace: ws.workspace(s.db.ids, wid), UserID: s.db.ids.formatID(prefixUser, uid), Role: rec.Role, CreatedAt: rec.CreatedAt}
 		return nil
 	})
 	return m, err
@@ -155,7 +155,7 @@ func (s *WorkspaceService) FindMembership(ctx context.Context, workspaceID, user
 // UpdateWorkspace applies an update and validates the result. ENOTFOUND,
 // EINVALID.
 func (s *WorkspaceService) UpdateWorkspace(ctx context.Context, id string, upd link.WorkspaceUpdate) (*link.Workspace, error) {
-	wid, ok := parseID(prefixWorkspace, id)
+	wid, ok := s.db.ids.parseID(prefixWorkspace, id)
 	if !ok {
 		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", id)
 	}
@@ -165,7 +165,7 @@ func (s *WorkspaceService) UpdateWorkspace(ctx context.Context, id string, upd l
 		if err != nil {
 			return err
 		}
-		next := rec.workspace(wid)
+		next := rec.workspace(s.db.ids, wid)
 		if upd.Name != nil {
 			next.Name = *upd.Name
 		}
@@ -179,7 +179,7 @@ func (s *WorkspaceService) UpdateWorkspace(ctx context.Context, id string, upd l
 		if err := putJSON(tx.Bucket(bucketWorkspaces), itob(wid), rec); err != nil {
 			return err
 		}
-		w = rec.workspace(wid)
+		w = rec.workspace(s.db.ids, wid)
 		return nil
 	})
 	if err != nil {
@@ -193,7 +193,7 @@ func findWorkspace(tx *bolt.Tx, id uint64) (*workspaceRecord, error) {
 	if ok, err := getJSON(tx.Bucket(bucketWorkspaces), itob(id), &rec); err != nil {
 		return nil, err
 	} else if !ok {
-		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", formatID(prefixWorkspace, id))
+		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", idsOf(tx).formatID(prefixWorkspace, id))
 	}
 	return &rec, nil
 }
@@ -201,7 +201,7 @@ func findWorkspace(tx *bolt.Tx, id uint64) (*workspaceRecord, error) {
 // workspaceExists returns ENOTFOUND unless the workspace exists.
 func workspaceExists(tx *bolt.Tx, id uint64) error {
 	if tx.Bucket(bucketWorkspaces).Get(itob(id)) == nil {
-		return link.Errorf(link.ENOTFOUND, "workspace %q not found", formatID(prefixWorkspace, id))
+		return link.Errorf(link.ENOTFOUND, "workspace %q not found", idsOf(tx).formatID(prefixWorkspace, id))
 	}
 	return nil
 }

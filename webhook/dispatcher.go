@@ -432,7 +432,7 @@ func (d *Dispatcher) send(ctx context.Context, wh *link.Webhook, dl *link.Delive
 		if resp != nil {
 			a.ResponseCode = resp.StatusCode
 		}
-		a.Error = describe(err, rctx, timeout)
+		a.Error = describe(err, req.URL.Hostname(), rctx, timeout)
 		return a, false
 	}
 	a.ResponseCode = resp.StatusCode
@@ -450,8 +450,9 @@ func (d *Dispatcher) send(ctx context.Context, wh *link.Webhook, dl *link.Delive
 }
 
 // describe turns a request error into the delivery log's words, without
-// repeating the URL.
-func describe(err error, rctx context.Context, timeout time.Duration) string {
+// repeating the URL and without the addresses a name resolves to or the
+// resolver's (the log is the workspace's to read; see describeDialError).
+func describe(err error, host string, rctx context.Context, timeout time.Duration) string {
 	if errors.Is(rctx.Err(), context.DeadlineExceeded) || errors.Is(err, context.DeadlineExceeded) {
 		return fmt.Sprintf("no answer within %s", timeout)
 	}
@@ -462,7 +463,10 @@ func describe(err error, rctx context.Context, timeout time.Duration) string {
 		}
 		err = ue.Err
 	}
-	return err.Error()
+	if msg, ok := describeDialError(host, err); ok {
+		return msg
+	}
+	return scrubAddrs(err.Error(), host)
 }
 
 // printable returns b as one line of valid UTF-8.

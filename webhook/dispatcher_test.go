@@ -567,8 +567,8 @@ func TestDispatcher_RefusesPrivateAtConnection(t *testing.T) {
 	d.Client = webhook.NewClient(false)
 	runOnce(t, d)
 	head := e.deliveries(t, w)[0]
-	if len(rc.requests()) != 0 || head.Status != link.DeliveryPending || !strings.Contains(head.LastError, "127.0.0.1") ||
-		!strings.Contains(head.LastError, "loopback") {
+	if len(rc.requests()) != 0 || head.Status != link.DeliveryPending || strings.Contains(head.LastError, "127.0.0.1") ||
+		!strings.Contains(head.LastError, "localhost resolves to a private address") {
 		t.Fatalf("after a refused connection: %+v", head)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"net/url"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -34,10 +35,13 @@ type specialError struct {
 	kind string
 }
 
+// Error names the address only when the client wrote it (an IP literal):
+// what a name resolves to is the instance's network, not the client's
+// business, so a name's error says "a private address" and no more.
 func (e *specialError) Error() string {
 	const refused = "refused unless webhooks.allow_private is set"
 	if e.host != "" {
-		return fmt.Sprintf("host %s resolves to %s, a %s address: %s", e.host, e.addr, e.kind, refused)
+		return fmt.Sprintf("host %s resolves to a private address: %s", e.host, refused)
 	}
 	return fmt.Sprintf("%s is a %s address: %s", e.addr, e.kind, refused)
 }
@@ -148,7 +152,13 @@ func control(network, address string, _ syscall.RawConn) error {
 // see. Unless allowPrivate, the dialer refuses every special address (see
 // CheckAddr) at connection time, after DNS resolution.
 func NewClient(allowPrivate bool) *http.Client {
-	dialer := &net.Dialer{Timeout: ConnectTimeout, KeepAlive: 30 * time.Second}
+	return NewClientResolver(allowPrivate, nil)
+}
+
+// NewClientResolver is NewClient with the names of targets resolved by
+// resolver (nil means the default).
+func NewClientResolver(allowPrivate bool, resolver *net.Resolver) *http.Client {
+	dialer := &net.Dialer{Timeout: ConnectTimeout, KeepAlive: 30 * time.Second, Resolver: resolver}
 	if !allowPrivate {
 		dialer.Control = control
 	}
@@ -199,7 +209,7 @@ func CheckTarget(ctx context.Context, rawURL string, allowPrivate bool, resolver
 	defer cancel()
 	addrs, err := resolver.LookupNetIP(ctx, "ip", host)
 	if err != nil {
-		return fmt.Errorf("host %s does not resolve: %w", host, err)
+		return lookupError(host, err)
 	}
 	if len(addrs) == 0 {
 		return fmt.Errorf("host %s has no address", host)
@@ -212,4 +222,73 @@ func CheckTarget(ctx context.Context, rawURL string, allowPrivate bool, resolver
 		}
 	}
 	return nil
+}
+
+// lookupError describes a failed lookup of host without the resolver's
+// address or anything else DNSError.Error adds (the instance's network is
+// not the client's business).
+func lookupError(host string, err error) error {
+	var de *net.DNSError
+	switch {
+	case errors.As(err, &de) && de.IsNotFound:
+		return fmt.Errorf("host %s does not resolve", host)
+	case errors.As(err, &de) && de.IsTimeout, errors.Is(err, context.DeadlineExceeded):
+		return fmt.Errorf("host %s does not resolve: the DNS lookup timed out", host)
+	default:
+		return fmt.Errorf("host %s does not resolve: the DNS lookup failed", host)
+	}
+}
+
+// describeDialError turns an error of connecting to host (the URL's host,
+// a name or an IP literal) into words that name no address the client did
+// not write: not what a name resolves to, not the resolver.
+func describeDialError(host string, err error) (string, bool) {
+	_, notIP := netip.ParseAddr(host)
+	var se *specialError
+	if errors.As(err, &se) {
+		if notIP != nil {
+			se = &specialError{host: host, addr: se.addr, kind: se.kind}
+		}
+		return se.Error(), true
+	}
+	var de *net.DNSError
+	if errors.As(err, &de) {
+		return lookupError(host, err).Error(), true
+	}
+	var oe *net.OpError
+	if errors.As(err, &oe) && oe.Op == "dial" {
+		var errno syscall.Errno
+		if errors.As(oe.Err, &errno) {
+			return fmt.Sprintf("cannot connect to host %s: %s", host, errno.Error()), true
+		}
+		return fmt.Sprintf("cannot connect to host %s", host), true
+	}
+	return "", false
+}
+
+// scrubAddrs replaces every IP address (with or without a port) in msg by
+// "<address>", except the URL's own host when that is an IP literal. It is
+// the last guard of error text from deep in the network stack (TLS and
+// protocol errors) that describeDialError does not know.
+func scrubAddrs(msg, host string) string {
+	own, _ := netip.ParseAddr(host)
+	fields := strings.FieldsFunc(msg, func(r rune) bool {
+		return r == ' ' || r == ',' || r == ';' || r == '(' || r == ')' || r == '"' || r == '\'' || r == '-' || r == '>'
+	})
+	for _, f := range fields {
+		tok := strings.TrimRight(f, ":.")
+		var a netip.Addr
+		if ap, err := netip.ParseAddrPort(tok); err == nil {
+			a = ap.Addr()
+		} else if ip, err := netip.ParseAddr(strings.Trim(tok, "[]")); err == nil {
+			a = ip
+		} else {
+			continue
+		}
+		if own.IsValid() && a.WithZone("") == own.WithZone("") {
+			continue
+		}
+		msg = strings.ReplaceAll(msg, tok, "<address>")
+	}
+	return msg
 }

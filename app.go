@@ -76,6 +76,7 @@ func (a *app) wire(ctx context.Context) error {
 		a.geo = geo
 	}
 	a.recorder = analytics.NewRecorder(clicks, cfg.flushInterval, cfg.Clicks.QueueSize, a.logger)
+	a.recorder.SetQueueBytes(cfg.Clicks.QueueBytes)
 	a.recorder.SetEnrich(analytics.Enricher(analytics.NewClassifier(geo), clicks))
 	srv, err := server.New(server.Config{
 		BaseURL: cfg.Server.BaseURL, AltBaseURL: cfg.Server.AltBaseURL, MaxBody: cfg.Server.MaxBody,

@@ -200,6 +200,10 @@ func (db *DB) Open() error {
 		_ = bdb.Close() // the schema error is the one worth reporting
 		return err
 	}
+	if err := countOutbox(bdb); err != nil {
+		_ = bdb.Close()
+		return fmt.Errorf("count webhook outbox: %w", err)
+	}
 	db.db = bdb
 	bdb.MaxBatchDelay = DefaultBatchDelay
 	if db.BatchDelay > 0 {
@@ -261,6 +265,7 @@ func (db *DB) Close() error {
 	close(db.stop)
 	<-db.done
 	flushErr := db.FlushKeyUsage()
+	forgetOutbox(db.db)
 	closeErr := db.db.Close()
 	db.db = nil
 	if flushErr != nil {

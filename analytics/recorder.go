@@ -8,6 +8,7 @@ package analytics
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,10 +23,11 @@ type ClickStore interface {
 }
 
 // DefaultQueueBytes is the memory the click queue may hold when
-// SetQueueBytes is not called: 64 MiB, some 100,000 clicks of a usual
-// browser (a click costs clickSize plus its strings, the user agent cut to
-// MaxUALength and the referrer to a host of at most 253 bytes).
-const DefaultQueueBytes = 64 << 20
+// SetQueueBytes is not called: 32 MiB, some 80,000 clicks of a usual
+// browser, 30,000 at worst (a click costs clickSize plus its strings, the
+// user agent cut to MaxUALength and the referrer to a host of at most 253
+// bytes), seconds of the most clicks a server takes.
+const DefaultQueueBytes = 32 << 20
 
 // clickSize is what a queued click costs besides its strings.
 const clickSize = int64(unsafe.Sizeof(link.Click{}))
@@ -213,9 +215,11 @@ func (r *Recorder) Record(c link.Click) {
 	}
 	r.buf = append(r.buf, c)
 	r.strBytes += cost - clickSize
-	n, full := len(r.buf), r.queueBytes() > r.maxBytes/2
+	// Write early when the batch grows large, unless writes are failing:
+	// then the next try waits for the interval.
+	early := (len(r.buf) == batchHint || r.queueBytes() > r.maxBytes/2) && !r.failing
 	r.mu.Unlock()
-	if n == batchHint || full {
+	if early {
 		select {
 		case r.kick <- struct{}{}:
 		default:
@@ -295,18 +299,14 @@ func (r *Recorder) Written() int64 { return r.written.Load() }
 func (r *Recorder) FailedWrites() int64 { return r.failedWrites.Load() }
 
 // Flush writes every queued click: first a batch whose write failed
-// before, then the clicks recorded since, each batch in one transaction.
-// On failure the batch is kept, and tried again first by the next Flush.
+// before, then the clicks recorded since, in transactions of at most
+// maxWrite clicks. On failure the clicks not written are kept, and tried
+// again first by the next Flush.
 func (r *Recorder) Flush(ctx context.Context) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
-	r.mu.Lock()
-	retry := len(r.held) > 0
-	r.mu.Unlock()
-	if retry {
-		if err := r.writeHeld(ctx); err != nil {
-			return err
-		}
+	if err := r.writeHeld(ctx); err != nil {
+		return err
 	}
 	r.mu.Lock()
 	if len(r.buf) == 0 {
@@ -322,27 +322,46 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	return r.writeHeld(ctx)
 }
 
-// writeHeld writes the held batch; r.flushMu is held.
+// maxWrite is the most clicks written in one transaction. Writing a batch
+// costs memory besides the clicks (the aggregates it updates, bolt's dirty
+// pages); a backlog built up while writes failed is written in parts so
+// that this cost stays bounded too, as does the cost of each failed try.
+const maxWrite = batchHint
+
+// writeHeld writes the held batch in parts of at most maxWrite clicks.
+// r.flushMu is held: only a flush changes held, so it is read here
+// without r.mu.
 func (r *Recorder) writeHeld(ctx context.Context) error {
-	batch := r.held // only a flush changes held, and this is the flush
-	if err := r.write(ctx, batch); err != nil {
+	whole := true // held is still the array it was taken with
+	for len(r.held) > 0 {
+		part := r.held[:min(len(r.held), maxWrite)]
+		err := r.write(ctx, part)
+		rest := r.held
+		if err == nil {
+			rest = r.held[len(part):]
+			r.written.Add(int64(len(part)))
+		}
+		if len(rest) == 0 {
+			rest = nil
+		} else if err != nil && !whole {
+			// Kept for a retry: let the written part's array go.
+			rest = slices.Clone(rest)
+		}
 		// Classification dropped the user agents: count what is left.
 		var n int64
-		for i := range batch {
-			n += clickBytes(&batch[i]) - clickSize
+		for i := range rest {
+			n += clickBytes(&rest[i]) - clickSize
 		}
 		r.mu.Lock()
+		r.held = rest
 		r.strBytes += n - r.heldBytes
 		r.heldBytes = n
 		r.mu.Unlock()
-		return err
+		if err != nil {
+			return err
+		}
+		whole = false
 	}
-	r.mu.Lock()
-	r.held = nil
-	r.strBytes -= r.heldBytes
-	r.heldBytes = 0
-	r.mu.Unlock()
-	r.written.Add(int64(len(batch)))
 	return nil
 }
 

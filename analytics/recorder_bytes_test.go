@@ -179,3 +179,46 @@ func TestRecorderWhileWritesFail(t *testing.T) {
 		t.Fatalf("written %d clicks, want the oldest %d in order", len(got), len(want))
 	}
 }
+
+// TestRecorderWritesBacklogInParts: a backlog (built up while writes
+// failed) is written in transactions of at most maxWrite clicks, so that
+// neither a write nor a failed try costs memory in proportion to the
+// backlog; a part that fails keeps itself and what follows, in order.
+func TestRecorderWritesBacklogInParts(t *testing.T) {
+	store := &memStore{}
+	r := NewRecorder(store, time.Hour, 0, discardLogger())
+	const n = 2*maxWrite + 5000
+	for i := range n {
+		r.Record(testClick(i))
+	}
+	store.setFail(func(call int) error {
+		if call == 2 {
+			return errDisk
+		}
+		return nil
+	})
+	if err := r.Flush(context.Background()); !errors.Is(err, errDisk) {
+		t.Fatalf("Flush = %v, want %v", err, errDisk)
+	}
+	if got, want := r.Written(), int64(maxWrite); got != want {
+		t.Fatalf("Written = %d, want the first part, %d", got, want)
+	}
+	if got, want := r.Pending(), n-maxWrite; got != want {
+		t.Fatalf("Pending = %d, want %d", got, want)
+	}
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatalf("Flush = %v", err)
+	}
+	batches := store.Batches()
+	for i, b := range batches {
+		if len(b) > maxWrite {
+			t.Fatalf("batch %d has %d clicks, more than %d", i, len(b), maxWrite)
+		}
+	}
+	if got, want := store.Clicks(), testClicks(0, n); !equalClicks(got, want) {
+		t.Fatalf("written %d clicks, want all %d in order", len(got), n)
+	}
+	if got := r.Pending(); got != 0 {
+		t.Fatalf("Pending = %d, want 0", got)
+	}
+}

@@ -28,9 +28,14 @@ func ReferrerHost(ref string) string {
 	if !validScheme(ref[:i]) {
 		return ReferrerInvalid
 	}
+	// The authority ends at the path, query or fragment; a host is at most
+	// 253 bytes, so one that runs on past maxAuthority is not looked for
+	// to its end (in a 60 KB header).
 	auth := ref[i+3:]
-	if j := strings.IndexAny(auth, "/?#\\"); j >= 0 {
+	if j := strings.IndexAny(auth[:min(len(auth), maxAuthority+1)], "/?#\\"); j >= 0 {
 		auth = auth[:j]
+	} else if len(auth) > maxAuthority {
+		return ReferrerInvalid
 	}
 	if j := strings.LastIndexByte(auth, '@'); j >= 0 {
 		auth = auth[j+1:]
@@ -49,6 +54,9 @@ func ReferrerHost(ref string) string {
 	}
 	return h
 }
+
+// maxAuthority bounds the authority (user, host, port) of a Referer.
+const maxAuthority = 1024
 
 // validScheme reports whether s is a URL scheme (RFC 3986: a letter, then
 // letters, digits, '+', '-' or '.').

@@ -4,7 +4,8 @@
 --   1. a 60 KB User-Agent;
 --   2. a 60 KB Referer whose host is made up (becomes "(invalid)");
 --   3. 30 KB of each, the Referer a real host with a long path;
---   4. 60 KB of each (over server.max_header bytes: answered 431).
+--   4. 60 KB of each (over the server's 64 KiB header limit: answered 431,
+--      which wrk counts as non-2xx and as read errors).
 local function junk(n)
   local t = {}
   for i = 1, n do t[i] = string.char(math.random(97, 122)) end

@@ -103,7 +103,7 @@ var defaults = map[string]any{
 	"admin.password":          "",
 	"clicks.flush_interval":   "1s",
 	"clicks.queue_size":       1_000_000,
-	"clicks.queue_bytes":      32 << 20,
+	"clicks.queue_bytes":      16 << 20,
 	"analytics.geoip_path":    "",
 	"analytics.retention":     "2160h",
 	"domains.resolver":        "",

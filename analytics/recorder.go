@@ -23,11 +23,13 @@ type ClickStore interface {
 }
 
 // DefaultQueueBytes is the memory the click queue may hold when
-// SetQueueBytes is not called: 32 MiB, some 80,000 clicks of a usual
-// browser, 30,000 at worst (a click costs clickSize plus its strings, the
+// SetQueueBytes is not called: 16 MiB, some 40,000 clicks of a usual
+// browser, 16,000 at worst (a click costs clickSize plus its strings, the
 // user agent cut to MaxUALength and the referrer to a host of at most 253
-// bytes), seconds of the most clicks a server takes.
-const DefaultQueueBytes = 32 << 20
+// bytes): a second of the most clicks a server takes, and a write starts
+// when half of it is used. The process holds about three times what the
+// queue holds (linkbolt runs the collector at GOGC 200).
+const DefaultQueueBytes = 16 << 20
 
 // clickSize is what a queued click costs besides its strings.
 const clickSize = int64(unsafe.Sizeof(link.Click{}))
@@ -325,8 +327,13 @@ func (r *Recorder) Flush(ctx context.Context) error {
 // maxWrite is the most clicks written in one transaction. Writing a batch
 // costs memory besides the clicks (the aggregates it updates, bolt's dirty
 // pages); a backlog built up while writes failed is written in parts so
-// that this cost stays bounded too, as does the cost of each failed try.
-const maxWrite = batchHint
+// that this cost stays bounded too. While writes fail, each try writes
+// only probeWrite clicks: a failed try wastes little, and once one
+// succeeds the rest follows in parts of maxWrite.
+const (
+	maxWrite   = batchHint
+	probeWrite = 1000
+)
 
 // writeHeld writes the held batch in parts of at most maxWrite clicks.
 // r.flushMu is held: only a flush changes held, so it is read here
@@ -334,7 +341,13 @@ const maxWrite = batchHint
 func (r *Recorder) writeHeld(ctx context.Context) error {
 	whole := true // held is still the array it was taken with
 	for len(r.held) > 0 {
-		part := r.held[:min(len(r.held), maxWrite)]
+		r.mu.Lock()
+		size := maxWrite
+		if r.failing {
+			size = probeWrite
+		}
+		r.mu.Unlock()
+		part := r.held[:min(len(r.held), size)]
 		err := r.write(ctx, part)
 		rest := r.held
 		if err == nil {

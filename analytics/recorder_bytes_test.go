@@ -215,6 +215,10 @@ func TestRecorderWritesBacklogInParts(t *testing.T) {
 			t.Fatalf("batch %d has %d clicks, more than %d", i, len(b), maxWrite)
 		}
 	}
+	// The try after the failure wrote a small part first.
+	if got, want := len(batches[1]), probeWrite; got != want {
+		t.Fatalf("the first write after a failure had %d clicks, want %d", got, want)
+	}
 	if got, want := store.Clicks(), testClicks(0, n); !equalClicks(got, want) {
 		t.Fatalf("written %d clicks, want all %d in order", len(got), n)
 	}

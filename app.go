@@ -79,6 +79,7 @@ func (a *app) wire(ctx context.Context) error {
 		a.geo = geo
 	}
 	a.recorder = analytics.NewRecorder(clicks, cfg.flushInterval, cfg.Clicks.QueueSize, a.logger)
+	a.recorder.SetQueueBytes(cfg.Clicks.QueueBytes)
 	a.recorder.SetEnrich(analytics.Enricher(analytics.NewClassifier(geo), clicks))
 	// Listening first tells the server its real port (server.listen may
 	// say :0), which destinations must not point back into.

@@ -65,6 +65,7 @@ type Config struct {
 	Clicks struct {
 		FlushInterval string `mapstructure:"flush_interval"`
 		QueueSize     int    `mapstructure:"queue_size"`
+		QueueBytes    int64  `mapstructure:"queue_bytes"`
 	} `mapstructure:"clicks"`
 	Analytics struct {
 		GeoIPPath string `mapstructure:"geoip_path"`
@@ -117,6 +118,7 @@ var defaults = map[string]any{
 	"links.alias_hold":        "720h",
 	"clicks.flush_interval":   "1s",
 	"clicks.queue_size":       1_000_000,
+	"clicks.queue_bytes":      16 << 20,
 	"analytics.geoip_path":    "",
 	"analytics.retention":     "2160h",
 	"domains.resolver":        "",
@@ -223,6 +225,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Clicks.QueueSize < 1000 {
 		errs = append(errs, fmt.Errorf("clicks.queue_size: must be at least 1000"))
+	}
+	if c.Clicks.QueueBytes < 1<<20 {
+		errs = append(errs, fmt.Errorf("clicks.queue_bytes: must be at least 1048576 (1 MiB)"))
 	}
 	if r := c.Domains.Resolver; r != "" {
 		host, port, err := net.SplitHostPort(r)

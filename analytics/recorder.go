@@ -8,9 +8,11 @@ package analytics
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/linkbolt/linkbolt/link"
 )
@@ -20,35 +22,85 @@ type ClickStore interface {
 	RecordClicks(ctx context.Context, clicks []link.Click) error
 }
 
+// DefaultQueueBytes is the memory the click queue may hold when
+// SetQueueBytes is not called: 16 MiB, some 40,000 clicks of a usual
+// browser, 16,000 at worst (a click costs clickSize plus its strings, the
+// user agent cut to MaxUALength and the referrer to a host of at most 253
+// bytes): a second of the most clicks a server takes, and a write starts
+// when half of it is used. The process holds about three times what the
+// queue holds (linkbolt runs the collector at GOGC 200).
+const DefaultQueueBytes = 16 << 20
+
+// clickSize is what a queued click costs besides its strings.
+const clickSize = int64(unsafe.Sizeof(link.Click{}))
+
+// clickBytes returns what a queued click costs in memory. The link and
+// workspace IDs are counted although they are usually shared with the
+// cached link: the bound errs on the safe side.
+func clickBytes(c *link.Click) int64 {
+	return clickSize + int64(len(c.LinkID)+len(c.WorkspaceID)+len(c.CampaignID)+len(c.Referrer)+len(c.UserAgent))
+}
+
+// logEvery is how often a persisting trouble (dropped clicks, failing
+// writes) is logged again: a flood must not flood the log as well.
+const logEvery = time.Minute
+
 // Recorder takes clicks from redirects without waiting for the disk and
 // writes them in batches, one transaction every Interval (or sooner when a
 // batch grows large). With Interval 0 every click is written before Record
-// returns. The queue is bounded by MaxPending: when it is full, clicks are
-// dropped, counted and logged loudly rather than growing memory without end.
+// returns.
+//
+// The queue is bounded both by count (max) and by the memory it holds
+// (SetQueueBytes), counting the batch being written or, after a failed
+// write, waiting to be tried again; that batch is written before the
+// clicks recorded since, so the order is kept. Past either bound, clicks
+// are dropped, counted and logged (at most once a minute), rather than
+// growing memory without end.
 type Recorder struct {
 	store    ClickStore
 	enrich   func(ctx context.Context, batch []link.Click) error
 	interval time.Duration
 	max      int
+	maxBytes int64
 	logger   *slog.Logger
+	now      func() time.Time
 
-	mu      sync.Mutex
-	buf     []link.Click
-	flushMu sync.Mutex // one flush at a time
+	mu sync.Mutex
+	// buf holds the clicks recorded since the last flush began.
+	buf []link.Click
+	// held is the batch taken by a flush: being written, or failed and
+	// waiting to be written first by the next flush.
+	held []link.Click
+	// strBytes is what the strings of buf and held cost; the arrays cost
+	// (cap(buf)+cap(held))*clickSize.
+	strBytes  int64
+	heldBytes int64      // the part of strBytes that is held's
+	flushMu   sync.Mutex // one flush at a time
 
-	kick    chan struct{}
-	stop    chan struct{}
-	done    chan struct{}
-	dropped atomic.Int64
-	written atomic.Int64
-	once    sync.Once
-	started atomic.Bool
+	// The health of writes, under mu.
+	failing     bool
+	failSince   time.Time
+	lastFailLog time.Time
+
+	kick         chan struct{}
+	stop         chan struct{}
+	done         chan struct{}
+	dropped      atomic.Int64
+	written      atomic.Int64
+	failedWrites atomic.Int64
+	dropLogMu    sync.Mutex
+	dropLogAt    time.Time // when a drop was last logged
+	dropLogN     int64     // dropped when it was
+	once         sync.Once
+	started      atomic.Bool
 }
 
 // batchHint is the size at which a batch is written before its interval.
 const batchHint = 20_000
 
-// NewRecorder returns a recorder writing to store. max <= 0 means 1,000,000.
+// NewRecorder returns a recorder writing to store. max <= 0 means 1,000,000
+// clicks; the queue's memory is bounded by DefaultQueueBytes unless
+// SetQueueBytes says otherwise.
 func NewRecorder(store ClickStore, interval time.Duration, max int, logger *slog.Logger) *Recorder {
 	if max <= 0 {
 		max = 1_000_000
@@ -56,9 +108,22 @@ func NewRecorder(store ClickStore, interval time.Duration, max int, logger *slog
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Recorder{store: store, interval: interval, max: max, logger: logger,
+	return &Recorder{store: store, interval: interval, max: max, maxBytes: DefaultQueueBytes, logger: logger, now: time.Now,
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
 }
+
+// SetQueueBytes bounds the memory the queue holds, in bytes (n <= 0 means
+// DefaultQueueBytes). Call it before Start.
+func (r *Recorder) SetQueueBytes(n int64) {
+	if n <= 0 {
+		n = DefaultQueueBytes
+	}
+	r.maxBytes = n
+}
+
+// SetClock sets the clock of the write health and of rate-limited logs.
+// Call it before Start.
+func (r *Recorder) SetClock(now func() time.Time) { r.now = now }
 
 // SetEnrich sets the function that classifies a batch in place before it
 // is written (user agent, country, visitor). It runs on the flush
@@ -68,14 +133,45 @@ func (r *Recorder) SetEnrich(fn func(ctx context.Context, batch []link.Click) er
 	r.enrich = fn
 }
 
-// write classifies a batch and writes it.
+// write classifies a batch and writes it, and keeps the health of writes.
 func (r *Recorder) write(ctx context.Context, batch []link.Click) error {
+	err := r.writeBatch(ctx, batch)
+	now := r.now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	switch {
+	case err != nil:
+		r.failedWrites.Add(1)
+		if !r.failing {
+			r.failing, r.failSince = true, now
+		}
+		if now.Sub(r.lastFailLog) >= logEvery {
+			r.lastFailLog = now
+			r.logger.Error("writing clicks failed; they stay queued and are retried",
+				"err", err, "failing_since", r.failSince, "failed_writes", r.failedWrites.Load())
+		}
+	case r.failing:
+		r.failing, r.lastFailLog = false, time.Time{}
+		r.logger.Info("writing clicks works again", "failing_since", r.failSince)
+	}
+	return err
+}
+
+func (r *Recorder) writeBatch(ctx context.Context, batch []link.Click) error {
 	if r.enrich != nil {
 		if err := r.enrich(ctx, batch); err != nil {
 			return err
 		}
 	}
 	return r.store.RecordClicks(ctx, batch)
+}
+
+// WriteFailing reports whether the last write of clicks failed, and since
+// when writes have been failing without one succeeding.
+func (r *Recorder) WriteFailing() (since time.Time, failing bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failSince, r.failing
 }
 
 // Start runs the flush loop until Close.
@@ -97,9 +193,7 @@ func (r *Recorder) loop() {
 		case <-t.C:
 		case <-r.kick:
 		}
-		if err := r.Flush(context.Background()); err != nil {
-			r.logger.Error("writing clicks failed; they stay queued and are retried", "err", err)
-		}
+		_ = r.Flush(context.Background()) // write logs failures
 	}
 }
 
@@ -108,26 +202,26 @@ func (r *Recorder) loop() {
 func (r *Recorder) Record(c link.Click) {
 	if r.interval <= 0 {
 		if err := r.write(context.Background(), []link.Click{c}); err != nil {
-			r.dropped.Add(1)
-			r.logger.Error("writing a click failed; it is lost", "link", c.LinkID, "err", err)
+			r.drop(1, "writing a click failed; it is lost", "link", c.LinkID, "err", err)
 			return
 		}
 		r.written.Add(1)
 		return
 	}
+	cost := clickBytes(&c)
 	r.mu.Lock()
-	if len(r.buf) >= r.max {
+	if len(r.held)+len(r.buf) >= r.max || !r.roomFor(cost) {
 		r.mu.Unlock()
-		if n := r.dropped.Add(1); n == 1 || n%10_000 == 0 {
-			r.logger.Error("click queue is full: clicks are being DROPPED; the disk cannot keep up",
-				"queue", r.max, "dropped_total", n)
-		}
+		r.drop(1, "click queue is full: clicks are being DROPPED; the disk cannot keep up")
 		return
 	}
 	r.buf = append(r.buf, c)
-	n := len(r.buf)
+	r.strBytes += cost - clickSize
+	// Write early when the batch grows large, unless writes are failing:
+	// then the next try waits for the interval.
+	early := (len(r.buf) == batchHint || r.queueBytes() > r.maxBytes/2) && !r.failing
 	r.mu.Unlock()
-	if n == batchHint {
+	if early {
 		select {
 		case r.kick <- struct{}{}:
 		default:
@@ -135,12 +229,66 @@ func (r *Recorder) Record(c link.Click) {
 	}
 }
 
-// Pending returns the number of clicks not yet written.
+// queueBytes returns the memory the queue holds. r.mu is held.
+func (r *Recorder) queueBytes() int64 {
+	return int64(cap(r.buf)+cap(r.held))*clickSize + r.strBytes
+}
+
+// roomFor reports whether a click of cost bytes fits in the queue, growing
+// buf by hand when it is full so that the bound counts its capacity.
+// r.mu is held.
+func (r *Recorder) roomFor(cost int64) bool {
+	if r.queueBytes()+cost-clickSize > r.maxBytes {
+		return false
+	}
+	if len(r.buf) < cap(r.buf) {
+		return true
+	}
+	fit := (r.maxBytes - r.strBytes - (cost - clickSize)) / clickSize
+	fit -= int64(cap(r.held))
+	c := min(int64(cap(r.buf)+max(cap(r.buf)/4, 64)), fit)
+	if c <= int64(len(r.buf)) {
+		return false
+	}
+	buf := make([]link.Click, len(r.buf), c)
+	copy(buf, r.buf)
+	r.buf = buf
+	return true
+}
+
+// drop counts n dropped clicks and logs it, at most once every logEvery.
+func (r *Recorder) drop(n int64, msg string, args ...any) {
+	total := r.dropped.Add(n)
+	now := r.now()
+	r.dropLogMu.Lock()
+	defer r.dropLogMu.Unlock()
+	if !r.dropLogAt.IsZero() && now.Sub(r.dropLogAt) < logEvery {
+		return
+	}
+	args = append(args, "dropped", total-r.dropLogN, "dropped_total", total,
+		"queue_clicks", r.max, "queue_bytes", r.maxBytes)
+	r.logger.Error(msg, args...)
+	r.dropLogAt, r.dropLogN = now, total
+}
+
+// Pending returns the number of clicks not yet written: queued, being
+// written, or waiting for a failed write to be tried again.
 func (r *Recorder) Pending() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return len(r.buf)
+	return len(r.held) + len(r.buf)
 }
+
+// PendingBytes returns the memory the queued clicks hold, as bounded by
+// SetQueueBytes.
+func (r *Recorder) PendingBytes() int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.queueBytes()
+}
+
+// QueueBytes returns the bound of PendingBytes.
+func (r *Recorder) QueueBytes() int64 { return r.maxBytes }
 
 // Dropped returns the number of clicks dropped because the queue was full
 // or, with Interval 0, because writing failed.
@@ -149,40 +297,84 @@ func (r *Recorder) Dropped() int64 { return r.dropped.Load() }
 // Written returns the number of clicks written to the store.
 func (r *Recorder) Written() int64 { return r.written.Load() }
 
-// Flush writes every queued click in one transaction. On failure the
-// clicks go back to the front of the queue for the next try.
+// FailedWrites returns the number of writes of clicks (batches) that failed.
+func (r *Recorder) FailedWrites() int64 { return r.failedWrites.Load() }
+
+// Flush writes every queued click: first a batch whose write failed
+// before, then the clicks recorded since, in transactions of at most
+// maxWrite clicks. On failure the clicks not written are kept, and tried
+// again first by the next Flush.
 func (r *Recorder) Flush(ctx context.Context) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
+	if err := r.writeHeld(ctx); err != nil {
+		return err
+	}
 	r.mu.Lock()
-	batch := r.buf
-	if len(batch) == 0 {
+	if len(r.buf) == 0 {
 		r.mu.Unlock()
 		return nil
 	}
+	r.held, r.heldBytes = r.buf, r.strBytes
 	// The next batch will likely be as large as this one: size it so that
-	// redirects do not pay for growing it.
-	r.buf = make([]link.Click, 0, min(max(len(batch), 64), r.max))
+	// redirects do not pay for growing it, as far as the bound allows.
+	room := (r.maxBytes-r.strBytes)/clickSize - int64(cap(r.held))
+	r.buf = make([]link.Click, 0, max(min(int64(max(len(r.held), 64)), int64(r.max), room), 0))
 	r.mu.Unlock()
-	if err := r.write(ctx, batch); err != nil {
+	return r.writeHeld(ctx)
+}
+
+// maxWrite is the most clicks written in one transaction. Writing a batch
+// costs memory besides the clicks (the aggregates it updates, bolt's dirty
+// pages); a backlog built up while writes failed is written in parts so
+// that this cost stays bounded too. While writes fail, each try writes
+// only probeWrite clicks: a failed try wastes little, and once one
+// succeeds the rest follows in parts of maxWrite.
+const (
+	maxWrite   = batchHint
+	probeWrite = 1000
+)
+
+// writeHeld writes the held batch in parts of at most maxWrite clicks.
+// r.flushMu is held: only a flush changes held, so it is read here
+// without r.mu.
+func (r *Recorder) writeHeld(ctx context.Context) error {
+	whole := true // held is still the array it was taken with
+	for len(r.held) > 0 {
 		r.mu.Lock()
-		r.buf = append(batch, r.buf...)
-		// Clicks recorded during the write went into a fresh queue: keep the
-		// bound by dropping the newest of them.
-		over := len(r.buf) - r.max
-		if over > 0 {
-			clear(r.buf[r.max:])
-			r.buf = r.buf[:r.max]
+		size := maxWrite
+		if r.failing {
+			size = probeWrite
 		}
 		r.mu.Unlock()
-		if over > 0 {
-			n := r.dropped.Add(int64(over))
-			r.logger.Error("click queue is full: clicks are being DROPPED; the disk cannot keep up",
-				"queue", r.max, "dropped", over, "dropped_total", n)
+		part := r.held[:min(len(r.held), size)]
+		err := r.write(ctx, part)
+		rest := r.held
+		if err == nil {
+			rest = r.held[len(part):]
+			r.written.Add(int64(len(part)))
 		}
-		return err
+		if len(rest) == 0 {
+			rest = nil
+		} else if err != nil && !whole {
+			// Kept for a retry: let the written part's array go.
+			rest = slices.Clone(rest)
+		}
+		// Classification dropped the user agents: count what is left.
+		var n int64
+		for i := range rest {
+			n += clickBytes(&rest[i]) - clickSize
+		}
+		r.mu.Lock()
+		r.held = rest
+		r.strBytes += n - r.heldBytes
+		r.heldBytes = n
+		r.mu.Unlock()
+		if err != nil {
+			return err
+		}
+		whole = false
 	}
-	r.written.Add(int64(len(batch)))
 	return nil
 }
 

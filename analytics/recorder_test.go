@@ -246,12 +246,15 @@ func TestRecorderFailedFlushKeepsClicks(t *testing.T) {
 		t.Fatalf("Flush after recovery = %v", err)
 	}
 	batches := store.Batches()
-	if got, want := len(batches), 1; got != want {
+	if got, want := len(batches), 2; got != want {
 		t.Fatalf("%d batches written, want %d", got, want)
 	}
-	// The failed clicks come first, then the newer ones, each once.
-	if got, want := batches[0], testClicks(0, 5); !equalClicks(got, want) {
-		t.Fatalf("batch %v, want %v", linkIDs(got), linkIDs(want))
+	// The failed batch comes first, as it was, then the newer clicks, each once.
+	if got, want := batches[0], testClicks(0, 3); !equalClicks(got, want) {
+		t.Fatalf("first batch %v, want %v", linkIDs(got), linkIDs(want))
+	}
+	if got, want := store.Clicks(), testClicks(0, 5); !equalClicks(got, want) {
+		t.Fatalf("written %v, want %v", linkIDs(got), linkIDs(want))
 	}
 	if got, want := r.Pending(), 0; got != want {
 		t.Fatalf("Pending = %d, want %d", got, want)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/linkbolt/linkbolt/link"
@@ -47,6 +48,40 @@ func BenchmarkLoops(b *testing.B) {
 					b.Fatal("loops")
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkRedirectBrowserHeaders is BenchmarkRedirect with what a browser
+// sends, a user agent and a Referer, and with a hostile client's 60 KB
+// ones: what a click keeps of them is cut on the redirect.
+func BenchmarkRedirectBrowserHeaders(b *testing.B) {
+	for _, bc := range []struct{ name, ua, ref string }{
+		{"browser", "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36",
+			"https://news.ycombinator.com/item?id=41234567"},
+		{"huge", strings.Repeat("Mozilla/5.0 ", 5<<10), "https://" + strings.Repeat("a", 60<<10) + "/"},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			e := newEnv(b)
+			e.recorder.SetQueueBytes(1 << 30) // the redirect, not the drops, is measured
+			l := &link.Link{WorkspaceID: e.ws, Alias: "c", DestinationURL: "https://example.com/page", RedirectCode: 302}
+			if err := e.srv.links.CreateLink(b.Context(), l); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					req := httptest.NewRequest("GET", "/c", nil)
+					req.Header.Set("User-Agent", bc.ua)
+					req.Header.Set("Referer", bc.ref)
+					w := httptest.NewRecorder()
+					e.srv.ServeHTTP(w, req)
+					if w.Code != http.StatusFound {
+						b.Fatalf("status %d", w.Code)
+					}
+				}
+			})
 		})
 	}
 }

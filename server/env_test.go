@@ -64,6 +64,13 @@ var testStart = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 
 func newEnv(t testing.TB, opts ...func(*Config)) *env {
 	t.Helper()
+	return newEnvWithClickStore(t, nil, opts...)
+}
+
+// newEnvWithClickStore is newEnv with the recorder writing clicks through
+// wrap(the real click service), when wrap is not nil.
+func newEnvWithClickStore(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickStore, opts ...func(*Config)) *env {
+	t.Helper()
 	clk := &clock{t: testStart}
 	db := storage.NewDB(filepath.Join(t.TempDir(), "linkbolt.db"))
 	db.Now = clk.Now
@@ -73,7 +80,12 @@ func newEnv(t testing.TB, opts ...func(*Config)) *env {
 	logs := &bytes.Buffer{}
 	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	clicks := storage.NewClickService(db)
-	rec := analytics.NewRecorder(clicks, time.Hour, 0, logger) // flushed by hand
+	var store analytics.ClickStore = clicks
+	if wrap != nil {
+		store = wrap(clicks)
+	}
+	rec := analytics.NewRecorder(store, time.Hour, 0, logger) // flushed by hand
+	rec.SetClock(clk.Now)
 	rec.SetEnrich(analytics.Enricher(analytics.NewClassifier(nil), clicks))
 	cfg := Config{
 		BaseURL: "http://lb.test", AltBaseURL: "http://s.test", MaxBody: 1 << 20, KeyPrefix: "lb",

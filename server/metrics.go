@@ -9,28 +9,49 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// metricsHandler serves Prometheus metrics. The click counters are read
-// from the recorder when scraped, so redirects pay nothing for them.
+// outboxCounter is a webhook service that counts its pending deliveries
+// (storage.WebhookService does).
+type outboxCounter interface{ PendingDeliveries() int64 }
+
+// metricsHandler serves Prometheus metrics. Every value is read from a
+// counter when scraped, so redirects pay nothing for them and a scrape
+// never scans the data file.
 func (s *Server) metricsHandler() httprouter.Handle {
 	reg := prometheus.NewRegistry()
+	counter := func(name, help string, fn func() int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(fn()) })
+	}
+	gauge := func(name, help string, fn func() int64) prometheus.Collector {
+		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return float64(fn()) })
+	}
+	outbox, _ := s.webhooks.(outboxCounter)
+	dispatcher := func(fn func() int64) func() int64 {
+		return func() int64 {
+			if s.dispatcher == nil {
+				return 0
+			}
+			return fn()
+		}
+	}
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "linkbolt_clicks_written_total", Help: "Clicks written to the data file.",
-		}, func() float64 { return float64(s.recorder.Written()) }),
-		prometheus.NewCounterFunc(prometheus.CounterOpts{
-			Name: "linkbolt_clicks_dropped_total", Help: "Clicks dropped because the click queue was full or a write failed.",
-		}, func() float64 { return float64(s.recorder.Dropped()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "linkbolt_clicks_pending", Help: "Clicks waiting in memory for the next write.",
-		}, func() float64 { return float64(s.recorder.Pending()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "linkbolt_rate_limiters", Help: "Rate limiters held in memory.",
-		}, func() float64 { return float64(s.limiters.Len()) }),
-		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-			Name: "linkbolt_login_accounts", Help: "Accounts (known or not) with failed logins remembered by the login limits.",
-		}, func() float64 { return float64(s.logins.Len()) }),
+		counter("linkbolt_clicks_written_total", "Clicks written to the data file.", func() int64 { return s.recorder.Written() }),
+		counter("linkbolt_clicks_dropped_total", "Clicks dropped because the click queue was full (clicks.queue_size or clicks.queue_bytes) or, with clicks.flush_interval 0, their write failed.", func() int64 { return s.recorder.Dropped() }),
+		gauge("linkbolt_clicks_pending", "Clicks in memory not yet written: queued, being written, or waiting for a failed write to be retried.", func() int64 { return int64(s.recorder.Pending()) }),
+		gauge("linkbolt_clicks_pending_bytes", "Memory held by the clicks not yet written, bounded by clicks.queue_bytes.", func() int64 { return s.recorder.PendingBytes() }),
+		gauge("linkbolt_clicks_queue_bytes", "The bound of linkbolt_clicks_pending_bytes (clicks.queue_bytes).", func() int64 { return s.recorder.QueueBytes() }),
+		counter("linkbolt_click_writes_failed_total", "Writes of a batch of clicks that failed (the batch stays queued and is retried).", func() int64 { return s.recorder.FailedWrites() }),
+		gauge("linkbolt_webhook_outbox_pending", "Webhook deliveries waiting to be sent or retried.", func() int64 {
+			if outbox == nil {
+				return 0
+			}
+			return outbox.PendingDeliveries()
+		}),
+		counter("linkbolt_webhook_attempts_failed_total", "Webhook delivery attempts that failed (an error or an answer other than 2xx).", dispatcher(func() int64 { return s.dispatcher.FailedAttempts() })),
+		counter("linkbolt_webhook_deliveries_failed_total", "Webhook deliveries given up (retried for too long, or their webhook disabled).", dispatcher(func() int64 { return s.dispatcher.FailedDeliveries() })),
+		gauge("linkbolt_rate_limiters", "Rate limiters held in memory.", func() int64 { return int64(s.limiters.Len()) }),
+		gauge("linkbolt_login_accounts", "Accounts (known or not) with failed logins remembered by the login limits.", func() int64 { return int64(s.logins.Len()) }),
 	)
 	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) { h.ServeHTTP(w, r) }

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/linkbolt/linkbolt/analytics"
 	"github.com/linkbolt/linkbolt/link"
 )
 
@@ -47,7 +48,7 @@ func (s *Server) redirect(w http.ResponseWriter, r *http.Request, d *link.Domain
 	if r.Method == http.MethodGet {
 		s.recorder.Record(link.Click{
 			LinkID: l.ID, WorkspaceID: l.WorkspaceID, CampaignID: l.CampaignID, Time: s.now(),
-			Referrer: referrerHost(r.Header.Get("Referer")), UserAgent: r.Header.Get("User-Agent"),
+			Referrer: link.ReferrerHost(r.Header.Get("Referer")), UserAgent: clickUA(r.Header.Get("User-Agent")),
 			Addr: s.clientAddr(r),
 		})
 	}
@@ -189,16 +190,16 @@ func overridden(key string, set [][2]string) bool {
 	return false
 }
 
-// referrerHost returns the host of a Referer header, "" when there is none.
-func referrerHost(ref string) string {
-	if ref == "" {
-		return ""
+// clickUA returns what a click keeps of a User-Agent header: the first
+// analytics.MaxUALength bytes, all that classification and the visitor
+// hash read. A longer header is copied, so that the queued click does not
+// keep the whole header (up to MaxHeaderBytes) alive; a usual one is kept
+// as it is, without an allocation.
+func clickUA(ua string) string {
+	if len(ua) > analytics.MaxUALength {
+		return strings.Clone(ua[:analytics.MaxUALength])
 	}
-	u, err := url.Parse(ref)
-	if err != nil {
-		return ""
-	}
-	return strings.ToLower(u.Hostname())
+	return ua
 }
 
 var notFoundPage = template.Must(template.New("404").Parse(`<!doctype html>

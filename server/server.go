@@ -426,15 +426,33 @@ func (s *Server) routes() {
 	s.handle("POST", "/api/urls", accessWrite, s.handleSimpleCreate)
 }
 
+// serveHealth answers 200 while the data file can be read and written,
+// and 503 with the reason while it cannot: unreadable, or writes of clicks
+// failing (a full disk) until one succeeds again.
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
 	if err := s.db.Ping(ctx); err != nil {
 		s.logger.Error("health check failed", "err", err)
-		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+		writeJSON(w, http.StatusServiceUnavailable, health{Status: "unavailable", Reason: "the data file cannot be read"})
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	// The reason names what fails, never the error itself (a path, a
+	// device): the log has that.
+	if since, failing := s.recorder.WriteFailing(); failing {
+		writeJSON(w, http.StatusServiceUnavailable, health{Status: "unavailable",
+			Reason:       "writes to the data file are failing: clicks are held in memory and retried",
+			FailingSince: since.UTC().Format(time.RFC3339)})
+		return
+	}
+	writeJSON(w, http.StatusOK, health{Status: "ok"})
+}
+
+// health is the answer of /healthz.
+type health struct {
+	Status       string `json:"status"`
+	Reason       string `json:"reason,omitempty"`
+	FailingSince string `json:"failing_since,omitempty"`
 }
 
 // serveFallback answers every path the router does not know with a 404

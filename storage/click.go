@@ -67,7 +67,9 @@ func parseClick(ids *idCodec, i int, c *link.Click) (parsedClick, error) {
 	p.nanos = c.Time.UnixNano()
 	sec := c.Time.Unix()
 	p.hour, p.day = uint32(sec/secondsPerHour), uint32(sec/secondsPerDay)
-	p.vals[dimReferrers] = dimValue(c.Referrer, directReferrer)
+	// A referrer is a dimension value: whoever hands clicks over (the
+	// redirect, an import), only a host or (invalid) becomes one.
+	p.vals[dimReferrers] = dimValue(link.CanonicalReferrer(c.Referrer), directReferrer)
 	p.vals[dimCountries] = dimValue(c.Country, unknownValue)
 	p.vals[dimDevices] = dimValue(c.Device, unknownValue)
 	p.vals[dimBrowsers] = dimValue(c.Browser, unknownValue)

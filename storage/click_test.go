@@ -231,14 +231,16 @@ func TestRecordClicks_Invalid(t *testing.T) {
 		t.Fatalf("cancelled: %v", err)
 	}
 
-	// Odd values are stored in a bounded form rather than failing the batch.
+	// Odd values are stored in a bounded form rather than failing the batch:
+	// a referrer that is not a host is (invalid), a host is lower-cased.
 	long := string(make([]byte, 300))
-	mustRecord(t, s, link.Click{LinkID: l.ID, WorkspaceID: ws.ID, Time: t0, Referrer: long, Country: ""})
+	mustRecord(t, s, link.Click{LinkID: l.ID, WorkspaceID: ws.ID, Time: t0, Referrer: long, Country: ""},
+		link.Click{LinkID: l.ID, WorkspaceID: ws.ID, Time: t0, Referrer: "News.Example.ORG."})
 	st := statsOf(t, s, link.StatsFilter{WorkspaceID: ws.ID, Scope: link.ScopeWorkspace, Start: t0, End: t0.Add(time.Hour)})
-	if got := st.Top[link.DimReferrers]; len(got) != 1 || len(got[0].Value) != 253 {
-		t.Fatalf("long referrer: %v", got)
+	if got := fmt.Sprint(st.Top[link.DimReferrers]); got != "[{(invalid) 1} {news.example.org 1}]" {
+		t.Fatalf("odd referrers: %s", got)
 	}
-	if got := fmt.Sprint(st.Top[link.DimCountries]); got != "[{unknown 1}]" {
+	if got := fmt.Sprint(st.Top[link.DimCountries]); got != "[{unknown 2}]" {
 		t.Fatalf("no country: %s", got)
 	}
 }

@@ -220,6 +220,10 @@ func (db *DB) Open() error {
 		_ = bdb.Close() // the schema error is the one worth reporting
 		return err
 	}
+	if err := countOutbox(bdb); err != nil {
+		_ = bdb.Close()
+		return fmt.Errorf("count webhook outbox: %w", err)
+	}
 	db.db, db.ids = bdb, ids
 	codecs.Store(bdb, ids)
 	bdb.MaxBatchDelay = DefaultBatchDelay
@@ -288,6 +292,7 @@ func (db *DB) Close() error {
 	<-db.done
 	flushErr := db.FlushKeyUsage()
 	codecs.Delete(db.db)
+	forgetOutbox(db.db)
 	closeErr := db.db.Close()
 	db.db = nil
 	if flushErr != nil {

@@ -58,10 +58,14 @@ type eventWriter struct {
 	batch     bool
 	mem       arena
 	body, rec []byte // scratch
+	// queued counts the deliveries queued, added to the outbox depth when
+	// tx commits.
+	tx     *bolt.Tx
+	queued int64
 }
 
 func newEventWriter(tx *bolt.Tx, batch bool) *eventWriter {
-	w := &eventWriter{batch: batch, ids: idsOf(tx),
+	w := &eventWriter{batch: batch, ids: idsOf(tx), tx: tx,
 		events: tx.Bucket(bucketEvents), deliveries: tx.Bucket(bucketDeliveries),
 		byWebhook: tx.Bucket(bucketDeliveriesWebhook), queue: tx.Bucket(bucketDeliveriesQueue),
 	}
@@ -149,6 +153,12 @@ func (w *eventWriter) append(wid uint64, ev *link.Event, hooks []uint64) error {
 			return fmt.Errorf("queue delivery: %w", err)
 		}
 	}
+	if w.queued == 0 {
+		if c := outboxDepth(w.tx); c != nil {
+			w.tx.OnCommit(func() { c.Add(w.queued) })
+		}
+	}
+	w.queued += int64(len(hooks))
 	w.body = body
 	return nil
 }

@@ -233,6 +233,7 @@ func enqueue(tx *bolt.Tx, id uint64, rec *deliveryRecord) error {
 	if err := q.Put(queueKey(rec.Webhook, seq), itob(id)); err != nil {
 		return fmt.Errorf("queue delivery: %w", err)
 	}
+	queuedDeliveries(tx, 1)
 	return putDelivery(tx, id, rec)
 }
 
@@ -252,6 +253,7 @@ func dequeue(tx *bolt.Tx, rec *deliveryRecord) error {
 	if err := tx.Bucket(bucketDeliveriesQueue).Delete(queueKey(rec.Webhook, rec.Queue)); err != nil {
 		return fmt.Errorf("dequeue delivery: %w", err)
 	}
+	queuedDeliveries(tx, -1)
 	rec.Queue = 0
 	return nil
 }
@@ -512,6 +514,9 @@ func (s *WebhookService) purgeWebhook(whid uint64) error {
 				c := b.Cursor()
 				for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix) && n+len(keys) < pruneChunk; k, _ = c.Next() {
 					keys = append(keys, cloneBytes(k))
+				}
+				if bytes.Equal(name, bucketDeliveriesQueue) {
+					queuedDeliveries(tx, -int64(len(keys)))
 				}
 				for _, k := range keys {
 					if err := b.Delete(k); err != nil {

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/linkbolt/linkbolt/link"
@@ -141,7 +142,18 @@ type Dispatcher struct {
 	// begun before that may hold the finished delivery as still due.
 	ends  uint64
 	ended map[string]uint64
+
+	failedAttempts   atomic.Int64
+	failedDeliveries atomic.Int64
 }
+
+// FailedAttempts returns the number of attempts that failed (an error or
+// an answer other than 2xx) since the dispatcher started.
+func (d *Dispatcher) FailedAttempts() int64 { return d.failedAttempts.Load() }
+
+// FailedDeliveries returns the number of deliveries given up since the
+// dispatcher started: retried for too long, or their webhook disabled.
+func (d *Dispatcher) FailedDeliveries() int64 { return d.failedDeliveries.Load() }
 
 func (d *Dispatcher) init() {
 	d.initOnce.Do(func() {
@@ -369,6 +381,9 @@ func (d *Dispatcher) deliver(ctx context.Context, head *link.Delivery) int {
 	if len(recs) == 0 {
 		return 0
 	}
+	if recs[len(recs)-1].Attempt.Error != "" {
+		d.failedAttempts.Add(1)
+	}
 	// Finished requests are recorded even if ctx is done by now.
 	if err := d.Store.RecordAttempts(context.WithoutCancel(ctx), recs); err != nil {
 		if link.ErrorCode(err) != link.ENOTFOUND {
@@ -381,10 +396,12 @@ func (d *Dispatcher) deliver(ctx context.Context, head *link.Delivery) int {
 	log = log.With("delivery", dl.ID, "event", dl.EventType)
 	switch {
 	case last.Disable != "":
+		d.failedDeliveries.Add(1)
 		log.Warn("webhooks: webhook disabled", "reason", last.Disable)
 	case a.Error != "" && last.Next != nil:
 		log.Info("webhooks: delivery failed, will retry", "attempt", dl.Attempts, "err", a.Error, "next_attempt_at", last.Next)
 	case a.Error != "":
+		d.failedDeliveries.Add(1)
 		log.Warn("webhooks: delivery failed, given up", "attempt", dl.Attempts, "err", a.Error)
 	}
 	return len(recs)

@@ -534,6 +534,13 @@ func TestDispatcher_DisablesAfterConsecutiveFailures(t *testing.T) {
 	if n := len(rc.requests()); n != 20 {
 		t.Fatalf("%d requests, want 20", n)
 	}
+	// What metrics show: every failed attempt, and the delivery given up.
+	if got, want := d.FailedAttempts(), int64(20); got != want {
+		t.Fatalf("FailedAttempts = %d, want %d", got, want)
+	}
+	if got, want := d.FailedDeliveries(), int64(1); got != want {
+		t.Fatalf("FailedDeliveries = %d, want %d", got, want)
+	}
 }
 
 func TestDispatcher_RedirectNotFollowed(t *testing.T) {

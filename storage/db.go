@@ -201,6 +201,13 @@ func (db *DB) Open() error {
 		return err
 	}
 	db.db = bdb
+	// Holding the file, this process is the only one that could be
+	// spooling a backup beside it: what is there was left by a crash.
+	if removed, err := RemoveBackupLeftovers(filepath.Dir(db.Path)); err != nil {
+		db.logger().Warn("could not remove a crashed backup's spool file", "err", err)
+	} else if len(removed) > 0 {
+		db.logger().Info("removed the spool files a crashed backup left behind", "files", removed)
+	}
 	bdb.MaxBatchDelay = DefaultBatchDelay
 	if db.BatchDelay > 0 {
 		bdb.MaxBatchDelay = db.BatchDelay

@@ -43,7 +43,12 @@ func newApp(ctx context.Context, cfg *Config, logger *slog.Logger) (*app, error)
 		return nil, err
 	}
 	a := &app{cfg: cfg, logger: logger, db: db}
-	if err := a.wire(ctx); err != nil {
+	// Start-up reads the file (the JWT secret, the admin): a damaged
+	// page the open's inspection did not reach ends it with one line.
+	if err := db.CatchDamage(func() error { return a.wire(ctx) }); err != nil {
+		if a.listener != nil {
+			a.listener.Close()
+		}
 		if a.geo != nil {
 			a.geo.Close()
 		}

@@ -176,7 +176,9 @@ func NewDB(path string) *DB {
 // Open opens (or creates) the data file, creates every bucket, records the
 // schema version of a new file, refuses a file of a newer schema, and
 // starts the background flush of key usage. A file held by another process
-// fails after one second with an error matching ErrLocked.
+// fails after one second with an error matching ErrLocked; a damaged file
+// (empty, truncated, overwritten; see inspectDataFile) fails with an error
+// matching ErrDamaged, before anything is written to it.
 func (db *DB) Open() error {
 	if db.Path == "" {
 		return errors.New("storage: data file path required")
@@ -190,14 +192,25 @@ func (db *DB) Open() error {
 	if err := os.MkdirAll(filepath.Dir(db.Path), 0o700); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
-	bdb, err := bolt.Open(db.Path, 0o600, &bolt.Options{Timeout: time.Second})
-	if errors.Is(err, berrors.ErrTimeout) {
-		return &lockedError{path: db.Path}
-	} else if err != nil {
-		return fmt.Errorf("open data file %s: %w", db.Path, err)
+	if err := inspectDataFile(db.Path); err != nil {
+		return err
 	}
-	if err := bdb.Update(func(tx *bolt.Tx) error { return initSchema(tx, db.Path) }); err != nil {
-		_ = bdb.Close() // the schema error is the one worth reporting
+	var bdb *bolt.DB
+	err := catchDamage(db.Path, func() error {
+		var err error
+		bdb, err = bolt.Open(db.Path, 0o600, &bolt.Options{Timeout: time.Second})
+		if errors.Is(err, berrors.ErrTimeout) {
+			return &lockedError{path: db.Path}
+		} else if err != nil {
+			return fmt.Errorf("open data file %s: %w", db.Path, err)
+		}
+		if err := bdb.Update(func(tx *bolt.Tx) error { return initSchema(tx, db.Path) }); err != nil {
+			_ = bdb.Close() // the schema error is the one worth reporting
+			return err
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
 	db.db = bdb

@@ -39,7 +39,10 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		path = cfg.Storage.Path
 	}
 	r, err := storage.CheckFile(path)
-	if errors.Is(err, storage.ErrLocked) && *file == "" {
+	if errors.Is(err, storage.ErrLocked) {
+		if !sameFile(path, cfg.Storage.Path) {
+			return fmt.Errorf("check: %s is in use by a running linkbolt; check a backup of it instead (linkbolt backup --out FILE)", path)
+		}
 		fmt.Fprintln(stderr, "the data file is in use; checking a hot backup from the running server at", cfg.Server.BaseURL)
 		r, err = checkLiveCopy(ctx, cfg, *token)
 	}
@@ -57,6 +60,13 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	fmt.Fprintln(stdout, "Restore it from a backup: stop the server and put a good backup file in its place.")
 	return errDamaged
+}
+
+// sameFile reports whether a and b name the same existing file.
+func sameFile(a, b string) bool {
+	ai, err1 := os.Stat(a)
+	bi, err2 := os.Stat(b)
+	return err1 == nil && err2 == nil && os.SameFile(ai, bi)
 }
 
 // checkLiveCopy checks a hot backup of the data file a server holds.

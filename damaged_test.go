@@ -241,3 +241,23 @@ func TestProcessLightlyDamagedDataFile(t *testing.T) {
 		t.Fatalf("check: exit %d:\n%s%s", code, stdout, stderr)
 	}
 }
+
+// TestProcessCheckWhileServing: linkbolt check of a data file a server
+// holds checks a hot backup taken through the admin API, and leaves no
+// temporary file behind.
+func TestProcessCheckWhileServing(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "linkbolt.db")
+	p := startChild(t, dir, "50ms")
+	setupLink(p.client())
+	code, stdout, stderr := runBinary(t, dir, childEnv(p, data), "check")
+	if code != 0 || !strings.Contains(stdout, data+" is OK: ") || !strings.Contains(stderr, "checking a hot backup") {
+		t.Fatalf("check while serving: exit %d:\n%s%s", code, stdout, stderr)
+	}
+	if got := backupLeftovers(t, dir); len(got) != 0 {
+		t.Fatalf("check left %v", got)
+	}
+	if code, stdout, _ := runBinary(t, dir, nil, "help"); code != 0 || !strings.Contains(stdout, "linkbolt check") {
+		t.Fatalf("help does not list check:\n%s", stdout)
+	}
+}

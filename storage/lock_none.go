@@ -1,10 +1,10 @@
-//go:build !unix
+//go:build !(linux || darwin || freebsd || netbsd || openbsd || dragonfly)
 
 package storage
 
 import "os"
 
-// lockFile does nothing where advisory locks are not available.
+// lockFile does nothing: this build takes no advisory locks.
 func lockFile(*os.File) error { return nil }
 
 // tryLockFile reports every file as held where advisory locks are not

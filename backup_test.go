@@ -314,3 +314,37 @@ func padData(t *testing.T, path string, mb int) {
 		t.Fatal(err)
 	}
 }
+
+// TestBackupOntoDataFileOffline: with no server running, a backup onto
+// the data file (by path or through a symbolic link) is refused just the
+// same, and the file is left as it was.
+func TestBackupOntoDataFileOffline(t *testing.T) {
+	cfg := testConfig(t, "")
+	cfgPath := filepath.Join(filepath.Dir(filepath.Dir(cfg.Storage.Path)), "config.yaml")
+	db := storage.NewDB(cfg.Storage.Path)
+	if err := db.Open(); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	before, _ := os.ReadFile(cfg.Storage.Path)
+	info, _ := os.Stat(cfg.Storage.Path)
+	link := filepath.Join(t.TempDir(), "link.db")
+	if err := os.Symlink(cfg.Storage.Path, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, out := range []string{cfg.Storage.Path, link} {
+		var stdout, stderr bytes.Buffer
+		code := run(context.Background(), []string{"backup", "--config", cfgPath, "--out", out}, &stdout, &stderr)
+		if code == 0 || !strings.Contains(stderr.String(), "is the data file itself") {
+			t.Fatalf("backup --out %s: exit %d: %s%s", out, code, stdout.String(), stderr.String())
+		}
+	}
+	after, _ := os.ReadFile(cfg.Storage.Path)
+	info2, _ := os.Stat(cfg.Storage.Path)
+	if !bytes.Equal(before, after) || !os.SameFile(info, info2) {
+		t.Fatal("the data file changed")
+	}
+	if fi, err := os.Lstat(link); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("the symbolic link was replaced: %v", err)
+	}
+}

@@ -205,13 +205,23 @@ func (a *app) pruneLoop(ctx context.Context) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
-		n, err := a.clicks.PruneClicks(ctx, time.Now().Add(-a.cfg.retention))
+		// A damaged page is logged as an error, not a crash: the
+		// server keeps serving what is readable (see README).
+		var n int
+		err := a.db.CatchDamage(func() (err error) {
+			n, err = a.clicks.PruneClicks(ctx, time.Now().Add(-a.cfg.retention))
+			return err
+		})
 		if err != nil && ctx.Err() == nil {
 			a.logger.Error("pruning old clicks failed", "err", err)
 		} else if n > 0 {
 			a.logger.Info("pruned raw clicks past the retention", "clicks", n, "retention", a.cfg.retention)
 		}
-		if _, err := a.webhooks.PruneDeliveries(ctx, time.Now().Add(-deliveryRetention)); err != nil && ctx.Err() == nil {
+		err = a.db.CatchDamage(func() error {
+			_, err := a.webhooks.PruneDeliveries(ctx, time.Now().Add(-deliveryRetention))
+			return err
+		})
+		if err != nil && ctx.Err() == nil {
 			a.logger.Error("pruning old webhook deliveries failed", "err", err)
 		}
 		select {

@@ -298,7 +298,8 @@ func (db *DB) flushLoop(interval time.Duration, stop <-chan struct{}, done chan<
 		case <-stop:
 			return
 		case <-t.C:
-			err := db.FlushKeyUsage()
+			// A damaged page is logged, not a crash of the server.
+			err := catchDamage(db.Path, db.FlushKeyUsage)
 			if err != nil {
 				// The uses were put back and are written by the next flush.
 				db.logger().Error("flush key usage", "err", err)

@@ -14,8 +14,9 @@ import (
 )
 
 // benchFile is a big data file shared by the benchmarks below: its size in
-// MB comes from LINKBOLT_BENCH_DATA_MB (default 64), and with
-// LINKBOLT_BENCH_DATA_FILE it is kept at that path between runs.
+// MB comes from LINKBOLT_BENCH_DATA_MB (default 64); it is made once and
+// kept between runs, at LINKBOLT_BENCH_DATA_FILE or in the temporary
+// directory as linkbolt-bench-<MB>mb.db.
 //
 //	LINKBOLT_BENCH_DATA_MB=1500 LINKBOLT_BENCH_DATA_FILE=/tmp/big.db \
 //	  go test ./storage -run '^$' -bench 'Open|Check' -benchtime 3x
@@ -26,12 +27,9 @@ var benchFile = sync.OnceValues(func() (string, error) {
 	}
 	path := os.Getenv("LINKBOLT_BENCH_DATA_FILE")
 	if path == "" {
-		dir, err := os.MkdirTemp("", "linkbolt-bench-")
-		if err != nil {
-			return "", err
-		}
-		path = filepath.Join(dir, "linkbolt.db")
-	} else if _, err := os.Stat(path); err == nil {
+		path = filepath.Join(os.TempDir(), "linkbolt-bench-"+strconv.Itoa(mb)+"mb.db")
+	}
+	if _, err := os.Stat(path); err == nil {
 		return path, nil
 	}
 	return path, fillBenchFile(path, mb)

@@ -44,7 +44,12 @@ func newApp(ctx context.Context, cfg *Config, logger *slog.Logger) (*app, error)
 		return nil, err
 	}
 	a := &app{cfg: cfg, logger: logger, db: db}
-	if err := a.wire(ctx); err != nil {
+	// Start-up reads the file (the JWT secret, the admin): a damaged
+	// page the open's inspection did not reach ends it with one line.
+	if err := db.CatchDamage(func() error { return a.wire(ctx) }); err != nil {
+		if a.listener != nil {
+			a.listener.Close()
+		}
 		if a.geo != nil {
 			a.geo.Close()
 		}
@@ -220,13 +225,23 @@ func (a *app) pruneLoop(ctx context.Context) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
-		n, err := a.clicks.PruneClicks(ctx, time.Now().Add(-a.cfg.retention))
+		// A damaged page is logged as an error, not a crash: the
+		// server keeps serving what is readable (see README).
+		var n int
+		err := a.db.CatchDamage(func() (err error) {
+			n, err = a.clicks.PruneClicks(ctx, time.Now().Add(-a.cfg.retention))
+			return err
+		})
 		if err != nil && ctx.Err() == nil {
 			a.logger.Error("pruning old clicks failed", "err", err)
 		} else if n > 0 {
 			a.logger.Info("pruned raw clicks past the retention", "clicks", n, "retention", a.cfg.retention)
 		}
-		if _, err := a.webhooks.PruneDeliveries(ctx, time.Now().Add(-deliveryRetention)); err != nil && ctx.Err() == nil {
+		err = a.db.CatchDamage(func() error {
+			_, err := a.webhooks.PruneDeliveries(ctx, time.Now().Add(-deliveryRetention))
+			return err
+		})
+		if err != nil && ctx.Err() == nil {
 			a.logger.Error("pruning old webhook deliveries failed", "err", err)
 		}
 		if _, err := a.links.PruneAliasHolds(ctx, time.Now()); err != nil && ctx.Err() == nil {

@@ -39,6 +39,14 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if _, err := os.Stat(cfg.Storage.Path); err != nil {
 		return fmt.Errorf("backup: no data file at %s: %w", cfg.Storage.Path, err)
 	}
+	if err := refuseDataFile(*out, cfg.Storage.Path); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	if removed, err := storage.RemoveBackupLeftovers(filepath.Dir(*out)); err != nil {
+		fmt.Fprintln(stderr, "could not remove an earlier backup's leftovers:", err)
+	} else if len(removed) > 0 {
+		fmt.Fprintln(stderr, "removed what an interrupted backup left behind:", strings.Join(removed, ", "))
+	}
 	n, err := writeAtomically(*out, func(w io.Writer) (int64, error) {
 		db := storage.NewDB(cfg.Storage.Path)
 		if err := db.Open(); err != nil {
@@ -58,10 +66,42 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return nil
 }
 
+// refuseDataFile returns an error when out is the data file itself, or a
+// lock file beside it, however it is spelled: the same path, a relative or
+// absolute spelling, a path through "..", a symbolic link or a hard link.
+// Renaming a copy onto the data file would swap a running server's file
+// out from under it (its later writes would go to the unlinked old file)
+// and leave the path unlocked for a second server.
+func refuseDataFile(out, data string) error {
+	outInfo, err := os.Stat(out)
+	if err != nil {
+		return nil // nothing there yet (or unreadable: the write will say)
+	}
+	for _, p := range append([]string{data}, dataSidecars(data)...) {
+		if info, err := os.Stat(p); err == nil && os.SameFile(outInfo, info) {
+			if p == data {
+				return fmt.Errorf("--out %s is the data file itself (%s): write the backup to another file", out, data)
+			}
+			return fmt.Errorf("--out %s is the data file's lock file (%s): write the backup to another file", out, p)
+		}
+	}
+	return nil
+}
+
+// dataSidecars are the files that may sit beside the data file for it.
+// bbolt locks the data file itself and keeps none, but a backup must not
+// land on one that packaging or another tool keeps.
+func dataSidecars(data string) []string {
+	return []string{data + "-lock", data + ".lock"}
+}
+
 // writeAtomically writes to a temporary file beside path and renames it
-// into place only when everything was written and synced.
+// into place only when everything was written and synced. The temporary
+// file is locked while written, so RemoveBackupLeftovers of another backup
+// leaves it alone, and removed on every failure; a crash leaves it to the
+// next backup into the same directory (or the next server start).
 func writeAtomically(path string, write func(io.Writer) (int64, error)) (int64, error) {
-	f, err := os.CreateTemp(filepath.Dir(path), ".linkbolt-backup-*")
+	f, err := storage.CreateBackupTemp(filepath.Dir(path))
 	if err != nil {
 		return 0, err
 	}

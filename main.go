@@ -47,6 +47,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		return 0
 	case "backup":
 		err = runBackup(ctx, args, stdout, stderr)
+	case "check":
+		err = runCheck(ctx, args, stdout, stderr)
 	case "help", "-h", "--help":
 		usage(stdout)
 		return 0
@@ -57,6 +59,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	if errors.Is(err, flag.ErrHelp) {
 		return 0
+	}
+	if errors.Is(err, errDamaged) {
+		return 1 // the report says why
 	}
 	if err != nil {
 		fmt.Fprintln(stderr, "linkbolt:", err)
@@ -70,6 +75,7 @@ func usage(w io.Writer) {
   linkbolt [serve] [--config FILE]              start the server (the default)
   linkbolt version                              print the version
   linkbolt backup --out FILE [--config FILE]    write a consistent copy of the data file
+  linkbolt check [--file FILE] [--config FILE]  check the data file (or a backup) for damage
 
 Configuration: config.yaml in the working directory (or --config FILE) and
 LINKBOLT_<SECTION>_<KEY> environment variables; see config.example.yaml.

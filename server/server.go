@@ -206,6 +206,10 @@ func (s *Server) PrepareSetup(ctx context.Context) (string, error) {
 // ServeHTTP recovers from panics so that one bad request never takes the
 // server down, and hands the request to the router.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// A damaged page of the memory-mapped data file faults instead of
+	// panicking; on this goroutine the fault panics too, and is recovered
+	// below into a 500 like any other.
+	debug.SetPanicOnFault(true)
 	defer func() {
 		if v := recover(); v != nil {
 			if v == http.ErrAbortHandler {

@@ -3,11 +3,8 @@ package server
 import (
 	"context"
 	"crypto/subtle"
-	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -291,25 +288,14 @@ func (s *Server) handleUpdateWorkspace(w http.ResponseWriter, r *http.Request, c
 }
 
 // handleBackup answers the instance admin with a consistent copy of the
-// data file while the server keeps running. The copy is first written to a
-// temporary file beside the data file, so the read transaction it needs
-// lasts as long as the local disk takes, not as long as a slow client:
-// an open read transaction would stop the file from growing and stall
-// every write.
+// data file while the server keeps running. The copy is spooled first (see
+// storage.DB.SpoolBackup), so a slow client never holds a read transaction.
 func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request, _ *caller) error {
-	f, err := os.CreateTemp(filepath.Dir(s.db.Path), ".linkbolt-backup-*")
+	f, n, err := s.db.SpoolBackup()
 	if err != nil {
-		return fmt.Errorf("backup: %w", err)
+		return err
 	}
-	defer os.Remove(f.Name())
 	defer f.Close()
-	n, err := s.db.WriteBackup(f)
-	if err != nil {
-		return fmt.Errorf("backup: %w", err)
-	}
-	if _, err := f.Seek(0, io.SeekStart); err != nil {
-		return fmt.Errorf("backup: %w", err)
-	}
 	h := w.Header()
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("Content-Disposition", `attachment; filename="linkbolt-backup.db"`)

@@ -187,7 +187,9 @@ func NewDB(path string) *DB {
 // Open opens (or creates) the data file, creates every bucket, records the
 // schema version of a new file, refuses a file of a newer schema, and
 // starts the background flush of key usage. A file held by another process
-// fails after one second with an error matching ErrLocked.
+// fails after one second with an error matching ErrLocked; a damaged file
+// (empty, truncated, overwritten; see inspectDataFile) fails with an error
+// matching ErrDamaged, before anything is written to it.
 func (db *DB) Open() error {
 	if db.Path == "" {
 		return errors.New("storage: data file path required")
@@ -201,31 +203,48 @@ func (db *DB) Open() error {
 	if err := os.MkdirAll(filepath.Dir(db.Path), 0o700); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
-	bdb, err := bolt.Open(db.Path, 0o600, &bolt.Options{Timeout: time.Second})
-	if errors.Is(err, berrors.ErrTimeout) {
-		return &lockedError{path: db.Path}
-	} else if err != nil {
-		return fmt.Errorf("open data file %s: %w", db.Path, err)
+	if err := inspectDataFile(db.Path); err != nil {
+		return err
 	}
+	var bdb *bolt.DB
 	var ids *idCodec
-	err = bdb.Update(func(tx *bolt.Tx) error {
-		if err := initSchema(tx, db.Path); err != nil {
+	err := catchDamage(db.Path, func() error {
+		var err error
+		bdb, err = bolt.Open(db.Path, 0o600, &bolt.Options{Timeout: time.Second})
+		if errors.Is(err, berrors.ErrTimeout) {
+			return &lockedError{path: db.Path}
+		} else if err != nil {
+			return fmt.Errorf("open data file %s: %w", db.Path, err)
+		}
+		if err := bdb.Update(func(tx *bolt.Tx) error {
+			if err := initSchema(tx, db.Path); err != nil {
+				return err
+			}
+			var err error
+			ids, err = loadIDCodec(tx)
+			return err
+		}); err != nil {
+			_ = bdb.Close() // the schema error is the one worth reporting
 			return err
 		}
-		var err error
-		ids, err = loadIDCodec(tx)
-		return err
+		if err := countOutbox(bdb); err != nil {
+			_ = bdb.Close()
+			return fmt.Errorf("count webhook outbox: %w", err)
+		}
+		return nil
 	})
 	if err != nil {
-		_ = bdb.Close() // the schema error is the one worth reporting
 		return err
-	}
-	if err := countOutbox(bdb); err != nil {
-		_ = bdb.Close()
-		return fmt.Errorf("count webhook outbox: %w", err)
 	}
 	db.db, db.ids = bdb, ids
 	codecs.Store(bdb, ids)
+	// Holding the file, this process is the only one that could be
+	// spooling a backup beside it: what is there was left by a crash.
+	if removed, err := RemoveBackupLeftovers(filepath.Dir(db.Path)); err != nil {
+		db.logger().Warn("could not remove a crashed backup's spool file", "err", err)
+	} else if len(removed) > 0 {
+		db.logger().Info("removed the spool files a crashed backup left behind", "files", removed)
+	}
 	bdb.MaxBatchDelay = DefaultBatchDelay
 	if db.BatchDelay > 0 {
 		bdb.MaxBatchDelay = db.BatchDelay
@@ -310,7 +329,8 @@ func (db *DB) flushLoop(interval time.Duration, stop <-chan struct{}, done chan<
 		case <-stop:
 			return
 		case <-t.C:
-			err := db.FlushKeyUsage()
+			// A damaged page is logged, not a crash of the server.
+			err := catchDamage(db.Path, db.FlushKeyUsage)
 			if err != nil {
 				// The uses were put back and are written by the next flush.
 				db.logger().Error("flush key usage", "err", err)

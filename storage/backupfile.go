@@ -1,0 +1,129 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// BackupTempPrefix starts the name of every temporary file a backup writes:
+// the spool of a hot backup beside the data file, and the copy a backup
+// command writes beside its output before renaming it into place.
+// RemoveBackupLeftovers removes only files whose names start with it.
+const BackupTempPrefix = ".linkbolt-backup-"
+
+// CreateBackupTemp creates a temporary backup file in dir and locks it, so
+// that RemoveBackupLeftovers in another process (or another backup) leaves
+// it alone while it is written. Closing the file releases the lock.
+func CreateBackupTemp(dir string) (*os.File, error) {
+	f, err := os.CreateTemp(dir, BackupTempPrefix+"*")
+	if err != nil {
+		return nil, err
+	}
+	if err := lockFile(f); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, fmt.Errorf("lock %s: %w", f.Name(), err)
+	}
+	return f, nil
+}
+
+// RemoveBackupLeftovers removes the temporary backup files in dir that a
+// crashed backup left behind (a kill -9 skips every deferred removal), and
+// returns their names. It removes only regular files named
+// BackupTempPrefix+"…" that no running backup holds locked.
+func RemoveBackupLeftovers(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	var removed []string
+	var errs []error
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), BackupTempPrefix) || !e.Type().IsRegular() {
+			continue
+		}
+		path := filepath.Join(dir, e.Name())
+		ok, err := removeIfUnlocked(path)
+		if err != nil {
+			errs = append(errs, err)
+		} else if ok {
+			removed = append(removed, path)
+		}
+	}
+	return removed, errors.Join(errs...)
+}
+
+// removeIfUnlocked removes path unless a live backup holds it locked.
+func removeIfUnlocked(path string) (bool, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil // its backup finished meanwhile
+	} else if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	free, err := tryLockFile(f)
+	if err != nil || !free {
+		return false, err
+	}
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	return true, nil
+}
+
+// SpoolBackup writes a consistent copy of the data file into a temporary
+// file beside it and returns a reader of that copy and its size; close the
+// reader when done. The file is unlinked as soon as it is created, so no
+// crash can leave it behind, and closing the reader frees its space.
+// Spooling keeps the read transaction as short as the local disk allows,
+// however slowly the copy is then read: an open read transaction stops the
+// file from growing and stalls every write.
+func (db *DB) SpoolBackup() (io.ReadCloser, int64, error) {
+	f, err := os.CreateTemp(filepath.Dir(db.Path), BackupTempPrefix+"*")
+	if err != nil {
+		return nil, 0, fmt.Errorf("backup spool: %w", err)
+	}
+	s := &backupSpool{File: f}
+	if err := os.Remove(f.Name()); err != nil {
+		// Where an open file cannot be unlinked (Windows) the spool
+		// keeps its name until closed; a crash leaves it to
+		// RemoveBackupLeftovers at the next start.
+		s.name = f.Name()
+		if err := lockFile(f); err != nil {
+			s.Close()
+			return nil, 0, fmt.Errorf("backup spool: %w", err)
+		}
+	}
+	n, err := db.WriteBackup(f)
+	if err == nil {
+		_, err = f.Seek(0, io.SeekStart)
+	}
+	if err != nil {
+		s.Close()
+		return nil, 0, fmt.Errorf("backup spool: %w", err)
+	}
+	return s, n, nil
+}
+
+// backupSpool is the spool file of SpoolBackup; name is set only while
+// the file still has one.
+type backupSpool struct {
+	*os.File
+	name string
+}
+
+func (s *backupSpool) Close() error {
+	err := s.File.Close()
+	if s.name != "" {
+		os.Remove(s.name)
+	}
+	return err
+}

@@ -1,0 +1,203 @@
+package storage
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+)
+
+// This file reads the bbolt file format (version 2) directly, through
+// ReadAt and never a memory map, checking every offset before use. bbolt
+// itself trusts the file: on a truncated file it maps pages past the end
+// (a fatal SIGBUS or SIGSEGV, not a panic), and on damaged pages it
+// indexes out of bounds. Reading the structure here first turns all of
+// that into a list of problems.
+
+const (
+	boltMagic      = 0xED0CDAED
+	boltVersion    = 2
+	pageHeaderSize = 16 // id(8) flags(2) count(2) overflow(4)
+	elementSize    = 16 // branch: pos(4) ksize(4) pgid(8); leaf: flags(4) pos(4) ksize(4) vsize(4)
+	metaSize       = 56 // the meta fields the checksum covers
+	inBucketSize   = 16 // root pgid(8) sequence(8)
+
+	pageBranch   = 0x01
+	pageLeaf     = 0x02
+	pageMeta     = 0x04
+	pageFreelist = 0x10
+
+	leafBucket = 0x01 // a leaf element that is a nested bucket
+
+	noFreelist = ^uint64(0)
+	// maxProblems bounds the problems one inspection collects.
+	maxProblems = 50
+)
+
+var byteOrder = binary.NativeEndian // bbolt writes its structs as they are in memory
+
+// boltMeta is the part of a meta page the inspection uses.
+type boltMeta struct {
+	pageSize uint32
+	root     uint64 // the root bucket's page
+	freelist uint64
+	pgid     uint64 // high-water mark: pages [0, pgid) are in use or free
+	txid     uint64
+}
+
+// parseMeta reads the meta page in buf (starting at its page header).
+func parseMeta(buf []byte) (boltMeta, error) {
+	if len(buf) < pageHeaderSize+metaSize+8 {
+		return boltMeta{}, errors.New("too short")
+	}
+	m := buf[pageHeaderSize:]
+	if byteOrder.Uint32(m[0:]) != boltMagic {
+		return boltMeta{}, errors.New("not a bbolt meta page")
+	}
+	if v := byteOrder.Uint32(m[4:]); v != boltVersion {
+		return boltMeta{}, fmt.Errorf("format version %d, not %d", v, boltVersion)
+	}
+	h := fnv.New64a()
+	h.Write(m[:metaSize])
+	if h.Sum64() != byteOrder.Uint64(m[metaSize:]) {
+		return boltMeta{}, errors.New("checksum mismatch")
+	}
+	meta := boltMeta{
+		pageSize: byteOrder.Uint32(m[8:]),
+		root:     byteOrder.Uint64(m[16:]),
+		freelist: byteOrder.Uint64(m[32:]),
+		pgid:     byteOrder.Uint64(m[40:]),
+		txid:     byteOrder.Uint64(m[48:]),
+	}
+	if ps := meta.pageSize; ps < 1024 || ps > 1<<24 || ps&(ps-1) != 0 {
+		return boltMeta{}, fmt.Errorf("impossible page size %d", ps)
+	}
+	return meta, nil
+}
+
+// boltFile is a bbolt file opened for inspection.
+type boltFile struct {
+	f        *os.File
+	size     int64
+	meta     boltMeta
+	pageSize int64
+}
+
+// damage is what an inspection found wrong: summary is short enough for
+// one log line, problems lists every finding.
+type damage struct {
+	summary  string
+	problems []string
+}
+
+func (d *damage) add(format string, args ...any) {
+	if len(d.problems) < maxProblems {
+		d.problems = append(d.problems, fmt.Sprintf(format, args...))
+	} else if len(d.problems) == maxProblems {
+		d.problems = append(d.problems, "(more problems not listed)")
+	}
+	if d.summary == "" {
+		d.summary = d.problems[0]
+	}
+}
+
+// openBoltFile reads the meta pages of the file at path and checks that
+// the file holds every page the newest valid one records. It returns a
+// damage (and no file) when the file cannot be a whole bbolt file.
+func openBoltFile(path string) (*boltFile, *damage, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	info, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	bf := &boltFile{f: f, size: info.Size()}
+	if d := bf.readMeta(); d != nil {
+		f.Close()
+		return nil, d, nil
+	}
+	return bf, nil, nil
+}
+
+func (bf *boltFile) Close() error { return bf.f.Close() }
+
+// readMeta picks the meta page bbolt would use: the valid one with the
+// higher transaction id.
+func (bf *boltFile) readMeta() *damage {
+	d := &damage{}
+	if bf.size == 0 {
+		d.add("the file is empty (0 bytes)")
+		return d
+	}
+	buf := make([]byte, 4096)
+	n, _ := bf.f.ReadAt(buf, 0)
+	meta0, err0 := parseMeta(buf[:n])
+	// The second meta page starts one page in; without the first meta
+	// the page size is unknown, so try each size bbolt could have used.
+	sizes := []int64{int64(meta0.pageSize)}
+	if err0 != nil {
+		sizes = sizes[:0]
+		for ps := int64(1024); ps <= 1<<24; ps <<= 1 {
+			sizes = append(sizes, ps)
+		}
+	}
+	var meta1 boltMeta
+	err1 := errors.New("not found")
+	for _, ps := range sizes {
+		if ps >= bf.size {
+			break
+		}
+		n, _ := bf.f.ReadAt(buf, ps)
+		if m, err := parseMeta(buf[:n]); err == nil && int64(m.pageSize) == ps {
+			meta1, err1 = m, nil
+			break
+		} else if err0 == nil {
+			err1 = err
+		}
+	}
+	switch {
+	case err0 != nil && err1 != nil:
+		d.add("no valid header page: not a linkbolt data file, or both header pages are damaged (first: %v; second: %v)", err0, err1)
+		return d
+	case err0 != nil:
+		bf.meta = meta1
+	case err1 != nil || meta0.txid >= meta1.txid:
+		bf.meta = meta0
+	default:
+		bf.meta = meta1
+	}
+	if err0 == nil && err1 == nil && meta0.pageSize != meta1.pageSize {
+		d.add("the header pages disagree on the page size (%d and %d)", meta0.pageSize, meta1.pageSize)
+		return d
+	}
+	m := bf.meta
+	bf.pageSize = int64(m.pageSize)
+	if want := int64(m.pgid) * bf.pageSize; m.pgid < 3 || uint64(want)/uint64(bf.pageSize) != m.pgid {
+		d.add("the header records an impossible page count (%d)", m.pgid)
+	} else if bf.size < want {
+		d.add("the file is truncated: %d bytes, but its header records %d pages of %d bytes (%d bytes)",
+			bf.size, m.pgid, m.pageSize, want)
+	} else if m.root < 2 || m.root >= m.pgid {
+		d.add("the root page %d is outside the file's %d pages", m.root, m.pgid)
+	} else if m.freelist != noFreelist && (m.freelist < 2 || m.freelist >= m.pgid) {
+		d.add("the free-page list at page %d is outside the file's %d pages", m.freelist, m.pgid)
+	}
+	if len(d.problems) > 0 {
+		return d
+	}
+	return nil
+}
+
+// readAt reads exactly len(buf) bytes at off.
+func (bf *boltFile) readAt(buf []byte, off int64) error {
+	_, err := bf.f.ReadAt(buf, off)
+	if errors.Is(err, io.EOF) {
+		return io.ErrUnexpectedEOF
+	}
+	return err
+}

@@ -1,0 +1,5 @@
+package storage
+
+// Test access to the start-up inspection.
+
+var InspectDataFile = inspectDataFile

@@ -87,6 +87,8 @@ func (a *app) wire(ctx context.Context) error {
 		WebhooksAllowPrivate: cfg.Webhooks.AllowPrivate,
 		LoginPerIP:           cfg.Auth.LoginPerIP, LoginPerAccount: cfg.Auth.LoginPerAccount,
 		DomainResolver: cfg.Domains.Resolver, DomainScheme: cfg.Domains.Scheme,
+		CostlyConcurrency: cfg.Server.CostlyConcurrency, CostlyWait: cfg.costlyWait,
+		SearchScanLimit: cfg.Server.SearchScanLimit,
 	}, server.Deps{
 		DB: a.db, Links: storage.NewLinkService(a.db), Keys: storage.NewKeyService(a.db),
 		Users: storage.NewUserService(a.db), Workspaces: storage.NewWorkspaceService(a.db),

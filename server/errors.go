@@ -23,6 +23,7 @@ var codeStatus = map[string]int{
 	codeTooLarge:         http.StatusRequestEntityTooLarge,
 	codeUnsupportedMedia: http.StatusUnsupportedMediaType,
 	codeMethodNotAllowed: http.StatusMethodNotAllowed,
+	codeBusy:             http.StatusServiceUnavailable,
 }
 
 // Codes that only HTTP knows of.
@@ -30,6 +31,8 @@ const (
 	codeTooLarge         = "payload_too_large"
 	codeUnsupportedMedia = "unsupported_media_type"
 	codeMethodNotAllowed = "method_not_allowed"
+	// codeBusy: every slot for costly work stayed taken (server/admit.go).
+	codeBusy = "server_busy"
 )
 
 var codeTitle = map[string]string{
@@ -44,6 +47,7 @@ var codeTitle = map[string]string{
 	codeTooLarge:         "Payload too large",
 	codeUnsupportedMedia: "Unsupported media type",
 	codeMethodNotAllowed: "Method not allowed",
+	codeBusy:             "Service unavailable",
 }
 
 // problem is the RFC 9457 body of every error answer.
@@ -100,7 +104,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
-// retryAfter sets the Retry-After header for a 429 answer.
+// retryAfter sets the Retry-After header for a 429 or 503 answer.
 // It returns the whole seconds it announced, at least one.
 func retryAfter(w http.ResponseWriter, d time.Duration) int {
 	secs := int((d + time.Second - 1) / time.Second)

@@ -296,7 +296,14 @@ func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request, _ *caller)
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
+	// The copy is the costly part; sending the spooled file is not, so a
+	// slow download holds no slot.
+	release, err := s.admit(w, r, costlyBackup)
+	if err != nil {
+		return err
+	}
 	n, err := s.db.WriteBackup(f)
+	release()
 	if err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}

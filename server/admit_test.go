@@ -262,3 +262,28 @@ func TestExportFreesSlotWhileClientIsSlow(t *testing.T) {
 		t.Fatalf("%d slots still taken after the export", got)
 	}
 }
+
+// A backup holds its slot while it copies the data file, not while the
+// client downloads the copy.
+func TestBackupFreesSlotForDownload(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.CostlyConcurrency = 1; c.CostlyWait = 0 })
+	bw := &blockingWriter{ResponseWriter: httptest.NewRecorder(), writing: make(chan struct{}), proceed: make(chan struct{})}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		e.srv.ServeHTTP(bw, newRequest("GET", "/v1/admin/backup", e.adminToken, ""))
+	}()
+	<-bw.writing // the download is stuck with the client
+	e.do("GET", "/v1/links?search=x", e.readKey, "", http.StatusOK)
+	go func() {
+		for range bw.writing {
+		}
+	}()
+	close(bw.proceed)
+	<-done
+	close(bw.writing)
+	rec := bw.ResponseWriter.(*httptest.ResponseRecorder)
+	if rec.Code != http.StatusOK || rec.Body.Len() == 0 || rec.Header().Get("Content-Length") != fmt.Sprint(rec.Body.Len()) {
+		t.Fatalf("backup: %d, %d bytes, Content-Length %s", rec.Code, rec.Body.Len(), rec.Header().Get("Content-Length"))
+	}
+}

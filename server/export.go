@@ -133,7 +133,11 @@ func (s *Server) exportClicks(w http.ResponseWriter, body io.Writer, r *http.Req
 	if err != nil {
 		// Part of the body is sent: cut the connection so the client sees a
 		// broken download, not a complete-looking partial one.
-		s.logger.Error("export failed", "workspace", c.workspace.ID, "err", err)
+		if r.Context().Err() != nil {
+			s.logger.Warn("export cut off: the client left", "workspace", c.workspace.ID, "err", err)
+		} else {
+			s.logger.Error("export failed", "workspace", c.workspace.ID, "err", err)
+		}
 		panic(http.ErrAbortHandler)
 	}
 	if !started {

@@ -3,6 +3,7 @@ package server
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"runtime"
 	"sync/atomic"
@@ -134,22 +135,30 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request, class string) (re
 	return s.costly.enter(r.Context(), w, class)
 }
 
-// gatedWriter gives the request's slot back while a write to the client
-// blocks, and takes one again (waiting as long as the request lives) before
-// the work goes on: a streaming answer holds a slot for its work, never for
-// a slow client's download.
+// slowWrite is how long a write to the client may block before a
+// streaming answer gives its slot back for the rest of the wait.
+const slowWrite = 100 * time.Millisecond
+
+// gatedWriter writes a streaming answer that holds a slot of the gate. A
+// write holds the slot too (sending is work: system calls, copies), but one
+// that blocks past slowWrite gives it back, and the writer takes one again
+// (waiting as long as the request lives) once the client has taken the
+// bytes: a slow client's download never holds a slot.
 type gatedWriter struct {
-	w       http.ResponseWriter
+	w       io.Writer
 	ctx     context.Context
 	a       *admission
 	class   string
-	release func() // of the slot held; a no-op when none is
+	release func() // of the slot held; safe from any goroutine
 }
 
 func (g *gatedWriter) Write(p []byte) (int, error) {
-	g.release()
-	g.release = func() {}
+	t := time.AfterFunc(slowWrite, g.release)
 	n, err := g.w.Write(p)
+	if t.Stop() {
+		return n, err // the slot was held throughout
+	}
+	g.release = func() {}
 	select {
 	case g.a.slots <- struct{}{}:
 		g.release = g.a.held(g.class, true)

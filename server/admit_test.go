@@ -228,8 +228,9 @@ func (b *blockingWriter) Write(p []byte) (int, error) {
 	return b.ResponseWriter.Write(p)
 }
 
-// A raw click export holds its slot while it reads and encodes clicks, not
-// while a slow client keeps its write waiting: others get the slot then.
+// A raw click export holds its slot while it reads, encodes and sends
+// clicks, not while a slow client keeps its write waiting: others get the
+// slot then.
 func TestExportFreesSlotWhileClientIsSlow(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.CostlyConcurrency = 1; c.CostlyWait = 0 })
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"slow"}`, 201)
@@ -247,6 +248,7 @@ func TestExportFreesSlotWhileClientIsSlow(t *testing.T) {
 		e.srv.ServeHTTP(bw, newRequest("GET", "/v1/analytics/export?range=today", e.readKey, ""))
 	}()
 	<-bw.writing // the export's first write is stuck with the client
+	waitFor(func() bool { return len(e.srv.costly.slots) == 0 })
 	e.do("GET", "/v1/analytics/workspace?range=today", e.readKey, "", http.StatusOK)
 	go func() {
 		for range bw.writing {
@@ -263,8 +265,8 @@ func TestExportFreesSlotWhileClientIsSlow(t *testing.T) {
 	}
 }
 
-// A backup holds its slot while it copies the data file, not while the
-// client downloads the copy.
+// A backup holds its slot while it copies and sends the data file, not
+// while a slow client keeps a write waiting.
 func TestBackupFreesSlotForDownload(t *testing.T) {
 	e := newEnv(t, func(c *Config) { c.CostlyConcurrency = 1; c.CostlyWait = 0 })
 	bw := &blockingWriter{ResponseWriter: httptest.NewRecorder(), writing: make(chan struct{}), proceed: make(chan struct{})}
@@ -274,6 +276,7 @@ func TestBackupFreesSlotForDownload(t *testing.T) {
 		e.srv.ServeHTTP(bw, newRequest("GET", "/v1/admin/backup", e.adminToken, ""))
 	}()
 	<-bw.writing // the download is stuck with the client
+	waitFor(func() bool { return len(e.srv.costly.slots) == 0 })
 	e.do("GET", "/v1/links?search=x", e.readKey, "", http.StatusOK)
 	go func() {
 		for range bw.writing {

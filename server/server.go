@@ -9,7 +9,6 @@ import (
 	"context"
 	"crypto/rand"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -446,15 +445,6 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 		w.WriteHeader(http.StatusOK)
 	}
 	return w.ResponseWriter.Write(b)
-}
-
-// ReadFrom keeps the connection's ReadFrom (sendfile for a file, such as a
-// spooled backup) within reach of io.Copy.
-func (w *statusWriter) ReadFrom(r io.Reader) (int64, error) {
-	if w.status == 0 {
-		w.WriteHeader(http.StatusOK)
-	}
-	return io.Copy(w.ResponseWriter, r)
 }
 
 // Unwrap lets http.ResponseController reach the connection.

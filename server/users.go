@@ -296,14 +296,15 @@ func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request, _ *caller)
 	}
 	defer os.Remove(f.Name())
 	defer f.Close()
-	// The copy is the costly part; sending the spooled file is not, so a
-	// slow download holds no slot.
 	release, err := s.admit(w, r, costlyBackup)
 	if err != nil {
 		return err
 	}
+	// The copy and the download are both work; a slow download gives the
+	// slot back while it waits (gatedWriter).
+	gw := &gatedWriter{w: w, ctx: r.Context(), a: s.costly, class: costlyBackup, release: release}
+	defer gw.done()
 	n, err := s.db.WriteBackup(f)
-	release()
 	if err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
@@ -319,7 +320,7 @@ func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request, _ *caller)
 	if r.Method == http.MethodHead {
 		return nil
 	}
-	if _, err := io.Copy(w, f); err != nil {
+	if _, err := io.CopyBuffer(gw, onlyReader{f}, make([]byte, 256<<10)); err != nil {
 		// The status is sent: cut the body short so the client sees a
 		// truncated copy rather than a complete-looking bad one.
 		s.logger.Warn("backup download cut off", "err", err)
@@ -327,3 +328,7 @@ func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request, _ *caller)
 	}
 	return nil
 }
+
+// onlyReader hides a file's WriteTo, so that io.CopyBuffer writes through
+// its buffer to the writer it is given.
+type onlyReader struct{ io.Reader }

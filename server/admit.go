@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// Classes of costly API work, as named in logs and in the test hook.
+// Classes of costly API work, as named in 503 details and in the test hook.
 const (
 	costlySearch    = "search"
 	costlyQR        = "qr"
@@ -46,9 +46,6 @@ type admission struct {
 // defaultCostlySlots leaves at least half the cores to redirects: on two
 // cores one slot, on eight four.
 func defaultCostlySlots() int { return max(1, runtime.GOMAXPROCS(0)/2) }
-
-// defaultCostlyWait is how long costly work waits for a slot by default.
-const defaultCostlyWait = 2 * time.Second
 
 func newAdmission(slots int, wait time.Duration) *admission {
 	if slots <= 0 {

@@ -341,13 +341,35 @@ func (a *topAcc) addSection(dim byte, section []byte) error {
 // top returns the entries with clicks, most first, ties by value, at most
 // limit of them (all when limit < 0).
 func (a *topAcc) top(dim byte, excludeBots bool, limit int) []link.TopEntry {
-	out := make([]link.TopEntry, 0, len(a.items))
-	for _, it := range a.items {
-		n := it.human
-		if !excludeBots {
-			n += it.bot
+	clicks := func(it *topItem) int64 {
+		if excludeBots {
+			return it.human
 		}
-		if n == 0 {
+		return it.human + it.bot
+	}
+	// Only entries with at least the clicks of the limit-th are formatted
+	// and sorted: a workspace's top links are ten of thousands.
+	if limit == 0 {
+		return []link.TopEntry{}
+	}
+	least := int64(1)
+	if limit > 0 && len(a.items) > limit {
+		counts := make([]int64, 0, len(a.items))
+		for i := range a.items {
+			if n := clicks(&a.items[i]); n > 0 {
+				counts = append(counts, n)
+			}
+		}
+		if len(counts) > limit {
+			slices.Sort(counts)
+			least = max(least, counts[len(counts)-limit])
+		}
+	}
+	out := make([]link.TopEntry, 0, min(len(a.items), max(limit, 0)+1))
+	for i := range a.items {
+		it := &a.items[i]
+		n := clicks(it)
+		if n < least {
 			continue
 		}
 		v := it.val

@@ -28,6 +28,11 @@ type Config struct {
 		MaxBody         int64  `mapstructure:"max_body"`
 		ShutdownTimeout string `mapstructure:"shutdown_timeout"`
 		BehindProxy     bool   `mapstructure:"behind_proxy"`
+
+		// Costly API work: see server/admit.go.
+		CostlyConcurrency int    `mapstructure:"costly_concurrency"`
+		CostlyWait        string `mapstructure:"costly_wait"`
+		SearchScanLimit   int    `mapstructure:"search_scan_limit"`
 	} `mapstructure:"server"`
 	Storage struct {
 		Path string `mapstructure:"path"`
@@ -85,7 +90,7 @@ type Config struct {
 
 	// Parsed by Validate.
 	shutdownTimeout, tokenTTL, rotationGrace, flushInterval, retention time.Duration
-	aliasHold, loginWindow, loginMaxDelay                              time.Duration
+	aliasHold, loginWindow, loginMaxDelay, costlyWait                  time.Duration
 	logLevel                                                           slog.Level
 }
 
@@ -97,6 +102,11 @@ var defaults = map[string]any{
 	"server.max_body":         1 << 20,
 	"server.shutdown_timeout": "15s",
 	"server.behind_proxy":     false,
+
+	"server.costly_concurrency": 0,
+	"server.costly_wait":        "2s",
+	"server.search_scan_limit":  10_000,
+
 	"storage.path":            "./data/linkbolt.db",
 	"auth.jwt_secret":         "",
 	"auth.token_ttl":          "24h",
@@ -173,6 +183,7 @@ func (c *Config) Validate() error {
 		*out = d
 	}
 	dur("server.shutdown_timeout", c.Server.ShutdownTimeout, time.Second, &c.shutdownTimeout)
+	dur("server.costly_wait", c.Server.CostlyWait, 0, &c.costlyWait)
 	dur("auth.token_ttl", c.Auth.TokenTTL, time.Minute, &c.tokenTTL)
 	dur("auth.rotation_grace", c.Auth.RotationGrace, 0, &c.rotationGrace)
 	dur("auth.login_window", c.Auth.LoginWindow, time.Second, &c.loginWindow)
@@ -191,6 +202,12 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.MaxBody < 1024 {
 		errs = append(errs, fmt.Errorf("server.max_body: must be at least 1024 bytes"))
+	}
+	if c.Server.CostlyConcurrency < 0 {
+		errs = append(errs, fmt.Errorf("server.costly_concurrency: must not be negative (0 means half the cores)"))
+	}
+	if c.Server.SearchScanLimit < 0 {
+		errs = append(errs, fmt.Errorf("server.search_scan_limit: must not be negative (0 means no bound)"))
 	}
 	if c.Storage.Path == "" {
 		errs = append(errs, fmt.Errorf("storage.path: must not be empty"))

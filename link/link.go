@@ -145,6 +145,22 @@ type LinkFilter struct {
 	Domain *string
 	Page   int // 1-based
 	Limit  int
+	// ScanLimit bounds the links read to test Search, CampaignID and
+	// Domain, newest first; 0 means no bound. Past it the page says
+	// Truncated.
+	ScanLimit int
+}
+
+// LinkPage is a page of links and how many links match the filter.
+type LinkPage struct {
+	Links []*Link
+	// Total counts the links that match; when Truncated, only those among
+	// the links scanned.
+	Total int
+	// Truncated says that the filter's ScanLimit stopped the scan before
+	// the workspace's oldest link: older matches are neither counted nor
+	// listed.
+	Truncated bool
 }
 
 // Offset returns the number of links before the filter's page.
@@ -159,8 +175,9 @@ type LinkService interface {
 	// and with its campaign's UTM values where it has none of its own; the
 	// link may be shared and must not be modified. ENOTFOUND if none.
 	FindLinkByAlias(ctx context.Context, domain, alias string) (*Link, error)
-	// FindLinks returns a page of links and the total matching the filter.
-	FindLinks(ctx context.Context, f LinkFilter) ([]*Link, int, error)
+	// FindLinkPage returns a page of links and the total matching the
+	// filter. ENOTFOUND for an unknown workspace.
+	FindLinkPage(ctx context.Context, f LinkFilter) (*LinkPage, error)
 	// CreateLink stores a validated link, generating a code when the alias
 	// is empty; sets ID, Alias, CreatedAt and UpdatedAt. ECONFLICT if the
 	// alias is taken on the domain, or held for another workspace after

@@ -91,6 +91,11 @@ func (s *Server) serveStats(w http.ResponseWriter, r *http.Request, c *caller, s
 	if err != nil {
 		return err
 	}
+	release, err := s.admit(w, r, costlyAnalytics)
+	if err != nil {
+		return err
+	}
+	defer release()
 	st, err := s.clicks.Stats(r.Context(), q.filter)
 	if err != nil {
 		return err

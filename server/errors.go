@@ -24,6 +24,7 @@ var codeStatus = map[string]int{
 	codeUnsupportedMedia: http.StatusUnsupportedMediaType,
 	codeMethodNotAllowed: http.StatusMethodNotAllowed,
 	codeRedirectLoop:     http.StatusLoopDetected,
+	codeBusy:             http.StatusServiceUnavailable,
 }
 
 // Codes that only HTTP knows of.
@@ -32,6 +33,8 @@ const (
 	codeUnsupportedMedia = "unsupported_media_type"
 	codeMethodNotAllowed = "method_not_allowed"
 	codeRedirectLoop     = "redirect_loop"
+	// codeBusy: every slot for costly work stayed taken (server/admit.go).
+	codeBusy = "server_busy"
 )
 
 var codeTitle = map[string]string{
@@ -47,6 +50,7 @@ var codeTitle = map[string]string{
 	codeUnsupportedMedia: "Unsupported media type",
 	codeMethodNotAllowed: "Method not allowed",
 	codeRedirectLoop:     "Redirect loop",
+	codeBusy:             "Service unavailable",
 }
 
 // problem is the RFC 9457 body of every error answer.
@@ -103,7 +107,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	}
 }
 
-// retryAfter sets the Retry-After header for a 429 answer.
+// retryAfter sets the Retry-After header for a 429 or 503 answer.
 // It returns the whole seconds it announced, at least one.
 func retryAfter(w http.ResponseWriter, d time.Duration) int {
 	secs := int((d + time.Second - 1) / time.Second)

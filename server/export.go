@@ -5,6 +5,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strconv"
 
@@ -54,14 +55,26 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request, c *caller)
 	data := r.URL.Query().Get("data")
 	switch data {
 	case "", "clicks":
-		return s.exportClicks(w, r, c, q, format)
 	case "timeseries", "top":
 		if format != "csv" {
 			return link.Errorf(link.EINVALIDREQUEST, "data=%s is exported as CSV; GET /v1/analytics/workspace answers it as JSON", data)
 		}
+	default:
+		return link.Errorf(link.EINVALIDREQUEST, "data must be clicks, timeseries or top, not %q", data)
+	}
+	release, err := s.admit(w, r, costlyExport)
+	if err != nil {
+		return err
+	}
+	if data == "timeseries" || data == "top" {
+		defer release()
 		return s.exportAggregates(w, r, q, data)
 	}
-	return link.Errorf(link.EINVALIDREQUEST, "data must be clicks, timeseries or top, not %q", data)
+	// The slot is held while clicks are read and encoded, and given back
+	// while a write to the client waits.
+	gw := &gatedWriter{w: w, ctx: r.Context(), a: s.costly, class: costlyExport, release: release}
+	defer gw.done()
+	return s.exportClicks(w, gw, r, c, q, format)
 }
 
 func exportHeaders(w http.ResponseWriter, format, name string) {
@@ -76,8 +89,9 @@ func exportHeaders(w http.ResponseWriter, format, name string) {
 	h.Set("X-Content-Type-Options", "nosniff")
 }
 
-func (s *Server) exportClicks(w http.ResponseWriter, r *http.Request, c *caller, q *statsQuery, format string) error {
-	bw := bufio.NewWriterSize(w, 32<<10)
+// exportClicks writes the headers on w and the body through body.
+func (s *Server) exportClicks(w http.ResponseWriter, body io.Writer, r *http.Request, c *caller, q *statsQuery, format string) error {
+	bw := bufio.NewWriterSize(body, 32<<10)
 	cw := csv.NewWriter(bw)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
@@ -119,7 +133,11 @@ func (s *Server) exportClicks(w http.ResponseWriter, r *http.Request, c *caller,
 	if err != nil {
 		// Part of the body is sent: cut the connection so the client sees a
 		// broken download, not a complete-looking partial one.
-		s.logger.Error("export failed", "workspace", c.workspace.ID, "err", err)
+		if r.Context().Err() != nil {
+			s.logger.Warn("export cut off: the client left", "workspace", c.workspace.ID, "err", err)
+		} else {
+			s.logger.Error("export failed", "workspace", c.workspace.ID, "err", err)
+		}
 		panic(http.ErrAbortHandler)
 	}
 	if !started {

@@ -203,6 +203,9 @@ type listMeta struct {
 	Total int `json:"total"`
 	Page  int `json:"page"`
 	Limit int `json:"limit"`
+	// SearchTruncated: search, campaign_id or domain read the newest
+	// server.search_scan_limit links and stopped there.
+	SearchTruncated bool `json:"search_truncated"`
 }
 
 type linkList struct {
@@ -240,12 +243,22 @@ func (s *Server) handleListLinks(w http.ResponseWriter, r *http.Request, c *call
 		}
 		f.Domain = &d
 	}
-	links, total, err := s.links.FindLinks(r.Context(), f)
+	if f.Search != "" || f.CampaignID != "" || f.Domain != nil {
+		// These filters read link records one by one: costly work.
+		release, err := s.admit(w, r, costlySearch)
+		if err != nil {
+			return err
+		}
+		defer release()
+		f.ScanLimit = s.cfg.SearchScanLimit
+	}
+	p, err := s.links.FindLinkPage(r.Context(), f)
 	if err != nil {
 		return err
 	}
-	out := linkList{Data: make([]linkResponse, 0, len(links)), Meta: listMeta{Total: total, Page: f.Page, Limit: f.Limit}}
-	for _, l := range links {
+	out := linkList{Data: make([]linkResponse, 0, len(p.Links)),
+		Meta: listMeta{Total: p.Total, Page: f.Page, Limit: f.Limit, SearchTruncated: p.Truncated}}
+	for _, l := range p.Links {
 		out.Data = append(out.Data, s.newLinkResponse(l))
 	}
 	writeJSON(w, http.StatusOK, out)

@@ -295,3 +295,38 @@ func TestRateLimit(t *testing.T) {
 		t.Fatalf("X-RateLimit-Limit after the plan change = %q, want 100", got)
 	}
 }
+
+// A search over more links than server.search_scan_limit reads only the
+// newest of them and says so in meta.search_truncated; a workspace within
+// the bound gets the whole answer.
+func TestListLinksSearchBound(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.SearchScanLimit = 3 })
+	for i := range 5 {
+		e.do("POST", "/v1/links", e.writeKey, fmt.Sprintf(`{"destination_url":"https://example.com/%d","alias":"sb%d"}`, i, i), 201)
+	}
+	r := e.do("GET", "/v1/links?search=example.com", e.readKey, "", 200)
+	if got := r.path("meta", "search_truncated"); got != true {
+		t.Fatalf("search_truncated %v: %s", got, r.raw)
+	}
+	if got, want := r.path("meta", "total"), float64(3); got != want {
+		t.Fatalf("total %v, want %v", got, want)
+	}
+	if got, want := r.path("data", 0, "alias"), "sb4"; got != want {
+		t.Fatalf("first %v, want %q", got, want)
+	}
+	// The oldest link is past the bound; the answer says it did not look.
+	r = e.do("GET", "/v1/links?search=sb0", e.readKey, "", 200)
+	if r.path("meta", "total") != float64(0) || r.path("meta", "search_truncated") != true {
+		t.Fatalf("search past the bound: %s", r.raw)
+	}
+	// Without a filter nothing is scanned: every link is counted.
+	r = e.do("GET", "/v1/links", e.readKey, "", 200)
+	if r.path("meta", "total") != float64(5) || r.path("meta", "search_truncated") != false {
+		t.Fatalf("plain list: %s", r.raw)
+	}
+	// The other workspace holds one link: within the bound, complete.
+	r = e.do("GET", "/v1/links?search=other", e.otherKey, "", 200)
+	if r.path("meta", "total") != float64(1) || r.path("meta", "search_truncated") != false {
+		t.Fatalf("small workspace: %s", r.raw)
+	}
+}

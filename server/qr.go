@@ -50,7 +50,14 @@ func (s *Server) writeQR(w http.ResponseWriter, r *http.Request, content string,
 		w.WriteHeader(http.StatusNotModified)
 		return nil
 	}
+	release, err := s.admit(w, r, costlyQR)
+	if err != nil {
+		h.Del("ETag")
+		h.Del("Cache-Control")
+		return err
+	}
 	img, ctype, err := qr.Render(content, o)
+	release()
 	if err != nil {
 		h.Del("ETag")
 		h.Del("Cache-Control")

@@ -73,6 +73,16 @@ type Config struct {
 	// DomainScheme is the scheme of short URLs on custom domains; empty
 	// means https.
 	DomainScheme string
+	// CostlyConcurrency bounds the costly API requests (search, QR
+	// rendering, export, analytics, backup) at work at once; 0 means half
+	// the cores, at least one.
+	CostlyConcurrency int
+	// CostlyWait is how long a costly request waits for a free slot before
+	// it is answered 503.
+	CostlyWait time.Duration
+	// SearchScanLimit bounds the links a filtered list reads (search,
+	// campaign_id, domain); 0 means no bound.
+	SearchScanLimit int
 }
 
 // Server serves the API, the redirects and the setup page on one handler.
@@ -100,6 +110,8 @@ type Server struct {
 	passwords auth.Passwords
 	limiters  *auth.Limiters
 	logins    *auth.LoginGuard
+	// costly admits the costly API work; redirects never pass it.
+	costly *admission
 
 	// setupToken is the one-time secret of the setup link, held only in
 	// memory; empty once an admin exists.
@@ -162,6 +174,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		tokens: auth.Tokens{Prefix: cfg.KeyPrefix}, jwt: d.JWT, passwords: d.Passwords,
 		limiters: auth.NewLimiters(d.Now),
 		logins:   auth.NewLoginGuard(cfg.LoginPerAddress, cfg.LoginWindow, cfg.LoginPerAccount, cfg.LoginMaxDelay, d.Now),
+		costly:   newAdmission(cfg.CostlyConcurrency, cfg.CostlyWait),
 		primary:  primary, alt: alt,
 	}
 	s.domains, s.resolver = d.Domains, newResolver(cfg.DomainResolver)

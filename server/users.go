@@ -291,6 +291,14 @@ func (s *Server) handleUpdateWorkspace(w http.ResponseWriter, r *http.Request, c
 // data file while the server keeps running. The copy is spooled first (see
 // storage.DB.SpoolBackup), so a slow client never holds a read transaction.
 func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request, _ *caller) error {
+	release, err := s.admit(w, r, costlyBackup)
+	if err != nil {
+		return err
+	}
+	// The copy and the download are both work; a slow download gives the
+	// slot back while it waits (gatedWriter).
+	gw := &gatedWriter{w: w, ctx: r.Context(), a: s.costly, class: costlyBackup, release: release}
+	defer gw.done()
 	f, n, err := s.db.SpoolBackup()
 	if err != nil {
 		return err
@@ -305,7 +313,7 @@ func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request, _ *caller)
 	if r.Method == http.MethodHead {
 		return nil
 	}
-	if _, err := io.Copy(w, f); err != nil {
+	if _, err := io.CopyBuffer(gw, onlyReader{f}, make([]byte, 256<<10)); err != nil {
 		// The status is sent: cut the body short so the client sees a
 		// truncated copy rather than a complete-looking bad one.
 		s.logger.Warn("backup download cut off", "err", err)
@@ -313,3 +321,7 @@ func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request, _ *caller)
 	}
 	return nil
 }
+
+// onlyReader hides a file's WriteTo, so that io.CopyBuffer writes through
+// its buffer to the writer it is given.
+type onlyReader struct{ io.Reader }

@@ -383,6 +383,25 @@ func TestStats_TopLimit(t *testing.T) {
 	if got := fmt.Sprint(st.Top[link.DimReferrers]); got != "[{r02.example 30} {r00.example 28} {r01.example 28}]" {
 		t.Fatalf("ties: %s", got)
 	}
+	// A tie across the limit keeps the lower value, as the full order does.
+	f.TopLimit = 2
+	st, _ = s.Clicks.Stats(ctx, f)
+	if got := fmt.Sprint(st.Top[link.DimReferrers]); got != "[{r02.example 30} {r00.example 28}]" {
+		t.Fatalf("tie at the limit: %s", got)
+	}
+	// links[0] now has 9 clicks, as links[8]: the cut at 4 falls in the tie
+	// (12, 11, 10, then 9 twice), which the wire IDs order.
+	f.TopLimit = 4
+	st, _ = s.Clicks.Stats(ctx, f)
+	want := []string{links[11].ID, links[10].ID, links[9].ID, min(links[0].ID, links[8].ID)}
+	for i, e := range st.Top[link.DimLinks] {
+		if e.Value != want[i] {
+			t.Fatalf("links tie at the limit: %v, want %v", st.Top[link.DimLinks], want)
+		}
+	}
+	if len(st.Top[link.DimLinks]) != 4 {
+		t.Fatalf("links: %v", st.Top[link.DimLinks])
+	}
 }
 
 // randomClick values, with spreads like real traffic.

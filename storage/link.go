@@ -169,17 +169,29 @@ func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string)
 }
 
 // FindLinks returns a page of the workspace's links, newest first, and the
-// number of links matching the filter. ENOTFOUND for an unknown workspace.
+// number of links matching the filter; see FindLinkPage.
+func (s *LinkService) FindLinks(ctx context.Context, f link.LinkFilter) ([]*link.Link, int, error) {
+	p, err := s.FindLinkPage(ctx, f)
+	if err != nil {
+		return nil, 0, err
+	}
+	return p.Links, p.Total, nil
+}
+
+// FindLinkPage returns a page of the workspace's links, newest first, and
+// the number of links matching the filter. ENOTFOUND for an unknown
+// workspace.
 //
 // With no tag it walks the workspace index, with one tag that tag's index,
 // with several tags a merge of their indexes (each link once). Search,
-// campaign and domain are checked on the records met on that walk. Without
-// those filters, and with at most one tag, the total is read from a
-// counter and the walk stops at the end of the page.
-func (s *LinkService) FindLinks(ctx context.Context, f link.LinkFilter) ([]*link.Link, int, error) {
+// campaign and domain are checked on the records met on that walk, at most
+// f.ScanLimit of them. Without those filters, and with at most one tag,
+// the total is read from a counter and the walk stops at the end of the
+// page.
+func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*link.LinkPage, error) {
 	wid, ok := s.db.ids.parseID(prefixWorkspace, f.WorkspaceID)
 	if !ok {
-		return nil, 0, link.Errorf(link.ENOTFOUND, "workspace %q not found", f.WorkspaceID)
+		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", f.WorkspaceID)
 	}
 	if f.Limit <= 0 {
 		f.Limit = link.DefaultPageLimit
@@ -201,6 +213,7 @@ func (s *LinkService) FindLinks(ctx context.Context, f link.LinkFilter) ([]*link
 
 	out := []*link.Link{}
 	var total int
+	truncated := false
 	err := s.db.db.View(func(tx *bolt.Tx) error {
 		if err := workspaceExists(tx, wid); err != nil {
 			return err
@@ -235,9 +248,13 @@ func (s *LinkService) FindLinks(ctx context.Context, f link.LinkFilter) ([]*link
 			it = m
 		}
 
-		n, seeked := 0, false
+		n, seeked, scanned := 0, false, 0
 		for idb := it.next(); idb != nil; idb = it.next() {
 			if counted && n >= offset+f.Limit {
+				break
+			}
+			if match != nil && f.ScanLimit > 0 && scanned == f.ScanLimit {
+				truncated = true
 				break
 			}
 			// Records are read only where needed: to filter, or for the page.
@@ -261,6 +278,7 @@ func (s *LinkService) FindLinks(ctx context.Context, f link.LinkFilter) ([]*link
 			if !bytes.Equal(k, idb) {
 				return fmt.Errorf("link index: link %x missing", idb)
 			}
+			scanned++
 			if quick != nil && !quick(raw) {
 				continue
 			}
@@ -289,9 +307,9 @@ func (s *LinkService) FindLinks(ctx context.Context, f link.LinkFilter) ([]*link
 		return nil
 	})
 	if err != nil {
-		return nil, 0, err
+		return nil, err
 	}
-	return out, total, nil
+	return &link.LinkPage{Links: out, Total: total, Truncated: truncated}, nil
 }
 
 // linkMatcher returns the test of the filters that need the record, or

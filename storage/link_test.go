@@ -611,3 +611,47 @@ func TestFindLinkByAlias_Cache(t *testing.T) {
 		t.Fatalf("after concurrent updates dest = %q, want %q", got, last)
 	}
 }
+
+// TestFindLinkPage_ScanLimit checks the bound on a filtered walk: a
+// workspace larger than ScanLimit is scanned newest first up to the bound
+// and the page says Truncated, counting only the matches it saw; one of
+// exactly ScanLimit links (or a walk that reads no record) is complete.
+func TestFindLinkPage_ScanLimit(t *testing.T) {
+	s, _, ws := mustSetup(t)
+	ctx := context.Background()
+	var ids []string
+	for i := range 12 {
+		l := mustLink(t, s, ws.ID, &link.Link{Alias: fmt.Sprintf("b%d", i), DestinationURL: fmt.Sprintf("https://example.com/%d", i), Tags: []string{"t"}})
+		ids = append(ids, l.ID)
+	}
+	for _, tt := range []struct {
+		name      string
+		f         link.LinkFilter
+		total     int
+		first     string
+		truncated bool
+	}{
+		{"all match, bound hit", link.LinkFilter{Search: "example", ScanLimit: 5}, 5, ids[11], true},
+		{"only the oldest matches", link.LinkFilter{Search: "b0", ScanLimit: 5}, 0, "", true},
+		{"bound equals the workspace", link.LinkFilter{Search: "b0", ScanLimit: 12}, 1, ids[0], false},
+		{"no bound", link.LinkFilter{Search: "b0"}, 1, ids[0], false},
+		{"tags alone read no record", link.LinkFilter{Tags: []string{"t"}, ScanLimit: 5}, 12, ids[11], false},
+		{"several tags read no record", link.LinkFilter{Tags: []string{"t", "u"}, ScanLimit: 5}, 12, ids[11], false},
+		{"tag and search", link.LinkFilter{Tags: []string{"t"}, Search: "example.com/1", ScanLimit: 3}, 2, ids[11], true}, // 11 and 10 of 11, 10, 9
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := tt.f
+			f.WorkspaceID = ws.ID
+			p, err := s.Links.FindLinkPage(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.Total != tt.total || p.Truncated != tt.truncated {
+				t.Fatalf("total %d truncated %v, want %d %v", p.Total, p.Truncated, tt.total, tt.truncated)
+			}
+			if tt.first == "" && len(p.Links) != 0 || tt.first != "" && (len(p.Links) == 0 || p.Links[0].ID != tt.first) {
+				t.Fatalf("links %v, want first %q", p.Links, tt.first)
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -431,5 +432,32 @@ func TestUnratedRequestsLeaveTheBudget(t *testing.T) {
 	r := e.do("GET", "/v1/links", e.readKey, "", 200)
 	if got := r.header.Get("X-RateLimit-Remaining"); got != "99" {
 		t.Fatalf("X-RateLimit-Remaining after redirects, logins and setup = %q, want 99", got)
+	}
+}
+
+// TestLoginHugeEmailsAreNotKept: failed logins with e-mails of half a
+// megabyte each (the body limit allows a megabyte) are answered 401 like
+// any wrong login, and the login limits remember them by a digest: the
+// heap does not keep the e-mails for the hour the limits remember failures.
+func TestLoginHugeEmailsAreNotKept(t *testing.T) {
+	e := newEnv(t)
+	const attempts, size = 16, 512 << 10
+	heap := func() uint64 {
+		runtime.GC()
+		var m runtime.MemStats
+		runtime.ReadMemStats(&m)
+		return m.HeapAlloc
+	}
+	before := heap()
+	for i := range attempts {
+		email := strings.Repeat(string(rune('a'+i)), size) + "@example.com"
+		wantProblem(t, e.loginFrom(fmt.Sprintf("203.0.113.%d", i+1), email, "wrong password"), 401, "unauthorized")
+	}
+	if got, want := e.srv.logins.Len(), attempts; got != want {
+		t.Fatalf("accounts remembered = %d, want %d", got, want)
+	}
+	// 16 kept e-mails would be 8 MiB; their digests are a few KiB.
+	if grown := int64(heap()) - int64(before); grown > 2<<20 {
+		t.Fatalf("the heap grew by %d bytes after %d failed logins with %d-byte e-mails", grown, attempts, size)
 	}
 }

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"crypto/sha256"
 	"crypto/subtle"
 	"io"
 	"net/http"
@@ -31,6 +32,9 @@ type tokenResponse struct {
 	ExpiresAt string `json:"expires_at"`
 }
 
+// maxEmailLen is the longest e-mail address there can be (RFC 5321).
+const maxEmailLen = 254
+
 type loginRequest struct {
 	Email    string `json:"email"`
 	Password string `json:"password"`
@@ -56,13 +60,22 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ *caller) 
 		secs := retryAfter(w, d.RetryAfter)
 		return link.Errorf(link.ERATELIMITED, "too many login attempts from your address; retry in %d s", secs)
 	}
-	att, wait := s.logins.Begin(email, ip)
+	// The limits remember accounts by a digest of the e-mail, so a failed
+	// login with a megabyte of e-mail keeps 32 bytes, not the megabyte.
+	account := sha256.Sum256([]byte(email))
+	att, wait := s.logins.Begin(string(account[:]), ip)
 	if att == nil {
 		secs := retryAfter(w, wait)
 		return link.Errorf(link.ERATELIMITED, "too many failed logins to this account from your address; retry in %d s", secs)
 	}
 	defer att.Release() // a no-op once Failed or Succeeded
-	u, err := s.users.FindUserByEmail(r.Context(), email)
+	var u *link.User
+	var err error
+	if len(email) > maxEmailLen {
+		err = link.Errorf(link.ENOTFOUND, "no such user") // no address is that long
+	} else {
+		u, err = s.users.FindUserByEmail(r.Context(), email)
+	}
 	if isNotFound(err) {
 		s.passwords.VerifyNone(in.Password)
 		att.Failed()

@@ -48,16 +48,12 @@ func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		fmt.Fprintln(stderr, "removed what an interrupted backup left behind:", strings.Join(removed, ", "))
 	}
 	n, err := writeAtomically(*out, func(w io.Writer) (int64, error) {
-		db := storage.NewDB(cfg.Storage.Path)
-		if err := db.Open(); err != nil {
-			if !errors.Is(err, storage.ErrLocked) {
-				return 0, err
-			}
+		n, err := storage.BackupFile(cfg.Storage.Path, w)
+		if errors.Is(err, storage.ErrLocked) {
 			fmt.Fprintln(stderr, "the data file is in use; asking the running server at", cfg.Server.BaseURL)
 			return backupOverHTTP(ctx, cfg, *token, w)
 		}
-		defer db.Close()
-		return db.WriteBackup(w)
+		return n, err
 	})
 	if err != nil {
 		return fmt.Errorf("backup: %w", err)

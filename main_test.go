@@ -222,11 +222,20 @@ func TestBackup(t *testing.T) {
 	if err := stop(); err != nil {
 		t.Fatal(err)
 	}
+	// Offline, the backup only reads: the data file stays byte for byte as
+	// it was (no schema upgrade, no commit).
+	before, err := os.ReadFile(cfg.Storage.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
 	out2 := filepath.Join(t.TempDir(), "cold.db")
 	if code := run(context.Background(), []string{"backup", "--config", cfgPath, "--out", out2}, &stdout, &stderr); code != 0 {
 		t.Fatalf("cold backup: exit %d: %s", code, stderr.String())
 	}
 	checkBackup(t, out2)
+	if after, err := os.ReadFile(cfg.Storage.Path); err != nil || !bytes.Equal(before, after) {
+		t.Fatalf("the offline backup changed the data file (err %v)", err)
+	}
 	if code := run(context.Background(), []string{"backup", "--config", cfgPath}, &stdout, &stderr); code == 0 {
 		t.Fatal("backup without --out succeeded")
 	}

@@ -246,7 +246,11 @@ func (a *app) pruneLoop(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			a.logger.Error("pruning old webhook deliveries failed", "err", err)
 		}
-		if _, err := a.links.PruneAliasHolds(ctx, time.Now()); err != nil && ctx.Err() == nil {
+		err = a.db.CatchDamage(func() error {
+			_, err := a.links.PruneAliasHolds(ctx, time.Now())
+			return err
+		})
+		if err != nil && ctx.Err() == nil {
 			a.logger.Error("pruning ended alias holds failed", "err", err)
 		}
 		select {

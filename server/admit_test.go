@@ -278,6 +278,13 @@ func TestBackupFreesSlotForDownload(t *testing.T) {
 	<-bw.writing // the download is stuck with the client
 	waitFor(func() bool { return len(e.srv.costly.slots) == 0 })
 	e.do("GET", "/v1/links?search=x", e.readKey, "", http.StatusOK)
+	// The slot is free, but a second backup would spool a second full copy
+	// beside the data file while the first waits for its client: refused.
+	second := e.request(newRequest("GET", "/v1/admin/backup", e.adminToken, ""))
+	wantProblem(t, second, http.StatusServiceUnavailable, "server_busy")
+	if second.header.Get("Retry-After") == "" {
+		t.Fatal("a refused backup without Retry-After")
+	}
 	go func() {
 		for range bw.writing {
 		}

@@ -61,8 +61,27 @@ func TestInvalidUTF8BodyRefused(t *testing.T) {
 			t.Fatalf("detail %q does not say what is wrong", d)
 		}
 	}
+	// Escaped lone surrogates are valid UTF-8 on the wire, but decode to
+	// U+FFFD all the same: refused too. A real pair and escaped
+	// backslashes are fine.
+	for _, body := range []string{
+		`{"destination_url":"https://example.com/","tags":["a\ud800"]}`,
+		`{"destination_url":"https://example.com/","tags":["a\udc00b"]}`,
+		`{"destination_url":"https://example.com/","tags":["a\ud83d\u0041"]}`,
+		`{"destination_url":"https://example.com/","tags":["\ud83d"]}`,
+	} {
+		r := e.request(newRequest("POST", "/v1/links", e.writeKey, body))
+		wantProblem(t, r, 400, "invalid_request")
+		if d := r.str("detail"); !strings.Contains(d, "surrogate") {
+			t.Fatalf("%s: detail %q does not say what is wrong", body, d)
+		}
+	}
 	if got := e.do("GET", "/v1/links", e.readKey, "", 200).path("meta", "total"); got != float64(0) {
 		t.Fatalf("links after refused creations: %v", got)
+	}
+	ok := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","tags":["\ud83d\ude00","back\\ud800slash"]}`, 201)
+	if want := "\"tags\":[\"\U0001F600\",\"back\\\\ud800slash\"]"; !strings.Contains(string(ok.raw), want) {
+		t.Fatalf("tags of %s, want %s", ok.raw, want)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"mime"
 	"net/http"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -64,6 +65,11 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error
 	if !utf8.Valid(data) {
 		return link.Errorf(link.EINVALIDREQUEST, "the body is not valid UTF-8 (at byte %d)", invalidUTF8At(data))
 	}
+	// An escaped lone surrogate ("\ud800") is valid UTF-8 on the wire and
+	// would be stored as U+FFFD just the same.
+	if at := loneSurrogateAt(data); at >= 0 {
+		return link.Errorf(link.EINVALIDREQUEST, "the body escapes a lone UTF-16 surrogate (at byte %d): it is not a character", at)
+	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
@@ -89,6 +95,44 @@ func invalidUTF8At(b []byte) int {
 		i += n
 	}
 	return len(b)
+}
+
+// loneSurrogateAt returns the offset of the first \u escape in a JSON
+// string of b that is half of a UTF-16 surrogate pair without its other
+// half, or -1. Escapes that are not four hex digits are left to the decoder.
+func loneSurrogateAt(b []byte) int {
+	escaped := func(i int) (rune, bool) { // the \uXXXX at b[i:]
+		if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
+			return 0, false
+		}
+		n, err := strconv.ParseUint(string(b[i+2:i+6]), 16, 16)
+		return rune(n), err == nil
+	}
+	inString := false
+	for i := 0; i < len(b); i++ {
+		switch c := b[i]; {
+		case c == '"':
+			inString = !inString
+		case c == '\\' && inString:
+			r, ok := escaped(i)
+			if !ok {
+				i++ // a two-byte escape such as \" or \\
+				continue
+			}
+			switch {
+			case r >= 0xD800 && r < 0xDC00:
+				if low, ok := escaped(i + 6); !ok || low < 0xDC00 || low > 0xDFFF {
+					return i
+				}
+				i += 11
+			case r >= 0xDC00 && r <= 0xDFFF:
+				return i
+			default:
+				i += 5
+			}
+		}
+	}
+	return -1
 }
 
 var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()

@@ -56,8 +56,10 @@ func (s *Server) writeQR(w http.ResponseWriter, r *http.Request, content string,
 		h.Del("Cache-Control")
 		return err
 	}
-	img, ctype, err := qr.Render(content, o)
-	release()
+	img, ctype, err := func() ([]byte, string, error) {
+		defer release() // a panic in Render must not keep the slot
+		return qr.Render(content, o)
+	}()
 	if err != nil {
 		h.Del("ETag")
 		h.Del("Cache-Control")

@@ -16,6 +16,7 @@ import (
 	"net/url"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -91,7 +92,11 @@ type Server struct {
 	logger *slog.Logger
 	now    func() time.Time
 
-	db         *storage.DB
+	db *storage.DB
+	// backingUp is held by the one backup being made: each spools a full
+	// copy beside the data file, so two at once would double the disk it
+	// takes (a slow download gives its gate slot back, not this).
+	backingUp  sync.Mutex
 	links      link.LinkService
 	keys       link.KeyService
 	users      link.UserService

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -304,6 +305,11 @@ func (s *Server) handleUpdateWorkspace(w http.ResponseWriter, r *http.Request, c
 // data file while the server keeps running. The copy is spooled first (see
 // storage.DB.SpoolBackup), so a slow client never holds a read transaction.
 func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request, _ *caller) error {
+	if !s.backingUp.TryLock() {
+		secs := retryAfter(w, 10*time.Second)
+		return errHTTP(codeBusy, fmt.Sprintf("a backup is already being made; retry in %d s, when it is done", secs))
+	}
+	defer s.backingUp.Unlock()
 	release, err := s.admit(w, r, costlyBackup)
 	if err != nil {
 		return err

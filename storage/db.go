@@ -234,6 +234,9 @@ func (db *DB) Open() error {
 		return nil
 	})
 	if err != nil {
+		if bdb != nil && errors.Is(err, ErrDamaged) {
+			_ = bdb.Close() // a fault after bolt.Open must not keep the lock and the map
+		}
 		return err
 	}
 	db.db, db.ids = bdb, ids

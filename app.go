@@ -83,7 +83,7 @@ func (a *app) wire(ctx context.Context) error {
 		}
 		a.geo = geo
 	}
-	a.recorder = analytics.NewRecorder(clicks, cfg.flushInterval, cfg.Clicks.QueueSize, a.logger)
+	a.recorder = analytics.NewRecorder(damageSafeClicks{clicks, a.db}, cfg.flushInterval, cfg.Clicks.QueueSize, a.logger)
 	a.recorder.SetQueueBytes(cfg.Clicks.QueueBytes)
 	a.recorder.SetEnrich(analytics.Enricher(analytics.NewClassifier(geo), clicks))
 	// Listening first tells the server its real port (server.listen may
@@ -259,4 +259,16 @@ func (a *app) pruneLoop(ctx context.Context) {
 		case <-t.C:
 		}
 	}
+}
+
+// damageSafeClicks writes the recorder's batches so that a damaged page of
+// the data file met on the way fails the write (the batch is held and
+// retried, health says writes fail) instead of crashing the server.
+type damageSafeClicks struct {
+	*storage.ClickService
+	db *storage.DB
+}
+
+func (c damageSafeClicks) RecordClicks(ctx context.Context, clicks []link.Click) error {
+	return c.db.CatchDamage(func() error { return c.ClickService.RecordClicks(ctx, clicks) })
 }

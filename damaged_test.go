@@ -261,3 +261,77 @@ func TestProcessCheckWhileServing(t *testing.T) {
 		t.Fatalf("help does not list check:\n%s", stdout)
 	}
 }
+
+// TestProcessClicksOnDamagedPage damages the page new raw clicks are
+// written to: the click recorder's write fails (health 503, the clicks
+// held and counted) instead of crashing the server, and the rest of the
+// API keeps answering.
+func TestProcessClicksOnDamagedPage(t *testing.T) {
+	const n = 300
+	var aliases []string
+	data := stoppedDataFile(t, func(c client, key string) {
+		for i := 0; i < n; i++ {
+			l := c.must("POST", "/v1/links", key, fmt.Sprintf(`{"destination_url":"https://example.com/page-%03d"}`, i), 201)
+			aliases = append(aliases, l["alias"].(string))
+		}
+		for _, a := range aliases {
+			if status, _, _ := c.call("GET", "/"+a, "", ""); status != 302 {
+				t.Fatalf("redirect: %d", status)
+			}
+		}
+	})
+	b, err := os.ReadFile(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// New clicks go to the end of clicks.raw (keys start with the
+	// workspace and the time): damage its last leaf, never the first.
+	const pageSize = 4096
+	var lastKey []byte
+	db, err := bolt.Open(data, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket([]byte("clicks.raw")).Root() == 0 {
+			t.Fatal("clicks.raw fits in its parent page")
+		}
+		k, _ := tx.Bucket([]byte("clicks.raw")).Cursor().Last()
+		lastKey = bytes.Clone(k)
+		return nil
+	})
+	db.Close()
+	page := -1
+	for _, id := range inUsePages(t, data) {
+		p := b[id*pageSize : (id+1)*pageSize]
+		if p[8] == 0x02 && bytes.Contains(p, lastKey) {
+			page = id
+		}
+	}
+	if page < 0 {
+		t.Fatal("no leaf holds the last raw click")
+	}
+	rng := rand.New(rand.NewPCG(7, 3))
+	for i := page*pageSize + 16; i < (page+1)*pageSize; i++ {
+		b[i] = byte(rng.Uint32())
+	}
+	if err := os.WriteFile(data, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	p := startChild(t, filepath.Dir(data), "20ms")
+	c := p.client()
+	for _, a := range aliases[:20] {
+		if status, _, _ := c.call("GET", "/"+a, "", ""); status != 302 {
+			t.Fatalf("redirect on a damaged file: %d\n%s", status, p.logs.String())
+		}
+	}
+	waitHealth(t, p.addr, 503)
+	c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)
+	if m := scrapeMetrics(t, p.addr); m["linkbolt_clicks_pending"] != 20 || m["linkbolt_click_writes_failed_total"] < 1 {
+		t.Fatalf("metrics on a damaged page: pending %v, failed writes %v", m["linkbolt_clicks_pending"], m["linkbolt_click_writes_failed_total"])
+	}
+	if p.cmd.ProcessState != nil {
+		t.Fatalf("the server exited:\n%s", p.logs.String())
+	}
+}

@@ -110,3 +110,33 @@ func scrapeMetrics(t *testing.T, addr string) map[string]float64 {
 	}
 	return out
 }
+
+// TestProcessDiskFullAPIWrites: with no click traffic at all, an API change
+// that cannot be saved turns /healthz to 503 with a reason, and the next
+// change saved turns it back.
+func TestProcessDiskFullAPIWrites(t *testing.T) {
+	prlimit, err := exec.LookPath("prlimit")
+	if err != nil {
+		t.Fatal("prlimit (util-linux) is needed to limit the server's file size: ", err)
+	}
+	p := startChild(t, t.TempDir(), "20ms")
+	c := p.client()
+	key, _, _ := setupLink(c)
+	pid := strconv.Itoa(p.cmd.Process.Pid)
+	if out, err := exec.Command(prlimit, "--pid", pid, "--fsize=8192:unlimited").CombinedOutput(); err != nil {
+		t.Fatalf("prlimit: %v: %s", err, out)
+	}
+	body := `{"destination_url":"https://example.com/` + strings.Repeat("x", 3000) + `"}`
+	if status, out, _ := c.call("POST", "/v1/links", key, body); status != http.StatusInternalServerError {
+		t.Fatalf("a link that cannot be saved: %d %v", status, out)
+	}
+	_, h := waitHealth(t, p.addr, http.StatusServiceUnavailable)
+	if reason, _ := h["reason"].(string); !strings.Contains(reason, "API") {
+		t.Fatalf("health 503 without the reason: %v", h)
+	}
+	if out, err := exec.Command(prlimit, "--pid", pid, "--fsize=unlimited:unlimited").CombinedOutput(); err != nil {
+		t.Fatalf("prlimit: %v: %s", err, out)
+	}
+	c.must("POST", "/v1/links", key, body, http.StatusCreated)
+	waitHealth(t, p.addr, http.StatusOK)
+}

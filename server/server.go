@@ -467,6 +467,12 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request, _ httproute
 			FailingSince: since.UTC().Format(time.RFC3339)})
 		return
 	}
+	if since, failing := s.db.WriteFailing(); failing {
+		writeJSON(w, http.StatusServiceUnavailable, health{Status: "unavailable",
+			Reason:       "writes to the data file are failing: the last change made through the API or a background job could not be saved",
+			FailingSince: since.UTC().Format(time.RFC3339)})
+		return
+	}
 	writeJSON(w, http.StatusOK, health{Status: "ok"})
 }
 

@@ -79,7 +79,7 @@ func (s *LinkService) PruneAliasHolds(ctx context.Context, now time.Time) (int, 
 		return 0, err
 	}
 	n := 0
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.update(func(tx *bolt.Tx) error {
 		n = 0
 		b := tx.Bucket(bucketLinksAliasHold)
 		var ended [][]byte

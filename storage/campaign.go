@@ -129,7 +129,7 @@ func (s *CampaignService) CreateCampaign(ctx context.Context, c *link.Campaign) 
 	rec := campaignRecord{Workspace: wid, CreatedAt: c.CreatedAt, UpdatedAt: c.UpdatedAt}
 	rec.set(c)
 	var id uint64
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.update(func(tx *bolt.Tx) error {
 		if err := workspaceExists(tx, wid); err != nil {
 			return err
 		}
@@ -210,7 +210,7 @@ func (s *CampaignService) UpdateCampaign(ctx context.Context, workspaceID, id st
 	now := s.db.now()
 	var out *link.Campaign
 	changed := false
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.update(func(tx *bolt.Tx) error {
 		rec, err := findCampaign(tx, wid, cid)
 		if err != nil {
 			return err
@@ -264,7 +264,7 @@ func (s *CampaignService) DeleteCampaign(ctx context.Context, workspaceID, id st
 		return link.Errorf(link.ENOTFOUND, "campaign %q not found", id)
 	}
 	now := s.db.now()
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.update(func(tx *bolt.Tx) error {
 		crec, err := findCampaign(tx, wid, cid)
 		if err != nil {
 			return err

@@ -149,6 +149,8 @@ type DB struct {
 	Logger *slog.Logger
 
 	db *bolt.DB
+	// writes says whether write transactions fail; see WriteFailing.
+	writes writeHealth
 	// ids turns sequences into wire IDs and back; set by Open.
 	ids *idCodec
 
@@ -417,7 +419,7 @@ func (db *DB) JWTSecret(generate func() []byte) ([]byte, error) {
 	if err != nil || secret != nil {
 		return secret, err
 	}
-	err = db.db.Update(func(tx *bolt.Tx) error {
+	err = db.update(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if v := meta.Get(metaJWTSecret); v != nil { // stored since the View
 			secret = cloneBytes(v)

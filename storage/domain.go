@@ -131,7 +131,7 @@ func (s *DomainService) CreateDomain(ctx context.Context, d *link.Domain) error 
 		CreatedAt: d.CreatedAt, UpdatedAt: d.UpdatedAt}
 	rec.set(d)
 	var id uint64
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.update(func(tx *bolt.Tx) error {
 		if err := workspaceExists(tx, wid); err != nil {
 			return err
 		}
@@ -287,7 +287,7 @@ func (s *DomainService) UpdateDomain(ctx context.Context, workspaceID, id string
 	}
 	now := s.db.now()
 	var out *link.Domain
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.update(func(tx *bolt.Tx) error {
 		rec, err := findDomain(tx, wid, did)
 		if err != nil {
 			return err
@@ -339,7 +339,7 @@ func (s *DomainService) DeleteDomain(ctx context.Context, workspaceID, id string
 	if !ok1 || !ok2 {
 		return link.Errorf(link.ENOTFOUND, "domain %q not found", id)
 	}
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.update(func(tx *bolt.Tx) error {
 		rec, err := findDomain(tx, wid, did)
 		if err != nil {
 			return err

@@ -200,7 +200,7 @@ func (db *DB) FlushKeyUsage() error {
 	db.flushTxID.Store(0)
 	db.usageMu.Unlock()
 
-	err := db.db.Update(func(tx *bolt.Tx) error {
+	err := db.update(func(tx *bolt.Tx) error {
 		// Known before commit: a reader whose snapshot is at least this
 		// transaction sees the batch on disk.
 		db.flushTxID.Store(uint64(tx.ID()))
@@ -269,7 +269,7 @@ func (s *KeyService) CreateKey(ctx context.Context, k *link.APIKey, max int) err
 		CreatorID:   k.CreatedBy.ID,
 	}
 	var id uint64
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.update(func(tx *bolt.Tx) error {
 		if err := workspaceExists(tx, wid); err != nil {
 			return err
 		}
@@ -398,7 +398,7 @@ func (s *KeyService) RotateKey(ctx context.Context, workspaceID, id string, next
 	now := s.db.now()
 	var nrec *keyRecord
 	var nid uint64
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.update(func(tx *bolt.Tx) error {
 		old, err := findKey(tx, wid, kid)
 		if err != nil {
 			return err
@@ -449,7 +449,7 @@ func (s *KeyService) RevokeKey(ctx context.Context, workspaceID, id string) erro
 		return link.Errorf(link.ENOTFOUND, "key %q not found", id)
 	}
 	now := s.db.now()
-	return s.db.db.Update(func(tx *bolt.Tx) error {
+	return s.db.update(func(tx *bolt.Tx) error {
 		rec, err := findKey(tx, wid, kid)
 		if err != nil {
 			return err

@@ -455,7 +455,7 @@ func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
 	now := s.db.now()
 
 	var created *link.Link
-	err := s.db.db.Batch(func(tx *bolt.Tx) error {
+	err := s.db.batch(func(tx *bolt.Tx) error {
 		created = nil
 		if err := workspaceExists(tx, wid); err != nil {
 			return err
@@ -618,7 +618,7 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 	now := s.db.now()
 	var out *link.Link
 	var oldKey []byte
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.update(func(tx *bolt.Tx) error {
 		rec, err := findLink(tx, wid, lid)
 		if err != nil {
 			return err
@@ -730,7 +730,7 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 			s.db.aliases.forget(string(oldKey))
 		}
 	}()
-	return s.db.db.Update(func(tx *bolt.Tx) error {
+	return s.db.update(func(tx *bolt.Tx) error {
 		rec, err := findLink(tx, wid, lid)
 		if err != nil {
 			return err

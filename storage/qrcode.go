@@ -89,7 +89,7 @@ func (s *QRCodeService) CreateQRCode(ctx context.Context, q *link.QRCode) error 
 		q.UpdatedAt = q.CreatedAt
 	}
 	var id uint64
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.update(func(tx *bolt.Tx) error {
 		if err := workspaceExists(tx, wid); err != nil {
 			return err
 		}
@@ -177,7 +177,7 @@ func (s *QRCodeService) UpdateQRCode(ctx context.Context, workspaceID, id string
 	}
 	now := s.db.now()
 	var out *link.QRCode
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.update(func(tx *bolt.Tx) error {
 		rec, err := findQRCode(tx, wid, qid)
 		if err != nil {
 			return err
@@ -215,7 +215,7 @@ func (s *QRCodeService) DeleteQRCode(ctx context.Context, workspaceID, id string
 	if !ok1 || !ok2 {
 		return link.Errorf(link.ENOTFOUND, "QR code %q not found", id)
 	}
-	return s.db.db.Update(func(tx *bolt.Tx) error {
+	return s.db.update(func(tx *bolt.Tx) error {
 		if _, err := findQRCode(tx, wid, qid); err != nil {
 			return err
 		}

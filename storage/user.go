@@ -99,7 +99,7 @@ func (s *UserService) Bootstrap(ctx context.Context, u *link.User, ws *link.Work
 	}
 	now := s.db.now()
 	var uid, wid uint64
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.update(func(tx *bolt.Tx) error {
 		if k, _ := tx.Bucket(bucketUsers).Cursor().First(); k != nil {
 			return link.Errorf(link.ECONFLICT, "linkbolt is already set up: a user exists")
 		}
@@ -128,7 +128,7 @@ func (s *UserService) CreateUser(ctx context.Context, u *link.User) error {
 	}
 	now := s.db.now()
 	var uid uint64
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.update(func(tx *bolt.Tx) error {
 		var err error
 		uid, err = createUser(tx, &userRecord{Email: u.Email, PasswordHash: u.PasswordHash, Admin: u.Admin, CreatedAt: now})
 		return err

@@ -278,7 +278,7 @@ func (s *WebhookService) CreateWebhook(ctx context.Context, w *link.Webhook) err
 	rec := &webhookRecord{Workspace: wid, Secret: w.Secret, CreatedAt: w.CreatedAt.UTC(), UpdatedAt: w.UpdatedAt.UTC()}
 	rec.set(w)
 	var id uint64
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.update(func(tx *bolt.Tx) error {
 		if err := workspaceExists(tx, wid); err != nil {
 			return err
 		}
@@ -387,7 +387,7 @@ func (s *WebhookService) UpdateWebhook(ctx context.Context, workspaceID, id stri
 		}
 		var out *link.Webhook
 		now := s.db.now()
-		err = s.db.db.Update(func(tx *bolt.Tx) error {
+		err = s.db.update(func(tx *bolt.Tx) error {
 			rec, err := findWebhook(tx, wid, whid)
 			if err != nil {
 				return err
@@ -446,7 +446,7 @@ func (s *WebhookService) RollSecret(ctx context.Context, workspaceID, id, newSec
 	}
 	now := s.db.now()
 	var out *link.Webhook
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.update(func(tx *bolt.Tx) error {
 		rec, err := findWebhook(tx, wid, whid)
 		if err != nil {
 			return err
@@ -484,7 +484,7 @@ func (s *WebhookService) DeleteWebhook(ctx context.Context, workspaceID, id stri
 // markDeleting takes a webhook out of every index and marks it Deleting,
 // the first step of its deletion.
 func (s *WebhookService) markDeleting(wid, whid uint64) error {
-	return s.db.db.Update(func(tx *bolt.Tx) error {
+	return s.db.update(func(tx *bolt.Tx) error {
 		rec, err := findWebhook(tx, wid, whid)
 		if err != nil {
 			return err
@@ -506,7 +506,7 @@ func (s *WebhookService) purgeWebhook(whid uint64) error {
 	prefix := itob(whid)
 	for {
 		done := false
-		err := s.db.db.Update(func(tx *bolt.Tx) error {
+		err := s.db.update(func(tx *bolt.Tx) error {
 			n := 0
 			for _, name := range [][]byte{bucketDeliveriesQueue, bucketDeliveriesWebhook} {
 				b := tx.Bucket(name)
@@ -588,7 +588,7 @@ func (s *WebhookService) Ping(ctx context.Context, workspaceID, id string, paylo
 	}
 	now := s.db.now()
 	var out *link.Delivery
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.update(func(tx *bolt.Tx) error {
 		wh, err := findWebhook(tx, wid, whid)
 		if err != nil {
 			return err
@@ -636,7 +636,7 @@ func (s *WebhookService) RetryDelivery(ctx context.Context, workspaceID, webhook
 	}
 	now := s.db.now()
 	var out *link.Delivery
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.update(func(tx *bolt.Tx) error {
 		if _, err := findWebhook(tx, wid, whid); err != nil {
 			return err
 		}
@@ -871,7 +871,7 @@ func (w *attemptWriter) submit(db *DB, g *attemptGroup) {
 	w.mu.Unlock()
 
 	w.txs.Add(1)
-	err := db.db.Update(func(tx *bolt.Tx) error {
+	err := db.update(func(tx *bolt.Tx) error {
 		for _, b := range batch {
 			for _, q := range b.reqs {
 				q.out, q.err = nil, nil
@@ -1057,7 +1057,7 @@ func (s *WebhookService) pruneOldest(ctx context.Context, name []byte, fn func(t
 			return err
 		}
 		done := false
-		err := s.db.db.Update(func(tx *bolt.Tx) error {
+		err := s.db.update(func(tx *bolt.Tx) error {
 			b := tx.Bucket(name)
 			c := b.Cursor()
 			var dels [][]byte

@@ -56,7 +56,7 @@ func (s *WorkspaceService) CreateWorkspace(ctx context.Context, w *link.Workspac
 	}
 	now := s.db.now()
 	var wid uint64
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.update(func(tx *bolt.Tx) error {
 		if _, err := findUser(tx, uid); err != nil {
 			return err
 		}
@@ -160,7 +160,7 @@ func (s *WorkspaceService) UpdateWorkspace(ctx context.Context, id string, upd l
 		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", id)
 	}
 	var w *link.Workspace
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.update(func(tx *bolt.Tx) error {
 		rec, err := findWorkspace(tx, wid)
 		if err != nil {
 			return err

@@ -1,0 +1,60 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/linkbolt/linkbolt/link"
+	bolt "go.etcd.io/bbolt"
+)
+
+// writeHealth remembers whether writes to the data file fail: from the
+// first write transaction that fails for a reason of the file (a full disk,
+// a read-only file system, an I/O error; not a domain error such as a
+// taken alias) until one succeeds.
+type writeHealth struct {
+	mu    sync.Mutex
+	since time.Time // zero while writes succeed
+}
+
+func (h *writeHealth) note(err error, now func() time.Time) {
+	if err != nil && (link.ErrorCode(err) != link.EINTERNAL ||
+		errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)) {
+		return // the write was refused or given up, not failed
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	switch {
+	case err == nil:
+		h.since = time.Time{}
+	case h.since.IsZero():
+		h.since = now()
+	}
+}
+
+// WriteFailing reports whether the last write transaction of the API or
+// a background job failed for a reason of the data file, and since when
+// writes have been failing.
+func (db *DB) WriteFailing() (time.Time, bool) {
+	db.writes.mu.Lock()
+	defer db.writes.mu.Unlock()
+	return db.writes.since, !db.writes.since.IsZero()
+}
+
+// update runs fn in a write transaction, like bolt's Update, and notes
+// whether the write failed.
+func (db *DB) update(fn func(*bolt.Tx) error) error {
+	err := db.db.Update(fn)
+	db.writes.note(err, db.Now)
+	return err
+}
+
+// batch runs fn in a write transaction shared with concurrent callers,
+// like bolt's Batch, and notes whether the write failed.
+func (db *DB) batch(fn func(*bolt.Tx) error) error {
+	err := db.db.Batch(fn)
+	db.writes.note(err, db.Now)
+	return err
+}

@@ -23,7 +23,8 @@ import (
 //     proxy in front of linkbolt may answer; another port is another
 //     service;
 //   - a custom domain of the instance: every port;
-//   - loopback (127.0.0.0/8, ::1, localhost and *.localhost), the
+//   - loopback (127.0.0.0/8, ::1, localhost and *.localhost, and the
+//     machine's own names added with AddMachineName), the
 //     unspecified address (0.0.0.0, ::) and the addresses added with
 //     AddAddr (the machine's, an IP base URL's): the ports added with
 //     AddPort (the listen port and the base URLs' ports); another port is
@@ -38,6 +39,7 @@ type URLRules struct {
 	IsDomain func(name string) bool
 
 	names map[string][]int // canonical name → ports that reach the service
+	local map[string]bool  // names of this machine, like localhost
 	addrs map[netip.Addr]bool
 	ports map[int]bool
 }
@@ -66,6 +68,20 @@ func (r *URLRules) AddBaseURL(scheme, host, port string) {
 			r.names[h] = append(r.names[h], q)
 		}
 	}
+}
+
+// AddMachineName adds a name of this machine (its host name), which
+// reaches the service on the ports of AddPort as localhost does: the
+// machine resolves it to itself from /etc/hosts, without DNS.
+func (r *URLRules) AddMachineName(name string) {
+	h, _, problem := CanonicalHost(name, r.ToASCII)
+	if problem != "" || h == "" {
+		return
+	}
+	if r.local == nil {
+		r.local = map[string]bool{}
+	}
+	r.local[h] = true
 }
 
 // AddAddr adds an address of this machine that reaches the service on the
@@ -119,7 +135,7 @@ func (r *URLRules) PointsHere(host string, port int) bool {
 			return (a.IsLoopback() || a.IsUnspecified() || r.addrs[a]) && r.ports[port]
 		}
 	}
-	if isLocalhost(host) {
+	if isLocalhost(host) || r.local[host] {
 		return r.ports[port]
 	}
 	if ports, ok := r.names[host]; ok && slices.Contains(ports, port) {

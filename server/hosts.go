@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/netip"
 	"net/url"
+	"os"
 	"strconv"
 	"strings"
 
@@ -44,6 +45,13 @@ func newURLRules(primary, alt *url.URL, listen string) *link.URLRules {
 	if p, err := strconv.Atoi(port); err == nil && p > 0 {
 		r.AddPort(p)
 	}
+	// The machine's host name reaches it through /etc/hosts, no DNS asked.
+	if name, err := os.Hostname(); err == nil {
+		r.AddMachineName(name)
+		if short, _, ok := strings.Cut(name, "."); ok {
+			r.AddMachineName(short)
+		}
+	}
 	a, err := netip.ParseAddr(host)
 	switch {
 	case err == nil && !a.IsUnspecified():
@@ -76,21 +84,12 @@ func (s *Server) servedURLRules() *link.URLRules {
 	return &r
 }
 
-// urlRules returns the rules of a URL being saved: every custom domain of
-// the instance, verified or not, is this service too. It reads the
-// database, so it is not for use inside a write transaction (use
-// s.rules.WithDomain there).
-func (s *Server) urlRules(ctx context.Context) *link.URLRules {
-	if s.domains == nil {
-		return s.rules
-	}
-	r := *s.rules
-	r.IsDomain = func(h string) bool {
-		_, err := s.domains.FindDomainByHostname(ctx, h)
-		return err == nil || !isNotFound(err) // an error of the database is not a "no"
-	}
-	return &r
-}
+// urlRules returns the rules of a URL being saved: the custom domains
+// that count are the verified ones, as for redirects. An unverified claim
+// of a name must not stop every other workspace from linking to it (anyone
+// may claim www.example.com); a link to a name verified later is refused
+// when served (see loops).
+func (s *Server) urlRules(_ context.Context) *link.URLRules { return s.servedURLRules() }
 
 // loops reports whether a URL stored before (a destination, a domain's
 // redirect) points back into this service now: at a custom domain

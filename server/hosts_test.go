@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +62,6 @@ func TestDestinationSpellingsOfThisService(t *testing.T) {
 		"https://s.test:443/x",
 		"https://go.example.test/x",
 		"http://GO.Example.Test.:9000/x",
-		"https://pending.example.test/x", // another workspace's, unverified
 		"https://bücher.example/x",
 		"https://xn--bcher-kva.example/x",
 		"https://BÜCHER.example/x",
@@ -95,6 +95,10 @@ func TestDestinationSpellingsOfThisService(t *testing.T) {
 		"https://localhost.example.com/x",
 		"https://s.test:8443/x",
 		"https://sub.go.example.test/x",
+		// Another workspace's unverified claim: anyone may claim a name,
+		// and a claim must not stop others linking to it (a loop through
+		// it once verified is refused when served).
+		"https://pending.example.test/x",
 	} {
 		e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"`+dest+`"}`, 201)
 	}
@@ -287,4 +291,20 @@ func TestIDNDestinations(t *testing.T) {
 			t.Fatalf("detail leaks: %s", r.raw)
 		}
 	}
+}
+
+// The machine's own host name reaches the service as localhost does (from
+// /etc/hosts, no DNS): on the listen port it is this service, on another
+// port another one.
+func TestDestinationMachineName(t *testing.T) {
+	name, err := os.Hostname()
+	if err != nil || name == "" {
+		t.Fatalf("os.Hostname: %q, %v", name, err)
+	}
+	e := loopEnv(t)
+	for _, h := range []string{name, strings.ToUpper(name), name + "."} {
+		r := e.request(newRequest("POST", "/v1/links", e.writeKey, `{"destination_url":"http://`+h+`:8080/loop"}`))
+		wantProblem(t, r, 422, "validation_failed")
+	}
+	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"http://`+name+`:3000/other"}`, 201)
 }

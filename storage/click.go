@@ -47,21 +47,20 @@ type parsedClick struct {
 	visitor   uint64
 }
 
-// parseClick validates c; EINVALID names the click's index i.
-func parseClick(ids *idCodec, i int, c *link.Click) (parsedClick, error) {
-	var p parsedClick
-	var ok bool
+// parseClick validates c and returns it in the form it is stored in; ok
+// is false for a click that cannot be stored (see RecordClicks).
+func parseClick(ids *idCodec, c *link.Click) (p parsedClick, ok bool) {
 	if p.ws, ok = ids.parseID(prefixWorkspace, c.WorkspaceID); !ok {
-		return p, link.Errorf(link.EINVALID, "click %d: workspace ID %q is malformed", i, c.WorkspaceID)
+		return p, false
 	}
 	if p.link, ok = ids.parseID(prefixLink, c.LinkID); !ok {
-		return p, link.Errorf(link.EINVALID, "click %d: link ID %q is malformed", i, c.LinkID)
+		return p, false
 	}
 	if c.CampaignID != "" && !validCampaignID(c.CampaignID) {
-		return p, link.Errorf(link.EINVALID, "click %d: campaign ID %q is malformed", i, c.CampaignID)
+		return p, false
 	}
 	if c.Time.Unix() < 0 || !c.Time.Before(maxClickTime) {
-		return p, link.Errorf(link.EINVALID, "click %d: time %s is out of range", i, c.Time.Format(time.RFC3339))
+		return p, false
 	}
 	p.campaign = c.CampaignID
 	p.nanos = c.Time.UnixNano()
@@ -75,7 +74,7 @@ func parseClick(ids *idCodec, i int, c *link.Click) (parsedClick, error) {
 	p.vals[dimBrowsers] = dimValue(c.Browser, unknownValue)
 	p.vals[dimOS] = dimValue(c.OS, unknownValue)
 	p.bot, p.visitor = c.Bot, c.Visitor
-	return p, nil
+	return p, true
 }
 
 // RecordClicks writes a batch of clicks in one transaction: the raw
@@ -84,35 +83,42 @@ func parseClick(ids *idCodec, i int, c *link.Click) (parsedClick, error) {
 // only. An empty referrer is stored as "direct", other empty values as
 // "unknown", values longer than 253 bytes cut. A visitor counts once a
 // UTC day in each scope, as a bot or not by its first click of the day in
-// the workspace. Each period keeps bounded top lists (see topCap). For a workspace with an enabled webhook subscribed to
-// link.clicked it also writes one event per click, and its deliveries, in
-// the same transaction (see appendClickEvents). EINVALID, with nothing written, if a click has a
-// malformed workspace, link or campaign ID or a time before 1970 or after
-// 2199 (the recorder makes none of these).
-func (s *ClickService) RecordClicks(ctx context.Context, clicks []link.Click) error {
+// the workspace. Each period keeps bounded top lists (see topCap). For a
+// workspace with an enabled webhook subscribed to link.clicked it also
+// writes one event per click, and its deliveries, in the same transaction
+// (see appendClickEvents).
+//
+// A click with a malformed workspace, link or campaign ID or a time
+// before 1970 or after 2199 is skipped and counted in skipped, and the
+// rest of the batch is written: the recorder retries a failed batch
+// first, so failing the batch for one such click would stall every click
+// after it. EINVALID, with nothing written, for a batch of more than
+// maxBatch clicks.
+func (s *ClickService) RecordClicks(ctx context.Context, clicks []link.Click) (skipped int, err error) {
 	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if len(clicks) == 0 {
-		return nil
+		return 0, err
 	}
 	if len(clicks) > maxBatch {
-		return link.Errorf(link.EINVALID, "batch of %d clicks: at most %d", len(clicks), maxBatch)
+		return 0, link.Errorf(link.EINVALID, "batch of %d clicks: at most %d", len(clicks), maxBatch)
 	}
 	b := newClickBatch(len(clicks))
 	for i := range clicks {
-		p, err := parseClick(s.db.ids, i, &clicks[i])
-		if err != nil {
-			return err
+		p, ok := parseClick(s.db.ids, &clicks[i])
+		if !ok {
+			skipped++
+			continue
 		}
 		b.clicks = append(b.clicks, p)
+	}
+	if len(b.clicks) == 0 {
+		return skipped, nil
 	}
 	for i := range b.clicks {
 		b.add(&b.clicks[i])
 	}
 	w := b.plan()
 	now := s.db.now()
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err = s.db.db.Update(func(tx *bolt.Tx) error {
 		if err := w.write(tx); err != nil {
 			return err
 		}
@@ -120,9 +126,9 @@ func (s *ClickService) RecordClicks(ctx context.Context, clicks []link.Click) er
 		return appendClickEvents(tx, w.clicks, now)
 	})
 	if err != nil {
-		return fmt.Errorf("record clicks: %w", err)
+		return skipped, fmt.Errorf("record clicks: %w", err)
 	}
-	return nil
+	return skipped, nil
 }
 
 // ExportClicks calls fn for each raw click of the workspace in [start,

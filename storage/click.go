@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"time"
@@ -22,10 +23,17 @@ var _ link.ClickService = (*ClickService)(nil)
 // UTC day, each holding the totals and the counts of every dimension (and
 // for a day the distinct visitors). A batch of clicks is summed in memory
 // first, so each key is read and written once per batch.
-type ClickService struct{ db *DB }
+type ClickService struct {
+	db *DB
+	// pruneChunk is the most keys a prune deletes in one transaction;
+	// pruned, if set, is called after each such transaction (tests
+	// interleave writes there).
+	pruneChunk int
+	pruned     func(bucket []byte)
+}
 
 // NewClickService returns the click service of db.
-func NewClickService(db *DB) *ClickService { return &ClickService{db: db} }
+func NewClickService(db *DB) *ClickService { return &ClickService{db: db, pruneChunk: pruneChunk} }
 
 // Sizes of the prune's write transactions: a big prune is many short
 // transactions, so clicks keep being recorded meanwhile.
@@ -250,8 +258,19 @@ func rawNanos(t time.Time) int64 {
 // visitor records of UTC days more than two days before today; and the
 // salts of days before yesterday. Aggregates, visitor counts included, are kept. It returns the
 // number of raw clicks deleted, also when it stops early on an error.
+//
+// Clicks keep being recorded between its transactions, late ones for the
+// days being pruned too. So that none of them names a host in a
+// dictionary that is half deleted, or about to be, the first transaction
+// moves hostsFrom to the day of before: from then on raw clicks of earlier
+// days keep their referrer inline, and nothing reads or writes those
+// days' dictionaries but the prune.
 func (s *ClickService) PruneClicks(ctx context.Context, before time.Time) (int, error) {
 	cut := rawNanos(before)
+	cutDay := uint32(cut / 1e9 / secondsPerDay)
+	if err := s.db.db.Update(func(tx *bolt.Tx) error { return raiseHostsFrom(tx, cutDay) }); err != nil {
+		return 0, fmt.Errorf("prune clicks: %w", err)
+	}
 	deleted := 0
 	// Raw clicks: each workspace's clicks from its first to the cut.
 	var pos []byte
@@ -266,7 +285,7 @@ func (s *ClickService) PruneClicks(ctx context.Context, before time.Time) (int, 
 			c := b.Cursor()
 			var dels [][]byte
 			k, _ := c.Seek(pos)
-			for k != nil && len(dels) < pruneChunk {
+			for k != nil && len(dels) < s.pruneChunk {
 				if len(k) != 20 {
 					return fmt.Errorf("raw click %x: malformed key", k)
 				}
@@ -296,6 +315,9 @@ func (s *ClickService) PruneClicks(ctx context.Context, before time.Time) (int, 
 			return deleted, fmt.Errorf("prune clicks: %w", err)
 		}
 		deleted += n
+		if s.pruned != nil {
+			s.pruned(bucketClicksRaw)
+		}
 		if done {
 			break
 		}
@@ -309,7 +331,7 @@ func (s *ClickService) PruneClicks(ctx context.Context, before time.Time) (int, 
 		return deleted, fmt.Errorf("prune salts: %w", err)
 	}
 	// The hosts of the days whose raw clicks are all gone.
-	if err := s.deleteDaysBefore(ctx, bucketClicksHosts, uint32(cut/1e9/secondsPerDay)); err != nil {
+	if err := s.deleteDaysBefore(ctx, bucketClicksHosts, cutDay); err != nil {
 		return deleted, fmt.Errorf("prune referrer hosts: %w", err)
 	}
 	return deleted, nil
@@ -329,7 +351,7 @@ func (s *ClickService) deleteDaysBefore(ctx context.Context, name []byte, day ui
 			c := b.Cursor()
 			var dels [][]byte
 			for k, _ := c.First(); k != nil && bytes.Compare(k, end) < 0; k, _ = c.Next() {
-				if len(dels) == pruneChunk {
+				if len(dels) == s.pruneChunk {
 					more = true
 					break
 				}
@@ -342,10 +364,35 @@ func (s *ClickService) deleteDaysBefore(ctx context.Context, name []byte, day ui
 			}
 			return nil
 		})
+		if err == nil && s.pruned != nil {
+			s.pruned(name)
+		}
 		if err != nil || !more {
 			return err
 		}
 	}
+}
+
+// raiseHostsFrom moves the first day whose raw clicks name their referrer
+// host by id (see hostTable) on to day; it never moves back.
+func raiseHostsFrom(tx *bolt.Tx, day uint32) error {
+	meta := tx.Bucket(bucketMeta)
+	if v := meta.Get(metaHostsFrom); len(v) == 4 && binary.BigEndian.Uint32(v) >= day {
+		return nil
+	}
+	if err := meta.Put(metaHostsFrom, be32(day)); err != nil {
+		return fmt.Errorf("put hosts_from: %w", err)
+	}
+	return nil
+}
+
+// hostsFrom returns the first day whose raw clicks may name their
+// referrer host by id.
+func hostsFrom(tx *bolt.Tx) uint32 {
+	if v := tx.Bucket(bucketMeta).Get(metaHostsFrom); len(v) == 4 {
+		return binary.BigEndian.Uint32(v)
+	}
+	return 0
 }
 
 // saltSize is the length of a daily salt.

@@ -17,9 +17,11 @@ import (
 	"github.com/linkbolt/linkbolt/link"
 )
 
-// ClickStore writes a batch of clicks in one transaction.
+// ClickStore writes a batch of clicks in one transaction. It skips, and
+// counts in skipped, the clicks it cannot store (malformed IDs, a time out
+// of range), and writes the others.
 type ClickStore interface {
-	RecordClicks(ctx context.Context, clicks []link.Click) error
+	RecordClicks(ctx context.Context, clicks []link.Click) (skipped int, err error)
 }
 
 // DefaultQueueBytes is the memory the click queue may hold when
@@ -134,8 +136,14 @@ func (r *Recorder) SetEnrich(fn func(ctx context.Context, batch []link.Click) er
 }
 
 // write classifies a batch and writes it, and keeps the health of writes.
-func (r *Recorder) write(ctx context.Context, batch []link.Click) error {
-	err := r.writeBatch(ctx, batch)
+// It returns the number of clicks written. Clicks the store skipped as
+// invalid are counted as dropped: tried again they would fail again.
+func (r *Recorder) write(ctx context.Context, batch []link.Click) (int, error) {
+	skipped, err := r.writeBatch(ctx, batch)
+	if err == nil && skipped > 0 {
+		r.drop(int64(skipped), "clicks that cannot be stored (malformed ID or time out of range) were DROPPED",
+			"skipped", skipped)
+	}
 	now := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -154,13 +162,16 @@ func (r *Recorder) write(ctx context.Context, batch []link.Click) error {
 		r.failing, r.lastFailLog = false, time.Time{}
 		r.logger.Info("writing clicks works again", "failing_since", r.failSince)
 	}
-	return err
+	if err != nil {
+		return 0, err
+	}
+	return len(batch) - skipped, nil
 }
 
-func (r *Recorder) writeBatch(ctx context.Context, batch []link.Click) error {
+func (r *Recorder) writeBatch(ctx context.Context, batch []link.Click) (skipped int, err error) {
 	if r.enrich != nil {
 		if err := r.enrich(ctx, batch); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	return r.store.RecordClicks(ctx, batch)
@@ -201,11 +212,12 @@ func (r *Recorder) loop() {
 // writes every click at once (Interval 0).
 func (r *Recorder) Record(c link.Click) {
 	if r.interval <= 0 {
-		if err := r.write(context.Background(), []link.Click{c}); err != nil {
+		n, err := r.write(context.Background(), []link.Click{c})
+		if err != nil {
 			r.drop(1, "writing a click failed; it is lost", "link", c.LinkID, "err", err)
 			return
 		}
-		r.written.Add(1)
+		r.written.Add(int64(n))
 		return
 	}
 	cost := clickBytes(&c)
@@ -290,8 +302,9 @@ func (r *Recorder) PendingBytes() int64 {
 // QueueBytes returns the bound of PendingBytes.
 func (r *Recorder) QueueBytes() int64 { return r.maxBytes }
 
-// Dropped returns the number of clicks dropped because the queue was full
-// or, with Interval 0, because writing failed.
+// Dropped returns the number of clicks dropped because the queue was full,
+// because the store could not take them (malformed, see ClickStore) or,
+// with Interval 0, because writing failed.
 func (r *Recorder) Dropped() int64 { return r.dropped.Load() }
 
 // Written returns the number of clicks written to the store.
@@ -348,11 +361,11 @@ func (r *Recorder) writeHeld(ctx context.Context) error {
 		}
 		r.mu.Unlock()
 		part := r.held[:min(len(r.held), size)]
-		err := r.write(ctx, part)
+		wrote, err := r.write(ctx, part)
 		rest := r.held
 		if err == nil {
 			rest = r.held[len(part):]
-			r.written.Add(int64(len(part)))
+			r.written.Add(int64(wrote))
 		}
 		if len(rest) == 0 {
 			rest = nil

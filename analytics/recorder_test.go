@@ -34,7 +34,7 @@ type memStore struct {
 	release chan error           // …and waits here for the error to return
 }
 
-func (s *memStore) RecordClicks(ctx context.Context, clicks []link.Click) error {
+func (s *memStore) RecordClicks(ctx context.Context, clicks []link.Click) (int, error) {
 	s.mu.Lock()
 	entered, release := s.entered, s.release
 	s.mu.Unlock()
@@ -50,7 +50,7 @@ func (s *memStore) RecordClicks(ctx context.Context, clicks []link.Click) error 
 		err = s.fail(s.calls)
 	}
 	if err != nil {
-		return err
+		return 0, err
 	}
 	s.batches = append(s.batches, slices.Clone(clicks))
 	if s.written != nil {
@@ -59,7 +59,7 @@ func (s *memStore) RecordClicks(ctx context.Context, clicks []link.Click) error 
 		default:
 		}
 	}
-	return nil
+	return 0, nil
 }
 
 func (s *memStore) setFail(fn func(call int) error) {
@@ -610,9 +610,9 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 // countStore counts the clicks written and keeps nothing.
 type countStore struct{ n atomic.Int64 }
 
-func (s *countStore) RecordClicks(ctx context.Context, clicks []link.Click) error {
+func (s *countStore) RecordClicks(ctx context.Context, clicks []link.Click) (int, error) {
 	s.n.Add(int64(len(clicks)))
-	return nil
+	return 0, nil
 }
 
 func BenchmarkRecord(b *testing.B) {

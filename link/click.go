@@ -100,8 +100,11 @@ type Stats struct {
 // ClickService stores clicks and answers from their aggregates.
 type ClickService interface {
 	// RecordClicks writes a batch of classified clicks, their raw events,
-	// counters and aggregates in one transaction.
-	RecordClicks(ctx context.Context, clicks []Click) error
+	// counters and aggregates in one transaction. A click that cannot be
+	// stored (a malformed workspace, link or campaign ID, a time out of
+	// range) is skipped and counted in skipped; the others are written, so
+	// one bad click never holds the rest back.
+	RecordClicks(ctx context.Context, clicks []Click) (skipped int, err error)
 	// Stats answers analytics for a filter. ENOTFOUND when the link or
 	// campaign is not in the workspace.
 	Stats(ctx context.Context, f StatsFilter) (*Stats, error)

@@ -87,9 +87,9 @@ type failingClicks struct {
 	fail atomic.Bool
 }
 
-func (f *failingClicks) RecordClicks(ctx context.Context, clicks []link.Click) error {
+func (f *failingClicks) RecordClicks(ctx context.Context, clicks []link.Click) (int, error) {
 	if f.fail.Load() {
-		return &fs.PathError{Op: "write", Path: "linkbolt.db", Err: syscall.ENOSPC}
+		return 0, &fs.PathError{Op: "write", Path: "linkbolt.db", Err: syscall.ENOSPC}
 	}
 	return f.ClickStore.RecordClicks(ctx, clicks)
 }

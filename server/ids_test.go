@@ -42,8 +42,26 @@ func TestIDsOpaque(t *testing.T) {
 		if !ok || len(body) != 22 {
 			t.Fatalf("id %q: want lnk_ and 22 characters", id)
 		}
-		if n, err := strconv.ParseUint(body, 36, 64); err == nil {
-			t.Fatalf("id %q reads as the number %d", id, n)
+	}
+	// IDs made one after the other differ almost everywhere, as random
+	// strings do: a counter, however encoded, changes a character or two.
+	// Two random characters of a 64-letter alphabet are equal 1 time in
+	// 64, so of 22 positions some 21 differ; 11 equal ones by chance is
+	// below 1 in 10^10.
+	wantApart(t, all)
+	wantApart(t, mine)
+	wantApart(t, theirs)
+	// The order they were made in is no order of the IDs: a sequence has
+	// no inversions (or all of them, descending), random IDs about half
+	// the pairs. For 20 IDs the inversions average 95 with a deviation of
+	// 15.4; outside [18, 172] (5 deviations) by chance is below 1 in 10^6.
+	// For one workspace's 10, none or all of the 45 is 2 in 10!.
+	if n := inversions(all); n < 18 || n > 172 {
+		t.Fatalf("%d of 190 pairs of ids out of creation order, want about 95: %v", n, all)
+	}
+	for _, ids := range [][]string{mine, theirs} {
+		if n := inversions(ids); n == 0 || n == 45 {
+			t.Fatalf("one workspace's ids are sorted in creation order (%d inversions): %v", n, ids)
 		}
 	}
 	// Sorted, the IDs are not in the order they were made (a chance of
@@ -110,4 +128,40 @@ func TestIDsOpaque(t *testing.T) {
 			t.Errorf("id %q: want %s and 22 characters", got.id, got.prefix)
 		}
 	}
+}
+
+// wantApart fails unless each ID of ids differs from the one before it in
+// at least half the positions of its body.
+func wantApart(t *testing.T, ids []string) {
+	t.Helper()
+	for i := 1; i < len(ids); i++ {
+		a, b := ids[i-1], ids[i]
+		if len(a) != len(b) {
+			t.Fatalf("ids %s and %s differ in length", a, b)
+		}
+		body := len(a) - strings.IndexByte(a, '_') - 1
+		differ := 0
+		for j := len(a) - body; j < len(a); j++ {
+			if a[j] != b[j] {
+				differ++
+			}
+		}
+		if differ < body/2 {
+			t.Fatalf("ids %s and %s, made one after the other, differ in %d of %d characters", a, b, differ, body)
+		}
+	}
+}
+
+// inversions returns the number of pairs of ids whose order as strings is
+// not their order in ids.
+func inversions(ids []string) int {
+	n := 0
+	for i := range ids {
+		for j := i + 1; j < len(ids); j++ {
+			if ids[i] > ids[j] {
+				n++
+			}
+		}
+	}
+	return n
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/binary"
 	"fmt"
 	"math"
 	"time"
@@ -22,10 +23,17 @@ var _ link.ClickService = (*ClickService)(nil)
 // UTC day, each holding the totals and the counts of every dimension (and
 // for a day the distinct visitors). A batch of clicks is summed in memory
 // first, so each key is read and written once per batch.
-type ClickService struct{ db *DB }
+type ClickService struct {
+	db *DB
+	// pruneChunk is the most keys a prune deletes in one transaction;
+	// pruned, if set, is called after each such transaction (tests
+	// interleave writes there).
+	pruneChunk int
+	pruned     func(bucket []byte)
+}
 
 // NewClickService returns the click service of db.
-func NewClickService(db *DB) *ClickService { return &ClickService{db: db} }
+func NewClickService(db *DB) *ClickService { return &ClickService{db: db, pruneChunk: pruneChunk} }
 
 // Sizes of the prune's write transactions: a big prune is many short
 // transactions, so clicks keep being recorded meanwhile.
@@ -47,21 +55,20 @@ type parsedClick struct {
 	visitor   uint64
 }
 
-// parseClick validates c; EINVALID names the click's index i.
-func parseClick(ids *idCodec, i int, c *link.Click) (parsedClick, error) {
-	var p parsedClick
-	var ok bool
+// parseClick validates c and returns it in the form it is stored in; ok
+// is false for a click that cannot be stored (see RecordClicks).
+func parseClick(ids *idCodec, c *link.Click) (p parsedClick, ok bool) {
 	if p.ws, ok = ids.parseID(prefixWorkspace, c.WorkspaceID); !ok {
-		return p, link.Errorf(link.EINVALID, "click %d: workspace ID %q is malformed", i, c.WorkspaceID)
+		return p, false
 	}
 	if p.link, ok = ids.parseID(prefixLink, c.LinkID); !ok {
-		return p, link.Errorf(link.EINVALID, "click %d: link ID %q is malformed", i, c.LinkID)
+		return p, false
 	}
 	if c.CampaignID != "" && !validCampaignID(c.CampaignID) {
-		return p, link.Errorf(link.EINVALID, "click %d: campaign ID %q is malformed", i, c.CampaignID)
+		return p, false
 	}
 	if c.Time.Unix() < 0 || !c.Time.Before(maxClickTime) {
-		return p, link.Errorf(link.EINVALID, "click %d: time %s is out of range", i, c.Time.Format(time.RFC3339))
+		return p, false
 	}
 	p.campaign = c.CampaignID
 	p.nanos = c.Time.UnixNano()
@@ -75,7 +82,7 @@ func parseClick(ids *idCodec, i int, c *link.Click) (parsedClick, error) {
 	p.vals[dimBrowsers] = dimValue(c.Browser, unknownValue)
 	p.vals[dimOS] = dimValue(c.OS, unknownValue)
 	p.bot, p.visitor = c.Bot, c.Visitor
-	return p, nil
+	return p, true
 }
 
 // RecordClicks writes a batch of clicks in one transaction: the raw
@@ -84,35 +91,42 @@ func parseClick(ids *idCodec, i int, c *link.Click) (parsedClick, error) {
 // only. An empty referrer is stored as "direct", other empty values as
 // "unknown", values longer than 253 bytes cut. A visitor counts once a
 // UTC day in each scope, as a bot or not by its first click of the day in
-// the workspace. Each period keeps bounded top lists (see topCap). For a workspace with an enabled webhook subscribed to
-// link.clicked it also writes one event per click, and its deliveries, in
-// the same transaction (see appendClickEvents). EINVALID, with nothing written, if a click has a
-// malformed workspace, link or campaign ID or a time before 1970 or after
-// 2199 (the recorder makes none of these).
-func (s *ClickService) RecordClicks(ctx context.Context, clicks []link.Click) error {
+// the workspace. Each period keeps bounded top lists (see topCap). For a
+// workspace with an enabled webhook subscribed to link.clicked it also
+// writes one event per click, and its deliveries, in the same transaction
+// (see appendClickEvents).
+//
+// A click with a malformed workspace, link or campaign ID or a time
+// before 1970 or after 2199 is skipped and counted in skipped, and the
+// rest of the batch is written: the recorder retries a failed batch
+// first, so failing the batch for one such click would stall every click
+// after it. EINVALID, with nothing written, for a batch of more than
+// maxBatch clicks.
+func (s *ClickService) RecordClicks(ctx context.Context, clicks []link.Click) (skipped int, err error) {
 	if err := ctx.Err(); err != nil {
-		return err
-	}
-	if len(clicks) == 0 {
-		return nil
+		return 0, err
 	}
 	if len(clicks) > maxBatch {
-		return link.Errorf(link.EINVALID, "batch of %d clicks: at most %d", len(clicks), maxBatch)
+		return 0, link.Errorf(link.EINVALID, "batch of %d clicks: at most %d", len(clicks), maxBatch)
 	}
 	b := newClickBatch(len(clicks))
 	for i := range clicks {
-		p, err := parseClick(s.db.ids, i, &clicks[i])
-		if err != nil {
-			return err
+		p, ok := parseClick(s.db.ids, &clicks[i])
+		if !ok {
+			skipped++
+			continue
 		}
 		b.clicks = append(b.clicks, p)
+	}
+	if len(b.clicks) == 0 {
+		return skipped, nil
 	}
 	for i := range b.clicks {
 		b.add(&b.clicks[i])
 	}
 	w := b.plan()
 	now := s.db.now()
-	err := s.db.db.Update(func(tx *bolt.Tx) error {
+	err = s.db.db.Update(func(tx *bolt.Tx) error {
 		if err := w.write(tx); err != nil {
 			return err
 		}
@@ -120,9 +134,9 @@ func (s *ClickService) RecordClicks(ctx context.Context, clicks []link.Click) er
 		return appendClickEvents(tx, w.clicks, now)
 	})
 	if err != nil {
-		return fmt.Errorf("record clicks: %w", err)
+		return skipped, fmt.Errorf("record clicks: %w", err)
 	}
-	return nil
+	return skipped, nil
 }
 
 // ExportClicks calls fn for each raw click of the workspace in [start,
@@ -244,8 +258,19 @@ func rawNanos(t time.Time) int64 {
 // visitor records of UTC days more than two days before today; and the
 // salts of days before yesterday. Aggregates, visitor counts included, are kept. It returns the
 // number of raw clicks deleted, also when it stops early on an error.
+//
+// Clicks keep being recorded between its transactions, late ones for the
+// days being pruned too. So that none of them names a host in a
+// dictionary that is half deleted, or about to be, the first transaction
+// moves hostsFrom to the day of before: from then on raw clicks of earlier
+// days keep their referrer inline, and nothing reads or writes those
+// days' dictionaries but the prune.
 func (s *ClickService) PruneClicks(ctx context.Context, before time.Time) (int, error) {
 	cut := rawNanos(before)
+	cutDay := uint32(cut / 1e9 / secondsPerDay)
+	if err := s.db.db.Update(func(tx *bolt.Tx) error { return raiseHostsFrom(tx, cutDay) }); err != nil {
+		return 0, fmt.Errorf("prune clicks: %w", err)
+	}
 	deleted := 0
 	// Raw clicks: each workspace's clicks from its first to the cut.
 	var pos []byte
@@ -260,7 +285,7 @@ func (s *ClickService) PruneClicks(ctx context.Context, before time.Time) (int, 
 			c := b.Cursor()
 			var dels [][]byte
 			k, _ := c.Seek(pos)
-			for k != nil && len(dels) < pruneChunk {
+			for k != nil && len(dels) < s.pruneChunk {
 				if len(k) != 20 {
 					return fmt.Errorf("raw click %x: malformed key", k)
 				}
@@ -290,6 +315,9 @@ func (s *ClickService) PruneClicks(ctx context.Context, before time.Time) (int, 
 			return deleted, fmt.Errorf("prune clicks: %w", err)
 		}
 		deleted += n
+		if s.pruned != nil {
+			s.pruned(bucketClicksRaw)
+		}
 		if done {
 			break
 		}
@@ -303,7 +331,7 @@ func (s *ClickService) PruneClicks(ctx context.Context, before time.Time) (int, 
 		return deleted, fmt.Errorf("prune salts: %w", err)
 	}
 	// The hosts of the days whose raw clicks are all gone.
-	if err := s.deleteDaysBefore(ctx, bucketClicksHosts, uint32(cut/1e9/secondsPerDay)); err != nil {
+	if err := s.deleteDaysBefore(ctx, bucketClicksHosts, cutDay); err != nil {
 		return deleted, fmt.Errorf("prune referrer hosts: %w", err)
 	}
 	return deleted, nil
@@ -323,7 +351,7 @@ func (s *ClickService) deleteDaysBefore(ctx context.Context, name []byte, day ui
 			c := b.Cursor()
 			var dels [][]byte
 			for k, _ := c.First(); k != nil && bytes.Compare(k, end) < 0; k, _ = c.Next() {
-				if len(dels) == pruneChunk {
+				if len(dels) == s.pruneChunk {
 					more = true
 					break
 				}
@@ -336,10 +364,35 @@ func (s *ClickService) deleteDaysBefore(ctx context.Context, name []byte, day ui
 			}
 			return nil
 		})
+		if err == nil && s.pruned != nil {
+			s.pruned(name)
+		}
 		if err != nil || !more {
 			return err
 		}
 	}
+}
+
+// raiseHostsFrom moves the first day whose raw clicks name their referrer
+// host by id (see hostTable) on to day; it never moves back.
+func raiseHostsFrom(tx *bolt.Tx, day uint32) error {
+	meta := tx.Bucket(bucketMeta)
+	if v := meta.Get(metaHostsFrom); len(v) == 4 && binary.BigEndian.Uint32(v) >= day {
+		return nil
+	}
+	if err := meta.Put(metaHostsFrom, be32(day)); err != nil {
+		return fmt.Errorf("put hosts_from: %w", err)
+	}
+	return nil
+}
+
+// hostsFrom returns the first day whose raw clicks may name their
+// referrer host by id.
+func hostsFrom(tx *bolt.Tx) uint32 {
+	if v := tx.Bucket(bucketMeta).Get(metaHostsFrom); len(v) == 4 {
+		return binary.BigEndian.Uint32(v)
+	}
+	return 0
 }
 
 // saltSize is the length of a daily salt.

@@ -510,7 +510,7 @@ func (w *batchWrite) write(tx *bolt.Tx) error {
 	if err := raw.SetSequence(seq + uint64(len(w.clicks))); err != nil {
 		return fmt.Errorf("raw click sequence: %w", err)
 	}
-	hosts := newHostTable(tx.Bucket(bucketClicksHosts), &w.mem)
+	hosts := newHostTable(tx, &w.mem)
 	var enc []byte
 	for _, i := range w.rawOrder {
 		c := &w.clicks[i]

@@ -177,7 +177,7 @@ func mustClickSet(b *testing.B) *clickSet {
 			batch = append(batch, g.click(links[g.r.IntN(len(links))], at))
 			if len(batch) == benchBatch || i == len(times)-1 {
 				start := time.Now()
-				if err := s.Clicks.RecordClicks(context.Background(), batch); err != nil {
+				if _, err := s.Clicks.RecordClicks(context.Background(), batch); err != nil {
 					benchSet.buildErr = err
 					return
 				}
@@ -336,7 +336,7 @@ func benchRecordClicks(b *testing.B, size int) {
 		}
 		at = at.Add(time.Second)
 		b.StartTimer()
-		if err := s.Clicks.RecordClicks(ctx, batch); err != nil {
+		if _, err := s.Clicks.RecordClicks(ctx, batch); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -783,7 +783,11 @@ func decodeRawClick(ids idFormatter, k, v []byte, c *link.Click, str func([]byte
 //	day(4) + workspace id(8) + 0x01 + host    → uvarint(id)
 //
 // ids count from 0 in each workspace and day. Day first, so a prune
-// deletes whole days from the front. A workspace keeps at most
+// deletes whole days from the front. A prune deletes a day's entries in
+// several transactions, and clicks arriving late for that day in between
+// must not find half a dictionary: the days before hostsFrom (in the meta
+// bucket), which a prune moves on before it deletes anything, are neither
+// read nor written here, and their clicks keep the host inline. A workspace keeps at most
 // maxHostsPerDay hosts a day: a flood of distinct hosts stops there, and
 // the further hosts of the day are kept inline when they are short (at most
 // maxInlineHost bytes) and as otherReferrer when not.
@@ -797,6 +801,7 @@ const (
 // transaction.
 type hostTable struct {
 	b    *bolt.Bucket
+	from uint32 // the first day with a dictionary; see hostsFrom
 	mem  *arena
 	refs map[hostKey]rawReferrer
 	next map[[12]byte]uint64 // day + workspace → next id
@@ -808,14 +813,14 @@ type hostKey struct {
 	host string
 }
 
-func newHostTable(b *bolt.Bucket, mem *arena) *hostTable {
-	return &hostTable{b: b, mem: mem, refs: map[hostKey]rawReferrer{}, next: map[[12]byte]uint64{}}
+func newHostTable(tx *bolt.Tx, mem *arena) *hostTable {
+	return &hostTable{b: tx.Bucket(bucketClicksHosts), from: hostsFrom(tx), mem: mem, refs: map[hostKey]rawReferrer{}, next: map[[12]byte]uint64{}}
 }
 
 // referrer returns how a raw click of the workspace on the day stores the
 // referrer host.
 func (t *hostTable) referrer(day uint32, ws uint64, host string) (rawReferrer, error) {
-	if host == directReferrer {
+	if host == directReferrer || day < t.from {
 		return rawReferrer{inline: host}, nil
 	}
 	hk := hostKey{day, ws, host}

@@ -335,9 +335,9 @@ func TestRawClickRoundTrip(t *testing.T) {
 	ids := testCodec(t, nil)
 	in := link.Click{LinkID: ids.formatID(prefixLink, 100), WorkspaceID: ids.formatID(prefixWorkspace, 1), CampaignID: ids.formatID(prefixCampaign, 9), Time: time.Unix(1740830400, 123456789).UTC(),
 		Referrer: "t.co", Country: "DE", Device: "mobile", Browser: "Safari", OS: "iOS", Bot: true, Visitor: 1<<64 - 1}
-	p, err := parseClick(ids, 0, &in)
-	if err != nil {
-		t.Fatal(err)
+	p, ok := parseClick(ids, &in)
+	if !ok {
+		t.Fatal("parseClick refused a valid click")
 	}
 	k := concat(itob(p.ws), itob(uint64(p.nanos)), be32(7))
 	str := func(b []byte) string { return string(b) }

@@ -33,8 +33,12 @@ func te(value string, clicks int64) link.TopEntry { return link.TopEntry{Value: 
 
 func mustRecord(tb testing.TB, s *Services, clicks ...link.Click) {
 	tb.Helper()
-	if err := s.Clicks.RecordClicks(context.Background(), clicks); err != nil {
+	skipped, err := s.Clicks.RecordClicks(context.Background(), clicks)
+	if err != nil {
 		tb.Fatalf("record clicks: %v", err)
+	}
+	if skipped != 0 {
+		tb.Fatalf("record clicks: %d of %d skipped", skipped, len(clicks))
 	}
 }
 
@@ -197,12 +201,16 @@ func TestRecordClicks_Bots(t *testing.T) {
 	wantLinkTotals(t, s, l)
 }
 
+// TestRecordClicks_Invalid: a click that cannot be stored is skipped and
+// counted, and the valid clicks of its batch are written: the recorder
+// retries a failed batch first, so one bad click failing the batch would
+// stall every click after it.
 func TestRecordClicks_Invalid(t *testing.T) {
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	l := mustLink(t, s, ws.ID, &link.Link{Alias: "a"})
 	good := link.Click{LinkID: l.ID, WorkspaceID: ws.ID, Time: t0}
-	for _, tt := range []struct {
+	cases := []struct {
 		name string
 		c    link.Click
 	}{
@@ -212,31 +220,57 @@ func TestRecordClicks_Invalid(t *testing.T) {
 		{"long campaign id", link.Click{LinkID: l.ID, WorkspaceID: ws.ID, CampaignID: fmt.Sprintf("%065d", 1), Time: t0}},
 		{"before 1970", link.Click{LinkID: l.ID, WorkspaceID: ws.ID}},
 		{"after 2199", link.Click{LinkID: l.ID, WorkspaceID: ws.ID, Time: time.Date(2300, 1, 1, 0, 0, 0, 0, time.UTC)}},
-	} {
+	}
+	for _, tt := range cases {
 		t.Run(tt.name, func(t *testing.T) {
-			wantCode(t, s.Clicks.RecordClicks(ctx, []link.Click{good, tt.c}), link.EINVALID)
+			skipped, err := s.Clicks.RecordClicks(ctx, []link.Click{tt.c, good})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := skipped, 1; got != want {
+				t.Fatalf("skipped = %d, want %d", got, want)
+			}
 		})
 	}
-	// Nothing of the refused batches was written.
-	if got, _ := s.Links.FindLinkByID(ctx, ws.ID, l.ID); got.Clicks != 0 {
-		t.Fatalf("clicks = %d, want 0", got.Clicks)
+	// A batch of nothing but invalid clicks writes nothing and fails nothing.
+	bad := make([]link.Click, len(cases))
+	for i, tt := range cases {
+		bad[i] = tt.c
+	}
+	if skipped, err := s.Clicks.RecordClicks(ctx, bad); err != nil || skipped != len(bad) {
+		t.Fatalf("all invalid: skipped %d, %v; want %d, nil", skipped, err, len(bad))
+	}
+	// Each batch's valid click was written, and nothing else.
+	if got, _ := s.Links.FindLinkByID(ctx, ws.ID, l.ID); got.Clicks != int64(len(cases)) {
+		t.Fatalf("clicks = %d, want %d", got.Clicks, len(cases))
 	}
 	n := 0
-	if err := s.Clicks.ExportClicks(ctx, ws.ID, time.Time{}, t0.Add(time.Hour), func(*link.Click) error { n++; return nil }); err != nil || n != 0 {
-		t.Fatalf("raw clicks = %d, %v", n, err)
+	if err := s.Clicks.ExportClicks(ctx, ws.ID, time.Time{}, time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC), func(c *link.Click) error {
+		if c.LinkID != l.ID || !c.Time.Equal(t0) || c.CampaignID != "" {
+			t.Errorf("raw click %+v is not the valid one", c)
+		}
+		n++
+		return nil
+	}); err != nil || n != len(cases) {
+		t.Fatalf("raw clicks = %d, %v; want %d", n, err, len(cases))
+	}
+	st := statsOf(t, s, link.StatsFilter{WorkspaceID: ws.ID, Scope: link.ScopeWorkspace, Start: t0, End: t0.Add(time.Hour)})
+	if got, want := st.Clicks, int64(len(cases)); got != want {
+		t.Fatalf("stats clicks = %d, want %d", got, want)
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if err := s.Clicks.RecordClicks(cancelled, []link.Click{good}); !errors.Is(err, context.Canceled) {
+	if _, err := s.Clicks.RecordClicks(cancelled, []link.Click{good}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
 
 	// Odd values are stored in a bounded form rather than failing the batch:
 	// a referrer that is not a host is (invalid), a host is lower-cased.
 	long := string(make([]byte, 300))
-	mustRecord(t, s, link.Click{LinkID: l.ID, WorkspaceID: ws.ID, Time: t0, Referrer: long, Country: ""},
-		link.Click{LinkID: l.ID, WorkspaceID: ws.ID, Time: t0, Referrer: "News.Example.ORG."})
-	st := statsOf(t, s, link.StatsFilter{WorkspaceID: ws.ID, Scope: link.ScopeWorkspace, Start: t0, End: t0.Add(time.Hour)})
+	t1 := t0.Add(2 * time.Hour)
+	mustRecord(t, s, link.Click{LinkID: l.ID, WorkspaceID: ws.ID, Time: t1, Referrer: long, Country: ""},
+		link.Click{LinkID: l.ID, WorkspaceID: ws.ID, Time: t1, Referrer: "News.Example.ORG."})
+	st = statsOf(t, s, link.StatsFilter{WorkspaceID: ws.ID, Scope: link.ScopeWorkspace, Start: t1, End: t1.Add(time.Hour)})
 	if got := fmt.Sprint(st.Top[link.DimReferrers]); got != "[{(invalid) 1} {news.example.org 1}]" {
 		t.Fatalf("odd referrers: %s", got)
 	}

@@ -129,6 +129,7 @@ var (
 	metaJWTSecret     = []byte("jwt_secret")
 	metaIDKey         = []byte("id_key")        // 16 random bytes, the AES key of wire IDs
 	metaIDLegacyMax   = []byte("id_legacy_max") // JSON: prefix → highest sequence with a legacy ID
+	metaHostsFrom     = []byte("hosts_from")    // unix UTC day(4): raw clicks of earlier days keep their referrer inline (see hostTable)
 )
 
 // DB is the bbolt data file and what is kept in memory beside it (key usage

@@ -80,7 +80,7 @@ func recordFlood(tb testing.TB, dir string, random bool) *floodRun {
 		}
 		batch = append(batch, c)
 		if len(batch) == floodBatch {
-			if err := s.Clicks.RecordClicks(context.Background(), batch); err != nil {
+			if _, err := s.Clicks.RecordClicks(context.Background(), batch); err != nil {
 				tb.Fatal(err)
 			}
 			batch = batch[:0]

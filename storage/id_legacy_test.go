@@ -16,7 +16,9 @@ import (
 // openLegacyFile makes a data file as linkbolt wrote it before IDs were
 // opaque (schema version 1: every wire ID the bucket sequence in base 36,
 // no ID key in the meta bucket), with a user, a workspace, a campaign and
-// three links, one in the campaign. It returns the file's path.
+// three links, one in the campaign. It returns the file's path. Only the
+// IDs are as version 1 had them: the rest of the file is today's; see
+// TestUpgradeVersion1File for a file the old code wrote.
 func openLegacyFile(t *testing.T) string {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "linkbolt.db")

@@ -258,7 +258,7 @@ func TestDeleteLink(t *testing.T) {
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()
 	l := mustLink(t, s, ws.ID, &link.Link{Alias: "bye", Tags: []string{"a"}})
-	if err := s.Clicks.RecordClicks(ctx, []link.Click{{LinkID: l.ID, WorkspaceID: ws.ID, Time: t0}}); err != nil {
+	if _, err := s.Clicks.RecordClicks(ctx, []link.Click{{LinkID: l.ID, WorkspaceID: ws.ID, Time: t0}}); err != nil {
 		t.Fatal(err)
 	}
 

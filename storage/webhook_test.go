@@ -708,7 +708,7 @@ func BenchmarkRecordClicksWebhook(b *testing.B) {
 						Referrer: "news.example", Country: "DE", Device: "mobile", Browser: "Firefox", OS: "Android", Visitor: uint64(j)}
 				}
 				at = at.Add(time.Second)
-				if err := s.Clicks.RecordClicks(context.Background(), batch); err != nil {
+				if _, err := s.Clicks.RecordClicks(context.Background(), batch); err != nil {
 					b.Fatal(err)
 				}
 			}

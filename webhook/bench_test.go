@@ -47,7 +47,7 @@ func BenchmarkDeliveryThroughput(b *testing.B) {
 				for i := range batch {
 					batch[i] = link.Click{LinkID: l.ID, WorkspaceID: e.ws.ID, Time: t0, Country: "DE", Device: "desktop"}
 				}
-				if err := clicks.RecordClicks(ctx, batch); err != nil {
+				if _, err := clicks.RecordClicks(ctx, batch); err != nil {
 					b.Fatal(err)
 				}
 				left -= n

@@ -269,6 +269,10 @@ type damageSafeClicks struct {
 	db *storage.DB
 }
 
-func (c damageSafeClicks) RecordClicks(ctx context.Context, clicks []link.Click) error {
-	return c.db.CatchDamage(func() error { return c.ClickService.RecordClicks(ctx, clicks) })
+func (c damageSafeClicks) RecordClicks(ctx context.Context, clicks []link.Click) (skipped int, err error) {
+	err = c.db.CatchDamage(func() (err error) {
+		skipped, err = c.ClickService.RecordClicks(ctx, clicks)
+		return err
+	})
+	return skipped, err
 }

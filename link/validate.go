@@ -88,7 +88,7 @@ func NormalizeDestination(raw string, rules *URLRules) (normalized, problem stri
 		if unicode.IsControl(c) || unicode.IsSpace(c) {
 			return "", "must not contain spaces or control characters"
 		}
-		if unicode.Is(unicode.Cf, c) {
+		if invisible(c) {
 			return "", fmt.Sprintf("must not contain invisible format or bidi control characters (U+%04X)", c)
 		}
 	}
@@ -112,7 +112,7 @@ func NormalizeDestination(raw string, rules *URLRules) (normalized, problem stri
 	}
 	hostname := u.Hostname()
 	for _, c := range hostname { // percent-decoded by url.Parse
-		if unicode.IsControl(c) || unicode.IsSpace(c) || unicode.Is(unicode.Cf, c) {
+		if unicode.IsControl(c) || unicode.IsSpace(c) || invisible(c) {
 			return "", "must not contain spaces, control or format characters in its host"
 		}
 	}
@@ -243,11 +243,26 @@ func checkText(s string) string {
 		if unicode.IsControl(c) {
 			return "must not contain control characters"
 		}
-		if unicode.Is(unicode.Cf, c) {
+		if invisible(c) {
 			return fmt.Sprintf("must not contain invisible format or bidi control characters (U+%04X)", c)
 		}
 	}
 	return ""
+}
+
+// invisible reports whether c shows as nothing (or as a blank that is not
+// a space) where a name is shown: the format characters (Unicode category
+// Cf), the line and paragraph separators (Zl, Zp), and the fillers and
+// blanks that are letters or marks by category (Hangul fillers, the braille
+// blank, the combining grapheme joiner, the Khmer inherent vowels, the
+// Mongolian free variation selectors). Emoji variation selectors (U+FE0F)
+// are not: they are part of how emoji are written.
+func invisible(c rune) bool {
+	switch c {
+	case 0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B, 0x180C, 0x180D, 0x180F, 0x2800, 0x3164, 0xFFA0:
+		return true
+	}
+	return unicode.In(c, unicode.Cf, unicode.Zl, unicode.Zp)
 }
 
 func checkUTM(v *validation, field, val string) {

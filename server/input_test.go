@@ -27,6 +27,8 @@ func TestFieldNamesAreCaseSensitive(t *testing.T) {
 		{"key", "POST", "/v1/keys", e.writeKey, `{"Name":"k","scope":"read"}`, "Name"},
 		{"login", "POST", "/v1/auth/login", "", `{"Email":"admin@example.com","password":"correct horse battery"}`, "Email"},
 		{"nested object", "POST", "/v1/qr-codes", e.writeKey, `{"link_id":"` + link + `","name":"q","options":{"Size":300}}`, "options.Size"},
+		{"duplicate field", "POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","destination_url":"https://other.example/"}`, "destination_url"},
+		{"duplicate nested field", "POST", "/v1/qr-codes", e.writeKey, `{"link_id":"` + link + `","name":"q","options":{"size":300,"size":400}}`, "options.size"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.request(newRequest(tc.method, tc.path, tc.cred, tc.body))
@@ -105,6 +107,10 @@ func TestFormatCharactersRefused(t *testing.T) {
 		{"workspace name", "POST", "/v1/workspaces", e.adminToken, `{"name":"Acme\u200e"}`, "name"},
 		{"workspace rename", "PATCH", "/v1/workspaces/" + e.ws, e.adminToken, `{"name":"Acme\u061c"}`, "name"},
 		{"webhook description", "POST", "/v1/webhooks", e.writeKey, `{"url":"https://hooks.example.com/x","events":["link.created"],"description":"a\u202ab"}`, "description"},
+		{"campaign name of a Hangul filler", "POST", "/v1/campaigns", e.writeKey, `{"name":"\u3164"}`, "name"},
+		{"campaign name of a braille blank", "POST", "/v1/campaigns", e.writeKey, `{"name":"\u2800"}`, "name"},
+		{"utm with a grapheme joiner", "POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","utm_source":"ma\u034fil"}`, "utm_source"},
+		{"tag with a line separator", "POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","tags":["a\u2028b"]}`, "tags"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r := e.request(newRequest(tc.method, tc.path, tc.cred, tc.body))

@@ -165,12 +165,22 @@ func checkFieldNames(data []byte, t reflect.Type, path string) error {
 	default:
 		return nil
 	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(data, &obj) != nil {
+	obj, ok := objectMembers(data)
+	if !ok {
 		return nil // null
 	}
 	fields := jsonFields(t)
-	for name, raw := range obj {
+	seen := make(map[string]bool, len(obj))
+	for _, m := range obj {
+		name, raw := m.name, m.raw
+		if seen[name] {
+			// encoding/json would keep the last one silently: which one a
+			// client meant is not for the server to guess.
+			return &link.Error{Code: link.EINVALIDREQUEST,
+				Message: fmt.Sprintf("%q: the field is given twice", path+name),
+				Fields:  []link.FieldError{{Field: path + name, Message: "is given twice"}}}
+		}
+		seen[name] = true
 		ft, ok := fields[name]
 		if !ok {
 			msg := "unknown field"
@@ -188,6 +198,37 @@ func checkFieldNames(data []byte, t reflect.Type, path string) error {
 		}
 	}
 	return nil
+}
+
+type member struct {
+	name string
+	raw  json.RawMessage
+}
+
+// objectMembers returns the members of the JSON object data in order,
+// duplicates kept; false when data is not an object.
+func objectMembers(data []byte) ([]member, bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil, false
+	}
+	var out []member
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, false
+		}
+		name, ok := tok.(string)
+		if !ok {
+			return nil, false
+		}
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, false
+		}
+		out = append(out, member{name, raw})
+	}
+	return out, true
 }
 
 // jsonFields returns the JSON names of the fields of struct type t (those

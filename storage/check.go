@@ -28,7 +28,8 @@ type CheckReport struct {
 func (r *CheckReport) OK() bool { return len(r.Problems) == 0 }
 
 // CheckFile checks the bbolt file at path without writing to it: the
-// header pages, that the file holds every page they record, every page of
+// header pages (one damaged header page is a problem, though the file
+// opens from the other), that the file holds every page they record, every page of
 // every bucket and the free-page list (read through ReadAt, so a damaged
 // page cannot fault), and then, when that structure is sound enough to
 // map safely, bbolt's own consistency check (tx.Check: page types, key
@@ -60,10 +61,13 @@ func CheckFile(path string) (*CheckReport, error) {
 	if d == nil {
 		defer bf.Close()
 		r.PageSize, r.Pages = int(bf.meta.pageSize), bf.meta.pgid
+		if bf.headerDamage != "" {
+			r.Problems = append(r.Problems, bf.headerDamage)
+		}
 		d = bf.walk(true)
 	}
 	if d != nil {
-		r.Problems = d.problems
+		r.Problems = append(r.Problems, d.problems...)
 		return r, nil
 	}
 	if openErr != nil {
@@ -79,12 +83,13 @@ func CheckFile(path string) (*CheckReport, error) {
 // boltCheck runs tx.Check and counts buckets, keys and free pages.
 func boltCheck(db *bolt.DB, r *CheckReport) error {
 	return db.View(func(tx *bolt.Tx) error {
+		found := len(r.Problems) // a damaged header page is no reason not to count
 		for err := range tx.Check() {
 			if len(r.Problems) < maxProblems {
 				r.Problems = append(r.Problems, err.Error())
 			}
 		}
-		if len(r.Problems) > 0 {
+		if len(r.Problems) > found {
 			return nil
 		}
 		r.Free = db.Stats().FreePageN

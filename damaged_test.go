@@ -198,7 +198,8 @@ func TestProcessDamagedHeaderPage(t *testing.T) {
 			env := []string{"LINKBOLT_STORAGE_PATH=" + data}
 			code, stdout, stderr := runBinary(t, dir, env, "check")
 			if code != 1 || !strings.Contains(stdout, data+" is damaged:\n  - "+want) ||
-				!strings.Contains(stdout, "the last transaction may be lost") {
+				!strings.Contains(stdout, "the last transaction may be lost") ||
+				!strings.Contains(stdout, "the server opens it from the other header page") {
 				t.Fatalf("check: exit %d:\n%s%s", code, stdout, stderr)
 			}
 			p := startChild(t, dir, "50ms")

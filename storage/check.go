@@ -22,6 +22,9 @@ type CheckReport struct {
 	Keys     int    // keys in every bucket
 	// Problems lists what is wrong; empty when the file is whole.
 	Problems []string
+	// HeaderDamage is the problem of a damaged header page, when the file
+	// opens from the other one; empty otherwise. It is among Problems.
+	HeaderDamage string
 }
 
 // OK reports whether the check found nothing wrong.
@@ -61,7 +64,7 @@ func CheckFile(path string) (*CheckReport, error) {
 	if d == nil {
 		defer bf.Close()
 		r.PageSize, r.Pages = int(bf.meta.pageSize), bf.meta.pgid
-		if bf.headerDamage != "" {
+		if r.HeaderDamage = bf.headerDamage; r.HeaderDamage != "" {
 			r.Problems = append(r.Problems, bf.headerDamage)
 		}
 		d = bf.walk(true)

@@ -76,6 +76,9 @@ func TestDamagedHeaderPage(t *testing.T) {
 					!strings.Contains(r.Problems[0], "the last transaction may be lost") {
 					t.Fatalf("check (snapshot %d): %+v", i, r)
 				}
+				if len(r.Problems) != 1 || r.HeaderDamage != r.Problems[0] {
+					t.Errorf("check found more than the header page: %+v", r)
+				}
 				if r.Keys == 0 {
 					t.Errorf("check stopped counting at the damaged header: %+v", r)
 				}

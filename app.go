@@ -116,7 +116,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		MaxKeysPerWorkspace: cfg.Keys.MaxPerWorkspace,
 		DomainResolver:      cfg.Domains.Resolver, DomainScheme: cfg.Domains.Scheme,
 		CostlyConcurrency: cfg.Server.CostlyConcurrency, CostlyWait: cfg.costlyWait,
-		SearchScanLimit: cfg.Server.SearchScanLimit,
+		SearchScanLimit: cfg.Server.SearchScanLimit, MaxConnections: cfg.Server.MaxConnections,
 	}, server.Deps{
 		DB: a.db, Links: a.links, Keys: storage.NewKeyService(a.db),
 		Users: storage.NewUserService(a.db), Workspaces: storage.NewWorkspaceService(a.db),

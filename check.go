@@ -58,6 +58,12 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	for _, p := range r.Problems {
 		fmt.Fprintln(stdout, "  -", p)
 	}
+	if len(r.Problems) == 1 && r.HeaderDamage != "" {
+		// The server starts on such a file (see README, A damaged data file).
+		fmt.Fprintln(stdout, "The rest of the file is whole, and the server opens it from the other header page; its next write rewrites the damaged one.",
+			"Restore a backup instead only if it holds writes made after that transaction.")
+		return errDamaged
+	}
 	fmt.Fprintln(stdout, "Restore it from a backup: stop the server and put a good backup file in its place.")
 	return errDamaged
 }

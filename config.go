@@ -33,6 +33,7 @@ type Config struct {
 		CostlyConcurrency int    `mapstructure:"costly_concurrency"`
 		CostlyWait        string `mapstructure:"costly_wait"`
 		SearchScanLimit   int    `mapstructure:"search_scan_limit"`
+		MaxConnections    int    `mapstructure:"max_connections"`
 	} `mapstructure:"server"`
 	Storage struct {
 		Path string `mapstructure:"path"`
@@ -106,6 +107,7 @@ var defaults = map[string]any{
 	"server.costly_concurrency": 0,
 	"server.costly_wait":        "2s",
 	"server.search_scan_limit":  10_000,
+	"server.max_connections":    1000,
 
 	"storage.path":            "./data/linkbolt.db",
 	"auth.jwt_secret":         "",
@@ -205,6 +207,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.CostlyConcurrency < 0 {
 		errs = append(errs, fmt.Errorf("server.costly_concurrency: must not be negative (0 means half the cores)"))
+	}
+	if c.Server.MaxConnections < 0 {
+		errs = append(errs, fmt.Errorf("server.max_connections: must not be negative (0 means no bound)"))
 	}
 	if c.Server.SearchScanLimit < 0 {
 		errs = append(errs, fmt.Errorf("server.search_scan_limit: must not be negative (0 means no bound)"))

@@ -406,3 +406,31 @@ func TestMalformedRequestsAndOwnPortEndToEnd(t *testing.T) {
 		}
 	}
 }
+
+// TestMaxConnectionsWired: server.max_connections reaches the listener.
+// With one connection allowed, a second client finds it taken by the
+// first client's idle keep-alive connection, which is closed to let it in.
+func TestMaxConnectionsWired(t *testing.T) {
+	t.Setenv("LINKBOLT_SERVER_MAX_CONNECTIONS", "1")
+	base, _ := startApp(t, testConfig(t, ""), nil)
+	for i := 0; i < 2; i++ {
+		c := &http.Client{Transport: &http.Transport{}}
+		defer c.CloseIdleConnections()
+		res, err := c.Get(base + "/healthz")
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+	}
+	res, err := http.Get(base + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if !strings.Contains(string(b), "\nlinkbolt_connections_open 1\n") ||
+		strings.Contains(string(b), "\nlinkbolt_connections_idle_closed_total 0\n") {
+		t.Fatalf("one connection allowed, but:\n%s", b)
+	}
+}

@@ -84,6 +84,9 @@ type Config struct {
 	// SearchScanLimit bounds the links a filtered list reads (search,
 	// campaign_id, domain); 0 means no bound.
 	SearchScanLimit int
+	// MaxConnections bounds the connections open at once (see
+	// Server.Listener); 0 means no bound.
+	MaxConnections int
 }
 
 // Server serves the API, the redirects and the setup page on one handler.
@@ -117,6 +120,8 @@ type Server struct {
 	logins    *auth.LoginGuard
 	// costly admits the costly API work; redirects never pass it.
 	costly *admission
+	// conns is the listener of Listener, which bounds the connections.
+	conns *problemListener
 
 	// setupToken is the one-time secret of the setup link, held only in
 	// memory; empty once an admin exists.
@@ -266,19 +271,40 @@ func (headWriter) Write(b []byte) (int, error) { return len(b), nil }
 // Unwrap lets http.ResponseController reach the connection.
 func (w headWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
+// Limits of the HTTP server. A client gets readHeaderTimeout to send its
+// request line and headers, whatever their size: a request's headers
+// travel in one or two packets, so 5 s is plenty even on a poor mobile
+// link, and a client that takes longer holds a connection for nothing.
+// maxHeaderBytes bounds them (net/http allows 4 KiB more for the request
+// line); more is answered 431. linkbolt sets no cookies, and the largest
+// headers it needs are a Referer (Chrome caps it at 4 KiB), a User-Agent,
+// an Authorization token of under 1 KiB and cookies a parent domain may
+// set: 16 KiB leaves room for all of them, half of nginx's 32 KiB,
+// and a quarter of what a connection held before.
+const (
+	readHeaderTimeout = 5 * time.Second
+	maxHeaderBytes    = 16 << 10
+)
+
 // HTTPServer returns an http.Server for addr with timeouts set, so that a
-// slow client cannot hold a connection for ever.
+// slow client cannot hold a connection for ever. Serve it on Listener.
 func (s *Server) HTTPServer(addr string) *http.Server {
-	return &http.Server{
+	hs := &http.Server{
 		Addr:              addr,
 		Handler:           s,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: readHeaderTimeout,
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      5 * time.Minute, // backups stream for a while
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
+	hs.ConnState = func(c net.Conn, state http.ConnState) {
+		if s.conns != nil { // set by Listener, before serving
+			s.conns.connState(c, state)
+		}
+	}
+	return hs
 }
 
 // shortURL returns the short URL of a link: on its custom domain with

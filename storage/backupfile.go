@@ -139,7 +139,9 @@ func (s *backupSpool) Close() error {
 // was. It fails with an error matching ErrLocked while a server holds the
 // file, and with one matching ErrDamaged when the file is damaged.
 func BackupFile(path string, w io.Writer) (int64, error) {
-	if err := inspectDataFile(path); err != nil {
+	// A damaged header page is no reason to refuse: the copy is of the
+	// state the file opens in, with both its header pages whole.
+	if _, err := inspectDataFile(path); err != nil {
 		return 0, err
 	}
 	var n int64

@@ -83,6 +83,9 @@ type boltFile struct {
 	size     int64
 	meta     boltMeta
 	pageSize int64
+	// headerDamage says which header page is damaged when the file opens
+	// from the other one; empty when both are whole.
+	headerDamage string
 }
 
 // damage is what an inspection found wrong: summary is short enough for
@@ -171,6 +174,19 @@ func (bf *boltFile) readMeta() *damage {
 	default:
 		bf.meta = meta1
 	}
+	// With one header page damaged, bbolt opens from the other without a
+	// word. That is right after a crash while it wrote the header of a
+	// transaction that never finished, but the damaged page may as well
+	// have held the last committed transaction, which is then lost: the
+	// page's own transaction id is as unreadable as the rest of it.
+	if bad, err := 0, err0; err0 != nil || err1 != nil {
+		if err0 == nil {
+			bad, err = 1, err1
+		}
+		bf.headerDamage = fmt.Sprintf("header page %d is damaged (%v): the file opens from header page %d "+
+			"(transaction %d), and the last transaction may be lost if the damaged page held a later one",
+			bad, err, 1-bad, bf.meta.txid)
+	}
 	if err0 == nil && err1 == nil && meta0.pageSize != meta1.pageSize {
 		d.add("the header pages disagree on the page size (%d and %d)", meta0.pageSize, meta1.pageSize)
 		return d
@@ -188,6 +204,9 @@ func (bf *boltFile) readMeta() *damage {
 		d.add("the free-page list at page %d is outside the file's %d pages", m.freelist, m.pgid)
 	}
 	if len(d.problems) > 0 {
+		if bf.headerDamage != "" {
+			d.add("%s", bf.headerDamage)
+		}
 		return d
 	}
 	return nil

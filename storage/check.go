@@ -22,13 +22,17 @@ type CheckReport struct {
 	Keys     int    // keys in every bucket
 	// Problems lists what is wrong; empty when the file is whole.
 	Problems []string
+	// HeaderDamage is the problem of a damaged header page, when the file
+	// opens from the other one; empty otherwise. It is among Problems.
+	HeaderDamage string
 }
 
 // OK reports whether the check found nothing wrong.
 func (r *CheckReport) OK() bool { return len(r.Problems) == 0 }
 
 // CheckFile checks the bbolt file at path without writing to it: the
-// header pages, that the file holds every page they record, every page of
+// header pages (one damaged header page is a problem, though the file
+// opens from the other), that the file holds every page they record, every page of
 // every bucket and the free-page list (read through ReadAt, so a damaged
 // page cannot fault), and then, when that structure is sound enough to
 // map safely, bbolt's own consistency check (tx.Check: page types, key
@@ -60,10 +64,13 @@ func CheckFile(path string) (*CheckReport, error) {
 	if d == nil {
 		defer bf.Close()
 		r.PageSize, r.Pages = int(bf.meta.pageSize), bf.meta.pgid
+		if r.HeaderDamage = bf.headerDamage; r.HeaderDamage != "" {
+			r.Problems = append(r.Problems, bf.headerDamage)
+		}
 		d = bf.walk(true)
 	}
 	if d != nil {
-		r.Problems = d.problems
+		r.Problems = append(r.Problems, d.problems...)
 		return r, nil
 	}
 	if openErr != nil {
@@ -79,12 +86,13 @@ func CheckFile(path string) (*CheckReport, error) {
 // boltCheck runs tx.Check and counts buckets, keys and free pages.
 func boltCheck(db *bolt.DB, r *CheckReport) error {
 	return db.View(func(tx *bolt.Tx) error {
+		found := len(r.Problems) // a damaged header page is no reason not to count
 		for err := range tx.Check() {
 			if len(r.Problems) < maxProblems {
 				r.Problems = append(r.Problems, err.Error())
 			}
 		}
-		if len(r.Problems) > 0 {
+		if len(r.Problems) > found {
 			return nil
 		}
 		r.Free = db.Stats().FreePageN

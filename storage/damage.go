@@ -44,43 +44,46 @@ func damaged(path string, reason string) *DamagedError {
 // bucket, so that bbolt, which trusts the file, never maps a page past
 // its end or follows a damaged page while opening it. Leaf pages are left
 // to CheckFile: reading them costs as much as reading the whole file. A
-// missing file is fine (Open creates it); an empty one is damaged.
-func inspectDataFile(path string) error {
+// missing file is fine (Open creates it); an empty one is damaged. A file
+// with one damaged header page opens from the other and is not refused:
+// warning then says so, for the log.
+func inspectDataFile(path string) (warning string, err error) {
 	info, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return "", nil
 	} else if err != nil {
-		return fmt.Errorf("data file %s: %w", path, err)
+		return "", fmt.Errorf("data file %s: %w", path, err)
 	}
 	if !info.Mode().IsRegular() {
-		return fmt.Errorf("data file %s is not a regular file", path)
+		return "", fmt.Errorf("data file %s is not a regular file", path)
 	}
 	// bbolt's shared lock keeps a writer (a server) from changing the
 	// file under the inspection; a server holding the file makes this
 	// fail as locked, as the open itself would.
 	ro, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
 	if errors.Is(err, berrors.ErrTimeout) {
-		return &lockedError{path: path}
+		return "", &lockedError{path: path}
 	} else if errors.Is(err, fs.ErrPermission) {
-		return fmt.Errorf("open data file %s: %w", path, err)
+		return "", fmt.Errorf("open data file %s: %w", path, err)
 	} else if err == nil {
 		defer ro.Close()
 	}
 	bf, d, ierr := openBoltFile(path)
 	if ierr != nil {
-		return fmt.Errorf("data file %s: %w", path, ierr)
+		return "", fmt.Errorf("data file %s: %w", path, ierr)
 	}
 	if d == nil {
 		defer bf.Close()
+		warning = bf.headerDamage
 		d = bf.walk(false)
 	}
 	if d != nil {
-		return damaged(path, d.summary)
+		return "", damaged(path, d.summary)
 	}
 	if err != nil { // bbolt refused a file the inspection found whole
-		return damaged(path, err.Error())
+		return "", damaged(path, err.Error())
 	}
-	return nil
+	return warning, nil
 }
 
 // catchDamage runs fn, turning a panic or a memory fault (bbolt reading a

@@ -2,4 +2,8 @@ package storage
 
 // Test access to the start-up inspection.
 
-var InspectDataFile = inspectDataFile
+// InspectDataFile runs the start-up inspection and returns its error.
+func InspectDataFile(path string) error {
+	_, err := inspectDataFile(path)
+	return err
+}

@@ -206,12 +206,20 @@ func (db *DB) Open() error {
 	if err := os.MkdirAll(filepath.Dir(db.Path), 0o700); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
-	if err := inspectDataFile(db.Path); err != nil {
+	warning, err := inspectDataFile(db.Path)
+	if err != nil {
 		return err
+	}
+	if warning != "" {
+		// Start all the same: the other header page is whole, a backup is
+		// older still, and after a crash in the middle of a commit this
+		// is the designed way back (see README, A damaged data file).
+		db.logger().Warn("data file " + db.Path + ": " + warning +
+			"; restore a backup only if it is newer than that transaction; `linkbolt check` says more")
 	}
 	var bdb *bolt.DB
 	var ids *idCodec
-	err := catchDamage(db.Path, func() error {
+	err = catchDamage(db.Path, func() error {
 		var err error
 		bdb, err = bolt.Open(db.Path, 0o600, &bolt.Options{Timeout: time.Second})
 		if errors.Is(err, berrors.ErrTimeout) {

@@ -656,7 +656,7 @@ func TestRecordClicks_ClickedEvents(t *testing.T) {
 		{a.ID, at.Add(time.Millisecond), "direct", "unknown", "bot", "unknown", "unknown", true},
 	}
 	for i, d := range ds {
-		if strings.Contains(string(d.Payload), "secret-agent") || strings.Contains(string(d.Payload), "42") {
+		if strings.Contains(string(d.Payload), "secret-agent") || strings.Contains(string(d.Payload), "visitor") {
 			t.Fatalf("payload leaks the user agent or visitor: %s", d.Payload)
 		}
 		b := decodeBody(t, d)

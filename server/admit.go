@@ -41,6 +41,9 @@ type admission struct {
 	// streaming answer takes one again after a write); the function it
 	// returns is called when the slot is given back.
 	entered func(class string, resumed bool) (left func())
+	// working, when set (tests), is called with the class of the work on
+	// the goroutine that does it (see Server.work), before the work.
+	working func(class string)
 }
 
 // defaultCostlySlots leaves at least half the cores to redirects: on two
@@ -130,6 +133,17 @@ func classNoun(class string) string {
 // admission.enter.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, class string) (release func(), err error) {
 	return s.costly.enter(r.Context(), w, class)
+}
+
+// work runs the costly work of class, for which the caller holds a slot,
+// on a thread of low CPU priority (see lowPriority), and returns its error.
+func (s *Server) work(class string, work func() error) error {
+	return lowPriority(func() error {
+		if s.costly.working != nil {
+			s.costly.working(class)
+		}
+		return work()
+	})
 }
 
 // slowWrite is how long a write to the client may block before a

@@ -56,7 +56,12 @@ func (s *Server) writeQR(w http.ResponseWriter, r *http.Request, content string,
 		h.Del("Cache-Control")
 		return err
 	}
-	img, ctype, err := qr.Render(content, o)
+	var img []byte
+	var ctype string
+	err = s.work(costlyQR, func() (err error) {
+		img, ctype, err = qr.Render(content, o)
+		return err
+	})
 	release()
 	if err != nil {
 		h.Del("ETag")

@@ -54,9 +54,8 @@ func waitThreadEnd(t *testing.T, tid int) {
 }
 
 // Every class of costly work runs on a thread at nice 10 while the handler's
-// own thread keeps its priority, and each niced thread ends with its work
-// instead of going back to the runtime to serve redirects.
-func TestCostlyWorkRunsOnNicedThreadThatEnds(t *testing.T) {
+// own thread keeps its priority.
+func TestCostlyWorkRunsOnNicedThread(t *testing.T) {
 	e := newEnv(t)
 	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"nice"}`, 201).str("id")
 	e.do("GET", "/nice", "", "", http.StatusFound)
@@ -105,9 +104,27 @@ func TestCostlyWorkRunsOnNicedThreadThatEnds(t *testing.T) {
 			if th.nice != costlyNice {
 				t.Errorf("%s: the work ran at nice %d, want %d", class, th.nice, costlyNice)
 			}
-			waitThreadEnd(t, th.tid)
 		}
 	}
+}
+
+// A niced thread that has had no work for its linger ends, rather than go
+// back to the runtime to run other goroutines (redirects) at low priority.
+func TestNicedThreadEndsWhenIdle(t *testing.T) {
+	p := &nicedThreads{linger: 0, jobs: make(chan func())}
+	var tid, nice int
+	err := p.run(func() error {
+		tid = syscall.Gettid()
+		nice, _ = threadNice(t, tid)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if nice != costlyNice {
+		t.Fatalf("the work ran at nice %d, want %d", nice, costlyNice)
+	}
+	waitThreadEnd(t, tid)
 }
 
 // lowPriority hands back the work's error, and raises its panics again on

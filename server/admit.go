@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -47,8 +49,51 @@ type admission struct {
 }
 
 // defaultCostlySlots leaves at least half the cores to redirects: on two
-// cores one slot, on eight four.
-func defaultCostlySlots() int { return max(1, runtime.GOMAXPROCS(0)/2) }
+// cores one slot, on eight four (counting the processors there were before
+// ReserveCostlyProcs added some).
+func defaultCostlySlots() int {
+	procs := int(baseProcs.Load())
+	if procs == 0 {
+		procs = runtime.GOMAXPROCS(0)
+	}
+	return max(1, procs/2)
+}
+
+// ReserveCostlyProcs resolves the number of slots of the costly-work gate
+// (slots, or when 0 half the Go processors, at least one) and returns it,
+// to pass as Config.CostlyConcurrency. Where costly work runs on niced
+// threads (see lowPriority), it first adds that many processors to
+// GOMAXPROCS. A Go processor is held by the thread running a goroutine,
+// and a niced thread that the kernel makes wait for a core still holds
+// its processor: without the extra ones, costly work would keep
+// redirects off a processor as surely as the gate lets it, however little
+// CPU the kernel gives it. With them, redirects have a processor for every
+// core and costly work only the CPU they leave.
+//
+// GOMAXPROCS set in the environment is the operator's choice and is left
+// alone, and only the first call in a process changes it.
+func ReserveCostlyProcs(slots int) int {
+	reserveOnce.Do(func() {
+		procs := runtime.GOMAXPROCS(0)
+		baseProcs.Store(int64(procs))
+		n := slots
+		if n <= 0 {
+			n = defaultCostlySlots()
+		}
+		if os.Getenv("GOMAXPROCS") == "" && lowersPriority() {
+			runtime.GOMAXPROCS(procs + n)
+		}
+	})
+	if slots <= 0 {
+		slots = defaultCostlySlots()
+	}
+	return slots
+}
+
+var (
+	reserveOnce sync.Once
+	baseProcs   atomic.Int64 // GOMAXPROCS before ReserveCostlyProcs
+)
 
 func newAdmission(slots int, wait time.Duration) *admission {
 	if slots <= 0 {

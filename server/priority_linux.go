@@ -30,6 +30,17 @@ var costlyThreads = &nicedThreads{linger: 10 * time.Second, jobs: make(chan func
 // server's recovery (and http.ErrAbortHandler) work as if it had run there.
 func lowPriority(work func() error) error { return costlyThreads.run(work) }
 
+// lowersPriority reports whether the kernel lets this process lower the
+// priority of a thread: it tries on a thread that then ends.
+func lowersPriority() bool {
+	done := make(chan error)
+	go func() {
+		runtime.LockOSThread() // for good: the thread ends with the goroutine
+		done <- syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), costlyNice)
+	}()
+	return <-done == nil
+}
+
 // nicedThreads is a pool of goroutines, each locked for good to an OS
 // thread whose nice value it raised to costlyNice. Lowering a nice value
 // again needs a privilege the server should not have, so such a thread

@@ -148,3 +148,34 @@ func TestLowPriorityCarriesErrorsAndPanics(t *testing.T) {
 		t.Fatalf("panic = %.200q, want boom with the work's stack", got)
 	}
 }
+
+// ReserveCostlyProcs adds the gate's slots to GOMAXPROCS once, so the
+// processors niced threads hold come on top of one per core, and the
+// default number of slots still counts the processors there were before.
+// GOMAXPROCS set in the environment stays as it is.
+func TestReserveCostlyProcs(t *testing.T) {
+	before := runtime.GOMAXPROCS(0)
+	if baseProcs.Load() != 0 {
+		before = int(baseProcs.Load()) // an earlier test of this process reserved them
+	}
+	slots := max(1, before/2)
+	wantProcs := before + slots
+	if os.Getenv("GOMAXPROCS") != "" {
+		wantProcs = before
+	}
+	if got := ReserveCostlyProcs(0); got != slots {
+		t.Fatalf("ReserveCostlyProcs(0) = %d slots, want %d", got, slots)
+	}
+	if got := runtime.GOMAXPROCS(0); got != wantProcs {
+		t.Fatalf("GOMAXPROCS = %d, want %d", got, wantProcs)
+	}
+	if got := ReserveCostlyProcs(3); got != 3 {
+		t.Fatalf("ReserveCostlyProcs(3) = %d slots, want 3", got)
+	}
+	if got := runtime.GOMAXPROCS(0); got != wantProcs {
+		t.Fatalf("GOMAXPROCS = %d after a second call, want %d as after the first", got, wantProcs)
+	}
+	if got := defaultCostlySlots(); got != slots {
+		t.Fatalf("defaultCostlySlots = %d once processors were added, want %d", got, slots)
+	}
+}

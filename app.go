@@ -115,7 +115,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		LoginPerAccount: cfg.Auth.LoginPerAccount, LoginMaxDelay: cfg.loginMaxDelay,
 		MaxKeysPerWorkspace: cfg.Keys.MaxPerWorkspace,
 		DomainResolver:      cfg.Domains.Resolver, DomainScheme: cfg.Domains.Scheme,
-		CostlyConcurrency: cfg.Server.CostlyConcurrency, CostlyWait: cfg.costlyWait,
+		CostlyConcurrency: server.ReserveCostlyProcs(cfg.Server.CostlyConcurrency), CostlyWait: cfg.costlyWait,
 		SearchScanLimit: cfg.Server.SearchScanLimit, MaxConnections: cfg.Server.MaxConnections,
 	}, server.Deps{
 		DB: a.db, Links: a.links, Keys: storage.NewKeyService(a.db),

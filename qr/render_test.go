@@ -351,6 +351,19 @@ func BenchmarkRenderPNG512(b *testing.B) {
 	}
 }
 
+// BenchmarkRenderPNG2048 is the largest image a client may ask for, the
+// one whose cost matters to the costly-work gate.
+func BenchmarkRenderPNG2048(b *testing.B) {
+	o := qr.DefaultOptions()
+	o.Size = 2048
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := qr.Render(shortURL, o); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 func BenchmarkRenderSVG(b *testing.B) {
 	o := qr.DefaultOptions()
 	o.Format = "svg"

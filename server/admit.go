@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"runtime"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -41,11 +43,57 @@ type admission struct {
 	// streaming answer takes one again after a write); the function it
 	// returns is called when the slot is given back.
 	entered func(class string, resumed bool) (left func())
+	// working, when set (tests), is called with the class of the work on
+	// the goroutine that does it (see Server.work), before the work.
+	working func(class string)
 }
 
 // defaultCostlySlots leaves at least half the cores to redirects: on two
-// cores one slot, on eight four.
-func defaultCostlySlots() int { return max(1, runtime.GOMAXPROCS(0)/2) }
+// cores one slot, on eight four (counting the processors there were before
+// ReserveCostlyProcs added some).
+func defaultCostlySlots() int {
+	procs := int(baseProcs.Load())
+	if procs == 0 {
+		procs = runtime.GOMAXPROCS(0)
+	}
+	return max(1, procs/2)
+}
+
+// ReserveCostlyProcs resolves the number of slots of the costly-work gate
+// (slots, or when 0 half the Go processors, at least one) and returns it,
+// to pass as Config.CostlyConcurrency. Where costly work runs on niced
+// threads (see lowPriority), it first adds that many processors to
+// GOMAXPROCS. A Go processor is held by the thread running a goroutine,
+// and a niced thread that the kernel makes wait for a core still holds
+// its processor: without the extra ones, costly work would keep
+// redirects off a processor as surely as the gate lets it, however little
+// CPU the kernel gives it. With them, redirects have a processor for every
+// core and costly work only the CPU they leave.
+//
+// GOMAXPROCS set in the environment is the operator's choice and is left
+// alone, and only the first call in a process changes it.
+func ReserveCostlyProcs(slots int) int {
+	reserveOnce.Do(func() {
+		procs := runtime.GOMAXPROCS(0)
+		baseProcs.Store(int64(procs))
+		n := slots
+		if n <= 0 {
+			n = defaultCostlySlots()
+		}
+		if os.Getenv("GOMAXPROCS") == "" && lowersPriority() {
+			runtime.GOMAXPROCS(procs + n)
+		}
+	})
+	if slots <= 0 {
+		slots = defaultCostlySlots()
+	}
+	return slots
+}
+
+var (
+	reserveOnce sync.Once
+	baseProcs   atomic.Int64 // GOMAXPROCS before ReserveCostlyProcs
+)
 
 func newAdmission(slots int, wait time.Duration) *admission {
 	if slots <= 0 {
@@ -130,6 +178,17 @@ func classNoun(class string) string {
 // admission.enter.
 func (s *Server) admit(w http.ResponseWriter, r *http.Request, class string) (release func(), err error) {
 	return s.costly.enter(r.Context(), w, class)
+}
+
+// work runs the costly work of class, for which the caller holds a slot,
+// on a thread of low CPU priority (see lowPriority), and returns its error.
+func (s *Server) work(class string, work func() error) error {
+	return lowPriority(func() error {
+		if s.costly.working != nil {
+			s.costly.working(class)
+		}
+		return work()
+	})
 }
 
 // slowWrite is how long a write to the client may block before a

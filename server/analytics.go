@@ -96,6 +96,11 @@ func (s *Server) serveStats(w http.ResponseWriter, r *http.Request, c *caller, s
 		return err
 	}
 	defer release()
+	return s.work(costlyAnalytics, func() error { return s.writeStats(w, r, c, q, scope, id) })
+}
+
+// writeStats reads the analytics that q asks for and writes them.
+func (s *Server) writeStats(w http.ResponseWriter, r *http.Request, c *caller, q *statsQuery, scope link.StatsScope, id string) error {
 	st, err := s.clicks.Stats(r.Context(), q.filter)
 	if err != nil {
 		return err

@@ -68,13 +68,13 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request, c *caller)
 	}
 	if data == "timeseries" || data == "top" {
 		defer release()
-		return s.exportAggregates(w, r, q, data)
+		return s.work(costlyExport, func() error { return s.exportAggregates(w, r, q, data) })
 	}
 	// The slot is held while clicks are read and encoded, and given back
 	// while a write to the client waits.
 	gw := &gatedWriter{w: w, ctx: r.Context(), a: s.costly, class: costlyExport, release: release}
 	defer gw.done()
-	return s.exportClicks(w, gw, r, c, q, format)
+	return s.work(costlyExport, func() error { return s.exportClicks(w, gw, r, c, q, format) })
 }
 
 func exportHeaders(w http.ResponseWriter, format, name string) {

@@ -243,15 +243,21 @@ func (s *Server) handleListLinks(w http.ResponseWriter, r *http.Request, c *call
 		}
 		f.Domain = &d
 	}
-	if f.Search != "" || f.CampaignID != "" || f.Domain != nil {
-		// These filters read link records one by one: costly work.
-		release, err := s.admit(w, r, costlySearch)
-		if err != nil {
-			return err
-		}
-		defer release()
-		f.ScanLimit = s.cfg.SearchScanLimit
+	if f.Search == "" && f.CampaignID == "" && f.Domain == nil {
+		return s.writeLinkPage(w, r, f)
 	}
+	// These filters read link records one by one: costly work.
+	release, err := s.admit(w, r, costlySearch)
+	if err != nil {
+		return err
+	}
+	defer release()
+	f.ScanLimit = s.cfg.SearchScanLimit
+	return s.work(costlySearch, func() error { return s.writeLinkPage(w, r, f) })
+}
+
+// writeLinkPage finds the page of links f asks for and writes it.
+func (s *Server) writeLinkPage(w http.ResponseWriter, r *http.Request, f link.LinkFilter) error {
 	p, err := s.links.FindLinkPage(r.Context(), f)
 	if err != nil {
 		return err

@@ -56,9 +56,14 @@ func (s *Server) writeQR(w http.ResponseWriter, r *http.Request, content string,
 		h.Del("Cache-Control")
 		return err
 	}
-	img, ctype, err := func() ([]byte, string, error) {
+	var img []byte
+	var ctype string
+	err = func() error {
 		defer release() // a panic in Render must not keep the slot
-		return qr.Render(content, o)
+		return s.work(costlyQR, func() (err error) {
+			img, ctype, err = qr.Render(content, o)
+			return err
+		})
 	}()
 	if err != nil {
 		h.Del("ETag")

@@ -318,6 +318,11 @@ func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request, _ *caller)
 	// slot back while it waits (gatedWriter).
 	gw := &gatedWriter{w: w, ctx: r.Context(), a: s.costly, class: costlyBackup, release: release}
 	defer gw.done()
+	return s.work(costlyBackup, func() error { return s.sendBackup(w, r, gw) })
+}
+
+// sendBackup spools the copy and sends it through body.
+func (s *Server) sendBackup(w http.ResponseWriter, r *http.Request, body io.Writer) error {
 	f, n, err := s.db.SpoolBackup()
 	if err != nil {
 		return err
@@ -332,7 +337,7 @@ func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request, _ *caller)
 	if r.Method == http.MethodHead {
 		return nil
 	}
-	if _, err := io.CopyBuffer(gw, onlyReader{f}, make([]byte, 256<<10)); err != nil {
+	if _, err := io.CopyBuffer(body, onlyReader{f}, make([]byte, 256<<10)); err != nil {
 		// The status is sent: cut the body short so the client sees a
 		// truncated copy rather than a complete-looking bad one.
 		s.logger.Warn("backup download cut off", "err", err)

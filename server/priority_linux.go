@@ -34,12 +34,24 @@ func lowPriority(work func() error) error { return costlyThreads.run(work) }
 // priority of a thread: it tries on a thread that then ends.
 func lowersPriority() bool {
 	done := make(chan error)
-	go func() {
+	var probe func()
+	probe = func() {
 		runtime.LockOSThread() // for good: the thread ends with the goroutine
+		if onMainThread() {
+			runtime.UnlockOSThread() // the main thread never ends: not that one
+			go probe()
+			return
+		}
 		done <- syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), costlyNice)
-	}()
+	}
+	go probe()
 	return <-done == nil
 }
+
+// onMainThread reports whether the calling goroutine, locked to its
+// thread, runs on the process's main thread, which the Go runtime never
+// ends: a thread niced there would stay niced for the life of the process.
+func onMainThread() bool { return syscall.Gettid() == syscall.Getpid() }
 
 // nicedThreads is a pool of goroutines, each locked for good to an OS
 // thread whose nice value it raised to costlyNice. Lowering a nice value
@@ -93,6 +105,14 @@ func (p *nicedThreads) run(work func() error) error {
 // p.linger.
 func (p *nicedThreads) thread(job func()) {
 	runtime.LockOSThread() // for good: see nicedThreads
+	if onMainThread() {
+		// The process's main thread never ends (the runtime keeps it when
+		// its goroutine exits locked): leave it as it is, and try again on
+		// another thread.
+		runtime.UnlockOSThread()
+		go p.thread(job)
+		return
+	}
 	// Where the kernel refuses (a sandbox forbidding the call), the work
 	// runs at the usual priority.
 	_ = syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), costlyNice)

@@ -20,8 +20,8 @@ import (
 func threadNice(t *testing.T, tid int) (nice int, alive bool) {
 	t.Helper()
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/self/task/%d/stat", tid))
-	if errors.Is(err, os.ErrNotExist) {
-		return 0, false
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.ESRCH) {
+		return 0, false // gone, or ending while it was read
 	} else if err != nil {
 		t.Fatal(err)
 	}

@@ -16,7 +16,6 @@ import (
 	"net/url"
 	"runtime/debug"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -99,7 +98,7 @@ type Server struct {
 	// backingUp is held by the one backup being made: each spools a full
 	// copy beside the data file, so two at once would double the disk it
 	// takes (a slow download gives its gate slot back, not this).
-	backingUp  sync.Mutex
+	backingUp  chan struct{}
 	links      link.LinkService
 	keys       link.KeyService
 	users      link.UserService
@@ -182,10 +181,11 @@ func New(cfg Config, d Deps) (*Server, error) {
 		db: d.DB, links: d.Links, keys: d.Keys, users: d.Users, workspaces: d.Workspaces,
 		clicks: d.Clicks, campaigns: d.Campaigns, qrCodes: d.QRCodes, webhooks: d.Webhooks, dispatcher: d.Dispatcher, recorder: d.Recorder,
 		tokens: auth.Tokens{Prefix: cfg.KeyPrefix}, jwt: d.JWT, passwords: d.Passwords,
-		limiters: auth.NewLimiters(d.Now),
-		logins:   auth.NewLoginGuard(cfg.LoginPerAddress, cfg.LoginWindow, cfg.LoginPerAccount, cfg.LoginMaxDelay, d.Now),
-		costly:   newAdmission(cfg.CostlyConcurrency, cfg.CostlyWait),
-		primary:  primary, alt: alt,
+		limiters:  auth.NewLimiters(d.Now),
+		logins:    auth.NewLoginGuard(cfg.LoginPerAddress, cfg.LoginWindow, cfg.LoginPerAccount, cfg.LoginMaxDelay, d.Now),
+		costly:    newAdmission(cfg.CostlyConcurrency, cfg.CostlyWait),
+		backingUp: make(chan struct{}, 1),
+		primary:   primary, alt: alt,
 	}
 	s.domains, s.resolver = d.Domains, newResolver(cfg.DomainResolver)
 	if eb, ok := d.Links.(interface{ SetEventBuilder(link.LinkEventFunc) }); ok {

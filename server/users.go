@@ -305,11 +305,16 @@ func (s *Server) handleUpdateWorkspace(w http.ResponseWriter, r *http.Request, c
 // data file while the server keeps running. The copy is spooled first (see
 // storage.DB.SpoolBackup), so a slow client never holds a read transaction.
 func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request, _ *caller) error {
-	if !s.backingUp.TryLock() {
-		secs := retryAfter(w, 10*time.Second)
-		return errHTTP(codeBusy, fmt.Sprintf("a backup is already being made; retry in %d s, when it is done", secs))
+	// Like the gate, a second backup waits its turn for up to costly_wait
+	// (answered at once, a client retrying in a loop would spin the CPU).
+	select {
+	case s.backingUp <- struct{}{}:
+	default:
+		if err := s.awaitBackup(w, r); err != nil {
+			return err
+		}
 	}
-	defer s.backingUp.Unlock()
+	defer func() { <-s.backingUp }()
 	release, err := s.admit(w, r, costlyBackup)
 	if err != nil {
 		return err
@@ -349,3 +354,19 @@ func (s *Server) sendBackup(w http.ResponseWriter, r *http.Request, body io.Writ
 // onlyReader hides a file's WriteTo, so that io.CopyBuffer writes through
 // its buffer to the writer it is given.
 type onlyReader struct{ io.Reader }
+
+// awaitBackup waits up to costly_wait for the running backup to end and
+// takes its place, or answers why not.
+func (s *Server) awaitBackup(w http.ResponseWriter, r *http.Request) error {
+	wait := time.NewTimer(s.cfg.CostlyWait)
+	defer wait.Stop()
+	select {
+	case s.backingUp <- struct{}{}:
+		return nil
+	case <-wait.C:
+		secs := retryAfter(w, 10*time.Second)
+		return errHTTP(codeBusy, fmt.Sprintf("a backup is already being made; retry in %d s, when it is done", secs))
+	case <-r.Context().Done():
+		return r.Context().Err()
+	}
+}

@@ -65,4 +65,4 @@ for name in search qr2048 export analytics backup; do
   printf "%-10s %9s %9s %9s %9s %6.2f %6.2f  %s\n" $name "$idle_rps" "$idle_p99" "$rps" "$p99" \
     "$(awk "BEGIN{print $rps/$idle_rps}")" "$(awk "BEGIN{print $p99/$idle_p99}")" "$costly"
 done
-grep VmRSS /proc/$lb/status
+grep -E "VmRSS|RssAnon|RssFile|VmHWM" /proc/$lb/status

@@ -118,7 +118,7 @@ func (s *Server) handleCreateDomain(w http.ResponseWriter, r *http.Request, c *c
 	now := s.now()
 	d := &link.Domain{WorkspaceID: c.workspace.ID, Hostname: host, CreatedAt: now, UpdatedAt: now}
 	link.DomainUpdate{RootRedirectURL: in.RootRedirectURL, NotFoundURL: in.NotFoundURL}.Apply(d, now)
-	if err := d.Validate(s.urlRules(r.Context())); err != nil {
+	if err := d.Validate(s.servedRules); err != nil {
 		return err
 	}
 	if err := s.domains.CreateDomain(r.Context(), d); err != nil {
@@ -161,7 +161,7 @@ func (s *Server) handleUpdateDomain(w http.ResponseWriter, r *http.Request, c *c
 		url  *string
 	}{{"root_redirect_url", in.RootRedirectURL}, {"not_found_url", in.NotFoundURL}} {
 		if f.url != nil && strings.TrimSpace(*f.url) != "" {
-			if msg := link.CheckDestination(strings.TrimSpace(*f.url), s.urlRules(r.Context())); msg != "" {
+			if msg := link.CheckDestination(strings.TrimSpace(*f.url), s.servedRules); msg != "" {
 				return fieldError(f.name, msg)
 			}
 		}

@@ -84,13 +84,6 @@ func (s *Server) servedURLRules() *link.URLRules {
 	return &r
 }
 
-// urlRules returns the rules of a URL being saved: the custom domains
-// that count are the verified ones, as for redirects. An unverified claim
-// of a name must not stop every other workspace from linking to it (anyone
-// may claim www.example.com); a link to a name verified later is refused
-// when served (see loops).
-func (s *Server) urlRules(_ context.Context) *link.URLRules { return s.servedURLRules() }
-
 // loops reports whether a URL stored before (a destination, a domain's
 // redirect) points back into this service now: at a custom domain
 // verified since it was saved, or, for data saved by an older linkbolt,

@@ -101,7 +101,7 @@ func invalidUTF8At(b []byte) int {
 // string of b that is half of a UTF-16 surrogate pair without its other
 // half, or -1. Escapes that are not four hex digits are left to the decoder.
 func loneSurrogateAt(b []byte) int {
-	escaped := func(i int) (rune, bool) { // the \uXXXX at b[i:]
+	escaped := func(i int) (rune, bool) { // the four-hex-digit \u escape at b[i:]
 		if i+6 > len(b) || b[i] != '\\' || b[i+1] != 'u' {
 			return 0, false
 		}

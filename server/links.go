@@ -135,7 +135,7 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *cal
 // createLink validates and stores a link for both APIs.
 func (s *Server) createLink(r *http.Request, l *link.Link) error {
 	l.Normalize()
-	if err := l.Validate(s.urlRules(r.Context())); err != nil {
+	if err := l.Validate(s.servedRules); err != nil {
 		return err
 	}
 	return s.links.CreateLink(r.Context(), l)
@@ -173,7 +173,7 @@ func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *cal
 	// Custom domains are read from the database here, not in the write
 	// transaction of the update, which checks the rest.
 	if in.DestinationURL != nil {
-		if msg := link.CheckDestination(strings.TrimSpace(*in.DestinationURL), s.urlRules(r.Context())); msg != "" {
+		if msg := link.CheckDestination(strings.TrimSpace(*in.DestinationURL), s.servedRules); msg != "" {
 			return fieldError("destination_url", msg)
 		}
 	}

@@ -127,8 +127,10 @@ type Server struct {
 	setupToken atomic.Pointer[string]
 
 	primary, alt *url.URL
-	// rules check the URLs redirects go to (destinations, domain
-	// redirects) when they are saved; servedRules check them again when
+	// rules know this service's own hosts, addresses and ports, for the
+	// checks inside a write transaction; servedRules add the verified
+	// custom domains (held in memory) and check the URLs redirects go to
+	// (destinations, domain redirects) when they are saved and again when
 	// they are served (see loops).
 	rules, servedRules *link.URLRules
 	router             *httprouter.Router

@@ -96,6 +96,25 @@ func (g *clickGen) click(l *link.Link, at time.Time) link.Click {
 	return c
 }
 
+// openBenchWorkspace opens a new data file at path, its clock at benchNow,
+// with an admin and a workspace of that name.
+func openBenchWorkspace(tb testing.TB, path, name string) (*storage.DB, *Services, *link.Workspace) {
+	tb.Helper()
+	db := storage.NewDB(path)
+	clock := NewClock(benchNow)
+	db.Now = clock.Now
+	if err := db.Open(); err != nil {
+		tb.Fatal(err)
+	}
+	s := newServices(db, clock)
+	u := &link.User{Email: "admin@example.com", PasswordHash: []byte("hash")}
+	ws := &link.Workspace{Name: name, Plan: link.PlanFree}
+	if err := s.Users.Bootstrap(context.Background(), u, ws); err != nil {
+		tb.Fatal(err)
+	}
+	return db, s, ws
+}
+
 // openBenchDB opens a data file in benchDir with the clock at benchNow,
 // and a workspace of 10,000 links, every 4th in one of 20 campaigns.
 func openBenchDB(tb testing.TB, name string) (*Services, *link.Workspace, []*link.Link) {
@@ -107,18 +126,7 @@ func openBenchDB(tb testing.TB, name string) (*Services, *link.Workspace, []*lin
 		}
 		benchDir = dir
 	}
-	db := storage.NewDB(filepath.Join(benchDir, name+".db"))
-	clock := NewClock(benchNow)
-	db.Now = clock.Now
-	if err := db.Open(); err != nil {
-		tb.Fatal(err)
-	}
-	s := newServices(db, clock)
-	u := &link.User{Email: "admin@example.com", PasswordHash: []byte("hash")}
-	ws := &link.Workspace{Name: "Bench", Plan: link.PlanFree}
-	if err := s.Users.Bootstrap(context.Background(), u, ws); err != nil {
-		tb.Fatal(err)
-	}
+	db, s, ws := openBenchWorkspace(tb, filepath.Join(benchDir, name+".db"), "Bench")
 	campaigns := make([]string, benchCampaigns)
 	for i := range campaigns {
 		campaigns[i] = mustCampaign(tb, s, ws.ID, &link.Campaign{Name: fmt.Sprintf("Campaign %d", i+1)}).ID

@@ -52,18 +52,7 @@ type floodRun struct {
 func recordFlood(tb testing.TB, dir string, random bool) *floodRun {
 	tb.Helper()
 	path := filepath.Join(dir, fmt.Sprintf("flood-%v.db", random))
-	db := storage.NewDB(path)
-	clock := NewClock(benchNow)
-	db.Now = clock.Now
-	if err := db.Open(); err != nil {
-		tb.Fatal(err)
-	}
-	s := newServices(db, clock)
-	u := &link.User{Email: "admin@example.com", PasswordHash: []byte("hash")}
-	ws := &link.Workspace{Name: "Flood", Plan: link.PlanFree}
-	if err := s.Users.Bootstrap(context.Background(), u, ws); err != nil {
-		tb.Fatal(err)
-	}
+	db, s, ws := openBenchWorkspace(tb, path, "Flood")
 	var links []*link.Link
 	for i := range floodLinks {
 		links = append(links, mustLink(tb, s, ws.ID, &link.Link{Alias: fmt.Sprintf("f%d", i), DestinationURL: "https://example.com/"}))

@@ -31,8 +31,10 @@ echo "links: $total in $(awk "BEGIN{printf \"%.0f\", $(date +%s.%N)-$start}") s"
 out=$(wrk -t2 -c64 -d"${secs}s" --latency -s bench/scale_codes.lua $base)
 echo "$out" | grep -E "Requests/sec|99%|Non-2xx" || true
 sent=$(echo "$out" | awk '/requests in/{print $1}')
-sleep 2 # a flush interval
-clicks=$(curl -s "$base/v1/analytics/workspace?range=today" -H "Authorization: Bearer $tok" | sed -E 's/.*"totals":\{"clicks":([0-9]+).*/\1/')
-echo "redirects sent: $sent, clicks counted: $clicks"
+count() { curl -s "$base/v1/analytics/workspace?range=today" -H "Authorization: Bearer $tok" | sed -E 's/.*"totals":\{"clicks":([0-9]+).*/\1/'; }
+end=$(date +%s.%N); clicks=-1; now=$(count)
+while [ "$now" != "$clicks" ]; do clicks=$now; sleep 3; now=$(count); done # until the backlog is written
+echo "redirects sent: $sent, clicks counted: $clicks ($(awk "BEGIN{printf \"%.0f\", $(date +%s.%N)-$end-3}") s after the load)"
+curl -s $base/metrics | grep -E '^linkbolt_clicks_dropped_total' || true
 grep -E "VmHWM|VmRSS|RssAnon|RssFile" /proc/$lb/status
 ls -l "$tmp/lb.db" | awk '{printf "data file: %.0f MB\n", $5/1e6}'

@@ -39,7 +39,13 @@ func TestProcessDiskFull(t *testing.T) {
 	if reason, _ := body["reason"].(string); !strings.Contains(reason, "writes") {
 		t.Fatalf("health 503 without a reason about writes: %v", body)
 	}
+	// Health may turn on another write first (the key usage flush): wait
+	// for the clicks' own failed write.
 	m := scrapeMetrics(t, p.addr)
+	for deadline := time.Now().Add(10 * time.Second); m["linkbolt_click_writes_failed_total"] < 1 && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+		m = scrapeMetrics(t, p.addr)
+	}
 	if got, want := m["linkbolt_clicks_pending"], float64(clicks); got != want {
 		t.Fatalf("linkbolt_clicks_pending = %v while %d clicks wait, status %d", got, clicks, status)
 	}

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -71,7 +72,7 @@ func newEnvWithClickStore(t testing.TB, wrap func(analytics.ClickStore) analytic
 	rec.SetClock(clk.Now)
 	rec.SetEnrich(analytics.Enricher(analytics.NewClassifier(nil), clicks))
 	cfg := Config{
-		BaseURL: "http://lb.test", AltBaseURL: "http://s.test", MaxBody: 1 << 20, KeyPrefix: "lb",
+		BaseURL: &url.URL{Scheme: "http", Host: "lb.test"}, AltBaseURL: &url.URL{Scheme: "http", Host: "s.test"}, MaxBody: 1 << 20, KeyPrefix: "lb",
 		TokenTTL: 24 * time.Hour, RotationGrace: 24 * time.Hour,
 		Plans:       map[link.Plan]int{link.PlanFree: 100, link.PlanPro: 1000, link.PlanEnterprise: 0},
 		DefaultPlan: link.PlanFree, LoginPerIP: 20, LoginPerAddress: 5, LoginWindow: 15 * time.Minute,

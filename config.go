@@ -192,7 +192,12 @@ func keyErrors(err error) error {
 				walk(err)
 			}
 		case interface{ Unwrap() error }:
-			walk(e.Unwrap())
+			var de *mapstructure.DecodeError
+			if errors.As(err, &de) {
+				walk(e.Unwrap())
+				return
+			}
+			errs = append(errs, fmt.Errorf("config: %w", err))
 		default:
 			errs = append(errs, fmt.Errorf("config: %w", err))
 		}

@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -340,7 +339,7 @@ func TestConfig(t *testing.T) {
 		}
 		t.Chdir(t.TempDir())
 		def, _ := loadConfig("")
-		if !reflect.DeepEqual(*cfg, *def) {
+		if fmt.Sprintf("%+v", *cfg) != fmt.Sprintf("%+v", *def) {
 			t.Fatalf("config.example.yaml differs from the defaults:\n%+v\n%+v", *cfg, *def)
 		}
 	})

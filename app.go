@@ -38,7 +38,7 @@ type app struct {
 // prepares the setup link, and listens on server.listen.
 func newApp(ctx context.Context, cfg *Config, logger *slog.Logger) (*app, error) {
 	db := storage.NewDB(cfg.Storage.Path)
-	db.KeyUsageFlush = cfg.flushInterval
+	db.KeyUsageFlush = cfg.Clicks.FlushInterval
 	db.Logger = logger
 	if err := db.Open(); err != nil {
 		return nil, err
@@ -71,7 +71,7 @@ func (a *app) wire(ctx context.Context) error {
 	clicks := storage.NewClickService(a.db)
 	a.clicks = clicks
 	a.links = storage.NewLinkService(a.db)
-	a.links.AliasHold = cfg.aliasHold
+	a.links.AliasHold = cfg.Links.AliasHold
 	a.webhooks = storage.NewWebhookService(a.db)
 	a.dispatch = &webhook.Dispatcher{Store: a.webhooks, Now: time.Now,
 		Client: webhook.NewClient(cfg.Webhooks.AllowPrivate), Logger: a.logger}
@@ -83,7 +83,7 @@ func (a *app) wire(ctx context.Context) error {
 		}
 		a.geo = geo
 	}
-	a.recorder = analytics.NewRecorder(damageSafeClicks{clicks, a.db}, cfg.flushInterval, cfg.Clicks.QueueSize, a.logger)
+	a.recorder = analytics.NewRecorder(damageSafeClicks{clicks, a.db}, cfg.Clicks.FlushInterval, cfg.Clicks.QueueSize, a.logger)
 	a.recorder.SetQueueBytes(cfg.Clicks.QueueBytes)
 	a.recorder.SetEnrich(analytics.Enricher(analytics.NewClassifier(geo), clicks))
 	// Listening first tells the server its real port (server.listen may
@@ -105,17 +105,17 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 	cfg := a.cfg
 	srv, err := server.New(server.Config{
 		Listen: ln.Addr().String(), BaseURL: cfg.Server.BaseURL, AltBaseURL: cfg.Server.AltBaseURL, MaxBody: cfg.Server.MaxBody,
-		KeyPrefix: cfg.Auth.KeyPrefix, TokenTTL: cfg.tokenTTL, RotationGrace: cfg.rotationGrace,
+		KeyPrefix: cfg.Auth.KeyPrefix, TokenTTL: cfg.Auth.TokenTTL, RotationGrace: cfg.Auth.RotationGrace,
 		Plans: map[link.Plan]int{
 			link.PlanFree: cfg.Plans.Free, link.PlanPro: cfg.Plans.Pro, link.PlanEnterprise: cfg.Plans.Enterprise,
 		},
 		DefaultPlan: link.Plan(cfg.Workspaces.DefaultPlan), BehindProxy: cfg.Server.BehindProxy,
 		WebhooksAllowPrivate: cfg.Webhooks.AllowPrivate,
-		LoginPerIP:           cfg.Auth.LoginPerIP, LoginPerAddress: cfg.Auth.LoginPerAddress, LoginWindow: cfg.loginWindow,
-		LoginPerAccount: cfg.Auth.LoginPerAccount, LoginMaxDelay: cfg.loginMaxDelay,
+		LoginPerIP:           cfg.Auth.LoginPerIP, LoginPerAddress: cfg.Auth.LoginPerAddress, LoginWindow: cfg.Auth.LoginWindow,
+		LoginPerAccount: cfg.Auth.LoginPerAccount, LoginMaxDelay: cfg.Auth.LoginMaxDelay,
 		MaxKeysPerWorkspace: cfg.Keys.MaxPerWorkspace,
 		DomainResolver:      cfg.Domains.Resolver, DomainScheme: cfg.Domains.Scheme,
-		CostlyConcurrency: server.ReserveCostlyProcs(cfg.Server.CostlyConcurrency), CostlyWait: cfg.costlyWait,
+		CostlyConcurrency: server.ReserveCostlyProcs(cfg.Server.CostlyConcurrency), CostlyWait: cfg.Server.CostlyWait,
 		SearchScanLimit: cfg.Server.SearchScanLimit, MaxConnections: cfg.Server.MaxConnections,
 	}, server.Deps{
 		DB: a.db, Links: a.links, Keys: storage.NewKeyService(a.db),
@@ -123,7 +123,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		Clicks: a.clicks, Campaigns: storage.NewCampaignService(a.db), QRCodes: storage.NewQRCodeService(a.db),
 		Webhooks: a.webhooks, Dispatcher: a.dispatch, Recorder: a.recorder,
 		Domains:   storage.NewDomainService(a.db),
-		JWT:       &auth.JWT{Secret: secret, TTL: cfg.tokenTTL, Now: time.Now},
+		JWT:       &auth.JWT{Secret: secret, TTL: cfg.Auth.TokenTTL, Now: time.Now},
 		Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},
 		Logger:    a.logger, Now: time.Now,
 	})
@@ -179,14 +179,14 @@ func (a *app) run(ctx context.Context) error {
 	errc := make(chan error, 1)
 	go func() { errc <- a.http.Serve(a.listener) }()
 	a.logger.Info("linkbolt is serving", "version", versionString(), "listen", a.addr(),
-		"base_url", a.cfg.Server.BaseURL, "data", a.cfg.Storage.Path)
+		"base_url", a.cfg.Server.BaseURL.String(), "data", a.cfg.Storage.Path)
 	var serveErr error
 	select {
 	case <-ctx.Done():
 	case serveErr = <-errc:
 	}
 	a.logger.Info("shutting down")
-	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.Server.ShutdownTimeout)
 	defer cancel()
 	if err := a.http.Shutdown(sctx); err != nil {
 		a.logger.Error("shutdown: requests still running after server.shutdown_timeout are cut off", "err", err)
@@ -231,13 +231,13 @@ func (a *app) pruneLoop(ctx context.Context) {
 		// server keeps serving what is readable (see README).
 		var n int
 		err := a.db.CatchDamage(func() (err error) {
-			n, err = a.clicks.PruneClicks(ctx, time.Now().Add(-a.cfg.retention))
+			n, err = a.clicks.PruneClicks(ctx, time.Now().Add(-a.cfg.Analytics.Retention))
 			return err
 		})
 		if err != nil && ctx.Err() == nil {
 			a.logger.Error("pruning old clicks failed", "err", err)
 		} else if n > 0 {
-			a.logger.Info("pruned raw clicks past the retention", "clicks", n, "retention", a.cfg.retention)
+			a.logger.Info("pruned raw clicks past the retention", "clicks", n, "retention", a.cfg.Analytics.Retention)
 		}
 		err = a.db.CatchDamage(func() error {
 			_, err := a.webhooks.PruneDeliveries(ctx, time.Now().Add(-deliveryRetention))

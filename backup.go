@@ -116,7 +116,7 @@ func writeAtomically(path string, write func(io.Writer) (int64, error)) (int64, 
 }
 
 func backupOverHTTP(ctx context.Context, cfg *Config, token string, w io.Writer) (int64, error) {
-	base := strings.TrimSuffix(cfg.Server.BaseURL, "/")
+	base := cfg.Server.BaseURL.String()
 	if token == "" {
 		if cfg.Admin.Email == "" {
 			return 0, errors.New("a server holds the data file: pass --token (an instance admin's token from POST /v1/auth/login) or set admin.email and admin.password")

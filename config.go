@@ -8,10 +8,12 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
 
 	"github.com/linkbolt/linkbolt/auth"
@@ -22,33 +24,35 @@ import (
 // LINKBOLT_<SECTION>_<KEY> environment variables and the defaults below.
 type Config struct {
 	Server struct {
-		Listen          string `mapstructure:"listen"`
-		BaseURL         string `mapstructure:"base_url"`
-		AltBaseURL      string `mapstructure:"alt_base_url"`
-		MaxBody         int64  `mapstructure:"max_body"`
-		ShutdownTimeout string `mapstructure:"shutdown_timeout"`
-		BehindProxy     bool   `mapstructure:"behind_proxy"`
+		Listen string `mapstructure:"listen"`
+		// BaseURL and AltBaseURL (nil when not set) are parsed and
+		// checked as the configuration is decoded (see baseURLHook).
+		BaseURL         *url.URL      `mapstructure:"base_url"`
+		AltBaseURL      *url.URL      `mapstructure:"alt_base_url"`
+		MaxBody         int64         `mapstructure:"max_body"`
+		ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
+		BehindProxy     bool          `mapstructure:"behind_proxy"`
 
 		// Costly API work: see server/admit.go.
-		CostlyConcurrency int    `mapstructure:"costly_concurrency"`
-		CostlyWait        string `mapstructure:"costly_wait"`
-		SearchScanLimit   int    `mapstructure:"search_scan_limit"`
-		MaxConnections    int    `mapstructure:"max_connections"`
+		CostlyConcurrency int           `mapstructure:"costly_concurrency"`
+		CostlyWait        time.Duration `mapstructure:"costly_wait"`
+		SearchScanLimit   int           `mapstructure:"search_scan_limit"`
+		MaxConnections    int           `mapstructure:"max_connections"`
 	} `mapstructure:"server"`
 	Storage struct {
 		Path string `mapstructure:"path"`
 	} `mapstructure:"storage"`
 	Auth struct {
-		JWTSecret       string `mapstructure:"jwt_secret"`
-		TokenTTL        string `mapstructure:"token_ttl"`
-		KeyPrefix       string `mapstructure:"key_prefix"`
-		RotationGrace   string `mapstructure:"rotation_grace"`
-		LoginPerIP      int    `mapstructure:"login_per_ip"`
-		LoginPerAddress int    `mapstructure:"login_per_address"`
-		LoginWindow     string `mapstructure:"login_window"`
-		LoginPerAccount int    `mapstructure:"login_per_account"`
-		LoginMaxDelay   string `mapstructure:"login_max_delay"`
-		PasswordCost    int    `mapstructure:"password_cost"`
+		JWTSecret       string        `mapstructure:"jwt_secret"`
+		TokenTTL        time.Duration `mapstructure:"token_ttl"`
+		KeyPrefix       string        `mapstructure:"key_prefix"`
+		RotationGrace   time.Duration `mapstructure:"rotation_grace"`
+		LoginPerIP      int           `mapstructure:"login_per_ip"`
+		LoginPerAddress int           `mapstructure:"login_per_address"`
+		LoginWindow     time.Duration `mapstructure:"login_window"`
+		LoginPerAccount int           `mapstructure:"login_per_account"`
+		LoginMaxDelay   time.Duration `mapstructure:"login_max_delay"`
+		PasswordCost    int           `mapstructure:"password_cost"`
 	} `mapstructure:"auth"`
 	Keys struct {
 		MaxPerWorkspace int `mapstructure:"max_per_workspace"`
@@ -66,16 +70,16 @@ type Config struct {
 		Password string `mapstructure:"password"`
 	} `mapstructure:"admin"`
 	Links struct {
-		AliasHold string `mapstructure:"alias_hold"`
+		AliasHold time.Duration `mapstructure:"alias_hold"`
 	} `mapstructure:"links"`
 	Clicks struct {
-		FlushInterval string `mapstructure:"flush_interval"`
-		QueueSize     int    `mapstructure:"queue_size"`
-		QueueBytes    int64  `mapstructure:"queue_bytes"`
+		FlushInterval time.Duration `mapstructure:"flush_interval"`
+		QueueSize     int           `mapstructure:"queue_size"`
+		QueueBytes    int64         `mapstructure:"queue_bytes"`
 	} `mapstructure:"clicks"`
 	Analytics struct {
-		GeoIPPath string `mapstructure:"geoip_path"`
-		Retention string `mapstructure:"retention"`
+		GeoIPPath string        `mapstructure:"geoip_path"`
+		Retention time.Duration `mapstructure:"retention"`
 	} `mapstructure:"analytics"`
 	Domains struct {
 		Resolver string `mapstructure:"resolver"`
@@ -90,9 +94,7 @@ type Config struct {
 	} `mapstructure:"log"`
 
 	// Parsed by Validate.
-	shutdownTimeout, tokenTTL, rotationGrace, flushInterval, retention time.Duration
-	aliasHold, loginWindow, loginMaxDelay, costlyWait                  time.Duration
-	logLevel                                                           slog.Level
+	logLevel slog.Level
 }
 
 // defaults holds every key with its default; config.example.yaml mirrors it.
@@ -165,8 +167,10 @@ func loadConfig(path string) (*Config, error) {
 		return nil, err
 	}
 	var c Config
-	if err := v.Unmarshal(&c); err != nil {
-		return nil, fmt.Errorf("config: %w", err)
+	if err := v.Unmarshal(&c, viper.DecodeHook(mapstructure.ComposeDecodeHookFunc(
+		durationHook, baseURLHook, mapstructure.StringToSliceHookFunc(","),
+	))); err != nil {
+		return nil, keyErrors(err)
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -174,33 +178,100 @@ func loadConfig(path string) (*Config, error) {
 	return &c, nil
 }
 
-// Validate parses durations and checks the rules across fields.
+// keyErrors rewrites the decoder's errors to read like Validate's, one
+// line for each key: "auth.token_ttl: ...".
+func keyErrors(err error) error {
+	var errs []error
+	var walk func(error)
+	walk = func(err error) {
+		switch e := err.(type) {
+		case *mapstructure.DecodeError:
+			errs = append(errs, fmt.Errorf("%s: %w", e.Name(), e.Unwrap()))
+		case interface{ Unwrap() []error }:
+			for _, err := range e.Unwrap() {
+				walk(err)
+			}
+		case interface{ Unwrap() error }:
+			var de *mapstructure.DecodeError
+			if errors.As(err, &de) {
+				walk(e.Unwrap())
+				return
+			}
+			errs = append(errs, fmt.Errorf("config: %w", err))
+		default:
+			errs = append(errs, fmt.Errorf("config: %w", err))
+		}
+	}
+	walk(err)
+	return errors.Join(errs...)
+}
+
+// durationHook decodes the durations of the configuration from strings
+// such as "24h" or "500ms" (and the bare number 0), so that a number
+// without a unit is an error rather than nanoseconds.
+func durationHook(_, to reflect.Type, data any) (any, error) {
+	if to != reflect.TypeFor[time.Duration]() {
+		return data, nil
+	}
+	s, ok := data.(string)
+	if !ok {
+		s = fmt.Sprint(data)
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return nil, fmt.Errorf("%q must be a duration, like 24h or 500ms", s)
+	}
+	return d, nil
+}
+
+// baseURLHook decodes server.base_url and server.alt_base_url: an empty
+// string is no URL (nil), anything else must be a base URL (see
+// parseBaseURL).
+func baseURLHook(_, to reflect.Type, data any) (any, error) {
+	s, ok := data.(string)
+	if !ok || to != reflect.TypeFor[*url.URL]() {
+		return data, nil
+	}
+	if s == "" {
+		return (*url.URL)(nil), nil // typed, for the hooks that follow
+	}
+	return parseBaseURL(s)
+}
+
+// parseBaseURL parses a public URL of this server: http or https, a host
+// (and port), no path, query or fragment; one trailing slash is dropped.
+func parseBaseURL(raw string) (*url.URL, error) {
+	u, err := url.Parse(strings.TrimSuffix(raw, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" ||
+		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.User != nil {
+		return nil, fmt.Errorf("%q must be an http(s) URL with a host and no path, like http://localhost:8080", raw)
+	}
+	return u, nil
+}
+
+// Validate checks the rules of each key and across keys.
 func (c *Config) Validate() error {
 	var errs []error
-	dur := func(key, s string, min time.Duration, out *time.Duration) {
-		d, err := time.ParseDuration(s)
-		if err != nil || d < min {
-			errs = append(errs, fmt.Errorf("%s: %q must be a duration of at least %s, like 24h or 500ms", key, s, min))
+	for _, d := range []struct {
+		key      string
+		got, min time.Duration
+	}{
+		{"server.shutdown_timeout", c.Server.ShutdownTimeout, time.Second},
+		{"server.costly_wait", c.Server.CostlyWait, 0},
+		{"auth.token_ttl", c.Auth.TokenTTL, time.Minute},
+		{"auth.rotation_grace", c.Auth.RotationGrace, 0},
+		{"auth.login_window", c.Auth.LoginWindow, time.Second},
+		{"auth.login_max_delay", c.Auth.LoginMaxDelay, time.Second},
+		{"clicks.flush_interval", c.Clicks.FlushInterval, 0},
+		{"analytics.retention", c.Analytics.Retention, time.Hour},
+		{"links.alias_hold", c.Links.AliasHold, 0},
+	} {
+		if d.got < d.min {
+			errs = append(errs, fmt.Errorf("%s: %s must be at least %s", d.key, d.got, d.min))
 		}
-		*out = d
 	}
-	dur("server.shutdown_timeout", c.Server.ShutdownTimeout, time.Second, &c.shutdownTimeout)
-	dur("server.costly_wait", c.Server.CostlyWait, 0, &c.costlyWait)
-	dur("auth.token_ttl", c.Auth.TokenTTL, time.Minute, &c.tokenTTL)
-	dur("auth.rotation_grace", c.Auth.RotationGrace, 0, &c.rotationGrace)
-	dur("auth.login_window", c.Auth.LoginWindow, time.Second, &c.loginWindow)
-	dur("auth.login_max_delay", c.Auth.LoginMaxDelay, time.Second, &c.loginMaxDelay)
-	dur("clicks.flush_interval", c.Clicks.FlushInterval, 0, &c.flushInterval)
-	dur("analytics.retention", c.Analytics.Retention, time.Hour, &c.retention)
-	dur("links.alias_hold", c.Links.AliasHold, 0, &c.aliasHold)
-	for key, raw := range map[string]string{"server.base_url": c.Server.BaseURL, "server.alt_base_url": c.Server.AltBaseURL} {
-		if raw == "" && key == "server.alt_base_url" {
-			continue
-		}
-		u, err := url.Parse(raw)
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.TrimSuffix(u.Path, "/") != "" {
-			errs = append(errs, fmt.Errorf("%s: %q must be an http(s) URL with no path, like http://localhost:8080", key, raw))
-		}
+	if c.Server.BaseURL == nil {
+		errs = append(errs, fmt.Errorf("server.base_url: must be set, like http://localhost:8080"))
 	}
 	if c.Server.MaxBody < 1024 {
 		errs = append(errs, fmt.Errorf("server.max_body: must be at least 1024 bytes"))

@@ -271,9 +271,9 @@ func TestConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cfg.Server.Listen != ":8080" || cfg.Server.BaseURL != "http://localhost:8080" || cfg.Storage.Path != "./data/linkbolt.db" ||
-			cfg.Plans.Free != 100 || cfg.Plans.Pro != 1000 || cfg.Plans.Enterprise != 0 || cfg.rotationGrace != 24*time.Hour ||
-			cfg.flushInterval != time.Second || cfg.Server.MaxBody != 1<<20 {
+		if cfg.Server.Listen != ":8080" || cfg.Server.BaseURL.String() != "http://localhost:8080" || cfg.Storage.Path != "./data/linkbolt.db" ||
+			cfg.Plans.Free != 100 || cfg.Plans.Pro != 1000 || cfg.Plans.Enterprise != 0 || cfg.Auth.RotationGrace != 24*time.Hour ||
+			cfg.Clicks.FlushInterval != time.Second || cfg.Server.MaxBody != 1<<20 {
 			t.Fatalf("defaults: %+v", cfg)
 		}
 	})
@@ -286,8 +286,50 @@ func TestConfig(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if cfg.Server.Listen != ":9999" || cfg.Plans.Pro != 5000 || cfg.rotationGrace != time.Hour {
+		if cfg.Server.Listen != ":9999" || cfg.Plans.Pro != 5000 || cfg.Auth.RotationGrace != time.Hour {
 			t.Fatalf("env: %+v", cfg)
+		}
+	})
+	t.Run("durations and base URLs", func(t *testing.T) {
+		t.Chdir(t.TempDir())
+		t.Setenv("LINKBOLT_CLICKS_FLUSH_INTERVAL", "200ms")
+		t.Setenv("LINKBOLT_SERVER_BASE_URL", "https://sho.rt/")
+		t.Setenv("LINKBOLT_SERVER_ALT_BASE_URL", "http://s.test:8080")
+		os.WriteFile("config.yaml", []byte("links:\n  alias_hold: 0\nauth:\n  token_ttl: 90m\n"), 0o600)
+		cfg, err := loadConfig("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := cfg.Clicks.FlushInterval, 200*time.Millisecond; got != want {
+			t.Errorf("clicks.flush_interval = %s, want %s", got, want)
+		}
+		if got, want := cfg.Auth.TokenTTL, 90*time.Minute; got != want {
+			t.Errorf("auth.token_ttl = %s, want %s", got, want)
+		}
+		if got, want := cfg.Links.AliasHold, time.Duration(0); got != want {
+			t.Errorf("links.alias_hold = %s, want %s", got, want)
+		}
+		if got, want := cfg.Server.BaseURL.String(), "https://sho.rt"; got != want {
+			t.Errorf("server.base_url = %s, want %s", got, want)
+		}
+		if got, want := cfg.Server.AltBaseURL.String(), "http://s.test:8080"; got != want {
+			t.Errorf("server.alt_base_url = %s, want %s", got, want)
+		}
+	})
+	t.Run("errors name the key", func(t *testing.T) {
+		for bad, key := range map[string]string{
+			"auth:\n  token_ttl: forever\n":           "auth.token_ttl",
+			"auth:\n  token_ttl: 3600\n":              "auth.token_ttl",
+			"auth:\n  token_ttl: 30s\n":               "auth.token_ttl",
+			"clicks:\n  flush_interval: -1s\n":        "clicks.flush_interval",
+			"server:\n  base_url: http://x.test/p\n":  "server.base_url",
+			"server:\n  alt_base_url: ftp://x.test\n": "server.alt_base_url",
+		} {
+			p := filepath.Join(t.TempDir(), "c.yaml")
+			os.WriteFile(p, []byte(bad), 0o600)
+			if _, err := loadConfig(p); err == nil || !strings.Contains(err.Error(), key) {
+				t.Errorf("%q: err = %v, want one naming %s", bad, err, key)
+			}
 		}
 	})
 	t.Run("example file equals the defaults", func(t *testing.T) {
@@ -305,6 +347,9 @@ func TestConfig(t *testing.T) {
 		"server:\n  base_url: localhost:8080\n",
 		"server:\n  base_url: http://x.test/path\n",
 		"auth:\n  token_ttl: forever\n",
+		"auth:\n  token_ttl: 3600\n",
+		"server:\n  base_url: \"\"\n",
+		"server:\n  base_url: http://x.test/?a=b\n",
 		"auth:\n  jwt_secret: short\n",
 		"auth:\n  key_prefix: my_key\n",
 		"workspaces:\n  default_plan: gold\n",
@@ -340,7 +385,7 @@ func TestVersionAndUsage(t *testing.T) {
 // timeout is cut off, but every click is still written.
 func TestStopWithRequestInFlight(t *testing.T) {
 	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\nclicks:\n  flush_interval: 1h\n")
-	cfg.shutdownTimeout = 500 * time.Millisecond
+	cfg.Server.ShutdownTimeout = 500 * time.Millisecond
 	base, stop := startApp(t, cfg, nil)
 	c := client{t, base}
 	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)

@@ -6,30 +6,12 @@ import (
 	"log/slog"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/linkbolt/linkbolt/internal/clocktest"
 	"github.com/linkbolt/linkbolt/link"
 )
-
-// testClock is a clock the test moves.
-type testClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *testClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 // bigClick is a click as a redirect hands it over under a flood of huge
 // headers: the user agent cut to MaxUALength, the referrer a long host.
@@ -48,7 +30,7 @@ func TestRecorderQueueBytesBound(t *testing.T) {
 	const bound = 256 << 10
 	store := &memStore{}
 	var logs syncBuffer
-	clock := &testClock{t: clickTime}
+	clock := clocktest.New(clickTime)
 	r := NewRecorder(store, time.Hour, 0, slog.New(slog.NewTextHandler(&logs, nil)))
 	r.SetQueueBytes(bound)
 	r.SetClock(clock.Now)
@@ -111,7 +93,7 @@ func TestRecorderWhileWritesFail(t *testing.T) {
 	store := &memStore{}
 	store.failAlways(errDisk)
 	var logs syncBuffer
-	clock := &testClock{t: clickTime}
+	clock := clocktest.New(clickTime)
 	r := NewRecorder(store, time.Hour, 0, slog.New(slog.NewTextHandler(&logs, nil)))
 	r.SetQueueBytes(bound)
 	r.SetClock(clock.Now)

@@ -12,17 +12,18 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/linkbolt/linkbolt/internal/clocktest"
 	"github.com/linkbolt/linkbolt/link"
 )
 
 var testSecret = []byte("0123456789abcdef0123456789abcdef")
 
-func testJWT(c *clock) JWT {
+func testJWT(c *clocktest.Clock) JWT {
 	return JWT{Secret: testSecret, TTL: time.Hour, Now: c.Now}
 }
 
 func TestJWTIssueVerify(t *testing.T) {
-	c := newClock(time.Date(2025, 3, 1, 12, 0, 0, 500, time.UTC))
+	c := clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 500, time.UTC))
 	j := testJWT(c)
 	token, exp, err := j.Issue("u42")
 	if err != nil {
@@ -62,7 +63,7 @@ func TestJWTIssueVerify(t *testing.T) {
 }
 
 func TestJWTDefaultTTL(t *testing.T) {
-	c := newClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	c := clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	_, exp, err := JWT{Secret: testSecret, Now: c.Now}.Issue("u1")
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +74,7 @@ func TestJWTDefaultTTL(t *testing.T) {
 }
 
 func TestJWTExpiry(t *testing.T) {
-	c := newClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	c := clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	j := testJWT(c)
 	token, exp, err := j.Issue("u1")
 	if err != nil {
@@ -106,7 +107,7 @@ func sign(header, claims string, secret []byte) string {
 }
 
 func TestJWTRejects(t *testing.T) {
-	c := newClock(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	c := clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	j := testJWT(c)
 	now := c.Now()
 	claims := jwt.RegisteredClaims{

@@ -6,25 +6,14 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/linkbolt/linkbolt/internal/clocktest"
 )
-
-// clock is a clock the test moves; safe for concurrent use.
-type clock struct{ ns atomic.Int64 }
-
-func newClock(t time.Time) *clock {
-	c := &clock{}
-	c.Set(t)
-	return c
-}
-
-func (c *clock) Now() time.Time      { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *clock) Set(t time.Time)     { c.ns.Store(t.UnixNano()) }
-func (c *clock) Add(d time.Duration) { c.ns.Add(int64(d)) }
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 func TestLimitersAllow(t *testing.T) {
-	c := newClock(t0)
+	c := clocktest.New(t0)
 	l := NewLimiters(c.Now)
 
 	d := l.Allow("k1", 100)
@@ -86,7 +75,7 @@ func TestLimitersRetryAfter(t *testing.T) {
 		{6000, time.Second}, // 10 ms, at least a second
 	}
 	for _, tt := range tests {
-		c := newClock(t0)
+		c := clocktest.New(t0)
 		l := NewLimiters(c.Now)
 		for range tt.perMinute {
 			l.Allow("k", tt.perMinute)
@@ -106,7 +95,7 @@ func TestLimitersRetryAfter(t *testing.T) {
 }
 
 func TestLimitersUnlimited(t *testing.T) {
-	c := newClock(t0)
+	c := clocktest.New(t0)
 	l := NewLimiters(c.Now)
 	for _, perMinute := range []int{0, -1} {
 		for range 1000 {
@@ -135,7 +124,7 @@ func TestLimitersUnlimited(t *testing.T) {
 }
 
 func TestLimitersPlanChange(t *testing.T) {
-	c := newClock(t0)
+	c := clocktest.New(t0)
 	l := NewLimiters(c.Now)
 	for range 100 {
 		l.Allow("k", 100)
@@ -175,7 +164,7 @@ func TestLimitersPlanChange(t *testing.T) {
 }
 
 func TestLimitersSweep(t *testing.T) {
-	c := newClock(t0)
+	c := clocktest.New(t0)
 	l := NewLimiters(c.Now)
 	for i := range 10 {
 		l.Allow(fmt.Sprintf("idle%d", i), 100)
@@ -231,7 +220,7 @@ func TestLimitersSweep(t *testing.T) {
 // get exactly the burst, and runs the sweep beside Allow for the race
 // detector.
 func TestLimitersConcurrent(t *testing.T) {
-	c := newClock(t0)
+	c := clocktest.New(t0)
 	l := NewLimiters(c.Now)
 	var allowed atomic.Int64
 	var wg sync.WaitGroup
@@ -269,7 +258,7 @@ func TestLimitersConcurrent(t *testing.T) {
 }
 
 func BenchmarkLimitersAllow(b *testing.B) {
-	c := newClock(t0)
+	c := clocktest.New(t0)
 	l := NewLimiters(c.Now)
 	keys := make([]string, 1024)
 	for i := range keys {
@@ -286,7 +275,7 @@ func BenchmarkLimitersAllow(b *testing.B) {
 }
 
 func BenchmarkLimitersAllowOneKey(b *testing.B) {
-	c := newClock(t0)
+	c := clocktest.New(t0)
 	l := NewLimiters(c.Now)
 	b.ReportAllocs()
 	b.RunParallel(func(pb *testing.PB) {

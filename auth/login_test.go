@@ -5,9 +5,11 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/linkbolt/linkbolt/internal/clocktest"
 )
 
-func newTestGuard(c *clock) *LoginGuard {
+func newTestGuard(c *clocktest.Clock) *LoginGuard {
 	return NewLoginGuard(5, 15*time.Minute, 10, 15*time.Minute, c.Now)
 }
 
@@ -22,7 +24,7 @@ func fail(t *testing.T, g *LoginGuard, account, addr string) {
 }
 
 func TestLoginGuardPerAddress(t *testing.T) {
-	c := newClock(t0)
+	c := clocktest.New(t0)
 	g := newTestGuard(c)
 	for i := 0; i < 5; i++ {
 		fail(t, g, "a@x", "1.1.1.1")
@@ -51,7 +53,7 @@ func TestLoginGuardPerAddress(t *testing.T) {
 // concurrent attempts from one address cannot pass the limit, and Release
 // frees a place without counting a failure.
 func TestLoginGuardInFlight(t *testing.T) {
-	c := newClock(t0)
+	c := clocktest.New(t0)
 	g := newTestGuard(c)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -92,7 +94,7 @@ func TestLoginGuardInFlight(t *testing.T) {
 }
 
 func TestLoginGuardAccountDelay(t *testing.T) {
-	c := newClock(t0)
+	c := clocktest.New(t0)
 	g := NewLoginGuard(5, 15*time.Minute, 10, time.Minute, c.Now)
 	for i := 0; i < 10; i++ {
 		fail(t, g, "a@x", fmt.Sprint("10.0.0.", i))
@@ -138,7 +140,7 @@ func TestLoginGuardAccountDelay(t *testing.T) {
 // TestLoginGuardForgets: idle entries are dropped, so memory is bounded by
 // the failures of the last hour.
 func TestLoginGuardForgets(t *testing.T) {
-	c := newClock(t0)
+	c := clocktest.New(t0)
 	g := newTestGuard(c)
 	for i := 0; i < 1000; i++ {
 		fail(t, g, fmt.Sprint("user", i, "@x"), "1.1.1.1")
@@ -159,7 +161,7 @@ func TestLoginGuardForgets(t *testing.T) {
 // BenchmarkLoginGuard measures a failed attempt (Begin and Failed) spread
 // over many accounts and addresses, as in a password spray.
 func BenchmarkLoginGuard(b *testing.B) {
-	c := newClock(t0)
+	c := clocktest.New(t0)
 	g := newTestGuard(c)
 	accounts := make([]string, 10000)
 	for i := range accounts {

@@ -64,7 +64,8 @@ func Bitmap(content, level string) ([][]bool, error) {
 // normalizes and validates first. It returns the image, its content type
 // ("image/png" or "image/svg+xml") and EINVALID for bad options, for content
 // that does not fit a QR code, or when Size leaves less than one pixel per
-// module (see MinSizeFor).
+// module: below that, modules would blur into each other and the code could
+// not be read, so Render refuses rather than draw it.
 //
 // A PNG is exactly Size×Size pixels with two palette colours. Each module is
 // a square block of Size/n whole pixels, n being the modules across including
@@ -97,19 +98,6 @@ func Render(content string, o Options) (data []byte, contentType string, err err
 		}
 		return data, ContentTypePNG, nil
 	}
-}
-
-// MinSizeFor returns the smallest Size in pixels that Render accepts for
-// content at the level and margin of o: one pixel per module, quiet zone
-// included. Below that modules would blur into each other and the code could
-// not be read, so Render refuses rather than draw it.
-func MinSizeFor(content string, o Options) (int, error) {
-	o.Normalize()
-	bitmap, err := Bitmap(content, o.Level)
-	if err != nil {
-		return 0, err
-	}
-	return len(bitmap) + 2*o.Margin, nil
 }
 
 // ETag returns a strong entity tag for the rendering of content with o: a

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -18,27 +19,10 @@ import (
 
 	"github.com/linkbolt/linkbolt/analytics"
 	"github.com/linkbolt/linkbolt/auth"
+	"github.com/linkbolt/linkbolt/internal/clocktest"
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/storage"
 )
-
-// clock is a time source tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
 
 // env is a whole server over a real bbolt file, with an admin, a workspace
 // and keys of both scopes, and a second workspace with its own key and link.
@@ -46,7 +30,7 @@ type env struct {
 	t        testing.TB
 	srv      *Server
 	db       *storage.DB
-	clock    *clock
+	clock    *clocktest.Clock
 	recorder *analytics.Recorder
 	logs     *bytes.Buffer
 	cfg      Config
@@ -71,7 +55,7 @@ func newEnv(t testing.TB, opts ...func(*Config)) *env {
 // wrap(the real click service), when wrap is not nil.
 func newEnvWithClickStore(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickStore, opts ...func(*Config)) *env {
 	t.Helper()
-	clk := &clock{t: testStart}
+	clk := clocktest.New(testStart)
 	db := storage.NewDB(filepath.Join(t.TempDir(), "linkbolt.db"))
 	db.Now = clk.Now
 	if err := db.Open(); err != nil {
@@ -88,7 +72,7 @@ func newEnvWithClickStore(t testing.TB, wrap func(analytics.ClickStore) analytic
 	rec.SetClock(clk.Now)
 	rec.SetEnrich(analytics.Enricher(analytics.NewClassifier(nil), clicks))
 	cfg := Config{
-		BaseURL: "http://lb.test", AltBaseURL: "http://s.test", MaxBody: 1 << 20, KeyPrefix: "lb",
+		BaseURL: &url.URL{Scheme: "http", Host: "lb.test"}, AltBaseURL: &url.URL{Scheme: "http", Host: "s.test"}, MaxBody: 1 << 20, KeyPrefix: "lb",
 		TokenTTL: 24 * time.Hour, RotationGrace: 24 * time.Hour,
 		Plans:       map[link.Plan]int{link.PlanFree: 100, link.PlanPro: 1000, link.PlanEnterprise: 0},
 		DefaultPlan: link.PlanFree, LoginPerIP: 20, LoginPerAddress: 5, LoginWindow: 15 * time.Minute,

@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -20,7 +21,7 @@ import (
 // IDN domain.
 func loopEnv(t *testing.T) *env {
 	e := newEnv(t, func(c *Config) {
-		c.BaseURL, c.AltBaseURL, c.Listen = "http://localhost:8080", "https://s.test", ":8080"
+		c.BaseURL, c.AltBaseURL, c.Listen = &url.URL{Scheme: "http", Host: "localhost:8080"}, &url.URL{Scheme: "https", Host: "s.test"}, ":8080"
 		c.Plans[link.PlanFree] = 0 // many requests in a minute
 	})
 	id := e.do("POST", "/v1/domains", e.adminToken, `{"hostname":"go.example.test"}`, 201).str("id")

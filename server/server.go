@@ -33,9 +33,12 @@ type Config struct {
 	// Listen is the address the server listens on (server.listen): its
 	// port on this machine's addresses is this service, which
 	// destinations must not point back into. Empty when unknown.
-	Listen        string
-	BaseURL       string
-	AltBaseURL    string
+	Listen string
+	// BaseURL is the public URL of this server (server.base_url) and
+	// AltBaseURL an alternate one, nil when there is none: http(s), a
+	// host, no path, as the configuration checks them.
+	BaseURL       *url.URL
+	AltBaseURL    *url.URL
 	MaxBody       int64
 	KeyPrefix     string
 	TokenTTL      time.Duration
@@ -162,15 +165,12 @@ type Deps struct {
 
 // New returns a server for cfg over deps.
 func New(cfg Config, d Deps) (*Server, error) {
-	primary, err := parseBaseURL(cfg.BaseURL)
-	if err != nil {
-		return nil, fmt.Errorf("server.base_url: %w", err)
+	primary, alt := cfg.BaseURL, cfg.AltBaseURL
+	if primary == nil {
+		return nil, fmt.Errorf("server: no base URL")
 	}
-	alt := primary
-	if cfg.AltBaseURL != "" {
-		if alt, err = parseBaseURL(cfg.AltBaseURL); err != nil {
-			return nil, fmt.Errorf("server.alt_base_url: %w", err)
-		}
+	if alt == nil {
+		alt = primary
 	}
 	if d.Now == nil {
 		d.Now = time.Now
@@ -202,18 +202,6 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.servedRules = s.servedURLRules()
 	s.routes()
 	return s, nil
-}
-
-func parseBaseURL(raw string) (*url.URL, error) {
-	u, err := url.Parse(strings.TrimSuffix(raw, "/"))
-	if err != nil {
-		return nil, err
-	}
-	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
-		return nil, fmt.Errorf("%q must be an http(s) URL with a host and no path, like http://localhost:8080", raw)
-	}
-	u.Path = ""
-	return u, nil
 }
 
 // PrepareSetup makes the one-time setup token when no user exists yet and

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linkbolt/linkbolt/internal/clocktest"
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/storage"
 )
@@ -101,7 +102,7 @@ func (g *clickGen) click(l *link.Link, at time.Time) link.Click {
 func openBenchWorkspace(tb testing.TB, path, name string) (*storage.DB, *Services, *link.Workspace) {
 	tb.Helper()
 	db := storage.NewDB(path)
-	clock := NewClock(benchNow)
+	clock := clocktest.New(benchNow)
 	db.Now = clock.Now
 	if err := db.Open(); err != nil {
 		tb.Fatal(err)

@@ -4,37 +4,17 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/linkbolt/linkbolt/internal/clocktest"
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/storage"
 	bolt "go.etcd.io/bbolt"
 )
 
-// Clock is a clock tests move by hand.
-type Clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-// NewClock returns a clock standing at t.
-func NewClock(t time.Time) *Clock { return &Clock{t: t} }
-
-// Now returns the clock's time.
-func (c *Clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-// Add moves the clock on by d.
-func (c *Clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
+// Clock is the clock storage tests move by hand.
+type Clock = clocktest.Clock
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
@@ -43,7 +23,7 @@ var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 // the file, and checks the file's consistency with bolt's own check.
 func MustOpenDB(tb testing.TB) (*storage.DB, *Clock) {
 	tb.Helper()
-	clock := NewClock(t0)
+	clock := clocktest.New(t0)
 	path := filepath.Join(tb.TempDir(), "data", "linkbolt.db")
 	return mustOpenPath(tb, path, clock), clock
 }

@@ -15,28 +15,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linkbolt/linkbolt/internal/clocktest"
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/storage"
 	"github.com/linkbolt/linkbolt/webhook"
 )
-
-// clock is a clock tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = c.t.Add(d)
-}
 
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
@@ -44,7 +27,7 @@ var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 // campaign.updated events.
 type env struct {
 	path      string
-	clock     *clock
+	clock     *clocktest.Clock
 	db        *storage.DB
 	hooks     *storage.WebhookService
 	campaigns *storage.CampaignService
@@ -55,7 +38,7 @@ type env struct {
 
 func newEnv(tb testing.TB) *env {
 	tb.Helper()
-	e := &env{path: filepath.Join(tb.TempDir(), "linkbolt.db"), clock: &clock{t: t0}}
+	e := &env{path: filepath.Join(tb.TempDir(), "linkbolt.db"), clock: clocktest.New(t0)}
 	e.open(tb)
 	ctx := context.Background()
 	e.ws = &link.Workspace{Name: "Default", Plan: link.PlanFree}

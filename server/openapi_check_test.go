@@ -132,10 +132,10 @@ func openAPIResponseError(req *http.Request, status int, header http.Header, bod
 	}
 
 	responses := route.Operation.Responses
+	// Only a listed status passes: a `default` answer describes what the
+	// server says before any route is matched (an unreadable request), so
+	// an answer the router gave is never checked against it.
 	ref := responses.Status(status)
-	if ref == nil {
-		ref = responses.Default()
-	}
 	if ref == nil || ref.Value == nil {
 		return fmt.Errorf("status %d is not documented for %s %s (documented: %s)",
 			status, route.Method, route.Path, strings.Join(documentedStatuses(responses), ", "))
@@ -578,6 +578,7 @@ func TestCheckOpenAPI(t *testing.T) {
 		{"redirect without Location", "GET", "/abc", 302, http.Header{}, nil, false},
 		{"permanent redirect without Location", "GET", "/abc", 301, http.Header{}, nil, false},
 		{"redirect 303", "GET", "/abc", 303, http.Header{"Location": {"https://example.com/"}}, nil, false},
+		{"redirect answered a status only default covers", "GET", "/abc", 503, problemH, problem(503, "server_busy", "x"), false},
 		{"HEAD redirect", "HEAD", "/abc", 307, http.Header{"Location": {"https://example.com/"}}, nil, true},
 		{"HEAD unknown code", "HEAD", "/abc", 404, problemH, nil, true},
 		{"unknown code as HTML", "GET", "/abc", 404, http.Header{"Content-Type": {"text/html; charset=utf-8"}}, []byte("<!doctype html>"), true},

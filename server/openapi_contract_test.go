@@ -119,9 +119,6 @@ func moduleVersion(t *testing.T, goBin, path string) string {
 // its own that shares the module cache, and runs a first session with it
 // against a live server.
 func TestOpenAPIGoClient(t *testing.T) {
-	if testing.Short() {
-		t.Skip("generating and compiling the Go client takes a while; run without -short")
-	}
 	e, ts, doc := serveDocument(t)
 	goBin := goTool(t)
 
@@ -352,9 +349,6 @@ func main() {
 // Without npx the test fails under CI (CI=true), where .ci/run installs
 // Node.js, and is skipped elsewhere with a message saying what it needs.
 func TestOpenAPINodeTools(t *testing.T) {
-	if testing.Short() {
-		t.Skip("the npm tools take a while; run without -short")
-	}
 	npx, err := exec.LookPath("npx")
 	if err != nil {
 		if os.Getenv("CI") == "true" {

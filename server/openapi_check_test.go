@@ -303,6 +303,37 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	}
 }
 
+// TestOpenAPIExamples checks that contract testers (Dredd and the like) can
+// build a request for every operation from the document alone: every
+// request body and every parameter has an example, except the custom
+// range's start and end, which replace range (whose example is used).
+func TestOpenAPIExamples(t *testing.T) {
+	doc, err := loadOpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	withoutExample := map[string]bool{"query start": true, "query end": true}
+	for _, path := range doc.Paths.InMatchingOrder() {
+		item := doc.Paths.Value(path)
+		for method, op := range item.Operations() {
+			if rb := op.RequestBody; rb != nil {
+				for ct, mt := range rb.Value.Content {
+					if mt.Example == nil && len(mt.Examples) == 0 {
+						t.Errorf("%s %s: the %s request body has no example", method, path, ct)
+					}
+				}
+			}
+			params := append(append(openapi3.Parameters{}, item.Parameters...), op.Parameters...)
+			for _, ref := range params {
+				p := ref.Value
+				if p.Example == nil && len(p.Examples) == 0 && !withoutExample[p.In+" "+p.Name] {
+					t.Errorf("%s %s: the %s parameter %s has no example", method, path, p.In, p.Name)
+				}
+			}
+		}
+	}
+}
+
 // routePattern finds the routes registered in the package's source:
 // r.GET("/path", ...) and s.handle("METHOD", "/path", ...).
 var routePattern = regexp.MustCompile(`(?:\br\.(GET|HEAD|POST|PUT|PATCH|DELETE|OPTIONS)\(|\bs\.handle\("([A-Z]+)",\s*|\bs\.(page)\()"(/[^"]*)"`)

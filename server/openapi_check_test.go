@@ -132,10 +132,10 @@ func openAPIResponseError(req *http.Request, status int, header http.Header, bod
 	}
 
 	responses := route.Operation.Responses
+	// Only a listed status passes: a `default` answer describes what the
+	// server says before any route is matched (an unreadable request), so
+	// an answer the router gave is never checked against it.
 	ref := responses.Status(status)
-	if ref == nil {
-		ref = responses.Default()
-	}
 	if ref == nil || ref.Value == nil {
 		return fmt.Errorf("status %d is not documented for %s %s (documented: %s)",
 			status, route.Method, route.Path, strings.Join(documentedStatuses(responses), ", "))
@@ -300,6 +300,37 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 	}
 	if _, _, err := openAPIRouter(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestOpenAPIExamples checks that contract testers (Dredd and the like) can
+// build a request for every operation from the document alone: every
+// request body and every parameter has an example, except the custom
+// range's start and end, which replace range (whose example is used).
+func TestOpenAPIExamples(t *testing.T) {
+	doc, err := loadOpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	withoutExample := map[string]bool{"query start": true, "query end": true}
+	for _, path := range doc.Paths.InMatchingOrder() {
+		item := doc.Paths.Value(path)
+		for method, op := range item.Operations() {
+			if rb := op.RequestBody; rb != nil {
+				for ct, mt := range rb.Value.Content {
+					if mt.Example == nil && len(mt.Examples) == 0 {
+						t.Errorf("%s %s: the %s request body has no example", method, path, ct)
+					}
+				}
+			}
+			params := append(append(openapi3.Parameters{}, item.Parameters...), op.Parameters...)
+			for _, ref := range params {
+				p := ref.Value
+				if p.Example == nil && len(p.Examples) == 0 && !withoutExample[p.In+" "+p.Name] {
+					t.Errorf("%s %s: the %s parameter %s has no example", method, path, p.In, p.Name)
+				}
+			}
+		}
 	}
 }
 
@@ -578,6 +609,7 @@ func TestCheckOpenAPI(t *testing.T) {
 		{"redirect without Location", "GET", "/abc", 302, http.Header{}, nil, false},
 		{"permanent redirect without Location", "GET", "/abc", 301, http.Header{}, nil, false},
 		{"redirect 303", "GET", "/abc", 303, http.Header{"Location": {"https://example.com/"}}, nil, false},
+		{"redirect answered a status only default covers", "GET", "/abc", 503, problemH, problem(503, "server_busy", "x"), false},
 		{"HEAD redirect", "HEAD", "/abc", 307, http.Header{"Location": {"https://example.com/"}}, nil, true},
 		{"HEAD unknown code", "HEAD", "/abc", 404, problemH, nil, true},
 		{"unknown code as HTML", "GET", "/abc", 404, http.Header{"Content-Type": {"text/html; charset=utf-8"}}, []byte("<!doctype html>"), true},

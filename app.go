@@ -27,6 +27,7 @@ type app struct {
 	clicks   link.ClickService
 	links    *storage.LinkService
 	webhooks *storage.WebhookService
+	events   *webhook.Encoder
 	dispatch *webhook.Dispatcher
 	geo      *analytics.GeoIP
 	server   *server.Server
@@ -68,11 +69,21 @@ func (a *app) wire(ctx context.Context) error {
 			return fmt.Errorf("jwt secret: %w", err)
 		}
 	}
+	// One encoder writes every webhook event, in the transaction of its
+	// change.
+	events, err := webhook.NewEncoder(cfg.Server.BaseURL, cfg.Domains.Scheme)
+	if err != nil {
+		return fmt.Errorf("server.base_url: %w", err)
+	}
+	a.events = events
 	clicks := storage.NewClickService(a.db)
+	clicks.Events = events
 	a.clicks = clicks
 	a.links = storage.NewLinkService(a.db)
 	a.links.AliasHold = cfg.aliasHold
+	a.links.Events = events
 	a.webhooks = storage.NewWebhookService(a.db)
+	a.webhooks.Events = events
 	a.dispatch = &webhook.Dispatcher{Store: a.webhooks, Now: time.Now,
 		Client: webhook.NewClient(cfg.Webhooks.AllowPrivate), Logger: a.logger}
 	var geo *analytics.GeoIP
@@ -103,6 +114,8 @@ func (a *app) wire(ctx context.Context) error {
 // JWT secret, and bootstraps the admin.
 func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 	cfg := a.cfg
+	campaigns := storage.NewCampaignService(a.db)
+	campaigns.Events = a.events
 	srv, err := server.New(server.Config{
 		Listen: ln.Addr().String(), BaseURL: cfg.Server.BaseURL, AltBaseURL: cfg.Server.AltBaseURL, MaxBody: cfg.Server.MaxBody,
 		KeyPrefix: cfg.Auth.KeyPrefix, TokenTTL: cfg.tokenTTL, RotationGrace: cfg.rotationGrace,
@@ -120,7 +133,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 	}, server.Deps{
 		DB: a.db, Links: a.links, Keys: storage.NewKeyService(a.db),
 		Users: storage.NewUserService(a.db), Workspaces: storage.NewWorkspaceService(a.db),
-		Clicks: a.clicks, Campaigns: storage.NewCampaignService(a.db), QRCodes: storage.NewQRCodeService(a.db),
+		Clicks: a.clicks, Campaigns: campaigns, QRCodes: storage.NewQRCodeService(a.db),
 		Webhooks: a.webhooks, Dispatcher: a.dispatch, Recorder: a.recorder,
 		Domains:   storage.NewDomainService(a.db),
 		JWT:       &auth.JWT{Secret: secret, TTL: cfg.tokenTTL, Now: time.Now},

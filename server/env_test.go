@@ -20,6 +20,7 @@ import (
 	"github.com/linkbolt/linkbolt/auth"
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/storage"
+	"github.com/linkbolt/linkbolt/webhook"
 )
 
 // clock is a time source tests move by hand.
@@ -97,10 +98,17 @@ func newEnvWithClickStore(t testing.TB, wrap func(analytics.ClickStore) analytic
 	for _, o := range opts {
 		o(&cfg)
 	}
+	// Events are encoded as app.go wires them.
+	events, err := webhook.NewEncoder(cfg.BaseURL, cfg.DomainScheme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	links, campaigns, hooks := storage.NewLinkService(db), storage.NewCampaignService(db), storage.NewWebhookService(db)
+	clicks.Events, links.Events, campaigns.Events, hooks.Events = events, events, events, events
 	srv, err := New(cfg, Deps{
-		DB: db, Links: storage.NewLinkService(db), Keys: storage.NewKeyService(db),
+		DB: db, Links: links, Keys: storage.NewKeyService(db),
 		Users: storage.NewUserService(db), Workspaces: storage.NewWorkspaceService(db),
-		Clicks: clicks, Campaigns: storage.NewCampaignService(db), QRCodes: storage.NewQRCodeService(db), Webhooks: storage.NewWebhookService(db), Recorder: rec,
+		Clicks: clicks, Campaigns: campaigns, QRCodes: storage.NewQRCodeService(db), Webhooks: hooks, Recorder: rec,
 		Domains:   storage.NewDomainService(db),
 		JWT:       &auth.JWT{Secret: []byte("test-secret-test-secret-test-secret!"), TTL: 24 * time.Hour, Now: clk.Now},
 		Passwords: auth.Passwords{Cost: bcrypt.MinCost},

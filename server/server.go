@@ -190,14 +190,6 @@ func New(cfg Config, d Deps) (*Server, error) {
 		primary:   primary, alt: alt,
 	}
 	s.domains, s.resolver = d.Domains, newResolver(cfg.DomainResolver)
-	if eb, ok := d.Links.(interface{ SetEventBuilder(link.LinkEventFunc) }); ok {
-		eb.SetEventBuilder(s.linkEvent)
-	}
-	if eb, ok := d.Campaigns.(interface {
-		SetEventBuilders(link.EventFunc, link.LinkEventFunc)
-	}); ok {
-		eb.SetEventBuilders(s.campaignEvent, s.linkEvent)
-	}
 	s.rules = newURLRules(primary, alt, cfg.Listen)
 	s.servedRules = s.servedURLRules()
 	s.routes()

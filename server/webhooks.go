@@ -2,7 +2,6 @@ package server
 
 import (
 	"crypto/rand"
-	"encoding/json"
 	"net/http"
 	"time"
 
@@ -214,11 +213,7 @@ func (s *Server) handleListDeliveries(w http.ResponseWriter, r *http.Request, c 
 
 // handleTestWebhook queues a ping to the webhook.
 func (s *Server) handleTestWebhook(w http.ResponseWriter, r *http.Request, c *caller) error {
-	now := s.now()
-	d, err := s.webhooks.Ping(r.Context(), c.workspace.ID, c.params.ByName("id"), func(deliveryID string) ([]byte, error) {
-		return json.Marshal(map[string]any{"id": "evt_ping_" + deliveryID, "type": link.EventPing,
-			"created_at": ts(now), "workspace_id": c.workspace.ID, "data": map[string]string{"message": "ping from linkbolt"}})
-	})
+	d, err := s.webhooks.Ping(r.Context(), c.workspace.ID, c.params.ByName("id"))
 	if err != nil {
 		return err
 	}

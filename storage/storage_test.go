@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"sync"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/storage"
+	"github.com/linkbolt/linkbolt/webhook"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -110,7 +112,11 @@ type Services struct {
 }
 
 func newServices(db *storage.DB, clock *Clock) *Services {
-	return &Services{
+	enc, err := webhook.NewEncoder("http://lb.test", "")
+	if err != nil {
+		panic(err)
+	}
+	s := &Services{
 		DB: db, Clock: clock,
 		Users:      storage.NewUserService(db),
 		Workspaces: storage.NewWorkspaceService(db),
@@ -119,7 +125,25 @@ func newServices(db *storage.DB, clock *Clock) *Services {
 		Clicks:     storage.NewClickService(db),
 		Campaigns:  storage.NewCampaignService(db),
 	}
+	s.Clicks.Events = enc // a batch of clicks writes link.clicked events
+	return s
 }
+
+// testEncoder returns the webhook event encoder of a service at
+// http://lb.test.
+func testEncoder(tb testing.TB) *webhook.Encoder {
+	tb.Helper()
+	enc, err := webhook.NewEncoder("http://lb.test", "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return enc
+}
+
+// failingPing is an event encoder whose pings fail.
+type failingPing struct{ *webhook.Encoder }
+
+func (failingPing) PingData() ([]byte, error) { return nil, errors.New("boom") }
 
 // mustSetup opens a DB and bootstraps an admin with a workspace.
 func mustSetup(tb testing.TB) (*Services, *link.User, *link.Workspace) {

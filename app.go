@@ -11,6 +11,7 @@ import (
 
 	"github.com/linkbolt/linkbolt/analytics"
 	"github.com/linkbolt/linkbolt/auth"
+	"github.com/linkbolt/linkbolt/dnscheck"
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/server"
 	"github.com/linkbolt/linkbolt/storage"
@@ -28,6 +29,7 @@ type app struct {
 	links    *storage.LinkService
 	webhooks *storage.WebhookService
 	events   *webhook.Encoder
+	setup    *auth.Setup
 	dispatch *webhook.Dispatcher
 	geo      *analytics.GeoIP
 	server   *server.Server
@@ -116,6 +118,8 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 	cfg := a.cfg
 	campaigns := storage.NewCampaignService(a.db)
 	campaigns.Events = a.events
+	a.setup = &auth.Setup{Users: storage.NewUserService(a.db), Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},
+		Plan: link.Plan(cfg.Workspaces.DefaultPlan), Now: time.Now}
 	srv, err := server.New(server.Config{
 		Listen: ln.Addr().String(), BaseURL: cfg.Server.BaseURL, AltBaseURL: cfg.Server.AltBaseURL, MaxBody: cfg.Server.MaxBody,
 		KeyPrefix: cfg.Auth.KeyPrefix, TokenTTL: cfg.tokenTTL, RotationGrace: cfg.rotationGrace,
@@ -123,18 +127,19 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 			link.PlanFree: cfg.Plans.Free, link.PlanPro: cfg.Plans.Pro, link.PlanEnterprise: cfg.Plans.Enterprise,
 		},
 		DefaultPlan: link.Plan(cfg.Workspaces.DefaultPlan), BehindProxy: cfg.Server.BehindProxy,
-		WebhooksAllowPrivate: cfg.Webhooks.AllowPrivate,
-		LoginPerIP:           cfg.Auth.LoginPerIP, LoginPerAddress: cfg.Auth.LoginPerAddress, LoginWindow: cfg.loginWindow,
+		LoginPerIP: cfg.Auth.LoginPerIP, LoginPerAddress: cfg.Auth.LoginPerAddress, LoginWindow: cfg.loginWindow,
 		LoginPerAccount: cfg.Auth.LoginPerAccount, LoginMaxDelay: cfg.loginMaxDelay,
 		MaxKeysPerWorkspace: cfg.Keys.MaxPerWorkspace,
-		DomainResolver:      cfg.Domains.Resolver, DomainScheme: cfg.Domains.Scheme,
-		CostlyConcurrency: server.ReserveCostlyProcs(cfg.Server.CostlyConcurrency), CostlyWait: cfg.costlyWait,
+		DomainScheme:        cfg.Domains.Scheme,
+		CostlyConcurrency:   server.ReserveCostlyProcs(cfg.Server.CostlyConcurrency), CostlyWait: cfg.costlyWait,
 		SearchScanLimit: cfg.Server.SearchScanLimit, MaxConnections: cfg.Server.MaxConnections,
 	}, server.Deps{
 		DB: a.db, Links: a.links, Keys: storage.NewKeyService(a.db),
 		Users: storage.NewUserService(a.db), Workspaces: storage.NewWorkspaceService(a.db),
 		Clicks: a.clicks, Campaigns: campaigns, QRCodes: storage.NewQRCodeService(a.db),
 		Webhooks: a.webhooks, Dispatcher: a.dispatch, Recorder: a.recorder,
+		DomainVerifier: dnscheck.NewDomains(cfg.Domains.Resolver),
+		WebhookTargets: webhook.TargetGuard{AllowPrivate: cfg.Webhooks.AllowPrivate}, Setup: a.setup,
 		Domains:   storage.NewDomainService(a.db),
 		JWT:       &auth.JWT{Secret: secret, TTL: cfg.tokenTTL, Now: time.Now},
 		Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},
@@ -156,7 +161,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 // or logs the one-time setup link when no admin is configured.
 func (a *app) bootstrap(ctx context.Context) error {
 	if a.cfg.Admin.Email != "" {
-		_, err := a.server.Bootstrap(ctx, a.cfg.Admin.Email, a.cfg.Admin.Password, "Default")
+		_, err := a.setup.Bootstrap(ctx, a.cfg.Admin.Email, a.cfg.Admin.Password, "Default")
 		switch link.ErrorCode(err) {
 		case "":
 			a.logger.Info("created the instance admin and the Default workspace", "email", a.cfg.Admin.Email)

@@ -262,3 +262,13 @@ type WebhookService interface {
 	// PruneDeliveries deletes finished deliveries older than before.
 	PruneDeliveries(ctx context.Context, before time.Time) (int, error)
 }
+
+// WebhookTargetChecker checks where a webhook's URL leads when the webhook
+// is saved (webhook.TargetGuard); the dispatcher checks again at every
+// connection.
+type WebhookTargetChecker interface {
+	// CheckWebhookTarget returns why rawURL may not be a webhook's target
+	// (its host is or resolves to a private address, or does not
+	// resolve), in words a client may read, or nil.
+	CheckWebhookTarget(ctx context.Context, rawURL string) error
+}

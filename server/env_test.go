@@ -18,6 +18,7 @@ import (
 
 	"github.com/linkbolt/linkbolt/analytics"
 	"github.com/linkbolt/linkbolt/auth"
+	"github.com/linkbolt/linkbolt/dnscheck"
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/storage"
 	"github.com/linkbolt/linkbolt/webhook"
@@ -72,6 +73,18 @@ func newEnv(t testing.TB, opts ...func(*Config)) *env {
 // wrap(the real click service), when wrap is not nil.
 func newEnvWithClickStore(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickStore, opts ...func(*Config)) *env {
 	t.Helper()
+	return newEnvDeps(t, wrap, nil, opts...)
+}
+
+// newEnvWith is newEnv with deps changing what the server is built on
+// (the DNS checks of domains and webhook targets), as app.go would.
+func newEnvWith(t testing.TB, deps func(*Deps), opts ...func(*Config)) *env {
+	t.Helper()
+	return newEnvDeps(t, nil, deps, opts...)
+}
+
+func newEnvDeps(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickStore, deps func(*Deps), opts ...func(*Config)) *env {
+	t.Helper()
 	clk := &clock{t: testStart}
 	db := storage.NewDB(filepath.Join(t.TempDir(), "linkbolt.db"))
 	db.Now = clk.Now
@@ -105,15 +118,22 @@ func newEnvWithClickStore(t testing.TB, wrap func(analytics.ClickStore) analytic
 	}
 	links, campaigns, hooks := storage.NewLinkService(db), storage.NewCampaignService(db), storage.NewWebhookService(db)
 	clicks.Events, links.Events, campaigns.Events, hooks.Events = events, events, events, events
-	srv, err := New(cfg, Deps{
+	setup := &auth.Setup{Users: storage.NewUserService(db), Passwords: auth.Passwords{Cost: bcrypt.MinCost},
+		Plan: cfg.DefaultPlan, Now: clk.Now}
+	d := Deps{
 		DB: db, Links: links, Keys: storage.NewKeyService(db),
 		Users: storage.NewUserService(db), Workspaces: storage.NewWorkspaceService(db),
 		Clicks: clicks, Campaigns: campaigns, QRCodes: storage.NewQRCodeService(db), Webhooks: hooks, Recorder: rec,
-		Domains:   storage.NewDomainService(db),
+		Domains:        storage.NewDomainService(db),
+		DomainVerifier: dnscheck.NewDomains(""), WebhookTargets: webhook.TargetGuard{}, Setup: setup,
 		JWT:       &auth.JWT{Secret: []byte("test-secret-test-secret-test-secret!"), TTL: 24 * time.Hour, Now: clk.Now},
 		Passwords: auth.Passwords{Cost: bcrypt.MinCost},
 		Logger:    logger, Now: clk.Now,
-	})
+	}
+	if deps != nil {
+		deps(&d)
+	}
+	srv, err := New(cfg, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +147,7 @@ func newEnvWithClickStore(t testing.TB, wrap func(analytics.ClickStore) analytic
 	})
 	e := &env{t: t, srv: srv, db: db, clock: clk, recorder: rec, logs: logs, cfg: cfg}
 	ctx := context.Background()
-	if _, err := srv.Bootstrap(ctx, "admin@example.com", "correct horse battery", ""); err != nil {
+	if _, err := setup.Bootstrap(ctx, "admin@example.com", "correct horse battery", ""); err != nil {
 		t.Fatal(err)
 	}
 	e.adminToken = e.login("admin@example.com", "correct horse battery")

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/linkbolt/linkbolt/link"
-	"github.com/linkbolt/linkbolt/webhook"
 )
 
 // webhookRoutes registers the routes of webhooks and their delivery log.
@@ -81,7 +80,7 @@ func (s *Server) checkTarget(r *http.Request, w *link.Webhook) error {
 	if err := w.Validate(); err != nil {
 		return err
 	}
-	if err := webhook.CheckTarget(r.Context(), w.URL, s.cfg.WebhooksAllowPrivate, s.cfg.WebhookResolver); err != nil {
+	if err := s.webhookTargets.CheckWebhookTarget(r.Context(), w.URL); err != nil {
 		return &link.Error{Code: link.EINVALID, Message: "url: " + err.Error(),
 			Fields: []link.FieldError{{Field: "url", Message: err.Error()}}}
 	}

@@ -12,8 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/linkbolt/linkbolt/dnscheck"
 	"github.com/linkbolt/linkbolt/webhook"
 )
+
+// allowPrivateTargets lets webhooks target the test's own receivers on
+// loopback (webhooks.allow_private).
+func allowPrivateTargets(d *Deps) { d.WebhookTargets = webhook.TargetGuard{AllowPrivate: true} }
 
 func TestWebhooksAPI(t *testing.T) {
 	e := newEnv(t)
@@ -63,7 +68,7 @@ func TestWebhooksAPI(t *testing.T) {
 // TestWebhookDelivery runs the whole path on a real receiver: a link change
 // and a ping reach it signed, in order, and show in the delivery log.
 func TestWebhookDelivery(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.WebhooksAllowPrivate = true })
+	e := newEnvWith(t, allowPrivateTargets)
 	var mu sync.Mutex
 	var got []map[string]any
 	var headers []http.Header
@@ -139,7 +144,7 @@ func TestWebhookTargetErrorsNoLeaks(t *testing.T) {
 	z, dnsAddr := startDNS(t)
 	z.setA("internal.example.com", "10.1.2.3")
 	z.setFail("broken.example.com")
-	e := newEnv(t, func(c *Config) { c.WebhookResolver = newResolver(dnsAddr) })
+	e := newEnvWith(t, func(d *Deps) { d.WebhookTargets = webhook.TargetGuard{Resolver: dnscheck.NewResolver(dnsAddr)} })
 	id := e.do("POST", "/v1/webhooks", e.writeKey, `{"url":"https://93.184.215.14/hook","events":["link.created"]}`, 201).str("id")
 
 	for _, tt := range []struct {
@@ -173,7 +178,7 @@ func TestWebhookTargetErrorsNoLeaks(t *testing.T) {
 // the API answered it, created_at is in whole seconds like every time of
 // the API, and a ping's event_id in the delivery log is the id of its body.
 func TestWebhookEventsOnTheWire(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.WebhooksAllowPrivate = true })
+	e := newEnvWith(t, allowPrivateTargets)
 	var mu sync.Mutex
 	var got []map[string]any
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

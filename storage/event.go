@@ -272,6 +272,7 @@ func appendClickEvents(tx *bolt.Tx, enc link.EventEncoder, clicks []parsedClick,
 	var subs map[uint64][]uint64
 	var data []byte
 	ev := link.Event{Type: link.EventLinkClicked}
+	var click link.ClickEvent // one for the batch: it escapes to enc
 	for i := range clicks {
 		c := &clicks[i]
 		if i == 0 || c.ws != lastWS {
@@ -295,11 +296,12 @@ func appendClickEvents(tx *bolt.Tx, enc link.EventEncoder, clicks []parsedClick,
 		if w == nil {
 			w = newEventWriter(tx, enc, true)
 		}
-		data = enc.AppendClickData(data[:0], &link.ClickEvent{
+		click = link.ClickEvent{
 			LinkID: w.ids.formatID(prefixLink, c.link), Time: time.Unix(0, c.nanos).UTC(),
 			Referrer: c.vals[dimReferrers], Country: c.vals[dimCountries], Device: c.vals[dimDevices],
 			Browser: c.vals[dimBrowsers], OS: c.vals[dimOS], Bot: c.bot,
-		})
+		}
+		data = enc.AppendClickData(data[:0], &click)
 		ev.Data, ev.CreatedAt = data, now
 		if err := w.append(c.ws, &ev, hooks); err != nil {
 			return err

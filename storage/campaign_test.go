@@ -78,8 +78,8 @@ func events(tb testing.TB, s *Services, wsID string) []*link.Event {
 	return evs
 }
 
-// eventData is what the test EventFunc stores: the campaign as the API
-// would show it, and the change.
+// eventData is what eventRecorder encodes: the campaign as the API would
+// show it, and the change.
 type eventData struct {
 	ID      string               `json:"id"`
 	Name    string               `json:"name"`

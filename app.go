@@ -11,6 +11,7 @@ import (
 
 	"github.com/linkbolt/linkbolt/analytics"
 	"github.com/linkbolt/linkbolt/auth"
+	"github.com/linkbolt/linkbolt/dnscheck"
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/server"
 	"github.com/linkbolt/linkbolt/storage"
@@ -27,6 +28,8 @@ type app struct {
 	clicks   link.ClickService
 	links    *storage.LinkService
 	webhooks *storage.WebhookService
+	events   *webhook.Encoder
+	setup    *auth.Setup
 	dispatch *webhook.Dispatcher
 	geo      *analytics.GeoIP
 	server   *server.Server
@@ -68,11 +71,21 @@ func (a *app) wire(ctx context.Context) error {
 			return fmt.Errorf("jwt secret: %w", err)
 		}
 	}
+	// One encoder writes every webhook event, in the transaction of its
+	// change.
+	events, err := webhook.NewEncoder(cfg.Server.BaseURL, cfg.Domains.Scheme)
+	if err != nil {
+		return fmt.Errorf("server.base_url: %w", err)
+	}
+	a.events = events
 	clicks := storage.NewClickService(a.db)
+	clicks.Events = events
 	a.clicks = clicks
 	a.links = storage.NewLinkService(a.db)
 	a.links.AliasHold = cfg.Links.AliasHold
+	a.links.Events = events
 	a.webhooks = storage.NewWebhookService(a.db)
+	a.webhooks.Events = events
 	a.dispatch = &webhook.Dispatcher{Store: a.webhooks, Now: time.Now,
 		Client: webhook.NewClient(cfg.Webhooks.AllowPrivate), Logger: a.logger}
 	var geo *analytics.GeoIP
@@ -103,6 +116,10 @@ func (a *app) wire(ctx context.Context) error {
 // JWT secret, and bootstraps the admin.
 func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 	cfg := a.cfg
+	campaigns := storage.NewCampaignService(a.db)
+	campaigns.Events = a.events
+	a.setup = &auth.Setup{Users: storage.NewUserService(a.db), Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},
+		Plan: link.Plan(cfg.Workspaces.DefaultPlan), Now: time.Now}
 	srv, err := server.New(server.Config{
 		Listen: ln.Addr().String(), BaseURL: cfg.Server.BaseURL, AltBaseURL: cfg.Server.AltBaseURL, MaxBody: cfg.Server.MaxBody,
 		KeyPrefix: cfg.Auth.KeyPrefix, TokenTTL: cfg.Auth.TokenTTL, RotationGrace: cfg.Auth.RotationGrace,
@@ -110,18 +127,19 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 			link.PlanFree: cfg.Plans.Free, link.PlanPro: cfg.Plans.Pro, link.PlanEnterprise: cfg.Plans.Enterprise,
 		},
 		DefaultPlan: link.Plan(cfg.Workspaces.DefaultPlan), BehindProxy: cfg.Server.BehindProxy,
-		WebhooksAllowPrivate: cfg.Webhooks.AllowPrivate,
-		LoginPerIP:           cfg.Auth.LoginPerIP, LoginPerAddress: cfg.Auth.LoginPerAddress, LoginWindow: cfg.Auth.LoginWindow,
+		LoginPerIP: cfg.Auth.LoginPerIP, LoginPerAddress: cfg.Auth.LoginPerAddress, LoginWindow: cfg.Auth.LoginWindow,
 		LoginPerAccount: cfg.Auth.LoginPerAccount, LoginMaxDelay: cfg.Auth.LoginMaxDelay,
 		MaxKeysPerWorkspace: cfg.Keys.MaxPerWorkspace,
-		DomainResolver:      cfg.Domains.Resolver, DomainScheme: cfg.Domains.Scheme,
-		CostlyConcurrency: server.ReserveCostlyProcs(cfg.Server.CostlyConcurrency), CostlyWait: cfg.Server.CostlyWait,
+		DomainScheme:        cfg.Domains.Scheme,
+		CostlyConcurrency:   server.ReserveCostlyProcs(cfg.Server.CostlyConcurrency), CostlyWait: cfg.Server.CostlyWait,
 		SearchScanLimit: cfg.Server.SearchScanLimit, MaxConnections: cfg.Server.MaxConnections,
 	}, server.Deps{
 		DB: a.db, Links: a.links, Keys: storage.NewKeyService(a.db),
 		Users: storage.NewUserService(a.db), Workspaces: storage.NewWorkspaceService(a.db),
-		Clicks: a.clicks, Campaigns: storage.NewCampaignService(a.db), QRCodes: storage.NewQRCodeService(a.db),
+		Clicks: a.clicks, Campaigns: campaigns, QRCodes: storage.NewQRCodeService(a.db),
 		Webhooks: a.webhooks, Dispatcher: a.dispatch, Recorder: a.recorder,
+		DomainVerifier: dnscheck.NewDomains(cfg.Domains.Resolver),
+		WebhookTargets: webhook.TargetGuard{AllowPrivate: cfg.Webhooks.AllowPrivate}, Setup: a.setup,
 		Domains:   storage.NewDomainService(a.db),
 		JWT:       &auth.JWT{Secret: secret, TTL: cfg.Auth.TokenTTL, Now: time.Now},
 		Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},
@@ -143,7 +161,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 // or logs the one-time setup link when no admin is configured.
 func (a *app) bootstrap(ctx context.Context) error {
 	if a.cfg.Admin.Email != "" {
-		_, err := a.server.Bootstrap(ctx, a.cfg.Admin.Email, a.cfg.Admin.Password, "Default")
+		_, err := a.setup.Bootstrap(ctx, a.cfg.Admin.Email, a.cfg.Admin.Password, "Default")
 		switch link.ErrorCode(err) {
 		case "":
 			a.logger.Info("created the instance admin and the Default workspace", "email", a.cfg.Admin.Email)

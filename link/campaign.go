@@ -123,10 +123,6 @@ const (
 	EventCampaignUpdated = "campaign.updated"
 )
 
-// EventFunc builds the event of a change from the object after it; the
-// storage layer calls it inside the transaction of the change.
-type EventFunc func(after *Campaign, changes map[string][2]string) (*Event, error)
-
 // CampaignService keeps campaigns.
 type CampaignService interface {
 	// CreateCampaign stores a validated campaign; sets ID.
@@ -136,9 +132,9 @@ type CampaignService interface {
 	// FindCampaigns returns the workspace's campaigns, newest first.
 	FindCampaigns(ctx context.Context, workspaceID string) ([]*Campaign, error)
 	// UpdateCampaign applies a validated update and, when anything changed,
-	// writes the event that event builds in the same transaction.
+	// writes its campaign.updated event in the same transaction.
 	// ENOTFOUND, EINVALID.
-	UpdateCampaign(ctx context.Context, workspaceID, id string, upd CampaignUpdate, event EventFunc) (*Campaign, error)
+	UpdateCampaign(ctx context.Context, workspaceID, id string, upd CampaignUpdate) (*Campaign, error)
 	// DeleteCampaign deletes a campaign. ECONFLICT when it still has links,
 	// unless detach, which first takes every link out of it. ENOTFOUND.
 	DeleteCampaign(ctx context.Context, workspaceID, id string, detach bool) error

@@ -288,3 +288,12 @@ type DomainService interface {
 	// their number; ENOTFOUND.
 	DeleteDomain(ctx context.Context, workspaceID, id string) error
 }
+
+// DomainVerifier proves that a workspace controls a custom domain
+// (dnscheck.Domains looks its TXT record up).
+type DomainVerifier interface {
+	// VerifyDomain returns nil when the domain's verification record
+	// (VerificationName) carries its VerificationValue, else an EINVALID
+	// error that says what was found, in words a client may read.
+	VerifyDomain(ctx context.Context, d *Domain) error
+}

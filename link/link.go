@@ -1,7 +1,9 @@
 // Package link is linkbolt's domain: the types every other package speaks
 // (workspaces, users, API keys, links, clicks), their filters and updates,
 // the rules that make them valid, the service interfaces the storage layer
-// implements, and the error codes. It imports only the standard library.
+// implements, the interfaces the HTTP face takes for work it does not do
+// itself (EventEncoder, DataFile, DomainVerifier, WebhookTargetChecker,
+// AdminSetup), and the error codes. It imports only the standard library.
 package link
 
 import (

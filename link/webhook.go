@@ -189,11 +189,41 @@ type AttemptRecord struct {
 	Disable  string
 }
 
-// LinkEventFunc builds the event of a change of a link (its type is one of
-// link.created, link.updated, link.deleted) from the link after the change
-// (before it, for a delete); the storage layer calls it inside the
-// transaction of the change.
-type LinkEventFunc func(eventType string, l *Link) (*Event, error)
+// EventEncoder is the wire format of webhook events (webhook.Encoder):
+// the storage services call it inside the transaction of the change that
+// causes an event, and keep what it returns as the body of the event's
+// deliveries. It must not call back into them.
+type EventEncoder interface {
+	// LinkData returns the data of a link.created, link.updated or
+	// link.deleted event: the link (after the change; before it, for a
+	// delete) as the API shows it.
+	LinkData(l *Link) ([]byte, error)
+	// CampaignData returns the data of a campaign.updated event: the
+	// campaign after the change and each changed field's value before and
+	// after.
+	CampaignData(after *Campaign, changes map[string][2]string) ([]byte, error)
+	// AppendClickData appends the data of a link.clicked event to b.
+	AppendClickData(b []byte, c *ClickEvent) []byte
+	// PingData returns the data of a ping.
+	PingData() ([]byte, error)
+	// AppendEvent appends the body of a delivery of ev to b: its ID, Type,
+	// CreatedAt, WorkspaceID and Data (JSON; empty is null).
+	AppendEvent(b []byte, ev *Event) []byte
+}
+
+// ClickEvent is what a link.clicked event tells of a click: its
+// dimensions as analytics store them ("direct", "unknown" for missing
+// values), never its address, user agent or visitor hash.
+type ClickEvent struct {
+	LinkID   string
+	Time     time.Time
+	Referrer string
+	Country  string
+	Device   string
+	Browser  string
+	OS       string
+	Bot      bool
+}
 
 // WebhookService keeps webhooks and their deliveries (the outbox).
 type WebhookService interface {
@@ -207,8 +237,10 @@ type WebhookService interface {
 	DeleteWebhook(ctx context.Context, workspaceID, id string) error
 	// FindDeliveries returns a webhook's deliveries, newest first.
 	FindDeliveries(ctx context.Context, workspaceID, webhookID string, limit int) ([]*Delivery, error)
-	// Ping queues a ping delivery to the webhook, ahead of nothing: in order.
-	Ping(ctx context.Context, workspaceID, id string, payload func(deliveryID string) ([]byte, error)) (*Delivery, error)
+	// Ping queues a ping delivery to the webhook, behind its queue: its
+	// delivery's EventID is the id in its body. ECONFLICT when the webhook
+	// is disabled, ENOTFOUND.
+	Ping(ctx context.Context, workspaceID, id string) (*Delivery, error)
 	// RetryDelivery queues a finished delivery again, now.
 	RetryDelivery(ctx context.Context, workspaceID, webhookID, deliveryID string) (*Delivery, error)
 
@@ -229,4 +261,14 @@ type WebhookService interface {
 	RecordAttempts(ctx context.Context, rs []AttemptRecord) error
 	// PruneDeliveries deletes finished deliveries older than before.
 	PruneDeliveries(ctx context.Context, before time.Time) (int, error)
+}
+
+// WebhookTargetChecker checks where a webhook's URL leads when the webhook
+// is saved (webhook.TargetGuard); the dispatcher checks again at every
+// connection.
+type WebhookTargetChecker interface {
+	// CheckWebhookTarget returns why rawURL may not be a webhook's target
+	// (its host is or resolves to a private address, or does not
+	// resolve), in words a client may read, or nil.
+	CheckWebhookTarget(ctx context.Context, rawURL string) error
 }

@@ -133,3 +133,12 @@ type UserService interface {
 	// CountUsers returns the number of users.
 	CountUsers(ctx context.Context) (int, error)
 }
+
+// AdminSetup sets up a fresh instance (auth.Setup): the setup page and the
+// admin.* configuration both go through it.
+type AdminSetup interface {
+	// Bootstrap creates the instance admin with a hashed password and a
+	// first workspace named name ("Default" when empty). EINVALID,
+	// ECONFLICT once any user exists.
+	Bootstrap(ctx context.Context, email, password, name string) (*User, error)
+}

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"encoding/json"
 	"net/http"
 
 	"github.com/linkbolt/linkbolt/link"
@@ -83,24 +82,12 @@ func (s *Server) handleGetCampaign(w http.ResponseWriter, r *http.Request, c *ca
 	return nil
 }
 
-// campaignEvent is the data of a campaign.updated event: the campaign as
-// the API shows it and each changed field's value before and after.
-type campaignEvent struct {
-	Campaign campaignResponse             `json:"campaign"`
-	Changes  map[string]campaignChangeval `json:"changes"`
-}
-
-type campaignChangeval struct {
-	From string `json:"from"`
-	To   string `json:"to"`
-}
-
 func (s *Server) handleUpdateCampaign(w http.ResponseWriter, r *http.Request, c *caller) error {
 	var in campaignRequest
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	cmp, err := s.campaigns.UpdateCampaign(r.Context(), c.workspace.ID, c.params.ByName("id"), in.update(), s.campaignEvent)
+	cmp, err := s.campaigns.UpdateCampaign(r.Context(), c.workspace.ID, c.params.ByName("id"), in.update())
 	if err != nil {
 		return err
 	}
@@ -132,20 +119,4 @@ func (s *Server) handleCampaignAnalytics(w http.ResponseWriter, r *http.Request,
 		return err
 	}
 	return s.serveStats(w, r, c, link.ScopeCampaign, id)
-}
-
-// campaignEvent builds a campaign.updated event: the campaign as the API
-// shows it and each changed field's value before and after. Creation is
-// the change from empty values; deletion the change of status to
-// "deleted".
-func (s *Server) campaignEvent(after *link.Campaign, changes map[string][2]string) (*link.Event, error) {
-	data := campaignEvent{Campaign: newCampaignResponse(after), Changes: map[string]campaignChangeval{}}
-	for f, v := range changes {
-		data.Changes[f] = campaignChangeval{From: v[0], To: v[1]}
-	}
-	b, err := json.Marshal(data)
-	if err != nil {
-		return nil, err
-	}
-	return &link.Event{Type: link.EventCampaignUpdated, WorkspaceID: after.WorkspaceID, CreatedAt: after.UpdatedAt, Data: b}, nil
 }

@@ -1,23 +1,14 @@
 package server
 
 import (
-	"context"
-	"errors"
-	"fmt"
 	"html/template"
-	"net"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"golang.org/x/net/idna"
 
 	"github.com/linkbolt/linkbolt/link"
 )
-
-// verifyTimeout bounds the DNS lookup of a domain verification.
-const verifyTimeout = 5 * time.Second
 
 // domainRoutes registers the routes of custom domains.
 func (s *Server) domainRoutes() {
@@ -27,25 +18,6 @@ func (s *Server) domainRoutes() {
 	s.handle("PATCH", "/v1/domains/:id", accessWrite, s.handleUpdateDomain)
 	s.handle("DELETE", "/v1/domains/:id", accessWrite, s.handleDeleteDomain)
 	s.handle("POST", "/v1/domains/:id/verify", accessWrite, s.handleVerifyDomain)
-}
-
-// newResolver returns the resolver of domain verifications: the system's
-// when addr (domains.resolver) is empty, else one that asks the DNS server
-// at addr (host:port, port 53 when left out) with Go's own resolver.
-func newResolver(addr string) *net.Resolver {
-	if addr == "" {
-		return net.DefaultResolver
-	}
-	if _, _, err := net.SplitHostPort(addr); err != nil {
-		addr = net.JoinHostPort(addr, "53")
-	}
-	return &net.Resolver{
-		PreferGo: true,
-		Dial: func(ctx context.Context, network, _ string) (net.Conn, error) {
-			var d net.Dialer
-			return d.DialContext(ctx, network, addr)
-		},
-	}
 }
 
 // normalizeHostname is link.NormalizeHostname with the IDNA lookup profile
@@ -194,7 +166,7 @@ func (s *Server) handleVerifyDomain(w http.ResponseWriter, r *http.Request, c *c
 		return err
 	}
 	if !d.Verified {
-		if err := s.checkVerification(ctx, d); err != nil {
+		if err := s.domainVerifier.VerifyDomain(ctx, d); err != nil {
 			return err
 		}
 		if d, err = s.domains.SetDomainVerified(ctx, c.workspace.ID, d.ID, true); err != nil {
@@ -203,52 +175,6 @@ func (s *Server) handleVerifyDomain(w http.ResponseWriter, r *http.Request, c *c
 	}
 	writeJSON(w, http.StatusOK, newDomainResponse(d))
 	return nil
-}
-
-// checkVerification looks up the TXT records of the domain's verification
-// name. It returns nil when one of them is the expected value, else an
-// EINVALID error that says what the lookup found.
-func (s *Server) checkVerification(ctx context.Context, d *link.Domain) error {
-	ctx, cancel := context.WithTimeout(ctx, verifyTimeout)
-	defer cancel()
-	name, want := d.VerificationName(), d.VerificationValue()
-	// The trailing dot makes the name absolute: no search domain is tried.
-	values, err := s.resolver.LookupTXT(ctx, name+".")
-	var dnsErr *net.DNSError
-	switch {
-	case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
-		values, err = nil, nil
-	case errors.As(err, &dnsErr) && dnsErr.IsTimeout:
-		return link.Errorf(link.EINVALID, "the DNS lookup of the TXT record %s timed out after %s; try again later", name, verifyTimeout)
-	case errors.As(err, &dnsErr) && dnsErr.Err == "server misbehaving":
-		return link.Errorf(link.EINVALID, "the DNS lookup of the TXT record %s failed (the DNS server answered with an error); try again later", name)
-	case err != nil:
-		// The resolver's own words name its address (and sockets): they
-		// are the instance's business, not the client's.
-		return link.Errorf(link.EINVALID, "the DNS lookup of the TXT record %s failed (no answer from the DNS server); try again later", name)
-	}
-	for _, v := range values {
-		if strings.TrimSpace(v) == want {
-			return nil
-		}
-	}
-	if len(values) == 0 {
-		return link.Errorf(link.EINVALID, "no TXT record found at %s: add one with the value %q and try again (DNS changes may take a while to show)", name, want)
-	}
-	const shown = 5
-	quoted := make([]string, 0, shown)
-	for i, v := range values {
-		if i == shown {
-			quoted = append(quoted, fmt.Sprintf("and %d more", len(values)-shown))
-			break
-		}
-		if len(v) > 100 {
-			v = v[:100] + "…"
-		}
-		quoted = append(quoted, strconv.Quote(v))
-	}
-	return link.Errorf(link.EINVALID, "the TXT records at %s are %s, none of them %q: set the value and try again",
-		name, strings.Join(quoted, ", "), want)
 }
 
 // fieldError is a validation error of one field.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/linkbolt/linkbolt/dnscheck"
 	"github.com/linkbolt/linkbolt/link"
 )
 
@@ -124,7 +125,7 @@ func (z *dnsZone) serve(w dns.ResponseWriter, req *dns.Msg) {
 func newDomainEnv(t *testing.T) (*env, *dnsZone) {
 	t.Helper()
 	z, addr := startDNS(t)
-	e := newEnv(t, func(c *Config) { c.DomainResolver = addr })
+	e := newEnvWith(t, func(d *Deps) { d.DomainVerifier = dnscheck.NewDomains(addr) })
 	return e, z
 }
 
@@ -611,7 +612,7 @@ func TestDomainVerifyNoResolverLeak(t *testing.T) {
 		{"resolver down", down, "no answer from the DNS server"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			e := newEnv(t, func(c *Config) { c.DomainResolver = tt.resolver })
+			e := newEnvWith(t, func(d *Deps) { d.DomainVerifier = dnscheck.NewDomains(tt.resolver) })
 			id := e.do("POST", "/v1/domains", e.writeKey, `{"hostname":"go.example.com"}`, 201).str("id")
 			z.setFail("_linkbolt.go.example.com")
 			r := e.do("POST", "/v1/domains/"+id+"/verify", e.writeKey, "", 422)

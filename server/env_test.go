@@ -20,8 +20,10 @@ import (
 	"github.com/linkbolt/linkbolt/analytics"
 	"github.com/linkbolt/linkbolt/auth"
 	"github.com/linkbolt/linkbolt/internal/clocktest"
+	"github.com/linkbolt/linkbolt/dnscheck"
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/storage"
+	"github.com/linkbolt/linkbolt/webhook"
 )
 
 // env is a whole server over a real bbolt file, with an admin, a workspace
@@ -55,6 +57,18 @@ func newEnv(t testing.TB, opts ...func(*Config)) *env {
 // wrap(the real click service), when wrap is not nil.
 func newEnvWithClickStore(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickStore, opts ...func(*Config)) *env {
 	t.Helper()
+	return newEnvDeps(t, wrap, nil, opts...)
+}
+
+// newEnvWith is newEnv with deps changing what the server is built on
+// (the DNS checks of domains and webhook targets), as app.go would.
+func newEnvWith(t testing.TB, deps func(*Deps), opts ...func(*Config)) *env {
+	t.Helper()
+	return newEnvDeps(t, nil, deps, opts...)
+}
+
+func newEnvDeps(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickStore, deps func(*Deps), opts ...func(*Config)) *env {
+	t.Helper()
 	clk := clocktest.New(testStart)
 	db := storage.NewDB(filepath.Join(t.TempDir(), "linkbolt.db"))
 	db.Now = clk.Now
@@ -81,15 +95,29 @@ func newEnvWithClickStore(t testing.TB, wrap func(analytics.ClickStore) analytic
 	for _, o := range opts {
 		o(&cfg)
 	}
-	srv, err := New(cfg, Deps{
-		DB: db, Links: storage.NewLinkService(db), Keys: storage.NewKeyService(db),
+	// Events are encoded as app.go wires them.
+	events, err := webhook.NewEncoder(cfg.BaseURL, cfg.DomainScheme)
+	if err != nil {
+		t.Fatal(err)
+	}
+	links, campaigns, hooks := storage.NewLinkService(db), storage.NewCampaignService(db), storage.NewWebhookService(db)
+	clicks.Events, links.Events, campaigns.Events, hooks.Events = events, events, events, events
+	setup := &auth.Setup{Users: storage.NewUserService(db), Passwords: auth.Passwords{Cost: bcrypt.MinCost},
+		Plan: cfg.DefaultPlan, Now: clk.Now}
+	d := Deps{
+		DB: db, Links: links, Keys: storage.NewKeyService(db),
 		Users: storage.NewUserService(db), Workspaces: storage.NewWorkspaceService(db),
-		Clicks: clicks, Campaigns: storage.NewCampaignService(db), QRCodes: storage.NewQRCodeService(db), Webhooks: storage.NewWebhookService(db), Recorder: rec,
-		Domains:   storage.NewDomainService(db),
+		Clicks: clicks, Campaigns: campaigns, QRCodes: storage.NewQRCodeService(db), Webhooks: hooks, Recorder: rec,
+		Domains:        storage.NewDomainService(db),
+		DomainVerifier: dnscheck.NewDomains(""), WebhookTargets: webhook.TargetGuard{}, Setup: setup,
 		JWT:       &auth.JWT{Secret: []byte("test-secret-test-secret-test-secret!"), TTL: 24 * time.Hour, Now: clk.Now},
 		Passwords: auth.Passwords{Cost: bcrypt.MinCost},
 		Logger:    logger, Now: clk.Now,
-	})
+	}
+	if deps != nil {
+		deps(&d)
+	}
+	srv, err := New(cfg, d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +131,7 @@ func newEnvWithClickStore(t testing.TB, wrap func(analytics.ClickStore) analytic
 	})
 	e := &env{t: t, srv: srv, db: db, clock: clk, recorder: rec, logs: logs, cfg: cfg}
 	ctx := context.Background()
-	if _, err := srv.Bootstrap(ctx, "admin@example.com", "correct horse battery", ""); err != nil {
+	if _, err := setup.Bootstrap(ctx, "admin@example.com", "correct horse battery", ""); err != nil {
 		t.Fatal(err)
 	}
 	e.adminToken = e.login("admin@example.com", "correct horse battery")

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/url"
@@ -336,14 +335,4 @@ func renameField(err error, pairs ...string) error {
 		out.Fields = append(out.Fields, f)
 	}
 	return out
-}
-
-// linkEvent builds the event of a change of a link: its data is the link
-// as the API shows it.
-func (s *Server) linkEvent(eventType string, l *link.Link) (*link.Event, error) {
-	data, err := json.Marshal(s.newLinkResponse(l))
-	if err != nil {
-		return nil, err
-	}
-	return &link.Event{Type: eventType, WorkspaceID: l.WorkspaceID, CreatedAt: s.now(), Data: data}, nil
 }

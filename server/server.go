@@ -1,13 +1,16 @@
 // Package server is linkbolt's HTTP face: routing, the authentication
 // pipeline, handlers for the JSON API and the simple API, public redirects,
 // error answers and the embedded OpenAPI document. It is the only package
-// that knows HTTP.
+// that knows HTTP, and it does nothing but HTTP: the data file, DNS checks,
+// the admin's setup and webhook events are the link interfaces of Deps,
+// which app.go wires to storage, dnscheck, auth and webhook.
 package server
 
 import (
 	"cmp"
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -24,7 +27,6 @@ import (
 	"github.com/linkbolt/linkbolt/analytics"
 	"github.com/linkbolt/linkbolt/auth"
 	"github.com/linkbolt/linkbolt/link"
-	"github.com/linkbolt/linkbolt/storage"
 	"github.com/linkbolt/linkbolt/webhook"
 )
 
@@ -49,13 +51,6 @@ type Config struct {
 	// MaxKeysPerWorkspace caps a workspace's keys that are active or in
 	// grace (keys.max_per_workspace); 0 means no cap.
 	MaxKeysPerWorkspace int
-	// WebhooksAllowPrivate lets webhooks target loopback, private and
-	// link-local addresses (homelab receivers).
-	WebhooksAllowPrivate bool
-	// WebhookResolver resolves the names of webhook targets when they are
-	// checked; nil means the system's resolver (tests use their own DNS
-	// server).
-	WebhookResolver *net.Resolver
 	// BehindProxy takes the client address from X-Real-IP or
 	// X-Forwarded-For, set by a reverse proxy in front of linkbolt.
 	BehindProxy bool
@@ -70,9 +65,6 @@ type Config struct {
 	LoginWindow     time.Duration
 	LoginPerAccount int
 	LoginMaxDelay   time.Duration
-	// DomainResolver is the DNS server (host:port) that verifies custom
-	// domains; empty means the system's resolver.
-	DomainResolver string
 	// DomainScheme is the scheme of short URLs on custom domains; empty
 	// means https.
 	DomainScheme string
@@ -97,7 +89,7 @@ type Server struct {
 	logger *slog.Logger
 	now    func() time.Time
 
-	db *storage.DB
+	db link.DataFile
 	// backingUp is held by the one backup being made: each spools a full
 	// copy beside the data file, so two at once would double the disk it
 	// takes (a slow download gives its gate slot back, not this).
@@ -110,10 +102,14 @@ type Server struct {
 	campaigns  link.CampaignService
 	qrCodes    link.QRCodeService
 	domains    link.DomainService
-	resolver   *net.Resolver
-	webhooks   link.WebhookService
-	dispatcher *webhook.Dispatcher
-	recorder   *analytics.Recorder
+	// domainVerifier proves domains (DNS); webhookTargets checks where a
+	// webhook's URL leads; setup creates the instance admin.
+	domainVerifier link.DomainVerifier
+	webhookTargets link.WebhookTargetChecker
+	setup          link.AdminSetup
+	webhooks       link.WebhookService
+	dispatcher     *webhook.Dispatcher
+	recorder       *analytics.Recorder
 
 	tokens    auth.Tokens
 	jwt       *auth.JWT
@@ -142,9 +138,10 @@ type Server struct {
 	pages map[string]bool
 }
 
-// Deps are the services a Server is built on.
+// Deps are the services a Server is built on; app.go wires them.
 type Deps struct {
-	DB         *storage.DB
+	// DB is the data file, for health and backups.
+	DB         link.DataFile
 	Links      link.LinkService
 	Keys       link.KeyService
 	Users      link.UserService
@@ -153,7 +150,13 @@ type Deps struct {
 	Campaigns  link.CampaignService
 	QRCodes    link.QRCodeService
 	Domains    link.DomainService
-	Webhooks   link.WebhookService
+	// DomainVerifier proves custom domains (POST /v1/domains/{id}/verify).
+	DomainVerifier link.DomainVerifier
+	// WebhookTargets checks webhook URLs when webhooks are saved.
+	WebhookTargets link.WebhookTargetChecker
+	// Setup creates the instance admin from the setup page.
+	Setup    link.AdminSetup
+	Webhooks link.WebhookService
 	// Dispatcher, when set, is woken when a test or a retry is queued.
 	Dispatcher *webhook.Dispatcher
 	Recorder   *analytics.Recorder
@@ -178,6 +181,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
+	if d.DB == nil || d.Setup == nil || d.DomainVerifier == nil || d.WebhookTargets == nil {
+		return nil, errors.New("server: Deps.DB, Setup, DomainVerifier and WebhookTargets are required")
+	}
 	s := &Server{
 		cfg: cfg, logger: d.Logger, now: d.Now,
 		db: d.DB, links: d.Links, keys: d.Keys, users: d.Users, workspaces: d.Workspaces,
@@ -189,15 +195,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		backingUp: make(chan struct{}, 1),
 		primary:   primary, alt: alt,
 	}
-	s.domains, s.resolver = d.Domains, newResolver(cfg.DomainResolver)
-	if eb, ok := d.Links.(interface{ SetEventBuilder(link.LinkEventFunc) }); ok {
-		eb.SetEventBuilder(s.linkEvent)
-	}
-	if eb, ok := d.Campaigns.(interface {
-		SetEventBuilders(link.EventFunc, link.LinkEventFunc)
-	}); ok {
-		eb.SetEventBuilders(s.campaignEvent, s.linkEvent)
-	}
+	s.domains, s.domainVerifier, s.webhookTargets, s.setup = d.Domains, d.DomainVerifier, d.WebhookTargets, d.Setup
 	s.rules = newURLRules(primary, alt, cfg.Listen)
 	s.servedRules = s.servedURLRules()
 	s.routes()

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
@@ -119,45 +118,12 @@ func (s *Server) handleSetup(w http.ResponseWriter, r *http.Request, _ *caller) 
 	if want == nil || subtle.ConstantTimeCompare([]byte(in.Token), []byte(*want)) != 1 {
 		return link.Errorf(link.EFORBIDDEN, "the setup token is not valid: it works once, from the link in the server's log")
 	}
-	u, err := s.Bootstrap(r.Context(), strings.TrimSpace(in.Email), in.Password, in.WorkspaceName)
+	u, err := s.setup.Bootstrap(r.Context(), strings.TrimSpace(in.Email), in.Password, in.WorkspaceName)
 	if err != nil {
 		return err
 	}
 	s.setupToken.Store(nil)
 	return s.writeToken(w, http.StatusCreated, u)
-}
-
-// Bootstrap creates the instance admin and a first workspace (named
-// "Default" when name is empty). ECONFLICT once any user exists.
-func (s *Server) Bootstrap(ctx context.Context, email, password, name string) (*link.User, error) {
-	if err := link.ValidateCredentials(email, password); err != nil {
-		return nil, err
-	}
-	if strings.TrimSpace(name) == "" {
-		name = "Default"
-	}
-	now := s.now()
-	ws := &link.Workspace{Name: name, Plan: s.cfg.DefaultPlan, CreatedAt: now, UpdatedAt: now}
-	if err := ws.Validate(); err != nil {
-		return nil, err
-	}
-	// Every start with admin.* configured comes here: once set up, answer
-	// before paying for a slow password hash. (The store checks again in
-	// its transaction.)
-	if n, err := s.users.CountUsers(ctx); err != nil {
-		return nil, err
-	} else if n > 0 {
-		return nil, link.Errorf(link.ECONFLICT, "linkbolt is set up already")
-	}
-	hash, err := s.passwords.Hash(password)
-	if err != nil {
-		return nil, err
-	}
-	u := &link.User{Email: strings.ToLower(email), PasswordHash: hash, Admin: true, CreatedAt: now}
-	if err := s.users.Bootstrap(ctx, u, ws); err != nil {
-		return nil, err
-	}
-	return u, nil
 }
 
 type workspaceResponse struct {
@@ -303,7 +269,8 @@ func (s *Server) handleUpdateWorkspace(w http.ResponseWriter, r *http.Request, c
 
 // handleBackup answers the instance admin with a consistent copy of the
 // data file while the server keeps running. The copy is spooled first (see
-// storage.DB.SpoolBackup), so a slow client never holds a read transaction.
+// link.DataFile.SpoolBackup), so a slow client never holds a read
+// transaction.
 func (s *Server) handleBackup(w http.ResponseWriter, r *http.Request, _ *caller) error {
 	// Like the gate, a second backup waits its turn for up to costly_wait
 	// (answered at once, a client retrying in a loop would spin the CPU).

@@ -2,12 +2,10 @@ package server
 
 import (
 	"crypto/rand"
-	"encoding/json"
 	"net/http"
 	"time"
 
 	"github.com/linkbolt/linkbolt/link"
-	"github.com/linkbolt/linkbolt/webhook"
 )
 
 // webhookRoutes registers the routes of webhooks and their delivery log.
@@ -82,7 +80,7 @@ func (s *Server) checkTarget(r *http.Request, w *link.Webhook) error {
 	if err := w.Validate(); err != nil {
 		return err
 	}
-	if err := webhook.CheckTarget(r.Context(), w.URL, s.cfg.WebhooksAllowPrivate, s.cfg.WebhookResolver); err != nil {
+	if err := s.webhookTargets.CheckWebhookTarget(r.Context(), w.URL); err != nil {
 		return &link.Error{Code: link.EINVALID, Message: "url: " + err.Error(),
 			Fields: []link.FieldError{{Field: "url", Message: err.Error()}}}
 	}
@@ -214,11 +212,7 @@ func (s *Server) handleListDeliveries(w http.ResponseWriter, r *http.Request, c 
 
 // handleTestWebhook queues a ping to the webhook.
 func (s *Server) handleTestWebhook(w http.ResponseWriter, r *http.Request, c *caller) error {
-	now := s.now()
-	d, err := s.webhooks.Ping(r.Context(), c.workspace.ID, c.params.ByName("id"), func(deliveryID string) ([]byte, error) {
-		return json.Marshal(map[string]any{"id": "evt_ping_" + deliveryID, "type": link.EventPing,
-			"created_at": ts(now), "workspace_id": c.workspace.ID, "data": map[string]string{"message": "ping from linkbolt"}})
-	})
+	d, err := s.webhooks.Ping(r.Context(), c.workspace.ID, c.params.ByName("id"))
 	if err != nil {
 		return err
 	}

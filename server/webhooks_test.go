@@ -6,12 +6,19 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/linkbolt/linkbolt/dnscheck"
 	"github.com/linkbolt/linkbolt/webhook"
 )
+
+// allowPrivateTargets lets webhooks target the test's own receivers on
+// loopback (webhooks.allow_private).
+func allowPrivateTargets(d *Deps) { d.WebhookTargets = webhook.TargetGuard{AllowPrivate: true} }
 
 func TestWebhooksAPI(t *testing.T) {
 	e := newEnv(t)
@@ -61,7 +68,7 @@ func TestWebhooksAPI(t *testing.T) {
 // TestWebhookDelivery runs the whole path on a real receiver: a link change
 // and a ping reach it signed, in order, and show in the delivery log.
 func TestWebhookDelivery(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.WebhooksAllowPrivate = true })
+	e := newEnvWith(t, allowPrivateTargets)
 	var mu sync.Mutex
 	var got []map[string]any
 	var headers []http.Header
@@ -137,7 +144,7 @@ func TestWebhookTargetErrorsNoLeaks(t *testing.T) {
 	z, dnsAddr := startDNS(t)
 	z.setA("internal.example.com", "10.1.2.3")
 	z.setFail("broken.example.com")
-	e := newEnv(t, func(c *Config) { c.WebhookResolver = newResolver(dnsAddr) })
+	e := newEnvWith(t, func(d *Deps) { d.WebhookTargets = webhook.TargetGuard{Resolver: dnscheck.NewResolver(dnsAddr)} })
 	id := e.do("POST", "/v1/webhooks", e.writeKey, `{"url":"https://93.184.215.14/hook","events":["link.created"]}`, 201).str("id")
 
 	for _, tt := range []struct {
@@ -162,6 +169,128 @@ func TestWebhookTargetErrorsNoLeaks(t *testing.T) {
 					t.Errorf("%s: the answer reveals %q: %s", tt.host, leak, r.raw)
 				}
 			}
+		}
+	}
+}
+
+// TestWebhookEventsOnTheWire runs every event type through the real router,
+// storage and dispatcher to a receiver: each event's data is the object as
+// the API answered it, created_at is in whole seconds like every time of
+// the API, and a ping's event_id in the delivery log is the id of its body.
+func TestWebhookEventsOnTheWire(t *testing.T) {
+	e := newEnvWith(t, allowPrivateTargets)
+	var mu sync.Mutex
+	var got []map[string]any
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var m map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&m); err != nil {
+			t.Errorf("body: %v", err)
+		}
+		mu.Lock()
+		got = append(got, m)
+		mu.Unlock()
+	}))
+	defer recv.Close()
+	hook := e.do("POST", "/v1/webhooks", e.writeKey, `{"url":"`+recv.URL+`/hook","events":["link.created","link.updated","link.deleted","link.clicked","campaign.updated"]}`, 201).str("id")
+
+	// Changes at times with fractions of a second.
+	e.clock.Add(1500 * time.Millisecond)
+	var stamps []string // the clock, in whole seconds, at each event
+	stamp := func() { stamps = append(stamps, e.clock.Now().UTC().Truncate(time.Second).Format(time.RFC3339)) }
+	cmp := e.do("POST", "/v1/campaigns", e.writeKey, `{"name":"Spring","utm_source":"news"}`, 201)
+	stamp()
+	created := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://bücher.example/a?x=1&y=2","alias":"wire","tags":["b","a"],"utm_medium":"email","campaign_id":"`+cmp.str("id")+`"}`, 201)
+	stamp()
+	lid := created.str("id")
+	e.clock.Add(2300 * time.Millisecond)
+	updated := e.do("PATCH", "/v1/links/"+lid, e.writeKey, `{"tags":["c"],"redirect_code":301}`, 200)
+	stamp()
+	e.clock.Add(700 * time.Millisecond)
+	cmpUpdated := e.do("PATCH", "/v1/campaigns/"+cmp.str("id"), e.writeKey, `{"status":"paused"}`, 200)
+	stamp()
+	click := newRequest("GET", "/wire", "", "")
+	click.Header.Set("User-Agent", "Mozilla/5.0 (X11; Linux x86_64; rv:120.0) Gecko/20100101 Firefox/120.0")
+	if r := e.request(click); r.status != 301 {
+		t.Fatalf("redirect: %d", r.status)
+	}
+	e.flush()
+	stamp()
+	e.clock.Add(1100 * time.Millisecond)
+	beforeDelete := e.do("GET", "/v1/links/"+lid, e.readKey, "", 200)
+	e.do("DELETE", "/v1/links/"+lid, e.writeKey, "", 204)
+	stamp()
+	e.clock.Add(900 * time.Millisecond)
+	ping := e.do("POST", "/v1/webhooks/"+hook+"/test", e.writeKey, "", 202)
+	stamp()
+
+	d := &webhook.Dispatcher{Store: e.srv.webhooks, Now: e.clock.Now, Client: webhook.NewClient(true)}
+	for range 10 {
+		if _, err := d.RunOnce(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	var types []string
+	for _, m := range got {
+		types = append(types, m["type"].(string))
+	}
+	if got, want := strings.Join(types, ","), "campaign.updated,link.created,link.updated,campaign.updated,link.clicked,link.deleted,ping"; got != want {
+		t.Fatalf("received %s, want %s", got, want)
+	}
+	for i, m := range got {
+		if m["created_at"] != stamps[i] || m["workspace_id"] != e.ws || !strings.HasPrefix(m["id"].(string), "evt_") || len(m) != 5 {
+			t.Errorf("%s: envelope %v, want created_at %s", types[i], m, stamps[i])
+		}
+	}
+	asAPI := func(r *response) any {
+		var v any
+		if err := json.Unmarshal(r.raw, &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	// A campaign.updated event is the campaign as the API shows it and the
+	// changed fields.
+	created0 := asAPI(cmp)
+	if data := got[0]["data"].(map[string]any); !reflect.DeepEqual(data["campaign"], created0) ||
+		!reflect.DeepEqual(data["changes"], map[string]any{"name": map[string]any{"from": "", "to": "Spring"},
+			"status": map[string]any{"from": "", "to": "active"}, "utm_source": map[string]any{"from": "", "to": "news"}}) {
+		t.Errorf("campaign created: %v\nAPI: %s", data, cmp.raw)
+	}
+	if data := got[3]["data"].(map[string]any); !reflect.DeepEqual(data["campaign"], asAPI(cmpUpdated)) ||
+		!reflect.DeepEqual(data["changes"], map[string]any{"status": map[string]any{"from": "active", "to": "paused"}}) {
+		t.Errorf("campaign updated: %v\nAPI: %s", data, cmpUpdated.raw)
+	}
+	// Link events are the link as the API answered.
+	for _, tt := range []struct {
+		i   int
+		api *response
+	}{{1, created}, {2, updated}, {5, beforeDelete}} {
+		if data := got[tt.i]["data"]; !reflect.DeepEqual(data, asAPI(tt.api)) {
+			t.Errorf("%s data %v\nAPI: %s", types[tt.i], data, tt.api.raw)
+		}
+	}
+	if data := got[4]["data"].(map[string]any); data["link_id"] != lid || data["referrer"] != "direct" || data["bot"] != false ||
+		data["browser"] != "Firefox" || data["os"] != "Linux" || len(data) != 8 {
+		t.Errorf("link.clicked data %v", data)
+	}
+	// The ping's event ID, in the answer and in the log, is its body's id.
+	pingBody := got[6]
+	if ping.str("event_id") != pingBody["id"] || ping.str("event_type") != "ping" ||
+		!reflect.DeepEqual(pingBody["data"], map[string]any{"message": "ping from linkbolt"}) {
+		t.Errorf("ping %s, body %v", ping.raw, pingBody)
+	}
+	log := e.do("GET", "/v1/webhooks/"+hook+"/deliveries", e.readKey, "", 200)
+	entry := log.path("data", 0).(map[string]any)
+	if entry["id"] != ping.str("id") || entry["event_id"] != pingBody["id"] || entry["status"] != "succeeded" {
+		t.Errorf("delivery log of the ping: %v, body id %v", entry, pingBody["id"])
+	}
+	// Every other delivery logs its event's id too.
+	for i, v := range log.path("data").([]any)[1:] {
+		body := got[len(got)-2-i]
+		if v.(map[string]any)["event_id"] != body["id"] {
+			t.Errorf("delivery %v: event_id is not the body's id %v", v, body["id"])
 		}
 	}
 }

@@ -16,30 +16,17 @@ import (
 // outbox of events their changes write.
 type CampaignService struct {
 	db *DB
-	// events and linkEvents build the events that creating and deleting a
-	// campaign write (campaign.updated, and link.updated for each link a
-	// delete takes out of it); nil writes none.
-	events     link.EventFunc
-	linkEvents link.LinkEventFunc
+	// Events encodes the events that creating, updating and deleting a
+	// campaign write in its transaction (campaign.updated, and
+	// link.updated for each link a delete takes out of it); nil writes
+	// none.
+	Events link.EventEncoder
 }
 
-// SetEventBuilders makes creating and deleting campaigns write their
-// events in the same transaction, as UpdateCampaign does with its own.
-// Call it before the service is used.
-func (s *CampaignService) SetEventBuilders(campaign link.EventFunc, links link.LinkEventFunc) {
-	s.events, s.linkEvents = campaign, links
-}
-
-// emit writes the campaign.updated event of a change, when events are built.
+// emit writes the campaign.updated event of a change, when events are
+// encoded.
 func (s *CampaignService) emit(tx *bolt.Tx, wid uint64, c *link.Campaign, changes map[string][2]string) error {
-	if s.events == nil {
-		return nil
-	}
-	ev, err := s.events(c, changes)
-	if err != nil {
-		return err
-	}
-	return appendEvent(tx, wid, ev)
+	return appendCampaignEvent(tx, s.Events, wid, c, changes)
 }
 
 var _ link.CampaignService = (*CampaignService)(nil)
@@ -198,10 +185,10 @@ func (s *CampaignService) FindCampaigns(ctx context.Context, workspaceID string)
 }
 
 // UpdateCampaign applies an update, validates the result and, when a field
-// changed, writes the event built by event in the same transaction. The
+// changed, writes its campaign.updated event in the same transaction. The
 // redirect cache is emptied, since the links of the campaign may take new
 // UTM values. ENOTFOUND, EINVALID.
-func (s *CampaignService) UpdateCampaign(ctx context.Context, workspaceID, id string, upd link.CampaignUpdate, event link.EventFunc) (*link.Campaign, error) {
+func (s *CampaignService) UpdateCampaign(ctx context.Context, workspaceID, id string, upd link.CampaignUpdate) (*link.Campaign, error) {
 	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
 	cid, ok2 := s.db.ids.parseID(prefixCampaign, id)
 	if !ok1 || !ok2 {
@@ -233,14 +220,8 @@ func (s *CampaignService) UpdateCampaign(ctx context.Context, workspaceID, id st
 		if err := putJSON(tx.Bucket(bucketCampaigns), itob(cid), rec); err != nil {
 			return err
 		}
-		if event != nil {
-			ev, err := event(&after, changes)
-			if err != nil {
-				return err
-			}
-			if err := appendEvent(tx, wid, ev); err != nil {
-				return err
-			}
+		if err := s.emit(tx, wid, &after, changes); err != nil {
+			return err
 		}
 		out = &after
 		return nil
@@ -290,16 +271,12 @@ func (s *CampaignService) DeleteCampaign(ctx context.Context, workspaceID, id st
 			if err := putJSON(links, itob(lid), rec); err != nil {
 				return err
 			}
-			if s.linkEvents != nil {
+			if s.Events != nil {
 				clicks, err := counter(tx.Bucket(bucketClicksLink), itob(lid))
 				if err != nil {
 					return err
 				}
-				ev, err := s.linkEvents(link.EventLinkUpdated, rec.link(s.db.ids, lid, clicks))
-				if err != nil {
-					return err
-				}
-				if err := appendEvent(tx, wid, ev); err != nil {
+				if err := appendLinkEvent(tx, s.Events, wid, link.EventLinkUpdated, rec.link(s.db.ids, lid, clicks), now); err != nil {
 					return err
 				}
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/storage"
+	"github.com/linkbolt/linkbolt/webhook"
 )
 
 // findCampaign returns a campaign, failing the test on any error.
@@ -77,8 +78,8 @@ func events(tb testing.TB, s *Services, wsID string) []*link.Event {
 	return evs
 }
 
-// eventData is what the test EventFunc stores: the campaign as the API
-// would show it, and the change.
+// eventData is what eventRecorder encodes: the campaign as the API would
+// show it, and the change.
 type eventData struct {
 	ID      string               `json:"id"`
 	Name    string               `json:"name"`
@@ -87,27 +88,32 @@ type eventData struct {
 	Changes map[string][2]string `json:"changes"`
 }
 
-// eventRecorder is an EventFunc that builds campaign.updated events at the
-// clock's time and remembers what it was called with.
+// eventRecorder is an event encoder that encodes campaign.updated events
+// as eventData and remembers what it was called with; every other event
+// is the real encoder's.
 type eventRecorder struct {
-	clock   *Clock
+	*webhook.Encoder
 	calls   int
 	changes map[string][2]string
 	fail    error
 }
 
-func (r *eventRecorder) fn(after *link.Campaign, changes map[string][2]string) (*link.Event, error) {
+// recordEvents makes the campaign service of s write its events through a
+// new eventRecorder.
+func recordEvents(tb testing.TB, s *Services) *eventRecorder {
+	rec := &eventRecorder{Encoder: testEncoder(tb)}
+	s.Campaigns.Events = rec
+	return rec
+}
+
+func (r *eventRecorder) CampaignData(after *link.Campaign, changes map[string][2]string) ([]byte, error) {
 	r.calls++
 	r.changes = changes
 	if r.fail != nil {
 		return nil, r.fail
 	}
-	data, err := json.Marshal(eventData{ID: after.ID, Name: after.Name, Status: string(after.Status),
+	return json.Marshal(eventData{ID: after.ID, Name: after.Name, Status: string(after.Status),
 		UTM: [3]string{after.UTMSource, after.UTMMedium, after.UTMCampaign}, Changes: changes})
-	if err != nil {
-		return nil, err
-	}
-	return &link.Event{Type: link.EventCampaignUpdated, WorkspaceID: after.WorkspaceID, CreatedAt: r.clock.Now(), Data: data}, nil
 }
 
 func TestCampaigns_CreateFindList(t *testing.T) {
@@ -217,12 +223,12 @@ func TestCampaigns_CrossWorkspace(t *testing.T) {
 	ctx := context.Background()
 	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Mine", UTMSource: "news"})
 	l := mustLink(t, s, ws.ID, &link.Link{Alias: "mine", CampaignID: c.ID})
-	rec := &eventRecorder{clock: s.Clock}
+	rec := recordEvents(t, s)
 
 	_, err := s.Campaigns.FindCampaignByID(ctx, other.ID, c.ID)
 	wantCode(t, err, link.ENOTFOUND)
 	s.Clock.Add(time.Hour)
-	_, err = s.Campaigns.UpdateCampaign(ctx, other.ID, c.ID, link.CampaignUpdate{Name: ptr("Theirs"), UTMSource: ptr("x")}, rec.fn)
+	_, err = s.Campaigns.UpdateCampaign(ctx, other.ID, c.ID, link.CampaignUpdate{Name: ptr("Theirs"), UTMSource: ptr("x")})
 	wantCode(t, err, link.ENOTFOUND)
 	err = s.Campaigns.DeleteCampaign(ctx, other.ID, c.ID, false)
 	wantCode(t, err, link.ENOTFOUND)
@@ -259,7 +265,7 @@ func TestUpdateCampaign_Validation(t *testing.T) {
 		t.Fatalf("by alias = %+v, %v", got, err)
 	}
 	s.Clock.Add(time.Hour)
-	rec := &eventRecorder{clock: s.Clock}
+	rec := recordEvents(t, s)
 	long := strings.Repeat("x", link.MaxUTMLength+1)
 	for _, tt := range []struct {
 		name  string
@@ -276,7 +282,7 @@ func TestUpdateCampaign_Validation(t *testing.T) {
 		{"control character in utm_campaign", link.CampaignUpdate{UTMCampaign: ptr("a\nb")}, "utm_campaign"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, tt.upd, rec.fn)
+			_, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, tt.upd)
 			wantCode(t, err, link.EINVALID)
 			if fields := link.ErrorFields(err); !slices.ContainsFunc(fields, func(f link.FieldError) bool { return f.Field == tt.field }) {
 				t.Fatalf("fields = %v, want %s", fields, tt.field)
@@ -298,9 +304,9 @@ func TestUpdateCampaign_Validation(t *testing.T) {
 		t.Fatalf("by alias = %+v, %v", got, err)
 	}
 
-	_, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, s.DB.FormatID("cmp_", 1<<40), link.CampaignUpdate{Name: ptr("x")}, rec.fn)
+	_, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, s.DB.FormatID("cmp_", 1<<40), link.CampaignUpdate{Name: ptr("x")})
 	wantCode(t, err, link.ENOTFOUND)
-	_, err = s.Campaigns.UpdateCampaign(ctx, ws.ID, "nope", link.CampaignUpdate{Name: ptr("x")}, rec.fn)
+	_, err = s.Campaigns.UpdateCampaign(ctx, ws.ID, "nope", link.CampaignUpdate{Name: ptr("x")})
 	wantCode(t, err, link.ENOTFOUND)
 }
 
@@ -310,7 +316,7 @@ func TestUpdateCampaign_Events(t *testing.T) {
 	ctx := context.Background()
 	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Spring", UTMSource: "news"})
 	o := mustCampaign(t, s, other.ID, &link.Campaign{Name: "Foreign"})
-	rec := &eventRecorder{clock: s.Clock}
+	rec := recordEvents(t, s)
 
 	// Nothing changed: the campaign comes back as it is, no event.
 	s.Clock.Add(time.Hour)
@@ -319,7 +325,7 @@ func TestUpdateCampaign_Events(t *testing.T) {
 		{Name: ptr("Spring"), Status: ptr(link.CampaignActive), UTMSource: ptr("news"), UTMMedium: ptr("")},
 		{Name: ptr("  Spring ")}, // the same once normalised
 	} {
-		got, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, upd, rec.fn)
+		got, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, upd)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -339,7 +345,7 @@ func TestUpdateCampaign_Events(t *testing.T) {
 
 	// A change: written with its event, which holds the change.
 	at1 := s.Clock.Now()
-	got, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr(" Spring 2025 "), UTMSource: ptr(""), UTMMedium: ptr("email")}, rec.fn)
+	got, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr(" Spring 2025 "), UTMSource: ptr(""), UTMMedium: ptr("email")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +381,7 @@ func TestUpdateCampaign_Events(t *testing.T) {
 	var wantOther []string
 	for i := range 5 {
 		s.Clock.Add(time.Minute)
-		got, err := s.Campaigns.UpdateCampaign(ctx, other.ID, o.ID, link.CampaignUpdate{UTMCampaign: ptr(fmt.Sprint("o", i))}, rec.fn)
+		got, err := s.Campaigns.UpdateCampaign(ctx, other.ID, o.ID, link.CampaignUpdate{UTMCampaign: ptr(fmt.Sprint("o", i))})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -384,7 +390,7 @@ func TestUpdateCampaign_Events(t *testing.T) {
 		}
 		wantOther = append(wantOther, events(t, s, other.ID)[i].ID)
 		status := []link.CampaignStatus{link.CampaignPaused, link.CampaignArchived, link.CampaignActive}[i%3]
-		if _, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Status: &status}, rec.fn); err != nil {
+		if _, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Status: &status}); err != nil {
 			t.Fatal(err)
 		}
 		evs := events(t, s, ws.ID)
@@ -456,12 +462,13 @@ func TestUpdateCampaign_Events(t *testing.T) {
 	_, err = s.Campaigns.FindEvents(ctx, "zzz", "", 10)
 	wantCode(t, err, link.ENOTFOUND)
 
-	// An EventFunc error rolls the change back: no campaign change, no event.
+	// An encoder error rolls the change back: no campaign change, no event.
 	before := findCampaign(t, s, ws.ID, c.ID)
 	boom := errors.New("boom")
-	failing := &eventRecorder{clock: s.Clock, fail: boom}
+	failing := &eventRecorder{Encoder: testEncoder(t), fail: boom}
 	s.Clock.Add(time.Minute)
-	_, err = s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr("Rolled back"), UTMSource: ptr("gone")}, failing.fn)
+	s.Campaigns.Events = failing
+	_, err = s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr("Rolled back"), UTMSource: ptr("gone")})
 	if !errors.Is(err, boom) || failing.calls != 1 {
 		t.Fatalf("update with a failing event: %v (%d calls)", err, failing.calls)
 	}
@@ -472,16 +479,18 @@ func TestUpdateCampaign_Events(t *testing.T) {
 		t.Fatalf("%d events after a rolled back update, want %d", len(got), len(want))
 	}
 
-	// Without an EventFunc the change is written, with no event.
-	if got, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr("Quiet")}, nil); err != nil || got.Name != "Quiet" {
+	// Without an event encoder the change is written, with no event.
+	s.Campaigns.Events = nil
+	if got, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr("Quiet")}); err != nil || got.Name != "Quiet" {
 		t.Fatalf("update without event: %+v, %v", got, err)
 	}
 	if got := events(t, s, ws.ID); len(got) != len(want) {
-		t.Fatalf("%d events after an update without EventFunc, want %d", len(got), len(want))
+		t.Fatalf("%d events after an update without an event encoder, want %d", len(got), len(want))
 	}
 
 	// The next event still follows the last one.
-	if _, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr("Loud")}, rec.fn); err != nil {
+	s.Campaigns.Events = rec
+	if _, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr("Loud")}); err != nil {
 		t.Fatal(err)
 	}
 	page, err = s.Campaigns.FindEvents(ctx, ws.ID, want[len(want)-1], 100)
@@ -669,13 +678,13 @@ func TestFindLinkByAlias_CampaignUTM(t *testing.T) {
 	}
 
 	// A campaign change is seen at once, through either service.
-	if _, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{UTMSource: ptr("new-src"), UTMMedium: ptr("")}, nil); err != nil {
+	if _, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{UTMSource: ptr("new-src"), UTMMedium: ptr("")}); err != nil {
 		t.Fatal(err)
 	}
 	want("bare", [3]string{"new-src", "", "c-name"})
 	want("part", [3]string{"own-src", "", "c-name"})
 	want("full", [3]string{"own-src", "own-med", "own-name"})
-	if _, err := campaigns2.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{UTMCampaign: ptr("other-name"), UTMMedium: ptr("m2")}, nil); err != nil {
+	if _, err := campaigns2.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{UTMCampaign: ptr("other-name"), UTMMedium: ptr("m2")}); err != nil {
 		t.Fatal(err)
 	}
 	want("bare", [3]string{"new-src", "m2", "other-name"})
@@ -728,7 +737,7 @@ func TestFindLinkByAlias_CampaignUTM(t *testing.T) {
 	for i := range 200 {
 		last = fmt.Sprint("src-", i)
 		svc := []*storage.CampaignService{s.Campaigns, campaigns2}[i%2]
-		if _, err := svc.UpdateCampaign(ctx, ws.ID, d.ID, link.CampaignUpdate{UTMSource: &last}, nil); err != nil {
+		if _, err := svc.UpdateCampaign(ctx, ws.ID, d.ID, link.CampaignUpdate{UTMSource: &last}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -855,7 +864,7 @@ func TestDeleteCampaign(t *testing.T) {
 
 	// Gone: a second delete, an update, a link joining it.
 	wantCode(t, s.Campaigns.DeleteCampaign(ctx, ws.ID, a.ID, true), link.ENOTFOUND)
-	_, err = s.Campaigns.UpdateCampaign(ctx, ws.ID, a.ID, link.CampaignUpdate{Name: ptr("x")}, nil)
+	_, err = s.Campaigns.UpdateCampaign(ctx, ws.ID, a.ID, link.CampaignUpdate{Name: ptr("x")})
 	wantCode(t, err, link.ENOTFOUND)
 	_, err = s.Links.UpdateLink(ctx, ws.ID, l1.ID, link.LinkUpdate{CampaignID: &a.ID}, nil)
 	wantCode(t, err, link.EINVALID)
@@ -879,7 +888,7 @@ func TestCampaign_StatusKeepsLinksWorking(t *testing.T) {
 	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Spring", UTMCampaign: "spring"})
 	l := mustLink(t, s, ws.ID, &link.Link{Alias: "spring", CampaignID: c.ID, DestinationURL: "https://example.com/spring"})
 	for _, st := range []link.CampaignStatus{link.CampaignPaused, link.CampaignArchived, link.CampaignActive} {
-		got, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Status: &st}, nil)
+		got, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Status: &st})
 		if err != nil || got.Status != st {
 			t.Fatalf("status %s: %+v, %v", st, got, err)
 		}
@@ -903,8 +912,8 @@ func TestUpdateCampaign_EmptyStatus(t *testing.T) {
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Old", Status: link.CampaignArchived})
-	rec := &eventRecorder{clock: s.Clock}
-	_, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Status: ptr(link.CampaignStatus(""))}, rec.fn)
+	recordEvents(t, s)
+	_, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Status: ptr(link.CampaignStatus(""))})
 	wantCode(t, err, link.EINVALID)
 	if got := findCampaign(t, s, ws.ID, c.ID); got.Status != link.CampaignArchived {
 		t.Fatalf("status = %q, want archived", got.Status)
@@ -920,8 +929,8 @@ func TestFindEvents_AfterLastPossibleID(t *testing.T) {
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "A"})
-	rec := &eventRecorder{clock: s.Clock}
-	if _, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr("B")}, rec.fn); err != nil {
+	recordEvents(t, s)
+	if _, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr("B")}); err != nil {
 		t.Fatal(err)
 	}
 	last := s.DB.FormatID("evt_", math.MaxUint64)

@@ -30,6 +30,9 @@ type ClickService struct {
 	// interleave writes there).
 	pruneChunk int
 	pruned     func(bucket []byte)
+	// Events encodes the link.clicked events a batch writes for the
+	// workspaces that subscribe to them; nil writes none.
+	Events link.EventEncoder
 }
 
 // NewClickService returns the click service of db.
@@ -131,7 +134,7 @@ func (s *ClickService) RecordClicks(ctx context.Context, clicks []link.Click) (s
 			return err
 		}
 		// link.clicked events for the workspaces that subscribe to them.
-		return appendClickEvents(tx, w.clicks, now)
+		return appendClickEvents(tx, s.Events, w.clicks, now)
 	})
 	if err != nil {
 		return skipped, fmt.Errorf("record clicks: %w", err)

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -24,17 +23,65 @@ type eventRecord struct {
 	Data      json.RawMessage `json:"data"`
 }
 
+// appendLinkEvent writes the event of a change of l (link.created,
+// link.updated or link.deleted), created at, when enc is set: its data is
+// the link as enc encodes it.
+func appendLinkEvent(tx *bolt.Tx, enc link.EventEncoder, wid uint64, eventType string, l *link.Link, at time.Time) error {
+	if enc == nil {
+		return nil
+	}
+	data, err := enc.LinkData(l)
+	if err != nil {
+		return err
+	}
+	return appendEvent(tx, enc, wid, &link.Event{Type: eventType, CreatedAt: at, Data: data})
+}
+
+// appendCampaignEvent writes the campaign.updated event of a change of c,
+// created at c.UpdatedAt, when enc is set.
+func appendCampaignEvent(tx *bolt.Tx, enc link.EventEncoder, wid uint64, c *link.Campaign, changes map[string][2]string) error {
+	if enc == nil {
+		return nil
+	}
+	data, err := enc.CampaignData(c, changes)
+	if err != nil {
+		return err
+	}
+	return appendEvent(tx, enc, wid, &link.Event{Type: link.EventCampaignUpdated, CreatedAt: c.UpdatedAt, Data: data})
+}
+
+// pingEvent returns the event of a ping of workspace wid at now and the
+// body of its delivery, encoded by enc. A ping takes an event ID, which
+// its delivery logs and its body carries, but is not kept in the outbox:
+// it goes to one webhook and is no change of the workspace.
+func pingEvent(tx *bolt.Tx, enc link.EventEncoder, wid uint64, now time.Time) (seq uint64, body []byte, err error) {
+	if enc == nil {
+		return 0, nil, errors.New("storage: no event encoder for pings")
+	}
+	data, err := enc.PingData()
+	if err != nil {
+		return 0, nil, err
+	}
+	if !json.Valid(data) {
+		return 0, nil, errors.New("storage: ping data is not JSON")
+	}
+	if seq, err = nextID(tx.Bucket(bucketEvents)); err != nil {
+		return 0, nil, err
+	}
+	ids := idsOf(tx)
+	ev := link.Event{ID: ids.formatID(prefixEvent, seq), Type: link.EventPing,
+		WorkspaceID: ids.formatID(prefixWorkspace, wid), CreatedAt: now, Data: data}
+	return seq, enc.AppendEvent(nil, &ev), nil
+}
+
 // appendEvent writes an event to the outbox, sets its ID, and queues one
 // delivery of it to each enabled webhook of the workspace subscribed to
 // its type, all in tx: the event and its deliveries exist if and only if
-// the change that caused them is committed. Each delivery's body is
-//
-//	{"id":"evt_…","type":"…","created_at":"…","workspace_id":"ws_…","data":<ev.Data>}
-//
-// fixed now. The deliveries are created at the event's CreatedAt (the
-// time of the change; set to the current time when zero) and are due at
-// once. ev.Data must be JSON (empty means null).
-func appendEvent(tx *bolt.Tx, wid uint64, ev *link.Event) error {
+// the change that caused them is committed. Each delivery's body, encoded
+// by enc, is fixed now. The deliveries are created at the event's
+// CreatedAt (the time of the change; set to the current time when zero)
+// and are due at once. ev.Data must be JSON (empty means null).
+func appendEvent(tx *bolt.Tx, enc link.EventEncoder, wid uint64, ev *link.Event) error {
 	if len(ev.Data) > 0 && !json.Valid(ev.Data) {
 		return errors.New("storage: event data is not JSON")
 	}
@@ -42,7 +89,7 @@ func appendEvent(tx *bolt.Tx, wid uint64, ev *link.Event) error {
 	if err != nil {
 		return err
 	}
-	return newEventWriter(tx, false).append(wid, ev, hooks)
+	return newEventWriter(tx, enc, false).append(wid, ev, hooks)
 }
 
 // eventWriter writes events and their deliveries in one transaction. It
@@ -51,6 +98,7 @@ func appendEvent(tx *bolt.Tx, wid uint64, ev *link.Event) error {
 // and a delivery per click, and with encoding/json a batch took three
 // times as long as with these encoders.
 type eventWriter struct {
+	enc                                  link.EventEncoder
 	events, deliveries, byWebhook, queue *bolt.Bucket
 	ids                                  *idCodec
 	// batch says that many events are written: their records are cut
@@ -64,8 +112,8 @@ type eventWriter struct {
 	queued int64
 }
 
-func newEventWriter(tx *bolt.Tx, batch bool) *eventWriter {
-	w := &eventWriter{batch: batch, ids: idsOf(tx), tx: tx,
+func newEventWriter(tx *bolt.Tx, enc link.EventEncoder, batch bool) *eventWriter {
+	w := &eventWriter{enc: enc, batch: batch, ids: idsOf(tx), tx: tx,
 		events: tx.Bucket(bucketEvents), deliveries: tx.Bucket(bucketDeliveries),
 		byWebhook: tx.Bucket(bucketDeliveriesWebhook), queue: tx.Bucket(bucketDeliveriesQueue),
 	}
@@ -76,7 +124,8 @@ func newEventWriter(tx *bolt.Tx, batch bool) *eventWriter {
 }
 
 // append writes one event of workspace wid, with valid JSON data, and a
-// pending delivery of it to each of hooks.
+// pending delivery of it to each of hooks. It sets ev.ID, and
+// ev.WorkspaceID when empty.
 func (w *eventWriter) append(wid uint64, ev *link.Event, hooks []uint64) error {
 	if ev.CreatedAt.IsZero() {
 		ev.CreatedAt = time.Now()
@@ -97,7 +146,7 @@ func (w *eventWriter) append(wid uint64, ev *link.Event, hooks []uint64) error {
 	b = append(b, `{"ws":`...)
 	b = strconv.AppendUint(b, wid, 10)
 	b = append(b, `,"type":`...)
-	b = appendJSONString(b, ev.Type)
+	b = strconv.AppendQuote(b, ev.Type) // an event type is plain ASCII
 	b = append(b, `,"created_at":`...)
 	b = appendJSONTime(b, at)
 	b = append(b, `,"data":`...)
@@ -117,18 +166,11 @@ func (w *eventWriter) append(wid uint64, ev *link.Event, hooks []uint64) error {
 	}
 
 	// The body of the deliveries.
-	b = b[:0]
-	b = append(b, `{"id":`...)
-	b = appendJSONString(b, ev.ID)
-	b = append(b, `,"type":`...)
-	b = appendJSONString(b, ev.Type)
-	b = append(b, `,"created_at":`...)
-	b = appendJSONTime(b, at)
-	b = append(b, `,"workspace_id":"`...)
-	b = w.ids.appendID(b, prefixWorkspace, wid)
-	b = append(b, `","data":`...)
-	b = append(b, data...)
-	b = append(b, '}')
+	if ev.WorkspaceID == "" {
+		ev.WorkspaceID = w.ids.formatID(prefixWorkspace, wid)
+	}
+	ev.CreatedAt = at
+	b = w.enc.AppendEvent(b[:0], ev)
 	body := b
 	for _, wh := range hooks {
 		did, err := nextID(w.deliveries)
@@ -215,20 +257,22 @@ func subscribers(tx *bolt.Tx, wid uint64, typ string) ([]uint64, error) {
 
 // appendClickEvents writes a link.clicked event, and its deliveries, for
 // each click of a workspace with an enabled webhook subscribed to
-// link.clicked, in the order of the batch; the events are created at now.
-// A workspace without such a webhook costs one index lookup per batch.
-// The event's data is the click's dimensions as analytics store them
-// ("direct", "unknown" for missing values), never its address, user agent
-// or visitor hash:
-//
-//	{"link_id":"lnk_…","time":"…","referrer":"…","country":"…","device":"…","browser":"…","os":"…","bot":false}
-func appendClickEvents(tx *bolt.Tx, clicks []parsedClick, now time.Time) error {
+// link.clicked, in the order of the batch, when enc is set; the events are
+// created at now. A workspace without such a webhook costs one index
+// lookup per batch. The event's data is the click's dimensions as
+// analytics store them ("direct", "unknown" for missing values), encoded
+// by enc.AppendClickData.
+func appendClickEvents(tx *bolt.Tx, enc link.EventEncoder, clicks []parsedClick, now time.Time) error {
+	if enc == nil {
+		return nil
+	}
 	var w *eventWriter
 	var lastWS uint64
 	var hooks []uint64
 	var subs map[uint64][]uint64
 	var data []byte
 	ev := link.Event{Type: link.EventLinkClicked}
+	var click link.ClickEvent // one for the batch: it escapes to enc
 	for i := range clicks {
 		c := &clicks[i]
 		if i == 0 || c.ws != lastWS {
@@ -244,27 +288,20 @@ func appendClickEvents(tx *bolt.Tx, clicks []parsedClick, now time.Time) error {
 				subs[c.ws] = hooks
 			}
 			lastWS = c.ws
+			ev.WorkspaceID = ""
 		}
 		if len(hooks) == 0 {
 			continue
 		}
 		if w == nil {
-			w = newEventWriter(tx, true)
+			w = newEventWriter(tx, enc, true)
 		}
-		data = append(data[:0], `{"link_id":"`...)
-		data = w.ids.appendID(data, prefixLink, c.link)
-		data = append(data, `","time":`...)
-		data = appendJSONTime(data, time.Unix(0, c.nanos).UTC())
-		for _, f := range [...]struct {
-			name string
-			dim  byte
-		}{{`,"referrer":`, dimReferrers}, {`,"country":`, dimCountries}, {`,"device":`, dimDevices}, {`,"browser":`, dimBrowsers}, {`,"os":`, dimOS}} {
-			data = append(data, f.name...)
-			data = appendJSONString(data, c.vals[f.dim])
+		click = link.ClickEvent{
+			LinkID: w.ids.formatID(prefixLink, c.link), Time: time.Unix(0, c.nanos).UTC(),
+			Referrer: c.vals[dimReferrers], Country: c.vals[dimCountries], Device: c.vals[dimDevices],
+			Browser: c.vals[dimBrowsers], OS: c.vals[dimOS], Bot: c.bot,
 		}
-		data = append(data, `,"bot":`...)
-		data = strconv.AppendBool(data, c.bot)
-		data = append(data, '}')
+		data = enc.AppendClickData(data[:0], &click)
 		ev.Data, ev.CreatedAt = data, now
 		if err := w.append(c.ws, &ev, hooks); err != nil {
 			return err
@@ -277,59 +314,5 @@ func appendClickEvents(tx *bolt.Tx, clicks []parsedClick, now time.Time) error {
 func appendJSONTime(b []byte, t time.Time) []byte {
 	b = append(b, '"')
 	b = t.AppendFormat(b, time.RFC3339Nano)
-	return append(b, '"')
-}
-
-// appendJSONString appends s as a JSON string, escaped as encoding/json
-// does it (without its HTML escaping): invalid UTF-8 becomes U+FFFD.
-func appendJSONString(b []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	b = append(b, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			b = append(b, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				b = append(b, '\\', c)
-			case '\n':
-				b = append(b, '\\', 'n')
-			case '\r':
-				b = append(b, '\\', 'r')
-			case '\t':
-				b = append(b, '\\', 't')
-			case '\b':
-				b = append(b, '\\', 'b')
-			case '\f':
-				b = append(b, '\\', 'f')
-			default:
-				b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			b = append(b, s[start:i]...)
-			b = append(b, `\ufffd`...)
-			i += size
-			start = i
-			continue
-		}
-		if r == '\u2028' || r == '\u2029' {
-			b = append(b, s[start:i]...)
-			b = append(b, '\\', 'u', '2', '0', '2', hex[r&0xf])
-			i += size
-			start = i
-			continue
-		}
-		i += size
-	}
-	b = append(b, s[start:]...)
 	return append(b, '"')
 }

@@ -29,26 +29,15 @@ type LinkService struct {
 	// alias stays held for its workspace (links.alias_hold); zero or less
 	// holds nothing. NewLinkService sets DefaultAliasHold.
 	AliasHold time.Duration
-	// events builds the data of link.created, link.updated and link.deleted
-	// events; nil writes none.
-	events link.LinkEventFunc
+	// Events encodes the link.created, link.updated and link.deleted
+	// events that every change of a link writes in its transaction; nil
+	// writes none.
+	Events link.EventEncoder
 }
 
-// SetEventBuilder makes every change of a link write its event (built by
-// fn, the link as the API shows it) in the same transaction as the change.
-// Call it before the service is used.
-func (s *LinkService) SetEventBuilder(fn link.LinkEventFunc) { s.events = fn }
-
-// emit writes the event of a change of l, when events are built.
+// emit writes the event of a change of l, when events are encoded.
 func (s *LinkService) emit(tx *bolt.Tx, wid uint64, eventType string, l *link.Link) error {
-	if s.events == nil {
-		return nil
-	}
-	ev, err := s.events(eventType, l)
-	if err != nil {
-		return err
-	}
-	return appendEvent(tx, wid, ev)
+	return appendLinkEvent(tx, s.Events, wid, eventType, l, s.db.now())
 }
 
 // NewLinkService returns the link service of db.
@@ -735,7 +724,7 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 		if err != nil {
 			return err
 		}
-		if s.events != nil {
+		if s.Events != nil {
 			clicks, err := counter(tx.Bucket(bucketClicksLink), itob(lid))
 			if err != nil {
 				return err

@@ -56,7 +56,8 @@ func TestPendingDeliveries(t *testing.T) {
 		t.Fatal(err)
 	}
 	check("after a retry by hand")
-	if _, err := hooks.Ping(ctx, ws.ID, b.ID, func(string) ([]byte, error) { return []byte(`{}`), nil }); err != nil {
+	hooks.Events = testEncoder(t)
+	if _, err := hooks.Ping(ctx, ws.ID, b.ID); err != nil {
 		t.Fatal(err)
 	}
 	check("after a ping")

@@ -2,7 +2,9 @@ package storage_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/url"
 	"path/filepath"
 	"testing"
 	"time"
@@ -10,6 +12,7 @@ import (
 	"github.com/linkbolt/linkbolt/internal/clocktest"
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/storage"
+	"github.com/linkbolt/linkbolt/webhook"
 	bolt "go.etcd.io/bbolt"
 )
 
@@ -90,7 +93,11 @@ type Services struct {
 }
 
 func newServices(db *storage.DB, clock *Clock) *Services {
-	return &Services{
+	enc, err := webhook.NewEncoder(&url.URL{Scheme: "http", Host: "lb.test"}, "")
+	if err != nil {
+		panic(err)
+	}
+	s := &Services{
 		DB: db, Clock: clock,
 		Users:      storage.NewUserService(db),
 		Workspaces: storage.NewWorkspaceService(db),
@@ -99,7 +106,25 @@ func newServices(db *storage.DB, clock *Clock) *Services {
 		Clicks:     storage.NewClickService(db),
 		Campaigns:  storage.NewCampaignService(db),
 	}
+	s.Clicks.Events = enc // a batch of clicks writes link.clicked events
+	return s
 }
+
+// testEncoder returns the webhook event encoder of a service at
+// http://lb.test.
+func testEncoder(tb testing.TB) *webhook.Encoder {
+	tb.Helper()
+	enc, err := webhook.NewEncoder(&url.URL{Scheme: "http", Host: "lb.test"}, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return enc
+}
+
+// failingPing is an event encoder whose pings fail.
+type failingPing struct{ *webhook.Encoder }
+
+func (failingPing) PingData() ([]byte, error) { return nil, errors.New("boom") }
 
 // mustSetup opens a DB and bootstraps an admin with a workspace.
 func mustSetup(tb testing.TB) (*Services, *link.User, *link.Workspace) {

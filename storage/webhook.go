@@ -3,7 +3,6 @@ package storage
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -48,6 +47,8 @@ const (
 type WebhookService struct {
 	db       *DB
 	attempts attemptWriter
+	// Events encodes pings; without it Ping fails.
+	Events link.EventEncoder
 }
 
 var _ link.WebhookService = (*WebhookService)(nil)
@@ -115,7 +116,8 @@ func (r *webhookRecord) subscribed() bool {
 type deliveryRecord struct {
 	Webhook   uint64
 	Workspace uint64
-	// Event is the sequence of the event, 0 for a ping.
+	// Event is the sequence of the event (0 for a ping queued by a
+	// linkbolt before pings had event IDs).
 	Event         uint64
 	Type          string
 	Payload       []byte // JSON
@@ -578,9 +580,9 @@ func (s *WebhookService) FindDeliveries(ctx context.Context, workspaceID, webhoo
 }
 
 // Ping queues a ping delivery at the end of the webhook's queue, whatever
-// its events; payload builds the body from the delivery's id. ECONFLICT
-// when the webhook is disabled, ENOTFOUND.
-func (s *WebhookService) Ping(ctx context.Context, workspaceID, id string, payload func(deliveryID string) ([]byte, error)) (*link.Delivery, error) {
+// its events, with a body encoded by s.Events whose id is the delivery's
+// EventID. ECONFLICT when the webhook is disabled, ENOTFOUND.
+func (s *WebhookService) Ping(ctx context.Context, workspaceID, id string) (*link.Delivery, error) {
 	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
 	whid, ok2 := s.db.ids.parseID(prefixWebhook, id)
 	if !ok1 || !ok2 {
@@ -600,14 +602,11 @@ func (s *WebhookService) Ping(ctx context.Context, workspaceID, id string, paylo
 		if err != nil {
 			return err
 		}
-		body, err := payload(s.db.ids.formatID(prefixDelivery, did))
+		seq, body, err := pingEvent(tx, s.Events, wid, now)
 		if err != nil {
 			return err
 		}
-		if !json.Valid(body) {
-			return errors.New("storage: ping payload is not JSON")
-		}
-		rec := &deliveryRecord{Webhook: whid, Workspace: wid, Type: link.EventPing, Payload: body,
+		rec := &deliveryRecord{Webhook: whid, Workspace: wid, Event: seq, Type: link.EventPing, Payload: body,
 			Status: string(link.DeliveryPending), NextAttemptAt: &now, QueuedAt: now, CreatedAt: now, UpdatedAt: now}
 		if err := putNewDelivery(tx, did, rec); err != nil {
 			return err

@@ -33,11 +33,12 @@ func mustWebhook(tb testing.TB, hooks *storage.WebhookService, wsID string, enab
 // renaming a campaign n times, and returns their ids.
 func campaignEvents(tb testing.TB, s *Services, c *link.Campaign, n int) []string {
 	tb.Helper()
-	rec := &eventRecorder{clock: s.Clock}
+	recordEvents(tb, s)
+	defer func() { s.Campaigns.Events = nil }()
 	var ids []string
 	for range n {
 		name := fmt.Sprintf("Campaign %d", time.Now().UnixNano())
-		if _, err := s.Campaigns.UpdateCampaign(context.Background(), c.WorkspaceID, c.ID, link.CampaignUpdate{Name: &name}, rec.fn); err != nil {
+		if _, err := s.Campaigns.UpdateCampaign(context.Background(), c.WorkspaceID, c.ID, link.CampaignUpdate{Name: &name}); err != nil {
 			tb.Fatal(err)
 		}
 		evs := events(tb, s, c.WorkspaceID)
@@ -259,12 +260,13 @@ func TestAppendEvent_FanOut(t *testing.T) {
 		t.Fatalf("the deliveries of one event differ: %s, %s", bodies[0], bodies[1])
 	}
 
-	// An EventFunc error rolls back the change, the event and the
+	// An encoder error rolls back the change, the event and the
 	// deliveries.
-	rec := &eventRecorder{clock: s.Clock, fail: errors.New("no")}
-	if _, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr("Fails")}, rec.fn); err == nil {
-		t.Fatal("no error from a failing EventFunc")
+	s.Campaigns.Events = &eventRecorder{Encoder: testEncoder(t), fail: errors.New("no")}
+	if _, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr("Fails")}); err == nil {
+		t.Fatal("no error from a failing encoder")
 	}
+	s.Campaigns.Events = nil
 	if got := len(events(t, s, ws.ID)); got != 1 {
 		t.Fatalf("%d events after a failed change, want 1", got)
 	}
@@ -418,7 +420,8 @@ func TestRecordAttempt_Transitions(t *testing.T) {
 	if got := due(t, hooks, now); len(got) != 0 {
 		t.Fatalf("due of a disabled webhook = %v", got)
 	}
-	_, err = hooks.Ping(ctx, ws.ID, w.ID, func(string) ([]byte, error) { return []byte(`{}`), nil })
+	hooks.Events = testEncoder(t)
+	_, err = hooks.Ping(ctx, ws.ID, w.ID)
 	wantCode(t, err, link.ECONFLICT)
 	// New events still queue while linkbolt has it disabled: nothing is
 	// lost while its receiver is down.
@@ -456,26 +459,40 @@ func TestPingAndRetry(t *testing.T) {
 	campaignEvents(t, s, c, 1)
 
 	s.Clock.Add(time.Minute)
-	var gotID string
-	ping, err := hooks.Ping(ctx, ws.ID, w.ID, func(id string) ([]byte, error) {
-		gotID = id
-		return json.Marshal(map[string]string{"id": "evt_ping_" + id, "type": "ping"})
-	})
+	hooks.Events = testEncoder(t)
+	ping, err := hooks.Ping(ctx, ws.ID, w.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ping.ID != gotID || ping.EventType != link.EventPing || ping.EventID != "" || ping.Status != link.DeliveryPending ||
-		!ping.NextAttemptAt.Equal(s.Clock.Now()) || string(ping.Payload) != `{"id":"evt_ping_`+gotID+`","type":"ping"}` {
+	// The ping's event ID is the id in its body.
+	var body struct {
+		ID          string            `json:"id"`
+		Type        string            `json:"type"`
+		CreatedAt   string            `json:"created_at"`
+		WorkspaceID string            `json:"workspace_id"`
+		Data        map[string]string `json:"data"`
+	}
+	if err := json.Unmarshal(ping.Payload, &body); err != nil {
+		t.Fatalf("ping body %s: %v", ping.Payload, err)
+	}
+	if !strings.HasPrefix(ping.EventID, "evt_") || ping.EventType != link.EventPing || ping.Status != link.DeliveryPending ||
+		!ping.NextAttemptAt.Equal(s.Clock.Now()) || body.ID != ping.EventID || body.Type != "ping" || body.WorkspaceID != ws.ID ||
+		body.CreatedAt != s.Clock.Now().UTC().Format(time.RFC3339) || body.Data["message"] != "ping from linkbolt" {
 		t.Fatalf("ping = %+v (%s)", ping, ping.Payload)
 	}
-	_, err = hooks.Ping(ctx, other.ID, w.ID, func(string) ([]byte, error) { return []byte(`{}`), nil })
+	_, err = hooks.Ping(ctx, other.ID, w.ID)
 	wantCode(t, err, link.ENOTFOUND)
-	if _, err := hooks.Ping(ctx, ws.ID, w.ID, func(string) ([]byte, error) { return nil, errors.New("boom") }); err == nil {
+	hooks.Events = failingPing{testEncoder(t)}
+	if _, err := hooks.Ping(ctx, ws.ID, w.ID); err == nil {
 		t.Fatal("payload error not returned")
 	}
-	second, err := hooks.Ping(ctx, ws.ID, w.ID, func(string) ([]byte, error) { return []byte(`{"n":2}`), nil })
+	hooks.Events = testEncoder(t)
+	second, err := hooks.Ping(ctx, ws.ID, w.ID)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if second.EventID == ping.EventID || !strings.Contains(string(second.Payload), `"id":"`+second.EventID+`"`) {
+		t.Fatalf("second ping = %+v (%s)", second, second.Payload)
 	}
 
 	// Pending: no retry.

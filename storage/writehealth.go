@@ -34,6 +34,9 @@ func (h *writeHealth) note(err error, now func() time.Time) {
 	}
 }
 
+// The server sees the data file's health and backups through link.DataFile.
+var _ link.DataFile = (*DB)(nil)
+
 // WriteFailing reports whether the last write transaction of the API or
 // a background job failed for a reason of the data file, and since when
 // writes have been failing.

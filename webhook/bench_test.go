@@ -41,6 +41,7 @@ func BenchmarkDeliveryThroughput(b *testing.B) {
 				b.Fatal(err)
 			}
 			clicks := storage.NewClickService(e.db)
+			clicks.Events = e.encoder
 			for left := total / int64(hooks); left > 0; {
 				n := min(left, 10_000)
 				batch := make([]link.Click, n)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -31,6 +32,7 @@ type env struct {
 	db        *storage.DB
 	hooks     *storage.WebhookService
 	campaigns *storage.CampaignService
+	encoder   *webhook.Encoder
 	ws        *link.Workspace
 	campaign  *link.Campaign
 	renames   int
@@ -65,8 +67,15 @@ func (e *env) open(tb testing.TB) {
 	if err := e.db.Open(); err != nil {
 		tb.Fatal(err)
 	}
+	events, err := webhook.NewEncoder(&url.URL{Scheme: "http", Host: "lb.test"}, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	e.encoder = events
 	e.hooks = storage.NewWebhookService(e.db)
+	e.hooks.Events = events
 	e.campaigns = storage.NewCampaignService(e.db)
+	e.campaigns.Events = events
 }
 
 // reopen closes the data file and opens it again, as a restart does.
@@ -97,12 +106,7 @@ func (e *env) events(tb testing.TB, n int) []string {
 	for range n {
 		e.renames++
 		name := fmt.Sprintf("Spring %d", e.renames)
-		_, err := e.campaigns.UpdateCampaign(context.Background(), e.ws.ID, e.campaign.ID, link.CampaignUpdate{Name: &name},
-			func(c *link.Campaign, _ map[string][2]string) (*link.Event, error) {
-				ev := &link.Event{Type: link.EventCampaignUpdated, WorkspaceID: c.WorkspaceID, CreatedAt: e.clock.Now(),
-					Data: fmt.Appendf(nil, `{"name":%q}`, c.Name)}
-				return ev, nil
-			})
+		_, err := e.campaigns.UpdateCampaign(context.Background(), e.ws.ID, e.campaign.ID, link.CampaignUpdate{Name: &name})
 		if err != nil {
 			tb.Fatal(err)
 		}

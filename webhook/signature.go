@@ -1,9 +1,11 @@
-// Package webhook sends the outbox of webhook deliveries: the Dispatcher
-// that drains it with a pool of workers (in order per webhook, retried
-// with backoff, at least once), the signatures receivers check
-// (SignatureHeader, Verify), and the guard that keeps deliveries away from
-// loopback, private and other special addresses (NewClient, CheckTarget).
-// The outbox itself is kept by a link.WebhookService.
+// Package webhook owns the wire side of webhook deliveries: the Encoder,
+// the one place that writes the JSON of events (the storage services call
+// it, as a link.EventEncoder, when they write an event to the outbox); the
+// Dispatcher that drains the outbox with a pool of workers (in order per
+// webhook, retried with backoff, at least once); the signatures receivers
+// check (SignatureHeader, Verify); and the guard that keeps deliveries
+// away from loopback, private and other special addresses (NewClient,
+// CheckTarget). The outbox itself is kept by a link.WebhookService.
 package webhook
 
 import (

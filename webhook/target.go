@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/linkbolt/linkbolt/link"
 )
 
 // Timeouts of a delivery.
@@ -181,6 +183,23 @@ func NewClientResolver(allowPrivate bool, resolver *net.Resolver) *http.Client {
 			return http.ErrUseLastResponse
 		},
 	}
+}
+
+// TargetGuard checks webhook URLs when webhooks are saved, with
+// CheckTarget.
+type TargetGuard struct {
+	// AllowPrivate lets webhooks target loopback, private and link-local
+	// addresses (webhooks.allow_private).
+	AllowPrivate bool
+	// Resolver resolves the names of targets; nil means the system's.
+	Resolver *net.Resolver
+}
+
+var _ link.WebhookTargetChecker = TargetGuard{}
+
+// CheckWebhookTarget is CheckTarget with the guard's settings.
+func (g TargetGuard) CheckWebhookTarget(ctx context.Context, rawURL string) error {
+	return CheckTarget(ctx, rawURL, g.AllowPrivate, g.Resolver)
 }
 
 // CheckTarget refuses a webhook URL early, at creation or update: it must

@@ -1,0 +1,20 @@
+package link
+
+import (
+	"context"
+	"io"
+	"time"
+)
+
+// DataFile is what the HTTP face needs of the data file itself (the
+// storage.DB): its health and hot backups.
+type DataFile interface {
+	// Ping checks that the data file can be read.
+	Ping(ctx context.Context) error
+	// WriteFailing reports whether writes to the data file are failing,
+	// and since when.
+	WriteFailing() (since time.Time, failing bool)
+	// SpoolBackup writes a consistent copy of the data file to a spool
+	// and returns it to read, with its size; closing it removes the spool.
+	SpoolBackup() (io.ReadCloser, int64, error)
+}

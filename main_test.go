@@ -154,6 +154,7 @@ func TestSetupLink(t *testing.T) {
 	}
 	token := strings.Fields(logs.String()[i+len("/setup?token="):])[0]
 	token = strings.Trim(token, `"`)
+	checkSetupPage(t, base+"/setup?token="+token, token)
 	c.must("POST", "/v1/setup", "", `{"token":"wrong","email":"a@example.com","password":"a long password"}`, 403)
 	c.must("POST", "/v1/setup", "", `{"token":"`+token+`","email":"a@example.com","password":"short"}`, 422)
 	out := c.must("POST", "/v1/setup", "", `{"token":"`+token+`","email":"a@example.com","password":"a long password"}`, 201)
@@ -163,6 +164,30 @@ func TestSetupLink(t *testing.T) {
 	}
 	// It works once.
 	c.must("POST", "/v1/setup", "", `{"token":"`+token+`","email":"b@example.com","password":"a long password"}`, 403)
+}
+
+// checkSetupPage gets the setup page and checks that it carries the form
+// and that its text wraps anywhere, so the long login token it shows when
+// done stays on a narrow screen.
+func checkSetupPage(t *testing.T, url, token string) {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	page := string(b)
+	if res.StatusCode != 200 || !strings.Contains(page, `name="token" value="`+token+`"`) || !strings.Contains(page, "Your token: ") {
+		t.Fatalf("setup page: %d\n%s", res.StatusCode, page)
+	}
+	_, style, _ := strings.Cut(page, "<style>")
+	style, _, _ = strings.Cut(style, "</style>")
+	_, body, _ := strings.Cut(style, "body{")
+	body, _, _ = strings.Cut(body, "}")
+	if !strings.Contains(strings.ReplaceAll(body, " ", ""), "overflow-wrap:anywhere") {
+		t.Fatalf("the setup page's text does not wrap anywhere: body{%s}", body)
+	}
 }
 
 // syncWriter is a log sink the server writes to while the test reads it.

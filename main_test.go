@@ -315,6 +315,26 @@ func TestConfig(t *testing.T) {
 			t.Fatalf("env: %+v", cfg)
 		}
 	})
+	t.Run("cors origins", func(t *testing.T) {
+		t.Chdir(t.TempDir())
+		if cfg, err := loadConfig(""); err != nil || len(cfg.Server.CORSOrigins) != 0 {
+			t.Fatalf("default: %q %v", cfg.Server.CORSOrigins, err)
+		}
+		t.Setenv("LINKBOLT_SERVER_CORS_ORIGINS", "https://App.example.com/,http://localhost:5173")
+		cfg, err := loadConfig("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := fmt.Sprint(cfg.Server.CORSOrigins), "[https://app.example.com http://localhost:5173]"; got != want {
+			t.Fatalf("from the environment: %s, want %s", got, want)
+		}
+		p := filepath.Join(t.TempDir(), "c.yaml")
+		os.WriteFile(p, []byte("server:\n  cors_origins: [\"*\"]\n"), 0o600)
+		t.Setenv("LINKBOLT_SERVER_CORS_ORIGINS", "") // empty is unset
+		if cfg, err := loadConfig(p); err != nil || fmt.Sprint(cfg.Server.CORSOrigins) != "[*]" {
+			t.Fatalf("from a file: %q %v", cfg.Server.CORSOrigins, err)
+		}
+	})
 	t.Run("example file equals the defaults", func(t *testing.T) {
 		cfg, err := loadConfig("config.example.yaml")
 		if err != nil {
@@ -340,12 +360,19 @@ func TestConfig(t *testing.T) {
 		"domains:\n  scheme: ftp\n",
 		"domains:\n  resolver: \"dns server\"\n",
 		"domains:\n  resolver: \"127.0.0.1:99999\"\n",
+		"server:\n  cors_origins: [\"https://app.example.com/app\"]\n",
+		"server:\n  cors_origins: [\"app.example.com\"]\n",
 	} {
 		t.Run(strings.TrimSpace(bad), func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "c.yaml")
 			os.WriteFile(p, []byte(bad), 0o600)
-			if _, err := loadConfig(p); err == nil {
+			_, err := loadConfig(p)
+			if err == nil {
 				t.Fatalf("accepted %q", bad)
+			}
+			// The error names the key that is wrong.
+			if key, _, _ := strings.Cut(strings.TrimSpace(bad), ":"); !strings.Contains(err.Error(), key+".") {
+				t.Fatalf("%q: the error does not name the key: %v", bad, err)
 			}
 		})
 	}
@@ -464,6 +491,43 @@ func TestUsageErrors(t *testing.T) {
 				t.Fatalf("a usage error left files behind: %v", entries)
 			}
 		})
+	}
+}
+
+// TestCORSEndToEnd: server.cors_origins reaches the running server, and a
+// browser application's preflight and request over a real connection get
+// their answers.
+func TestCORSEndToEnd(t *testing.T) {
+	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
+	cfg.Server.CORSOrigins = []string{"https://app.example.com"} // as loadConfig leaves it
+	base, _ := startApp(t, cfg, nil)
+	c := client{t, base}
+	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+	key := c.must("POST", "/v1/keys", tok, `{"name":"browser app","scope":"read"}`, 201)["key"].(string)
+
+	req, _ := http.NewRequest("OPTIONS", base+"/v1/links", nil)
+	req.Header.Set("Origin", "https://app.example.com")
+	req.Header.Set("Access-Control-Request-Method", "GET")
+	req.Header.Set("Access-Control-Request-Headers", "x-api-key")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 204 || res.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" ||
+		!strings.Contains(strings.ToLower(res.Header.Get("Access-Control-Allow-Headers")), "x-api-key") {
+		t.Fatalf("preflight: %d %v", res.StatusCode, res.Header)
+	}
+	req, _ = http.NewRequest("GET", base+"/v1/links", nil)
+	req.Header.Set("Origin", "https://app.example.com")
+	req.Header.Set("X-API-Key", key)
+	if res, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 || res.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" ||
+		!strings.Contains(res.Header.Get("Access-Control-Expose-Headers"), "X-RateLimit-Remaining") {
+		t.Fatalf("request: %d %v", res.StatusCode, res.Header)
 	}
 }
 

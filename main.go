@@ -209,9 +209,9 @@ Usage:
 Commands:
 `)
 	for _, c := range commands {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+		fmt.Fprintf(w, "  linkbolt %-9s %s\n", c.name, c.summary)
 	}
-	fmt.Fprintf(w, "  %-9s %s\n", "help", "print this list, or a command's help (linkbolt help COMMAND)")
+	fmt.Fprintf(w, "  linkbolt %-9s %s\n", "help", "print this list, or a command's help (linkbolt help COMMAND)")
 	fmt.Fprint(w, `
 Run 'linkbolt help COMMAND' or 'linkbolt COMMAND --help' for a command's flags.
 

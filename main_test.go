@@ -409,7 +409,7 @@ func TestHelp(t *testing.T) {
 				t.Fatalf("exit %d, stderr %q", code, stderr)
 			}
 			for _, name := range []string{"serve", "version", "backup", "check", "help"} {
-				if !strings.Contains(stdout, "\n  "+name+" ") {
+				if !strings.Contains(stdout, "\n  linkbolt "+name+" ") {
 					t.Errorf("the list does not name %s:\n%s", name, stdout)
 				}
 			}

@@ -133,6 +133,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		DomainScheme:        cfg.Domains.Scheme,
 		CostlyConcurrency:   server.ReserveCostlyProcs(cfg.Server.CostlyConcurrency), CostlyWait: cfg.Server.CostlyWait,
 		SearchScanLimit: cfg.Server.SearchScanLimit, MaxConnections: cfg.Server.MaxConnections,
+		CORSOrigins: cfg.Server.CORSOrigins,
 	}, server.Deps{
 		DB: a.db, Links: a.links, Keys: storage.NewKeyService(a.db),
 		Users: storage.NewUserService(a.db), Workspaces: storage.NewWorkspaceService(a.db),

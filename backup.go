@@ -16,49 +16,62 @@ import (
 	"github.com/linkbolt/linkbolt/storage"
 )
 
-// runBackup writes a consistent copy of the data file to --out. When no
+var backupCommand = &command{
+	name:     "backup",
+	synopsis: "backup --out FILE [--config FILE] [--token TOKEN]",
+	summary:  "write a consistent copy of the data file",
+	about: `Write a consistent copy of the data file (storage.path) to FILE. When no
+server holds the data file, it is copied directly and only read. When a
+running server holds it, the copy is a hot backup through that server's
+admin API (GET /v1/admin/backup at server.base_url), signed in with
+--token, LINKBOLT_TOKEN, or admin.email and admin.password from the
+configuration. The copy is written to a temporary file beside FILE and
+renamed into place only when complete; FILE may not be the data file.`,
+	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
+		configPath := configFlag(fs)
+		out := fs.String("out", "", "`FILE` to write the backup to (required)")
+		token := fs.String("token", os.Getenv("LINKBOLT_TOKEN"), "an instance admin's login `TOKEN` (from POST /v1/auth/login), used only\nwhen a running server holds the data file; default: $LINKBOLT_TOKEN,\nelse a login with admin.email and admin.password")
+		return func(ctx context.Context, stdout, stderr io.Writer) error {
+			return runBackup(ctx, *configPath, *out, *token, stdout, stderr)
+		}
+	},
+}
+
+// runBackup writes a consistent copy of the data file to out. When no
 // server holds the file it copies it directly; when a running server holds
 // it (the file is locked) it asks that server's admin API for the copy,
-// logging in with --token, LINKBOLT_TOKEN, or admin.email and admin.password.
-func runBackup(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("backup", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	configPath := fs.String("config", "", "configuration file (YAML)")
-	out := fs.String("out", "", "file to write the backup to (required)")
-	token := fs.String("token", os.Getenv("LINKBOLT_TOKEN"), "an instance admin's token, when a running server holds the data file")
-	if err := fs.Parse(args); err != nil {
-		return err
+// logging in with token, or admin.email and admin.password.
+func runBackup(ctx context.Context, configPath, out, token string, stdout, stderr io.Writer) error {
+	if out == "" {
+		return usageError{"--out FILE is required"}
 	}
-	if *out == "" {
-		return errors.New("backup: --out FILE is required")
-	}
-	cfg, err := loadConfig(*configPath)
+	cfg, err := loadConfig(configPath)
 	if err != nil {
 		return err
 	}
 	if _, err := os.Stat(cfg.Storage.Path); err != nil {
 		return fmt.Errorf("backup: no data file at %s: %w", cfg.Storage.Path, err)
 	}
-	if err := refuseDataFile(*out, cfg.Storage.Path); err != nil {
+	if err := refuseDataFile(out, cfg.Storage.Path); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
-	if removed, err := storage.RemoveBackupLeftovers(filepath.Dir(*out)); err != nil {
+	if removed, err := storage.RemoveBackupLeftovers(filepath.Dir(out)); err != nil {
 		fmt.Fprintln(stderr, "could not remove an earlier backup's leftovers:", err)
 	} else if len(removed) > 0 {
 		fmt.Fprintln(stderr, "removed what an interrupted backup left behind:", strings.Join(removed, ", "))
 	}
-	n, err := writeAtomically(*out, func(w io.Writer) (int64, error) {
+	n, err := writeAtomically(out, func(w io.Writer) (int64, error) {
 		n, err := storage.BackupFile(cfg.Storage.Path, w)
 		if errors.Is(err, storage.ErrLocked) {
 			fmt.Fprintln(stderr, "the data file is in use; asking the running server at", cfg.Server.BaseURL)
-			return backupOverHTTP(ctx, cfg, *token, w)
+			return backupOverHTTP(ctx, cfg, token, w)
 		}
 		return n, err
 	})
 	if err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
-	fmt.Fprintf(stdout, "wrote %d bytes to %s\n", n, *out)
+	fmt.Fprintf(stdout, "wrote %d bytes to %s\n", n, out)
 	return nil
 }
 

@@ -15,23 +15,34 @@ import (
 // errDamaged makes run exit 1 after runCheck has printed its report.
 var errDamaged = errors.New("damaged")
 
-// runCheck checks the data file (or --file, e.g. a backup) and prints what
+var checkCommand = &command{
+	name:     "check",
+	synopsis: "check [--file FILE] [--config FILE] [--token TOKEN]",
+	summary:  "check the data file (or a backup) for damage",
+	about: `Read every page of the data file (storage.path), or of FILE such as a
+backup, and run bbolt's consistency check. Print "... is OK" and exit 0,
+or each problem found and exit 1. It never writes to the file. While a
+running server holds the data file, the check reads a hot backup taken
+through that server's admin API, signed in as for linkbolt backup.`,
+	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
+		configPath := configFlag(fs)
+		file := fs.String("file", "", "the `FILE` to check (default: the data file, storage.path)")
+		token := fs.String("token", os.Getenv("LINKBOLT_TOKEN"), "an instance admin's login `TOKEN` (from POST /v1/auth/login), used only\nwhen a running server holds the data file; default: $LINKBOLT_TOKEN,\nelse a login with admin.email and admin.password")
+		return func(ctx context.Context, stdout, stderr io.Writer) error {
+			return runCheck(ctx, *configPath, *file, *token, stdout, stderr)
+		}
+	},
+}
+
+// runCheck checks the data file (or file, e.g. a backup) and prints what
 // it found. When a running server holds the data file it cannot be read
 // safely beside the server's writes, so the check takes a hot backup
 // through the admin API (as linkbolt backup does) into a temporary file
 // beside the data file and checks that: a backup copies every page of the
 // file as it is.
-func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	configPath := fs.String("config", "", "configuration file (YAML)")
-	file := fs.String("file", "", "the file to check (default: the data file, storage.path)")
-	token := fs.String("token", os.Getenv("LINKBOLT_TOKEN"), "an instance admin's token, when a running server holds the data file")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	path := *file
-	cfg, err := loadConfig(*configPath)
+func runCheck(ctx context.Context, configPath, file, token string, stdout, stderr io.Writer) error {
+	path := file
+	cfg, err := loadConfig(configPath)
 	if err != nil {
 		return err
 	}
@@ -44,7 +55,7 @@ func runCheck(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			return fmt.Errorf("check: %s is in use by a running linkbolt; check a backup of it instead (linkbolt backup --out FILE)", path)
 		}
 		fmt.Fprintln(stderr, "the data file is in use; checking a hot backup from the running server at", cfg.Server.BaseURL)
-		r, err = checkLiveCopy(ctx, cfg, *token)
+		r, err = checkLiveCopy(ctx, cfg, token)
 	}
 	if err != nil {
 		return fmt.Errorf("check: %w", err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/linkbolt/linkbolt/auth"
 	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/server"
 )
 
 // Config is linkbolt's configuration, read by viper from a YAML file,
@@ -38,6 +39,8 @@ type Config struct {
 		CostlyWait        time.Duration `mapstructure:"costly_wait"`
 		SearchScanLimit   int           `mapstructure:"search_scan_limit"`
 		MaxConnections    int           `mapstructure:"max_connections"`
+		// CORSOrigins may call the API from a browser; see server/cors.go.
+		CORSOrigins []string `mapstructure:"cors_origins"`
 	} `mapstructure:"server"`
 	Storage struct {
 		Path string `mapstructure:"path"`
@@ -110,6 +113,7 @@ var defaults = map[string]any{
 	"server.costly_wait":        "2s",
 	"server.search_scan_limit":  10_000,
 	"server.max_connections":    1000,
+	"server.cors_origins":       []string{},
 
 	"storage.path":            "./data/linkbolt.db",
 	"auth.jwt_secret":         "",
@@ -284,6 +288,11 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.SearchScanLimit < 0 {
 		errs = append(errs, fmt.Errorf("server.search_scan_limit: must not be negative (0 means no bound)"))
+	}
+	if origins, err := server.ParseCORSOrigins(c.Server.CORSOrigins); err != nil {
+		errs = append(errs, fmt.Errorf("server.cors_origins: %w", err))
+	} else {
+		c.Server.CORSOrigins = origins
 	}
 	if c.Storage.Path == "" {
 		errs = append(errs, fmt.Errorf("storage.path: must not be empty"))

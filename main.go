@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"strings"
 	"syscall"
 	_ "time/tzdata" // analytics time zones work on hosts without a zone database
 )
@@ -32,54 +33,210 @@ func main() {
 	os.Exit(code)
 }
 
-// run runs a subcommand and returns the exit code.
+// A command is a subcommand of linkbolt: its flags, its help and what it
+// runs.
+type command struct {
+	name     string
+	synopsis string // the command line after "linkbolt", for its help
+	summary  string // one line in the list of commands
+	about    string // what it does, for its help
+	// define declares the command's flags on fs and returns what runs the
+	// command once they are parsed.
+	define func(fs *flag.FlagSet) func(ctx context.Context, stdout, stderr io.Writer) error
+}
+
+// commands are linkbolt's subcommands in the order help lists them; help
+// itself is handled by run.
+var commands = []*command{serveCommand, versionCommand, backupCommand, checkCommand}
+
+var serveCommand = &command{
+	name:     "serve",
+	synopsis: "[serve] [--config FILE]",
+	summary:  "start the server (the default when no command is given)",
+	about: `Serve the API, the redirects and the setup page on server.listen until
+SIGINT or SIGTERM, then stop gracefully: requests in flight finish and
+queued clicks are written.`,
+	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
+		configPath := configFlag(fs)
+		return func(ctx context.Context, _, stderr io.Writer) error {
+			return runServe(ctx, *configPath, stderr)
+		}
+	},
+}
+
+var versionCommand = &command{
+	name:     "version",
+	synopsis: "version",
+	summary:  "print the version",
+	about:    "Print linkbolt's version.",
+	define: func(*flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
+		return func(_ context.Context, stdout, _ io.Writer) error {
+			fmt.Fprintln(stdout, "linkbolt", versionString())
+			return nil
+		}
+	},
+}
+
+// configFlag declares --config, which every command that reads the
+// configuration takes.
+func configFlag(fs *flag.FlagSet) *string {
+	return fs.String("config", "", "configuration `FILE` (YAML); default: config.yaml in the working\ndirectory when it exists")
+}
+
+// usageError is a mistake in the command line: run prints it on one line
+// and exits 2.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// run runs a subcommand and returns the exit code: 0 for success and for
+// help asked for, 1 for a failure, 2 for a mistake in the command line.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	cmd := "serve"
-	if len(args) > 0 && args[0] != "" && args[0][0] != '-' {
-		cmd, args = args[0], args[1:]
+	name := "serve"
+	if len(args) > 0 {
+		switch a := args[0]; {
+		case isHelpFlag(a):
+			usage(stdout)
+			return 0
+		case a != "" && a[0] != '-':
+			name, args = a, args[1:]
+		}
 	}
-	var err error
-	switch cmd {
-	case "serve":
-		err = runServe(ctx, args, stderr)
-	case "version":
-		fmt.Fprintln(stdout, "linkbolt", versionString())
-		return 0
-	case "backup":
-		err = runBackup(ctx, args, stdout, stderr)
-	case "check":
-		err = runCheck(ctx, args, stdout, stderr)
-	case "help", "-h", "--help":
-		usage(stdout)
-		return 0
-	default:
-		fmt.Fprintf(stderr, "linkbolt: unknown command %q\n\n", cmd)
-		usage(stderr)
+	if name == "help" {
+		return runHelp(args, stdout, stderr)
+	}
+	cmd := findCommand(name)
+	if cmd == nil {
+		fmt.Fprintf(stderr, "linkbolt: unknown command %q (run 'linkbolt help' for the list)\n", name)
 		return 2
 	}
-	if errors.Is(err, flag.ErrHelp) {
+	fs := newFlagSet(cmd)
+	runCmd := cmd.define(fs)
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		commandHelp(stdout, cmd, fs)
 		return 0
+	} else if err != nil {
+		return usageFailed(stderr, cmd, err)
 	}
-	if errors.Is(err, errDamaged) {
+	if fs.NArg() > 0 {
+		return usageFailed(stderr, cmd, fmt.Errorf("unexpected argument %q", fs.Arg(0)))
+	}
+	err := runCmd(ctx, stdout, stderr)
+	var ue usageError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &ue):
+		return usageFailed(stderr, cmd, err)
+	case errors.Is(err, errDamaged):
 		return 1 // the report says why
-	}
-	if err != nil {
+	default:
 		fmt.Fprintln(stderr, "linkbolt:", err)
 		return 1
 	}
+}
+
+// newFlagSet returns the flag set of cmd. It prints nothing itself: run
+// says what went wrong on one line, and help goes to stdout.
+func newFlagSet(cmd *command) *flag.FlagSet {
+	fs := flag.NewFlagSet(cmd.name, flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() {}
+	return fs
+}
+
+// usageFailed reports a mistake in cmd's command line and returns exit
+// code 2.
+func usageFailed(stderr io.Writer, cmd *command, err error) int {
+	msg := err.Error()
+	// The flag package names a flag with one dash; the help shows two.
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: -"); ok {
+		msg = "unknown flag --" + name
+	} else if name, ok := strings.CutPrefix(msg, "flag needs an argument: -"); ok {
+		msg = "flag --" + name + " needs a value"
+	}
+	fmt.Fprintf(stderr, "linkbolt %s: %s (run 'linkbolt %s --help' for its flags)\n", cmd.name, msg, cmd.name)
+	return 2
+}
+
+// isHelpFlag reports whether arg asks for help the way the flag package
+// understands it.
+func isHelpFlag(arg string) bool {
+	switch arg {
+	case "-h", "--h", "-help", "--help":
+		return true
+	}
+	return false
+}
+
+func findCommand(name string) *command {
+	for _, c := range commands {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// runHelp answers "linkbolt help [COMMAND]".
+func runHelp(args []string, stdout, stderr io.Writer) int {
+	switch {
+	case len(args) == 0 || len(args) == 1 && (args[0] == "help" || isHelpFlag(args[0])):
+		usage(stdout)
+		return 0
+	case len(args) > 1:
+		fmt.Fprintf(stderr, "linkbolt help: unexpected argument %q (run 'linkbolt help COMMAND' for one command)\n", args[1])
+		return 2
+	}
+	cmd := findCommand(args[0])
+	if cmd == nil {
+		fmt.Fprintf(stderr, "linkbolt help: unknown command %q (run 'linkbolt help' for the list)\n", args[0])
+		return 2
+	}
+	fs := newFlagSet(cmd)
+	cmd.define(fs)
+	commandHelp(stdout, cmd, fs)
 	return 0
 }
 
+// usage prints the list of commands.
 func usage(w io.Writer) {
-	fmt.Fprint(w, `Usage:
-  linkbolt [serve] [--config FILE]              start the server (the default)
-  linkbolt version                              print the version
-  linkbolt backup --out FILE [--config FILE]    write a consistent copy of the data file
-  linkbolt check [--file FILE] [--config FILE]  check the data file (or a backup) for damage
+	fmt.Fprint(w, `linkbolt is a self-hosted link shortener in one executable.
+
+Usage:
+  linkbolt [COMMAND] [FLAGS]
+
+Commands:
+`)
+	for _, c := range commands {
+		fmt.Fprintf(w, "  linkbolt %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintf(w, "  linkbolt %-9s %s\n", "help", "print this list, or a command's help (linkbolt help COMMAND)")
+	fmt.Fprint(w, `
+Run 'linkbolt help COMMAND' or 'linkbolt COMMAND --help' for a command's flags.
 
 Configuration: config.yaml in the working directory (or --config FILE) and
 LINKBOLT_<SECTION>_<KEY> environment variables; see config.example.yaml.
 `)
+}
+
+// commandHelp prints cmd's usage, what it does and every flag it takes.
+func commandHelp(w io.Writer, cmd *command, fs *flag.FlagSet) {
+	fmt.Fprintf(w, "Usage:\n  linkbolt %s\n\n%s\n", cmd.synopsis, cmd.about)
+	n := 0
+	fs.VisitAll(func(f *flag.Flag) {
+		if n++; n == 1 {
+			fmt.Fprint(w, "\nFlags:\n")
+		}
+		arg, text := flag.UnquoteUsage(f)
+		if arg != "" {
+			arg = " " + arg
+		}
+		fmt.Fprintf(w, "  --%s%s\n", f.Name, arg)
+		for _, line := range strings.Split(text, "\n") {
+			fmt.Fprintf(w, "        %s\n", line)
+		}
+	})
 }
 
 func versionString() string {
@@ -92,14 +249,8 @@ func versionString() string {
 	return "dev"
 }
 
-func runServe(ctx context.Context, args []string, stderr io.Writer) error {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	configPath := fs.String("config", "", "configuration file (YAML)")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	cfg, err := loadConfig(*configPath)
+func runServe(ctx context.Context, configPath string, stderr io.Writer) error {
+	cfg, err := loadConfig(configPath)
 	if err != nil {
 		return err
 	}

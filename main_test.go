@@ -154,6 +154,7 @@ func TestSetupLink(t *testing.T) {
 	}
 	token := strings.Fields(logs.String()[i+len("/setup?token="):])[0]
 	token = strings.Trim(token, `"`)
+	checkSetupPage(t, base+"/setup?token="+token, token)
 	c.must("POST", "/v1/setup", "", `{"token":"wrong","email":"a@example.com","password":"a long password"}`, 403)
 	c.must("POST", "/v1/setup", "", `{"token":"`+token+`","email":"a@example.com","password":"short"}`, 422)
 	out := c.must("POST", "/v1/setup", "", `{"token":"`+token+`","email":"a@example.com","password":"a long password"}`, 201)
@@ -163,6 +164,30 @@ func TestSetupLink(t *testing.T) {
 	}
 	// It works once.
 	c.must("POST", "/v1/setup", "", `{"token":"`+token+`","email":"b@example.com","password":"a long password"}`, 403)
+}
+
+// checkSetupPage gets the setup page and checks that it carries the form
+// and that its text wraps anywhere, so the long login token it shows when
+// done stays on a narrow screen.
+func checkSetupPage(t *testing.T, url, token string) {
+	t.Helper()
+	res, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	page := string(b)
+	if res.StatusCode != 200 || !strings.Contains(page, `name="token" value="`+token+`"`) || !strings.Contains(page, "Your token: ") {
+		t.Fatalf("setup page: %d\n%s", res.StatusCode, page)
+	}
+	_, style, _ := strings.Cut(page, "<style>")
+	style, _, _ = strings.Cut(style, "</style>")
+	_, body, _ := strings.Cut(style, "body{")
+	body, _, _ = strings.Cut(body, "}")
+	if !strings.Contains(strings.ReplaceAll(body, " ", ""), "overflow-wrap:anywhere") {
+		t.Fatalf("the setup page's text does not wrap anywhere: body{%s}", body)
+	}
 }
 
 // syncWriter is a log sink the server writes to while the test reads it.
@@ -332,6 +357,26 @@ func TestConfig(t *testing.T) {
 			}
 		}
 	})
+	t.Run("cors origins", func(t *testing.T) {
+		t.Chdir(t.TempDir())
+		if cfg, err := loadConfig(""); err != nil || len(cfg.Server.CORSOrigins) != 0 {
+			t.Fatalf("default: %q %v", cfg.Server.CORSOrigins, err)
+		}
+		t.Setenv("LINKBOLT_SERVER_CORS_ORIGINS", "https://App.example.com/,http://localhost:5173")
+		cfg, err := loadConfig("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := fmt.Sprint(cfg.Server.CORSOrigins), "[https://app.example.com http://localhost:5173]"; got != want {
+			t.Fatalf("from the environment: %s, want %s", got, want)
+		}
+		p := filepath.Join(t.TempDir(), "c.yaml")
+		os.WriteFile(p, []byte("server:\n  cors_origins: [\"*\"]\n"), 0o600)
+		t.Setenv("LINKBOLT_SERVER_CORS_ORIGINS", "") // empty is unset
+		if cfg, err := loadConfig(p); err != nil || fmt.Sprint(cfg.Server.CORSOrigins) != "[*]" {
+			t.Fatalf("from a file: %q %v", cfg.Server.CORSOrigins, err)
+		}
+	})
 	t.Run("example file equals the defaults", func(t *testing.T) {
 		cfg, err := loadConfig("config.example.yaml")
 		if err != nil {
@@ -360,12 +405,19 @@ func TestConfig(t *testing.T) {
 		"domains:\n  scheme: ftp\n",
 		"domains:\n  resolver: \"dns server\"\n",
 		"domains:\n  resolver: \"127.0.0.1:99999\"\n",
+		"server:\n  cors_origins: [\"https://app.example.com/app\"]\n",
+		"server:\n  cors_origins: [\"app.example.com\"]\n",
 	} {
 		t.Run(strings.TrimSpace(bad), func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "c.yaml")
 			os.WriteFile(p, []byte(bad), 0o600)
-			if _, err := loadConfig(p); err == nil {
+			_, err := loadConfig(p)
+			if err == nil {
 				t.Fatalf("accepted %q", bad)
+			}
+			// The error names the key that is wrong.
+			if key, _, _ := strings.Cut(strings.TrimSpace(bad), ":"); !strings.Contains(err.Error(), key+".") {
+				t.Fatalf("%q: the error does not name the key: %v", bad, err)
 			}
 		})
 	}
@@ -378,6 +430,149 @@ func TestVersionAndUsage(t *testing.T) {
 	}
 	if code := run(context.Background(), []string{"frobnicate"}, &out, &errb); code != 2 {
 		t.Fatalf("unknown command exit %d", code)
+	}
+}
+
+// runCLI runs linkbolt's command line in the test's process and returns
+// the exit code, stdout and stderr.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr bytes.Buffer
+	code := run(context.Background(), args, &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// TestHelp: every spelling of help prints to stdout and exits 0; the list
+// names every command, and each command's help shows all its flags.
+func TestHelp(t *testing.T) {
+	// A token in the environment is a flag's default, and never shown.
+	t.Setenv("LINKBOLT_TOKEN", "lb_secret_token_value")
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}, {"-help"}, {"help", "help"}, {"help", "--help"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			code, stdout, stderr := runCLI(t, args...)
+			if code != 0 || stderr != "" {
+				t.Fatalf("exit %d, stderr %q", code, stderr)
+			}
+			for _, name := range []string{"serve", "version", "backup", "check", "help"} {
+				if !strings.Contains(stdout, "\n  linkbolt "+name+" ") {
+					t.Errorf("the list does not name %s:\n%s", name, stdout)
+				}
+			}
+			if !strings.Contains(stdout, "linkbolt help COMMAND") || !strings.Contains(stdout, "linkbolt COMMAND --help") {
+				t.Errorf("the list does not say how to get more:\n%s", stdout)
+			}
+		})
+	}
+	for _, tc := range []struct {
+		cmd   string
+		flags []string
+		say   []string
+	}{
+		{"serve", []string{"--config FILE"}, []string{"linkbolt [serve] [--config FILE]"}},
+		{"version", nil, []string{"linkbolt version", "Print linkbolt's version"}},
+		{"backup", []string{"--config FILE", "--out FILE", "--token TOKEN"},
+			[]string{"linkbolt backup --out FILE", "running server holds the data file", "LINKBOLT_TOKEN", "admin.email"}},
+		{"check", []string{"--config FILE", "--file FILE", "--token TOKEN"}, []string{"linkbolt check [--file FILE]"}},
+	} {
+		var first string
+		for _, args := range [][]string{{"help", tc.cmd}, {tc.cmd, "--help"}, {tc.cmd, "-help"}, {tc.cmd, "-h"}, {tc.cmd, "--h"}} {
+			t.Run(strings.Join(args, " "), func(t *testing.T) {
+				code, stdout, stderr := runCLI(t, args...)
+				if code != 0 || stderr != "" {
+					t.Fatalf("exit %d, stderr %q", code, stderr)
+				}
+				if first == "" {
+					first = stdout
+				} else if stdout != first {
+					t.Fatalf("help differs by spelling:\n%s\n---\n%s", stdout, first)
+				}
+				for _, want := range append(append([]string{"Usage:"}, tc.say...), tc.flags...) {
+					if !strings.Contains(stdout, want) {
+						t.Errorf("help does not say %q:\n%s", want, stdout)
+					}
+				}
+				if got, want := strings.Count(stdout, "\n  --"), len(tc.flags); got != want {
+					t.Errorf("%d flags shown, want %d:\n%s", got, want, stdout)
+				}
+				if strings.Contains(stdout, "lb_secret_token_value") {
+					t.Errorf("help shows the token from the environment:\n%s", stdout)
+				}
+			})
+		}
+	}
+}
+
+// TestUsageErrors: a mistake in the command line exits 2 with one line on
+// stderr that says what is wrong and where help is, and runs nothing.
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		say  string
+	}{
+		{[]string{"frobnicate"}, `linkbolt: unknown command "frobnicate" (run 'linkbolt help' for the list)`},
+		{[]string{"help", "frobnicate"}, `linkbolt help: unknown command "frobnicate"`},
+		{[]string{"help", "backup", "check"}, `linkbolt help: unexpected argument "check"`},
+		{[]string{"--bogus"}, "linkbolt serve: unknown flag --bogus (run 'linkbolt serve --help' for its flags)"},
+		{[]string{"serve", "--bogus"}, "linkbolt serve: unknown flag --bogus"},
+		{[]string{"serve", "extra"}, `linkbolt serve: unexpected argument "extra"`},
+		{[]string{"version", "--bogus"}, "linkbolt version: unknown flag --bogus"},
+		{[]string{"version", "extra"}, `linkbolt version: unexpected argument "extra"`},
+		{[]string{"backup", "--bogus"}, "linkbolt backup: unknown flag --bogus (run 'linkbolt backup --help' for its flags)"},
+		{[]string{"backup"}, "linkbolt backup: --out FILE is required"},
+		{[]string{"backup", "--out"}, "linkbolt backup: flag --out needs a value"},
+		{[]string{"check", "--bogus"}, "linkbolt check: unknown flag --bogus"},
+		{[]string{"check", "--file", "a.db", "b.db"}, `linkbolt check: unexpected argument "b.db"`},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Chdir(t.TempDir()) // nothing to find or create here
+			code, stdout, stderr := runCLI(t, tc.args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2 (stderr %q)", code, stderr)
+			}
+			if stdout != "" || !strings.HasPrefix(stderr, tc.say) || strings.Count(stderr, "\n") != 1 {
+				t.Fatalf("stdout %q, stderr %q, want one line starting %q", stdout, stderr, tc.say)
+			}
+			if entries, _ := os.ReadDir("."); len(entries) != 0 {
+				t.Fatalf("a usage error left files behind: %v", entries)
+			}
+		})
+	}
+}
+
+// TestCORSEndToEnd: server.cors_origins reaches the running server, and a
+// browser application's preflight and request over a real connection get
+// their answers.
+func TestCORSEndToEnd(t *testing.T) {
+	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
+	cfg.Server.CORSOrigins = []string{"https://app.example.com"} // as loadConfig leaves it
+	base, _ := startApp(t, cfg, nil)
+	c := client{t, base}
+	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+	key := c.must("POST", "/v1/keys", tok, `{"name":"browser app","scope":"read"}`, 201)["key"].(string)
+
+	req, _ := http.NewRequest("OPTIONS", base+"/v1/links", nil)
+	req.Header.Set("Origin", "https://app.example.com")
+	req.Header.Set("Access-Control-Request-Method", "GET")
+	req.Header.Set("Access-Control-Request-Headers", "x-api-key")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 204 || res.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" ||
+		!strings.Contains(strings.ToLower(res.Header.Get("Access-Control-Allow-Headers")), "x-api-key") {
+		t.Fatalf("preflight: %d %v", res.StatusCode, res.Header)
+	}
+	req, _ = http.NewRequest("GET", base+"/v1/links", nil)
+	req.Header.Set("Origin", "https://app.example.com")
+	req.Header.Set("X-API-Key", key)
+	if res, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 200 || res.Header.Get("Access-Control-Allow-Origin") != "https://app.example.com" ||
+		!strings.Contains(res.Header.Get("Access-Control-Expose-Headers"), "X-RateLimit-Remaining") {
+		t.Fatalf("request: %d %v", res.StatusCode, res.Header)
 	}
 }
 

@@ -25,10 +25,13 @@ func (s *Server) serveHome(w http.ResponseWriter, r *http.Request, _ httprouter.
 	_ = homePage.Execute(w, s.setupToken.Load() != nil)
 }
 
+// setupPage is the one-time setup form. Its text wraps anywhere: the login
+// token it shows when done is one long word, which would otherwise run off
+// a phone's screen.
 var setupPage = template.Must(template.New("setup").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>Set up linkbolt</title>
-<style>body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:10vh auto;padding:0 1rem;color:#222}
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:28rem;margin:10vh auto;padding:0 1rem;color:#222;overflow-wrap:anywhere}
 label{display:block;margin:.8rem 0 .2rem}input{width:100%;padding:.4rem;font:inherit;box-sizing:border-box}
 button{margin-top:1rem;padding:.5rem 1rem;font:inherit}#msg{margin-top:1rem}</style></head>
 <body><h1>Set up linkbolt</h1>

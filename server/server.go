@@ -81,6 +81,10 @@ type Config struct {
 	// MaxConnections bounds the connections open at once (see
 	// Server.Listener); 0 means no bound.
 	MaxConnections int
+	// CORSOrigins are the origins whose browser applications may call the
+	// API (server.cors_origins), as ParseCORSOrigins returns them; none
+	// means no CORS headers at all.
+	CORSOrigins []string
 }
 
 // Server serves the API, the redirects and the setup page on one handler.
@@ -133,6 +137,8 @@ type Server struct {
 	// they are served (see loops).
 	rules, servedRules *link.URLRules
 	router             *httprouter.Router
+	// cors answers cross-origin API requests; nil when none are allowed.
+	cors *corsPolicy
 	// pages holds the one-segment paths of pages (e.g. /healthz); every
 	// other one-segment GET is a short code.
 	pages map[string]bool
@@ -196,6 +202,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		primary:   primary, alt: alt,
 	}
 	s.domains, s.domainVerifier, s.webhookTargets, s.setup = d.Domains, d.DomainVerifier, d.WebhookTargets, d.Setup
+	s.cors = newCORSPolicy(cfg.CORSOrigins)
 	s.rules = newURLRules(primary, alt, cfg.Listen)
 	s.servedRules = s.servedURLRules()
 	s.routes()
@@ -238,6 +245,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// lookup for any host but the primary one).
 	if r.Host != s.primary.Host && s.serveCustomHost(w, r) {
 		return
+	}
+	if s.cors != nil && s.cors.serveCORS(w, r) {
+		return // a preflight
 	}
 	// The redirect is the hot path: a one-segment GET or HEAD that is not a
 	// page goes straight to it rather than through the router's search and

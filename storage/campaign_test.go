@@ -933,3 +933,19 @@ func TestFindEvents_AfterLastPossibleID(t *testing.T) {
 		t.Fatalf("after %s: %v, %v; want no events", last, page, err)
 	}
 }
+
+// TestDeleteCampaign_ConflictMessage checks that the refusal counts the
+// campaign's links in words: "1 link", "2 links".
+func TestDeleteCampaign_ConflictMessage(t *testing.T) {
+	s, _, ws := mustSetup(t)
+	ctx := context.Background()
+	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Spring"})
+	for _, want := range []string{"still has 1 link:", "still has 2 links:"} {
+		mustLink(t, s, ws.ID, &link.Link{CampaignID: c.ID})
+		err := s.Campaigns.DeleteCampaign(ctx, ws.ID, c.ID, false)
+		wantCode(t, err, link.ECONFLICT)
+		if msg := link.ErrorMessage(err); !strings.Contains(msg, want) {
+			t.Fatalf("conflict message %q, want it to say %q", msg, want)
+		}
+	}
+}

@@ -464,3 +464,20 @@ func TestFindVerifiedDomain_Concurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestDeleteDomain_ConflictMessage checks that the refusal counts the
+// domain's links in words: "1 link", "2 links".
+func TestDeleteDomain_ConflictMessage(t *testing.T) {
+	s, _, ws := mustSetup(t)
+	ds := storage.NewDomainService(s.DB)
+	ctx := context.Background()
+	d := mustVerifiedDomain(t, s, ws.ID, "go.example.com")
+	for _, want := range []string{"still has 1 link:", "still has 2 links:"} {
+		mustLink(t, s, ws.ID, &link.Link{Domain: "go.example.com"})
+		err := ds.DeleteDomain(ctx, ws.ID, d.ID)
+		wantCode(t, err, link.ECONFLICT)
+		if msg := link.ErrorMessage(err); !strings.Contains(msg, want) {
+			t.Fatalf("conflict message %q, want it to say %q", msg, want)
+		}
+	}
+}

@@ -404,6 +404,14 @@ func containsFold(s, substr string) bool {
 	return strings.Contains(strings.ToLower(s), substr)
 }
 
+// linkCount says how many links n is, in words: "1 link", "2 links".
+func linkCount(n int) string {
+	if n == 1 {
+		return "1 link"
+	}
+	return fmt.Sprintf("%d links", n)
+}
+
 // idIterator yields link IDs (8-byte keys) newest first; nil at the end.
 type idIterator interface{ next() []byte }
 

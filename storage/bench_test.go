@@ -53,7 +53,7 @@ func benchFindLinks(b *testing.B, s *Services, f link.LinkFilter, wantLen, wantT
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		links, total, err := s.Links.FindLinks(context.Background(), f)
+		links, total, err := findLinks(context.Background(), s.Links, f)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -168,7 +168,7 @@ func BenchmarkCreateLinkSerial(b *testing.B) {
 func BenchmarkUpdateLink(b *testing.B) {
 	s := mustBigWorkspace(b)
 	ctx := context.Background()
-	links, _, err := s.Links.FindLinks(ctx, link.LinkFilter{WorkspaceID: mustWorkspaceID(b, s), Page: 1, Limit: 100})
+	links, _, err := findLinks(ctx, s.Links, link.LinkFilter{WorkspaceID: mustWorkspaceID(b, s), Page: 1, Limit: 100})
 	if err != nil {
 		b.Fatal(err)
 	}

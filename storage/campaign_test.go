@@ -26,11 +26,11 @@ func findCampaign(tb testing.TB, s *Services, wsID, id string) *link.Campaign {
 	return c
 }
 
-// campaignLinks returns the IDs of the links FindLinks lists for a
+// campaignLinks returns the IDs of the links FindLinkPage lists for a
 // campaign filter, newest first, checking the total against them.
 func campaignLinks(tb testing.TB, s *Services, wsID, campaignID string) []string {
 	tb.Helper()
-	links, total, err := s.Links.FindLinks(context.Background(), link.LinkFilter{WorkspaceID: wsID, CampaignID: campaignID, Limit: link.MaxPageLimit})
+	links, total, err := findLinks(context.Background(), s.Links, link.LinkFilter{WorkspaceID: wsID, CampaignID: campaignID, Limit: link.MaxPageLimit})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -655,7 +655,7 @@ func TestFindLinkByAlias_CampaignUTM(t *testing.T) {
 	want("none", [3]string{})
 
 	// The link's own fields stay its own elsewhere.
-	links, _, err := s.Links.FindLinks(ctx, link.LinkFilter{WorkspaceID: ws.ID, CampaignID: c.ID})
+	links, _, err := findLinks(ctx, s.Links, link.LinkFilter{WorkspaceID: ws.ID, CampaignID: c.ID})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -169,8 +169,9 @@ func checkClicks(tx *bolt.Tx) []error {
 	// pruned day may take late clicks into new records). Records name
 	// deleted links and campaigns too; those are left out.
 	records := map[string]pair{} // scope + day → records, human records
+	var rec visitorRecord
 	_ = tx.Bucket(bucketClicksVisitors).ForEach(func(k, v []byte) error {
-		rec, err := decodeVisitorRecord(v)
+		err := rec.decode(v)
 		if len(k) != 20 || err != nil {
 			fail("clicks.visitors %x: malformed, %v", k, err)
 			return nil

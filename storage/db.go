@@ -381,17 +381,6 @@ func (db *DB) Ping(ctx context.Context) error {
 	})
 }
 
-// Size returns the size of a backup taken now. A write between Size and
-// WriteBackup changes it; StreamBackup gives both from one transaction.
-func (db *DB) Size() (int64, error) {
-	var n int64
-	err := db.db.View(func(tx *bolt.Tx) error {
-		n = tx.Size()
-		return nil
-	})
-	return n, err
-}
-
 // WriteBackup writes a consistent copy of the whole data file to w while
 // the database stays in use, and returns the number of bytes written.
 func (db *DB) WriteBackup(w io.Writer) (int64, error) {

@@ -168,16 +168,6 @@ func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string)
 	return l, nil
 }
 
-// FindLinks returns a page of the workspace's links, newest first, and the
-// number of links matching the filter; see FindLinkPage.
-func (s *LinkService) FindLinks(ctx context.Context, f link.LinkFilter) ([]*link.Link, int, error) {
-	p, err := s.FindLinkPage(ctx, f)
-	if err != nil {
-		return nil, 0, err
-	}
-	return p.Links, p.Total, nil
-}
-
 // FindLinkPage returns a page of the workspace's links, newest first, and
 // the number of links matching the filter. ENOTFOUND for an unknown
 // workspace.
@@ -339,7 +329,7 @@ func linkMatcher(f link.LinkFilter) (quick func([]byte) bool, match func(*linkRe
 		noDomain = []byte(`"domain":`)
 	}
 	searchRaw := search != "" && !strings.ContainsAny(search, jsonEscaped)
-	var lower []byte // reused: FindLinks calls quick from one goroutine
+	var lower []byte // reused: FindLinkPage calls quick from one goroutine
 	quick = func(raw []byte) bool {
 		for _, n := range needles {
 			if !bytes.Contains(raw, n) {

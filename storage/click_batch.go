@@ -293,31 +293,6 @@ type batchWrite struct {
 	mem arena
 }
 
-// arena hands out byte slices cut from big blocks.
-type arena struct{ block []byte }
-
-const arenaBlock = 1 << 20
-
-// alloc returns n bytes.
-func (a *arena) alloc(n int) []byte {
-	if cap(a.block)-len(a.block) < n {
-		if n > arenaBlock/4 {
-			return make([]byte, n)
-		}
-		a.block = make([]byte, 0, arenaBlock)
-	}
-	m := len(a.block)
-	a.block = a.block[:m+n]
-	return a.block[m : m+n : m+n]
-}
-
-// copy returns a copy of b.
-func (a *arena) copy(b []byte) []byte {
-	c := a.alloc(len(b))
-	copy(c, b)
-	return c
-}
-
 // blobWrite is what a batch adds to one period blob.
 type blobWrite struct {
 	period int32

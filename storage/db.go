@@ -86,7 +86,7 @@ var (
 	bucketCampaignsWorkspace = []byte("campaigns.workspace") // workspace id + campaign id → ""
 	bucketEvents             = []byte("events")              // event sequence → eventRecord (the webhook outbox)
 
-	// Webhooks and their deliveries; see webhook.go.
+	// Webhooks and their deliveries; see webhook.go and delivery.go.
 	bucketWebhooks          = []byte("webhooks")           // webhook id → webhookRecord
 	bucketWebhooksWorkspace = []byte("webhooks.workspace") // workspace id + webhook id → ""
 	bucketWebhooksEvent     = []byte("webhooks.event")     // workspace id + event type + 0 + webhook id → "" (enabled webhooks subscribed to the type)
@@ -434,12 +434,4 @@ func (db *DB) JWTSecret(generate func() []byte) ([]byte, error) {
 		return nil, err
 	}
 	return secret, nil
-}
-
-// cloneBytes copies b out of a transaction's memory; nil stays nil.
-func cloneBytes(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte{}, b...)
 }

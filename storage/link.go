@@ -774,21 +774,6 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 	})
 }
 
-// deletePrefix deletes every key of b that starts with prefix.
-func deletePrefix(b *bolt.Bucket, prefix []byte) error {
-	var keys [][]byte
-	c := b.Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		keys = append(keys, cloneBytes(k))
-	}
-	for _, k := range keys {
-		if err := b.Delete(k); err != nil {
-			return fmt.Errorf("delete %x: %w", k, err)
-		}
-	}
-	return nil
-}
-
 // findLink returns a link record of workspace wid (any workspace when wid
 // is 0). ENOTFOUND.
 func findLink(tx *bolt.Tx, wid, lid uint64) (*linkRecord, error) {

@@ -12,29 +12,24 @@ import (
 	"github.com/linkbolt/linkbolt/link"
 )
 
-// RecordAttempt writes the outcome of a try of the pending delivery d and
-// sets d's fields to what was stored. A success (a.Error == "") marks the
-// delivery succeeded and takes it out of the queue. A failure counts
-// against the webhook's consecutive failures and: with disable != "",
-// marks the delivery failed and disables the webhook with disable as its
-// reason (the rest of its queue stays pending, for when it is enabled
-// again); else with next, keeps it at the head of the queue, due at next;
-// else marks it failed and dequeues it. Attempts recorded at the same time
-// by several workers share one commit (see attemptWriter). ENOTFOUND when
-// the webhook or the delivery was deleted meanwhile, ECONFLICT when the
-// delivery is not pending.
-func (s *WebhookService) RecordAttempt(ctx context.Context, d *link.Delivery, a link.Attempt, next *time.Time, disable string) error {
-	return s.RecordAttempts(ctx, []link.AttemptRecord{{Delivery: d, Attempt: a, Next: next, Disable: disable}})
-}
-
-// RecordAttempts writes several attempts, in their order, in one
-// transaction (shared with the attempts other workers record at the same
-// time), each as RecordAttempt does, and sets each record's Delivery to
-// what was stored. A dispatcher records a run of one webhook's deliveries
-// with it: one commit for the run. A record that cannot be written
-// (ENOTFOUND, ECONFLICT, or a malformed id) is skipped, leaving its
-// Delivery as it was, and the first such error is returned; the others
-// are written. Any other error writes nothing.
+// RecordAttempts writes the outcome of tries of pending deliveries and
+// their next steps, in their order, in one transaction (shared with the
+// attempts other workers record at the same time, see attemptWriter), and
+// sets each record's Delivery to what was stored. A dispatcher records a
+// run of one webhook's deliveries with it: one commit for the run.
+//
+// A success (Attempt.Error == "") marks the delivery succeeded and takes
+// it out of the queue. A failure counts against the webhook's consecutive
+// failures and: with Disable != "", marks the delivery failed and disables
+// the webhook with Disable as its reason (the rest of its queue stays
+// pending, for when it is enabled again); else with Next, keeps it at the
+// head of the queue, due at Next; else marks it failed and dequeues it.
+//
+// A record that cannot be written (ENOTFOUND when the webhook or the
+// delivery was deleted meanwhile or the id is malformed, ECONFLICT when
+// the delivery is not pending) is skipped, leaving its Delivery as it
+// was, and the first such error is returned; the others are written. Any
+// other error writes nothing.
 func (s *WebhookService) RecordAttempts(ctx context.Context, rs []link.AttemptRecord) error {
 	if len(rs) == 0 {
 		return nil
@@ -165,7 +160,7 @@ func (w *attemptWriter) submit(db *DB, g *attemptGroup) {
 	w.mu.Unlock()
 }
 
-// recordAttempt is RecordAttempt in tx. Its domain errors come before any
+// recordAttempt writes one attempt of RecordAttempts in tx. Its domain errors come before any
 // write.
 func recordAttempt(tx *bolt.Tx, q *attemptRequest) (*link.Delivery, error) {
 	wh, err := findWebhook(tx, 0, q.whid)

@@ -21,19 +21,19 @@ func TestRecordAttempt_Transitions(t *testing.T) {
 
 	// Success.
 	d := due(t, hooks, now)[w.ID]
-	if err := hooks.RecordAttempt(ctx, d, link.Attempt{At: now, ResponseCode: 204, Duration: 3 * time.Millisecond}, nil, ""); err != nil {
+	if err := recordAttempt(ctx, hooks, d, link.Attempt{At: now, ResponseCode: 204, Duration: 3 * time.Millisecond}, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	if d.Status != link.DeliverySucceeded || d.Attempts != 1 || d.ResponseCode != 204 || d.Duration != 3*time.Millisecond || d.NextAttemptAt != nil {
 		t.Fatalf("succeeded = %+v", d)
 	}
 	// A finished delivery takes no more attempts.
-	wantCode(t, hooks.RecordAttempt(ctx, d, link.Attempt{At: now}, nil, ""), link.ECONFLICT)
+	wantCode(t, recordAttempt(ctx, hooks, d, link.Attempt{At: now}, nil, ""), link.ECONFLICT)
 
 	// Failure given up without disabling: failed, out of the queue.
 	d = due(t, hooks, now)[w.ID]
 	long := strings.Repeat("é", 2000)
-	if err := hooks.RecordAttempt(ctx, d, link.Attempt{At: now, Error: long}, nil, ""); err != nil {
+	if err := recordAttempt(ctx, hooks, d, link.Attempt{At: now, Error: long}, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	if d.Status != link.DeliveryFailed || d.ResponseCode != 0 || len(d.LastError) > 1024 || !strings.HasPrefix(long, d.LastError) {
@@ -44,7 +44,7 @@ func TestRecordAttempt_Transitions(t *testing.T) {
 	// pending at the head of the queue, the rest behind it, none due.
 	d = due(t, hooks, now)[w.ID]
 	reason := "disabled after 24 h of failed deliveries: HTTP 500"
-	if err := hooks.RecordAttempt(ctx, d, link.Attempt{At: now, ResponseCode: 500, Error: "HTTP 500"}, nil, reason); err != nil {
+	if err := recordAttempt(ctx, hooks, d, link.Attempt{At: now, ResponseCode: 500, Error: "HTTP 500"}, nil, reason); err != nil {
 		t.Fatal(err)
 	}
 	if d.Status != link.DeliveryPending || d.Attempts != 1 {
@@ -85,7 +85,7 @@ func TestRecordAttempt_Transitions(t *testing.T) {
 	if err := hooks.DeleteWebhook(ctx, ws.ID, w.ID); err != nil {
 		t.Fatal(err)
 	}
-	wantCode(t, hooks.RecordAttempt(ctx, d, link.Attempt{At: now}, nil, ""), link.ENOTFOUND)
+	wantCode(t, recordAttempt(ctx, hooks, d, link.Attempt{At: now}, nil, ""), link.ENOTFOUND)
 }
 
 // TestRecordAttempts_ConcurrentRunsShareCommits: runs recorded at the
@@ -137,4 +137,10 @@ func TestRecordAttempts_ConcurrentRunsShareCommits(t *testing.T) {
 			}
 		}
 	}
+}
+
+// recordAttempt records one attempt as the dispatcher does, through
+// RecordAttempts, and returns its error.
+func recordAttempt(ctx context.Context, hooks *storage.WebhookService, d *link.Delivery, a link.Attempt, next *time.Time, disable string) error {
+	return hooks.RecordAttempts(ctx, []link.AttemptRecord{{Delivery: d, Attempt: a, Next: next, Disable: disable}})
 }

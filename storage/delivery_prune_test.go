@@ -19,7 +19,7 @@ func TestPruneDeliveries(t *testing.T) {
 	campaignEvents(t, s, c, 3) // at t0: one succeeds, one fails, one stays pending
 	now := s.Clock.Now()
 	succeed(t, hooks, due(t, hooks, now)[w.ID], now)
-	if err := hooks.RecordAttempt(ctx, due(t, hooks, now)[w.ID], link.Attempt{At: now, Error: "x"}, nil, ""); err != nil {
+	if err := recordAttempt(ctx, hooks, due(t, hooks, now)[w.ID], link.Attempt{At: now, Error: "x"}, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	s.Clock.Add(48 * time.Hour)

@@ -46,7 +46,7 @@ func TestDueDeliveries_OnePerWebhookInOrder(t *testing.T) {
 	evs = campaignEvents(t, s, c, 2)
 	head := due(t, hooks, s.Clock.Now())[a.ID]
 	next := s.Clock.Now().Add(time.Minute)
-	if err := hooks.RecordAttempt(context.Background(), head, link.Attempt{At: s.Clock.Now(), ResponseCode: 500, Error: "HTTP 500"}, &next, ""); err != nil {
+	if err := recordAttempt(context.Background(), hooks, head, link.Attempt{At: s.Clock.Now(), ResponseCode: 500, Error: "HTTP 500"}, &next, ""); err != nil {
 		t.Fatal(err)
 	}
 	if head.Status != link.DeliveryPending || head.Attempts != 1 || !head.NextAttemptAt.Equal(next) || head.LastError != "HTTP 500" || head.ResponseCode != 500 {

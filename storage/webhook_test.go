@@ -76,7 +76,7 @@ func due(tb testing.TB, hooks *storage.WebhookService, now time.Time) map[string
 
 func succeed(tb testing.TB, hooks *storage.WebhookService, d *link.Delivery, at time.Time) {
 	tb.Helper()
-	if err := hooks.RecordAttempt(context.Background(), d, link.Attempt{At: at, ResponseCode: 200, Duration: time.Millisecond}, nil, ""); err != nil {
+	if err := recordAttempt(context.Background(), hooks, d, link.Attempt{At: at, ResponseCode: 200, Duration: time.Millisecond}, nil, ""); err != nil {
 		tb.Fatalf("record success of %s: %v", d.ID, err)
 	}
 }

@@ -145,9 +145,15 @@ type reverseIndex struct {
 }
 
 func newReverseIndex(b *bolt.Bucket, prefix []byte) *reverseIndex {
-	it := &reverseIndex{c: b.Cursor(), prefix: prefix}
-	it.set(lastWithPrefix(it.c, prefix))
+	it := &reverseIndex{}
+	it.start(b, prefix)
 	return it
+}
+
+// start sets it to walk the keys of b that start with prefix, from the last.
+func (it *reverseIndex) start(b *bolt.Bucket, prefix []byte) {
+	it.c, it.prefix = b.Cursor(), prefix
+	it.set(lastWithPrefix(it.c, prefix))
 }
 
 func (it *reverseIndex) set(k []byte) {

@@ -184,16 +184,25 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", f.WorkspaceID)
 	}
 	q := newLinkQuery(f)
+	// Here rather than in newLinkQuery, so that the list stays on the stack.
+	var tags []string
+	for _, t := range f.Tags {
+		if t = strings.TrimSpace(t); t != "" && !slices.Contains(tags, t) {
+			tags = append(tags, t)
+		}
+	}
+	q.tags = tags
 	page := &link.LinkPage{}
 	err := s.db.db.View(func(tx *bolt.Tx) error {
 		if err := workspaceExists(tx, wid); err != nil {
 			return err
 		}
-		it, total, err := q.index(tx, wid)
+		var it linkIndex
+		total, err := q.index(tx, wid, &it)
 		if err != nil {
 			return err
 		}
-		n, err := q.walk(tx, wid, it, page)
+		n, err := q.walk(tx, wid, &it, page)
 		if !q.counted() {
 			total = n
 		}
@@ -206,7 +215,8 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 	return page, nil
 }
 
-// linkQuery is a LinkFilter made ready for FindLinkPage's walk.
+// linkQuery is a LinkFilter made ready for FindLinkPage's walk; the
+// caller adds the tags.
 type linkQuery struct {
 	offset, limit, scanLimit int
 	tags                     []string // trimmed, each once
@@ -214,7 +224,7 @@ type linkQuery struct {
 	match                    func(*linkRecord) bool
 }
 
-func newLinkQuery(f link.LinkFilter) *linkQuery {
+func newLinkQuery(f link.LinkFilter) linkQuery {
 	if f.Limit <= 0 {
 		f.Limit = link.DefaultPageLimit
 	}
@@ -225,13 +235,7 @@ func newLinkQuery(f link.LinkFilter) *linkQuery {
 	if f.Page-1 < offset/f.Limit {
 		offset = f.Offset()
 	}
-	var tags []string
-	for _, t := range f.Tags {
-		if t = strings.TrimSpace(t); t != "" && !slices.Contains(tags, t) {
-			tags = append(tags, t)
-		}
-	}
-	q := &linkQuery{offset: offset, limit: f.Limit, scanLimit: f.ScanLimit, tags: tags}
+	q := linkQuery{offset: offset, limit: f.Limit, scanLimit: f.ScanLimit}
 	q.quick, q.match = linkMatcher(f)
 	return q
 }
@@ -241,37 +245,37 @@ func newLinkQuery(f link.LinkFilter) *linkQuery {
 // and at most one tag.
 func (q *linkQuery) counted() bool { return q.match == nil && len(q.tags) <= 1 }
 
-// index returns the walk of the index the query reads, newest first: the
-// workspace's, one tag's, or a merge of several tags'. When counted, it
-// returns the total from that index's counter too.
-func (q *linkQuery) index(tx *bolt.Tx, wid uint64) (idIterator, int, error) {
+// index sets it to the walk of the index the query reads, newest first:
+// the workspace's, one tag's, or a merge of several tags'. When counted,
+// it returns the total from that index's counter.
+func (q *linkQuery) index(tx *bolt.Tx, wid uint64, it *linkIndex) (int, error) {
 	var total uint64
 	var err error
 	switch len(q.tags) {
 	case 0:
+		it.one.start(tx.Bucket(bucketLinksWorkspace), itob(wid))
 		if q.counted() {
 			total, err = counter(tx.Bucket(bucketLinksCount), itob(wid))
 		}
-		return newReverseIndex(tx.Bucket(bucketLinksWorkspace), itob(wid)), int(total), err
 	case 1:
+		it.one.start(tx.Bucket(bucketLinksTag), tagPrefix(wid, q.tags[0]))
 		if q.counted() {
 			total, err = counter(tx.Bucket(bucketLinksTagCount), tagCountKey(wid, q.tags[0]))
 		}
-		return newReverseIndex(tx.Bucket(bucketLinksTag), tagPrefix(wid, q.tags[0])), int(total), err
 	default:
-		m := &mergedIndex{}
+		it.merged = &mergedIndex{}
 		for _, t := range q.tags {
-			m.its = append(m.its, newReverseIndex(tx.Bucket(bucketLinksTag), tagPrefix(wid, t)))
+			it.merged.its = append(it.merged.its, newReverseIndex(tx.Bucket(bucketLinksTag), tagPrefix(wid, t)))
 		}
-		return m, 0, nil
 	}
+	return int(total), err
 }
 
 // walk reads the links it yields, checks them against the filters, and
 // puts the ones of the page in page.Links; it returns the number of
 // matching links it met (all of them unless counted or truncated) and
 // sets page.Truncated when it stopped at the scan limit.
-func (q *linkQuery) walk(tx *bolt.Tx, wid uint64, it idIterator, page *link.LinkPage) (int, error) {
+func (q *linkQuery) walk(tx *bolt.Tx, wid uint64, it *linkIndex, page *link.LinkPage) (int, error) {
 	page.Links = []*link.Link{}
 	counted := q.counted()
 	links := linkReader{c: tx.Bucket(bucketLinks).Cursor()}
@@ -445,8 +449,19 @@ func linkCount(n int) string {
 	return fmt.Sprintf("%d links", n)
 }
 
-// idIterator yields link IDs (8-byte keys) newest first; nil at the end.
-type idIterator interface{ next() []byte }
+// linkIndex yields link IDs (8-byte keys) newest first, nil at the end:
+// from one index, or merged from several.
+type linkIndex struct {
+	one    reverseIndex
+	merged *mergedIndex // when set, the walk
+}
+
+func (it *linkIndex) next() []byte {
+	if it.merged != nil {
+		return it.merged.next()
+	}
+	return it.one.next()
+}
 
 // mergedIndex merges reverse index walks into one, newest first, each ID once.
 type mergedIndex struct {

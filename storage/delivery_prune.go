@@ -19,31 +19,13 @@ import (
 // transactions of at most 10,000 records, and first finishes any webhook
 // deletion a crash cut short. It returns the number of deliveries deleted.
 func (s *WebhookService) PruneDeliveries(ctx context.Context, before time.Time) (int, error) {
-	var deleting []uint64
-	err := s.db.db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketWebhooks).ForEach(func(k, v []byte) error {
-			var rec webhookRecord
-			if err := decodeJSON(v, &rec); err != nil {
-				return fmt.Errorf("webhook %x: %w", k, err)
-			}
-			if rec.Deleting {
-				deleting = append(deleting, btoi(k))
-			}
-			return nil
-		})
-	})
-	if err != nil {
+	if err := s.finishDeletions(); err != nil {
 		return 0, err
-	}
-	for _, whid := range deleting {
-		if err := s.purgeWebhook(whid); err != nil {
-			return 0, err
-		}
 	}
 
 	deleted := 0
 	var rec deliveryRecord
-	err = s.pruneOldest(ctx, bucketDeliveries, func(tx *bolt.Tx, k, v []byte) (bool, bool, error) {
+	err := s.pruneOldest(ctx, bucketDeliveries, func(tx *bolt.Tx, k, v []byte) (bool, bool, error) {
 		if err := rec.decode(v); err != nil {
 			return false, false, fmt.Errorf("delivery %x: %w", k, err)
 		}
@@ -78,6 +60,32 @@ func (s *WebhookService) PruneDeliveries(ctx context.Context, before time.Time) 
 		return deleted, fmt.Errorf("prune events: %w", err)
 	}
 	return deleted, nil
+}
+
+// finishDeletions purges the webhooks whose deletion a crash cut short.
+func (s *WebhookService) finishDeletions() error {
+	var deleting []uint64
+	err := s.db.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketWebhooks).ForEach(func(k, v []byte) error {
+			var rec webhookRecord
+			if err := decodeJSON(v, &rec); err != nil {
+				return fmt.Errorf("webhook %x: %w", k, err)
+			}
+			if rec.Deleting {
+				deleting = append(deleting, btoi(k))
+			}
+			return nil
+		})
+	})
+	if err != nil {
+		return err
+	}
+	for _, whid := range deleting {
+		if err := s.purgeWebhook(whid); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // pruneOldest walks a bucket from its first key in transactions of at most

@@ -179,7 +179,7 @@ type Attempt struct {
 }
 
 // AttemptRecord is a finished try of a pending delivery and its next
-// step, as RecordAttempt takes them: done on success; a retry at Next;
+// step, as RecordAttempts takes them: done on success; a retry at Next;
 // failed, and the webhook disabled with Disable as the reason, when
 // Disable is not "".
 type AttemptRecord struct {
@@ -252,12 +252,10 @@ type WebhookService interface {
 	// webhook's queue, in order, up to the first that is not due at now:
 	// none when the webhook is disabled or its head waits for a retry.
 	NextDeliveries(ctx context.Context, webhookID string, now time.Time, n int) ([]*Delivery, error)
-	// RecordAttempt writes the outcome of a try and the next step: done on
-	// success; a retry at next; failed, and the webhook disabled with
-	// disable as the reason, when disable is not "".
-	RecordAttempt(ctx context.Context, d *Delivery, a Attempt, next *time.Time, disable string) error
-	// RecordAttempts writes several attempts, in order, in one
-	// transaction, as RecordAttempt writes each.
+	// RecordAttempts writes the outcomes of tries and their next steps,
+	// in order, in one transaction: done on success; a retry at Next;
+	// failed, and the webhook disabled with Disable as the reason, when
+	// Disable is not "".
 	RecordAttempts(ctx context.Context, rs []AttemptRecord) error
 	// PruneDeliveries deletes finished deliveries older than before.
 	PruneDeliveries(ctx context.Context, before time.Time) (int, error)

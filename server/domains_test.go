@@ -442,7 +442,7 @@ func TestLinksOnDomains(t *testing.T) {
 	// A domain with links is not deleted.
 	r = e.do("DELETE", "/v1/domains/"+goID, e.writeKey, "", 409)
 	wantProblem(t, r, 409, "conflict")
-	if d := r.path("detail").(string); !strings.Contains(d, "1 links") {
+	if d := r.path("detail").(string); !strings.Contains(d, "still has 1 link:") {
 		t.Fatalf("delete conflict: %s", d)
 	}
 	e.do("DELETE", "/v1/links/"+l.str("id"), e.writeKey, "", 204)

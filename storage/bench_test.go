@@ -53,7 +53,7 @@ func benchFindLinks(b *testing.B, s *Services, f link.LinkFilter, wantLen, wantT
 	b.ReportAllocs()
 	b.ResetTimer()
 	for b.Loop() {
-		links, total, err := s.Links.FindLinks(context.Background(), f)
+		links, total, err := findLinks(context.Background(), s.Links, f)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -161,4 +161,36 @@ func BenchmarkCreateLinkSerial(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "links/s")
+}
+
+// BenchmarkUpdateLink changes the destination, tags and alias of links in
+// the workspace of 100,000 links, one update at a time.
+func BenchmarkUpdateLink(b *testing.B) {
+	s := mustBigWorkspace(b)
+	ctx := context.Background()
+	links, _, err := findLinks(ctx, s.Links, link.LinkFilter{WorkspaceID: mustWorkspaceID(b, s), Page: 1, Limit: 100})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		i++
+		l := links[i%len(links)]
+		dest := fmt.Sprintf("https://example.com/updated/%d", i)
+		tags := []string{benchTags[i%len(benchTags)], "updated"}
+		alias := fmt.Sprintf("upd%08d", i)
+		upd := link.LinkUpdate{DestinationURL: &dest, Tags: &tags, Alias: &alias}
+		if _, err := s.Links.UpdateLink(ctx, l.WorkspaceID, l.ID, upd, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func mustWorkspaceID(b *testing.B, s *Services) string {
+	ws, err := s.Workspaces.FindMemberships(context.Background(), mustAdminID(b, s))
+	if err != nil {
+		b.Fatal(err)
+	}
+	return ws[0].Workspace.ID
 }

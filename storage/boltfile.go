@@ -137,6 +137,43 @@ func (bf *boltFile) readMeta() *damage {
 		d.add("the file is empty (0 bytes)")
 		return d
 	}
+	h0, h1 := bf.readHeaderPages()
+	meta0, err0, meta1, err1 := h0.meta, h0.err, h1.meta, h1.err
+	switch {
+	case err0 != nil && err1 != nil:
+		d.add("no valid header page: not a linkbolt data file, or both header pages are damaged (first: %v; second: %v)", err0, err1)
+		return d
+	case err0 != nil:
+		bf.meta = meta1
+	case err1 != nil || meta0.txid >= meta1.txid:
+		bf.meta = meta0
+	default:
+		bf.meta = meta1
+	}
+	bf.noteHeaderDamage(err0, err1)
+	if err0 == nil && err1 == nil && meta0.pageSize != meta1.pageSize {
+		d.add("the header pages disagree on the page size (%d and %d)", meta0.pageSize, meta1.pageSize)
+		return d
+	}
+	bf.pageSize = int64(bf.meta.pageSize)
+	bf.checkMetaBounds(d)
+	if len(d.problems) > 0 {
+		if bf.headerDamage != "" {
+			d.add("%s", bf.headerDamage)
+		}
+		return d
+	}
+	return nil
+}
+
+// headerPage is a meta page as read, or what is wrong with it.
+type headerPage struct {
+	meta boltMeta
+	err  error
+}
+
+// readHeaderPages reads both meta pages.
+func (bf *boltFile) readHeaderPages() (first, second headerPage) {
 	buf := make([]byte, 4096)
 	n, _ := bf.f.ReadAt(buf, 0)
 	meta0, err0 := parseMeta(buf[:n])
@@ -163,36 +200,33 @@ func (bf *boltFile) readMeta() *damage {
 			err1 = err
 		}
 	}
-	switch {
-	case err0 != nil && err1 != nil:
-		d.add("no valid header page: not a linkbolt data file, or both header pages are damaged (first: %v; second: %v)", err0, err1)
-		return d
-	case err0 != nil:
-		bf.meta = meta1
-	case err1 != nil || meta0.txid >= meta1.txid:
-		bf.meta = meta0
-	default:
-		bf.meta = meta1
+	return headerPage{meta0, err0}, headerPage{meta1, err1}
+}
+
+// noteHeaderDamage sets bf.headerDamage when one header page is damaged.
+// bbolt then opens from the other without a word. That is right after a
+// crash while it wrote the header of a transaction that never finished,
+// but the damaged page may as well have held the last committed
+// transaction, which is then lost: the page's own transaction id is as
+// unreadable as the rest of it.
+func (bf *boltFile) noteHeaderDamage(err0, err1 error) {
+	if err0 == nil && err1 == nil {
+		return
 	}
-	// With one header page damaged, bbolt opens from the other without a
-	// word. That is right after a crash while it wrote the header of a
-	// transaction that never finished, but the damaged page may as well
-	// have held the last committed transaction, which is then lost: the
-	// page's own transaction id is as unreadable as the rest of it.
-	if bad, err := 0, err0; err0 != nil || err1 != nil {
-		if err0 == nil {
-			bad, err = 1, err1
-		}
-		bf.headerDamage = fmt.Sprintf("header page %d is damaged (%v): the file opens from header page %d "+
-			"(transaction %d), and the last transaction may be lost if the damaged page held a later one",
-			bad, err, 1-bad, bf.meta.txid)
+	bad, err := 0, err0
+	if err0 == nil {
+		bad, err = 1, err1
 	}
-	if err0 == nil && err1 == nil && meta0.pageSize != meta1.pageSize {
-		d.add("the header pages disagree on the page size (%d and %d)", meta0.pageSize, meta1.pageSize)
-		return d
-	}
+	bf.headerDamage = fmt.Sprintf("header page %d is damaged (%v): the file opens from header page %d "+
+		"(transaction %d), and the last transaction may be lost if the damaged page held a later one",
+		bad, err, 1-bad, bf.meta.txid)
+}
+
+// checkMetaBounds adds to d what is impossible in the chosen meta page:
+// a page count the file does not hold, a root or free-page list outside
+// the file.
+func (bf *boltFile) checkMetaBounds(d *damage) {
 	m := bf.meta
-	bf.pageSize = int64(m.pageSize)
 	if want := int64(m.pgid) * bf.pageSize; m.pgid < 3 || uint64(want)/uint64(bf.pageSize) != m.pgid {
 		d.add("the header records an impossible page count (%d)", m.pgid)
 	} else if bf.size < want {
@@ -203,13 +237,6 @@ func (bf *boltFile) readMeta() *damage {
 	} else if m.freelist != noFreelist && (m.freelist < 2 || m.freelist >= m.pgid) {
 		d.add("the free-page list at page %d is outside the file's %d pages", m.freelist, m.pgid)
 	}
-	if len(d.problems) > 0 {
-		if bf.headerDamage != "" {
-			d.add("%s", bf.headerDamage)
-		}
-		return d
-	}
-	return nil
 }
 
 // readAt reads exactly len(buf) bytes at off.

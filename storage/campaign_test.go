@@ -27,11 +27,11 @@ func findCampaign(tb testing.TB, s *Services, wsID, id string) *link.Campaign {
 	return c
 }
 
-// campaignLinks returns the IDs of the links FindLinks lists for a
+// campaignLinks returns the IDs of the links FindLinkPage lists for a
 // campaign filter, newest first, checking the total against them.
 func campaignLinks(tb testing.TB, s *Services, wsID, campaignID string) []string {
 	tb.Helper()
-	links, total, err := s.Links.FindLinks(context.Background(), link.LinkFilter{WorkspaceID: wsID, CampaignID: campaignID, Limit: link.MaxPageLimit})
+	links, total, err := findLinks(context.Background(), s.Links, link.LinkFilter{WorkspaceID: wsID, CampaignID: campaignID, Limit: link.MaxPageLimit})
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -318,191 +318,209 @@ func TestUpdateCampaign_Events(t *testing.T) {
 	o := mustCampaign(t, s, other.ID, &link.Campaign{Name: "Foreign"})
 	rec := recordEvents(t, s)
 
-	// Nothing changed: the campaign comes back as it is, no event.
-	s.Clock.Add(time.Hour)
-	for _, upd := range []link.CampaignUpdate{
-		{},
-		{Name: ptr("Spring"), Status: ptr(link.CampaignActive), UTMSource: ptr("news"), UTMMedium: ptr("")},
-		{Name: ptr("  Spring ")}, // the same once normalised
-	} {
-		got, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, upd)
+	var ev *link.Event     // the first event of ws
+	var want []string      // ws's event IDs, oldest first
+	var wantOther []string // other's event IDs, oldest first
+
+	mustRun(t, "an update that changes nothing writes no event", func(t *testing.T) {
+		// Nothing changed: the campaign comes back as it is, no event.
+		s.Clock.Add(time.Hour)
+		for _, upd := range []link.CampaignUpdate{
+			{},
+			{Name: ptr("Spring"), Status: ptr(link.CampaignActive), UTMSource: ptr("news"), UTMMedium: ptr("")},
+			{Name: ptr("  Spring ")}, // the same once normalised
+		} {
+			got, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, upd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.ID != c.ID || got.Name != "Spring" || got.UTMSource != "news" || !got.UpdatedAt.Equal(t0) {
+				t.Fatalf("unchanged update = %+v", got)
+			}
+		}
+		if rec.calls != 0 {
+			t.Fatalf("event func called %d times without a change", rec.calls)
+		}
+		if got := findCampaign(t, s, ws.ID, c.ID); !got.UpdatedAt.Equal(t0) {
+			t.Fatalf("UpdatedAt moved without a change: %+v", got)
+		}
+		if evs := events(t, s, ws.ID); len(evs) != 0 {
+			t.Fatalf("events without a change: %v", evs)
+		}
+	})
+
+	mustRun(t, "a change is written with its event", func(t *testing.T) {
+		// A change: written with its event, which holds the change.
+		at1 := s.Clock.Now()
+		got, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr(" Spring 2025 "), UTMSource: ptr(""), UTMMedium: ptr("email")})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got.ID != c.ID || got.Name != "Spring" || got.UTMSource != "news" || !got.UpdatedAt.Equal(t0) {
-			t.Fatalf("unchanged update = %+v", got)
+		if got.Name != "Spring 2025" || got.UTMSource != "" || got.UTMMedium != "email" || !got.UpdatedAt.Equal(at1) || !got.CreatedAt.Equal(t0) {
+			t.Fatalf("updated = %+v", got)
 		}
-	}
-	if rec.calls != 0 {
-		t.Fatalf("event func called %d times without a change", rec.calls)
-	}
-	if got := findCampaign(t, s, ws.ID, c.ID); !got.UpdatedAt.Equal(t0) {
-		t.Fatalf("UpdatedAt moved without a change: %+v", got)
-	}
-	if evs := events(t, s, ws.ID); len(evs) != 0 {
-		t.Fatalf("events without a change: %v", evs)
-	}
-
-	// A change: written with its event, which holds the change.
-	at1 := s.Clock.Now()
-	got, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr(" Spring 2025 "), UTMSource: ptr(""), UTMMedium: ptr("email")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got.Name != "Spring 2025" || got.UTMSource != "" || got.UTMMedium != "email" || !got.UpdatedAt.Equal(at1) || !got.CreatedAt.Equal(t0) {
-		t.Fatalf("updated = %+v", got)
-	}
-	wantChanges := map[string][2]string{"name": {"Spring", "Spring 2025"}, "utm_source": {"news", ""}, "utm_medium": {"", "email"}}
-	if rec.calls != 1 || fmt.Sprint(rec.changes) != fmt.Sprint(wantChanges) {
-		t.Fatalf("event func: %d calls, changes %v, want %v", rec.calls, rec.changes, wantChanges)
-	}
-	if found := findCampaign(t, s, ws.ID, c.ID); found.Name != "Spring 2025" || found.UTMMedium != "email" || !found.UpdatedAt.Equal(at1) {
-		t.Fatalf("found = %+v", found)
-	}
-	evs := events(t, s, ws.ID)
-	if len(evs) != 1 {
-		t.Fatalf("events = %v", evs)
-	}
-	ev := evs[0]
-	if !strings.HasPrefix(ev.ID, "evt_") || ev.Type != link.EventCampaignUpdated || ev.WorkspaceID != ws.ID || !ev.CreatedAt.Equal(at1) {
-		t.Fatalf("event = %+v", ev)
-	}
-	var data eventData
-	if err := json.Unmarshal(ev.Data, &data); err != nil {
-		t.Fatalf("event data %s: %v", ev.Data, err)
-	}
-	if data.ID != c.ID || data.Name != "Spring 2025" || data.UTM != [3]string{"", "email", ""} || fmt.Sprint(data.Changes) != fmt.Sprint(wantChanges) {
-		t.Fatalf("event data = %+v", data)
-	}
-
-	// More events, interleaved with the other workspace's.
-	var want []string // ws's event IDs, oldest first
-	want = append(want, ev.ID)
-	var wantOther []string
-	for i := range 5 {
-		s.Clock.Add(time.Minute)
-		got, err := s.Campaigns.UpdateCampaign(ctx, other.ID, o.ID, link.CampaignUpdate{UTMCampaign: ptr(fmt.Sprint("o", i))})
-		if err != nil {
-			t.Fatal(err)
+		wantChanges := map[string][2]string{"name": {"Spring", "Spring 2025"}, "utm_source": {"news", ""}, "utm_medium": {"", "email"}}
+		if rec.calls != 1 || fmt.Sprint(rec.changes) != fmt.Sprint(wantChanges) {
+			t.Fatalf("event func: %d calls, changes %v, want %v", rec.calls, rec.changes, wantChanges)
 		}
-		if got.UTMCampaign != fmt.Sprint("o", i) {
-			t.Fatalf("other updated = %+v", got)
-		}
-		wantOther = append(wantOther, events(t, s, other.ID)[i].ID)
-		status := []link.CampaignStatus{link.CampaignPaused, link.CampaignArchived, link.CampaignActive}[i%3]
-		if _, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Status: &status}); err != nil {
-			t.Fatal(err)
+		if found := findCampaign(t, s, ws.ID, c.ID); found.Name != "Spring 2025" || found.UTMMedium != "email" || !found.UpdatedAt.Equal(at1) {
+			t.Fatalf("found = %+v", found)
 		}
 		evs := events(t, s, ws.ID)
-		if len(evs) != len(want)+1 {
-			t.Fatalf("%d events after %d changes", len(evs), len(want)+1)
+		if len(evs) != 1 {
+			t.Fatalf("events = %v", evs)
 		}
-		last := evs[len(evs)-1]
-		if slices.Contains(want, last.ID) || !last.CreatedAt.Equal(s.Clock.Now()) {
-			t.Fatalf("last event %+v", last)
+		ev = evs[0]
+		if !strings.HasPrefix(ev.ID, "evt_") || ev.Type != link.EventCampaignUpdated || ev.WorkspaceID != ws.ID || !ev.CreatedAt.Equal(at1) {
+			t.Fatalf("event = %+v", ev)
 		}
-		want = append(want, last.ID)
-	}
-	var gotIDs []string
-	for _, e := range events(t, s, ws.ID) {
-		gotIDs = append(gotIDs, e.ID)
-		if e.WorkspaceID != ws.ID {
-			t.Fatalf("event of another workspace listed: %+v", e)
+		var data eventData
+		if err := json.Unmarshal(ev.Data, &data); err != nil {
+			t.Fatalf("event data %s: %v", ev.Data, err)
 		}
-	}
-	if !slices.Equal(gotIDs, want) {
-		t.Fatalf("events = %v, want %v", gotIDs, want)
-	}
-	for i := 1; i < len(want); i++ {
-		a, _ := s.DB.ParseID("evt_", want[i-1])
-		b, _ := s.DB.ParseID("evt_", want[i])
-		if a >= b {
-			t.Fatalf("events not oldest first: %v", want)
+		if data.ID != c.ID || data.Name != "Spring 2025" || data.UTM != [3]string{"", "email", ""} || fmt.Sprint(data.Changes) != fmt.Sprint(wantChanges) {
+			t.Fatalf("event data = %+v", data)
 		}
-	}
-	if gotOther := events(t, s, other.ID); len(gotOther) != 5 || gotOther[0].ID != wantOther[0] || gotOther[4].ID != wantOther[4] {
-		t.Fatalf("other's events = %v, want %v", gotOther, wantOther)
-	}
+	})
 
-	// Paging with after and limit.
-	var paged []string
-	after := ""
-	for range 10 {
-		page, err := s.Campaigns.FindEvents(ctx, ws.ID, after, 2)
-		if err != nil {
+	mustRun(t, "events interleave with another workspace's", func(t *testing.T) {
+		// More events, interleaved with the other workspace's.
+		want = append(want, ev.ID)
+		for i := range 5 {
+			s.Clock.Add(time.Minute)
+			got, err := s.Campaigns.UpdateCampaign(ctx, other.ID, o.ID, link.CampaignUpdate{UTMCampaign: ptr(fmt.Sprint("o", i))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.UTMCampaign != fmt.Sprint("o", i) {
+				t.Fatalf("other updated = %+v", got)
+			}
+			wantOther = append(wantOther, events(t, s, other.ID)[i].ID)
+			status := []link.CampaignStatus{link.CampaignPaused, link.CampaignArchived, link.CampaignActive}[i%3]
+			if _, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Status: &status}); err != nil {
+				t.Fatal(err)
+			}
+			evs := events(t, s, ws.ID)
+			if len(evs) != len(want)+1 {
+				t.Fatalf("%d events after %d changes", len(evs), len(want)+1)
+			}
+			last := evs[len(evs)-1]
+			if slices.Contains(want, last.ID) || !last.CreatedAt.Equal(s.Clock.Now()) {
+				t.Fatalf("last event %+v", last)
+			}
+			want = append(want, last.ID)
+		}
+		var gotIDs []string
+		for _, e := range events(t, s, ws.ID) {
+			gotIDs = append(gotIDs, e.ID)
+			if e.WorkspaceID != ws.ID {
+				t.Fatalf("event of another workspace listed: %+v", e)
+			}
+		}
+		if !slices.Equal(gotIDs, want) {
+			t.Fatalf("events = %v, want %v", gotIDs, want)
+		}
+		for i := 1; i < len(want); i++ {
+			a, _ := s.DB.ParseID("evt_", want[i-1])
+			b, _ := s.DB.ParseID("evt_", want[i])
+			if a >= b {
+				t.Fatalf("events not oldest first: %v", want)
+			}
+		}
+		if gotOther := events(t, s, other.ID); len(gotOther) != 5 || gotOther[0].ID != wantOther[0] || gotOther[4].ID != wantOther[4] {
+			t.Fatalf("other's events = %v, want %v", gotOther, wantOther)
+		}
+	})
+
+	mustRun(t, "paging with after and limit", func(t *testing.T) {
+		// Paging with after and limit.
+		var paged []string
+		after := ""
+		for range 10 {
+			page, err := s.Campaigns.FindEvents(ctx, ws.ID, after, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(page) > 2 {
+				t.Fatalf("page of %d events, limit 2", len(page))
+			}
+			if len(page) == 0 {
+				break
+			}
+			for _, e := range page {
+				paged = append(paged, e.ID)
+			}
+			after = page[len(page)-1].ID
+		}
+		if !slices.Equal(paged, want) {
+			t.Fatalf("paged = %v, want %v", paged, want)
+		}
+		// After an event of another workspace: from that position on.
+		page, err := s.Campaigns.FindEvents(ctx, ws.ID, wantOther[2], 100)
+		if err != nil || len(page) != 3 || page[0].ID != want[3] {
+			t.Fatalf("after another workspace's event: %v, %v", page, err)
+		}
+		if page, err := s.Campaigns.FindEvents(ctx, ws.ID, want[len(want)-1], 100); err != nil || len(page) != 0 {
+			t.Fatalf("after the last: %v, %v", page, err)
+		}
+		if page, err := s.Campaigns.FindEvents(ctx, ws.ID, s.DB.FormatID("evt_", 1<<40), 0); err != nil || len(page) != 0 {
+			t.Fatalf("after a future event: %v, %v", page, err)
+		}
+		_, err = s.Campaigns.FindEvents(ctx, ws.ID, "nope", 10)
+		wantCode(t, err, link.EINVALIDREQUEST)
+		_, err = s.Campaigns.FindEvents(ctx, "zzz", "", 10)
+		wantCode(t, err, link.ENOTFOUND)
+	})
+
+	mustRun(t, "an encoder error rolls the change back", func(t *testing.T) {
+		// An encoder error rolls the change back: no campaign change, no event.
+		before := findCampaign(t, s, ws.ID, c.ID)
+		boom := errors.New("boom")
+		failing := &eventRecorder{Encoder: testEncoder(t), fail: boom}
+		s.Clock.Add(time.Minute)
+		s.Campaigns.Events = failing
+		_, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr("Rolled back"), UTMSource: ptr("gone")})
+		if !errors.Is(err, boom) || failing.calls != 1 {
+			t.Fatalf("update with a failing event: %v (%d calls)", err, failing.calls)
+		}
+		if after := findCampaign(t, s, ws.ID, c.ID); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Fatalf("rolled back update written: %+v, was %+v", after, before)
+		}
+		if got := events(t, s, ws.ID); len(got) != len(want) {
+			t.Fatalf("%d events after a rolled back update, want %d", len(got), len(want))
+		}
+	})
+
+	mustRun(t, "without an event encoder no event is written", func(t *testing.T) {
+		// Without an event encoder the change is written, with no event.
+		s.Campaigns.Events = nil
+		if got, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr("Quiet")}); err != nil || got.Name != "Quiet" {
+			t.Fatalf("update without event: %+v, %v", got, err)
+		}
+		if got := events(t, s, ws.ID); len(got) != len(want) {
+			t.Fatalf("%d events after an update without an event encoder, want %d", len(got), len(want))
+		}
+	})
+
+	mustRun(t, "the next event follows the last one", func(t *testing.T) {
+		// The next event still follows the last one.
+		s.Campaigns.Events = rec
+		if _, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr("Loud")}); err != nil {
 			t.Fatal(err)
 		}
-		if len(page) > 2 {
-			t.Fatalf("page of %d events, limit 2", len(page))
+		page, err := s.Campaigns.FindEvents(ctx, ws.ID, want[len(want)-1], 100)
+		if err != nil || len(page) != 1 || page[0].Type != link.EventCampaignUpdated {
+			t.Fatalf("after the last: %v, %v", page, err)
 		}
-		if len(page) == 0 {
-			break
+	})
+
+	mustRun(t, "events outlive a reopen", func(t *testing.T) {
+		// Events outlive a reopen.
+		db := MustReopen(t, s.DB, s.Clock)
+		if got, err := storage.NewCampaignService(db).FindEvents(ctx, ws.ID, "", 0); err != nil || len(got) != len(want)+1 {
+			t.Fatalf("after reopen: %d events, %v", len(got), err)
 		}
-		for _, e := range page {
-			paged = append(paged, e.ID)
-		}
-		after = page[len(page)-1].ID
-	}
-	if !slices.Equal(paged, want) {
-		t.Fatalf("paged = %v, want %v", paged, want)
-	}
-	// After an event of another workspace: from that position on.
-	page, err := s.Campaigns.FindEvents(ctx, ws.ID, wantOther[2], 100)
-	if err != nil || len(page) != 3 || page[0].ID != want[3] {
-		t.Fatalf("after another workspace's event: %v, %v", page, err)
-	}
-	if page, err := s.Campaigns.FindEvents(ctx, ws.ID, want[len(want)-1], 100); err != nil || len(page) != 0 {
-		t.Fatalf("after the last: %v, %v", page, err)
-	}
-	if page, err := s.Campaigns.FindEvents(ctx, ws.ID, s.DB.FormatID("evt_", 1<<40), 0); err != nil || len(page) != 0 {
-		t.Fatalf("after a future event: %v, %v", page, err)
-	}
-	_, err = s.Campaigns.FindEvents(ctx, ws.ID, "nope", 10)
-	wantCode(t, err, link.EINVALIDREQUEST)
-	_, err = s.Campaigns.FindEvents(ctx, "zzz", "", 10)
-	wantCode(t, err, link.ENOTFOUND)
-
-	// An encoder error rolls the change back: no campaign change, no event.
-	before := findCampaign(t, s, ws.ID, c.ID)
-	boom := errors.New("boom")
-	failing := &eventRecorder{Encoder: testEncoder(t), fail: boom}
-	s.Clock.Add(time.Minute)
-	s.Campaigns.Events = failing
-	_, err = s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr("Rolled back"), UTMSource: ptr("gone")})
-	if !errors.Is(err, boom) || failing.calls != 1 {
-		t.Fatalf("update with a failing event: %v (%d calls)", err, failing.calls)
-	}
-	if after := findCampaign(t, s, ws.ID, c.ID); fmt.Sprint(after) != fmt.Sprint(before) {
-		t.Fatalf("rolled back update written: %+v, was %+v", after, before)
-	}
-	if got := events(t, s, ws.ID); len(got) != len(want) {
-		t.Fatalf("%d events after a rolled back update, want %d", len(got), len(want))
-	}
-
-	// Without an event encoder the change is written, with no event.
-	s.Campaigns.Events = nil
-	if got, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr("Quiet")}); err != nil || got.Name != "Quiet" {
-		t.Fatalf("update without event: %+v, %v", got, err)
-	}
-	if got := events(t, s, ws.ID); len(got) != len(want) {
-		t.Fatalf("%d events after an update without an event encoder, want %d", len(got), len(want))
-	}
-
-	// The next event still follows the last one.
-	s.Campaigns.Events = rec
-	if _, err := s.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{Name: ptr("Loud")}); err != nil {
-		t.Fatal(err)
-	}
-	page, err = s.Campaigns.FindEvents(ctx, ws.ID, want[len(want)-1], 100)
-	if err != nil || len(page) != 1 || page[0].Type != link.EventCampaignUpdated {
-		t.Fatalf("after the last: %v, %v", page, err)
-	}
-
-	// Events outlive a reopen.
-	db := MustReopen(t, s.DB, s.Clock)
-	if got, err := storage.NewCampaignService(db).FindEvents(ctx, ws.ID, "", 0); err != nil || len(got) != len(want)+1 {
-		t.Fatalf("after reopen: %d events, %v", len(got), err)
-	}
+	})
 }
 
 // TestCampaign_LinkOfAnotherWorkspace checks that a link joins only a
@@ -664,7 +682,7 @@ func TestFindLinkByAlias_CampaignUTM(t *testing.T) {
 	want("none", [3]string{})
 
 	// The link's own fields stay its own elsewhere.
-	links, _, err := s.Links.FindLinks(ctx, link.LinkFilter{WorkspaceID: ws.ID, CampaignID: c.ID})
+	links, _, err := findLinks(ctx, s.Links, link.LinkFilter{WorkspaceID: ws.ID, CampaignID: c.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -940,5 +958,21 @@ func TestFindEvents_AfterLastPossibleID(t *testing.T) {
 	page, err := s.Campaigns.FindEvents(ctx, ws.ID, last, 10)
 	if err != nil || len(page) != 0 {
 		t.Fatalf("after %s: %v, %v; want no events", last, page, err)
+	}
+}
+
+// TestDeleteCampaign_ConflictMessage checks that the refusal counts the
+// campaign's links in words: "1 link", "2 links".
+func TestDeleteCampaign_ConflictMessage(t *testing.T) {
+	s, _, ws := mustSetup(t)
+	ctx := context.Background()
+	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Spring"})
+	for _, want := range []string{"still has 1 link:", "still has 2 links:"} {
+		mustLink(t, s, ws.ID, &link.Link{CampaignID: c.ID})
+		err := s.Campaigns.DeleteCampaign(ctx, ws.ID, c.ID, false)
+		wantCode(t, err, link.ECONFLICT)
+		if msg := link.ErrorMessage(err); !strings.Contains(msg, want) {
+			t.Fatalf("conflict message %q, want it to say %q", msg, want)
+		}
 	}
 }

@@ -154,29 +154,13 @@ func (s *ClickService) ExportClicks(ctx context.Context, workspaceID string, sta
 	if !ok {
 		return link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
 	}
-	// Repeated values (hosts, countries, browsers, IDs) share one string.
-	ids := newIDMemo(s.db.ids)
-	strs := map[string]string{}
-	str := func(b []byte) string {
-		if s, ok := strs[string(b)]; ok {
-			return s
-		}
-		s := string(b)
-		if len(strs) < 100_000 {
-			strs[s] = s
-		}
-		return s
-	}
-	hostCache := map[uint64]string{}
-	prefix := itob(wid)
-	seek := concat(prefix, itob(uint64(rawNanos(start))))
-	to := rawNanos(end)
-	chunk := make([]*link.Click, 0, exportChunk)
+	e := &clickExport{wid: wid, prefix: itob(wid), to: rawNanos(end), ids: newIDMemo(s.db.ids),
+		str: stringMemo(), hosts: map[uint64]string{}, chunk: make([]*link.Click, 0, exportChunk)}
+	e.seek = concat(e.prefix, itob(uint64(rawNanos(start))))
 	for first := true; ; first = false {
 		// Each chunk is read in its own short transaction and handed to fn
 		// outside it: a slow client must not hold a read transaction, which
 		// would keep the file from growing and stall every write.
-		chunk = chunk[:0]
 		var next []byte
 		err := s.db.db.View(func(tx *bolt.Tx) error {
 			if first {
@@ -184,28 +168,14 @@ func (s *ClickService) ExportClicks(ctx context.Context, workspaceID string, sta
 					return err
 				}
 			}
-			c := tx.Bucket(bucketClicksRaw).Cursor()
-			host := hostIn(tx, wid, hostCache)
-			for k, v := c.Seek(seek); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
-				if int64(btoi(k[8:16])) >= to {
-					return nil
-				}
-				if len(chunk) == exportChunk {
-					next = cloneBytes(k)
-					return nil
-				}
-				click := new(link.Click)
-				if err := decodeRawClick(ids, k, v, click, str, host); err != nil {
-					return fmt.Errorf("raw click %x: %w", k, err)
-				}
-				chunk = append(chunk, click)
-			}
-			return nil
+			var err error
+			next, err = e.readChunk(tx)
+			return err
 		})
 		if err != nil {
 			return err
 		}
-		for _, click := range chunk {
+		for _, click := range e.chunk {
 			if err := fn(click); err != nil {
 				return err
 			}
@@ -216,7 +186,59 @@ func (s *ClickService) ExportClicks(ctx context.Context, workspaceID string, sta
 		if next == nil {
 			return nil
 		}
-		seek = next
+		e.seek = next
+	}
+}
+
+// clickExport is one ExportClicks walk: where the next chunk starts, and
+// what its chunks share. Repeated values (hosts, countries, browsers, IDs)
+// share one string.
+type clickExport struct {
+	wid    uint64
+	prefix []byte // the workspace's raw clicks
+	seek   []byte // the next chunk's first key
+	to     int64  // the end, in unix nanoseconds
+	ids    *idMemo
+	str    func([]byte) string
+	hosts  map[uint64]string
+	chunk  []*link.Click
+}
+
+// readChunk reads the next at most exportChunk clicks into e.chunk and
+// returns the key of the one after them, nil at the end.
+func (e *clickExport) readChunk(tx *bolt.Tx) ([]byte, error) {
+	e.chunk = e.chunk[:0]
+	c := tx.Bucket(bucketClicksRaw).Cursor()
+	host := hostIn(tx, e.wid, e.hosts)
+	for k, v := c.Seek(e.seek); k != nil && bytes.HasPrefix(k, e.prefix); k, v = c.Next() {
+		if int64(btoi(k[8:16])) >= e.to {
+			return nil, nil
+		}
+		if len(e.chunk) == exportChunk {
+			return cloneBytes(k), nil
+		}
+		click := new(link.Click)
+		if err := decodeRawClick(e.ids, k, v, click, e.str, host); err != nil {
+			return nil, fmt.Errorf("raw click %x: %w", k, err)
+		}
+		e.chunk = append(e.chunk, click)
+	}
+	return nil, nil
+}
+
+// stringMemo returns a function that turns bytes into a string, the same
+// string for the same bytes (for the first 100,000 values).
+func stringMemo() func([]byte) string {
+	strs := map[string]string{}
+	return func(b []byte) string {
+		if s, ok := strs[string(b)]; ok {
+			return s
+		}
+		s := string(b)
+		if len(strs) < 100_000 {
+			strs[s] = s
+		}
+		return s
 	}
 }
 
@@ -274,8 +296,30 @@ func (s *ClickService) PruneClicks(ctx context.Context, before time.Time) (int, 
 	if err := s.db.db.Update(func(tx *bolt.Tx) error { return raiseHostsFrom(tx, cutDay) }); err != nil {
 		return 0, fmt.Errorf("prune clicks: %w", err)
 	}
+	deleted, err := s.pruneRawClicks(ctx, cut)
+	if err != nil {
+		return deleted, err
+	}
+
+	today := uint32(max(s.db.now().Unix(), 0) / secondsPerDay)
+	if err := s.deleteDaysBefore(ctx, bucketClicksVisitors, today-min(today, visitorRecordDays)); err != nil {
+		return deleted, fmt.Errorf("prune visitor records: %w", err)
+	}
+	if err := s.deleteDaysBefore(ctx, bucketClicksSalts, today-min(today, 1)); err != nil {
+		return deleted, fmt.Errorf("prune salts: %w", err)
+	}
+	// The hosts of the days whose raw clicks are all gone.
+	if err := s.deleteDaysBefore(ctx, bucketClicksHosts, cutDay); err != nil {
+		return deleted, fmt.Errorf("prune referrer hosts: %w", err)
+	}
+	return deleted, nil
+}
+
+// pruneRawClicks deletes each workspace's raw clicks from its first to the
+// cut (unix nanoseconds), in transactions of at most pruneChunk clicks,
+// and returns how many it deleted.
+func (s *ClickService) pruneRawClicks(ctx context.Context, cut int64) (int, error) {
 	deleted := 0
-	// Raw clicks: each workspace's clicks from its first to the cut.
 	var pos []byte
 	for {
 		if err := ctx.Err(); err != nil {
@@ -322,22 +366,9 @@ func (s *ClickService) PruneClicks(ctx context.Context, before time.Time) (int, 
 			s.pruned(bucketClicksRaw)
 		}
 		if done {
-			break
+			return deleted, nil
 		}
 	}
-
-	today := uint32(max(s.db.now().Unix(), 0) / secondsPerDay)
-	if err := s.deleteDaysBefore(ctx, bucketClicksVisitors, today-min(today, visitorRecordDays)); err != nil {
-		return deleted, fmt.Errorf("prune visitor records: %w", err)
-	}
-	if err := s.deleteDaysBefore(ctx, bucketClicksSalts, today-min(today, 1)); err != nil {
-		return deleted, fmt.Errorf("prune salts: %w", err)
-	}
-	// The hosts of the days whose raw clicks are all gone.
-	if err := s.deleteDaysBefore(ctx, bucketClicksHosts, cutDay); err != nil {
-		return deleted, fmt.Errorf("prune referrer hosts: %w", err)
-	}
-	return deleted, nil
 }
 
 // deleteDaysBefore deletes the keys of a day-first bucket before day, in

@@ -291,31 +291,8 @@ type batchWrite struct {
 	// mem holds the keys and values given to bolt, which keeps them
 	// until the commit: one allocation for many.
 	mem arena
-}
-
-// arena hands out byte slices cut from big blocks.
-type arena struct{ block []byte }
-
-const arenaBlock = 1 << 20
-
-// alloc returns n bytes.
-func (a *arena) alloc(n int) []byte {
-	if cap(a.block)-len(a.block) < n {
-		if n > arenaBlock/4 {
-			return make([]byte, n)
-		}
-		a.block = make([]byte, 0, arenaBlock)
-	}
-	m := len(a.block)
-	a.block = a.block[:m+n]
-	return a.block[m : m+n : m+n]
-}
-
-// copy returns a copy of b.
-func (a *arena) copy(b []byte) []byte {
-	c := a.alloc(len(b))
-	copy(c, b)
-	return c
+	// enc is scratch space for encoding one record.
+	enc []byte
 }
 
 // blobWrite is what a batch adds to one period blob.
@@ -324,17 +301,28 @@ type blobWrite struct {
 	deltas [numDims][]dimDelta
 }
 
-// plan ranks, sorts and groups the sums, and encodes the raw clicks.
+// plan ranks, sorts and groups the sums, and puts the raw clicks and the
+// visitor records in key order.
 func (b *clickBatch) plan() *batchWrite {
 	w := &batchWrite{scopes: b.scopes, clicks: b.clicks, periods: b.periods, periodIdx: b.periodIdx}
+	byRank, periodRank := b.rankPeriods(&w.mem)
+	valRank, rankedIDs := b.rankValues(&w.vals)
+	pack := b.rankCells(periodRank, valRank)
+	w.blobs = b.sumCells(byRank, rankedIDs, pack)
+	w.rawOrder = b.rawOrder()
+	w.visitors = b.visitorsInOrder(&w.mem)
+	return w
+}
 
-	// Periods and values in key order.
-	byRank := make([]int32, len(b.periods))
+// rankPeriods sets each period's blob key and returns the periods in key
+// order (hourly before daily) and each period's rank in that order.
+func (b *clickBatch) rankPeriods(mem *arena) (byRank []int32, periodRank []uint64) {
+	byRank = make([]int32, len(b.periods))
 	for i := range byRank {
 		byRank[i] = int32(i)
 		p := &b.periods[i]
 		scope := b.scopes[p.scope].key
-		p.key = appendPeriodBlobKey(w.mem.alloc(len(scope) + 4)[:0], scope, p.period)
+		p.key = appendPeriodBlobKey(mem.alloc(len(scope) + 4)[:0], scope, p.period)
 	}
 	slices.SortFunc(byRank, func(x, y int32) int {
 		px, py := &b.periods[x], &b.periods[y]
@@ -346,45 +334,64 @@ func (b *clickBatch) plan() *batchWrite {
 		}
 		return bytes.Compare(px.key, py.key)
 	})
-	periodRank := make([]uint64, len(b.periods))
+	periodRank = make([]uint64, len(b.periods))
 	for r, p := range byRank {
 		periodRank[p] = uint64(r)
 	}
-	var valRank [numDims][]uint64
-	rankedVals := &w.vals
-	rankedIDs := slices.Clone(b.linkIDs)
+	return byRank, periodRank
+}
+
+// rankValues sorts each dimension's values into ranked (the link IDs into
+// rankedIDs) and returns each value index's rank.
+func (b *clickBatch) rankValues(ranked *[numDims][]string) (valRank [numDims][]uint64, rankedIDs []uint64) {
+	rankedIDs = slices.Clone(b.linkIDs)
 	slices.Sort(rankedIDs)
 	valRank[dimLinks] = make([]uint64, len(rankedIDs))
 	for r, id := range rankedIDs {
 		valRank[dimLinks][b.links[id].val] = uint64(r)
 	}
 	for _, d := range rawStrings {
-		rankedVals[d] = slices.Clone(b.strs[d])
-		slices.Sort(rankedVals[d])
-		valRank[d] = make([]uint64, len(rankedVals[d]))
-		for r, s := range rankedVals[d] {
+		ranked[d] = slices.Clone(b.strs[d])
+		slices.Sort(ranked[d])
+		valRank[d] = make([]uint64, len(ranked[d]))
+		for r, s := range ranked[d] {
 			valRank[d][b.strVals[d][s]] = uint64(r)
 		}
 	}
+	return valRank, rankedIDs
+}
 
-	// Cells into ranks, packed as tight as the batch allows so that the
-	// sort makes few passes, and sorted: runs of equal cells are the sums.
+// cellPacking is how rankCells packs a cell: value rank<<1 | bot, the
+// dimension at dimShift, the period rank at periodShift.
+type cellPacking struct {
+	valBits, dimShift, periodShift uint
+}
+
+// rankCells turns the cells' indexes into ranks, packed as tight as the
+// batch allows so that the sort makes few passes, and sorts them: runs of
+// equal cells are the sums.
+func (b *clickBatch) rankCells(periodRank []uint64, valRank [numDims][]uint64) cellPacking {
 	var maxVals int
 	for d := range valRank {
 		maxVals = max(maxVals, len(valRank[d]))
 	}
 	valBits := uint(bits.Len(uint(maxVals)))
-	dimShift, periodShift := valBits+1, valBits+4
+	pack := cellPacking{valBits: valBits, dimShift: valBits + 1, periodShift: valBits + 4}
 	const valMask = 1<<(cellDimShift-1) - 1
 	for i, c := range b.cells {
 		p, d, v := c>>cellPeriodShift, c>>cellDimShift&7, c>>1&valMask
-		b.cells[i] = periodRank[p]<<periodShift | d<<dimShift | valRank[d][v]<<1 | c&1
+		b.cells[i] = periodRank[p]<<pack.periodShift | d<<pack.dimShift | valRank[d][v]<<1 | c&1
 	}
 	radixSort(b.cells)
+	return pack
+}
 
-	w.blobs = make([]blobWrite, len(b.periods))
+// sumCells counts the runs of equal sorted cells into the deltas of each
+// period blob, in key order.
+func (b *clickBatch) sumCells(byRank []int32, rankedIDs []uint64, pack cellPacking) []blobWrite {
+	blobs := make([]blobWrite, len(b.periods))
 	for r, p := range byRank {
-		w.blobs[r].period = p
+		blobs[r].period = p
 	}
 	deltas := make([]dimDelta, 0, len(b.cells)/2+1)
 	type span struct{ rank, dim, start int }
@@ -399,7 +406,7 @@ func (b *clickBatch) plan() *batchWrite {
 				human++
 			}
 		}
-		r, d, v := int(group>>(periodShift-1)), int(group>>(dimShift-1)&7), group&(1<<valBits-1)
+		r, d, v := int(group>>(pack.periodShift-1)), int(group>>(pack.dimShift-1)&7), group&(1<<pack.valBits-1)
 		if len(spans) == 0 || spans[len(spans)-1].rank != r || spans[len(spans)-1].dim != d {
 			spans = append(spans, span{r, d, len(deltas)})
 		}
@@ -413,33 +420,41 @@ func (b *clickBatch) plan() *batchWrite {
 		if i+1 < len(spans) {
 			end = spans[i+1].start
 		}
-		w.blobs[sp.rank].deltas[sp.dim] = deltas[sp.start:end:end]
+		blobs[sp.rank].deltas[sp.dim] = deltas[sp.start:end:end]
 	}
+	return blobs
+}
 
-	// Raw clicks, in key order.
-	w.rawOrder = make([]int32, len(b.clicks))
+// rawOrder returns the indexes of the clicks in the key order of raw
+// clicks.
+func (b *clickBatch) rawOrder() []int32 {
+	order := make([]int32, len(b.clicks))
 	for i := range b.clicks {
-		w.rawOrder[i] = int32(i)
+		order[i] = int32(i)
 	}
-	slices.SortFunc(w.rawOrder, func(x, y int32) int {
+	slices.SortFunc(order, func(x, y int32) int {
 		cx, cy := &b.clicks[x], &b.clicks[y]
 		return cmp.Or(cmp.Compare(cx.ws, cy.ws), cmp.Compare(cx.nanos, cy.nanos), cmp.Compare(x, y))
 	})
+	return order
+}
 
-	// Visitor records, in key order.
-	w.visitors = b.visitorList
-	for i := range w.visitors {
-		v := &w.visitors[i]
-		k := w.mem.alloc(20)
+// visitorsInOrder sets each visitor's record key and returns the visitors
+// in key order.
+func (b *clickBatch) visitorsInOrder(mem *arena) []batchVisitor {
+	vs := b.visitorList
+	for i := range vs {
+		v := &vs[i]
+		k := mem.alloc(20)
 		binary.BigEndian.PutUint32(k, v.day)
 		binary.BigEndian.PutUint64(k[4:], v.ws)
 		binary.BigEndian.PutUint64(k[12:], v.visitor)
 		v.recordKey = k
 	}
-	slices.SortFunc(w.visitors, func(x, y batchVisitor) int {
+	slices.SortFunc(vs, func(x, y batchVisitor) int {
 		return cmp.Or(cmp.Compare(x.day, y.day), cmp.Compare(x.ws, y.ws), cmp.Compare(x.visitor, y.visitor))
 	})
-	return w
+	return vs
 }
 
 // radixSort sorts a in place, least significant 11 bits first, over the
@@ -478,6 +493,21 @@ func radixSort(a []uint64) {
 
 // write stores the planned batch; it is the function of one Update.
 func (w *batchWrite) write(tx *bolt.Tx) error {
+	if err := w.countLinkClicks(tx); err != nil {
+		return err
+	}
+	if err := w.putRawClicks(tx); err != nil {
+		return err
+	}
+	if err := w.putVisitors(tx); err != nil {
+		return err
+	}
+	return w.mergePeriods(tx)
+}
+
+// countLinkClicks adds each link's clicks to its counter, and marks the
+// scopes of links deleted meanwhile to be skipped.
+func (w *batchWrite) countLinkClicks(tx *bolt.Tx) error {
 	links := tx.Bucket(bucketLinks)
 	counters := tx.Bucket(bucketClicksLink)
 	for i := range w.scopes {
@@ -501,9 +531,12 @@ func (w *batchWrite) write(tx *bolt.Tx) error {
 			return fmt.Errorf("count link clicks: %w", err)
 		}
 	}
+	return nil
+}
 
-	// Raw clicks: the sequence keeps keys unique when clicks share a
-	// nanosecond, also across batches.
+// putRawClicks stores the raw clicks. The bucket's sequence keeps keys
+// unique when clicks share a nanosecond, also across batches.
+func (w *batchWrite) putRawClicks(tx *bolt.Tx) error {
 	raw := tx.Bucket(bucketClicksRaw)
 	raw.FillPercent = 0.9 // appended in time order: fill pages up
 	seq := raw.Sequence()
@@ -511,7 +544,6 @@ func (w *batchWrite) write(tx *bolt.Tx) error {
 		return fmt.Errorf("raw click sequence: %w", err)
 	}
 	hosts := newHostTable(tx, &w.mem)
-	var enc []byte
 	for _, i := range w.rawOrder {
 		c := &w.clicks[i]
 		k := w.mem.alloc(20)
@@ -522,22 +554,19 @@ func (w *batchWrite) write(tx *bolt.Tx) error {
 		if err != nil {
 			return err
 		}
-		enc = appendRawClick(enc[:0], c, ref)
-		if err := raw.Put(k, w.mem.copy(enc)); err != nil {
+		w.enc = appendRawClick(w.enc[:0], c, ref)
+		if err := raw.Put(k, w.mem.copy(w.enc)); err != nil {
 			return fmt.Errorf("put raw click: %w", err)
 		}
 	}
+	return nil
+}
 
-	// Visitors: each scope counts a visitor the first time it appears in
-	// the day's record; the counts go into the daily blobs below.
+// putVisitors adds the batch's visitors to the day's visitor records. Each
+// scope counts a visitor the first time it appears in the day's record;
+// the counts go into the daily blobs that mergePeriods writes.
+func (w *batchWrite) putVisitors(tx *bolt.Tx) error {
 	visitors := tx.Bucket(bucketClicksVisitors)
-	countVisitor := func(scope int32, day uint32, bot bool) {
-		p := &w.periods[w.periodIdx[periodKey(scope, true, day)]]
-		p.add.visitors++
-		if !bot {
-			p.add.humans++
-		}
-	}
 	var rec visitorRecord
 	for i := range w.visitors {
 		v := &w.visitors[i]
@@ -545,37 +574,61 @@ func (w *batchWrite) write(tx *bolt.Tx) error {
 		changed := old == nil
 		if old == nil {
 			rec = visitorRecord{bot: v.bot, links: rec.links[:0], campaigns: rec.campaigns[:0]}
-			countVisitor(v.wsScope, v.day, rec.bot)
+			w.countVisitor(v.wsScope, v.day, rec.bot)
 		} else if err := rec.decode(old); err != nil {
 			return fmt.Errorf("visitor %x: %w", v.recordKey, err)
 		}
-		for j := range int(v.n) {
-			s := v.scope(j)
-			sc := &w.scopes[s]
-			if sc.skip {
-				continue
-			}
-			var added bool
-			if sc.link != 0 {
-				if j, found := slices.BinarySearch(rec.links, sc.link); !found {
-					rec.links, added = slices.Insert(rec.links, j, sc.link), true
-				}
-			} else if j, found := slices.BinarySearch(rec.campaigns, sc.campaign); !found {
-				rec.campaigns, added = slices.Insert(rec.campaigns, j, sc.campaign), true
-			}
-			if added {
-				changed = true
-				countVisitor(s, v.day, rec.bot)
-			}
+		if w.addVisitorScopes(&rec, v) {
+			changed = true
 		}
 		if changed {
-			enc = rec.appendTo(enc[:0])
-			if err := visitors.Put(v.recordKey, w.mem.copy(enc)); err != nil {
+			w.enc = rec.appendTo(w.enc[:0])
+			if err := visitors.Put(v.recordKey, w.mem.copy(w.enc)); err != nil {
 				return fmt.Errorf("put visitor: %w", err)
 			}
 		}
 	}
+	return nil
+}
 
+// addVisitorScopes adds the link and campaign scopes v clicked in to rec,
+// counting the visitor in each scope new to rec; it reports whether rec
+// changed.
+func (w *batchWrite) addVisitorScopes(rec *visitorRecord, v *batchVisitor) bool {
+	changed := false
+	for j := range int(v.n) {
+		s := v.scope(j)
+		sc := &w.scopes[s]
+		if sc.skip {
+			continue
+		}
+		var added bool
+		if sc.link != 0 {
+			if j, found := slices.BinarySearch(rec.links, sc.link); !found {
+				rec.links, added = slices.Insert(rec.links, j, sc.link), true
+			}
+		} else if j, found := slices.BinarySearch(rec.campaigns, sc.campaign); !found {
+			rec.campaigns, added = slices.Insert(rec.campaigns, j, sc.campaign), true
+		}
+		if added {
+			changed = true
+			w.countVisitor(s, v.day, rec.bot)
+		}
+	}
+	return changed
+}
+
+// countVisitor counts a visitor new to a scope on a day in that day's blob.
+func (w *batchWrite) countVisitor(scope int32, day uint32, bot bool) {
+	p := &w.periods[w.periodIdx[periodKey(scope, true, day)]]
+	p.add.visitors++
+	if !bot {
+		p.add.humans++
+	}
+}
+
+// mergePeriods merges the batch's sums into the hourly and daily blobs.
+func (w *batchWrite) mergePeriods(tx *bolt.Tx) error {
 	hourly, daily := tx.Bucket(bucketClicksHourly), tx.Bucket(bucketClicksDaily)
 	// New keys come at the end of each workspace's and campaign's range
 	// and at the end of the links' region (time first): split pages

@@ -154,7 +154,7 @@ const benchLinks10k = 10_000
 func allLinks(s *Services, wsID string) ([]*link.Link, error) {
 	var out []*link.Link
 	for page := 1; ; page++ {
-		links, _, err := s.Links.FindLinks(context.Background(), link.LinkFilter{WorkspaceID: wsID, Page: page, Limit: link.MaxPageLimit})
+		links, _, err := findLinks(context.Background(), s.Links, link.LinkFilter{WorkspaceID: wsID, Page: page, Limit: link.MaxPageLimit})
 		if err != nil {
 			return nil, err
 		}

@@ -52,79 +52,120 @@ type pair struct{ all, bots uint64 }
 // clicks; and no workspace hour has more raw clicks than its total (a
 // prune, and clicks arriving late for pruned hours, leave fewer).
 func checkClicks(tx *bolt.Tx) []error {
-	var errs []error
-	fail := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
-	links := tx.Bucket(bucketLinks)
-	linkGone := func(scope []byte) bool { return scope[0] == scopeKindLink && links.Get(scope[1:9]) == nil }
+	c := &clickCheck{tx: tx, links: tx.Bucket(bucketLinks)}
+	counters := c.linkCounters()
+	hourly, linkTotals, visitorCounts := c.periods()
+	c.countersMatchHours(counters, linkTotals)
+	c.visitorRecords(visitorCounts)
+	raw := c.rawClicks()
+	c.hosts()
+	for k, n := range raw {
+		if p := hourly[k]; n > p.all {
+			c.fail("workspace hour %x: %d raw clicks, total %d", k, n, p.all)
+		}
+	}
+	return c.errs
+}
 
+// clickCheck is one run of checkClicks: the transaction and what it found.
+type clickCheck struct {
+	tx    *bolt.Tx
+	links *bolt.Bucket
+	errs  []error
+}
+
+func (c *clickCheck) fail(format string, args ...any) {
+	c.errs = append(c.errs, fmt.Errorf(format, args...))
+}
+
+func (c *clickCheck) linkGone(scope []byte) bool {
+	return scope[0] == scopeKindLink && c.links.Get(scope[1:9]) == nil
+}
+
+// linkCounters returns the per-link click counters, each of a link that
+// exists.
+func (c *clickCheck) linkCounters() map[string]uint64 {
 	counters := map[string]uint64{}
-	_ = tx.Bucket(bucketClicksLink).ForEach(func(k, v []byte) error {
-		if links.Get(k) == nil {
-			fail("clicks.link %x: counter of a link that does not exist", k)
+	_ = c.tx.Bucket(bucketClicksLink).ForEach(func(k, v []byte) error {
+		if c.links.Get(k) == nil {
+			c.fail("clicks.link %x: counter of a link that does not exist", k)
 		}
 		counters[string(k)] = btoi(v)
 		return nil
 	})
+	return counters
+}
 
-	// checkBlob checks one period blob and returns its scope and period.
-	checkBlob := func(name []byte, k, v []byte, daily bool) (periodHeader, []byte, uint32, bool) {
-		scope, period, ok := splitPeriodKey(k)
-		if !ok {
-			fail("%s %x: malformed key", name, k)
-			return periodHeader{}, nil, 0, false
-		}
-		if linkGone(scope) {
-			fail("%s %x: clicks of a link that does not exist", name, k)
-		}
-		h, sections, err := parsePeriodBlob(v, daily)
-		if err != nil || h.clicks == 0 || h.visitors > h.clicks {
-			fail("%s %x: header %+v, %v", name, k, h, err)
-			return h, nil, 0, false
-		}
-		for d := range numDims {
-			if k[0] == scopeKindLink && d == dimLinks {
-				if len(sections[d].entries) != 0 {
-					fail("%s %x: a link's own links", name, k)
-				}
-				continue
-			}
-			r := newBlobReader(d, sections[d])
-			var prev []byte
-			// The values folded out of a bounded list count as other.
-			sum := pair{sections[d].other[0] + sections[d].other[1], sections[d].other[1]}
-			n := 0
-			for i := 0; ; i++ {
-				val, human, bot, ok, err := r.next()
-				if err != nil {
-					fail("%s %x dim %d: %v", name, k, d, err)
-					break
-				}
-				if !ok {
-					break
-				}
-				if i > 0 && string(val) <= string(prev) || human == 0 && bot == 0 {
-					fail("%s %x dim %d: entry %d out of order or empty", name, k, d, i)
-				}
-				prev = append(prev[:0], val...)
-				sum.all += human + bot
-				sum.bots += bot
-				n++
-			}
-			if n > topCap[d] || sections[d].v2 && uint64(n) != sections[d].n {
-				fail("%s %x dim %d: %d entries, cap %d, prefix says %d", name, k, d, n, topCap[d], sections[d].n)
-			}
-			if sum != (pair{h.clicks, h.bots}) {
-				fail("%s %x dim %d: counts sum to %v, totals %d, %d", name, k, d, sum, h.clicks, h.bots)
-			}
-		}
-		return h, scope, period, true
+// blob checks one period blob and returns its header, scope and period.
+func (c *clickCheck) blob(name []byte, k, v []byte, daily bool) (periodHeader, []byte, uint32, bool) {
+	scope, period, ok := splitPeriodKey(k)
+	if !ok {
+		c.fail("%s %x: malformed key", name, k)
+		return periodHeader{}, nil, 0, false
 	}
+	if c.linkGone(scope) {
+		c.fail("%s %x: clicks of a link that does not exist", name, k)
+	}
+	h, sections, err := parsePeriodBlob(v, daily)
+	if err != nil || h.clicks == 0 || h.visitors > h.clicks {
+		c.fail("%s %x: header %+v, %v", name, k, h, err)
+		return h, nil, 0, false
+	}
+	for d := range numDims {
+		if k[0] == scopeKindLink && d == dimLinks {
+			if len(sections[d].entries) != 0 {
+				c.fail("%s %x: a link's own links", name, k)
+			}
+			continue
+		}
+		c.section(name, k, d, sections[d], h)
+	}
+	return h, scope, period, true
+}
 
+// section checks one dimension's section of the blob k: entries in order
+// and not empty, at most topCap of them, summing (with what a bounded list
+// folded into other) to the blob's totals.
+func (c *clickCheck) section(name, k []byte, d byte, sec section, h periodHeader) {
+	r := newBlobReader(d, sec)
+	var prev []byte
+	// The values folded out of a bounded list count as other.
+	sum := pair{sec.other[0] + sec.other[1], sec.other[1]}
+	n := 0
+	for i := 0; ; i++ {
+		val, human, bot, ok, err := r.next()
+		if err != nil {
+			c.fail("%s %x dim %d: %v", name, k, d, err)
+			break
+		}
+		if !ok {
+			break
+		}
+		if i > 0 && string(val) <= string(prev) || human == 0 && bot == 0 {
+			c.fail("%s %x dim %d: entry %d out of order or empty", name, k, d, i)
+		}
+		prev = append(prev[:0], val...)
+		sum.all += human + bot
+		sum.bots += bot
+		n++
+	}
+	if n > topCap[d] || sec.v2 && uint64(n) != sec.n {
+		c.fail("%s %x dim %d: %d entries, cap %d, prefix says %d", name, k, d, n, topCap[d], sec.n)
+	}
+	if sum != (pair{h.clicks, h.bots}) {
+		c.fail("%s %x dim %d: counts sum to %v, totals %d, %d", name, k, d, sum, h.clicks, h.bots)
+	}
+}
+
+// periods checks every hourly and daily blob, and each day's totals
+// against the sum of its hours. It returns the totals of each scope's
+// hour, each link's hourly totals, and each scope's day's visitor counts.
+func (c *clickCheck) periods() (hourly map[string]pair, linkTotals map[string]uint64, visitorCounts map[string]pair) {
 	days := map[string]pair{} // scope + day, summed from the hours
-	linkTotals := map[string]uint64{}
-	hourly := map[string]pair{} // scope + hour
-	_ = tx.Bucket(bucketClicksHourly).ForEach(func(k, v []byte) error {
-		h, scope, hour, ok := checkBlob(bucketClicksHourly, k, v, false)
+	linkTotals = map[string]uint64{}
+	hourly = map[string]pair{} // scope + hour
+	_ = c.tx.Bucket(bucketClicksHourly).ForEach(func(k, v []byte) error {
+		h, scope, hour, ok := c.blob(bucketClicksHourly, k, v, false)
 		if !ok {
 			return nil
 		}
@@ -137,42 +178,51 @@ func checkClicks(tx *bolt.Tx) []error {
 		}
 		return nil
 	})
-	visitorCounts := map[string]pair{} // scope + day → visitors, humans
-	_ = tx.Bucket(bucketClicksDaily).ForEach(func(k, v []byte) error {
-		h, scope, day, ok := checkBlob(bucketClicksDaily, k, v, true)
+	visitorCounts = map[string]pair{} // scope + day → visitors, humans
+	_ = c.tx.Bucket(bucketClicksDaily).ForEach(func(k, v []byte) error {
+		h, scope, day, ok := c.blob(bucketClicksDaily, k, v, true)
 		if !ok {
 			return nil
 		}
 		sk := string(concat(scope, be32(day)))
 		if got, want := (pair{h.clicks, h.bots}), days[sk]; got != want {
-			fail("clicks.daily %x: totals %v, its hours %v", k, got, want)
+			c.fail("clicks.daily %x: totals %v, its hours %v", k, got, want)
 		}
 		delete(days, sk)
 		visitorCounts[sk] = pair{h.visitors, h.humans}
 		return nil
 	})
 	for k, p := range days {
-		fail("clicks.hourly of %x: %v in hours without their day", k, p)
+		c.fail("clicks.hourly of %x: %v in hours without their day", k, p)
 	}
+	return hourly, linkTotals, visitorCounts
+}
+
+// countersMatchHours checks each link's counter against its hourly totals.
+func (c *clickCheck) countersMatchHours(counters, linkTotals map[string]uint64) {
 	for id, n := range counters {
 		if linkTotals[id] != n {
-			fail("link %x: counter %d, hourly totals %d", id, n, linkTotals[id])
+			c.fail("link %x: counter %d, hourly totals %d", id, n, linkTotals[id])
 		}
 	}
 	for id, n := range linkTotals {
 		if counters[id] != n {
-			fail("link %x: hourly totals %d, counter %d", id, n, counters[id])
+			c.fail("link %x: hourly totals %d, counter %d", id, n, counters[id])
 		}
 	}
+}
 
-	// Visitor records against the days' visitor counts: never more (a
-	// pruned day may take late clicks into new records). Records name
-	// deleted links and campaigns too; those are left out.
+// visitorRecords checks the visitor records against the days' visitor
+// counts: never more (a pruned day may take late clicks into new
+// records). Records name deleted links and campaigns too; those are left
+// out.
+func (c *clickCheck) visitorRecords(visitorCounts map[string]pair) {
 	records := map[string]pair{} // scope + day → records, human records
-	_ = tx.Bucket(bucketClicksVisitors).ForEach(func(k, v []byte) error {
-		rec, err := decodeVisitorRecord(v)
+	var rec visitorRecord
+	_ = c.tx.Bucket(bucketClicksVisitors).ForEach(func(k, v []byte) error {
+		err := rec.decode(v)
 		if len(k) != 20 || err != nil {
-			fail("clicks.visitors %x: malformed, %v", k, err)
+			c.fail("clicks.visitors %x: malformed, %v", k, err)
 			return nil
 		}
 		human := uint64(1)
@@ -187,70 +237,71 @@ func checkClicks(tx *bolt.Tx) []error {
 		}
 		count(workspaceScope(ws))
 		for _, l := range rec.links {
-			if links.Get(itob(l)) != nil {
+			if c.links.Get(itob(l)) != nil {
 				count(linkScope(l))
 			}
 		}
-		for _, c := range rec.campaigns {
-			count(campaignScope(ws, c))
+		for _, cid := range rec.campaigns {
+			count(campaignScope(ws, cid))
 		}
 		return nil
 	})
 	for k, p := range records {
-		c, ok := visitorCounts[k]
+		vc, ok := visitorCounts[k]
 		if !ok {
 			continue // the scope's aggregates were deleted (a campaign)
 		}
-		if p.all > c.all || p.bots > c.bots {
-			fail("visitors of %x: %d records (%d human), counts %d (%d human)", k, p.all, p.bots, c.all, c.bots)
+		if p.all > vc.all || p.bots > vc.bots {
+			c.fail("visitors of %x: %d records (%d human), counts %d (%d human)", k, p.all, p.bots, vc.all, vc.bots)
 		}
 	}
+}
 
-	// Raw clicks against the workspace totals.
+// rawClicks decodes every raw click and returns their number per
+// workspace hour, for the workspace totals.
+func (c *clickCheck) rawClicks() map[string]uint64 {
 	raw := map[string]uint64{} // workspace scope + hour
-	_ = tx.Bucket(bucketClicksRaw).ForEach(func(k, v []byte) error {
-		var c link.Click
-		if err := decodeRawClick(idsOf(tx), k, v, &c, func(b []byte) string { return string(b) }, hostIn(tx, btoi(k[:8]), map[uint64]string{})); err != nil {
-			fail("clicks.raw %x: %v", k, err)
+	_ = c.tx.Bucket(bucketClicksRaw).ForEach(func(k, v []byte) error {
+		var cl link.Click
+		if err := decodeRawClick(idsOf(c.tx), k, v, &cl, func(b []byte) string { return string(b) }, hostIn(c.tx, btoi(k[:8]), map[uint64]string{})); err != nil {
+			c.fail("clicks.raw %x: %v", k, err)
 			return nil
 		}
-		raw[string(concat(workspaceScope(btoi(k[:8])), be32(uint32(c.Time.Unix()/secondsPerHour))))]++
+		raw[string(concat(workspaceScope(btoi(k[:8])), be32(uint32(cl.Time.Unix()/secondsPerHour))))]++
 		return nil
 	})
-	// Referrer hosts: each id of a day and workspace once, below the cap,
-	// named back by its host.
+	return raw
+}
+
+// hosts checks the referrer hosts: each id of a day and workspace once,
+// below the cap, named back by its host.
+func (c *clickCheck) hosts() {
 	hostIDs := map[string]int{} // day + workspace → hosts
-	hosts := tx.Bucket(bucketClicksHosts)
+	hosts := c.tx.Bucket(bucketClicksHosts)
 	_ = hosts.ForEach(func(k, v []byte) error {
 		if len(k) < 13 || k[12] > 1 || k[12] == 0 && len(k) != 17 {
-			fail("clicks.hosts %x: malformed key", k)
+			c.fail("clicks.hosts %x: malformed key", k)
 			return nil
 		}
 		if k[12] == 1 {
 			id, n := binary.Uvarint(v)
 			rev := concat(k[:12], []byte{0}, be32(uint32(id)))
 			if n <= 0 || string(hosts.Get(rev)) != string(k[13:]) {
-				fail("clicks.hosts %x: id %d names %q", k, id, hosts.Get(rev))
+				c.fail("clicks.hosts %x: id %d names %q", k, id, hosts.Get(rev))
 			}
 			return nil
 		}
 		hostIDs[string(k[:12])]++
 		if id := binary.BigEndian.Uint32(k[13:]); id >= maxHostsPerDay {
-			fail("clicks.hosts %x: id %d past the cap", k, id)
+			c.fail("clicks.hosts %x: id %d past the cap", k, id)
 		}
 		return nil
 	})
 	for p, n := range hostIDs {
 		if n > maxHostsPerDay {
-			fail("clicks.hosts %x: %d hosts", p, n)
+			c.fail("clicks.hosts %x: %d hosts", p, n)
 		}
 	}
-	for k, n := range raw {
-		if p := hourly[k]; n > p.all {
-			fail("workspace hour %x: %d raw clicks, total %d", k, n, p.all)
-		}
-	}
-	return errs
 }
 
 // BucketSize is the space of a bucket: bytes in use by its keys, values

@@ -921,12 +921,6 @@ type visitorRecord struct {
 
 var errBadVisitor = errors.New("malformed visitor record")
 
-func decodeVisitorRecord(v []byte) (visitorRecord, error) {
-	var r visitorRecord
-	err := r.decode(v)
-	return r, err
-}
-
 // decode sets r from v, reusing r's slices.
 func (r *visitorRecord) decode(v []byte) error {
 	r.links, r.campaigns = r.links[:0], r.campaigns[:0]

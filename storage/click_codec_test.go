@@ -290,12 +290,13 @@ func TestMergePeriodBlob(t *testing.T) {
 
 func TestVisitorRecord(t *testing.T) {
 	in := visitorRecord{bot: true, links: []uint64{3, 9, 1 << 40}, campaigns: []string{"cmp_a", "cmp_b"}}
-	out, err := decodeVisitorRecord(in.appendTo(nil))
+	var out visitorRecord
+	err := out.decode(in.appendTo(nil))
 	if err != nil || fmt.Sprint(out) != fmt.Sprint(in) {
 		t.Fatalf("round trip %+v, %v", out, err)
 	}
 	bad := visitorRecord{campaigns: []string{"b", "a"}}
-	if _, err := decodeVisitorRecord(bad.appendTo(nil)); err == nil {
+	if err := new(visitorRecord).decode(bad.appendTo(nil)); err == nil {
 		t.Fatal("decoded campaigns out of order")
 	}
 }
@@ -326,7 +327,7 @@ func FuzzBlobReader(f *testing.F) {
 			deltas[dim], allVals[dim] = []dimDelta{{v: 0, human: 1}}, vals
 			var scratch mergeScratch
 			_, _ = mergePeriodBlob(blob, dim == dimLinks, periodHeader{clicks: 1}, &deltas, &allVals, &scratch)
-			_, _ = decodeVisitorRecord(blob)
+			_ = new(visitorRecord).decode(blob)
 		}
 	})
 }

@@ -86,7 +86,7 @@ var (
 	bucketCampaignsWorkspace = []byte("campaigns.workspace") // workspace id + campaign id → ""
 	bucketEvents             = []byte("events")              // event sequence → eventRecord (the webhook outbox)
 
-	// Webhooks and their deliveries; see webhook.go.
+	// Webhooks and their deliveries; see webhook.go and delivery.go.
 	bucketWebhooks          = []byte("webhooks")           // webhook id → webhookRecord
 	bucketWebhooksWorkspace = []byte("webhooks.workspace") // workspace id + webhook id → ""
 	bucketWebhooksEvent     = []byte("webhooks.event")     // workspace id + event type + 0 + webhook id → "" (enabled webhooks subscribed to the type)
@@ -206,6 +206,27 @@ func (db *DB) Open() error {
 	if err := os.MkdirAll(filepath.Dir(db.Path), 0o700); err != nil {
 		return fmt.Errorf("create data directory: %w", err)
 	}
+	if err := db.inspect(); err != nil {
+		return err
+	}
+	bdb, ids, err := openBolt(db.Path)
+	if err != nil {
+		return err
+	}
+	db.db, db.ids = bdb, ids
+	codecs.Store(bdb, ids)
+	db.removeBackupLeftovers()
+	bdb.MaxBatchDelay = DefaultBatchDelay
+	if db.BatchDelay > 0 {
+		bdb.MaxBatchDelay = db.BatchDelay
+	}
+	db.startKeyUsageFlush()
+	return nil
+}
+
+// inspect runs the start-up check of the data file: a damaged file is an
+// error, a damaged header page a warning.
+func (db *DB) inspect() error {
 	warning, err := inspectDataFile(db.Path)
 	if err != nil {
 		return err
@@ -217,18 +238,26 @@ func (db *DB) Open() error {
 		db.logger().Warn("data file " + db.Path + ": " + warning +
 			"; restore a backup only if it is newer than that transaction; `linkbolt check` says more")
 	}
+	return nil
+}
+
+// openBolt opens the bbolt file at path, creates or upgrades its schema,
+// loads its ID codec and counts its webhook outbox. A fault on a damaged
+// file is an error matching ErrDamaged, a file held by another process
+// one matching ErrLocked.
+func openBolt(path string) (*bolt.DB, *idCodec, error) {
 	var bdb *bolt.DB
 	var ids *idCodec
-	err = catchDamage(db.Path, func() error {
+	err := catchDamage(path, func() error {
 		var err error
-		bdb, err = bolt.Open(db.Path, 0o600, &bolt.Options{Timeout: time.Second})
+		bdb, err = bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
 		if errors.Is(err, berrors.ErrTimeout) {
-			return &lockedError{path: db.Path}
+			return &lockedError{path: path}
 		} else if err != nil {
-			return fmt.Errorf("open data file %s: %w", db.Path, err)
+			return fmt.Errorf("open data file %s: %w", path, err)
 		}
 		if err := bdb.Update(func(tx *bolt.Tx) error {
-			if err := initSchema(tx, db.Path); err != nil {
+			if err := initSchema(tx, path); err != nil {
 				return err
 			}
 			var err error
@@ -248,22 +277,25 @@ func (db *DB) Open() error {
 		if bdb != nil && errors.Is(err, ErrDamaged) {
 			_ = bdb.Close() // a fault after bolt.Open must not keep the lock and the map
 		}
-		return err
+		return nil, nil, err
 	}
-	db.db, db.ids = bdb, ids
-	codecs.Store(bdb, ids)
-	// Holding the file, this process is the only one that could be
-	// spooling a backup beside it: what is there was left by a crash.
+	return bdb, ids, nil
+}
+
+// removeBackupLeftovers removes the spool files of a crashed backup.
+// Holding the file, this process is the only one that could be spooling
+// a backup beside it: what is there was left by a crash.
+func (db *DB) removeBackupLeftovers() {
 	if removed, err := RemoveBackupLeftovers(filepath.Dir(db.Path)); err != nil {
 		db.logger().Warn("could not remove a crashed backup's spool file", "err", err)
 	} else if len(removed) > 0 {
 		db.logger().Info("removed the spool files a crashed backup left behind", "files", removed)
 	}
-	bdb.MaxBatchDelay = DefaultBatchDelay
-	if db.BatchDelay > 0 {
-		bdb.MaxBatchDelay = db.BatchDelay
-	}
+}
 
+// startKeyUsageFlush starts the goroutine that writes API key usage every
+// KeyUsageFlush; Close stops it.
+func (db *DB) startKeyUsageFlush() {
 	db.usageMu.Lock()
 	if db.pending == nil {
 		db.pending = make(map[uint64]keyUsage)
@@ -276,7 +308,6 @@ func (db *DB) Open() error {
 	}
 	db.stop, db.done = make(chan struct{}), make(chan struct{})
 	go db.flushLoop(interval, db.stop, db.done)
-	return nil
 }
 
 // initSchema checks the recorded schema version and creates every bucket.
@@ -381,17 +412,6 @@ func (db *DB) Ping(ctx context.Context) error {
 	})
 }
 
-// Size returns the size of a backup taken now. A write between Size and
-// WriteBackup changes it; StreamBackup gives both from one transaction.
-func (db *DB) Size() (int64, error) {
-	var n int64
-	err := db.db.View(func(tx *bolt.Tx) error {
-		n = tx.Size()
-		return nil
-	})
-	return n, err
-}
-
 // WriteBackup writes a consistent copy of the whole data file to w while
 // the database stays in use, and returns the number of bytes written.
 func (db *DB) WriteBackup(w io.Writer) (int64, error) {
@@ -445,12 +465,4 @@ func (db *DB) JWTSecret(generate func() []byte) ([]byte, error) {
 		return nil, err
 	}
 	return secret, nil
-}
-
-// cloneBytes copies b out of a transaction's memory; nil stays nil.
-func cloneBytes(b []byte) []byte {
-	if b == nil {
-		return nil
-	}
-	return append([]byte{}, b...)
 }

@@ -235,7 +235,7 @@ func TestDeleteDomain_Links(t *testing.T) {
 	if got, _ := ds.FindDomainByID(ctx, ws.ID, d.ID); got.Links != 1 {
 		t.Fatalf("links after a delete: %d", got.Links)
 	}
-	links, _, err := s.Links.FindLinks(ctx, link.LinkFilter{WorkspaceID: ws.ID, Domain: &d.Hostname, Limit: 10})
+	links, _, err := findLinks(ctx, s.Links, link.LinkFilter{WorkspaceID: ws.ID, Domain: &d.Hostname, Limit: 10})
 	if err != nil || len(links) != 1 {
 		t.Fatalf("links of the domain: %v, %v", links, err)
 	}
@@ -313,11 +313,11 @@ func TestCreateLink_DomainNotVerified(t *testing.T) {
 
 	// Nothing was written: no link, no tag, no campaign member, no alias.
 	for _, wsID := range []string{ws.ID, other.ID} {
-		links, total, err := s.Links.FindLinks(ctx, link.LinkFilter{WorkspaceID: wsID, Limit: 100})
+		links, total, err := findLinks(ctx, s.Links, link.LinkFilter{WorkspaceID: wsID, Limit: 100})
 		if err != nil || total != 0 || len(links) != 0 {
 			t.Fatalf("links of %s: %v (total %d), %v", wsID, links, total, err)
 		}
-		if _, total, _ := s.Links.FindLinks(ctx, link.LinkFilter{WorkspaceID: wsID, Tags: []string{"t"}}); total != 0 {
+		if _, total, _ := findLinks(ctx, s.Links, link.LinkFilter{WorkspaceID: wsID, Tags: []string{"t"}}); total != 0 {
 			t.Fatalf("tag count of %s: %d", wsID, total)
 		}
 	}
@@ -396,7 +396,7 @@ func TestCreateLink_DomainDeletedConcurrently(t *testing.T) {
 				t.Fatalf("round %d: create: %v", round, err)
 			}
 		}
-		_, total, err := s.Links.FindLinks(ctx, link.LinkFilter{WorkspaceID: ws.ID, Domain: &host})
+		_, total, err := findLinks(ctx, s.Links, link.LinkFilter{WorkspaceID: ws.ID, Domain: &host})
 		if err != nil || total != created {
 			t.Fatalf("round %d: %d links on the domain, %d created (%v)", round, total, created, err)
 		}
@@ -462,5 +462,22 @@ func TestFindVerifiedDomain_Concurrent(t *testing.T) {
 	}
 	if _, err := ds.FindVerifiedDomain(ctx, "go.example.com"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDeleteDomain_ConflictMessage checks that the refusal counts the
+// domain's links in words: "1 link", "2 links".
+func TestDeleteDomain_ConflictMessage(t *testing.T) {
+	s, _, ws := mustSetup(t)
+	ds := storage.NewDomainService(s.DB)
+	ctx := context.Background()
+	d := mustVerifiedDomain(t, s, ws.ID, "go.example.com")
+	for _, want := range []string{"still has 1 link:", "still has 2 links:"} {
+		mustLink(t, s, ws.ID, &link.Link{Domain: "go.example.com"})
+		err := ds.DeleteDomain(ctx, ws.ID, d.ID)
+		wantCode(t, err, link.ECONFLICT)
+		if msg := link.ErrorMessage(err); !strings.Contains(msg, want) {
+			t.Fatalf("conflict message %q, want it to say %q", msg, want)
+		}
 	}
 }

@@ -453,3 +453,13 @@ func (db *DB) LiveKeyEntries() int {
 	})
 	return n
 }
+
+// AttemptTxs returns the number of write transactions the service began
+// to record attempts.
+func (s *WebhookService) AttemptTxs() uint64 { return s.attempts.txs.Load() }
+
+// InspectDataFile runs the start-up inspection and returns its error.
+func InspectDataFile(path string) error {
+	_, err := inspectDataFile(path)
+	return err
+}

@@ -132,20 +132,23 @@ func TestLegacyIDsKeepWorking(t *testing.T) {
 		if _, err := links.FindLinkByID(ctx, "ws_1", "lnk_4"); link.ErrorCode(err) != link.ENOTFOUND {
 			t.Fatalf("round %d: lnk_4 names the new link: %v", round, err)
 		}
-		list, _, err := links.FindLinks(ctx, link.LinkFilter{WorkspaceID: "ws_1", Limit: 10})
+		list, err := links.FindLinkPage(ctx, link.LinkFilter{WorkspaceID: "ws_1", Limit: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
 		var ids []string
-		for _, l := range list {
+		for _, l := range list.Links {
 			ids = append(ids, l.ID)
 		}
 		if want := []string{created, "lnk_3", "lnk_2", "lnk_1"}; !slices.Equal(ids, want) {
 			t.Fatalf("round %d: list %v, want %v (newest first)", round, ids, want)
 		}
-		inCampaign, _, err := links.FindLinks(ctx, link.LinkFilter{WorkspaceID: "ws_1", CampaignID: "cmp_1", Limit: 10})
-		if err != nil || len(inCampaign) != 2 {
-			t.Fatalf("round %d: links of cmp_1: %d, %v", round, len(inCampaign), err)
+		inCampaign, err := links.FindLinkPage(ctx, link.LinkFilter{WorkspaceID: "ws_1", CampaignID: "cmp_1", Limit: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(inCampaign.Links) != 2 {
+			t.Fatalf("round %d: links of cmp_1: %d", round, len(inCampaign.Links))
 		}
 		if err := db.CheckIndexes(); err != nil {
 			t.Fatal(err)

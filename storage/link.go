@@ -157,16 +157,6 @@ func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string)
 	return l, nil
 }
 
-// FindLinks returns a page of the workspace's links, newest first, and the
-// number of links matching the filter; see FindLinkPage.
-func (s *LinkService) FindLinks(ctx context.Context, f link.LinkFilter) ([]*link.Link, int, error) {
-	p, err := s.FindLinkPage(ctx, f)
-	if err != nil {
-		return nil, 0, err
-	}
-	return p.Links, p.Total, nil
-}
-
 // FindLinkPage returns a page of the workspace's links, newest first, and
 // the number of links matching the filter. ENOTFOUND for an unknown
 // workspace.
@@ -182,6 +172,48 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 	if !ok {
 		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", f.WorkspaceID)
 	}
+	q := newLinkQuery(f)
+	// Here rather than in newLinkQuery, so that the list stays on the stack.
+	var tags []string
+	for _, t := range f.Tags {
+		if t = strings.TrimSpace(t); t != "" && !slices.Contains(tags, t) {
+			tags = append(tags, t)
+		}
+	}
+	q.tags = tags
+	page := &link.LinkPage{}
+	err := s.db.db.View(func(tx *bolt.Tx) error {
+		if err := workspaceExists(tx, wid); err != nil {
+			return err
+		}
+		var it linkIndex
+		total, err := q.index(tx, wid, &it)
+		if err != nil {
+			return err
+		}
+		n, err := q.walk(tx, wid, &it, page)
+		if !q.counted() {
+			total = n
+		}
+		page.Total = total
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return page, nil
+}
+
+// linkQuery is a LinkFilter made ready for FindLinkPage's walk; the
+// caller adds the tags.
+type linkQuery struct {
+	offset, limit, scanLimit int
+	tags                     []string // trimmed, each once
+	quick                    func([]byte) bool
+	match                    func(*linkRecord) bool
+}
+
+func newLinkQuery(f link.LinkFilter) linkQuery {
 	if f.Limit <= 0 {
 		f.Limit = link.DefaultPageLimit
 	}
@@ -192,113 +224,118 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 	if f.Page-1 < offset/f.Limit {
 		offset = f.Offset()
 	}
-	var tags []string
-	for _, t := range f.Tags {
-		if t = strings.TrimSpace(t); t != "" && !slices.Contains(tags, t) {
-			tags = append(tags, t)
+	q := linkQuery{offset: offset, limit: f.Limit, scanLimit: f.ScanLimit}
+	q.quick, q.match = linkMatcher(f)
+	return q
+}
+
+// counted reports whether the total is read from a counter, so that the
+// walk stops at the end of the page: with no filter that needs the record
+// and at most one tag.
+func (q *linkQuery) counted() bool { return q.match == nil && len(q.tags) <= 1 }
+
+// index sets it to the walk of the index the query reads, newest first:
+// the workspace's, one tag's, or a merge of several tags'. When counted,
+// it returns the total from that index's counter.
+func (q *linkQuery) index(tx *bolt.Tx, wid uint64, it *linkIndex) (int, error) {
+	var total uint64
+	var err error
+	switch len(q.tags) {
+	case 0:
+		it.one.start(tx.Bucket(bucketLinksWorkspace), itob(wid))
+		if q.counted() {
+			total, err = counter(tx.Bucket(bucketLinksCount), itob(wid))
+		}
+	case 1:
+		it.one.start(tx.Bucket(bucketLinksTag), tagPrefix(wid, q.tags[0]))
+		if q.counted() {
+			total, err = counter(tx.Bucket(bucketLinksTagCount), tagCountKey(wid, q.tags[0]))
+		}
+	default:
+		it.merged = &mergedIndex{}
+		for _, t := range q.tags {
+			it.merged.its = append(it.merged.its, newReverseIndex(tx.Bucket(bucketLinksTag), tagPrefix(wid, t)))
 		}
 	}
-	quick, match := linkMatcher(f)
+	return int(total), err
+}
 
-	out := []*link.Link{}
-	var total int
-	truncated := false
-	err := s.db.db.View(func(tx *bolt.Tx) error {
-		if err := workspaceExists(tx, wid); err != nil {
-			return err
+// walk reads the links it yields, checks them against the filters, and
+// puts the ones of the page in page.Links; it returns the number of
+// matching links it met (all of them unless counted or truncated) and
+// sets page.Truncated when it stopped at the scan limit.
+func (q *linkQuery) walk(tx *bolt.Tx, wid uint64, it *linkIndex, page *link.LinkPage) (int, error) {
+	page.Links = []*link.Link{}
+	counted := q.counted()
+	links := linkReader{c: tx.Bucket(bucketLinks).Cursor()}
+	n, scanned := 0, 0
+	for idb := it.next(); idb != nil; idb = it.next() {
+		if counted && n >= q.offset+q.limit {
+			break
 		}
-		links := tx.Bucket(bucketLinks).Cursor()
-		var it idIterator
-		counted := match == nil && len(tags) <= 1
-		switch len(tags) {
-		case 0:
-			it = newReverseIndex(tx.Bucket(bucketLinksWorkspace), itob(wid))
-			if counted {
-				n, err := counter(tx.Bucket(bucketLinksCount), itob(wid))
-				if err != nil {
-					return err
-				}
-				total = int(n)
-			}
-		case 1:
-			it = newReverseIndex(tx.Bucket(bucketLinksTag), tagPrefix(wid, tags[0]))
-			if counted {
-				n, err := counter(tx.Bucket(bucketLinksTagCount), tagCountKey(wid, tags[0]))
-				if err != nil {
-					return err
-				}
-				total = int(n)
-			}
-		default:
-			m := &mergedIndex{}
-			for _, t := range tags {
-				m.its = append(m.its, newReverseIndex(tx.Bucket(bucketLinksTag), tagPrefix(wid, t)))
-			}
-			it = m
+		if q.match != nil && q.scanLimit > 0 && scanned == q.scanLimit {
+			page.Truncated = true
+			break
 		}
-
-		n, seeked, scanned := 0, false, 0
-		for idb := it.next(); idb != nil; idb = it.next() {
-			if counted && n >= offset+f.Limit {
-				break
-			}
-			if match != nil && f.ScanLimit > 0 && scanned == f.ScanLimit {
-				truncated = true
-				break
-			}
-			// Records are read only where needed: to filter, or for the page.
-			inPage := n >= offset && len(out) < f.Limit
-			if match == nil && !inPage {
-				n++
-				continue
-			}
-			lid := btoi(idb)
-			// One cursor for all reads (a Get per link would allocate a
-			// cursor each time). Walking newest first, the wanted link is
-			// often the one before the last, which Prev reaches cheaply.
-			var k, raw []byte
-			if seeked {
-				k, raw = links.Prev()
-			}
-			if !bytes.Equal(k, idb) {
-				k, raw = links.Seek(idb)
-				seeked = true
-			}
-			if !bytes.Equal(k, idb) {
-				return fmt.Errorf("link index: link %x missing", idb)
-			}
-			scanned++
-			if quick != nil && !quick(raw) {
-				continue
-			}
-			var rec linkRecord
-			if err := decodeJSON(raw, &rec); err != nil {
-				return err
-			}
-			if rec.Workspace != wid {
-				return fmt.Errorf("link index: link %x belongs to workspace %d, not %d", idb, rec.Workspace, wid)
-			}
-			if match != nil && !match(&rec) {
-				continue
-			}
-			if n >= offset && len(out) < f.Limit {
-				l, err := linkWithClicks(tx, lid, &rec)
-				if err != nil {
-					return err
-				}
-				out = append(out, l)
-			}
+		// Records are read only where needed: to filter, or for the page.
+		inPage := n >= q.offset && len(page.Links) < q.limit
+		if q.match == nil && !inPage {
 			n++
+			continue
 		}
-		if !counted {
-			total = n
+		raw, err := links.get(idb)
+		if err != nil {
+			return n, err
 		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
+		scanned++
+		if q.quick != nil && !q.quick(raw) {
+			continue
+		}
+		var rec linkRecord
+		if err := decodeJSON(raw, &rec); err != nil {
+			return n, err
+		}
+		if rec.Workspace != wid {
+			return n, fmt.Errorf("link index: link %x belongs to workspace %d, not %d", idb, rec.Workspace, wid)
+		}
+		if q.match != nil && !q.match(&rec) {
+			continue
+		}
+		if inPage {
+			l, err := linkWithClicks(tx, btoi(idb), &rec)
+			if err != nil {
+				return n, err
+			}
+			page.Links = append(page.Links, l)
+		}
+		n++
 	}
-	return &link.LinkPage{Links: out, Total: total, Truncated: truncated}, nil
+	return n, nil
+}
+
+// linkReader reads link records by ID through one cursor (a Get per link
+// would allocate a cursor each time). Walking newest first, the wanted
+// link is often the one before the last, which Prev reaches cheaply.
+type linkReader struct {
+	c      *bolt.Cursor
+	seeked bool
+}
+
+// get returns the encoded record of the link idb; an index entry with no
+// record is an error.
+func (r *linkReader) get(idb []byte) ([]byte, error) {
+	var k, raw []byte
+	if r.seeked {
+		k, raw = r.c.Prev()
+	}
+	if !bytes.Equal(k, idb) {
+		k, raw = r.c.Seek(idb)
+		r.seeked = true
+	}
+	if !bytes.Equal(k, idb) {
+		return nil, fmt.Errorf("link index: link %x missing", idb)
+	}
+	return raw, nil
 }
 
 // linkMatcher returns the test of the filters that need the record, or
@@ -328,7 +365,7 @@ func linkMatcher(f link.LinkFilter) (quick func([]byte) bool, match func(*linkRe
 		noDomain = []byte(`"domain":`)
 	}
 	searchRaw := search != "" && !strings.ContainsAny(search, jsonEscaped)
-	var lower []byte // reused: FindLinks calls quick from one goroutine
+	var lower []byte // reused: FindLinkPage calls quick from one goroutine
 	quick = func(raw []byte) bool {
 		for _, n := range needles {
 			if !bytes.Contains(raw, n) {
@@ -393,8 +430,27 @@ func containsFold(s, substr string) bool {
 	return strings.Contains(strings.ToLower(s), substr)
 }
 
-// idIterator yields link IDs (8-byte keys) newest first; nil at the end.
-type idIterator interface{ next() []byte }
+// linkCount says how many links n is, in words: "1 link", "2 links".
+func linkCount(n int) string {
+	if n == 1 {
+		return "1 link"
+	}
+	return fmt.Sprintf("%d links", n)
+}
+
+// linkIndex yields link IDs (8-byte keys) newest first, nil at the end:
+// from one index, or merged from several.
+type linkIndex struct {
+	one    reverseIndex
+	merged *mergedIndex // when set, the walk
+}
+
+func (it *linkIndex) next() []byte {
+	if it.merged != nil {
+		return it.merged.next()
+	}
+	return it.one.next()
+}
 
 // mergedIndex merges reverse index walks into one, newest first, each ID once.
 type mergedIndex struct {
@@ -625,65 +681,20 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 		}
 		idb := itob(lid)
 
-		aliases := tx.Bucket(bucketLinksAlias)
-		alias := l.Alias
-		if alias == "" {
-			if alias, err = freeCode(tx, rec.Domain, now); err != nil {
-				return err
-			}
+		alias, err := s.moveAlias(tx, wid, idb, rec, l.Alias, now)
+		if err != nil {
+			return err
 		}
-		if alias != rec.Alias {
-			if err := takeAlias(tx, aliasKey(rec.Domain, alias), alias, wid, now); err != nil {
-				return err
-			}
-			if err := aliases.Delete(aliasKey(rec.Domain, rec.Alias)); err != nil {
-				return fmt.Errorf("unindex alias: %w", err)
-			}
-			if err := holdAlias(tx, aliasKey(rec.Domain, rec.Alias), wid, now.Add(s.AliasHold), s.AliasHold); err != nil {
-				return err
-			}
-			if err := aliases.Put(aliasKey(rec.Domain, alias), idb); err != nil {
-				return fmt.Errorf("index alias: %w", err)
-			}
-		}
-
-		for _, t := range rec.Tags {
-			if !slices.Contains(l.Tags, t) {
-				if err := removeTag(tx, wid, t, idb); err != nil {
-					return err
-				}
-			}
-		}
-		for _, t := range l.Tags {
-			if !slices.Contains(rec.Tags, t) {
-				if err := addTag(tx, wid, t, idb); err != nil {
-					return err
-				}
-			}
+		if err := moveTags(tx, wid, idb, rec.Tags, l.Tags); err != nil {
+			return err
 		}
 
 		rec.Alias = alias
 		rec.Destination = l.DestinationURL
 		rec.Tags = l.Tags
 		rec.UTMSource, rec.UTMMedium, rec.UTMCampaign = l.UTMSource, l.UTMMedium, l.UTMCampaign
-		if l.CampaignID != rec.CampaignID {
-			idx := tx.Bucket(bucketLinksCampaign)
-			if rec.CampaignID != "" {
-				if old, ok := s.db.ids.parseID(prefixCampaign, rec.CampaignID); ok {
-					if err := idx.Delete(campaignLinkKey(wid, old, lid)); err != nil {
-						return fmt.Errorf("unindex link campaign: %w", err)
-					}
-				}
-			}
-			if l.CampaignID != "" {
-				cid, err := campaignForLink(tx, wid, l.CampaignID)
-				if err != nil {
-					return err
-				}
-				if err := idx.Put(campaignLinkKey(wid, cid, lid), []byte{}); err != nil {
-					return fmt.Errorf("index link campaign: %w", err)
-				}
-			}
+		if err := s.moveCampaign(tx, wid, lid, rec.CampaignID, l.CampaignID); err != nil {
+			return err
 		}
 		rec.CampaignID = l.CampaignID
 		rec.RedirectCode = l.RedirectCode
@@ -701,6 +712,83 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 		return nil, err
 	}
 	return out, nil
+}
+
+// moveAlias gives the link idb of record rec the alias it is updated to
+// (an empty alias gets a new code) and returns it. A changed alias takes
+// the new index entry, and the old one is held for the workspace for
+// AliasHold. ECONFLICT when the alias is taken.
+func (s *LinkService) moveAlias(tx *bolt.Tx, wid uint64, idb []byte, rec *linkRecord, alias string, now time.Time) (string, error) {
+	if alias == "" {
+		var err error
+		if alias, err = freeCode(tx, rec.Domain, now); err != nil {
+			return "", err
+		}
+	}
+	if alias == rec.Alias {
+		return alias, nil
+	}
+	aliases := tx.Bucket(bucketLinksAlias)
+	if err := takeAlias(tx, aliasKey(rec.Domain, alias), alias, wid, now); err != nil {
+		return "", err
+	}
+	if err := aliases.Delete(aliasKey(rec.Domain, rec.Alias)); err != nil {
+		return "", fmt.Errorf("unindex alias: %w", err)
+	}
+	if err := holdAlias(tx, aliasKey(rec.Domain, rec.Alias), wid, now.Add(s.AliasHold), s.AliasHold); err != nil {
+		return "", err
+	}
+	if err := aliases.Put(aliasKey(rec.Domain, alias), idb); err != nil {
+		return "", fmt.Errorf("index alias: %w", err)
+	}
+	return alias, nil
+}
+
+// moveTags moves the link idb's tag index entries and counters from the
+// tags it had to the tags it has.
+func moveTags(tx *bolt.Tx, wid uint64, idb []byte, had, has []string) error {
+	for _, t := range had {
+		if !slices.Contains(has, t) {
+			if err := removeTag(tx, wid, t, idb); err != nil {
+				return err
+			}
+		}
+	}
+	for _, t := range has {
+		if !slices.Contains(had, t) {
+			if err := addTag(tx, wid, t, idb); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// moveCampaign moves the link lid's campaign index entry from the campaign
+// it was in to the one it is in ("" for none). ENOTFOUND (field
+// campaign_id) for a campaign not of the workspace.
+func (s *LinkService) moveCampaign(tx *bolt.Tx, wid, lid uint64, was, is string) error {
+	if is == was {
+		return nil
+	}
+	idx := tx.Bucket(bucketLinksCampaign)
+	if was != "" {
+		if old, ok := s.db.ids.parseID(prefixCampaign, was); ok {
+			if err := idx.Delete(campaignLinkKey(wid, old, lid)); err != nil {
+				return fmt.Errorf("unindex link campaign: %w", err)
+			}
+		}
+	}
+	if is != "" {
+		cid, err := campaignForLink(tx, wid, is)
+		if err != nil {
+			return err
+		}
+		if err := idx.Put(campaignLinkKey(wid, cid, lid), []byte{}); err != nil {
+			return fmt.Errorf("index link campaign: %w", err)
+		}
+	}
+	return nil
 }
 
 // DeleteLink removes a link, its index entries, its click counter and its
@@ -763,21 +851,6 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 		}
 		return deleteLinkStats(tx, lid)
 	})
-}
-
-// deletePrefix deletes every key of b that starts with prefix.
-func deletePrefix(b *bolt.Bucket, prefix []byte) error {
-	var keys [][]byte
-	c := b.Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		keys = append(keys, cloneBytes(k))
-	}
-	for _, k := range keys {
-		if err := b.Delete(k); err != nil {
-			return fmt.Errorf("delete %x: %w", k, err)
-		}
-	}
-	return nil
 }
 
 // findLink returns a link record of workspace wid (any workspace when wid

@@ -151,7 +151,7 @@ func TestCreateLink_Concurrent(t *testing.T) {
 	if won != 1 {
 		t.Fatalf("%d creations of alias \"same\" succeeded, want 1", won)
 	}
-	_, total, err := s.Links.FindLinks(ctx, link.LinkFilter{WorkspaceID: ws.ID})
+	_, total, err := findLinks(ctx, s.Links, link.LinkFilter{WorkspaceID: ws.ID})
 	if err != nil || total != len(ids) {
 		t.Fatalf("total = %d, %v; want %d", total, err, len(ids))
 	}
@@ -290,7 +290,7 @@ func wantTotals(tb testing.TB, s *Services, wsID string, want map[string]int) {
 	ctx := context.Background()
 	var all []*link.Link
 	for page := 1; ; page++ {
-		links, _, err := s.Links.FindLinks(ctx, link.LinkFilter{WorkspaceID: wsID, Page: page, Limit: 100})
+		links, _, err := findLinks(ctx, s.Links, link.LinkFilter{WorkspaceID: wsID, Page: page, Limit: 100})
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -304,7 +304,7 @@ func wantTotals(tb testing.TB, s *Services, wsID string, want map[string]int) {
 		if tag != "" {
 			tags = []string{tag}
 		}
-		_, total, err := s.Links.FindLinks(ctx, link.LinkFilter{WorkspaceID: wsID, Tags: tags, Limit: 1})
+		_, total, err := findLinks(ctx, s.Links, link.LinkFilter{WorkspaceID: wsID, Tags: tags, Limit: 1})
 		if err != nil {
 			tb.Fatal(err)
 		}
@@ -393,7 +393,7 @@ func TestFindLinks(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := tt.f
 			f.WorkspaceID = ws.ID
-			links, total, err := s.Links.FindLinks(ctx, f)
+			links, total, err := findLinks(ctx, s.Links, f)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -410,9 +410,9 @@ func TestFindLinks(t *testing.T) {
 		})
 	}
 
-	_, _, err := s.Links.FindLinks(ctx, link.LinkFilter{WorkspaceID: "ws_zzz"})
+	_, _, err := findLinks(ctx, s.Links, link.LinkFilter{WorkspaceID: "ws_zzz"})
 	wantCode(t, err, link.ENOTFOUND)
-	links, total, err := s.Links.FindLinks(ctx, link.LinkFilter{WorkspaceID: other.ID, Tags: []string{"red"}})
+	links, total, err := findLinks(ctx, s.Links, link.LinkFilter{WorkspaceID: other.ID, Tags: []string{"red"}})
 	if err != nil || total != 1 || len(links) != 1 || links[0].Alias != "foreign" {
 		t.Fatalf("other workspace: %v, %d, %v", links, total, err)
 	}
@@ -486,7 +486,7 @@ func TestFindLinks_HugePage(t *testing.T) {
 		{WorkspaceID: ws.ID, Page: math.MaxInt / 50, Limit: 100},
 		{WorkspaceID: ws.ID, Page: math.MaxInt, Limit: 100, Search: "one"},
 	} {
-		links, total, err := s.Links.FindLinks(context.Background(), f)
+		links, total, err := findLinks(context.Background(), s.Links, f)
 		if err != nil || len(links) != 0 || total != 1 {
 			t.Fatalf("page %d: %v, %d, %v", f.Page, links, total, err)
 		}
@@ -519,7 +519,7 @@ func TestFindLinks_SearchEncoding(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			f := tt.f
 			f.WorkspaceID = ws.ID
-			links, total, err := s.Links.FindLinks(context.Background(), f)
+			links, total, err := findLinks(context.Background(), s.Links, f)
 			if err != nil || total != 1 || len(links) != 1 || links[0].ID != tt.want {
 				t.Fatalf("got %v (total %d, %v), want %s", links, total, err, tt.want)
 			}
@@ -654,4 +654,14 @@ func TestFindLinkPage_ScanLimit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// findLinks returns a page of links and the total matching f, as the list
+// endpoints read them.
+func findLinks(ctx context.Context, ls *storage.LinkService, f link.LinkFilter) ([]*link.Link, int, error) {
+	p, err := ls.FindLinkPage(ctx, f)
+	if err != nil {
+		return nil, 0, err
+	}
+	return p.Links, p.Total, nil
 }

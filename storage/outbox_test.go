@@ -43,12 +43,12 @@ func TestPendingDeliveries(t *testing.T) {
 	succeed(t, hooks, due(t, hooks, s.Clock.Now())[a.ID], s.Clock.Now())
 	check("after a delivery succeeded")
 	next := s.Clock.Now().Add(time.Minute)
-	if err := hooks.RecordAttempt(ctx, due(t, hooks, s.Clock.Now())[a.ID], link.Attempt{At: s.Clock.Now(), Error: "refused"}, &next, ""); err != nil {
+	if err := recordAttempt(ctx, hooks, due(t, hooks, s.Clock.Now())[a.ID], link.Attempt{At: s.Clock.Now(), Error: "refused"}, &next, ""); err != nil {
 		t.Fatal(err)
 	}
 	check("after a failed attempt to retry")
 	failed := due(t, hooks, s.Clock.Now())[b.ID]
-	if err := hooks.RecordAttempt(ctx, failed, link.Attempt{At: s.Clock.Now(), Error: "refused"}, nil, ""); err != nil {
+	if err := recordAttempt(ctx, hooks, failed, link.Attempt{At: s.Clock.Now(), Error: "refused"}, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	check("after a delivery was given up")

@@ -138,154 +138,169 @@ func TestUpgradeVersion1File(t *testing.T) {
 	}
 
 	for round := range 2 {
-		db := NewDB(path)
-		db.Now = func() time.Time { return now }
-		if err := db.Open(); err != nil {
-			t.Fatal(err)
-		}
-		for prefix, want := range map[string]uint64{prefixWorkspace: 1, prefixUser: 1, prefixCampaign: 1, prefixKey: 1, prefixLink: 3} {
-			if got := db.ids.legacy[prefix]; got != want {
-				t.Errorf("round %d: legacy maximum of %s = %d, want %d", round, prefix, got, want)
+		mustRun(t, fmt.Sprintf("open %d", round+1), func(t *testing.T) {
+			db := NewDB(path)
+			db.Now = func() time.Time { return now }
+			if err := db.Open(); err != nil {
+				t.Fatal(err)
 			}
-		}
-		links, clicks := NewLinkService(db), NewClickService(db)
-		for i, alias := range []string{"one", "two", "three"} {
-			id := fmt.Sprintf("lnk_%d", i+1)
-			l, err := links.FindLinkByID(ctx, "ws_1", id)
-			if err != nil || l.ID != id || l.Alias != alias {
-				t.Fatalf("round %d: legacy link %s: %+v, %v", round, id, l, err)
-			}
-		}
-		if _, err := NewWorkspaceService(db).FindWorkspaceByID(ctx, "ws_1"); err != nil {
-			t.Fatalf("round %d: ws_1: %v", round, err)
-		}
-		if _, err := NewUserService(db).FindUserByID(ctx, "usr_1"); err != nil {
-			t.Fatalf("round %d: usr_1: %v", round, err)
-		}
-		if _, err := NewCampaignService(db).FindCampaignByID(ctx, "ws_1", "cmp_1"); err != nil {
-			t.Fatalf("round %d: cmp_1: %v", round, err)
-		}
-		if k, err := NewKeyService(db).FindKeyByID(ctx, "ws_1", "key_1"); err != nil || string(k.Hash) != "hash-1" {
-			t.Fatalf("round %d: key_1: %+v, %v", round, k, err)
-		}
+			links, clicks := NewLinkService(db), NewClickService(db)
+			day := link.StatsFilter{WorkspaceID: "ws_1", Start: v1Start.Truncate(24 * time.Hour), End: v1Start.Truncate(24 * time.Hour).Add(24 * time.Hour), TopLimit: -1}
 
-		if round == 0 {
-			// New records get opaque IDs, past the legacy maxima.
-			l := &link.Link{WorkspaceID: "ws_1", Alias: "four", DestinationURL: "https://example.com/four", CampaignID: "cmp_1"}
-			if err := links.CreateLink(ctx, l); err != nil {
-				t.Fatal(err)
-			}
-			if seq, ok := db.ids.parseID(prefixLink, l.ID); len(l.ID) != len(prefixLink)+opaqueLen || !ok || seq != 4 {
-				t.Fatalf("new link id %q (%d, %v), want an opaque id of sequence 4", l.ID, seq, ok)
-			}
-			newLink = l.ID
-			c := &link.Campaign{WorkspaceID: "ws_1", Name: "Autumn", Status: link.CampaignActive}
-			if err := NewCampaignService(db).CreateCampaign(ctx, c); err != nil {
-				t.Fatal(err)
-			}
-			k := &link.APIKey{WorkspaceID: "ws_1", Name: "k2", Scope: "read", Hash: []byte("hash-2"), Start: "lb_live_y"}
-			if err := NewKeyService(db).CreateKey(ctx, k, 10); err != nil {
-				t.Fatal(err)
-			}
-			for _, id := range []string{c.ID, k.ID} {
-				if len(id) < opaqueLen || id == "cmp_2" || id == "key_2" {
-					t.Fatalf("new id %q is not opaque", id)
-				}
-			}
-			batch := make([]link.Click, newClicks)
-			for i := range batch {
-				batch[i] = newClick(i)
-			}
-			if skipped, err := clicks.RecordClicks(ctx, batch); err != nil || skipped != 0 {
-				t.Fatalf("record: %d skipped, %v", skipped, err)
-			}
-			// The new clicks name their hosts in the dictionary: 8 of them
-			// have a host, the others are direct.
-			refs := 0
-			err := db.db.View(func(tx *bolt.Tx) error {
-				return tx.Bucket(bucketClicksRaw).ForEach(func(k, v []byte) error {
-					if v[0]&rawFlagHostRef != 0 {
-						refs++
+			mustRun(t, "legacy records keep their IDs", func(t *testing.T) {
+				for prefix, want := range map[string]uint64{prefixWorkspace: 1, prefixUser: 1, prefixCampaign: 1, prefixKey: 1, prefixLink: 3} {
+					if got := db.ids.legacy[prefix]; got != want {
+						t.Errorf("round %d: legacy maximum of %s = %d, want %d", round, prefix, got, want)
 					}
+				}
+				for i, alias := range []string{"one", "two", "three"} {
+					id := fmt.Sprintf("lnk_%d", i+1)
+					l, err := links.FindLinkByID(ctx, "ws_1", id)
+					if err != nil || l.ID != id || l.Alias != alias {
+						t.Fatalf("round %d: legacy link %s: %+v, %v", round, id, l, err)
+					}
+				}
+				if _, err := NewWorkspaceService(db).FindWorkspaceByID(ctx, "ws_1"); err != nil {
+					t.Fatalf("round %d: ws_1: %v", round, err)
+				}
+				if _, err := NewUserService(db).FindUserByID(ctx, "usr_1"); err != nil {
+					t.Fatalf("round %d: usr_1: %v", round, err)
+				}
+				if _, err := NewCampaignService(db).FindCampaignByID(ctx, "ws_1", "cmp_1"); err != nil {
+					t.Fatalf("round %d: cmp_1: %v", round, err)
+				}
+				if k, err := NewKeyService(db).FindKeyByID(ctx, "ws_1", "key_1"); err != nil || string(k.Hash) != "hash-1" {
+					t.Fatalf("round %d: key_1: %+v, %v", round, k, err)
+				}
+			})
+			if round == 0 {
+				mustRun(t, "new records get opaque IDs, past the legacy maxima", func(t *testing.T) {
+					l := &link.Link{WorkspaceID: "ws_1", Alias: "four", DestinationURL: "https://example.com/four", CampaignID: "cmp_1"}
+					if err := links.CreateLink(ctx, l); err != nil {
+						t.Fatal(err)
+					}
+					if seq, ok := db.ids.parseID(prefixLink, l.ID); len(l.ID) != len(prefixLink)+opaqueLen || !ok || seq != 4 {
+						t.Fatalf("new link id %q (%d, %v), want an opaque id of sequence 4", l.ID, seq, ok)
+					}
+					newLink = l.ID
+					c := &link.Campaign{WorkspaceID: "ws_1", Name: "Autumn", Status: link.CampaignActive}
+					if err := NewCampaignService(db).CreateCampaign(ctx, c); err != nil {
+						t.Fatal(err)
+					}
+					k := &link.APIKey{WorkspaceID: "ws_1", Name: "k2", Scope: "read", Hash: []byte("hash-2"), Start: "lb_live_y"}
+					if err := NewKeyService(db).CreateKey(ctx, k, 10); err != nil {
+						t.Fatal(err)
+					}
+					for _, id := range []string{c.ID, k.ID} {
+						if len(id) < opaqueLen || id == "cmp_2" || id == "key_2" {
+							t.Fatalf("new id %q is not opaque", id)
+						}
+					}
+					batch := make([]link.Click, newClicks)
+					for i := range batch {
+						batch[i] = newClick(i)
+					}
+					if skipped, err := clicks.RecordClicks(ctx, batch); err != nil || skipped != 0 {
+						t.Fatalf("record: %d skipped, %v", skipped, err)
+					}
+					// The new clicks name their hosts in the dictionary: 8 of them
+					// have a host, the others are direct.
+					refs := 0
+					err := db.db.View(func(tx *bolt.Tx) error {
+						return tx.Bucket(bucketClicksRaw).ForEach(func(k, v []byte) error {
+							if v[0]&rawFlagHostRef != 0 {
+								refs++
+							}
+							return nil
+						})
+					})
+					if err != nil || refs != 2*newClicks/3 {
+						t.Fatalf("%d raw clicks name their host by id, want %d (%v)", refs, 2*newClicks/3, err)
+					}
+				})
+			}
+			mustRun(t, "stats count version 1 aggregates and the new clicks exactly", func(t *testing.T) {
+				for _, tt := range []struct {
+					scope            link.StatsScope
+					id               string
+					clicks, visitors int64
+				}{
+					{link.ScopeWorkspace, "", 50 + newClicks, 7 + newClicks},
+					{link.ScopeLink, "lnk_1", 17 + newClicks/3, 7 + newClicks/3},
+					{link.ScopeLink, "lnk_3", 16, 7},
+					{link.ScopeLink, newLink, newClicks / 3, newClicks / 3},
+					{link.ScopeCampaign, "cmp_1", 17 + 2*newClicks/3, 7 + 2*newClicks/3},
+				} {
+					f := day
+					f.Scope, f.ID = tt.scope, tt.id
+					st, err := clicks.Stats(ctx, f)
+					if err != nil {
+						t.Fatalf("round %d: stats of %s %s: %v", round, tt.scope, tt.id, err)
+					}
+					if st.Clicks != tt.clicks || st.UniqueVisitors != tt.visitors {
+						t.Errorf("round %d: %s %s: %d clicks, %d visitors; want %d, %d", round, tt.scope, tt.id, st.Clicks, st.UniqueVisitors, tt.clicks, tt.visitors)
+					}
+				}
+				f := day
+				f.Scope = link.ScopeWorkspace
+				st, err := clicks.Stats(ctx, f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := fmt.Sprint(st.Top[link.DimReferrers])
+				want := "[{direct 14} {t.co 14} {Example.ORG 10} {news.ycombinator.com 10} {www.google.com 10} {new.example 4}]"
+				if got != want {
+					t.Errorf("round %d: referrers %s, want %s", round, got, want)
+				}
+			})
+			mustRun(t, "the export holds old inline referrers, then new dictionary ones", func(t *testing.T) {
+				var exported []link.Click
+				err := clicks.ExportClicks(ctx, "ws_1", day.Start, day.End, func(c *link.Click) error {
+					exported = append(exported, *c)
 					return nil
 				})
-			})
-			if err != nil || refs != 2*newClicks/3 {
-				t.Fatalf("%d raw clicks name their host by id, want %d (%v)", refs, 2*newClicks/3, err)
-			}
-		}
-
-		// Stats: version 1 aggregates and the new clicks, exactly.
-		day := link.StatsFilter{WorkspaceID: "ws_1", Start: v1Start.Truncate(24 * time.Hour), End: v1Start.Truncate(24 * time.Hour).Add(24 * time.Hour), TopLimit: -1}
-		for _, tt := range []struct {
-			scope            link.StatsScope
-			id               string
-			clicks, visitors int64
-		}{
-			{link.ScopeWorkspace, "", 50 + newClicks, 7 + newClicks},
-			{link.ScopeLink, "lnk_1", 17 + newClicks/3, 7 + newClicks/3},
-			{link.ScopeLink, "lnk_3", 16, 7},
-			{link.ScopeLink, newLink, newClicks / 3, newClicks / 3},
-			{link.ScopeCampaign, "cmp_1", 17 + 2*newClicks/3, 7 + 2*newClicks/3},
-		} {
-			f := day
-			f.Scope, f.ID = tt.scope, tt.id
-			st, err := clicks.Stats(ctx, f)
-			if err != nil {
-				t.Fatalf("round %d: stats of %s %s: %v", round, tt.scope, tt.id, err)
-			}
-			if st.Clicks != tt.clicks || st.UniqueVisitors != tt.visitors {
-				t.Errorf("round %d: %s %s: %d clicks, %d visitors; want %d, %d", round, tt.scope, tt.id, st.Clicks, st.UniqueVisitors, tt.clicks, tt.visitors)
-			}
-		}
-		f := day
-		f.Scope = link.ScopeWorkspace
-		st, err := clicks.Stats(ctx, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		got := fmt.Sprint(st.Top[link.DimReferrers])
-		want := "[{direct 14} {t.co 14} {Example.ORG 10} {news.ycombinator.com 10} {www.google.com 10} {new.example 4}]"
-		if got != want {
-			t.Errorf("round %d: referrers %s, want %s", round, got, want)
-		}
-
-		// The export: old inline referrers, then new dictionary ones.
-		var exported []link.Click
-		err = clicks.ExportClicks(ctx, "ws_1", day.Start, day.End, func(c *link.Click) error {
-			exported = append(exported, *c)
-			return nil
-		})
-		if err != nil {
-			t.Fatalf("round %d: export: %v", round, err)
-		}
-		if len(exported) != 50+newClicks {
-			t.Fatalf("round %d: exported %d clicks, want %d", round, len(exported), 50+newClicks)
-		}
-		for i, got := range exported {
-			var want link.Click
-			if i < 50 {
-				want = v1Click(i)
-			} else {
-				want = newClick(i - 50)
-				if want.Referrer == "" {
-					want.Referrer = "direct"
+				if err != nil {
+					t.Fatalf("round %d: export: %v", round, err)
 				}
-			}
-			if got != want {
-				t.Errorf("round %d: click %d = %+v, want %+v", round, i, got, want)
-			}
-		}
+				if len(exported) != 50+newClicks {
+					t.Fatalf("round %d: exported %d clicks, want %d", round, len(exported), 50+newClicks)
+				}
+				for i, got := range exported {
+					var want link.Click
+					if i < 50 {
+						want = v1Click(i)
+					} else {
+						want = newClick(i - 50)
+						if want.Referrer == "" {
+							want.Referrer = "direct"
+						}
+					}
+					if got != want {
+						t.Errorf("round %d: click %d = %+v, want %+v", round, i, got, want)
+					}
+				}
+			})
+			mustRun(t, "indexes and file check clean", func(t *testing.T) {
+				if err := db.CheckIndexes(); err != nil {
+					t.Fatalf("round %d: %v", round, err)
+				}
+				if err := db.Close(); err != nil {
+					t.Fatal(err)
+				}
+				r, err := CheckFile(path)
+				if err != nil || !r.OK() {
+					t.Fatalf("round %d: check file: %+v, %v", round, r, err)
+				}
+			})
+		})
+	}
+}
 
-		if err := db.CheckIndexes(); err != nil {
-			t.Fatalf("round %d: %v", round, err)
-		}
-		if err := db.Close(); err != nil {
-			t.Fatal(err)
-		}
-		r, err := CheckFile(path)
-		if err != nil || !r.OK() {
-			t.Fatalf("round %d: check file: %+v, %v", round, r, err)
-		}
+// mustRun runs fn as the subtest name and stops t if it fails: the steps
+// of a story build on each other.
+func mustRun(t *testing.T, name string, fn func(t *testing.T)) {
+	t.Helper()
+	if !t.Run(name, fn) {
+		t.FailNow()
 	}
 }

@@ -743,13 +743,6 @@ type countingStore struct {
 	writes []int // the number of attempts of each write
 }
 
-func (s *countingStore) RecordAttempt(ctx context.Context, d *link.Delivery, a link.Attempt, next *time.Time, disable string) error {
-	s.mu.Lock()
-	s.writes = append(s.writes, 1)
-	s.mu.Unlock()
-	return s.WebhookService.RecordAttempt(ctx, d, a, next, disable)
-}
-
 func (s *countingStore) RecordAttempts(ctx context.Context, rs []link.AttemptRecord) error {
 	s.mu.Lock()
 	s.writes = append(s.writes, len(rs))

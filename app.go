@@ -138,7 +138,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		DB: a.db, Links: a.links, Keys: storage.NewKeyService(a.db),
 		Users: storage.NewUserService(a.db), Workspaces: storage.NewWorkspaceService(a.db),
 		Clicks: a.clicks, Campaigns: campaigns, QRCodes: storage.NewQRCodeService(a.db),
-		Webhooks: a.webhooks, Dispatcher: a.dispatch, Recorder: a.recorder,
+		Webhooks: a.webhooks, Outbox: a.webhooks, Dispatcher: a.dispatch, Recorder: a.recorder,
 		DomainVerifier: dnscheck.NewDomains(cfg.Domains.Resolver),
 		WebhookTargets: webhook.TargetGuard{AllowPrivate: cfg.Webhooks.AllowPrivate}, Setup: a.setup,
 		Domains:   storage.NewDomainService(a.db),

@@ -261,6 +261,15 @@ type WebhookService interface {
 	PruneDeliveries(ctx context.Context, before time.Time) (int, error)
 }
 
+// OutboxCounter counts the webhook deliveries waiting to be sent or
+// retried (storage.WebhookService), for the metrics: it reads a counter,
+// never the data file, so a scrape costs nothing.
+type OutboxCounter interface {
+	// PendingDeliveries returns the deliveries queued and not yet
+	// finished. It returns no error: 0 when the data file is closed.
+	PendingDeliveries() int64
+}
+
 // WebhookTargetChecker checks where a webhook's URL leads when the webhook
 // is saved (webhook.TargetGuard); the dispatcher checks again at every
 // connection.

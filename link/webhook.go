@@ -46,9 +46,6 @@ type Webhook struct {
 // MaxWebhookURLLength bounds a webhook's URL.
 const MaxWebhookURLLength = 2048
 
-// Subscribes reports whether the webhook wants events of type t.
-func (w *Webhook) Subscribes(t string) bool { return slices.Contains(w.Events, t) }
-
 // Normalize trims the input and removes duplicate events.
 func (w *Webhook) Normalize() {
 	w.URL = strings.TrimSpace(w.URL)

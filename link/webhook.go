@@ -189,7 +189,8 @@ type AttemptRecord struct {
 // EventEncoder is the wire format of webhook events (webhook.Encoder):
 // the storage services call it inside the transaction of the change that
 // causes an event, and keep what it returns as the body of the event's
-// deliveries. It must not call back into them.
+// deliveries. It must not call back into them. Its errors are internal
+// (EINTERNAL) and roll the change back.
 type EventEncoder interface {
 	// LinkData returns the data of a link.created, link.updated or
 	// link.deleted event: the link (after the change; before it, for a

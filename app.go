@@ -21,20 +21,20 @@ import (
 // app is a whole linkbolt server: database, services, click recorder and
 // HTTP server. Tests boot it on 127.0.0.1:0 with a data file in t.TempDir().
 type app struct {
-	cfg      *Config
-	logger   *slog.Logger
-	db       *storage.DB
-	recorder *analytics.Recorder
-	clicks   link.ClickService
-	links    *storage.LinkService
-	webhooks *storage.WebhookService
-	events   *webhook.Encoder
-	setup    *auth.Setup
-	dispatch *webhook.Dispatcher
-	geo      *analytics.GeoIP
-	server   *server.Server
-	http     *http.Server
-	listener net.Listener
+	cfg       *Config
+	logger    *slog.Logger
+	db        *storage.DB
+	recorder  *analytics.Recorder
+	clicks    link.ClickService
+	links     *storage.LinkService
+	campaigns *storage.CampaignService
+	webhooks  *storage.WebhookService
+	setup     *auth.Setup
+	dispatch  *webhook.Dispatcher
+	geo       *analytics.GeoIP
+	server    *server.Server
+	http      *http.Server
+	listener  net.Listener
 }
 
 // newApp opens the data file, wires the services, bootstraps the admin or
@@ -72,18 +72,19 @@ func (a *app) wire(ctx context.Context) error {
 		}
 	}
 	// One encoder writes every webhook event, in the transaction of its
-	// change.
+	// change: every service that writes events takes it here.
 	events, err := webhook.NewEncoder(cfg.Server.BaseURL, cfg.Domains.Scheme)
 	if err != nil {
 		return fmt.Errorf("server.base_url: %w", err)
 	}
-	a.events = events
 	clicks := storage.NewClickService(a.db)
 	clicks.Events = events
 	a.clicks = clicks
 	a.links = storage.NewLinkService(a.db)
 	a.links.AliasHold = cfg.Links.AliasHold
 	a.links.Events = events
+	a.campaigns = storage.NewCampaignService(a.db)
+	a.campaigns.Events = events
 	a.webhooks = storage.NewWebhookService(a.db)
 	a.webhooks.Events = events
 	a.dispatch = &webhook.Dispatcher{Store: a.webhooks, Now: time.Now,
@@ -116,9 +117,8 @@ func (a *app) wire(ctx context.Context) error {
 // JWT secret, and bootstraps the admin.
 func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 	cfg := a.cfg
-	campaigns := storage.NewCampaignService(a.db)
-	campaigns.Events = a.events
-	a.setup = &auth.Setup{Users: storage.NewUserService(a.db), Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},
+	users := storage.NewUserService(a.db)
+	a.setup = &auth.Setup{Users: users, Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},
 		Plan: link.Plan(cfg.Workspaces.DefaultPlan), Now: time.Now}
 	srv, err := server.New(server.Config{
 		Listen: ln.Addr().String(), BaseURL: cfg.Server.BaseURL, AltBaseURL: cfg.Server.AltBaseURL, MaxBody: cfg.Server.MaxBody,
@@ -136,9 +136,9 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		CORSOrigins: cfg.Server.CORSOrigins,
 	}, server.Deps{
 		DB: a.db, Links: a.links, Keys: storage.NewKeyService(a.db),
-		Users: storage.NewUserService(a.db), Workspaces: storage.NewWorkspaceService(a.db),
-		Clicks: a.clicks, Campaigns: campaigns, QRCodes: storage.NewQRCodeService(a.db),
-		Webhooks: a.webhooks, Dispatcher: a.dispatch, Recorder: a.recorder,
+		Users: users, Workspaces: storage.NewWorkspaceService(a.db),
+		Clicks: a.clicks, Campaigns: a.campaigns, QRCodes: storage.NewQRCodeService(a.db),
+		Webhooks: a.webhooks, Outbox: a.webhooks, Dispatcher: a.dispatch, Recorder: a.recorder,
 		DomainVerifier: dnscheck.NewDomains(cfg.Domains.Resolver),
 		WebhookTargets: webhook.TargetGuard{AllowPrivate: cfg.Webhooks.AllowPrivate}, Setup: a.setup,
 		Domains:   storage.NewDomainService(a.db),

@@ -30,7 +30,7 @@ renamed into place only when complete; FILE may not be the data file.`,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
 		configPath := configFlag(fs)
 		out := fs.String("out", "", "`FILE` to write the backup to (required)")
-		token := fs.String("token", os.Getenv("LINKBOLT_TOKEN"), "an instance admin's login `TOKEN` (from POST /v1/auth/login), used only\nwhen a running server holds the data file; default: $LINKBOLT_TOKEN,\nelse a login with admin.email and admin.password")
+		token := tokenFlag(fs)
 		return func(ctx context.Context, stdout, stderr io.Writer) error {
 			return runBackup(ctx, *configPath, *out, *token, stdout, stderr)
 		}

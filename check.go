@@ -27,7 +27,7 @@ through that server's admin API, signed in as for linkbolt backup.`,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
 		configPath := configFlag(fs)
 		file := fs.String("file", "", "the `FILE` to check (default: the data file, storage.path)")
-		token := fs.String("token", os.Getenv("LINKBOLT_TOKEN"), "an instance admin's login `TOKEN` (from POST /v1/auth/login), used only\nwhen a running server holds the data file; default: $LINKBOLT_TOKEN,\nelse a login with admin.email and admin.password")
+		token := tokenFlag(fs)
 		return func(ctx context.Context, stdout, stderr io.Writer) error {
 			return runCheck(ctx, *configPath, *file, *token, stdout, stderr)
 		}

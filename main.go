@@ -83,6 +83,12 @@ func configFlag(fs *flag.FlagSet) *string {
 	return fs.String("config", "", "configuration `FILE` (YAML); default: config.yaml in the working\ndirectory when it exists")
 }
 
+// tokenFlag declares --token, the admin's login token with which backup
+// and check reach a running server that holds the data file.
+func tokenFlag(fs *flag.FlagSet) *string {
+	return fs.String("token", os.Getenv("LINKBOLT_TOKEN"), "an instance admin's login `TOKEN` (from POST /v1/auth/login), used only\nwhen a running server holds the data file; default: $LINKBOLT_TOKEN,\nelse a login with admin.email and admin.password")
+}
+
 // usageError is a mistake in the command line: run prints it on one line
 // and exits 2.
 type usageError struct{ msg string }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -672,5 +673,78 @@ func TestMaxConnectionsWired(t *testing.T) {
 	if !strings.Contains(string(b), "\nlinkbolt_connections_open 1\n") ||
 		strings.Contains(string(b), "\nlinkbolt_connections_idle_closed_total 0\n") {
 		t.Fatalf("one connection allowed, but:\n%s", b)
+	}
+}
+
+// TestWebhookEventsWired: the app hands the one event encoder to every
+// service that writes events, so a workspace's webhook receives each kind
+// (a service wired without it would drop its events without a word).
+func TestWebhookEventsWired(t *testing.T) {
+	type received struct{ ID, Type, WorkspaceID string }
+	var mu sync.Mutex
+	var got []received
+	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var body struct {
+			ID          string          `json:"id"`
+			Type        string          `json:"type"`
+			CreatedAt   string          `json:"created_at"`
+			WorkspaceID string          `json:"workspace_id"`
+			Data        json.RawMessage `json:"data"`
+		}
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || len(body.Data) == 0 {
+			t.Errorf("delivery body: %+v, %v", body, err)
+		}
+		if _, err := time.Parse(time.RFC3339, body.CreatedAt); err != nil || strings.Contains(body.CreatedAt, ".") {
+			t.Errorf("%s created_at %q: not whole seconds (%v)", body.Type, body.CreatedAt, err)
+		}
+		mu.Lock()
+		got = append(got, received{body.ID, body.Type, body.WorkspaceID})
+		mu.Unlock()
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	defer recv.Close()
+	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n"+
+		"webhooks:\n  allow_private: true\nclicks:\n  flush_interval: 10ms\n")
+	base, _ := startApp(t, cfg, nil)
+	c := client{t, base}
+	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+	ws := c.must("GET", "/v1/me", tok, "", 200)["workspaces"].([]any)[0].(map[string]any)["id"].(string)
+	hook := c.must("POST", "/v1/webhooks", tok, `{"url":"`+recv.URL+`/hook","events":["link.created","link.updated","link.deleted","link.clicked","campaign.updated"]}`, 201)["id"].(string)
+
+	cmp := c.must("POST", "/v1/campaigns", tok, `{"name":"Spring"}`, 201)["id"].(string)
+	l := c.must("POST", "/v1/links", tok, `{"destination_url":"https://example.com/x","campaign_id":"`+cmp+`"}`, 201)
+	c.must("PATCH", "/v1/links/"+l["id"].(string), tok, `{"tags":["a"]}`, 200)
+	if status, _, _ := c.call("GET", "/"+l["alias"].(string), "", ""); status != 302 {
+		t.Fatalf("redirect: %d", status)
+	}
+	c.must("PATCH", "/v1/campaigns/"+cmp, tok, `{"name":"Summer"}`, 200)
+	c.must("POST", "/v1/webhooks/"+hook+"/test", tok, "", 202)
+	c.must("DELETE", "/v1/links/"+l["id"].(string), tok, "", 204)
+
+	want := []string{"campaign.updated", "link.clicked", "link.created", "link.deleted", "link.updated", "ping"}
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		mu.Lock()
+		types := map[string]bool{}
+		for _, r := range got {
+			types[r.Type] = true
+			if !strings.HasPrefix(r.ID, "evt_") || r.WorkspaceID != ws {
+				t.Errorf("%s: id %q, workspace %q (want %s)", r.Type, r.ID, r.WorkspaceID, ws)
+			}
+		}
+		mu.Unlock()
+		missing := []string{}
+		for _, typ := range want {
+			if !types[typ] {
+				missing = append(missing, typ)
+			}
+		}
+		if len(missing) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %v event arrived; got %+v", missing, got)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

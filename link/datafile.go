@@ -7,7 +7,8 @@ import (
 )
 
 // DataFile is what the HTTP face needs of the data file itself (the
-// storage.DB): its health and hot backups.
+// storage.DB): its health and hot backups. Its errors are infrastructure
+// errors (EINTERNAL), never shown to clients.
 type DataFile interface {
 	// Ping checks that the data file can be read.
 	Ping(ctx context.Context) error

@@ -3,7 +3,7 @@
 // the rules that make them valid, the service interfaces the storage layer
 // implements, the interfaces the HTTP face takes for work it does not do
 // itself (EventEncoder, DataFile, DomainVerifier, WebhookTargetChecker,
-// AdminSetup), and the error codes. It imports only the standard library.
+// OutboxCounter, AdminSetup), and the error codes. It imports only the standard library.
 package link
 
 import (

@@ -46,9 +46,6 @@ type Webhook struct {
 // MaxWebhookURLLength bounds a webhook's URL.
 const MaxWebhookURLLength = 2048
 
-// Subscribes reports whether the webhook wants events of type t.
-func (w *Webhook) Subscribes(t string) bool { return slices.Contains(w.Events, t) }
-
 // Normalize trims the input and removes duplicate events.
 func (w *Webhook) Normalize() {
 	w.URL = strings.TrimSpace(w.URL)
@@ -192,7 +189,8 @@ type AttemptRecord struct {
 // EventEncoder is the wire format of webhook events (webhook.Encoder):
 // the storage services call it inside the transaction of the change that
 // causes an event, and keep what it returns as the body of the event's
-// deliveries. It must not call back into them.
+// deliveries. It must not call back into them. Its errors are internal
+// (EINTERNAL) and roll the change back.
 type EventEncoder interface {
 	// LinkData returns the data of a link.created, link.updated or
 	// link.deleted event: the link (after the change; before it, for a
@@ -259,6 +257,15 @@ type WebhookService interface {
 	RecordAttempts(ctx context.Context, rs []AttemptRecord) error
 	// PruneDeliveries deletes finished deliveries older than before.
 	PruneDeliveries(ctx context.Context, before time.Time) (int, error)
+}
+
+// OutboxCounter counts the webhook deliveries waiting to be sent or
+// retried (storage.WebhookService), for the metrics: it reads a counter,
+// never the data file, so a scrape costs nothing.
+type OutboxCounter interface {
+	// PendingDeliveries returns the deliveries queued and not yet
+	// finished. It returns no error: 0 when the data file is closed.
+	PendingDeliveries() int64
 }
 
 // WebhookTargetChecker checks where a webhook's URL leads when the webhook

@@ -9,10 +9,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
-// outboxCounter is a webhook service that counts its pending deliveries
-// (storage.WebhookService does).
-type outboxCounter interface{ PendingDeliveries() int64 }
-
 // metricsHandler serves Prometheus metrics. Every value is read from a
 // counter when scraped, so redirects pay nothing for them and a scrape
 // never scans the data file.
@@ -24,7 +20,6 @@ func (s *Server) metricsHandler() httprouter.Handle {
 	gauge := func(name, help string, fn func() int64) prometheus.Collector {
 		return prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: name, Help: help}, func() float64 { return float64(fn()) })
 	}
-	outbox, _ := s.webhooks.(outboxCounter)
 	dispatcher := func(fn func() int64) func() int64 {
 		return func() int64 {
 			if s.dispatcher == nil {
@@ -51,10 +46,10 @@ func (s *Server) metricsHandler() httprouter.Handle {
 		gauge("linkbolt_clicks_queue_bytes", "The bound of linkbolt_clicks_pending_bytes (clicks.queue_bytes).", func() int64 { return s.recorder.QueueBytes() }),
 		counter("linkbolt_click_writes_failed_total", "Writes of a batch of clicks that failed (the batch stays queued and is retried).", func() int64 { return s.recorder.FailedWrites() }),
 		gauge("linkbolt_webhook_outbox_pending", "Webhook deliveries waiting to be sent or retried.", func() int64 {
-			if outbox == nil {
+			if s.outbox == nil {
 				return 0
 			}
-			return outbox.PendingDeliveries()
+			return s.outbox.PendingDeliveries()
 		}),
 		counter("linkbolt_webhook_attempts_failed_total", "Webhook delivery attempts that failed (an error or an answer other than 2xx).", dispatcher(func() int64 { return s.dispatcher.FailedAttempts() })),
 		counter("linkbolt_webhook_deliveries_failed_total", "Webhook deliveries given up (retried for too long, or their webhook disabled).", dispatcher(func() int64 { return s.dispatcher.FailedDeliveries() })),

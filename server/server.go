@@ -112,6 +112,7 @@ type Server struct {
 	webhookTargets link.WebhookTargetChecker
 	setup          link.AdminSetup
 	webhooks       link.WebhookService
+	outbox         link.OutboxCounter
 	dispatcher     *webhook.Dispatcher
 	recorder       *analytics.Recorder
 
@@ -163,6 +164,9 @@ type Deps struct {
 	// Setup creates the instance admin from the setup page.
 	Setup    link.AdminSetup
 	Webhooks link.WebhookService
+	// Outbox, when set, counts the pending deliveries for the metrics
+	// (linkbolt_webhook_outbox_pending; 0 without it).
+	Outbox link.OutboxCounter
 	// Dispatcher, when set, is woken when a test or a retry is queued.
 	Dispatcher *webhook.Dispatcher
 	Recorder   *analytics.Recorder
@@ -193,7 +197,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s := &Server{
 		cfg: cfg, logger: d.Logger, now: d.Now,
 		db: d.DB, links: d.Links, keys: d.Keys, users: d.Users, workspaces: d.Workspaces,
-		clicks: d.Clicks, campaigns: d.Campaigns, qrCodes: d.QRCodes, webhooks: d.Webhooks, dispatcher: d.Dispatcher, recorder: d.Recorder,
+		clicks: d.Clicks, campaigns: d.Campaigns, qrCodes: d.QRCodes, webhooks: d.Webhooks, outbox: d.Outbox, dispatcher: d.Dispatcher, recorder: d.Recorder,
 		tokens: auth.Tokens{Prefix: cfg.KeyPrefix}, jwt: d.JWT, passwords: d.Passwords,
 		limiters:  auth.NewLimiters(d.Now),
 		logins:    auth.NewLoginGuard(cfg.LoginPerAddress, cfg.LoginWindow, cfg.LoginPerAccount, cfg.LoginMaxDelay, d.Now),

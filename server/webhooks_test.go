@@ -294,3 +294,27 @@ func TestWebhookEventsOnTheWire(t *testing.T) {
 		}
 	}
 }
+
+// TestMetrics_OutboxPending: the outbox gauge reads the Outbox of Deps,
+// which app.go wires to the webhook service; without one it shows 0.
+func TestMetrics_OutboxPending(t *testing.T) {
+	e := newEnv(t)
+	if got := e.metrics()["linkbolt_webhook_outbox_pending"]; got != 0 {
+		t.Fatalf("outbox pending before any webhook = %d, want 0", got)
+	}
+	// No dispatcher runs here: the deliveries stay pending.
+	e.do("POST", "/v1/webhooks", e.writeKey, `{"url":"https://93.184.215.14/hook","events":["link.created"]}`, 201)
+	for i := 1; i <= 2; i++ {
+		e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/"}`, 201)
+		if got, want := e.metrics()["linkbolt_webhook_outbox_pending"], int64(i); got != want {
+			t.Fatalf("outbox pending after %d links = %d, want %d", i, got, want)
+		}
+	}
+
+	bare := newEnvWith(t, func(d *Deps) { d.Outbox = nil })
+	bare.do("POST", "/v1/webhooks", bare.writeKey, `{"url":"https://93.184.215.14/hook","events":["link.created"]}`, 201)
+	bare.do("POST", "/v1/links", bare.writeKey, `{"destination_url":"https://example.com/"}`, 201)
+	if got := bare.metrics()["linkbolt_webhook_outbox_pending"]; got != 0 {
+		t.Fatalf("outbox pending without Deps.Outbox = %d, want 0", got)
+	}
+}

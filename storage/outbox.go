@@ -5,6 +5,8 @@ import (
 	"sync/atomic"
 
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/linkbolt/linkbolt/link"
 )
 
 // outboxDepths holds, for each open data file, the number of pending
@@ -54,6 +56,8 @@ func queuedDeliveries(tx *bolt.Tx, n int64) {
 		tx.OnCommit(func() { c.Add(n) })
 	}
 }
+
+var _ link.OutboxCounter = (*WebhookService)(nil)
 
 // PendingDeliveries returns the depth of the webhook outbox: the
 // deliveries waiting to be sent or retried. It reads a counter, never the

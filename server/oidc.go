@@ -108,8 +108,9 @@ func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request, _ *c
 		writeJSON(w, http.StatusOK, tokenResponse{Token: tok, ExpiresAt: ts(exp)})
 		return nil
 	}
-	frag := url.Values{"token": {tok}, "expires_at": {ts(exp)}}
-	w.Header().Set("Location", s.primary.String()+appPath+"#"+frag.Encode())
+	// A JWT is URL-safe as it is.
+	frag := "token=" + tok + "&expires_at=" + url.QueryEscape(ts(exp))
+	w.Header().Set("Location", s.primary.String()+appPath+"#"+frag)
 	w.WriteHeader(http.StatusFound)
 	return nil
 }

@@ -231,10 +231,12 @@ func idTokenProblem(err error) string {
 	switch msg := err.Error(); {
 	case errors.As(err, &exp):
 		return "it has expired"
-	case strings.Contains(msg, "audience"):
+	case strings.Contains(msg, "expected audience"):
 		return "it was issued for another client"
-	case strings.Contains(msg, "issuer"):
+	case strings.Contains(msg, "different provider"):
 		return "it was issued by another provider"
+	case strings.Contains(msg, "nbf"):
+		return "it is not valid yet: check the clocks of linkbolt and the provider"
 	case strings.Contains(msg, "signature"):
 		return "its signature does not verify"
 	default:

@@ -58,7 +58,7 @@ func newOIDCEnvAt(t *testing.T, issuer string, op *mockoidc.MockOIDC, configure 
 		d.OIDC = sso
 	})
 	// The provider's tokens are stamped with the test's clock.
-	op.FastForward(e.clock.Now().Sub(time.Now()))
+	op.FastForward(time.Until(e.clock.Now()))
 	return &oidcEnv{env: e, op: op, sso: sso}
 }
 

@@ -293,7 +293,8 @@ func (w headWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // travel in one or two packets, so 5 s is plenty even on a poor mobile
 // link, and a client that takes longer holds a connection for nothing.
 // maxHeaderBytes bounds them (net/http allows 4 KiB more for the request
-// line); more is answered 431. linkbolt sets no cookies, and the largest
+// line); more is answered 431. linkbolt sets one small cookie, only during
+// a single sign-on, and the largest
 // headers it needs are a Referer (Chrome caps it at 4 KiB), a User-Agent,
 // an Authorization token of under 1 KiB and cookies a parent domain may
 // set: 16 KiB leaves room for all of them, half of nginx's 32 KiB,

@@ -199,7 +199,7 @@ func (s *Server) clearFlowCookie(w http.ResponseWriter) {
 // wantsJSON reports whether the client asked for JSON rather than a page:
 // an Accept header naming application/json and not text/html.
 func wantsJSON(r *http.Request) bool {
-	json := false
+	asked := false
 	for _, v := range r.Header.Values("Accept") {
 		for part := range strings.SplitSeq(v, ",") {
 			mt, _, err := mime.ParseMediaType(strings.TrimSpace(part))
@@ -208,11 +208,11 @@ func wantsJSON(r *http.Request) bool {
 			case mt == "text/html":
 				return false
 			case mt == "application/json":
-				json = true
+				asked = true
 			}
 		}
 	}
-	return json
+	return asked
 }
 
 // providerError is the provider's error code and its description, cut

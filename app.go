@@ -30,6 +30,7 @@ type app struct {
 	campaigns *storage.CampaignService
 	webhooks  *storage.WebhookService
 	setup     *auth.Setup
+	oidc      *auth.OIDC // nil: single sign-on is off
 	dispatch  *webhook.Dispatcher
 	geo       *analytics.GeoIP
 	server    *server.Server
@@ -118,6 +119,7 @@ func (a *app) wire(ctx context.Context) error {
 func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 	cfg := a.cfg
 	users := storage.NewUserService(a.db)
+	a.oidc = newOIDC(cfg)
 	a.setup = &auth.Setup{Users: users, Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},
 		Plan: link.Plan(cfg.Workspaces.DefaultPlan), Now: time.Now}
 	srv, err := server.New(server.Config{
@@ -145,6 +147,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		JWT:       &auth.JWT{Secret: secret, TTL: cfg.Auth.TokenTTL, Now: time.Now},
 		Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},
 		Logger:    a.logger, Now: time.Now,
+		OIDC: a.oidc,
 	})
 	if err != nil {
 		return err
@@ -195,6 +198,8 @@ func (a *app) run(ctx context.Context) error {
 	go func() { defer close(pruned); a.pruneLoop(pruneCtx) }()
 	dispatched := make(chan struct{})
 	go func() { defer close(dispatched); a.dispatch.Run(pruneCtx) }()
+	discovered := make(chan struct{})
+	go func() { defer close(discovered); a.discoverOIDC(pruneCtx) }()
 	errc := make(chan error, 1)
 	go func() { errc <- a.http.Serve(a.listener) }()
 	a.logger.Info("linkbolt is serving", "version", versionString(), "listen", a.addr(),
@@ -214,6 +219,7 @@ func (a *app) run(ctx context.Context) error {
 	stopPrune()
 	<-pruned
 	<-dispatched // a delivery cut off here is sent again after a restart
+	<-discovered
 	errs := []error{}
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		errs = append(errs, serveErr)
@@ -233,6 +239,37 @@ func (a *app) run(ctx context.Context) error {
 		a.logger.Info("stopped cleanly", "clicks_written", a.recorder.Written())
 	}
 	return errors.Join(errs...)
+}
+
+// newOIDC returns single sign-on as auth.oidc configures it, or nil when
+// auth.oidc.issuer is empty.
+func newOIDC(cfg *Config) *auth.OIDC {
+	o := cfg.Auth.OIDC
+	if o.Issuer == "" {
+		return nil
+	}
+	return &auth.OIDC{Issuer: o.Issuer, ClientID: o.ClientID, ClientSecret: o.ClientSecret,
+		RedirectURL:    cfg.Server.BaseURL.String() + "/v1/auth/oidc/callback",
+		AllowedDomains: o.AllowedDomains, AutoCreate: o.AutoCreate, Now: time.Now}
+}
+
+// discoverOIDC reads the provider's discovery document once at start, in
+// the background: a provider that is down never stops linkbolt from
+// starting. Until it is read, each sign-in tries again (at most every 5 s)
+// and answers 503 while it fails.
+func (a *app) discoverOIDC(ctx context.Context) {
+	if a.oidc == nil {
+		return
+	}
+	if err := a.oidc.Discover(ctx); err != nil {
+		if ctx.Err() == nil {
+			a.logger.Warn("single sign-on: the OpenID Connect provider cannot be reached; sign-ins through it answer 503 and retry discovery until it can",
+				"issuer", a.oidc.Issuer, "err", err)
+		}
+		return
+	}
+	a.logger.Info("single sign-on: found the OpenID Connect provider", "issuer", a.oidc.Issuer,
+		"redirect_uri", a.oidc.RedirectURL)
 }
 
 // deliveryRetention is how long finished webhook deliveries stay in the

@@ -56,6 +56,16 @@ type Config struct {
 		LoginPerAccount int           `mapstructure:"login_per_account"`
 		LoginMaxDelay   time.Duration `mapstructure:"login_max_delay"`
 		PasswordCost    int           `mapstructure:"password_cost"`
+
+		// OIDC is single sign-on with an OpenID Connect provider; off
+		// while Issuer is empty. See validateOIDC.
+		OIDC struct {
+			Issuer         string   `mapstructure:"issuer"`
+			ClientID       string   `mapstructure:"client_id"`
+			ClientSecret   string   `mapstructure:"client_secret"`
+			AllowedDomains []string `mapstructure:"allowed_domains"`
+			AutoCreate     bool     `mapstructure:"auto_create"`
+		} `mapstructure:"oidc"`
 	} `mapstructure:"auth"`
 	Keys struct {
 		MaxPerWorkspace int `mapstructure:"max_per_workspace"`
@@ -144,6 +154,12 @@ var defaults = map[string]any{
 	"webhooks.allow_private":  false,
 	"log.level":               "info",
 	"log.format":              "text",
+
+	"auth.oidc.issuer":          "",
+	"auth.oidc.client_id":       "",
+	"auth.oidc.client_secret":   "",
+	"auth.oidc.allowed_domains": []string{},
+	"auth.oidc.auto_create":     false,
 }
 
 // loadConfig reads the configuration. path is the --config flag; without
@@ -305,6 +321,7 @@ func (c *Config) Validate() error {
 	if err := auth.CheckKeyPrefix(c.Auth.KeyPrefix); err != nil {
 		errs = append(errs, fmt.Errorf("auth.key_prefix: %w", err))
 	}
+	errs = append(errs, c.validateOIDC()...)
 	if c.Auth.PasswordCost < 4 || c.Auth.PasswordCost > 16 {
 		errs = append(errs, fmt.Errorf("auth.password_cost: must be between 4 and 16"))
 	}
@@ -350,4 +367,41 @@ func (c *Config) Validate() error {
 		errs = append(errs, fmt.Errorf("log.format: %q must be text or json", c.Log.Format))
 	}
 	return errors.Join(errs...)
+}
+
+// validateOIDC checks auth.oidc.*: with an issuer, a client ID is needed and
+// the issuer must be https (http only on a loopback address, for a provider
+// on the same machine), because its discovery document names the keys that
+// ID tokens are checked with. Allowed domains are kept in lower case
+// without a leading @.
+func (c *Config) validateOIDC() []error {
+	o := &c.Auth.OIDC
+	var errs []error
+	for i, d := range o.AllowedDomains {
+		d = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(d), "@"))
+		if d == "" || strings.ContainsAny(d, "@/ :") || !strings.Contains(d, ".") && d != "localhost" {
+			errs = append(errs, fmt.Errorf("auth.oidc.allowed_domains: %q must be an e-mail domain, like example.com", o.AllowedDomains[i]))
+		}
+		o.AllowedDomains[i] = d
+	}
+	if o.Issuer == "" {
+		if o.ClientID != "" || o.ClientSecret != "" || len(o.AllowedDomains) > 0 || o.AutoCreate {
+			errs = append(errs, fmt.Errorf("auth.oidc.issuer: must be set for the other auth.oidc keys to take effect"))
+		}
+		return errs
+	}
+	u, err := url.Parse(o.Issuer)
+	loopback := false
+	if err == nil {
+		ip := net.ParseIP(u.Hostname())
+		loopback = u.Hostname() == "localhost" || ip != nil && ip.IsLoopback()
+	}
+	if err != nil || u.Host == "" || u.RawQuery != "" || u.Fragment != "" || u.User != nil ||
+		(u.Scheme != "https" && !(u.Scheme == "http" && loopback)) {
+		errs = append(errs, fmt.Errorf("auth.oidc.issuer: %q must be the provider's https URL, like https://auth.example.com/application/o/linkbolt/ (http only on a loopback address)", o.Issuer))
+	}
+	if o.ClientID == "" {
+		errs = append(errs, fmt.Errorf("auth.oidc.client_id: must be set when auth.oidc.issuer is"))
+	}
+	return errs
 }

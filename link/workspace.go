@@ -132,6 +132,11 @@ type UserService interface {
 	Bootstrap(ctx context.Context, u *User, ws *Workspace) error
 	// CountUsers returns the number of users.
 	CountUsers(ctx context.Context) (int, error)
+	// CreateUser stores a further user (not an admin unless u.Admin); sets
+	// ID and CreatedAt. An empty PasswordHash is a user without a password,
+	// who signs in with single sign-on only. ECONFLICT if the e-mail is
+	// taken; EINVALID for a bad e-mail.
+	CreateUser(ctx context.Context, u *User) error
 }
 
 // AdminSetup sets up a fresh instance (auth.Setup): the setup page and the

@@ -11,7 +11,7 @@ import (
 )
 
 // CORS lets a browser application on another origin call the API with an
-// API key (server.cors_origins). linkbolt sets no cookies and never allows
+// API key (server.cors_origins). The API reads no cookies and never allows
 // credentials: a key or token travels in a header the application sets
 // itself, so the browser's ambient credentials never reach the API.
 const (

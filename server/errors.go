@@ -25,6 +25,8 @@ var codeStatus = map[string]int{
 	codeMethodNotAllowed: http.StatusMethodNotAllowed,
 	codeRedirectLoop:     http.StatusLoopDetected,
 	codeBusy:             http.StatusServiceUnavailable,
+
+	codeProviderUnavailable: http.StatusServiceUnavailable,
 }
 
 // Codes that only HTTP knows of.
@@ -51,6 +53,8 @@ var codeTitle = map[string]string{
 	codeMethodNotAllowed: "Method not allowed",
 	codeRedirectLoop:     "Redirect loop",
 	codeBusy:             "Service unavailable",
+
+	codeProviderUnavailable: "Service unavailable",
 }
 
 // problem is the RFC 9457 body of every error answer.

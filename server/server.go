@@ -121,6 +121,11 @@ type Server struct {
 	passwords auth.Passwords
 	limiters  *auth.Limiters
 	logins    *auth.LoginGuard
+
+	// oidc signs in with the OpenID Connect provider (nil: off); flows
+	// keeps each sign-in's state in a sealed cookie.
+	oidc  *auth.OIDC
+	flows *auth.FlowSealer
 	// costly admits the costly API work; redirects never pass it.
 	costly *admission
 	// conns is the listener of Listener, which bounds the connections.
@@ -174,6 +179,10 @@ type Deps struct {
 	Passwords  auth.Passwords
 	Logger     *slog.Logger
 	Now        func() time.Time
+
+	// OIDC, when set, signs users in with an OpenID Connect provider
+	// (/v1/auth/oidc/*); nil means single sign-on is off.
+	OIDC *auth.OIDC
 }
 
 // New returns a server for cfg over deps.
@@ -206,6 +215,16 @@ func New(cfg Config, d Deps) (*Server, error) {
 		primary:   primary, alt: alt,
 	}
 	s.domains, s.domainVerifier, s.webhookTargets, s.setup = d.Domains, d.DomainVerifier, d.WebhookTargets, d.Setup
+	if d.OIDC != nil {
+		if d.JWT == nil {
+			return nil, errors.New("server: Deps.OIDC needs Deps.JWT")
+		}
+		flows, err := auth.NewFlowSealer(d.JWT.Secret, d.Now)
+		if err != nil {
+			return nil, err
+		}
+		s.oidc, s.flows = d.OIDC, flows
+	}
 	s.cors = newCORSPolicy(cfg.CORSOrigins)
 	s.rules = newURLRules(primary, alt, cfg.Listen)
 	s.servedRules = s.servedURLRules()
@@ -278,7 +297,8 @@ func (w headWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 // travel in one or two packets, so 5 s is plenty even on a poor mobile
 // link, and a client that takes longer holds a connection for nothing.
 // maxHeaderBytes bounds them (net/http allows 4 KiB more for the request
-// line); more is answered 431. linkbolt sets no cookies, and the largest
+// line); more is answered 431. linkbolt sets one small cookie, only during
+// a single sign-on, and the largest
 // headers it needs are a Referer (Chrome caps it at 4 KiB), a User-Agent,
 // an Authorization token of under 1 KiB and cookies a parent domain may
 // set: 16 KiB leaves room for all of them, half of nginx's 32 KiB,
@@ -439,6 +459,8 @@ func (s *Server) routes() {
 
 	s.handle("POST", "/v1/auth/login", accessPublic, s.handleLogin)
 	s.handle("POST", "/v1/setup", accessPublic, s.handleSetup)
+	s.handle("GET", "/v1/auth/oidc/start", accessPublic, s.handleOIDCStart)
+	s.handle("GET", "/v1/auth/oidc/callback", accessPublic, s.handleOIDCCallback)
 	s.handle("GET", "/v1/me", accessUser, s.handleMe)
 	s.handle("GET", "/v1/workspaces", accessUser, s.handleListWorkspaces)
 	s.handle("POST", "/v1/workspaces", accessUser, s.handleCreateWorkspace)

@@ -98,6 +98,8 @@ type Membership struct {
 type User struct {
 	ID    string
 	Email string
+	// Name is how the user is shown to other members; may be empty.
+	Name string
 	// PasswordHash is the slow hash of the password; never shown.
 	PasswordHash []byte
 	// Admin marks the instance admin, who manages plans and backups.
@@ -114,7 +116,8 @@ type WorkspaceService interface {
 	// FindMemberships returns the user's workspaces with roles, oldest first.
 	FindMemberships(ctx context.Context, userID string) ([]*Membership, error)
 	// FindMembership returns the user's role in a workspace. ENOTFOUND if
-	// the user is not a member.
+	// the user is not a member; EFORBIDDEN if they were and were removed
+	// (or left), so that they learn why their access ended.
 	FindMembership(ctx context.Context, workspaceID, userID string) (*Membership, error)
 	// UpdateWorkspace applies an update, validating the result. ENOTFOUND, EINVALID.
 	UpdateWorkspace(ctx context.Context, id string, upd WorkspaceUpdate) (*Workspace, error)

@@ -45,6 +45,9 @@ type Config struct {
 	KeyPrefix     string
 	TokenTTL      time.Duration
 	RotationGrace time.Duration
+	// InvitationTTL is how long an invitation link works
+	// (auth.invitation_ttl); 0 means DefaultInvitationTTL.
+	InvitationTTL time.Duration
 	// Plans maps each plan to its requests per minute; 0 means unlimited.
 	Plans       map[link.Plan]int
 	DefaultPlan link.Plan
@@ -112,6 +115,8 @@ type Server struct {
 	webhookTargets link.WebhookTargetChecker
 	setup          link.AdminSetup
 	webhooks       link.WebhookService
+	members        link.MemberService
+	invitations    link.InvitationService
 	dispatcher     *webhook.Dispatcher
 	recorder       *analytics.Recorder
 
@@ -163,6 +168,9 @@ type Deps struct {
 	// Setup creates the instance admin from the setup page.
 	Setup    link.AdminSetup
 	Webhooks link.WebhookService
+	// Members and Invitations keep the people of each workspace.
+	Members     link.MemberService
+	Invitations link.InvitationService
 	// Dispatcher, when set, is woken when a test or a retry is queued.
 	Dispatcher *webhook.Dispatcher
 	Recorder   *analytics.Recorder
@@ -202,6 +210,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		primary:   primary, alt: alt,
 	}
 	s.domains, s.domainVerifier, s.webhookTargets, s.setup = d.Domains, d.DomainVerifier, d.WebhookTargets, d.Setup
+	s.members, s.invitations = d.Members, d.Invitations
 	s.cors = newCORSPolicy(cfg.CORSOrigins)
 	s.rules = newURLRules(primary, alt, cfg.Listen)
 	s.servedRules = s.servedURLRules()
@@ -468,6 +477,7 @@ func (s *Server) routes() {
 	s.qrRoutes()
 	s.domainRoutes()
 	s.webhookRoutes()
+	s.memberRoutes()
 
 	s.handle("POST", "/api/urls", accessWrite, s.handleSimpleCreate)
 }

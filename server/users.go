@@ -218,7 +218,9 @@ func (s *Server) memberWorkspace(r *http.Request, c *caller) (*link.Workspace, l
 	if err == nil {
 		return m.Workspace, m.Role, nil
 	}
-	if !isNotFound(err) {
+	// A former member is told why (403), unless the instance admin, who
+	// sees every workspace.
+	if !isNotFound(err) && !(c.user.Admin && link.ErrorCode(err) == link.EFORBIDDEN) {
 		return nil, "", err
 	}
 	if c.user.Admin {

@@ -41,11 +41,13 @@ type MemberService interface {
 	// a member; EINVALID for an unknown role; ECONFLICT when it would
 	// demote the workspace's last owner.
 	UpdateMemberRole(ctx context.Context, workspaceID, userID string, role Role) (*Member, error)
-	// RemoveMember ends a user's membership; the user's later requests on
-	// the workspace are refused (FindMembership answers EFORBIDDEN for a
-	// former member). ENOTFOUND if the user is not a member; ECONFLICT for
+	// RemoveMember ends a user's membership and remembers the user as a
+	// former member. ENOTFOUND if the user is not a member; ECONFLICT for
 	// the workspace's last owner.
 	RemoveMember(ctx context.Context, workspaceID, userID string) error
+	// FindRemoval returns when a former member was removed from (or left)
+	// the workspace. ENOTFOUND if the user is a member or never was one.
+	FindRemoval(ctx context.Context, workspaceID, userID string) (time.Time, error)
 }
 
 // Invitation invites a person, by e-mail, to join a workspace with a role.

@@ -116,8 +116,7 @@ type WorkspaceService interface {
 	// FindMemberships returns the user's workspaces with roles, oldest first.
 	FindMemberships(ctx context.Context, userID string) ([]*Membership, error)
 	// FindMembership returns the user's role in a workspace. ENOTFOUND if
-	// the user is not a member; EFORBIDDEN if they were and were removed
-	// (or left), so that they learn why their access ended.
+	// the user is not a member.
 	FindMembership(ctx context.Context, workspaceID, userID string) (*Membership, error)
 	// UpdateWorkspace applies an update, validating the result. ENOTFOUND, EINVALID.
 	UpdateWorkspace(ctx context.Context, id string, upd WorkspaceUpdate) (*Workspace, error)

@@ -311,3 +311,16 @@ func (s *Server) acceptance(r *http.Request, in *acceptRequest) (link.Acceptance
 	}
 	return link.Acceptance{Name: name, PasswordHash: hash}, nil
 }
+
+// notMember is the answer to a user naming a workspace they are not a
+// member of: 404, so that no other workspace is revealed, except to a
+// former member, who knew it and is told why their access ended (403).
+func (s *Server) notMember(r *http.Request, workspaceID, userID string) error {
+	at, err := s.members.FindRemoval(r.Context(), workspaceID, userID)
+	if err == nil {
+		return link.Errorf(link.EFORBIDDEN, "you are no longer a member of workspace %q (removed at %s); an owner can invite you again", workspaceID, ts(at))
+	} else if !isNotFound(err) {
+		return err
+	}
+	return link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
+}

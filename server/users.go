@@ -218,16 +218,14 @@ func (s *Server) memberWorkspace(r *http.Request, c *caller) (*link.Workspace, l
 	if err == nil {
 		return m.Workspace, m.Role, nil
 	}
-	// A former member is told why (403), unless the instance admin, who
-	// sees every workspace.
-	if !isNotFound(err) && !(c.user.Admin && link.ErrorCode(err) == link.EFORBIDDEN) {
+	if !isNotFound(err) {
 		return nil, "", err
 	}
 	if c.user.Admin {
 		ws, err := s.workspaces.FindWorkspaceByID(r.Context(), id)
 		return ws, "", err
 	}
-	return nil, "", link.Errorf(link.ENOTFOUND, "workspace %q not found", id)
+	return nil, "", s.notMember(r, id, c.user.ID)
 }
 
 func (s *Server) handleGetWorkspace(w http.ResponseWriter, r *http.Request, c *caller) error {

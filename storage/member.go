@@ -20,24 +20,30 @@ type MemberService struct{ db *DB }
 // NewMemberService returns the member service of db.
 func NewMemberService(db *DB) *MemberService { return &MemberService{db: db} }
 
-// formerRecord remembers that a user was a member, so that their requests
-// on the workspace are refused with a reason (403) rather than as if it did
-// not exist: they knew it existed, so nothing is revealed.
+// formerRecord remembers that a user was a member, so that the workspace
+// can refuse them with a reason (403) rather than as if it did not exist:
+// they knew it existed, so nothing is revealed.
 type formerRecord struct {
 	RemovedAt time.Time `json:"removed_at"`
 }
 
-// notMember is the error of a membership that is not there: EFORBIDDEN for
-// a former member, ENOTFOUND for anyone else.
-func notMember(tx *bolt.Tx, wid, uid uint64, userID, workspaceID string) error {
-	var rec formerRecord
-	if ok, err := getJSON(tx.Bucket(bucketWorkspaceFormer), concat(itob(wid), itob(uid)), &rec); err != nil {
-		return err
-	} else if ok {
-		return link.Errorf(link.EFORBIDDEN, "you are no longer a member of workspace %q (removed at %s); an owner can invite you again",
-			workspaceID, rec.RemovedAt.UTC().Format(time.RFC3339))
+// FindRemoval returns when a former member was removed from (or left) the
+// workspace. ENOTFOUND if the user is a member or never was one.
+func (s *MemberService) FindRemoval(ctx context.Context, workspaceID, userID string) (time.Time, error) {
+	wid, uid, err := s.parse(workspaceID, userID)
+	if err != nil {
+		return time.Time{}, err
 	}
-	return link.Errorf(link.ENOTFOUND, "user %q is not a member of workspace %q", userID, workspaceID)
+	var rec formerRecord
+	err = s.db.db.View(func(tx *bolt.Tx) error {
+		if ok, err := getJSON(tx.Bucket(bucketWorkspaceFormer), concat(itob(wid), itob(uid)), &rec); err != nil {
+			return err
+		} else if !ok {
+			return link.Errorf(link.ENOTFOUND, "user %q was never removed from workspace %q", userID, workspaceID)
+		}
+		return nil
+	})
+	return rec.RemovedAt, err
 }
 
 // FindMembers returns the members of a workspace, longest-standing first.

@@ -97,7 +97,10 @@ func TestMembers(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := s.Workspaces.FindMembership(ctx, ws.ID, bob.ID)
-		wantCode(t, err, link.EFORBIDDEN)
+		wantCode(t, err, link.ENOTFOUND)
+		if at, err := members.FindRemoval(ctx, ws.ID, bob.ID); err != nil || !at.Equal(s.Clock.Now()) {
+			t.Fatalf("removal = %v, %v", at, err)
+		}
 		if ms, err := s.Workspaces.FindMemberships(ctx, bob.ID); err != nil || len(ms) != 0 {
 			t.Fatalf("bob's memberships = %+v, %v", ms, err)
 		}
@@ -105,14 +108,18 @@ func TestMembers(t *testing.T) {
 			t.Fatalf("members = %+v, %v", ms, err)
 		}
 		wantCode(t, members.RemoveMember(ctx, ws.ID, bob.ID), link.ENOTFOUND)
-		// A stranger is not a former member: not found.
+		// A stranger is not a former member, nor is a member.
 		carol := mustUser(t, s, "carol@example.com", "")
-		_, err = s.Workspaces.FindMembership(ctx, ws.ID, carol.ID)
+		_, err = members.FindRemoval(ctx, ws.ID, carol.ID)
+		wantCode(t, err, link.ENOTFOUND)
+		_, err = members.FindRemoval(ctx, ws.ID, admin.ID)
 		wantCode(t, err, link.ENOTFOUND)
 		// Invited again, bob is a member like any other.
 		mustJoin(t, s, ws, admin, bob, link.RoleReadWrite)
 		if m, err := s.Workspaces.FindMembership(ctx, ws.ID, bob.ID); err != nil || m.Role != link.RoleReadWrite {
 			t.Fatalf("bob's membership = %+v, %v", m, err)
 		}
+		_, err = members.FindRemoval(ctx, ws.ID, bob.ID)
+		wantCode(t, err, link.ENOTFOUND)
 	})
 }

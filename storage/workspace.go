@@ -140,7 +140,7 @@ func (s *WorkspaceService) FindMembership(ctx context.Context, workspaceID, user
 		if ok, err := getJSON(tx.Bucket(bucketWorkspaceMembers), concat(itob(wid), itob(uid)), &rec); err != nil {
 			return err
 		} else if !ok {
-			return notMember(tx, wid, uid, userID, workspaceID)
+			return link.Errorf(link.ENOTFOUND, "user %q is not a member of workspace %q", userID, workspaceID)
 		}
 		ws, err := findWorkspace(tx, wid)
 		if err != nil {

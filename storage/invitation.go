@@ -18,6 +18,12 @@ const prefixInvitation = "inv_"
 // MaxPendingInvitations bounds a workspace's pending invitations.
 const MaxPendingInvitations = 100
 
+// InvitationKeep is how long a used, revoked or expired invitation is kept
+// so that its link still says why it no longer works; after that it is
+// deleted (the next time the workspace makes an invitation) and its link is
+// simply not found.
+const InvitationKeep = 30 * 24 * time.Hour
+
 var _ link.InvitationService = (*InvitationService)(nil)
 
 // InvitationService keeps invitations in bbolt. An invitation is kept once
@@ -42,6 +48,18 @@ type invitationRecord struct {
 
 func (r *invitationRecord) pending(now time.Time) bool {
 	return r.AcceptedAt == nil && r.RevokedAt == nil && now.Before(r.ExpiresAt)
+}
+
+// endedAt returns when the invitation stopped working: used, revoked or
+// expired, whichever came first.
+func (r *invitationRecord) endedAt() time.Time {
+	end := r.ExpiresAt
+	for _, t := range []*time.Time{r.AcceptedAt, r.RevokedAt} {
+		if t != nil && t.Before(end) {
+			end = *t
+		}
+	}
+	return end
 }
 
 func (r *invitationRecord) invitation(ids *idCodec, id uint64) *link.Invitation {
@@ -73,6 +91,9 @@ func (s *InvitationService) CreateInvitation(ctx context.Context, inv *link.Invi
 	var id uint64
 	err := s.db.update(func(tx *bolt.Tx) error {
 		if err := workspaceExists(tx, wid); err != nil {
+			return err
+		}
+		if err := pruneInvitations(tx, wid, now); err != nil {
 			return err
 		}
 		if err := checkInvitable(tx, wid, v.Email, now); err != nil {
@@ -129,6 +150,34 @@ func checkInvitable(tx *bolt.Tx, wid uint64, email string, now time.Time) error 
 	}
 	if pending >= MaxPendingInvitations {
 		return link.Errorf(link.ECONFLICT, "the workspace has %d pending invitations, the most it may have: revoke some first", pending)
+	}
+	return nil
+}
+
+// pruneInvitations deletes the workspace's invitations that ended more than
+// InvitationKeep ago, with their index entries.
+func pruneInvitations(tx *bolt.Tx, wid uint64, now time.Time) error {
+	var old []uint64
+	var hashes [][]byte
+	err := eachInvitation(tx, wid, func(id uint64, rec *invitationRecord) error {
+		if !rec.pending(now) && now.Sub(rec.endedAt()) > InvitationKeep {
+			old, hashes = append(old, id), append(hashes, rec.TokenHash)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for i, id := range old {
+		if err := tx.Bucket(bucketInvitations).Delete(itob(id)); err != nil {
+			return fmt.Errorf("delete invitation: %w", err)
+		}
+		if err := tx.Bucket(bucketInvitationsHash).Delete(hashes[i]); err != nil {
+			return fmt.Errorf("delete invitation token index: %w", err)
+		}
+		if err := tx.Bucket(bucketInvitationsWorkspace).Delete(concat(itob(wid), itob(id))); err != nil {
+			return fmt.Errorf("delete invitation workspace index: %w", err)
+		}
 	}
 	return nil
 }

@@ -141,6 +141,32 @@ func TestInvitations(t *testing.T) {
 		wantCode(t, err, link.ECONFLICT)
 	})
 
+	t.Run("ended invitations are kept for a while, then deleted", func(t *testing.T) {
+		old, err := invite("old@example.com", link.RoleRead, "old token")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := invs.RevokeInvitation(ctx, ws.ID, old.ID); err != nil {
+			t.Fatal(err)
+		}
+		s.Clock.Add(storage.InvitationKeep)
+		if _, err := invite("kept@example.com", link.RoleRead, "kept token"); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = invs.AcceptInvitation(ctx, tokenHash("old token"), link.Acceptance{Name: "Old", PasswordHash: []byte("h")})
+		wantCode(t, err, link.EGONE) // kept exactly InvitationKeep: still says why
+		s.Clock.Add(time.Second)
+		if _, err := invite("next@example.com", link.RoleRead, "next token"); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err = invs.AcceptInvitation(ctx, tokenHash("old token"), link.Acceptance{Name: "Old", PasswordHash: []byte("h")})
+		wantCode(t, err, link.ENOTFOUND)
+		// The pending ones are untouched.
+		if _, _, err := invs.AcceptInvitation(ctx, tokenHash("next token"), link.Acceptance{Name: "Next", PasswordHash: []byte("h")}); err != nil {
+			t.Fatal(err)
+		}
+	})
+
 	t.Run("pending invitations are bounded", func(t *testing.T) {
 		other := mustWorkspace(t, s, "Many", admin.ID)
 		for i := range storage.MaxPendingInvitations {

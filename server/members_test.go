@@ -1,8 +1,11 @@
 package server
 
 import (
+	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -359,4 +362,38 @@ func TestRemovedMemberLosesTheWorkspaceAtOnce(t *testing.T) {
 			t.Fatalf("status %d: %s", r.status, r.raw)
 		}
 	})
+}
+
+// TestInvitationAcceptedOnceUnderRace sends the same invitation from
+// several clients at once: exactly one joins, the others are told it was
+// used, and exactly one user exists.
+func TestInvitationAcceptedOnceUnderRace(t *testing.T) {
+	e := newEnv(t)
+	tok := e.invite(e.adminToken, "race@example.com", "read")
+	const n = 8
+	statuses := make(chan int, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := newRequest("POST", "/v1/invitations/accept", "", `{"token":"`+tok+`","name":"Racer","password":"a long new password"}`)
+			req.RemoteAddr = fmt.Sprintf("192.0.2.%d:1234", 10+i)
+			rec := httptest.NewRecorder()
+			e.srv.ServeHTTP(rec, req)
+			statuses <- rec.Code
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	got := map[int]int{}
+	for s := range statuses {
+		got[s]++
+	}
+	if got[201] != 1 || got[410] != n-1 {
+		t.Fatalf("statuses = %v, want one 201 and %d 410", got, n-1)
+	}
+	if got := len(e.do("GET", "/v1/members", e.adminToken, "", 200).path("data").([]any)); got != 2 {
+		t.Fatalf("%d members, want 2", got)
+	}
 }

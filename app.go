@@ -125,6 +125,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 	srv, err := server.New(server.Config{
 		Listen: ln.Addr().String(), BaseURL: cfg.Server.BaseURL, AltBaseURL: cfg.Server.AltBaseURL, MaxBody: cfg.Server.MaxBody,
 		KeyPrefix: cfg.Auth.KeyPrefix, TokenTTL: cfg.Auth.TokenTTL, RotationGrace: cfg.Auth.RotationGrace,
+		InvitationTTL: cfg.Auth.InvitationTTL,
 		Plans: map[link.Plan]int{
 			link.PlanFree: cfg.Plans.Free, link.PlanPro: cfg.Plans.Pro, link.PlanEnterprise: cfg.Plans.Enterprise,
 		},
@@ -143,6 +144,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		Webhooks: a.webhooks, Outbox: a.webhooks, Dispatcher: a.dispatch, Recorder: a.recorder,
 		DomainVerifier: dnscheck.NewDomains(cfg.Domains.Resolver),
 		WebhookTargets: webhook.TargetGuard{AllowPrivate: cfg.Webhooks.AllowPrivate}, Setup: a.setup,
+		Members: storage.NewMemberService(a.db), Invitations: storage.NewInvitationService(a.db),
 		Domains:   storage.NewDomainService(a.db),
 		JWT:       &auth.JWT{Secret: secret, TTL: cfg.Auth.TokenTTL, Now: time.Now},
 		Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},

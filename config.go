@@ -50,6 +50,7 @@ type Config struct {
 		TokenTTL        time.Duration `mapstructure:"token_ttl"`
 		KeyPrefix       string        `mapstructure:"key_prefix"`
 		RotationGrace   time.Duration `mapstructure:"rotation_grace"`
+		InvitationTTL   time.Duration `mapstructure:"invitation_ttl"`
 		LoginPerIP      int           `mapstructure:"login_per_ip"`
 		LoginPerAddress int           `mapstructure:"login_per_address"`
 		LoginWindow     time.Duration `mapstructure:"login_window"`
@@ -130,6 +131,7 @@ var defaults = map[string]any{
 	"auth.token_ttl":          "24h",
 	"auth.key_prefix":         "lb",
 	"auth.rotation_grace":     "24h",
+	"auth.invitation_ttl":     "168h",
 	"auth.login_per_ip":       20,
 	"auth.login_per_address":  5,
 	"auth.login_window":       "15m",
@@ -280,6 +282,7 @@ func (c *Config) Validate() error {
 		{"server.costly_wait", c.Server.CostlyWait, 0},
 		{"auth.token_ttl", c.Auth.TokenTTL, time.Minute},
 		{"auth.rotation_grace", c.Auth.RotationGrace, 0},
+		{"auth.invitation_ttl", c.Auth.InvitationTTL, time.Minute},
 		{"auth.login_window", c.Auth.LoginWindow, time.Second},
 		{"auth.login_max_delay", c.Auth.LoginMaxDelay, time.Second},
 		{"clicks.flush_interval", c.Clicks.FlushInterval, 0},

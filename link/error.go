@@ -15,6 +15,7 @@ const (
 	ECONFLICT       = "conflict"          // a unique name is taken, or the action clashes with state
 	EINVALID        = "validation_failed" // well-formed input that breaks a rule
 	ERATELIMITED    = "rate_limited"      // too many requests
+	EGONE           = "gone"              // a one-time thing used up, revoked or expired (an invitation)
 	EINTERNAL       = "internal"          // anything else; never shown to a client
 )
 

@@ -98,6 +98,8 @@ type Membership struct {
 type User struct {
 	ID    string
 	Email string
+	// Name is how the user is shown to other members; may be empty.
+	Name string
 	// PasswordHash is the slow hash of the password; never shown.
 	PasswordHash []byte
 	// Admin marks the instance admin, who manages plans and backups.

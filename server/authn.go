@@ -19,6 +19,7 @@ type caller struct {
 	user      *link.User      // set for logged-in users
 	workspace *link.Workspace // nil on routes without a workspace
 	scope     link.Scope
+	role      link.Role // a user's role in workspace; empty for keys
 	params    httprouter.Params
 }
 
@@ -159,7 +160,7 @@ func (s *Server) pickWorkspace(r *http.Request, c *caller) error {
 		case 0:
 			return link.Errorf(link.ENOTFOUND, "you are not a member of any workspace; create one with POST /v1/workspaces")
 		case 1:
-			c.workspace, c.scope = ms[0].Workspace, ms[0].Role.Scope()
+			c.workspace, c.scope, c.role = ms[0].Workspace, ms[0].Role.Scope(), ms[0].Role
 			return nil
 		}
 		return link.Errorf(link.EINVALIDREQUEST, "you belong to %d workspaces: name one with the X-Workspace-Id header", len(ms))
@@ -170,7 +171,7 @@ func (s *Server) pickWorkspace(r *http.Request, c *caller) error {
 	} else if err != nil {
 		return err
 	}
-	c.workspace, c.scope = m.Workspace, m.Role.Scope()
+	c.workspace, c.scope, c.role = m.Workspace, m.Role.Scope(), m.Role
 	return nil
 }
 

@@ -108,6 +108,7 @@ func newEnvDeps(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickSto
 		DB: db, Links: links, Keys: storage.NewKeyService(db),
 		Users: storage.NewUserService(db), Workspaces: storage.NewWorkspaceService(db),
 		Clicks: clicks, Campaigns: campaigns, QRCodes: storage.NewQRCodeService(db), Webhooks: hooks, Outbox: hooks, Recorder: rec,
+		Members: storage.NewMemberService(db), Invitations: storage.NewInvitationService(db),
 		Domains:        storage.NewDomainService(db),
 		DomainVerifier: dnscheck.NewDomains(""), WebhookTargets: webhook.TargetGuard{}, Setup: setup,
 		JWT:       &auth.JWT{Secret: []byte("test-secret-test-secret-test-secret!"), TTL: 24 * time.Hour, Now: clk.Now},

@@ -45,6 +45,9 @@ type Config struct {
 	KeyPrefix     string
 	TokenTTL      time.Duration
 	RotationGrace time.Duration
+	// InvitationTTL is how long an invitation link works
+	// (auth.invitation_ttl); 0 means DefaultInvitationTTL.
+	InvitationTTL time.Duration
 	// Plans maps each plan to its requests per minute; 0 means unlimited.
 	Plans       map[link.Plan]int
 	DefaultPlan link.Plan
@@ -113,6 +116,8 @@ type Server struct {
 	setup          link.AdminSetup
 	webhooks       link.WebhookService
 	outbox         link.OutboxCounter
+	members        link.MemberService
+	invitations    link.InvitationService
 	dispatcher     *webhook.Dispatcher
 	recorder       *analytics.Recorder
 
@@ -172,6 +177,9 @@ type Deps struct {
 	// Outbox, when set, counts the pending deliveries for the metrics
 	// (linkbolt_webhook_outbox_pending; 0 without it).
 	Outbox link.OutboxCounter
+	// Members and Invitations keep the people of each workspace.
+	Members     link.MemberService
+	Invitations link.InvitationService
 	// Dispatcher, when set, is woken when a test or a retry is queued.
 	Dispatcher *webhook.Dispatcher
 	Recorder   *analytics.Recorder
@@ -225,6 +233,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		}
 		s.oidc, s.flows = d.OIDC, flows
 	}
+	s.members, s.invitations = d.Members, d.Invitations
 	s.cors = newCORSPolicy(cfg.CORSOrigins)
 	s.rules = newURLRules(primary, alt, cfg.Listen)
 	s.servedRules = s.servedURLRules()
@@ -494,6 +503,7 @@ func (s *Server) routes() {
 	s.qrRoutes()
 	s.domainRoutes()
 	s.webhookRoutes()
+	s.memberRoutes()
 
 	s.handle("POST", "/api/urls", accessWrite, s.handleSimpleCreate)
 }

@@ -225,7 +225,7 @@ func (s *Server) memberWorkspace(r *http.Request, c *caller) (*link.Workspace, l
 		ws, err := s.workspaces.FindWorkspaceByID(r.Context(), id)
 		return ws, "", err
 	}
-	return nil, "", link.Errorf(link.ENOTFOUND, "workspace %q not found", id)
+	return nil, "", s.notMember(r, id, c.user.ID)
 }
 
 func (s *Server) handleGetWorkspace(w http.ResponseWriter, r *http.Request, c *caller) error {

@@ -65,6 +65,12 @@ var (
 
 	bucketWorkspaces       = []byte("workspaces")         // workspace id → workspaceRecord
 	bucketWorkspaceMembers = []byte("workspaces.members") // workspace id + user id → memberRecord
+	bucketWorkspaceFormer  = []byte("workspaces.former")  // workspace id + user id → formerRecord (removed members)
+
+	// Invitations; see invitation.go.
+	bucketInvitations          = []byte("invitations")           // invitation id → invitationRecord
+	bucketInvitationsHash      = []byte("invitations.hash")      // token hash → invitation id
+	bucketInvitationsWorkspace = []byte("invitations.workspace") // workspace id + invitation id → ""
 
 	bucketKeys          = []byte("keys")           // key id → keyRecord
 	bucketKeysHash      = []byte("keys.hash")      // token hash → key id
@@ -113,7 +119,8 @@ var (
 var allBuckets = [][]byte{
 	bucketMeta,
 	bucketUsers, bucketUsersEmail, bucketUserWorkspaces,
-	bucketWorkspaces, bucketWorkspaceMembers,
+	bucketWorkspaces, bucketWorkspaceMembers, bucketWorkspaceFormer,
+	bucketInvitations, bucketInvitationsHash, bucketInvitationsWorkspace,
 	bucketKeys, bucketKeysHash, bucketKeysWorkspace, bucketKeysUsage, bucketKeysLive,
 	bucketLinks, bucketLinksAlias, bucketLinksAliasHold, bucketLinksWorkspace, bucketLinksTag, bucketLinksCount, bucketLinksTagCount,
 	bucketLinksCampaign, bucketCampaigns, bucketCampaignsWorkspace, bucketEvents,

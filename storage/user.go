@@ -21,6 +21,7 @@ func NewUserService(db *DB) *UserService { return &UserService{db: db} }
 
 type userRecord struct {
 	Email        string    `json:"email"`
+	Name         string    `json:"name,omitempty"`
 	PasswordHash []byte    `json:"password_hash"`
 	Admin        bool      `json:"admin,omitempty"`
 	CreatedAt    time.Time `json:"created_at"`
@@ -30,6 +31,7 @@ func (r *userRecord) user(ids *idCodec, id uint64) *link.User {
 	return &link.User{
 		ID:           ids.formatID(prefixUser, id),
 		Email:        r.Email,
+		Name:         r.Name,
 		PasswordHash: cloneBytes(r.PasswordHash),
 		Admin:        r.Admin,
 		CreatedAt:    r.CreatedAt,
@@ -130,7 +132,7 @@ func (s *UserService) CreateUser(ctx context.Context, u *link.User) error {
 	var uid uint64
 	err := s.db.update(func(tx *bolt.Tx) error {
 		var err error
-		uid, err = createUser(tx, &userRecord{Email: u.Email, PasswordHash: u.PasswordHash, Admin: u.Admin, CreatedAt: now})
+		uid, err = createUser(tx, &userRecord{Email: u.Email, Name: u.Name, PasswordHash: u.PasswordHash, Admin: u.Admin, CreatedAt: now})
 		return err
 	})
 	if err != nil {

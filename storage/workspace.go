@@ -219,8 +219,12 @@ func createWorkspace(tx *bolt.Tx, rec *workspaceRecord, ownerID uint64) (uint64,
 	return id, putMembership(tx, id, ownerID, &memberRecord{Role: link.RoleOwner, CreatedAt: rec.CreatedAt})
 }
 
-// putMembership writes a membership in both directions.
+// putMembership writes a membership in both directions; a former member
+// who joins again is a member like any other.
 func putMembership(tx *bolt.Tx, wid, uid uint64, m *memberRecord) error {
+	if err := tx.Bucket(bucketWorkspaceFormer).Delete(concat(itob(wid), itob(uid))); err != nil {
+		return fmt.Errorf("delete former membership: %w", err)
+	}
 	if err := putJSON(tx.Bucket(bucketWorkspaceMembers), concat(itob(wid), itob(uid)), m); err != nil {
 		return err
 	}

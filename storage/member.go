@@ -1,0 +1,195 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/linkbolt/linkbolt/link"
+	bolt "go.etcd.io/bbolt"
+)
+
+var _ link.MemberService = (*MemberService)(nil)
+
+// MemberService keeps the members of workspaces in bbolt (the membership
+// records of workspace.go). Every change keeps at least one owner.
+type MemberService struct{ db *DB }
+
+// NewMemberService returns the member service of db.
+func NewMemberService(db *DB) *MemberService { return &MemberService{db: db} }
+
+// formerRecord remembers that a user was a member, so that the workspace
+// can refuse them with a reason (403) rather than as if it did not exist:
+// they knew it existed, so nothing is revealed.
+type formerRecord struct {
+	RemovedAt time.Time `json:"removed_at"`
+}
+
+// FindRemoval returns when a former member was removed from (or left) the
+// workspace. ENOTFOUND if the user is a member or never was one.
+func (s *MemberService) FindRemoval(ctx context.Context, workspaceID, userID string) (time.Time, error) {
+	wid, uid, err := s.parse(workspaceID, userID)
+	if err != nil {
+		return time.Time{}, err
+	}
+	var rec formerRecord
+	err = s.db.db.View(func(tx *bolt.Tx) error {
+		if ok, err := getJSON(tx.Bucket(bucketWorkspaceFormer), concat(itob(wid), itob(uid)), &rec); err != nil {
+			return err
+		} else if !ok {
+			return link.Errorf(link.ENOTFOUND, "user %q was never removed from workspace %q", userID, workspaceID)
+		}
+		return nil
+	})
+	return rec.RemovedAt, err
+}
+
+// FindMembers returns the members of a workspace, longest-standing first.
+// ENOTFOUND if the workspace does not exist.
+func (s *MemberService) FindMembers(ctx context.Context, workspaceID string) ([]*link.Member, error) {
+	wid, ok := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	if !ok {
+		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
+	}
+	out := []*link.Member{}
+	err := s.db.db.View(func(tx *bolt.Tx) error {
+		if err := workspaceExists(tx, wid); err != nil {
+			return err
+		}
+		prefix := itob(wid)
+		c := tx.Bucket(bucketWorkspaceMembers).Cursor()
+		for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+			if len(k) != 16 {
+				return fmt.Errorf("member key %x: %d bytes, want 16", k, len(k))
+			}
+			var m memberRecord
+			if err := decodeJSON(v, &m); err != nil {
+				return err
+			}
+			uid := btoi(k[8:])
+			u, err := findUser(tx, uid)
+			if err != nil {
+				return err
+			}
+			out = append(out, s.member(uid, u, &m))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].JoinedAt.Before(out[j].JoinedAt) })
+	return out, nil
+}
+
+func (s *MemberService) member(uid uint64, u *userRecord, m *memberRecord) *link.Member {
+	return &link.Member{UserID: s.db.ids.formatID(prefixUser, uid), Email: u.Email, Name: u.Name, Role: m.Role, JoinedAt: m.CreatedAt}
+}
+
+// UpdateMemberRole sets a member's role. ENOTFOUND if the user is not a
+// member; EINVALID for an unknown role; ECONFLICT when it would demote the
+// workspace's last owner.
+func (s *MemberService) UpdateMemberRole(ctx context.Context, workspaceID, userID string, role link.Role) (*link.Member, error) {
+	if !role.Valid() {
+		return nil, &link.Error{Code: link.EINVALID, Message: "role: must be one of read, read_write, owner",
+			Fields: []link.FieldError{{Field: "role", Message: "must be one of read, read_write, owner"}}}
+	}
+	wid, uid, err := s.parse(workspaceID, userID)
+	if err != nil {
+		return nil, err
+	}
+	var out *link.Member
+	err = s.db.update(func(tx *bolt.Tx) error {
+		m, err := findMember(tx, wid, uid, userID)
+		if err != nil {
+			return err
+		}
+		if m.Role == link.RoleOwner && role != link.RoleOwner {
+			if err := keepAnOwner(tx, wid, "demoted"); err != nil {
+				return err
+			}
+		}
+		m.Role = role
+		if err := putMembership(tx, wid, uid, m); err != nil {
+			return err
+		}
+		u, err := findUser(tx, uid)
+		if err != nil {
+			return err
+		}
+		out = s.member(uid, u, m)
+		return nil
+	})
+	return out, err
+}
+
+// RemoveMember ends a user's membership and remembers them as a former
+// member. ENOTFOUND if the user is not a member; ECONFLICT for the
+// workspace's last owner.
+func (s *MemberService) RemoveMember(ctx context.Context, workspaceID, userID string) error {
+	wid, uid, err := s.parse(workspaceID, userID)
+	if err != nil {
+		return err
+	}
+	return s.db.update(func(tx *bolt.Tx) error {
+		m, err := findMember(tx, wid, uid, userID)
+		if err != nil {
+			return err
+		}
+		if m.Role == link.RoleOwner {
+			if err := keepAnOwner(tx, wid, "removed"); err != nil {
+				return err
+			}
+		}
+		if err := tx.Bucket(bucketWorkspaceMembers).Delete(concat(itob(wid), itob(uid))); err != nil {
+			return fmt.Errorf("delete membership: %w", err)
+		}
+		if err := tx.Bucket(bucketUserWorkspaces).Delete(concat(itob(uid), itob(wid))); err != nil {
+			return fmt.Errorf("delete membership: %w", err)
+		}
+		return putJSON(tx.Bucket(bucketWorkspaceFormer), concat(itob(wid), itob(uid)), &formerRecord{RemovedAt: s.db.now()})
+	})
+}
+
+func (s *MemberService) parse(workspaceID, userID string) (wid, uid uint64, err error) {
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	uid, ok2 := s.db.ids.parseID(prefixUser, userID)
+	if !ok1 || !ok2 {
+		return 0, 0, link.Errorf(link.ENOTFOUND, "user %q is not a member of this workspace", userID)
+	}
+	return wid, uid, nil
+}
+
+// findMember returns the membership record of a member. ENOTFOUND.
+func findMember(tx *bolt.Tx, wid, uid uint64, userID string) (*memberRecord, error) {
+	var m memberRecord
+	if ok, err := getJSON(tx.Bucket(bucketWorkspaceMembers), concat(itob(wid), itob(uid)), &m); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, link.Errorf(link.ENOTFOUND, "user %q is not a member of this workspace", userID)
+	}
+	return &m, nil
+}
+
+// keepAnOwner returns ECONFLICT unless the workspace has another owner
+// besides the one about to be demoted or removed.
+func keepAnOwner(tx *bolt.Tx, wid uint64, what string) error {
+	owners := 0
+	prefix := itob(wid)
+	c := tx.Bucket(bucketWorkspaceMembers).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var m memberRecord
+		if err := decodeJSON(v, &m); err != nil {
+			return err
+		}
+		if m.Role == link.RoleOwner {
+			owners++
+		}
+	}
+	if owners < 2 {
+		return link.Errorf(link.ECONFLICT, "a workspace keeps at least one owner: make another member owner before this one is %s", what)
+	}
+	return nil
+}

@@ -120,6 +120,11 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 	campaigns.Events = a.events
 	a.setup = &auth.Setup{Users: storage.NewUserService(a.db), Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},
 		Plan: link.Plan(cfg.Workspaces.DefaultPlan), Now: time.Now}
+	accounts := storage.NewUserService(a.db)
+	sessions, err := auth.LoadSessions(ctx, accounts, time.Now)
+	if err != nil {
+		return fmt.Errorf("load sessions: %w", err)
+	}
 	srv, err := server.New(server.Config{
 		Listen: ln.Addr().String(), BaseURL: cfg.Server.BaseURL, AltBaseURL: cfg.Server.AltBaseURL, MaxBody: cfg.Server.MaxBody,
 		KeyPrefix: cfg.Auth.KeyPrefix, TokenTTL: cfg.Auth.TokenTTL, RotationGrace: cfg.Auth.RotationGrace,
@@ -142,6 +147,8 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		DomainVerifier: dnscheck.NewDomains(cfg.Domains.Resolver),
 		WebhookTargets: webhook.TargetGuard{AllowPrivate: cfg.Webhooks.AllowPrivate}, Setup: a.setup,
 		Domains:   storage.NewDomainService(a.db),
+		Accounts:  accounts,
+		Sessions:  sessions,
 		JWT:       &auth.JWT{Secret: secret, TTL: cfg.Auth.TokenTTL, Now: time.Now},
 		Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},
 		Logger:    a.logger, Now: time.Now,

@@ -103,6 +103,14 @@ type User struct {
 	// Admin marks the instance admin, who manages plans and backups.
 	Admin     bool
 	CreatedAt time.Time
+	// Name is how the user is shown to others; "" for users made before
+	// names were kept.
+	Name string
+	// Disabled users cannot log in and their tokens stop at once.
+	Disabled bool
+	// TokenGeneration rises on every password change and "log out
+	// everywhere"; a token issued under an older generation is refused.
+	TokenGeneration uint64
 }
 
 // WorkspaceService keeps workspaces and memberships.

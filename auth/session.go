@@ -29,6 +29,7 @@ type Sessions struct {
 
 	mu        sync.RWMutex
 	users     map[string]userState
+	disabled  int                  // users disabled, so AnyDisabled is one read
 	revoked   map[string]time.Time // jti → the token's expiry
 	nextPrune time.Time
 }
@@ -54,7 +55,7 @@ func LoadSessions(ctx context.Context, store link.AccountService, now func() tim
 		return nil, err
 	}
 	for _, u := range users {
-		s.users[u.UserID] = userState{generation: u.TokenGeneration, disabled: u.Disabled}
+		s.setUser(u.UserID, u.TokenGeneration, u.Disabled)
 	}
 	for _, r := range revoked {
 		s.revoked[r.ID] = r.ExpiresAt
@@ -81,12 +82,7 @@ func (s *Sessions) Disabled(userID string) bool {
 func (s *Sessions) AnyDisabled() bool {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	for _, u := range s.users {
-		if u.disabled {
-			return true
-		}
-	}
-	return false
+	return s.disabled > 0
 }
 
 // Check returns a link.EUNAUTHORIZED error saying why a verified token no
@@ -117,10 +113,21 @@ func (s *Sessions) isRevoked(jti string) bool {
 func (s *Sessions) SetUser(u *link.User) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	st := s.users[u.ID]
-	st.generation = max(st.generation, u.TokenGeneration)
-	st.disabled = u.Disabled
-	s.users[u.ID] = st
+	s.setUser(u.ID, u.TokenGeneration, u.Disabled)
+}
+
+func (s *Sessions) setUser(id string, generation uint64, disabled bool) {
+	st := s.users[id]
+	if st.disabled != disabled {
+		if disabled {
+			s.disabled++
+		} else {
+			s.disabled--
+		}
+	}
+	st.generation = max(st.generation, generation)
+	st.disabled = disabled
+	s.users[id] = st
 }
 
 // Revoke records a logged-out token (as just stored) until it expires.

@@ -1,7 +1,9 @@
 package auth
 
 import (
+	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -117,5 +119,41 @@ func TestJWTClaims(t *testing.T) {
 	}
 	if cl.UserID != "usr_a" || cl.Generation != 7 || !cl.ExpiresAt.Equal(exp) || !cl.IssuedAt.Equal(c.Now()) || len(cl.ID) < 20 {
 		t.Fatalf("claims = %+v", cl)
+	}
+}
+
+// TestSessionsConcurrent checks tokens while generations rise, users are
+// disabled and enabled and tokens are revoked, for the race detector; at
+// the end the state is what the last changes say.
+func TestSessionsConcurrent(t *testing.T) {
+	c := clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	s := NewSessions(c.Now)
+	old := Claims{UserID: "usr_a", ID: "old", ExpiresAt: c.Now().Add(time.Hour)}
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range 200 {
+				s.SetUser(&link.User{ID: "usr_a", TokenGeneration: uint64(g*200 + i + 1), Disabled: i%2 == 0})
+				s.Revoke(link.RevokedToken{ID: fmt.Sprintf("t%d-%d", g, i), ExpiresAt: c.Now().Add(time.Hour)})
+				_ = s.Check(old)
+				_ = s.AnyDisabled()
+			}
+		}()
+	}
+	wg.Wait()
+	s.SetUser(&link.User{ID: "usr_a", TokenGeneration: 0})
+	if got, want := s.Generation("usr_a"), uint64(800); got != want {
+		t.Fatalf("generation %d, want %d (the highest stored)", got, want)
+	}
+	if s.AnyDisabled() {
+		t.Fatal("AnyDisabled after the last change enabled the user")
+	}
+	if got, want := s.Revoked(), 800; got != want {
+		t.Fatalf("Revoked = %d, want %d", got, want)
+	}
+	if s.Check(old) == nil {
+		t.Fatal("a token of generation 0 passed")
 	}
 }

@@ -114,6 +114,9 @@ func (s *Server) authenticate(r *http.Request) (*caller, error) {
 		} else if err != nil {
 			return nil, err
 		}
+		if u.Disabled { // sessions knows it already; the record is read anyway
+			return nil, link.Errorf(link.EUNAUTHORIZED, "your account is disabled: ask the instance admin")
+		}
 		return &caller{user: u, token: claims}, nil
 	}
 	if err := s.tokens.Check(token); err != nil {

@@ -122,6 +122,11 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 	a.oidc = newOIDC(cfg)
 	a.setup = &auth.Setup{Users: users, Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},
 		Plan: link.Plan(cfg.Workspaces.DefaultPlan), Now: time.Now}
+	accounts := storage.NewUserService(a.db)
+	sessions, err := auth.LoadSessions(ctx, accounts, time.Now)
+	if err != nil {
+		return fmt.Errorf("load sessions: %w", err)
+	}
 	srv, err := server.New(server.Config{
 		Listen: ln.Addr().String(), BaseURL: cfg.Server.BaseURL, AltBaseURL: cfg.Server.AltBaseURL, MaxBody: cfg.Server.MaxBody,
 		KeyPrefix: cfg.Auth.KeyPrefix, TokenTTL: cfg.Auth.TokenTTL, RotationGrace: cfg.Auth.RotationGrace,
@@ -146,6 +151,8 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		WebhookTargets: webhook.TargetGuard{AllowPrivate: cfg.Webhooks.AllowPrivate}, Setup: a.setup,
 		Members: storage.NewMemberService(a.db), Invitations: storage.NewInvitationService(a.db),
 		Domains:   storage.NewDomainService(a.db),
+		Accounts:  accounts,
+		Sessions:  sessions,
 		JWT:       &auth.JWT{Secret: secret, TTL: cfg.Auth.TokenTTL, Now: time.Now},
 		Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},
 		Logger:    a.logger, Now: time.Now,

@@ -29,6 +29,27 @@ type JWT struct {
 	TTL time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Generation returns a user's current token generation, written into
+	// each token Issue makes (see Sessions); nil means 0.
+	Generation func(userID string) uint64
+}
+
+// Claims is what a verified token says.
+type Claims struct {
+	UserID string
+	// ID (jti) names this one token, for logging it out.
+	ID string
+	// Generation is the user's token generation when the token was issued.
+	Generation uint64
+	IssuedAt   time.Time
+	ExpiresAt  time.Time
+}
+
+// claims is the JWT body: the registered claims and the user's token
+// generation.
+type claims struct {
+	jwt.RegisteredClaims
+	Generation uint64 `json:"gen,omitempty"`
 }
 
 func (j JWT) now() time.Time {
@@ -45,9 +66,10 @@ func (j JWT) ttl() time.Duration {
 	return j.TTL
 }
 
-// Issue returns a token for the user with the claims sub, iat, exp and iss,
-// and the time it expires (whole seconds, as in the token). The error is
-// internal: an empty secret or user ID.
+// Issue returns a token for the user with the claims sub, iat, exp, iss,
+// jti (random, 128 bits) and gen (the user's token generation), and the
+// time it expires (whole seconds, as in the token). The error is internal:
+// an empty secret or user ID.
 func (j JWT) Issue(userID string) (token string, expiresAt time.Time, err error) {
 	if len(j.Secret) == 0 {
 		return "", time.Time{}, errors.New("auth: JWT secret is empty")
@@ -57,13 +79,17 @@ func (j JWT) Issue(userID string) (token string, expiresAt time.Time, err error)
 	}
 	now := j.now()
 	exp := jwt.NewNumericDate(now.Add(j.ttl()))
-	claims := jwt.RegisteredClaims{
+	c := claims{RegisteredClaims: jwt.RegisteredClaims{
 		Issuer:    Issuer,
 		Subject:   userID,
+		ID:        rand.Text(),
 		IssuedAt:  jwt.NewNumericDate(now),
 		ExpiresAt: exp,
+	}}
+	if j.Generation != nil {
+		c.Generation = j.Generation(userID)
 	}
-	token, err = jwt.NewWithClaims(jwt.SigningMethodHS256, claims).SignedString(j.Secret)
+	token, err = jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(j.Secret)
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("auth: sign JWT: %w", err)
 	}
@@ -77,27 +103,38 @@ func (j JWT) Issue(userID string) (token string, expiresAt time.Time, err error)
 // time is up and "invalid token" for anything else. An empty secret is an
 // internal error, not a bad token.
 func (j JWT) Verify(token string) (userID string, err error) {
+	c, err := j.VerifyClaims(token)
+	return c.UserID, err
+}
+
+// VerifyClaims is Verify returning all the token says. Whether the token
+// was logged out is for Sessions.Check to say.
+func (j JWT) VerifyClaims(token string) (Claims, error) {
 	if len(j.Secret) == 0 {
-		return "", errors.New("auth: JWT secret is empty")
+		return Claims{}, errors.New("auth: JWT secret is empty")
 	}
-	var claims jwt.RegisteredClaims
+	var c claims
 	p := jwt.NewParser(
 		jwt.WithValidMethods([]string{jwt.SigningMethodHS256.Alg()}),
 		jwt.WithTimeFunc(j.now),
 		jwt.WithIssuer(Issuer),
 		jwt.WithExpirationRequired(),
 	)
-	_, err = p.ParseWithClaims(token, &claims, func(*jwt.Token) (any, error) { return j.Secret, nil })
+	_, err := p.ParseWithClaims(token, &c, func(*jwt.Token) (any, error) { return j.Secret, nil })
 	switch {
 	case errors.Is(err, jwt.ErrTokenExpired):
 		// The signature was checked before the claims, so this is our token.
-		return "", link.Errorf(link.EUNAUTHORIZED, "token expired: log in again")
+		return Claims{}, link.Errorf(link.EUNAUTHORIZED, "token expired: log in again")
 	case err != nil:
-		return "", link.Errorf(link.EUNAUTHORIZED, "invalid token")
-	case claims.Subject == "":
-		return "", link.Errorf(link.EUNAUTHORIZED, "invalid token: no subject")
+		return Claims{}, link.Errorf(link.EUNAUTHORIZED, "invalid token")
+	case c.Subject == "":
+		return Claims{}, link.Errorf(link.EUNAUTHORIZED, "invalid token: no subject")
 	}
-	return claims.Subject, nil
+	out := Claims{UserID: c.Subject, ID: c.ID, Generation: c.Generation, ExpiresAt: c.ExpiresAt.UTC()}
+	if c.IssuedAt != nil {
+		out.IssuedAt = c.IssuedAt.UTC()
+	}
+	return out, nil
 }
 
 // NewSecret returns 32 random bytes for a JWT secret, made once on a fresh

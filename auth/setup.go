@@ -28,6 +28,9 @@ func (s *Setup) Bootstrap(ctx context.Context, email, password, name string) (*l
 	if err := link.ValidateCredentials(email, password); err != nil {
 		return nil, err
 	}
+	if err := ValidatePassword("password", password); err != nil {
+		return nil, err
+	}
 	if strings.TrimSpace(name) == "" {
 		name = "Default"
 	}

@@ -33,6 +33,7 @@ func TestSetup_Bootstrap(t *testing.T) {
 	for _, tt := range []struct{ email, password string }{
 		{"not an address", "a long password"},
 		{"a@example.com", "short"},
+		{"a@example.com", "Qwertyuiop"}, // a common password
 	} {
 		if _, err := setup.Bootstrap(ctx, tt.email, tt.password, ""); link.ErrorCode(err) != link.EINVALID {
 			t.Fatalf("Bootstrap(%q, %q) = %v, want EINVALID", tt.email, tt.password, err)

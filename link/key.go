@@ -40,6 +40,10 @@ type APIKey struct {
 	// CreatedBy is the user or key that made the key (by creation or
 	// rotation); zero for keys made before it was recorded.
 	CreatedBy KeyCreator
+	// KeepWhenCreatorDisabled, set by an owner, keeps the key working when
+	// the user who made it (directly or through keys they made) is
+	// disabled; otherwise such a key stops with its user.
+	KeepWhenCreatorDisabled bool
 	// LastUsedAt and RequestCount include uses not yet written to disk.
 	LastUsedAt   *time.Time
 	RequestCount int64
@@ -113,6 +117,9 @@ type KeyService interface {
 	RotateKey(ctx context.Context, workspaceID, id string, next *APIKey, graceEnds time.Time, max int) (*APIKey, error)
 	// RevokeKey revokes a key at once. ENOTFOUND. Revoking a revoked key is a no-op.
 	RevokeKey(ctx context.Context, workspaceID, id string) error
+	// SetKeepWhenCreatorDisabled sets whether the key keeps working when
+	// its creator is disabled, and returns the key. ENOTFOUND.
+	SetKeepWhenCreatorDisabled(ctx context.Context, workspaceID, id string, keep bool) (*APIKey, error)
 	// TouchKey counts one use of the key at the given time, in memory; the
 	// counts are written in batches and merged into what Find returns.
 	TouchKey(id string, at time.Time)

@@ -28,9 +28,6 @@ type Member struct {
 	JoinedAt time.Time
 }
 
-// MaxUserNameLength bounds a user's display name.
-const MaxUserNameLength = 100
-
 // MemberService keeps the members of workspaces. Every change keeps at
 // least one owner in each workspace.
 type MemberService interface {
@@ -106,14 +103,4 @@ type InvitationService interface {
 	// e-mail is not the invitation's; ECONFLICT when a new person's e-mail
 	// is registered already, or the user is a member already.
 	AcceptInvitation(ctx context.Context, tokenHash []byte, a Acceptance) (*User, *Membership, error)
-}
-
-// CheckUserName returns what is wrong with a user's display name, or "".
-func CheckUserName(name string) string {
-	var v validation
-	checkName(&v, "name", name, MaxUserNameLength)
-	if len(v.fields) > 0 {
-		return v.fields[0].Message
-	}
-	return ""
 }

@@ -98,13 +98,19 @@ type Membership struct {
 type User struct {
 	ID    string
 	Email string
-	// Name is how the user is shown to other members; may be empty.
-	Name string
 	// PasswordHash is the slow hash of the password; never shown.
 	PasswordHash []byte
 	// Admin marks the instance admin, who manages plans and backups.
 	Admin     bool
 	CreatedAt time.Time
+	// Name is how the user is shown to others; "" for users made before
+	// names were kept.
+	Name string
+	// Disabled users cannot log in and their tokens stop at once.
+	Disabled bool
+	// TokenGeneration rises on every password change and "log out
+	// everywhere"; a token issued under an older generation is refused.
+	TokenGeneration uint64
 }
 
 // WorkspaceService keeps workspaces and memberships.

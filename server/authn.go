@@ -21,6 +21,7 @@ type caller struct {
 	scope     link.Scope
 	role      link.Role // a user's role in workspace; empty for keys
 	params    httprouter.Params
+	token     auth.Claims // the JWT's claims, for logged-in users
 }
 
 // limiterKey names the rate limiter a request draws from. The plan's rate
@@ -101,17 +102,23 @@ func (s *Server) authenticate(r *http.Request) (*caller, error) {
 		if !fromAuthorization {
 			return nil, link.Errorf(link.EUNAUTHORIZED, "malformed API key: keys start with %q", s.cfg.KeyPrefix+"_live_")
 		}
-		uid, err := s.jwt.Verify(token)
+		claims, err := s.jwt.VerifyClaims(token)
 		if err != nil {
 			return nil, err
 		}
-		u, err := s.users.FindUserByID(ctx, uid)
+		if err := s.sessions.Check(claims); err != nil {
+			return nil, err
+		}
+		u, err := s.users.FindUserByID(ctx, claims.UserID)
 		if isNotFound(err) {
 			return nil, link.Errorf(link.EUNAUTHORIZED, "the token's user no longer exists")
 		} else if err != nil {
 			return nil, err
 		}
-		return &caller{user: u}, nil
+		if u.Disabled { // sessions knows it already; the record is read anyway
+			return nil, link.Errorf(link.EUNAUTHORIZED, "your account is disabled: ask the instance admin")
+		}
+		return &caller{user: u, token: claims}, nil
 	}
 	if err := s.tokens.Check(token); err != nil {
 		return nil, err
@@ -132,6 +139,9 @@ func (s *Server) authenticate(r *http.Request) (*caller, error) {
 		return nil, link.Errorf(link.EUNAUTHORIZED, "this API key was revoked")
 	case link.KeyExpired:
 		return nil, link.Errorf(link.EUNAUTHORIZED, "this API key expired at %s", k.ExpiresAt.UTC().Format(timeFormat))
+	}
+	if err := s.checkKeyCreator(ctx, k); err != nil {
+		return nil, err
 	}
 	ws, err := s.workspaces.FindWorkspaceByID(ctx, k.WorkspaceID)
 	if isNotFound(err) {

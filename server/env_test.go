@@ -36,6 +36,7 @@ type env struct {
 	recorder *analytics.Recorder
 	logs     *bytes.Buffer
 	cfg      Config
+	deps     Deps // what srv was built on, to build it again (restart)
 
 	adminToken string // JWT of the instance admin (owner of ws)
 	ws         string // workspace id of the admin's Default workspace
@@ -104,6 +105,10 @@ func newEnvDeps(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickSto
 	clicks.Events, links.Events, campaigns.Events, hooks.Events = events, events, events, events
 	setup := &auth.Setup{Users: storage.NewUserService(db), Passwords: auth.Passwords{Cost: bcrypt.MinCost},
 		Plan: cfg.DefaultPlan, Now: clk.Now}
+	sessions, err := auth.LoadSessions(context.Background(), storage.NewUserService(db), clk.Now)
+	if err != nil {
+		t.Fatal(err)
+	}
 	d := Deps{
 		DB: db, Links: links, Keys: storage.NewKeyService(db),
 		Users: storage.NewUserService(db), Workspaces: storage.NewWorkspaceService(db),
@@ -112,6 +117,8 @@ func newEnvDeps(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickSto
 		Domains:        storage.NewDomainService(db),
 		DomainVerifier: dnscheck.NewDomains(""), WebhookTargets: webhook.TargetGuard{}, Setup: setup,
 		JWT:       &auth.JWT{Secret: []byte("test-secret-test-secret-test-secret!"), TTL: 24 * time.Hour, Now: clk.Now},
+		Accounts:  storage.NewUserService(db),
+		Sessions:  sessions,
 		Passwords: auth.Passwords{Cost: bcrypt.MinCost},
 		Logger:    logger, Now: clk.Now,
 	}
@@ -130,7 +137,7 @@ func newEnvDeps(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickSto
 			t.Error(err)
 		}
 	})
-	e := &env{t: t, srv: srv, db: db, clock: clk, recorder: rec, logs: logs, cfg: cfg}
+	e := &env{t: t, srv: srv, db: db, clock: clk, recorder: rec, logs: logs, cfg: cfg, deps: d}
 	ctx := context.Background()
 	if _, err := setup.Bootstrap(ctx, "admin@example.com", "correct horse battery", ""); err != nil {
 		t.Fatal(err)

@@ -28,6 +28,9 @@ type keyResponse struct {
 	GraceEndsAt  *string  `json:"grace_ends_at"`
 	ReplacedBy   *string  `json:"replaced_by"`
 	CreatedBy    *creator `json:"created_by"`
+	// KeepWhenCreatorDisabled and CreatorDisabled: see checkKeyCreator.
+	KeepWhenCreatorDisabled bool `json:"keep_when_creator_disabled"`
+	CreatorDisabled         bool `json:"creator_disabled"`
 	// Key is the token, present only in the answers of create and rotate.
 	Key string `json:"key,omitempty"`
 }
@@ -45,6 +48,7 @@ func (s *Server) newKeyResponse(k *link.APIKey) keyResponse {
 	if k.CreatedBy.Type != "" {
 		out.CreatedBy = &creator{Type: k.CreatedBy.Type, ID: k.CreatedBy.ID}
 	}
+	out.KeepWhenCreatorDisabled, out.CreatorDisabled = k.KeepWhenCreatorDisabled, s.creatorDisabled(k)
 	return out
 }
 

@@ -548,6 +548,7 @@ func TestCheckOpenAPI(t *testing.T) {
 			"workspace_id": "w1", "created_at": "2026-03-10T12:00:00Z", "expires_at": nil,
 			"last_used_at": nil, "request_count": 0, "revoked_at": nil, "grace_ends_at": nil,
 			"replaced_by": nil, "created_by": map[string]any{"type": "user", "id": "usr_1"},
+			"keep_when_creator_disabled": false, "creator_disabled": false,
 		}
 		if edit != nil {
 			edit(m)

@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"runtime/debug"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -136,6 +137,12 @@ type Server struct {
 	// conns is the listener of Listener, which bounds the connections.
 	conns *problemListener
 
+	// accounts and sessions keep users and what ends their tokens early;
+	// accountMu orders each stored change with its copy in sessions.
+	accounts  link.AccountService
+	sessions  *auth.Sessions
+	accountMu sync.Mutex
+
 	// setupToken is the one-time secret of the setup link, held only in
 	// memory; empty once an admin exists.
 	setupToken atomic.Pointer[string]
@@ -180,6 +187,10 @@ type Deps struct {
 	// Members and Invitations keep the people of each workspace.
 	Members     link.MemberService
 	Invitations link.InvitationService
+	// Accounts keeps users for the admin and for each user's own account;
+	// Sessions (auth.LoadSessions over it) ends tokens early.
+	Accounts link.AccountService
+	Sessions *auth.Sessions
 	// Dispatcher, when set, is woken when a test or a retry is queued.
 	Dispatcher *webhook.Dispatcher
 	Recorder   *analytics.Recorder
@@ -208,9 +219,13 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
-	if d.DB == nil || d.Setup == nil || d.DomainVerifier == nil || d.WebhookTargets == nil {
-		return nil, errors.New("server: Deps.DB, Setup, DomainVerifier and WebhookTargets are required")
+	if d.DB == nil || d.Setup == nil || d.DomainVerifier == nil || d.WebhookTargets == nil || d.Accounts == nil || d.Sessions == nil || d.JWT == nil {
+		return nil, errors.New("server: Deps.DB, Setup, DomainVerifier, WebhookTargets, Accounts, Sessions and JWT are required")
 	}
+	// Every token the server issues carries the user's token generation.
+	jwt := *d.JWT
+	jwt.Generation = d.Sessions.Generation
+	d.JWT = &jwt
 	s := &Server{
 		cfg: cfg, logger: d.Logger, now: d.Now,
 		db: d.DB, links: d.Links, keys: d.Keys, users: d.Users, workspaces: d.Workspaces,
@@ -234,6 +249,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		s.oidc, s.flows = d.OIDC, flows
 	}
 	s.members, s.invitations = d.Members, d.Invitations
+	s.accounts, s.sessions = d.Accounts, d.Sessions
 	s.cors = newCORSPolicy(cfg.CORSOrigins)
 	s.rules = newURLRules(primary, alt, cfg.Listen)
 	s.servedRules = s.servedURLRules()
@@ -476,6 +492,7 @@ func (s *Server) routes() {
 	s.handle("GET", "/v1/workspaces/:id", accessUser, s.handleGetWorkspace)
 	s.handle("PATCH", "/v1/workspaces/:id", accessUser, s.handleUpdateWorkspace)
 	s.handle("GET", "/v1/admin/backup", accessAdmin, s.handleBackup)
+	s.accountRoutes()
 
 	s.handle("GET", "/v1/keys", accessRead, s.handleListKeys)
 	s.handle("POST", "/v1/keys", accessWrite, s.handleCreateKey)

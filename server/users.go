@@ -88,6 +88,9 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ *caller) 
 		return link.Errorf(link.EUNAUTHORIZED, "wrong e-mail or password")
 	}
 	att.Succeeded()
+	if u.Disabled {
+		return errDisabledAccount
+	}
 	return s.writeToken(w, http.StatusOK, u)
 }
 
@@ -143,6 +146,7 @@ func newWorkspaceResponse(ws *link.Workspace, role link.Role) workspaceResponse 
 type meResponse struct {
 	ID         string              `json:"id"`
 	Email      string              `json:"email"`
+	Name       string              `json:"name"`
 	Admin      bool                `json:"admin"`
 	CreatedAt  string              `json:"created_at"`
 	Workspaces []workspaceResponse `json:"workspaces"`
@@ -165,7 +169,7 @@ func (s *Server) handleMe(w http.ResponseWriter, r *http.Request, c *caller) err
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, meResponse{ID: c.user.ID, Email: c.user.Email, Admin: c.user.Admin,
+	writeJSON(w, http.StatusOK, meResponse{ID: c.user.ID, Email: c.user.Email, Name: c.user.Name, Admin: c.user.Admin,
 		CreatedAt: ts(c.user.CreatedAt), Workspaces: wss})
 	return nil
 }

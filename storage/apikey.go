@@ -37,6 +37,8 @@ type keyRecord struct {
 	// CreatorType and CreatorID name the user or key that made the key.
 	CreatorType string `json:"creator_type,omitempty"`
 	CreatorID   string `json:"creator_id,omitempty"`
+	// Keep keeps the key working when its creator is disabled.
+	Keep bool `json:"keep_when_creator_disabled,omitempty"`
 }
 
 func (r *keyRecord) apiKey(ids *idCodec, id uint64, u keyUsage) *link.APIKey {
@@ -53,6 +55,8 @@ func (r *keyRecord) apiKey(ids *idCodec, id uint64, u keyUsage) *link.APIKey {
 		GraceEndsAt:  cloneTime(r.GraceEndsAt),
 		RequestCount: u.count,
 		CreatedBy:    link.KeyCreator{Type: r.CreatorType, ID: r.CreatorID},
+
+		KeepWhenCreatorDisabled: r.Keep,
 	}
 	if r.ReplacedBy != 0 {
 		k.ReplacedBy = ids.formatID(prefixKey, r.ReplacedBy)
@@ -463,6 +467,31 @@ func (s *KeyService) RevokeKey(ctx context.Context, workspaceID, id string) erro
 		}
 		return putJSON(tx.Bucket(bucketKeys), itob(kid), rec)
 	})
+}
+
+// SetKeepWhenCreatorDisabled sets whether the key keeps working when its
+// creator is disabled, and returns the key. ENOTFOUND.
+func (s *KeyService) SetKeepWhenCreatorDisabled(ctx context.Context, workspaceID, id string, keep bool) (*link.APIKey, error) {
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	kid, ok2 := s.db.ids.parseID(prefixKey, id)
+	if !ok1 || !ok2 {
+		return nil, link.Errorf(link.ENOTFOUND, "key %q not found", id)
+	}
+	err := s.db.update(func(tx *bolt.Tx) error {
+		rec, err := findKey(tx, wid, kid)
+		if err != nil {
+			return err
+		}
+		if rec.Keep == keep {
+			return nil
+		}
+		rec.Keep = keep
+		return putJSON(tx.Bucket(bucketKeys), itob(kid), rec)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.FindKeyByID(ctx, workspaceID, id)
 }
 
 // countLiveKeys returns how many keys of workspace wid are active or in

@@ -62,6 +62,7 @@ var (
 	bucketUsers          = []byte("users")            // user id → userRecord
 	bucketUsersEmail     = []byte("users.email")      // lower(email) → user id
 	bucketUserWorkspaces = []byte("users.workspaces") // user id + workspace id → memberRecord
+	bucketTokensRevoked  = []byte("tokens.revoked")   // JWT id (jti) → the token's expiry, unix nanos(8)
 
 	bucketWorkspaces       = []byte("workspaces")         // workspace id → workspaceRecord
 	bucketWorkspaceMembers = []byte("workspaces.members") // workspace id + user id → memberRecord
@@ -118,7 +119,7 @@ var (
 
 var allBuckets = [][]byte{
 	bucketMeta,
-	bucketUsers, bucketUsersEmail, bucketUserWorkspaces,
+	bucketUsers, bucketUsersEmail, bucketUserWorkspaces, bucketTokensRevoked,
 	bucketWorkspaces, bucketWorkspaceMembers, bucketWorkspaceFormer,
 	bucketInvitations, bucketInvitationsHash, bucketInvitationsWorkspace,
 	bucketKeys, bucketKeysHash, bucketKeysWorkspace, bucketKeysUsage, bucketKeysLive,

@@ -21,20 +21,26 @@ func NewUserService(db *DB) *UserService { return &UserService{db: db} }
 
 type userRecord struct {
 	Email        string    `json:"email"`
-	Name         string    `json:"name,omitempty"`
 	PasswordHash []byte    `json:"password_hash"`
 	Admin        bool      `json:"admin,omitempty"`
 	CreatedAt    time.Time `json:"created_at"`
+	Name         string    `json:"name,omitempty"`
+	Disabled     bool      `json:"disabled,omitempty"`
+	// TokenGeneration rises with each password change and log-out
+	// everywhere (see auth.Sessions).
+	TokenGeneration uint64 `json:"token_generation,omitempty"`
 }
 
 func (r *userRecord) user(ids *idCodec, id uint64) *link.User {
 	return &link.User{
-		ID:           ids.formatID(prefixUser, id),
-		Email:        r.Email,
-		Name:         r.Name,
-		PasswordHash: cloneBytes(r.PasswordHash),
-		Admin:        r.Admin,
-		CreatedAt:    r.CreatedAt,
+		ID:              ids.formatID(prefixUser, id),
+		Email:           r.Email,
+		PasswordHash:    cloneBytes(r.PasswordHash),
+		Admin:           r.Admin,
+		CreatedAt:       r.CreatedAt,
+		Name:            r.Name,
+		Disabled:        r.Disabled,
+		TokenGeneration: r.TokenGeneration,
 	}
 }
 
@@ -123,16 +129,21 @@ func (s *UserService) Bootstrap(ctx context.Context, u *link.User, ws *link.Work
 }
 
 // CreateUser stores a further user (not an admin unless u.Admin); sets ID
-// and CreatedAt. ECONFLICT if the e-mail is taken; EINVALID for a bad e-mail.
+// and CreatedAt. ECONFLICT if the e-mail is taken; EINVALID for a bad
+// e-mail or name (a name is optional here).
 func (s *UserService) CreateUser(ctx context.Context, u *link.User) error {
 	if msg := link.CheckEmail(u.Email); msg != "" {
 		return &link.Error{Code: link.EINVALID, Message: "email: " + msg, Fields: []link.FieldError{{Field: "email", Message: msg}}}
+	}
+	u.Name = strings.TrimSpace(u.Name)
+	if msg := link.CheckUserName(u.Name); u.Name != "" && msg != "" {
+		return &link.Error{Code: link.EINVALID, Message: "name: " + msg, Fields: []link.FieldError{{Field: "name", Message: msg}}}
 	}
 	now := s.db.now()
 	var uid uint64
 	err := s.db.update(func(tx *bolt.Tx) error {
 		var err error
-		uid, err = createUser(tx, &userRecord{Email: u.Email, Name: u.Name, PasswordHash: u.PasswordHash, Admin: u.Admin, CreatedAt: now})
+		uid, err = createUser(tx, &userRecord{Email: u.Email, PasswordHash: u.PasswordHash, Admin: u.Admin, CreatedAt: now, Name: u.Name})
 		return err
 	})
 	if err != nil {

@@ -1,0 +1,326 @@
+package server
+
+import (
+	"context"
+	"crypto/sha256"
+	"net/http"
+	"strings"
+
+	"github.com/linkbolt/linkbolt/auth"
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// accountRoutes are the instance admin's user management and each user's
+// own account: name, password and logging out.
+func (s *Server) accountRoutes() {
+	s.handle("GET", "/v1/users", accessAdmin, s.handleListUsers)
+	s.handle("POST", "/v1/users", accessAdmin, s.handleCreateUser)
+	s.handle("PATCH", "/v1/users/:id", accessAdmin, s.handleUpdateUser)
+	s.handle("PATCH", "/v1/me", accessUser, s.handleUpdateMe)
+	s.handle("POST", "/v1/me/password", accessUser, s.handleChangePassword)
+	s.handle("POST", "/v1/auth/logout", accessUser, s.handleLogout)
+	s.handle("POST", "/v1/auth/logout-all", accessUser, s.handleLogoutAll)
+	s.handle("PATCH", "/v1/keys/:id", accessWrite, s.handleUpdateKey)
+}
+
+// errDisabledAccount answers a disabled user's correct login.
+var errDisabledAccount = link.Errorf(link.EFORBIDDEN, "this account is disabled: ask the instance admin")
+
+type userResponse struct {
+	ID        string `json:"id"`
+	Email     string `json:"email"`
+	Name      string `json:"name"`
+	Admin     bool   `json:"admin"`
+	Disabled  bool   `json:"disabled"`
+	CreatedAt string `json:"created_at"`
+}
+
+func newUserResponse(u *link.User) userResponse {
+	return userResponse{ID: u.ID, Email: u.Email, Name: u.Name, Admin: u.Admin, Disabled: u.Disabled, CreatedAt: ts(u.CreatedAt)}
+}
+
+// handleListUsers answers every user of the instance, oldest first, in one
+// list: an instance has people, not millions.
+func (s *Server) handleListUsers(w http.ResponseWriter, r *http.Request, _ *caller) error {
+	users, err := s.accounts.ListUsers(r.Context())
+	if err != nil {
+		return err
+	}
+	out := make([]userResponse, 0, len(users))
+	for _, u := range users {
+		out = append(out, newUserResponse(u))
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"data": out})
+	return nil
+}
+
+type createUserRequest struct {
+	Email    string `json:"email"`
+	Name     string `json:"name"`
+	Password string `json:"password"`
+}
+
+// handleCreateUser makes a user (never an admin) with a password the admin
+// chose and hands on; they change it with POST /v1/me/password.
+func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request, _ *caller) error {
+	var in createUserRequest
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	in.Email, in.Name = strings.ToLower(strings.TrimSpace(in.Email)), strings.TrimSpace(in.Name)
+	var fields []link.FieldError
+	if msg := link.CheckEmail(in.Email); msg != "" {
+		fields = append(fields, link.FieldError{Field: "email", Message: msg})
+	}
+	if msg := link.CheckUserName(in.Name); msg != "" {
+		fields = append(fields, link.FieldError{Field: "name", Message: msg})
+	}
+	if msg := auth.CheckPassword(in.Password); msg != "" {
+		fields = append(fields, link.FieldError{Field: "password", Message: msg})
+	}
+	if len(fields) > 0 {
+		return &link.Error{Code: link.EINVALID, Message: fields[0].Field + ": " + fields[0].Message, Fields: fields}
+	}
+	hash, err := s.passwords.Hash(in.Password)
+	if err != nil {
+		return err
+	}
+	u := &link.User{Email: in.Email, Name: in.Name, PasswordHash: hash}
+	if err := s.accounts.CreateUser(r.Context(), u); err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, newUserResponse(u))
+	return nil
+}
+
+type updateUserRequest struct {
+	Disabled *bool `json:"disabled"`
+}
+
+// handleUpdateUser disables or enables a user. Disabling ends every token
+// the user holds at once (re-enabling does not revive them) and stops the
+// keys they made unless an owner keeps them (checkKeyCreator). The admin
+// cannot disable themselves: the instance would have nobody to undo it.
+func (s *Server) handleUpdateUser(w http.ResponseWriter, r *http.Request, c *caller) error {
+	var in updateUserRequest
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	if in.Disabled == nil {
+		return &link.Error{Code: link.EINVALID, Message: "disabled: is required",
+			Fields: []link.FieldError{{Field: "disabled", Message: "is required"}}}
+	}
+	id := c.params.ByName("id")
+	if *in.Disabled && id == c.user.ID {
+		return link.Errorf(link.ECONFLICT, "you cannot disable your own account: the instance would have no admin left to enable it")
+	}
+	u, err := s.updateAccount(r.Context(), id, link.UserUpdate{Disabled: in.Disabled, EndTokens: *in.Disabled})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, newUserResponse(u))
+	return nil
+}
+
+// updateAccount stores a change to a user and then its effect on tokens,
+// in that order under accountMu, so the memory never runs ahead of the
+// file nor two changes cross between them.
+func (s *Server) updateAccount(ctx context.Context, id string, upd link.UserUpdate) (*link.User, error) {
+	s.accountMu.Lock()
+	defer s.accountMu.Unlock()
+	u, err := s.accounts.UpdateUser(ctx, id, upd)
+	if err != nil {
+		return nil, err
+	}
+	s.sessions.SetUser(u)
+	return u, nil
+}
+
+type updateMeRequest struct {
+	Name *string `json:"name"`
+}
+
+// handleUpdateMe renames the caller and answers as GET /v1/me.
+func (s *Server) handleUpdateMe(w http.ResponseWriter, r *http.Request, c *caller) error {
+	var in updateMeRequest
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	if in.Name == nil {
+		return &link.Error{Code: link.EINVALID, Message: "name: is required",
+			Fields: []link.FieldError{{Field: "name", Message: "is required"}}}
+	}
+	u, err := s.updateAccount(r.Context(), c.user.ID, link.UserUpdate{Name: in.Name})
+	if err != nil {
+		return err
+	}
+	c.user = u
+	return s.handleMe(w, r, c)
+}
+
+type changePasswordRequest struct {
+	CurrentPassword string `json:"current_password"`
+	NewPassword     string `json:"new_password"`
+}
+
+// handleChangePassword sets a new password after checking the current one
+// with the slow hash, ends every token issued before (the caller's too),
+// and answers a fresh token so the caller stays signed in. Wrong current
+// passwords count as failed logins (auth.LoginGuard), so a stolen token
+// cannot be used to guess the password either.
+func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, c *caller) error {
+	var in changePasswordRequest
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	if in.CurrentPassword == "" {
+		return &link.Error{Code: link.EINVALID, Message: "current_password: is required",
+			Fields: []link.FieldError{{Field: "current_password", Message: "is required"}}}
+	}
+	if err := auth.ValidatePassword("new_password", in.NewPassword); err != nil {
+		return err
+	}
+	if in.NewPassword == in.CurrentPassword {
+		return &link.Error{Code: link.EINVALID, Message: "new_password: must differ from the current password",
+			Fields: []link.FieldError{{Field: "new_password", Message: "must differ from the current password"}}}
+	}
+	account := sha256.Sum256([]byte(strings.ToLower(c.user.Email)))
+	att, wait := s.logins.Begin(string(account[:]), s.clientIP(r))
+	if att == nil {
+		secs := retryAfter(w, wait)
+		return link.Errorf(link.ERATELIMITED, "too many wrong passwords for this account from your address; retry in %d s", secs)
+	}
+	defer att.Release()
+	if !s.passwords.Verify(c.user.PasswordHash, in.CurrentPassword) {
+		att.Failed()
+		return &link.Error{Code: link.EINVALID, Message: "current_password: is wrong",
+			Fields: []link.FieldError{{Field: "current_password", Message: "is wrong"}}}
+	}
+	att.Succeeded()
+	hash, err := s.passwords.Hash(in.NewPassword)
+	if err != nil {
+		return err
+	}
+	u, err := s.updateAccount(r.Context(), c.user.ID, link.UserUpdate{PasswordHash: hash, EndTokens: true})
+	if err != nil {
+		return err
+	}
+	return s.writeToken(w, http.StatusOK, u)
+}
+
+// handleLogout ends the token of the request, and only it. It is
+// remembered (in memory and in the data file) until it would have expired.
+func (s *Server) handleLogout(w http.ResponseWriter, r *http.Request, c *caller) error {
+	if c.token.ID == "" {
+		return link.Errorf(link.ECONFLICT, "this token was issued before single log-outs existed: end it with POST /v1/auth/logout-all")
+	}
+	t := link.RevokedToken{ID: c.token.ID, ExpiresAt: c.token.ExpiresAt}
+	if err := s.accounts.RevokeToken(r.Context(), t, s.now()); err != nil {
+		return err
+	}
+	s.sessions.Revoke(t)
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// handleLogoutAll ends every token of the caller issued until now, the
+// request's own too, on every device.
+func (s *Server) handleLogoutAll(w http.ResponseWriter, r *http.Request, c *caller) error {
+	if _, err := s.updateAccount(r.Context(), c.user.ID, link.UserUpdate{EndTokens: true}); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// maxCreatorChain bounds the walk from a key to the user who made it
+// through keys that made keys.
+const maxCreatorChain = 16
+
+// disabledCreator returns the disabled user on whose behalf k was made, or
+// "": its creator, or following keys made by keys, their first user. A key
+// an owner keeps (KeepWhenCreatorDisabled) vouches for itself and the keys
+// made through it, so the walk stops there. Nothing is read unless some
+// user is disabled.
+func (s *Server) disabledCreator(ctx context.Context, k *link.APIKey) (string, error) {
+	if !s.sessions.AnyDisabled() {
+		return "", nil
+	}
+	for range maxCreatorChain {
+		if k.KeepWhenCreatorDisabled {
+			return "", nil
+		}
+		switch k.CreatedBy.Type {
+		case link.CreatorUser:
+			if s.sessions.Disabled(k.CreatedBy.ID) {
+				return k.CreatedBy.ID, nil
+			}
+			return "", nil
+		case link.CreatorKey:
+			next, err := s.keys.FindKeyByID(ctx, k.WorkspaceID, k.CreatedBy.ID)
+			if isNotFound(err) {
+				return "", nil
+			} else if err != nil {
+				return "", err
+			}
+			k = next
+		default:
+			return "", nil
+		}
+	}
+	return "", nil
+}
+
+// checkKeyCreator refuses a key whose creator is disabled, unless an owner
+// keeps it.
+func (s *Server) checkKeyCreator(ctx context.Context, k *link.APIKey) error {
+	uid, err := s.disabledCreator(ctx, k)
+	if err != nil {
+		return err
+	}
+	if uid != "" {
+		return link.Errorf(link.EUNAUTHORIZED, "the key's creator is disabled; an owner of the workspace can keep the key working with PATCH /v1/keys/%s", k.ID)
+	}
+	return nil
+}
+
+// creatorDisabled reports, for key answers, whether k stops because its
+// creator is disabled. A read error counts as not (the answer is advice;
+// authentication checks for itself).
+func (s *Server) creatorDisabled(k *link.APIKey) bool {
+	uid, err := s.disabledCreator(context.Background(), k)
+	return err == nil && uid != ""
+}
+
+type updateKeyRequest struct {
+	KeepWhenCreatorDisabled *bool `json:"keep_when_creator_disabled"`
+}
+
+// handleUpdateKey lets an owner of the workspace (logged in, not a key)
+// keep a key working when its creator is disabled, or undo that.
+func (s *Server) handleUpdateKey(w http.ResponseWriter, r *http.Request, c *caller) error {
+	var in updateKeyRequest
+	if err := s.decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	if c.user == nil {
+		return link.Errorf(link.EFORBIDDEN, "only an owner of the workspace, logged in, may keep a key working for a disabled creator; API keys cannot")
+	}
+	m, err := s.workspaces.FindMembership(r.Context(), c.workspace.ID, c.user.ID)
+	if err != nil {
+		return err
+	}
+	if m.Role != link.RoleOwner {
+		return link.Errorf(link.EFORBIDDEN, "your role in this workspace is %s; only an owner may keep a key working for a disabled creator", m.Role)
+	}
+	if in.KeepWhenCreatorDisabled == nil {
+		return &link.Error{Code: link.EINVALID, Message: "keep_when_creator_disabled: is required",
+			Fields: []link.FieldError{{Field: "keep_when_creator_disabled", Message: "is required"}}}
+	}
+	k, err := s.keys.SetKeepWhenCreatorDisabled(r.Context(), c.workspace.ID, c.params.ByName("id"), *in.KeepWhenCreatorDisabled)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s.newKeyResponse(k))
+	return nil
+}

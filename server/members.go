@@ -297,7 +297,7 @@ func (s *Server) acceptance(r *http.Request, in *acceptRequest) (link.Acceptance
 	if msg := link.CheckUserName(name); msg != "" {
 		fields = append(fields, link.FieldError{Field: "name", Message: msg})
 	}
-	if msg := link.CheckPassword(password); msg != "" {
+	if msg := auth.CheckPassword(password); msg != "" {
 		fields = append(fields, link.FieldError{Field: "password", Message: msg})
 	}
 	if len(fields) > 0 {

@@ -66,6 +66,8 @@ func TestInvitationForANewPerson(t *testing.T) {
 			`{"token":"` + tok + `"}`,
 			`{"token":"` + tok + `","name":"Sam","password":"short"}`,
 			`{"token":"` + tok + `","name":" ","password":"a long new password"}`,
+			// The embedded list of common passwords applies here too.
+			`{"token":"` + tok + `","name":"Sam","password":"1234567890"}`,
 		} {
 			wantProblem(t, e.request(newRequest("POST", "/v1/invitations/accept", "", body)), 422, "validation_failed")
 		}

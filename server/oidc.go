@@ -144,6 +144,9 @@ func (s *Server) callbackFlow(r *http.Request) (auth.OIDCFlow, error) {
 func (s *Server) oidcUser(r *http.Request, id *auth.OIDCIdentity) (*link.User, error) {
 	u, err := s.users.FindUserByEmail(r.Context(), id.Email)
 	if err == nil {
+		if u.Disabled {
+			return nil, link.Errorf(link.EFORBIDDEN, "this account is disabled: ask the instance admin")
+		}
 		return u, nil
 	} else if !isNotFound(err) {
 		return nil, err
@@ -153,7 +156,7 @@ func (s *Server) oidcUser(r *http.Request, id *auth.OIDCIdentity) (*link.User, e
 	}
 	// No password: this user signs in through the provider only (a
 	// password login compares against nothing and fails like a wrong one).
-	u = &link.User{Email: id.Email}
+	u = &link.User{Email: id.Email, Name: oidcName(id)}
 	err = s.users.CreateUser(r.Context(), u)
 	if link.ErrorCode(err) == link.ECONFLICT {
 		// Two first sign-ins at once: the other one created the user.
@@ -163,6 +166,17 @@ func (s *Server) oidcUser(r *http.Request, id *auth.OIDCIdentity) (*link.User, e
 	}
 	s.logger.Info("created a user at their first single sign-on", "user", u.ID)
 	return u, nil
+}
+
+// oidcName is the name of a user made at their first sign-in: the one the
+// provider gave, else the local part of their e-mail address (a name is
+// required of every user).
+func oidcName(id *auth.OIDCIdentity) string {
+	if name := strings.TrimSpace(id.Name); name != "" && link.CheckUserName(name) == "" {
+		return name
+	}
+	local, _, _ := strings.Cut(id.Email, "@")
+	return local
 }
 
 // oidcUnavailable turns auth.ErrProviderUnreachable into a 503 with

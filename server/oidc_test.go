@@ -478,6 +478,20 @@ func (b *browser) signInAt(cb string) {
 	}
 }
 
+func TestOIDCDisabledUser(t *testing.T) {
+	e := newOIDCEnv(t, nil)
+	b := e.browser(t)
+	id := e.do("POST", "/v1/users", e.adminToken, `{"email":"grace@example.com","name":"Grace","password":"compiler pioneer 1952"}`, 201).str("id")
+	e.op.QueueUser(person("grace@example.com", true))
+	b.signIn()
+	e.do("PATCH", "/v1/users/"+id, e.adminToken, `{"disabled":true}`, 200)
+	e.op.QueueUser(person("grace@example.com", true))
+	res, body := b.get(b.toCallback())
+	if detail := b.problem(res, body, 403, "forbidden"); !strings.Contains(detail, "disabled") {
+		t.Fatalf("detail %q: want it to say the account is disabled", detail)
+	}
+}
+
 func TestOIDCAutoCreate(t *testing.T) {
 	e := newOIDCEnv(t, func(o *auth.OIDC) { o.AutoCreate = true })
 	before := e.userCount()
@@ -490,6 +504,10 @@ func TestOIDCAutoCreate(t *testing.T) {
 	me := e.do("GET", "/v1/me", tok, "", 200)
 	if got, want := me.str("email"), "new.person@example.com"; got != want {
 		t.Fatalf("email %q, want %q", got, want)
+	}
+	// The provider gave no name: the local part of the e-mail stands in.
+	if got, want := me.str("name"), "new.person"; got != want {
+		t.Fatalf("name %q, want %q", got, want)
 	}
 	if ws := me.path("workspaces").([]any); len(ws) != 0 {
 		t.Fatalf("a new user is in workspaces %v; they get one by invitation or by creating it", ws)

@@ -4,25 +4,14 @@ import (
 	"net/http"
 
 	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/wire"
 )
 
-type campaignResponse struct {
-	ID          string  `json:"id"`
-	Name        string  `json:"name"`
-	Status      string  `json:"status"`
-	UTMSource   *string `json:"utm_source"`
-	UTMMedium   *string `json:"utm_medium"`
-	UTMCampaign *string `json:"utm_campaign"`
-	Links       int     `json:"links"`
-	CreatedAt   string  `json:"created_at"`
-	UpdatedAt   string  `json:"updated_at"`
-}
+// campaignResponse is a campaign as the API shows it, as campaign.updated
+// events do.
+type campaignResponse = wire.Campaign
 
-func newCampaignResponse(c *link.Campaign) campaignResponse {
-	return campaignResponse{ID: c.ID, Name: c.Name, Status: string(c.Status),
-		UTMSource: optional(c.UTMSource), UTMMedium: optional(c.UTMMedium), UTMCampaign: optional(c.UTMCampaign),
-		Links: c.Links, CreatedAt: ts(c.CreatedAt), UpdatedAt: ts(c.UpdatedAt)}
-}
+func newCampaignResponse(c *link.Campaign) campaignResponse { return wire.NewCampaign(c) }
 
 type campaignRequest struct {
 	Name        *string `json:"name"`

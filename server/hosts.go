@@ -9,25 +9,15 @@ import (
 	"strconv"
 	"strings"
 
-	"golang.org/x/net/idna"
-
 	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/wire"
 )
-
-// destinationIDNA converts the host names of the URLs linkbolt redirects
-// to as browsers do (the WHATWG URL standard's "domain to ASCII"): UTS #46
-// mapping, non-transitional (ß stays ß), with the Bidi and joiner checks,
-// without STD3 and hyphen rules, so that "my_host" and "r3---sn-x" hosts
-// stay valid as they are in browsers. Full-width letters and the
-// ideographic full stop U+3002 map to their ASCII forms.
-var destinationIDNA = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transitional(false),
-	idna.CheckHyphens(false), idna.StrictDomainName(false))
 
 // newURLRules returns the rules of the URLs linkbolt redirects to for a
 // server with these base URLs listening on listen (host:port; empty when
 // unknown, as in tests).
 func newURLRules(primary, alt *url.URL, listen string) *link.URLRules {
-	r := &link.URLRules{ToASCII: destinationIDNA.ToASCII}
+	r := &link.URLRules{ToASCII: wire.DestinationIDNA.ToASCII}
 	for _, u := range []*url.URL{primary, alt} {
 		host := u.Hostname()
 		if strings.HasPrefix(u.Host, "[") {
@@ -106,7 +96,7 @@ func (s *Server) loops(raw string) bool {
 	var toASCII func(string) (string, error)
 	for k := 0; k < len(host); k++ {
 		if host[k] >= 0x80 || host[k] == '%' {
-			toASCII = destinationIDNA.ToASCII // saved by an older linkbolt
+			toASCII = wire.DestinationIDNA.ToASCII // saved by an older linkbolt
 			if h, err := url.PathUnescape(host); err == nil {
 				host = h
 			}
@@ -118,29 +108,4 @@ func (s *Server) loops(raw string) bool {
 		return false
 	}
 	return s.servedRules.PointsHere(canonical, link.EffectivePort(scheme, port))
-}
-
-// destinationHosts returns the host of a stored destination in ASCII
-// (A-labels, lower case) and for display (U-labels), so that a person can
-// tell https://xn--pple-43d.com (Cyrillic а) from https://apple.com.
-func destinationHosts(dest string) (ascii, unicode string) {
-	u, err := url.Parse(dest)
-	if err != nil {
-		return "", ""
-	}
-	h := u.Hostname()
-	if strings.HasPrefix(u.Host, "[") {
-		return "[" + strings.ToLower(h) + "]", "[" + strings.ToLower(h) + "]"
-	}
-	ascii = strings.ToLower(strings.TrimSuffix(h, "."))
-	if a, err := destinationIDNA.ToASCII(ascii); err == nil {
-		ascii = a
-	}
-	unicode = ascii
-	if strings.Contains(ascii, "xn--") {
-		if u, err := destinationIDNA.ToUnicode(ascii); err == nil {
-			unicode = u
-		}
-	}
-	return ascii, unicode
 }

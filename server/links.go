@@ -9,54 +9,16 @@ import (
 	"strings"
 
 	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/wire"
 )
 
-type linkResponse struct {
-	ID             string `json:"id"`
-	ShortURL       string `json:"short_url"`
-	Alias          string `json:"alias"`
-	Domain         string `json:"domain"`
-	DestinationURL string `json:"destination_url"`
-	// DestinationHost and DestinationHostUnicode show the host of the
-	// destination as A-labels (punycode) and as a person reads it.
-	DestinationHost        string   `json:"destination_host"`
-	DestinationHostUnicode string   `json:"destination_host_unicode"`
-	Tags                   []string `json:"tags"`
-	UTMSource              *string  `json:"utm_source"`
-	UTMMedium              *string  `json:"utm_medium"`
-	UTMCampaign            *string  `json:"utm_campaign"`
-	CampaignID             *string  `json:"campaign_id"`
-	RedirectCode           int      `json:"redirect_code"`
-	Clicks                 int64    `json:"clicks"`
-	CreatedAt              string   `json:"created_at"`
-	UpdatedAt              string   `json:"updated_at"`
-}
+// optional is s, or nil (JSON null) when s is empty.
+func optional(s string) *string { return wire.Optional(s) }
 
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
+// linkResponse is a link as the API shows it, as link.* events do.
+type linkResponse = wire.Link
 
-func (s *Server) newLinkResponse(l *link.Link) linkResponse {
-	tags := l.Tags
-	if tags == nil {
-		tags = []string{}
-	}
-	domain := l.Domain
-	if domain == "" {
-		domain = s.primary.Host
-	}
-	destHost, destHostUnicode := destinationHosts(l.DestinationURL)
-	return linkResponse{
-		ID: l.ID, ShortURL: s.shortURL(l), Alias: l.Alias, Domain: domain,
-		DestinationURL: l.DestinationURL, DestinationHost: destHost, DestinationHostUnicode: destHostUnicode, Tags: tags,
-		UTMSource: optional(l.UTMSource), UTMMedium: optional(l.UTMMedium), UTMCampaign: optional(l.UTMCampaign),
-		CampaignID: optional(l.CampaignID), RedirectCode: l.RedirectCode, Clicks: l.Clicks,
-		CreatedAt: ts(l.CreatedAt), UpdatedAt: ts(l.UpdatedAt),
-	}
-}
+func (s *Server) newLinkResponse(l *link.Link) linkResponse { return s.urls.Link(l) }
 
 // linkDomain maps the domain of a request to the link's Domain: nothing,
 // the primary or the alternate host (with or without port) is "", the

@@ -9,6 +9,7 @@ import (
 
 	"github.com/linkbolt/linkbolt/analytics"
 	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/wire"
 )
 
 // serveRedirect answers GET and HEAD /{code} on the primary host.
@@ -143,7 +144,7 @@ func asciiURL(u string) string {
 		if i := strings.LastIndexByte(auth, ':'); i >= 0 {
 			host, port = auth[:i], auth[i:]
 		}
-		if a, err := destinationIDNA.ToASCII(host); err == nil {
+		if a, err := wire.DestinationIDNA.ToASCII(host); err == nil {
 			u = u[:start-len(auth)] + a + port + u[start:]
 			start += len(a) + len(port) - len(auth)
 		} else {

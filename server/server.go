@@ -7,7 +7,6 @@
 package server
 
 import (
-	"cmp"
 	"context"
 	"crypto/rand"
 	"errors"
@@ -29,6 +28,7 @@ import (
 	"github.com/linkbolt/linkbolt/auth"
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/webhook"
+	"github.com/linkbolt/linkbolt/wire"
 )
 
 // Config is what the server needs from the configuration file.
@@ -148,6 +148,8 @@ type Server struct {
 	setupToken atomic.Pointer[string]
 
 	primary, alt *url.URL
+	// urls makes short URLs and the API's views of links (package wire).
+	urls wire.ShortURLs
 	// rules know this service's own hosts, addresses and ports, for the
 	// checks inside a write transaction; servedRules add the verified
 	// custom domains (held in memory) and check the URLs redirects go to
@@ -236,6 +238,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		costly:    newAdmission(cfg.CostlyConcurrency, cfg.CostlyWait),
 		backingUp: make(chan struct{}, 1),
 		primary:   primary, alt: alt,
+		urls: wire.ShortURLs{Base: primary, DomainScheme: cfg.DomainScheme},
 	}
 	s.domains, s.domainVerifier, s.webhookTargets, s.setup = d.Domains, d.DomainVerifier, d.WebhookTargets, d.Setup
 	if d.OIDC != nil {
@@ -356,12 +359,7 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 
 // shortURL returns the short URL of a link: on its custom domain with
 // domains.scheme, or on the primary host.
-func (s *Server) shortURL(l *link.Link) string {
-	if l.Domain != "" {
-		return cmp.Or(s.cfg.DomainScheme, "https") + "://" + l.Domain + "/" + l.Alias
-	}
-	return s.primary.String() + "/" + l.Alias
-}
+func (s *Server) shortURL(l *link.Link) string { return s.urls.ShortURL(l) }
 
 // clientAddr returns the address of the client: the peer's, or behind a
 // reverse proxy (server.behind_proxy) the one the proxy saw, from

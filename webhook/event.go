@@ -1,18 +1,15 @@
 package webhook
 
 import (
-	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 	"unicode/utf8"
 
-	"golang.org/x/net/idna"
-
 	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/wire"
 )
 
 // Encoder is the wire format of webhook events, in one place: the body of
@@ -28,11 +25,8 @@ import (
 // with created_at in whole seconds (RFC 3339 UTC), like every time of the
 // API.
 type Encoder struct {
-	// base is the primary base URL (server.base_url) without a trailing
-	// slash: short URLs of links without a custom domain start with it.
-	base *url.URL
-	// domainScheme is the scheme of short URLs on custom domains.
-	domainScheme string
+	// urls makes the short URLs of links, as the API shows them.
+	urls wire.ShortURLs
 }
 
 var _ link.EventEncoder = (*Encoder)(nil)
@@ -47,7 +41,7 @@ func NewEncoder(baseURL *url.URL, domainScheme string) (*Encoder, error) {
 	}
 	u := *baseURL
 	u.Path, u.RawPath = "", ""
-	return &Encoder{base: &u, domainScheme: cmp.Or(domainScheme, "https")}, nil
+	return &Encoder{urls: wire.ShortURLs{Base: &u, DomainScheme: domainScheme}}, nil
 }
 
 // AppendEvent appends the body of a delivery of ev to b: its ID, Type,
@@ -71,67 +65,17 @@ func (e *Encoder) AppendEvent(b []byte, ev *link.Event) []byte {
 	return append(b, '}')
 }
 
-// linkData is a link as the API shows it (GET /v1/links/{id}).
-type linkData struct {
-	ID             string `json:"id"`
-	ShortURL       string `json:"short_url"`
-	Alias          string `json:"alias"`
-	Domain         string `json:"domain"`
-	DestinationURL string `json:"destination_url"`
-	// DestinationHost and DestinationHostUnicode show the host of the
-	// destination as A-labels (punycode) and as a person reads it.
-	DestinationHost        string   `json:"destination_host"`
-	DestinationHostUnicode string   `json:"destination_host_unicode"`
-	Tags                   []string `json:"tags"`
-	UTMSource              *string  `json:"utm_source"`
-	UTMMedium              *string  `json:"utm_medium"`
-	UTMCampaign            *string  `json:"utm_campaign"`
-	CampaignID             *string  `json:"campaign_id"`
-	RedirectCode           int      `json:"redirect_code"`
-	Clicks                 int64    `json:"clicks"`
-	CreatedAt              string   `json:"created_at"`
-	UpdatedAt              string   `json:"updated_at"`
-}
-
 // LinkData returns the data of a link.created, link.updated or
 // link.deleted event: the link as the API shows it.
 func (e *Encoder) LinkData(l *link.Link) ([]byte, error) {
-	tags := l.Tags
-	if tags == nil {
-		tags = []string{}
-	}
-	domain, short := l.Domain, e.domainScheme+"://"+l.Domain+"/"+l.Alias
-	if domain == "" {
-		domain, short = e.base.Host, e.base.String()+"/"+l.Alias
-	}
-	host, hostUnicode := destinationHosts(l.DestinationURL)
-	return json.Marshal(linkData{
-		ID: l.ID, ShortURL: short, Alias: l.Alias, Domain: domain,
-		DestinationURL: l.DestinationURL, DestinationHost: host, DestinationHostUnicode: hostUnicode, Tags: tags,
-		UTMSource: optional(l.UTMSource), UTMMedium: optional(l.UTMMedium), UTMCampaign: optional(l.UTMCampaign),
-		CampaignID: optional(l.CampaignID), RedirectCode: l.RedirectCode, Clicks: l.Clicks,
-		CreatedAt: timestamp(l.CreatedAt), UpdatedAt: timestamp(l.UpdatedAt),
-	})
+	return json.Marshal(e.urls.Link(l))
 }
 
 // campaignData is the data of a campaign.updated event: the campaign as
 // the API shows it and each changed field's value before and after.
 type campaignData struct {
-	Campaign campaignView            `json:"campaign"`
+	Campaign wire.Campaign           `json:"campaign"`
 	Changes  map[string]campaignDiff `json:"changes"`
-}
-
-// campaignView is a campaign as the API shows it (GET /v1/campaigns/{id}).
-type campaignView struct {
-	ID          string  `json:"id"`
-	Name        string  `json:"name"`
-	Status      string  `json:"status"`
-	UTMSource   *string `json:"utm_source"`
-	UTMMedium   *string `json:"utm_medium"`
-	UTMCampaign *string `json:"utm_campaign"`
-	Links       int     `json:"links"`
-	CreatedAt   string  `json:"created_at"`
-	UpdatedAt   string  `json:"updated_at"`
 }
 
 type campaignDiff struct {
@@ -145,10 +89,8 @@ type campaignDiff struct {
 // to "deleted".
 func (e *Encoder) CampaignData(c *link.Campaign, changes map[string][2]string) ([]byte, error) {
 	data := campaignData{
-		Campaign: campaignView{ID: c.ID, Name: c.Name, Status: string(c.Status),
-			UTMSource: optional(c.UTMSource), UTMMedium: optional(c.UTMMedium), UTMCampaign: optional(c.UTMCampaign),
-			Links: c.Links, CreatedAt: timestamp(c.CreatedAt), UpdatedAt: timestamp(c.UpdatedAt)},
-		Changes: make(map[string]campaignDiff, len(changes)),
+		Campaign: wire.NewCampaign(c),
+		Changes:  make(map[string]campaignDiff, len(changes)),
 	}
 	for f, v := range changes {
 		data.Changes[f] = campaignDiff{From: v[0], To: v[1]}
@@ -184,48 +126,6 @@ var pingData = []byte(`{"message":"ping from linkbolt"}`)
 
 // PingData returns the data of a ping (POST /v1/webhooks/{id}/test).
 func (e *Encoder) PingData() ([]byte, error) { return pingData, nil }
-
-// destinationIDNA converts the host names of destinations, as the server
-// does when it checks and shows them (server.destinationIDNA): UTS #46
-// with transitional processing off and no strict STD3 rules.
-var destinationIDNA = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transitional(false),
-	idna.CheckHyphens(false), idna.StrictDomainName(false))
-
-// destinationHosts returns the host of a destination URL as A-labels and
-// as a person reads it (the API's destination_host and
-// destination_host_unicode).
-func destinationHosts(dest string) (ascii, unicode string) {
-	u, err := url.Parse(dest)
-	if err != nil {
-		return "", ""
-	}
-	h := u.Hostname()
-	if strings.HasPrefix(u.Host, "[") {
-		return "[" + strings.ToLower(h) + "]", "[" + strings.ToLower(h) + "]"
-	}
-	ascii = strings.ToLower(strings.TrimSuffix(h, "."))
-	if a, err := destinationIDNA.ToASCII(ascii); err == nil {
-		ascii = a
-	}
-	unicode = ascii
-	if strings.Contains(ascii, "xn--") {
-		if u, err := destinationIDNA.ToUnicode(ascii); err == nil {
-			unicode = u
-		}
-	}
-	return ascii, unicode
-}
-
-func optional(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-// timestamp formats a time as every time of the API: RFC 3339 UTC in
-// whole seconds.
-func timestamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
 // appendTime appends t as encoding/json writes a time.Time.
 func appendTime(b []byte, t time.Time) []byte {

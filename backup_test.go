@@ -348,3 +348,67 @@ func TestBackupOntoDataFileOffline(t *testing.T) {
 		t.Fatalf("the symbolic link was replaced: %v", err)
 	}
 }
+
+// TestBackupOutNotAFile: --out naming a directory, a device or a pipe is
+// refused with one line and exit code 1, and the entry is left as it was:
+// the copy is renamed into place, which would otherwise replace a FIFO
+// (or, run as root, /dev/null) with a plain file holding the data.
+func TestBackupOutNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data", "linkbolt.db")
+	db := storage.NewDB(data)
+	if err := db.Open(); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"LINKBOLT_STORAGE_PATH=" + data}
+	for _, tc := range []struct{ out, want string }{
+		{fifo, "is a device, pipe or socket, not a file"},
+		{sub, "is a directory, not a file"},
+		{sub + "/", "is a directory, not a file"},
+	} {
+		code, stdout, stderr := runBinary(t, dir, env, "backup", "--out", tc.out)
+		if code != 1 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Fatalf("backup --out %s: exit %d, want 1 and one line saying it %s; stdout %q, stderr %q",
+				tc.out, code, tc.want, stdout, stderr)
+		}
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("the pipe was replaced: %v, %v", fi.Mode(), err)
+	}
+	if fi, err := os.Lstat(sub); err != nil || !fi.IsDir() {
+		t.Fatalf("the directory was replaced: %v", err)
+	}
+	if got := backupLeftovers(t, dir); len(got) != 0 {
+		t.Fatalf("temporary files left: %v", got)
+	}
+	// A regular file is still written over, as before.
+	out := filepath.Join(dir, "backup.db")
+	if err := os.WriteFile(out, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runBinary(t, dir, env, "backup", "--out", out); code != 0 {
+		t.Fatalf("backup over a regular file: exit %d: %s", code, stderr)
+	}
+	b, err := bolt.Open(out, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatalf("the backup does not open: %v", err)
+	}
+	defer b.Close()
+	if err := b.View(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			return err
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("the backup is damaged: %v", err)
+	}
+}

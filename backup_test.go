@@ -412,3 +412,50 @@ func TestBackupOutNotAFile(t *testing.T) {
 		t.Fatalf("the backup is damaged: %v", err)
 	}
 }
+
+// TestFlagGivenAsValue: a flag whose value is left out before another
+// flag ("backup --out --token SECRET") is a usage error naming the flag
+// with no value. The flag package alone would back up to a file named
+// "--token" or print the token to stderr as an unexpected argument.
+func TestFlagGivenAsValue(t *testing.T) {
+	const secret = "lb_live_notreallyasecrettokenvalue"
+	for _, tc := range []struct {
+		args []string
+		say  string
+	}{
+		{[]string{"backup", "--out", "--token", secret}, "linkbolt backup: flag --out needs a value"},
+		{[]string{"backup", "--out", "-token=" + secret}, "linkbolt backup: flag --out needs a value"},
+		{[]string{"backup", "--out", "--help"}, "linkbolt backup: flag --out needs a value"},
+		{[]string{"check", "--file", "--token", secret}, "linkbolt check: flag --file needs a value"},
+		{[]string{"check", "--config", "--file", "x.db"}, "linkbolt check: flag --config needs a value"},
+		{[]string{"backup", "--token", "--out", "x.db"}, "linkbolt backup: flag --token needs a value"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			dir := t.TempDir()
+			code, stdout, stderr := runBinary(t, dir, []string{"LINKBOLT_STORAGE_PATH=" + filepath.Join(dir, "none.db")}, tc.args...)
+			if code != 2 || stdout != "" || !strings.HasPrefix(stderr, tc.say) || strings.Count(stderr, "\n") != 1 {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want 2 and one line starting %q", code, stdout, stderr, tc.say)
+			}
+			if strings.Contains(stderr, secret) {
+				t.Fatalf("the token is on stderr: %q", stderr)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Fatalf("a usage error left files behind: %v", entries)
+			}
+		})
+	}
+	// A value that only starts with a dash is still a value.
+	dir := t.TempDir()
+	data := filepath.Join(dir, "linkbolt.db")
+	db := storage.NewDB(data)
+	if err := db.Open(); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if code, _, stderr := runBinary(t, dir, []string{"LINKBOLT_STORAGE_PATH=" + data}, "backup", "--out", "-nightly.db"); code != 0 {
+		t.Fatalf("backup --out -nightly.db: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "-nightly.db")); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -26,7 +26,8 @@ running server holds it, the copy is a hot backup through that server's
 admin API (GET /v1/admin/backup at server.base_url), signed in with
 --token, LINKBOLT_TOKEN, or admin.email and admin.password from the
 configuration. The copy is written to a temporary file beside FILE and
-renamed into place only when complete; FILE may not be the data file.`,
+renamed into place only when complete; FILE may not be the data file,
+nor a directory, device or pipe.`,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
 		configPath := configFlag(fs)
 		out := fs.String("out", "", "`FILE` to write the backup to (required)")
@@ -53,6 +54,9 @@ func runBackup(ctx context.Context, configPath, out, token string, stdout, stder
 		return fmt.Errorf("backup: no data file at %s: %w", cfg.Storage.Path, err)
 	}
 	if err := refuseDataFile(out, cfg.Storage.Path); err != nil {
+		return fmt.Errorf("backup: %w", err)
+	}
+	if err := refuseSpecialFile(out); err != nil {
 		return fmt.Errorf("backup: %w", err)
 	}
 	if removed, err := storage.RemoveBackupLeftovers(filepath.Dir(out)); err != nil {
@@ -95,6 +99,24 @@ func refuseDataFile(out, data string) error {
 		}
 	}
 	return nil
+}
+
+// refuseSpecialFile returns an error when out names something other than
+// a regular file: a directory, a device such as /dev/null or /dev/stdout,
+// a pipe or a socket. The copy is renamed into place, which would replace
+// that very entry with a plain file (run as root, --out /dev/null would
+// swap the system's /dev/null for a copy of the data) rather than write
+// into it.
+func refuseSpecialFile(out string) error {
+	info, err := os.Stat(out)
+	if err != nil || info.Mode().IsRegular() {
+		return nil // nothing there yet (or unreadable: the write will say)
+	}
+	what := "a device, pipe or socket"
+	if info.IsDir() {
+		what = "a directory"
+	}
+	return fmt.Errorf("--out %s is %s, not a file: the backup is written to a new file and renamed into place, so name a file", out, what)
 }
 
 // dataSidecars are the files that may sit beside the data file for it.

@@ -348,3 +348,114 @@ func TestBackupOntoDataFileOffline(t *testing.T) {
 		t.Fatalf("the symbolic link was replaced: %v", err)
 	}
 }
+
+// TestBackupOutNotAFile: --out naming a directory, a device or a pipe is
+// refused with one line and exit code 1, and the entry is left as it was:
+// the copy is renamed into place, which would otherwise replace a FIFO
+// (or, run as root, /dev/null) with a plain file holding the data.
+func TestBackupOutNotAFile(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data", "linkbolt.db")
+	db := storage.NewDB(data)
+	if err := db.Open(); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	fifo := filepath.Join(dir, "pipe")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sub := filepath.Join(dir, "sub")
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"LINKBOLT_STORAGE_PATH=" + data}
+	for _, tc := range []struct{ out, want string }{
+		{fifo, "is a device, pipe or socket, not a file"},
+		{sub, "is a directory, not a file"},
+		{sub + "/", "is a directory, not a file"},
+	} {
+		code, stdout, stderr := runBinary(t, dir, env, "backup", "--out", tc.out)
+		if code != 1 || !strings.Contains(stderr, tc.want) || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+			t.Fatalf("backup --out %s: exit %d, want 1 and one line saying it %s; stdout %q, stderr %q",
+				tc.out, code, tc.want, stdout, stderr)
+		}
+	}
+	if fi, err := os.Lstat(fifo); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+		t.Fatalf("the pipe was replaced: %v, %v", fi.Mode(), err)
+	}
+	if fi, err := os.Lstat(sub); err != nil || !fi.IsDir() {
+		t.Fatalf("the directory was replaced: %v", err)
+	}
+	if got := backupLeftovers(t, dir); len(got) != 0 {
+		t.Fatalf("temporary files left: %v", got)
+	}
+	// A regular file is still written over, as before.
+	out := filepath.Join(dir, "backup.db")
+	if err := os.WriteFile(out, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, stderr := runBinary(t, dir, env, "backup", "--out", out); code != 0 {
+		t.Fatalf("backup over a regular file: exit %d: %s", code, stderr)
+	}
+	b, err := bolt.Open(out, 0o600, &bolt.Options{ReadOnly: true, Timeout: time.Second})
+	if err != nil {
+		t.Fatalf("the backup does not open: %v", err)
+	}
+	defer b.Close()
+	if err := b.View(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			return err
+		}
+		return nil
+	}); err != nil {
+		t.Fatalf("the backup is damaged: %v", err)
+	}
+}
+
+// TestFlagGivenAsValue: a flag whose value is left out before another
+// flag ("backup --out --token SECRET") is a usage error naming the flag
+// with no value. The flag package alone would back up to a file named
+// "--token" or print the token to stderr as an unexpected argument.
+func TestFlagGivenAsValue(t *testing.T) {
+	const secret = "lb_live_notreallyasecrettokenvalue"
+	for _, tc := range []struct {
+		args []string
+		say  string
+	}{
+		{[]string{"backup", "--out", "--token", secret}, "linkbolt backup: flag --out needs a value"},
+		{[]string{"backup", "--out", "-token=" + secret}, "linkbolt backup: flag --out needs a value"},
+		{[]string{"backup", "--out", "--help"}, "linkbolt backup: flag --out needs a value"},
+		{[]string{"check", "--file", "--token", secret}, "linkbolt check: flag --file needs a value"},
+		{[]string{"check", "--config", "--file", "x.db"}, "linkbolt check: flag --config needs a value"},
+		{[]string{"backup", "--token", "--out", "x.db"}, "linkbolt backup: flag --token needs a value"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			dir := t.TempDir()
+			code, stdout, stderr := runBinary(t, dir, []string{"LINKBOLT_STORAGE_PATH=" + filepath.Join(dir, "none.db")}, tc.args...)
+			if code != 2 || stdout != "" || !strings.HasPrefix(stderr, tc.say) || strings.Count(stderr, "\n") != 1 {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want 2 and one line starting %q", code, stdout, stderr, tc.say)
+			}
+			if strings.Contains(stderr, secret) {
+				t.Fatalf("the token is on stderr: %q", stderr)
+			}
+			if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+				t.Fatalf("a usage error left files behind: %v", entries)
+			}
+		})
+	}
+	// A value that only starts with a dash is still a value.
+	dir := t.TempDir()
+	data := filepath.Join(dir, "linkbolt.db")
+	db := storage.NewDB(data)
+	if err := db.Open(); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if code, _, stderr := runBinary(t, dir, []string{"LINKBOLT_STORAGE_PATH=" + data}, "backup", "--out", "-nightly.db"); code != 0 {
+		t.Fatalf("backup --out -nightly.db: exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "-nightly.db")); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
+	"golang.org/x/net/idna"
 
 	"github.com/linkbolt/linkbolt/auth"
 	"github.com/linkbolt/linkbolt/link"
@@ -260,14 +261,42 @@ func baseURLHook(_, to reflect.Type, data any) (any, error) {
 	return parseBaseURL(s)
 }
 
+// baseURLIDNA converts an internationalised host of a base URL as browsers
+// do (UTS #46, non-transitional, without the STD3 and hyphen rules, like
+// the server's conversion of destinations), so "my_host" stays valid.
+var baseURLIDNA = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transitional(false),
+	idna.CheckHyphens(false), idna.StrictDomainName(false))
+
 // parseBaseURL parses a public URL of this server: http or https, a host
 // (and port), no path, query or fragment; one trailing slash is dropped.
+// The host is returned as browsers send it in the Host header and as short
+// URLs show it: lower case, an internationalised name in its ASCII (xn--)
+// form, an IPv4 address in dotted decimal, without a trailing dot or the
+// scheme's default port. A port must be 1-65535.
 func parseBaseURL(raw string) (*url.URL, error) {
 	u, err := url.Parse(strings.TrimSuffix(raw, "/"))
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" ||
 		u.RawQuery != "" || u.ForceQuery || u.Fragment != "" || u.User != nil {
 		return nil, fmt.Errorf("%q must be an http(s) URL with a host and no path, like http://localhost:8080", raw)
 	}
+	host := u.Hostname()
+	if strings.HasPrefix(u.Host, "[") {
+		host = "[" + host + "]"
+	}
+	host, _, problem := link.CanonicalHost(host, baseURLIDNA.ToASCII)
+	if problem != "" {
+		return nil, fmt.Errorf("%q %s", raw, problem)
+	}
+	if p := u.Port(); p != "" {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 1 || n > 65535 {
+			return nil, fmt.Errorf("%q has port %s: a port is 1-65535", raw, p)
+		}
+		if link.EffectivePort(u.Scheme, "") != n {
+			host += ":" + strconv.Itoa(n)
+		}
+	}
+	u.Host = host
 	return u, nil
 }
 

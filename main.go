@@ -118,6 +118,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	fs := newFlagSet(cmd)
 	runCmd := cmd.define(fs)
+	if name := flagGivenAsValue(fs, args); name != "" {
+		return usageFailed(stderr, cmd, fmt.Errorf("flag --%s needs a value", name))
+	}
 	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
 		commandHelp(stdout, cmd, fs)
 		return 0
@@ -163,6 +166,50 @@ func usageFailed(stderr io.Writer, cmd *command, err error) int {
 	}
 	fmt.Fprintf(stderr, "linkbolt %s: %s (run 'linkbolt %s --help' for its flags)\n", cmd.name, msg, cmd.name)
 	return 2
+}
+
+// flagGivenAsValue returns the name of a flag of fs whose value in args
+// is another flag ("backup --out --token SECRET"), or "". The flag package
+// would take "--token" as the file name and then print SECRET to stderr
+// as an unexpected argument; a missing value is the mistake to report.
+func flagGivenAsValue(fs *flag.FlagSet, args []string) string {
+	for i := 0; i+1 < len(args); i++ {
+		name, ok := flagArg(args[i])
+		if !ok {
+			continue
+		}
+		if name == "" {
+			return "" // "--": the rest are arguments
+		}
+		f := fs.Lookup(name) // nil for "--out=FILE", whose value is given
+		if f == nil {
+			continue
+		}
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+			continue
+		}
+		if next, ok := flagArg(args[i+1]); ok && next != "" {
+			next, _, _ = strings.Cut(next, "=")
+			if fs.Lookup(next) != nil || isHelpFlag(args[i+1]) {
+				return name
+			}
+		}
+		i++ // the value
+	}
+	return ""
+}
+
+// flagArg reports whether arg is a flag ("-x", "--x", "--x=v") and
+// returns its name with any "=value"; "--" has the empty name.
+func flagArg(arg string) (string, bool) {
+	if len(arg) < 2 || arg[0] != '-' {
+		return "", false
+	}
+	if arg == "--" {
+		return "", true
+	}
+	name := strings.TrimPrefix(arg[1:], "-")
+	return name, name != "" && name[0] != '-'
 }
 
 // isHelpFlag reports whether arg asks for help the way the flag package

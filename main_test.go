@@ -748,3 +748,71 @@ func TestWebhookEventsWired(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestBaseURLNormalised: a base URL is kept as browsers read it, so short
+// URLs, the simple API's shortUrl and the loop check use the host people
+// and browsers send: an internationalised name in its xn-- form (not
+// percent-encoded), lower case, IPv4 in dotted decimal, no trailing dot,
+// no default port. A port outside 1-65535 or a host browsers refuse
+// stops the start, naming the key.
+func TestBaseURLNormalised(t *testing.T) {
+	for in, want := range map[string]string{
+		"http://bücher.example:8080":   "http://xn--bcher-kva.example:8080",
+		"HTTPS://Sho.RT./":             "https://sho.rt",
+		"http://localhost:80":          "http://localhost",
+		"https://sho.rt:443":           "https://sho.rt",
+		"https://sho.rt:8443":          "https://sho.rt:8443",
+		"http://127.1:008080":          "http://127.0.0.1:8080",
+		"http://[::FFFF:127.0.0.1]:81": "http://[::ffff:127.0.0.1]:81",
+		"http://my_host:8080":          "http://my_host:8080",
+	} {
+		t.Run(in, func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			t.Setenv("LINKBOLT_SERVER_BASE_URL", in)
+			t.Setenv("LINKBOLT_SERVER_ALT_BASE_URL", in)
+			cfg, err := loadConfig("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := cfg.Server.BaseURL.String(); got != want {
+				t.Errorf("server.base_url = %s, want %s", got, want)
+			}
+			if got := cfg.Server.AltBaseURL.String(); got != want {
+				t.Errorf("server.alt_base_url = %s, want %s", got, want)
+			}
+		})
+	}
+	for _, bad := range []string{"http://x.test:0", "http://x.test:99999", "http://[fe80::1%25eth0]:8080",
+		"http://xn--zz.example", "http://1.2.3.4.5"} {
+		t.Run(bad, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "c.yaml")
+			os.WriteFile(p, []byte("server:\n  base_url: \""+bad+"\"\n"), 0o600)
+			if _, err := loadConfig(p); err == nil || !strings.Contains(err.Error(), "server.base_url") {
+				t.Fatalf("err = %v, want one naming server.base_url", err)
+			}
+		})
+	}
+
+	t.Run("short URLs of a running server", func(t *testing.T) {
+		t.Setenv("LINKBOLT_SERVER_BASE_URL", "http://Bücher.example:80")
+		cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
+		base, _ := startApp(t, cfg, nil)
+		c := client{t, base}
+		tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+		l := c.must("POST", "/v1/links", tok, `{"destination_url":"https://example.com/x","alias":"spring"}`, 201)
+		if got, want := l["short_url"], "http://xn--bcher-kva.example/spring"; got != want {
+			t.Fatalf("short_url = %v, want %v", got, want)
+		}
+		s := c.must("POST", "/api/urls", tok, `{"originalUrl":"https://example.com/y"}`, 201)
+		if got := s["shortUrl"].(string); !strings.HasPrefix(got, "http://xn--bcher-kva.example/") {
+			t.Fatalf("shortUrl = %v", got)
+		}
+		// The base URL's host in any spelling is this service: no loop.
+		for _, dest := range []string{"http://xn--bcher-kva.example/spring", "http://bücher.example/spring"} {
+			status, out, _ := c.call("POST", "/v1/links", tok, `{"destination_url":"`+dest+`"}`)
+			if status != 422 {
+				t.Fatalf("a link to %s: %d %v, want 422", dest, status, out)
+			}
+		}
+	})
+}

@@ -105,7 +105,12 @@ func TestCampaigns(t *testing.T) {
 	wantProblem(t, e.request(newRequest("PATCH", "/v1/campaigns/"+id, e.writeKey, `{"status":"gone"}`)), 422, "validation_failed")
 
 	// Deleting a campaign with links is refused unless detach=true.
-	wantProblem(t, e.request(newRequest("DELETE", "/v1/campaigns/"+id, e.writeKey, "")), 409, "conflict")
+	conflict := e.request(newRequest("DELETE", "/v1/campaigns/"+id, e.writeKey, ""))
+	wantProblem(t, conflict, 409, "conflict")
+	// One link is "it", more are "them".
+	if d := conflict.path("detail").(string); strings.Contains(d, " 1 link:") != strings.Contains(d, "move or delete it,") {
+		t.Fatalf("delete conflict: %s", d)
+	}
 	wantProblem(t, e.request(newRequest("DELETE", "/v1/campaigns/"+id+"?detach=maybe", e.writeKey, "")), 400, "invalid_request")
 	linkEventsBefore := countEvents(e, "link.updated")
 	e.do("DELETE", "/v1/campaigns/"+id+"?detach=true", e.writeKey, "", 204)
@@ -185,4 +190,17 @@ func countEvents(e *env, eventType string) int {
 		}
 	}
 	return n
+}
+
+// TestDeleteCampaignWithOneLink: the refusal to delete a campaign with one
+// link speaks of it as one ("1 link: move or delete it").
+func TestDeleteCampaignWithOneLink(t *testing.T) {
+	e := newEnv(t)
+	id := e.do("POST", "/v1/campaigns", e.writeKey, `{"name":"Solo"}`, 201).str("id")
+	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/solo","campaign_id":"`+id+`"}`, 201)
+	r := e.request(newRequest("DELETE", "/v1/campaigns/"+id, e.writeKey, ""))
+	wantProblem(t, r, 409, "conflict")
+	if d := r.path("detail").(string); !strings.Contains(d, "still has 1 link: move or delete it, or delete with ?detach=true") {
+		t.Fatalf("delete conflict: %s", d)
+	}
 }

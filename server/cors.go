@@ -79,6 +79,15 @@ func parseOrigin(raw string) (string, error) {
 		}
 	}
 	scheme, host, port := strings.ToLower(scheme), strings.ToLower(u.Hostname()), u.Port()
+	if strings.Contains(host, "*") {
+		// Browsers send one origin, never a pattern: it would match nothing.
+		return "", fmt.Errorf("a wildcard such as https://*.example.com matches no origin: list each origin, or * alone for any")
+	}
+	if !strings.HasPrefix(u.Host, "[") && strings.IndexFunc(host, func(c rune) bool {
+		return !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_')
+	}) >= 0 {
+		return "", fmt.Errorf("host %q has characters no browser sends in an origin", host)
+	}
 	if port != "" {
 		n, err := strconv.Atoi(port)
 		if err != nil || n < 1 || n > 65535 {

@@ -277,3 +277,35 @@ func TestParseCORSOrigins(t *testing.T) {
 		}
 	}
 }
+
+// TestParseCORSOriginsNoPatterns: an origin with a wildcard or other
+// characters no browser sends in a host is refused, naming what is wrong,
+// rather than kept as an origin that never matches (a person writing
+// https://*.example.com expects every subdomain, and would get none).
+func TestParseCORSOriginsNoPatterns(t *testing.T) {
+	for bad, say := range map[string]string{
+		"https://*.example.com":    "wildcard",
+		"https://app.*.example":    "wildcard",
+		"https://*":                "wildcard",
+		"https://app.example.com*": "wildcard",
+		"https://a~b.example":      "no browser sends",
+		"https://a!b.example":      "no browser sends",
+	} {
+		_, err := ParseCORSOrigins([]string{"https://ok.example", bad})
+		if err == nil || !strings.Contains(err.Error(), say) || !strings.Contains(err.Error(), "scheme://host[:port]") {
+			t.Errorf("%q: %v, want an error saying %q", bad, err, say)
+		}
+	}
+	// What browsers do send still passes.
+	for _, ok := range []string{"https://my_app.example", "https://xn--bcher-kva.example:8443", "http://127.0.0.1:5173"} {
+		if _, err := ParseCORSOrigins([]string{ok}); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	// A subdomain of a listed origin gets no CORS answer.
+	e := corsEnv(t, "https://example.com")
+	res := preflight(e, "/v1/links", "https://app.example.com", "GET", "")
+	if got := res.Header.Get("Access-Control-Allow-Origin"); got != "" {
+		t.Fatalf("a subdomain's preflight: Access-Control-Allow-Origin %q", got)
+	}
+}

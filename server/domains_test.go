@@ -445,6 +445,9 @@ func TestLinksOnDomains(t *testing.T) {
 	if d := r.path("detail").(string); !strings.Contains(d, "still has 1 link:") {
 		t.Fatalf("delete conflict: %s", d)
 	}
+	if d := r.path("detail").(string); !strings.Contains(d, "1 link: delete it (or re-create it on another domain)") {
+		t.Fatalf("delete conflict speaks of one link as them: %s", d)
+	}
 	e.do("DELETE", "/v1/links/"+l.str("id"), e.writeKey, "", 204)
 	e.do("DELETE", "/v1/domains/"+goID, e.writeKey, "", 204)
 	e.do("DELETE", "/v1/domains/"+unverified, e.writeKey, "", 204)

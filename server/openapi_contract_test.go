@@ -431,3 +431,47 @@ func nodeVersion() (string, bool) {
 	}
 	return v, major > 20 || major == 20 && minor >= 19
 }
+
+// TestOpenAPIDefaultHasNoBody: in the document as served, no operation's
+// `default` answer has a body. ogen's generated client does not compile
+// with a problem+json `default` beside an operation's own problem+json
+// answers (the redirect's 404, 500 and 508), so the statuses of an
+// unreadable request are listed one by one instead.
+func TestOpenAPIDefaultHasNoBody(t *testing.T) {
+	_, _, doc := serveDocument(t)
+	type operation struct {
+		Responses map[string]struct {
+			Ref     string         `json:"$ref"`
+			Content map[string]any `json:"content"`
+		} `json:"responses"`
+	}
+	var d struct {
+		Paths map[string]map[string]json.RawMessage `json:"paths"`
+	}
+	if err := json.Unmarshal(doc, &d); err != nil {
+		t.Fatal(err)
+	}
+	ops := map[string]operation{} // "get /{code}" → the operation
+	for path, item := range d.Paths {
+		for method, raw := range item {
+			if method == "parameters" || method == "summary" || method == "description" || method == "servers" {
+				continue
+			}
+			var op operation
+			if err := json.Unmarshal(raw, &op); err != nil {
+				t.Fatalf("%s %s: %v", method, path, err)
+			}
+			ops[method+" "+path] = op
+			if def, ok := op.Responses["default"]; ok && (def.Ref != "" || len(def.Content) > 0) {
+				t.Errorf("%s %s: the default answer has a body (%s%v)", method, path, def.Ref, def.Content)
+			}
+		}
+	}
+	for _, method := range []string{"get", "head"} {
+		for _, status := range []string{"400", "431", "501", "505"} {
+			if _, ok := ops[method+" /{code}"].Responses[status]; !ok {
+				t.Errorf("%s /{code}: the unreadable request's %s is not listed", method, status)
+			}
+		}
+	}
+}

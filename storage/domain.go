@@ -345,7 +345,7 @@ func (s *DomainService) DeleteDomain(ctx context.Context, workspaceID, id string
 			return err
 		}
 		if n := countDomainLinks(tx, rec.Hostname); n > 0 {
-			return link.Errorf(link.ECONFLICT, "the domain %s still has %s: delete them (or re-create them on another domain) first", rec.Hostname, linkCount(n))
+			return link.Errorf(link.ECONFLICT, "the domain %s still has %s: delete %s (or re-create %[3]s on another domain) first", rec.Hostname, linkCount(n), themFor(n))
 		}
 		if err := tx.Bucket(bucketDomains).Delete(itob(did)); err != nil {
 			return fmt.Errorf("delete domain: %w", err)

@@ -438,6 +438,14 @@ func linkCount(n int) string {
 	return fmt.Sprintf("%d links", n)
 }
 
+// themFor is the pronoun of n links: "it" for one, "them" otherwise.
+func themFor(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}
+
 // linkIndex yields link IDs (8-byte keys) newest first, nil at the end:
 // from one index, or merged from several.
 type linkIndex struct {

@@ -15,10 +15,10 @@ import (
 
 	"github.com/go-viper/mapstructure/v2"
 	"github.com/spf13/viper"
-	"golang.org/x/net/idna"
 
 	"github.com/linkbolt/linkbolt/auth"
 	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/wire"
 	"github.com/linkbolt/linkbolt/server"
 )
 
@@ -261,12 +261,6 @@ func baseURLHook(_, to reflect.Type, data any) (any, error) {
 	return parseBaseURL(s)
 }
 
-// baseURLIDNA converts an internationalised host of a base URL as browsers
-// do (UTS #46, non-transitional, without the STD3 and hyphen rules, like
-// the server's conversion of destinations), so "my_host" stays valid.
-var baseURLIDNA = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.Transitional(false),
-	idna.CheckHyphens(false), idna.StrictDomainName(false))
-
 // parseBaseURL parses a public URL of this server: http or https, a host
 // (and port), no path, query or fragment; one trailing slash is dropped.
 // The host is returned as browsers send it in the Host header and as short
@@ -283,7 +277,7 @@ func parseBaseURL(raw string) (*url.URL, error) {
 	if strings.HasPrefix(u.Host, "[") {
 		host = "[" + host + "]"
 	}
-	host, _, problem := link.CanonicalHost(host, baseURLIDNA.ToASCII)
+	host, _, problem := link.CanonicalHost(host, wire.DestinationIDNA.ToASCII) // as browsers convert it
 	if problem != "" {
 		return nil, fmt.Errorf("%q %s", raw, problem)
 	}

@@ -18,8 +18,8 @@ import (
 
 	"github.com/linkbolt/linkbolt/auth"
 	"github.com/linkbolt/linkbolt/link"
-	"github.com/linkbolt/linkbolt/wire"
 	"github.com/linkbolt/linkbolt/server"
+	"github.com/linkbolt/linkbolt/wire"
 )
 
 // Config is linkbolt's configuration, read by viper from a YAML file,

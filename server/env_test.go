@@ -108,7 +108,7 @@ func newEnvDeps(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickSto
 		DB: db, Links: links, Keys: storage.NewKeyService(db),
 		Users: storage.NewUserService(db), Workspaces: storage.NewWorkspaceService(db),
 		Clicks: clicks, Campaigns: campaigns, QRCodes: storage.NewQRCodeService(db), Webhooks: hooks, Recorder: rec,
-		Domains:        storage.NewDomainService(db),
+		Domains: storage.NewDomainService(db), Audit: storage.NewAuditService(db),
 		DomainVerifier: dnscheck.NewDomains(""), WebhookTargets: webhook.TargetGuard{}, Setup: setup,
 		JWT:       &auth.JWT{Secret: []byte("test-secret-test-secret-test-secret!"), TTL: 24 * time.Hour, Now: clk.Now},
 		Passwords: auth.Passwords{Cost: bcrypt.MinCost},

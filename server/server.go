@@ -112,6 +112,7 @@ type Server struct {
 	webhookTargets link.WebhookTargetChecker
 	setup          link.AdminSetup
 	webhooks       link.WebhookService
+	audit          link.AuditService
 	dispatcher     *webhook.Dispatcher
 	recorder       *analytics.Recorder
 
@@ -163,6 +164,9 @@ type Deps struct {
 	// Setup creates the instance admin from the setup page.
 	Setup    link.AdminSetup
 	Webhooks link.WebhookService
+	// Audit keeps the audit log: sign-ins and backups are recorded through
+	// it, changes by their own services.
+	Audit link.AuditService
 	// Dispatcher, when set, is woken when a test or a retry is queued.
 	Dispatcher *webhook.Dispatcher
 	Recorder   *analytics.Recorder
@@ -187,8 +191,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
-	if d.DB == nil || d.Setup == nil || d.DomainVerifier == nil || d.WebhookTargets == nil {
-		return nil, errors.New("server: Deps.DB, Setup, DomainVerifier and WebhookTargets are required")
+	if d.DB == nil || d.Setup == nil || d.DomainVerifier == nil || d.WebhookTargets == nil || d.Audit == nil {
+		return nil, errors.New("server: Deps.DB, Setup, DomainVerifier, WebhookTargets and Audit are required")
 	}
 	s := &Server{
 		cfg: cfg, logger: d.Logger, now: d.Now,
@@ -202,6 +206,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		primary:   primary, alt: alt,
 	}
 	s.domains, s.domainVerifier, s.webhookTargets, s.setup = d.Domains, d.DomainVerifier, d.WebhookTargets, d.Setup
+	s.audit = d.Audit
 	s.cors = newCORSPolicy(cfg.CORSOrigins)
 	s.rules = newURLRules(primary, alt, cfg.Listen)
 	s.servedRules = s.servedURLRules()
@@ -384,6 +389,7 @@ func (s *Server) handle(method, path string, a access, h handlerFunc) {
 		if a != accessPublic {
 			if c, err = s.authorize(w, r, a); err == nil {
 				c.params = ps
+				r = s.withActor(r, c)
 			}
 		}
 		if err == nil {
@@ -441,6 +447,8 @@ func (s *Server) routes() {
 	s.handle("GET", "/v1/workspaces/:id", accessUser, s.handleGetWorkspace)
 	s.handle("PATCH", "/v1/workspaces/:id", accessUser, s.handleUpdateWorkspace)
 	s.handle("GET", "/v1/admin/backup", accessAdmin, s.handleBackup)
+	s.handle("GET", "/v1/audit-log", accessRead, s.handleAuditLog)
+	s.handle("GET", "/v1/admin/audit-log", accessAdmin, s.handleAdminAuditLog)
 
 	s.handle("GET", "/v1/keys", accessRead, s.handleListKeys)
 	s.handle("POST", "/v1/keys", accessWrite, s.handleCreateKey)

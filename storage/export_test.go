@@ -121,6 +121,7 @@ func checkIndexes(tx *bolt.Tx) error {
 	errs = append(errs, checkCampaigns(tx, wantCampaign)...)
 	errs = append(errs, checkWebhooks(tx)...)
 	errs = append(errs, checkDomains(tx)...)
+	errs = append(errs, checkAudit(tx)...)
 	compareCounters := func(name []byte, want map[string]uint64) {
 		got := map[string]uint64{}
 		_ = tx.Bucket(name).ForEach(func(k, v []byte) error { got[string(k)] = btoi(v); return nil })

@@ -247,3 +247,33 @@ func putMembership(tx *bolt.Tx, wid, uid uint64, m *memberRecord) error {
 	}
 	return putJSON(tx.Bucket(bucketUserWorkspaces), concat(itob(uid), itob(wid)), m)
 }
+
+// AddMember makes a user a member of a workspace with a role, recording
+// member.joined. ENOTFOUND for an unknown user or workspace, ECONFLICT
+// when the user is a member already, EINVALID for an unknown role.
+func (s *WorkspaceService) AddMember(ctx context.Context, workspaceID, userID string, role link.Role) error {
+	if !role.Valid() {
+		return link.Errorf(link.EINVALID, "role must be read, read_write or owner")
+	}
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	uid, ok2 := s.db.ids.parseID(prefixUser, userID)
+	if !ok1 || !ok2 {
+		return link.Errorf(link.ENOTFOUND, "user %q or workspace %q not found", userID, workspaceID)
+	}
+	return s.db.update(func(tx *bolt.Tx) error {
+		if err := workspaceExists(tx, wid); err != nil {
+			return err
+		}
+		if _, err := findUser(tx, uid); err != nil {
+			return err
+		}
+		if tx.Bucket(bucketWorkspaceMembers).Get(concat(itob(wid), itob(uid))) != nil {
+			return link.Errorf(link.ECONFLICT, "user %q is a member of workspace %q already", userID, workspaceID)
+		}
+		if err := putMembership(tx, wid, uid, &memberRecord{Role: role, CreatedAt: s.db.now()}); err != nil {
+			return err
+		}
+		return s.db.recordAudit(ctx, tx, wid, link.AuditMemberJoined, link.AuditTarget{Type: "user", ID: userID},
+			auditChanges("role", nil, string(role)))
+	})
+}

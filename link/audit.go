@@ -77,11 +77,11 @@ type AuditTarget struct {
 }
 
 // Change is one changed field of an audited object: its value before and
-// after. Values are strings, numbers, booleans or nil (nil before a
-// creation, after a removal); never a secret.
+// after, as text (a list is comma-separated, a time RFC 3339); nil before
+// a creation, after a removal, or for an empty value. Never a secret.
 type Change struct {
-	Before any
-	After  any
+	Before *string
+	After  *string
 }
 
 // AuditEntry is one recorded security-relevant change. WorkspaceIDs are

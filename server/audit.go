@@ -68,14 +68,14 @@ func (s *Server) recordLogin(r *http.Request, u *link.User, email string, ok boo
 
 // auditEntryResponse is an audit entry on the wire.
 type auditEntryResponse struct {
-	ID           string              `json:"id"`
-	Time         string              `json:"time"`
-	WorkspaceIDs []string            `json:"workspace_ids,omitempty"`
-	Actor        auditActorResponse  `json:"actor"`
-	Action       string              `json:"action"`
-	Target       auditTargetResponse `json:"target"`
-	Address      *string             `json:"address"`
-	Changes      map[string][2]any   `json:"changes"`
+	ID           string                `json:"id"`
+	Time         string                `json:"time"`
+	WorkspaceIDs []string              `json:"workspace_ids,omitempty"`
+	Actor        auditActorResponse    `json:"actor"`
+	Action       string                `json:"action"`
+	Target       auditTargetResponse   `json:"target"`
+	Address      *string               `json:"address"`
+	Changes      map[string][2]*string `json:"changes"`
 }
 
 type auditActorResponse struct {
@@ -93,7 +93,7 @@ func newAuditEntryResponse(e *link.AuditEntry, admin bool) auditEntryResponse {
 	out := auditEntryResponse{ID: e.ID, Time: e.Time.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 		Actor:  auditActorResponse{Type: e.Actor.Type, ID: optional(e.Actor.ID), Name: optional(e.Actor.Name)},
 		Action: e.Action, Target: auditTargetResponse{Type: e.Target.Type, ID: optional(e.Target.ID)},
-		Address: optional(e.Address), Changes: map[string][2]any{}}
+		Address: optional(e.Address), Changes: map[string][2]*string{}}
 	if admin {
 		// Only the admin sees where else an entry belongs: a sign-in is
 		// recorded in each workspace of the user, and an owner of one
@@ -101,7 +101,7 @@ func newAuditEntryResponse(e *link.AuditEntry, admin bool) auditEntryResponse {
 		out.WorkspaceIDs = append([]string{}, e.WorkspaceIDs...)
 	}
 	for f, c := range e.Changes {
-		out.Changes[f] = [2]any{c.Before, c.After}
+		out.Changes[f] = [2]*string{c.Before, c.After}
 	}
 	return out
 }

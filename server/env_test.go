@@ -229,7 +229,7 @@ func (e *env) request(req *http.Request) *response {
 	raw, _ := io.ReadAll(res.Body)
 	checkOpenAPI(e.t, req, res.StatusCode, res.Header, raw)
 	out := &response{t: e.t, status: res.StatusCode, header: res.Header, raw: raw}
-	if len(raw) > 0 && strings.Contains(res.Header.Get("Content-Type"), "json") {
+	if ct := res.Header.Get("Content-Type"); len(raw) > 0 && strings.Contains(ct, "json") && !strings.Contains(ct, "ndjson") {
 		if err := json.Unmarshal(raw, &out.body); err != nil {
 			e.t.Fatalf("%s %s: answer is not JSON: %v: %s", req.Method, req.URL, err, raw)
 		}

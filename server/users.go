@@ -307,7 +307,7 @@ func (s *Server) sendBackup(w http.ResponseWriter, r *http.Request, body io.Writ
 		// A copy of the whole file holds every secret hash: who took one
 		// is on record before a byte leaves.
 		if err := s.audit.RecordAudit(r.Context(), nil, link.AuditBackupDownloaded, link.AuditTarget{Type: "instance"},
-			map[string]link.Change{"bytes": {Before: nil, After: n}}); err != nil {
+			map[string]link.Change{"bytes": {After: optional(strconv.FormatInt(n, 10))}}); err != nil {
 			return err
 		}
 	}

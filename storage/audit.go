@@ -13,6 +13,7 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -50,7 +51,7 @@ type auditRecord struct {
 	TargetType string            `json:"tt,omitempty"`
 	TargetID   string            `json:"ti,omitempty"`
 	Address    string            `json:"ad,omitempty"`
-	Changes    map[string][2]any `json:"c,omitempty"`
+	Changes    map[string][2]*string `json:"c,omitempty"`
 }
 
 func (r *auditRecord) entry(ids *idCodec, id uint64) *link.AuditEntry {
@@ -141,7 +142,7 @@ func putAudit(tx *bolt.Tx, r *auditRecord) error {
 //
 //	err := s.db.recordAudit(ctx, tx, wid, link.AuditKeyRevoked,
 //		link.AuditTarget{Type: "key", ID: keyID}, auditChanges("state", "active", "revoked"))
-func (db *DB) recordAudit(ctx context.Context, tx *bolt.Tx, wid uint64, action string, target link.AuditTarget, changes map[string][2]any) error {
+func (db *DB) recordAudit(ctx context.Context, tx *bolt.Tx, wid uint64, action string, target link.AuditTarget, changes map[string][2]*string) error {
 	var ws []uint64
 	if wid != 0 {
 		ws = []uint64{wid}
@@ -149,28 +150,54 @@ func (db *DB) recordAudit(ctx context.Context, tx *bolt.Tx, wid uint64, action s
 	return putAudit(tx, newAuditRecord(ctx, ws, db.now(), action, target, changes))
 }
 
-func newAuditRecord(ctx context.Context, ws []uint64, at time.Time, action string, target link.AuditTarget, changes map[string][2]any) *auditRecord {
+func newAuditRecord(ctx context.Context, ws []uint64, at time.Time, action string, target link.AuditTarget, changes map[string][2]*string) *auditRecord {
 	actor, addr := link.ActorFrom(ctx)
 	return &auditRecord{Workspaces: ws, Time: at.UTC(), ActorType: actor.Type, ActorID: actor.ID, ActorName: actor.Name,
 		Action: action, TargetType: target.Type, TargetID: target.ID, Address: addr, Changes: changes}
 }
 
-// auditChanges returns the changes named by pairs of field, before, after
-// (nil for "none"); fields whose values are equal are left out.
-func auditChanges(fieldBeforeAfter ...any) map[string][2]any {
-	out := map[string][2]any{}
+// auditChanges returns the changes named by triples of field, before and
+// after (nil for "none"; see auditValue); fields whose values are equal
+// are left out, and nil is returned when none differ.
+func auditChanges(fieldBeforeAfter ...any) map[string][2]*string {
+	out := map[string][2]*string{}
 	for i := 0; i+2 < len(fieldBeforeAfter); i += 3 {
 		f, _ := fieldBeforeAfter[i].(string)
-		before, after := fieldBeforeAfter[i+1], fieldBeforeAfter[i+2]
-		if fmt.Sprint(before) == fmt.Sprint(after) {
+		before, after := auditValue(fieldBeforeAfter[i+1]), auditValue(fieldBeforeAfter[i+2])
+		if before == nil && after == nil || before != nil && after != nil && *before == *after {
 			continue
 		}
-		out[f] = [2]any{before, after}
+		out[f] = [2]*string{before, after}
 	}
 	if len(out) == 0 {
 		return nil
 	}
 	return out
+}
+
+// auditValue is a value as the audit log keeps it: text, a list
+// comma-separated; nil, "" and an empty list are nil.
+func auditValue(v any) *string {
+	var s string
+	switch v := v.(type) {
+	case nil:
+		return nil
+	case *string:
+		if v == nil {
+			return nil
+		}
+		s = *v
+	case string:
+		s = v
+	case []string:
+		s = strings.Join(v, ",")
+	default:
+		s = fmt.Sprint(v)
+	}
+	if s == "" {
+		return nil
+	}
+	return &s
 }
 
 // auditTime is a time as an audit value: RFC 3339 in UTC, nil for none.
@@ -191,11 +218,11 @@ func (s *AuditService) RecordAudit(ctx context.Context, workspaceIDs []string, a
 			ws = append(ws, wid)
 		}
 	}
-	var ch map[string][2]any
+	var ch map[string][2]*string
 	if len(changes) > 0 {
-		ch = make(map[string][2]any, len(changes))
+		ch = make(map[string][2]*string, len(changes))
 		for f, c := range changes {
-			ch[f] = [2]any{c.Before, c.After}
+			ch[f] = [2]*string{c.Before, c.After}
 		}
 	}
 	rec := newAuditRecord(ctx, ws, s.db.now(), action, target, ch)

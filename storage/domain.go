@@ -382,7 +382,7 @@ func domainTarget(ids *idCodec, did uint64) link.AuditTarget {
 
 // domainChanges returns the audited fields that differ between a and b
 // (nil for none). The verification token is left out.
-func domainChanges(a, b *domainRecord) map[string][2]any {
+func domainChanges(a, b *domainRecord) map[string][2]*string {
 	vals := func(r *domainRecord) []any {
 		if r == nil {
 			return []any{nil, nil, nil, nil}

@@ -360,7 +360,7 @@ func (s *WebhookService) RollSecret(ctx context.Context, workspaceID, id, newSec
 		// The secrets themselves never enter the log: only when the one
 		// replaced stops signing.
 		if err := s.db.recordAudit(ctx, tx, wid, link.AuditWebhookSecretRoll, webhookTarget(s.db.ids, whid),
-			map[string][2]any{"previous_secret_expires_at": {auditTime(oldEnds), auditTime(&ends)}}); err != nil {
+			auditChanges("previous_secret_expires_at", auditTime(oldEnds), auditTime(&ends))); err != nil {
 			return err
 		}
 		out = rec.webhook(s.db.ids, whid)
@@ -419,7 +419,7 @@ func webhookTarget(ids *idCodec, whid uint64) link.AuditTarget {
 // (a zero record for none). The URL is named by its scheme and host only:
 // a receiver's URL often carries its own secret (Slack's, Discord's), and
 // secrets never enter the log.
-func webhookChanges(a, b *webhookRecord) map[string][2]any {
+func webhookChanges(a, b *webhookRecord) map[string][2]*string {
 	val := func(r *webhookRecord, v any) any {
 		if r.URL == "" {
 			return nil

@@ -42,15 +42,15 @@ func NewAuditService(db *DB) *AuditService { return &AuditService{db: db} }
 
 // auditRecord is an audit entry on disk. Changes hold [before, after].
 type auditRecord struct {
-	Workspaces []uint64          `json:"ws,omitempty"`
-	Time       time.Time         `json:"t"`
-	ActorType  string            `json:"at"`
-	ActorID    string            `json:"ai,omitempty"`
-	ActorName  string            `json:"an,omitempty"`
-	Action     string            `json:"a"`
-	TargetType string            `json:"tt,omitempty"`
-	TargetID   string            `json:"ti,omitempty"`
-	Address    string            `json:"ad,omitempty"`
+	Workspaces []uint64              `json:"ws,omitempty"`
+	Time       time.Time             `json:"t"`
+	ActorType  string                `json:"at"`
+	ActorID    string                `json:"ai,omitempty"`
+	ActorName  string                `json:"an,omitempty"`
+	Action     string                `json:"a"`
+	TargetType string                `json:"tt,omitempty"`
+	TargetID   string                `json:"ti,omitempty"`
+	Address    string                `json:"ad,omitempty"`
 	Changes    map[string][2]*string `json:"c,omitempty"`
 }
 

@@ -31,6 +31,9 @@ const (
 	AuditLoginFailed       = "auth.login_failed"
 	AuditLogoutAll         = "auth.logout_all"
 	AuditPasswordChanged   = "user.password_changed"
+	AuditUserCreated       = "user.created"
+	AuditUserDisabled      = "user.disabled"
+	AuditUserEnabled       = "user.enabled"
 	AuditKeyCreated        = "key.created"
 	AuditKeyRotated        = "key.rotated"
 	AuditKeyRevoked        = "key.revoked"
@@ -40,6 +43,7 @@ const (
 	AuditMemberJoined      = "member.joined"
 	AuditMemberRoleChanged = "member.role_changed"
 	AuditMemberRemoved     = "member.removed"
+	AuditInvitationRevoked = "invitation.revoked"
 	AuditWebhookCreated    = "webhook.created"
 	AuditWebhookSecretRoll = "webhook.secret_rolled"
 	AuditWebhookDisabled   = "webhook.disabled"
@@ -60,9 +64,9 @@ const (
 // AuditActions lists every action, in the order of the constants; the
 // action filter accepts these only.
 var AuditActions = []string{
-	AuditLoginSucceeded, AuditLoginFailed, AuditLogoutAll, AuditPasswordChanged,
+	AuditLoginSucceeded, AuditLoginFailed, AuditLogoutAll, AuditPasswordChanged, AuditUserCreated, AuditUserDisabled, AuditUserEnabled,
 	AuditKeyCreated, AuditKeyRotated, AuditKeyRevoked, AuditKeyGraceEnded, AuditKeyExpired,
-	AuditMemberInvited, AuditMemberJoined, AuditMemberRoleChanged, AuditMemberRemoved,
+	AuditMemberInvited, AuditMemberJoined, AuditMemberRoleChanged, AuditMemberRemoved, AuditInvitationRevoked,
 	AuditWebhookCreated, AuditWebhookSecretRoll, AuditWebhookDisabled, AuditWebhookEnabled, AuditWebhookUpdated, AuditWebhookDeleted,
 	AuditDomainAdded, AuditDomainVerified, AuditDomainUnverified, AuditDomainUpdated, AuditDomainRemoved,
 	AuditWorkspaceCreated, AuditWorkspaceRenamed, AuditWorkspacePlan, AuditBackupDownloaded,

@@ -386,3 +386,19 @@ func TestAuditLogExport(t *testing.T) {
 		}
 	})
 }
+
+// TestAuditActionsDocumented: the OpenAPI document lists exactly the
+// actions the action filter accepts.
+func TestAuditActionsDocumented(t *testing.T) {
+	doc, err := loadOpenAPI()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var documented []string
+	for _, v := range doc.Components.Schemas["AuditAction"].Value.Enum {
+		documented = append(documented, v.(string))
+	}
+	if got, want := strings.Join(documented, " "), strings.Join(link.AuditActions, " "); got != want {
+		t.Fatalf("documented actions:\n%s\nlink.AuditActions:\n%s", got, want)
+	}
+}

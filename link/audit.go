@@ -131,6 +131,10 @@ type AuditService interface {
 	// RecordAudit stores an entry for the workspaces named (none: the
 	// instance), with the actor and address of ctx (see WithActor).
 	RecordAudit(ctx context.Context, workspaceIDs []string, action string, target AuditTarget, changes map[string]Change) error
+	// RecordUserAudit stores an entry of an action on a user's account in
+	// every workspace of the user (the instance's when none), with the
+	// actor and address of ctx.
+	RecordUserAudit(ctx context.Context, userID, action string, target AuditTarget, changes map[string]Change) error
 	// FindAuditEntries returns a page of matching entries, newest first,
 	// and the cursor of the next page ("" at the end). EINVALIDREQUEST for
 	// a malformed cursor.

@@ -49,19 +49,17 @@ func (s *Server) recordLogin(r *http.Request, u *link.User, email string, ok boo
 		action = link.AuditLoginSucceeded
 	}
 	actor := link.Actor{Type: link.ActorUser, Name: email}
-	var wss []string
-	if u != nil {
-		actor.ID = u.ID
-		ms, err := s.workspaces.FindMemberships(r.Context(), u.ID)
-		if err != nil {
-			s.logger.Error("audit log: reading the user's workspaces", "err", err)
-		}
-		for _, m := range ms {
-			wss = append(wss, m.Workspace.ID)
-		}
+	target := link.AuditTarget{Type: "user"}
+	var err error
+	if u == nil {
+		ctx := link.WithActor(r.Context(), actor, s.clientAddress(r))
+		err = s.audit.RecordAudit(ctx, nil, action, target, nil)
+	} else {
+		actor.ID, target.ID = u.ID, u.ID
+		ctx := link.WithActor(r.Context(), actor, s.clientAddress(r))
+		err = s.audit.RecordUserAudit(ctx, u.ID, action, target, nil)
 	}
-	ctx := link.WithActor(r.Context(), actor, s.clientAddress(r))
-	if err := s.audit.RecordAudit(ctx, wss, action, link.AuditTarget{Type: "user", ID: actor.ID}, nil); err != nil {
+	if err != nil {
 		s.logger.Error("audit log: recording a login", "err", err)
 	}
 }

@@ -208,6 +208,42 @@ func auditTime(t *time.Time) any {
 	return t.UTC().Format(time.RFC3339)
 }
 
+// recordUserAudit is recordAudit for an action on a user's account (a
+// password change, a sign-out everywhere): the entry belongs to every
+// workspace the user is a member of, read in tx, and to the instance when
+// there is none.
+func (db *DB) recordUserAudit(ctx context.Context, tx *bolt.Tx, uid uint64, action string, target link.AuditTarget, changes map[string][2]*string) error {
+	var ws []uint64
+	prefix := itob(uid)
+	c := tx.Bucket(bucketUserWorkspaces).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if len(k) == 16 {
+			ws = append(ws, btoi(k[8:]))
+		}
+	}
+	return putAudit(tx, newAuditRecord(ctx, ws, db.now(), action, target, changes))
+}
+
+// RecordUserAudit stores an entry of an action on a user's account that
+// changes nothing else (a sign-in) in every workspace of the user, with
+// the actor and address of ctx; for an unknown user, the instance's.
+func (s *AuditService) RecordUserAudit(ctx context.Context, userID, action string, target link.AuditTarget, changes map[string]link.Change) error {
+	uid, _ := s.db.ids.parseID(prefixUser, userID)
+	ch := changeRecords(changes)
+	return s.db.update(func(tx *bolt.Tx) error { return s.db.recordUserAudit(ctx, tx, uid, action, target, ch) })
+}
+
+func changeRecords(changes map[string]link.Change) map[string][2]*string {
+	if len(changes) == 0 {
+		return nil
+	}
+	ch := make(map[string][2]*string, len(changes))
+	for f, c := range changes {
+		ch[f] = [2]*string{c.Before, c.After}
+	}
+	return ch
+}
+
 // RecordAudit stores an entry of an action that changes nothing else (a
 // login, a backup download) for the workspaces named (none: the instance),
 // with the actor and address of ctx. Unknown workspaces are left out.
@@ -218,14 +254,7 @@ func (s *AuditService) RecordAudit(ctx context.Context, workspaceIDs []string, a
 			ws = append(ws, wid)
 		}
 	}
-	var ch map[string][2]*string
-	if len(changes) > 0 {
-		ch = make(map[string][2]*string, len(changes))
-		for f, c := range changes {
-			ch[f] = [2]*string{c.Before, c.After}
-		}
-	}
-	rec := newAuditRecord(ctx, ws, s.db.now(), action, target, ch)
+	rec := newAuditRecord(ctx, ws, s.db.now(), action, target, changeRecords(changes))
 	return s.db.update(func(tx *bolt.Tx) error { return putAudit(tx, rec) })
 }
 

@@ -471,3 +471,30 @@ func wantNoSecrets(tb testing.TB, es []*link.AuditEntry, secrets ...string) {
 		}
 	}
 }
+
+func TestAudit_UserEntriesBelongToTheirWorkspaces(t *testing.T) {
+	s, u, ws := mustSetup(t)
+	audit := storage.NewAuditService(s.DB)
+	other := mustWorkspace(t, s, "Other", u.ID)
+	lone := &link.User{Email: "lone@example.com", PasswordHash: []byte("h")}
+	if err := s.Users.CreateUser(context.Background(), lone); err != nil {
+		t.Fatal(err)
+	}
+	ctx := link.WithActor(context.Background(), link.Actor{Type: link.ActorUser, ID: u.ID, Name: u.Email}, "192.0.2.5")
+	for _, id := range []string{u.ID, lone.ID, "usr_nobody"} {
+		if err := audit.RecordUserAudit(ctx, id, link.AuditPasswordChanged, link.AuditTarget{Type: "user", ID: id}, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, w := range []string{ws.ID, other.ID} {
+		es := auditLog(t, audit, link.AuditFilter{WorkspaceID: w, Action: link.AuditPasswordChanged})
+		if len(es) != 1 || es[0].Target.ID != u.ID || len(es[0].WorkspaceIDs) != 2 {
+			t.Fatalf("entries of %s = %+v", w, es)
+		}
+	}
+	// A user of no workspace, and an unknown one: the instance's.
+	es := auditLog(t, audit, link.AuditFilter{Action: link.AuditPasswordChanged})
+	if len(es) != 2 || es[0].Target.ID != "usr_nobody" || es[1].Target.ID != lone.ID {
+		t.Fatalf("instance entries = %+v", es)
+	}
+}

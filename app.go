@@ -29,6 +29,8 @@ type app struct {
 	links     *storage.LinkService
 	campaigns *storage.CampaignService
 	webhooks  *storage.WebhookService
+	keys      *storage.KeyService
+	audit     *storage.AuditService
 	setup     *auth.Setup
 	oidc      *auth.OIDC // nil: single sign-on is off
 	dispatch  *webhook.Dispatcher
@@ -88,6 +90,7 @@ func (a *app) wire(ctx context.Context) error {
 	a.campaigns.Events = events
 	a.webhooks = storage.NewWebhookService(a.db)
 	a.webhooks.Events = events
+	a.keys, a.audit = storage.NewKeyService(a.db), storage.NewAuditService(a.db)
 	a.dispatch = &webhook.Dispatcher{Store: a.webhooks, Now: time.Now,
 		Client: webhook.NewClient(cfg.Webhooks.AllowPrivate), Logger: a.logger}
 	var geo *analytics.GeoIP
@@ -143,14 +146,14 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		SearchScanLimit: cfg.Server.SearchScanLimit, MaxConnections: cfg.Server.MaxConnections,
 		CORSOrigins: cfg.Server.CORSOrigins,
 	}, server.Deps{
-		DB: a.db, Links: a.links, Keys: storage.NewKeyService(a.db),
+		DB: a.db, Links: a.links, Keys: a.keys,
 		Users: users, Workspaces: storage.NewWorkspaceService(a.db),
 		Clicks: a.clicks, Campaigns: a.campaigns, QRCodes: storage.NewQRCodeService(a.db),
 		Webhooks: a.webhooks, Outbox: a.webhooks, Dispatcher: a.dispatch, Recorder: a.recorder,
 		DomainVerifier: dnscheck.NewDomains(cfg.Domains.Resolver),
 		WebhookTargets: webhook.TargetGuard{AllowPrivate: cfg.Webhooks.AllowPrivate}, Setup: a.setup,
 		Members: storage.NewMemberService(a.db), Invitations: storage.NewInvitationService(a.db),
-		Domains:   storage.NewDomainService(a.db),
+		Domains: storage.NewDomainService(a.db), Audit: a.audit,
 		Accounts:  accounts,
 		Sessions:  sessions,
 		JWT:       &auth.JWT{Secret: secret, TTL: cfg.Auth.TokenTTL, Now: time.Now},
@@ -286,7 +289,8 @@ func (a *app) discoverOIDC(ctx context.Context) {
 const deliveryRetention = 30 * 24 * time.Hour
 
 // pruneLoop deletes raw clicks older than analytics.retention, old webhook
-// deliveries and ended alias holds at start and then every hour, until ctx
+// deliveries, ended alias holds and audit entries older than
+// audit.retention at start and then every hour, until ctx
 // ends.
 func (a *app) pruneLoop(ctx context.Context) {
 	t := time.NewTicker(time.Hour)
@@ -318,11 +322,35 @@ func (a *app) pruneLoop(ctx context.Context) {
 		if err != nil && ctx.Err() == nil {
 			a.logger.Error("pruning ended alias holds failed", "err", err)
 		}
+		a.pruneAudit(ctx, time.Now())
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
+	}
+}
+
+// pruneAudit records the API keys whose grace period or expiry ended by
+// now (key.grace_ended, key.expired) and deletes the audit entries older
+// than audit.retention; pruneLoop runs it every hour.
+func (a *app) pruneAudit(ctx context.Context, now time.Time) {
+	err := a.db.CatchDamage(func() error {
+		_, err := a.keys.RecordEndedKeys(ctx, now)
+		return err
+	})
+	if err != nil && ctx.Err() == nil {
+		a.logger.Error("recording ended API keys in the audit log failed", "err", err)
+	}
+	var n int
+	err = a.db.CatchDamage(func() (err error) {
+		n, err = a.audit.PruneAudit(ctx, now.Add(-a.cfg.Audit.Retention))
+		return err
+	})
+	if err != nil && ctx.Err() == nil {
+		a.logger.Error("pruning old audit entries failed", "err", err)
+	} else if n > 0 {
+		a.logger.Info("pruned audit entries past the retention", "entries", n, "retention", a.cfg.Audit.Retention)
 	}
 }
 

@@ -96,6 +96,9 @@ type Config struct {
 		GeoIPPath string        `mapstructure:"geoip_path"`
 		Retention time.Duration `mapstructure:"retention"`
 	} `mapstructure:"analytics"`
+	Audit struct {
+		Retention time.Duration `mapstructure:"retention"`
+	} `mapstructure:"audit"`
 	Domains struct {
 		Resolver string `mapstructure:"resolver"`
 		Scheme   string `mapstructure:"scheme"`
@@ -152,6 +155,7 @@ var defaults = map[string]any{
 	"clicks.queue_bytes":      16 << 20,
 	"analytics.geoip_path":    "",
 	"analytics.retention":     "2160h",
+	"audit.retention":         "8760h",
 	"domains.resolver":        "",
 	"domains.scheme":          "https",
 	"webhooks.allow_private":  false,
@@ -310,6 +314,7 @@ func (c *Config) Validate() error {
 		{"auth.login_max_delay", c.Auth.LoginMaxDelay, time.Second},
 		{"clicks.flush_interval", c.Clicks.FlushInterval, 0},
 		{"analytics.retention", c.Analytics.Retention, time.Hour},
+		{"audit.retention", c.Audit.Retention, time.Hour},
 		{"links.alias_hold", c.Links.AliasHold, 0},
 	} {
 		if d.got < d.min {

@@ -33,6 +33,8 @@ func costlyRequests(e *env, linkID string) map[string]string {
 		"/v1/links/" + linkID + "/qr?size=1024&level=H":        costlyQR,
 		"/v1/analytics/export?range=today&data=timeseries":     costlyExport,
 		"/v1/analytics/links/" + linkID + "?range=24h&limit=5": costlyAnalytics,
+		"/v1/audit-log?format=csv":                             costlyExport,
+		"/v1/admin/audit-log?format=jsonl":                     costlyExport,
 	}
 }
 

@@ -114,7 +114,7 @@ func newEnvDeps(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickSto
 		Users: storage.NewUserService(db), Workspaces: storage.NewWorkspaceService(db),
 		Clicks: clicks, Campaigns: campaigns, QRCodes: storage.NewQRCodeService(db), Webhooks: hooks, Outbox: hooks, Recorder: rec,
 		Members: storage.NewMemberService(db), Invitations: storage.NewInvitationService(db),
-		Domains:        storage.NewDomainService(db),
+		Domains: storage.NewDomainService(db), Audit: storage.NewAuditService(db),
 		DomainVerifier: dnscheck.NewDomains(""), WebhookTargets: webhook.TargetGuard{}, Setup: setup,
 		JWT:       &auth.JWT{Secret: []byte("test-secret-test-secret-test-secret!"), TTL: 24 * time.Hour, Now: clk.Now},
 		Accounts:  storage.NewUserService(db),
@@ -237,7 +237,7 @@ func (e *env) request(req *http.Request) *response {
 	raw, _ := io.ReadAll(res.Body)
 	checkOpenAPI(e.t, req, res.StatusCode, res.Header, raw)
 	out := &response{t: e.t, status: res.StatusCode, header: res.Header, raw: raw}
-	if len(raw) > 0 && strings.Contains(res.Header.Get("Content-Type"), "json") {
+	if ct := res.Header.Get("Content-Type"); len(raw) > 0 && strings.Contains(ct, "json") && !strings.Contains(ct, "ndjson") {
 		if err := json.Unmarshal(raw, &out.body); err != nil {
 			e.t.Fatalf("%s %s: answer is not JSON: %v: %s", req.Method, req.URL, err, raw)
 		}

@@ -59,6 +59,7 @@ func openAPIRouter() (*openapi3.T, routers.Router, error) {
 		openapi3filter.RegisterBodyDecoder("text/html", openapi3filter.PlainBodyDecoder)
 		openapi3filter.RegisterBodyDecoder("image/svg+xml", openapi3filter.PlainBodyDecoder)
 		openapi3filter.RegisterBodyDecoder("text/csv", openapi3filter.PlainBodyDecoder)
+		openapi3filter.RegisterBodyDecoder("application/x-ndjson", openapi3filter.PlainBodyDecoder)
 		doc, err := loadOpenAPI()
 		if err == nil {
 			err = doc.Validate(context.Background())

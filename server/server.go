@@ -119,6 +119,7 @@ type Server struct {
 	outbox         link.OutboxCounter
 	members        link.MemberService
 	invitations    link.InvitationService
+	audit          link.AuditService
 	dispatcher     *webhook.Dispatcher
 	recorder       *analytics.Recorder
 
@@ -193,6 +194,9 @@ type Deps struct {
 	// Sessions (auth.LoadSessions over it) ends tokens early.
 	Accounts link.AccountService
 	Sessions *auth.Sessions
+	// Audit keeps the audit log: sign-ins and backups are recorded through
+	// it, changes by their own services.
+	Audit link.AuditService
 	// Dispatcher, when set, is woken when a test or a retry is queued.
 	Dispatcher *webhook.Dispatcher
 	Recorder   *analytics.Recorder
@@ -221,8 +225,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if d.Logger == nil {
 		d.Logger = slog.Default()
 	}
-	if d.DB == nil || d.Setup == nil || d.DomainVerifier == nil || d.WebhookTargets == nil || d.Accounts == nil || d.Sessions == nil || d.JWT == nil {
-		return nil, errors.New("server: Deps.DB, Setup, DomainVerifier, WebhookTargets, Accounts, Sessions and JWT are required")
+	if d.DB == nil || d.Setup == nil || d.DomainVerifier == nil || d.WebhookTargets == nil || d.Accounts == nil || d.Sessions == nil || d.JWT == nil || d.Audit == nil {
+		return nil, errors.New("server: Deps.DB, Setup, DomainVerifier, WebhookTargets, Accounts, Sessions, JWT and Audit are required")
 	}
 	// Every token the server issues carries the user's token generation.
 	jwt := *d.JWT
@@ -253,6 +257,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s.members, s.invitations = d.Members, d.Invitations
 	s.accounts, s.sessions = d.Accounts, d.Sessions
+	s.audit = d.Audit
 	s.cors = newCORSPolicy(cfg.CORSOrigins)
 	s.rules = newURLRules(primary, alt, cfg.Listen)
 	s.servedRules = s.servedURLRules()
@@ -431,6 +436,7 @@ func (s *Server) handle(method, path string, a access, h handlerFunc) {
 		if a != accessPublic {
 			if c, err = s.authorize(w, r, a); err == nil {
 				c.params = ps
+				r = s.withActor(r, c)
 			}
 		}
 		if err == nil {
@@ -491,6 +497,8 @@ func (s *Server) routes() {
 	s.handle("PATCH", "/v1/workspaces/:id", accessUser, s.handleUpdateWorkspace)
 	s.handle("GET", "/v1/admin/backup", accessAdmin, s.handleBackup)
 	s.accountRoutes()
+	s.handle("GET", "/v1/audit-log", accessRead, s.handleAuditLog)
+	s.handle("GET", "/v1/admin/audit-log", accessAdmin, s.handleAdminAuditLog)
 
 	s.handle("GET", "/v1/keys", accessRead, s.handleListKeys)
 	s.handle("POST", "/v1/keys", accessWrite, s.handleCreateKey)

@@ -79,18 +79,22 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ *caller) 
 	if isNotFound(err) {
 		s.passwords.VerifyNone(in.Password)
 		att.Failed()
+		s.recordLogin(r, nil, email[:min(len(email), maxEmailLen)], false)
 		return link.Errorf(link.EUNAUTHORIZED, "wrong e-mail or password")
 	} else if err != nil {
 		return err
 	}
 	if !s.passwords.Verify(u.PasswordHash, in.Password) {
 		att.Failed()
+		s.recordLogin(r, u, email, false)
 		return link.Errorf(link.EUNAUTHORIZED, "wrong e-mail or password")
 	}
 	att.Succeeded()
 	if u.Disabled {
+		s.recordLogin(r, u, email, false)
 		return errDisabledAccount
 	}
+	s.recordLogin(r, u, email, true)
 	return s.writeToken(w, http.StatusOK, u)
 }
 
@@ -304,6 +308,14 @@ func (s *Server) sendBackup(w http.ResponseWriter, r *http.Request, body io.Writ
 		return err
 	}
 	defer f.Close()
+	if r.Method != http.MethodHead {
+		// A copy of the whole file holds every secret hash: who took one
+		// is on record before a byte leaves.
+		if err := s.audit.RecordAudit(r.Context(), nil, link.AuditBackupDownloaded, link.AuditTarget{Type: "instance"},
+			map[string]link.Change{"bytes": {After: optional(strconv.FormatInt(n, 10))}}); err != nil {
+			return err
+		}
+	}
 	h := w.Header()
 	h.Set("Content-Type", "application/octet-stream")
 	h.Set("Content-Disposition", `attachment; filename="linkbolt-backup.db"`)

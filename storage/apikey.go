@@ -287,8 +287,11 @@ func (s *KeyService) CreateKey(ctx context.Context, k *link.APIKey, max int) err
 			}
 		}
 		var err error
-		id, err = createKey(tx, rec)
-		return err
+		if id, err = createKey(tx, rec); err != nil {
+			return err
+		}
+		return s.db.recordAudit(ctx, tx, wid, link.AuditKeyCreated, keyTarget(s.db.ids, id),
+			auditChanges("name", nil, rec.Name, "scope", nil, string(rec.Scope), "expires_at", nil, auditTime(rec.ExpiresAt)))
 	})
 	if err != nil {
 		return err
@@ -435,7 +438,13 @@ func (s *KeyService) RotateKey(ctx context.Context, workspaceID, id string, next
 		}
 		g := graceEnds.UTC()
 		old.GraceEndsAt, old.ReplacedBy = &g, nid
-		return putJSON(tx.Bucket(bucketKeys), itob(kid), old)
+		if err := putJSON(tx.Bucket(bucketKeys), itob(kid), old); err != nil {
+			return err
+		}
+		// The entry names when the old key stops working; key.grace_ended
+		// follows once that time has passed (see recordEndedKeys).
+		return s.db.recordAudit(ctx, tx, wid, link.AuditKeyRotated, keyTarget(s.db.ids, kid),
+			auditChanges("replaced_by", nil, s.db.ids.formatID(prefixKey, nid), "grace_ends_at", nil, auditTime(&g)))
 	})
 	if err != nil {
 		return nil, err
@@ -461,11 +470,16 @@ func (s *KeyService) RevokeKey(ctx context.Context, workspaceID, id string) erro
 		if rec.RevokedAt != nil {
 			return nil
 		}
+		state := rec.apiKey(s.db.ids, kid, keyUsage{}).State(now)
 		rec.RevokedAt = &now
 		if err := tx.Bucket(bucketKeysLive).Delete(concat(itob(wid), itob(kid))); err != nil {
 			return fmt.Errorf("live key index: %w", err)
 		}
-		return putJSON(tx.Bucket(bucketKeys), itob(kid), rec)
+		if err := putJSON(tx.Bucket(bucketKeys), itob(kid), rec); err != nil {
+			return err
+		}
+		return s.db.recordAudit(ctx, tx, wid, link.AuditKeyRevoked, keyTarget(s.db.ids, kid),
+			auditChanges("state", string(state), string(link.KeyRevoked)))
 	})
 }
 
@@ -527,11 +541,91 @@ func countLiveKeys(tx *bolt.Tx, wid uint64, now time.Time) (int, error) {
 		}
 	}
 	for _, k := range dead {
-		if err := live.Delete(k); err != nil {
-			return 0, fmt.Errorf("live key index: %w", err)
+		if err := dropEndedKey(tx, k, now); err != nil {
+			return 0, err
 		}
 	}
 	return n, nil
+}
+
+// dropEndedKey removes a key that has stopped authenticating from keys.live
+// (key: workspace id + key id) and records how it ended: key.grace_ended
+// for a rotated key whose grace period is over, key.expired for one past
+// its expiry, by the system and at the time it ended (a revocation was
+// recorded when it was made). Both are noticed in a later transaction
+// (counting a workspace's keys, or RecordEndedKeys), so the entry is
+// written then with the earlier time.
+func dropEndedKey(tx *bolt.Tx, k []byte, now time.Time) error {
+	wid, kid := btoi(k[:8]), btoi(k[8:16])
+	if err := tx.Bucket(bucketKeysLive).Delete(k); err != nil {
+		return fmt.Errorf("live key index: %w", err)
+	}
+	rec, err := findKey(tx, wid, kid)
+	if err != nil {
+		return fmt.Errorf("live key index: %w", err)
+	}
+	ids := idsOf(tx)
+	var action string
+	var at time.Time
+	switch {
+	case rec.RevokedAt != nil:
+		return nil
+	case rec.ExpiresAt != nil && !now.Before(*rec.ExpiresAt) && (rec.GraceEndsAt == nil || rec.ExpiresAt.Before(*rec.GraceEndsAt)):
+		action, at = link.AuditKeyExpired, *rec.ExpiresAt
+	case rec.GraceEndsAt != nil && !now.Before(*rec.GraceEndsAt):
+		action, at = link.AuditKeyGraceEnded, *rec.GraceEndsAt
+	default:
+		return nil
+	}
+	before := link.KeyActive
+	if rec.GraceEndsAt != nil {
+		before = link.KeyGrace
+	}
+	after := link.KeyRevoked
+	if action == link.AuditKeyExpired {
+		after = link.KeyExpired
+	}
+	e := newAuditRecord(context.Background(), []uint64{wid}, at, action, keyTarget(ids, kid),
+		auditChanges("state", string(before), string(after)))
+	return putAudit(tx, e)
+}
+
+// RecordEndedKeys finds the keys whose grace period or expiry has passed
+// by now, takes them off keys.live and records key.grace_ended or
+// key.expired for each (see dropEndedKey). The server runs it with the
+// audit log's pruning, every hour; it returns how many keys ended.
+func (s *KeyService) RecordEndedKeys(ctx context.Context, now time.Time) (int, error) {
+	n := 0
+	err := s.db.update(func(tx *bolt.Tx) error {
+		n = 0
+		var ended [][]byte
+		c := tx.Bucket(bucketKeysLive).Cursor()
+		for k, _ := c.First(); k != nil; k, _ = c.Next() {
+			if len(k) != 16 {
+				continue // a workspace's marker
+			}
+			rec, err := findKey(tx, btoi(k[:8]), btoi(k[8:]))
+			if err != nil {
+				return fmt.Errorf("live key index: %w", err)
+			}
+			if !rec.apiKey(idsOf(tx), btoi(k[8:]), keyUsage{}).State(now).Authenticates() {
+				ended = append(ended, cloneBytes(k))
+			}
+		}
+		for _, k := range ended {
+			if err := dropEndedKey(tx, k, now); err != nil {
+				return err
+			}
+		}
+		n = len(ended)
+		return nil
+	})
+	return n, err
+}
+
+// keyTarget is a key as the target of an audit entry.
+func keyTarget(ids *idCodec, kid uint64) link.AuditTarget {
+	return link.AuditTarget{Type: "key", ID: ids.formatID(prefixKey, kid)}
 }
 
 // buildLiveKeys fills keys.live for workspace wid from all its keys and

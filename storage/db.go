@@ -115,6 +115,14 @@ var (
 	bucketClicksVisitors = []byte("clicks.visitors") // unix UTC day(4) + workspace id(8) + visitor(8) → visitor record
 	bucketClicksSalts    = []byte("clicks.salts")    // unix UTC day(4) → salt(32)
 	bucketClicksHosts    = []byte("clicks.hosts")    // unix UTC day(4) + workspace id(8) + 0 + id(4) → host, and + 1 + host → id
+
+	// The audit log; see audit.go. scope is a workspace id, 0 for the
+	// instance's own entries, or auditAllScope for every entry.
+	bucketAudit       = []byte("audit")        // entry id → auditRecord
+	bucketAuditTime   = []byte("audit.time")   // scope + unix nanos(8) + entry id → ""
+	bucketAuditActor  = []byte("audit.actor")  // scope + actor id + 0 + unix nanos(8) + entry id → ""
+	bucketAuditAction = []byte("audit.action") // scope + action + 0 + unix nanos(8) + entry id → ""
+	bucketAuditTarget = []byte("audit.target") // scope + target id + 0 + unix nanos(8) + entry id → ""
 )
 
 var allBuckets = [][]byte{
@@ -129,6 +137,7 @@ var allBuckets = [][]byte{
 	bucketQRCodes, bucketQRCodesWorkspace,
 	bucketDomains, bucketDomainsHostname, bucketDomainsWorkspace,
 	bucketClicksLink, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily, bucketClicksVisitors, bucketClicksSalts, bucketClicksHosts,
+	bucketAudit, bucketAuditTime, bucketAuditActor, bucketAuditAction, bucketAuditTarget,
 }
 
 // Keys of the meta bucket.

@@ -211,6 +211,14 @@ func recordAttempt(tx *bolt.Tx, q *attemptRequest) (*link.Delivery, error) {
 			return nil, err
 		}
 	}
+	if wh.Enabled != old.Enabled {
+		// linkbolt disabled the webhook: the system's entry, at the attempt.
+		e := newAuditRecord(context.Background(), []uint64{wh.Workspace}, a.At, link.AuditWebhookDisabled,
+			webhookTarget(idsOf(tx), q.whid), webhookChanges(&old, wh))
+		if err := putAudit(tx, e); err != nil {
+			return nil, err
+		}
+	}
 	if wh.Failures != old.Failures || wh.Enabled != old.Enabled {
 		if err := putJSON(tx.Bucket(bucketWebhooks), itob(q.whid), wh); err != nil {
 			return nil, err

@@ -150,7 +150,10 @@ func (s *DomainService) CreateDomain(ctx context.Context, d *link.Domain) error 
 		if err := names.Put([]byte(d.Hostname), itob(id)); err != nil {
 			return fmt.Errorf("index domain hostname: %w", err)
 		}
-		return tx.Bucket(bucketDomainsWorkspace).Put(concat(itob(wid), itob(id)), []byte{})
+		if err := tx.Bucket(bucketDomainsWorkspace).Put(concat(itob(wid), itob(id)), []byte{}); err != nil {
+			return fmt.Errorf("index domain workspace: %w", err)
+		}
+		return s.db.recordAudit(ctx, tx, wid, link.AuditDomainAdded, domainTarget(s.db.ids, id), domainChanges(nil, &rec))
 	})
 	s.db.domains.invalidate()
 	if err != nil {
@@ -310,6 +313,16 @@ func (s *DomainService) UpdateDomain(ctx context.Context, workspaceID, id string
 		if err := putJSON(tx.Bucket(bucketDomains), itob(did), rec); err != nil {
 			return err
 		}
+		action := link.AuditDomainUpdated
+		if rec.Verified != before.Verified {
+			action = link.AuditDomainUnverified
+			if rec.Verified {
+				action = link.AuditDomainVerified
+			}
+		}
+		if err := s.db.recordAudit(ctx, tx, wid, action, domainTarget(s.db.ids, did), domainChanges(&before, rec)); err != nil {
+			return err
+		}
 		out = d
 		return nil
 	})
@@ -356,10 +369,29 @@ func (s *DomainService) DeleteDomain(ctx context.Context, workspaceID, id string
 		if err := tx.Bucket(bucketDomainsWorkspace).Delete(concat(itob(wid), itob(did))); err != nil {
 			return fmt.Errorf("unindex domain workspace: %w", err)
 		}
-		return nil
+		return s.db.recordAudit(ctx, tx, wid, link.AuditDomainRemoved, domainTarget(s.db.ids, did), domainChanges(rec, nil))
 	})
 	s.db.domains.invalidate()
 	return err
+}
+
+// domainTarget is a domain as the target of an audit entry.
+func domainTarget(ids *idCodec, did uint64) link.AuditTarget {
+	return link.AuditTarget{Type: "domain", ID: ids.formatID(prefixDomain, did)}
+}
+
+// domainChanges returns the audited fields that differ between a and b
+// (nil for none). The verification token is left out.
+func domainChanges(a, b *domainRecord) map[string][2]*string {
+	vals := func(r *domainRecord) []any {
+		if r == nil {
+			return []any{nil, nil, nil, nil}
+		}
+		return []any{r.Hostname, r.Verified, r.RootRedirectURL, r.NotFoundURL}
+	}
+	va, vb := vals(a), vals(b)
+	return auditChanges("hostname", va[0], vb[0], "verified", va[1], vb[1],
+		"root_redirect_url", va[2], vb[2], "not_found_url", va[3], vb[3])
 }
 
 // domainCache is the table of verified domains by hostname that routes

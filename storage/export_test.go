@@ -123,6 +123,7 @@ func checkIndexes(tx *bolt.Tx) error {
 	errs = append(errs, checkDomains(tx)...)
 	errs = append(errs, checkMembers(tx)...)
 	errs = append(errs, checkInvitations(tx)...)
+	errs = append(errs, checkAudit(tx)...)
 	compareCounters := func(name []byte, want map[string]uint64) {
 		got := map[string]uint64{}
 		_ = tx.Bucket(name).ForEach(func(k, v []byte) error { got[string(k)] = btoi(v); return nil })

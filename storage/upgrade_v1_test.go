@@ -85,6 +85,9 @@ func wantVersion1File(t *testing.T, path string) {
 		if tx.Bucket(bucketClicksHosts) != nil {
 			t.Error("fixture has clicks.hosts")
 		}
+		if tx.Bucket(bucketAudit) != nil {
+			t.Error("fixture has the audit log")
+		}
 		n := 0
 		_ = tx.Bucket(bucketClicksRaw).ForEach(func(k, v []byte) error {
 			n++
@@ -278,6 +281,17 @@ func TestUpgradeVersion1File(t *testing.T) {
 					if got != want {
 						t.Errorf("round %d: click %d = %+v, want %+v", round, i, got, want)
 					}
+				}
+			})
+			mustRun(t, "the upgraded file keeps an audit log", func(t *testing.T) {
+				audit := NewAuditService(db)
+				actor := link.Actor{Type: link.ActorUser, ID: "usr_1", Name: "admin@example.com"}
+				if err := audit.RecordAudit(link.WithActor(ctx, actor, "192.0.2.1"), []string{"ws_1"}, link.AuditBackupDownloaded, link.AuditTarget{Type: "instance"}, nil); err != nil {
+					t.Fatal(err)
+				}
+				es, _, err := audit.FindAuditEntries(ctx, link.AuditFilter{WorkspaceID: "ws_1", Actor: "usr_1"})
+				if err != nil || len(es) != round+1 || es[0].Actor != actor {
+					t.Fatalf("round %d: audit entries = %+v, %v", round, es, err)
 				}
 			})
 			mustRun(t, "indexes and file check clean", func(t *testing.T) {

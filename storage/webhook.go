@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/url"
 	"slices"
 	"time"
 
@@ -176,7 +177,11 @@ func (s *WebhookService) CreateWebhook(ctx context.Context, w *link.Webhook) err
 		if err := tx.Bucket(bucketWebhooksWorkspace).Put(concat(itob(wid), itob(id)), []byte{}); err != nil {
 			return fmt.Errorf("index webhook: %w", err)
 		}
-		return setSubscriptions(tx, id, nil, rec)
+		if err := setSubscriptions(tx, id, nil, rec); err != nil {
+			return err
+		}
+		return s.db.recordAudit(ctx, tx, wid, link.AuditWebhookCreated, webhookTarget(s.db.ids, id),
+			webhookChanges(&webhookRecord{}, rec))
 	})
 	if err != nil {
 		return err
@@ -294,6 +299,17 @@ func (s *WebhookService) UpdateWebhook(ctx context.Context, workspaceID, id stri
 			if err := putJSON(tx.Bucket(bucketWebhooks), itob(whid), rec); err != nil {
 				return err
 			}
+			if ch := webhookChanges(&old, rec); ch != nil {
+				action := link.AuditWebhookUpdated
+				if old.Enabled && !rec.Enabled {
+					action = link.AuditWebhookDisabled
+				} else if !old.Enabled && rec.Enabled {
+					action = link.AuditWebhookEnabled
+				}
+				if err := s.db.recordAudit(ctx, tx, wid, action, webhookTarget(s.db.ids, whid), ch); err != nil {
+					return err
+				}
+			}
 			out = rec.webhook(s.db.ids, whid)
 			return nil
 		})
@@ -335,9 +351,16 @@ func (s *WebhookService) RollSecret(ctx context.Context, workspaceID, id, newSec
 			return err
 		}
 		ends := graceEnds.UTC()
+		oldEnds := rec.PreviousSecretExpiresAt
 		rec.PreviousSecret, rec.PreviousSecretExpiresAt, rec.Secret = rec.Secret, &ends, newSecret
 		rec.UpdatedAt = now
 		if err := putJSON(tx.Bucket(bucketWebhooks), itob(whid), rec); err != nil {
+			return err
+		}
+		// The secrets themselves never enter the log: only when the one
+		// replaced stops signing.
+		if err := s.db.recordAudit(ctx, tx, wid, link.AuditWebhookSecretRoll, webhookTarget(s.db.ids, whid),
+			auditChanges("previous_secret_expires_at", auditTime(oldEnds), auditTime(&ends))); err != nil {
 			return err
 		}
 		out = rec.webhook(s.db.ids, whid)
@@ -358,15 +381,15 @@ func (s *WebhookService) DeleteWebhook(ctx context.Context, workspaceID, id stri
 	if !ok1 || !ok2 {
 		return link.Errorf(link.ENOTFOUND, "webhook %q not found", id)
 	}
-	if err := s.markDeleting(wid, whid); err != nil {
+	if err := s.markDeleting(ctx, wid, whid); err != nil {
 		return err
 	}
 	return s.purgeWebhook(whid)
 }
 
 // markDeleting takes a webhook out of every index and marks it Deleting,
-// the first step of its deletion.
-func (s *WebhookService) markDeleting(wid, whid uint64) error {
+// the first step of its deletion, which the audit log records.
+func (s *WebhookService) markDeleting(ctx context.Context, wid, whid uint64) error {
 	return s.db.update(func(tx *bolt.Tx) error {
 		rec, err := findWebhook(tx, wid, whid)
 		if err != nil {
@@ -379,8 +402,46 @@ func (s *WebhookService) markDeleting(wid, whid uint64) error {
 			return fmt.Errorf("unindex webhook: %w", err)
 		}
 		rec.Deleting = true
-		return putJSON(tx.Bucket(bucketWebhooks), itob(whid), rec)
+		if err := putJSON(tx.Bucket(bucketWebhooks), itob(whid), rec); err != nil {
+			return err
+		}
+		return s.db.recordAudit(ctx, tx, wid, link.AuditWebhookDeleted, webhookTarget(s.db.ids, whid),
+			webhookChanges(rec, &webhookRecord{}))
 	})
+}
+
+// webhookTarget is a webhook as the target of an audit entry.
+func webhookTarget(ids *idCodec, whid uint64) link.AuditTarget {
+	return link.AuditTarget{Type: "webhook", ID: ids.formatID(prefixWebhook, whid)}
+}
+
+// webhookChanges returns the audited fields that differ between a and b
+// (a zero record for none). The URL is named by its scheme and host only:
+// a receiver's URL often carries its own secret (Slack's, Discord's), and
+// secrets never enter the log.
+func webhookChanges(a, b *webhookRecord) map[string][2]*string {
+	val := func(r *webhookRecord, v any) any {
+		if r.URL == "" {
+			return nil
+		}
+		return v
+	}
+	return auditChanges(
+		"url_host", val(a, urlHost(a.URL)), val(b, urlHost(b.URL)),
+		"events", val(a, a.Events), val(b, b.Events),
+		"enabled", val(a, a.Enabled), val(b, b.Enabled),
+		"description", val(a, a.Description), val(b, b.Description),
+		"disabled_reason", val(a, a.DisabledReason), val(b, b.DisabledReason))
+}
+
+// urlHost returns the scheme and host of a URL, without user or port
+// secrets, path or query.
+func urlHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return u.Scheme + "://" + u.Hostname()
 }
 
 // purgeWebhook deletes the queue and deliveries of a webhook marked

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -131,7 +132,7 @@ func (s *WebhookService) StartDeleteWebhook(workspaceID, id string) error {
 	if !ok1 || !ok2 {
 		return fmt.Errorf("bad id %q", id)
 	}
-	return s.markDeleting(wid, whid)
+	return s.markDeleting(context.Background(), wid, whid)
 }
 
 // CountDeliveryRecords returns the number of records in the deliveries,

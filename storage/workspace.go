@@ -61,8 +61,11 @@ func (s *WorkspaceService) CreateWorkspace(ctx context.Context, w *link.Workspac
 			return err
 		}
 		var err error
-		wid, err = createWorkspace(tx, &workspaceRecord{Name: v.Name, Plan: v.Plan, CreatedAt: now, UpdatedAt: now}, uid)
-		return err
+		if wid, err = createWorkspace(tx, &workspaceRecord{Name: v.Name, Plan: v.Plan, CreatedAt: now, UpdatedAt: now}, uid); err != nil {
+			return err
+		}
+		return s.db.recordAudit(ctx, tx, wid, link.AuditWorkspaceCreated, workspaceTarget(s.db.ids, wid),
+			auditChanges("name", nil, v.Name, "plan", nil, string(v.Plan)))
 	})
 	if err != nil {
 		return err
@@ -175,9 +178,22 @@ func (s *WorkspaceService) UpdateWorkspace(ctx context.Context, id string, upd l
 		if err := next.Validate(); err != nil {
 			return err
 		}
+		before := *rec
 		rec.Name, rec.Plan, rec.UpdatedAt = next.Name, next.Plan, s.db.now()
 		if err := putJSON(tx.Bucket(bucketWorkspaces), itob(wid), rec); err != nil {
 			return err
+		}
+		if before.Name != rec.Name {
+			if err := s.db.recordAudit(ctx, tx, wid, link.AuditWorkspaceRenamed, workspaceTarget(s.db.ids, wid),
+				auditChanges("name", before.Name, rec.Name)); err != nil {
+				return err
+			}
+		}
+		if before.Plan != rec.Plan {
+			if err := s.db.recordAudit(ctx, tx, wid, link.AuditWorkspacePlan, workspaceTarget(s.db.ids, wid),
+				auditChanges("plan", string(before.Plan), string(rec.Plan))); err != nil {
+				return err
+			}
 		}
 		w = rec.workspace(s.db.ids, wid)
 		return nil
@@ -186,6 +202,11 @@ func (s *WorkspaceService) UpdateWorkspace(ctx context.Context, id string, upd l
 		return nil, err
 	}
 	return w, nil
+}
+
+// workspaceTarget is a workspace as the target of an audit entry.
+func workspaceTarget(ids *idCodec, wid uint64) link.AuditTarget {
+	return link.AuditTarget{Type: "workspace", ID: ids.formatID(prefixWorkspace, wid)}
 }
 
 func findWorkspace(tx *bolt.Tx, id uint64) (*workspaceRecord, error) {
@@ -229,4 +250,34 @@ func putMembership(tx *bolt.Tx, wid, uid uint64, m *memberRecord) error {
 		return err
 	}
 	return putJSON(tx.Bucket(bucketUserWorkspaces), concat(itob(uid), itob(wid)), m)
+}
+
+// AddMember makes a user a member of a workspace with a role, recording
+// member.joined. ENOTFOUND for an unknown user or workspace, ECONFLICT
+// when the user is a member already, EINVALID for an unknown role.
+func (s *WorkspaceService) AddMember(ctx context.Context, workspaceID, userID string, role link.Role) error {
+	if !role.Valid() {
+		return link.Errorf(link.EINVALID, "role must be read, read_write or owner")
+	}
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	uid, ok2 := s.db.ids.parseID(prefixUser, userID)
+	if !ok1 || !ok2 {
+		return link.Errorf(link.ENOTFOUND, "user %q or workspace %q not found", userID, workspaceID)
+	}
+	return s.db.update(func(tx *bolt.Tx) error {
+		if err := workspaceExists(tx, wid); err != nil {
+			return err
+		}
+		if _, err := findUser(tx, uid); err != nil {
+			return err
+		}
+		if tx.Bucket(bucketWorkspaceMembers).Get(concat(itob(wid), itob(uid))) != nil {
+			return link.Errorf(link.ECONFLICT, "user %q is a member of workspace %q already", userID, workspaceID)
+		}
+		if err := putMembership(tx, wid, uid, &memberRecord{Role: role, CreatedAt: s.db.now()}); err != nil {
+			return err
+		}
+		return s.db.recordAudit(ctx, tx, wid, link.AuditMemberJoined, link.AuditTarget{Type: "user", ID: userID},
+			auditChanges("role", nil, string(role)))
+	})
 }

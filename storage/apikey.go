@@ -308,22 +308,28 @@ func (s *KeyService) FindKeyByID(ctx context.Context, workspaceID, id string) (*
 		return nil, link.Errorf(link.ENOTFOUND, "key %q not found", id)
 	}
 	var k *link.APIKey
-	err := s.db.viewWithUsage(false, func(tx *bolt.Tx, snap usageSnapshot) error {
-		rec, err := findKey(tx, wid, kid)
-		if err != nil {
-			return err
-		}
-		u, err := snap.usage(tx, kid)
-		if err != nil {
-			return err
-		}
-		k = rec.apiKey(s.db.ids, kid, u)
-		return nil
+	err := s.db.viewWithUsage(false, func(tx *bolt.Tx, snap usageSnapshot) (err error) {
+		k, err = s.readKey(tx, snap, wid, kid)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return k, nil
+}
+
+// readKey returns key kid (of workspace wid; 0 means any) with its usage.
+// ENOTFOUND.
+func (s *KeyService) readKey(tx *bolt.Tx, snap usageSnapshot, wid, kid uint64) (*link.APIKey, error) {
+	rec, err := findKey(tx, wid, kid)
+	if err != nil {
+		return nil, err
+	}
+	u, err := snap.usage(tx, kid)
+	if err != nil {
+		return nil, err
+	}
+	return rec.apiKey(s.db.ids, kid, u), nil
 }
 
 // FindKeyByHash returns the key with the token hash, in any state, with
@@ -338,17 +344,9 @@ func (s *KeyService) FindKeyByHash(ctx context.Context, hash []byte) (*link.APIK
 		if v == nil {
 			return link.Errorf(link.ENOTFOUND, "key not found")
 		}
-		kid := btoi(v)
-		rec, err := findKey(tx, 0, kid)
-		if err != nil {
-			return err
-		}
-		u, err := snap.usage(tx, kid)
-		if err != nil {
-			return err
-		}
-		k = rec.apiKey(s.db.ids, kid, u)
-		return nil
+		var err error
+		k, err = s.readKey(tx, snap, 0, btoi(v))
+		return err
 	})
 	if err != nil {
 		return nil, err

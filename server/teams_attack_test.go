@@ -31,3 +31,22 @@ func TestLastOwnerIsOneWhoCanSignIn(t *testing.T) {
 	e.do("PATCH", "/v1/users/"+samID, e.adminToken, `{"disabled":true}`, 200)
 	e.do("DELETE", "/v1/members/"+samID, e.adminToken, "", 204)
 }
+
+// TestCommonPasswordTricks: spaces around a common password, or padding a
+// short one up to the minimum, are refused wherever a password is chosen.
+func TestCommonPasswordTricks(t *testing.T) {
+	e := newEnv(t)
+	tok := e.invite(e.adminToken, "pad@example.com", "read")
+	for _, pw := range []string{"password1 ", " qwertyuiop ", `\t1234567890`, "          "} {
+		r := e.request(newRequest("POST", "/v1/invitations/accept", "", `{"token":"`+tok+`","name":"Pad","password":"`+pw+`"}`))
+		wantProblem(t, r, 422, "validation_failed")
+		wantDetail(t, r, "password")
+		r = e.request(newRequest("POST", "/v1/me/password", e.adminToken, `{"current_password":"`+adminPassword+`","new_password":"`+pw+`"}`))
+		wantProblem(t, r, 422, "validation_failed")
+		r = e.request(newRequest("POST", "/v1/users", e.adminToken, `{"email":"pad2@example.com","name":"Pad","password":"`+pw+`"}`))
+		wantProblem(t, r, 422, "validation_failed")
+	}
+	// The invitation still works with a good password.
+	e.do("POST", "/v1/invitations/accept", "", `{"token":"`+tok+`","name":"Pad","password":" a long new password "}`, 201)
+	e.login("pad@example.com", " a long new password ")
+}

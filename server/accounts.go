@@ -173,6 +173,12 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, c 
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		return err
 	}
+	// A user made by single sign-on has no password, and gets none from a
+	// token alone: one would keep them signed in after the provider let
+	// them go, and a stolen token would become a lasting password.
+	if len(c.user.PasswordHash) == 0 {
+		return link.Errorf(link.ECONFLICT, "your account has no password: it signs in through single sign-on only")
+	}
 	if in.CurrentPassword == "" {
 		return &link.Error{Code: link.EINVALID, Message: "current_password: is required",
 			Fields: []link.FieldError{{Field: "current_password", Message: "is required"}}}

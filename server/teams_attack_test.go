@@ -50,3 +50,83 @@ func TestCommonPasswordTricks(t *testing.T) {
 	e.do("POST", "/v1/invitations/accept", "", `{"token":"`+tok+`","name":"Pad","password":" a long new password "}`, 201)
 	e.login("pad@example.com", " a long new password ")
 }
+
+// TestRemovedMembersKeysStop: removing a member ends their access at once,
+// the keys they made included (they may hold those tokens), unless an owner
+// keeps a key for the scripts that use it. Invited again, their keys work.
+func TestRemovedMembersKeysStop(t *testing.T) {
+	e := newEnv(t)
+	sam, samID := e.join("sam@example.com", "read_write")
+	keyOf := func(cred, name string) (token, id string) {
+		r := e.do("POST", "/v1/keys", cred, `{"name":"`+name+`","scope":"read_write"}`, 201)
+		return r.str("key"), r.str("id")
+	}
+	samKey, _ := keyOf(sam, "sam's script")
+	minted, _ := keyOf(samKey, "minted by sam's script")
+	kept, keptID := keyOf(sam, "kept")
+
+	e.do("DELETE", "/v1/members/"+samID, e.adminToken, "", 204)
+	for _, k := range []string{samKey, minted, kept} {
+		r := e.request(newRequest("GET", "/v1/links", k, ""))
+		wantProblem(t, r, 401, "unauthorized")
+		wantDetail(t, r, "no longer a member")
+		wantProblem(t, e.request(newRequest("POST", "/v1/links", k, `{"destination_url":"https://example.com/after"}`)), 401, "unauthorized")
+	}
+	// The owner sees which keys stopped, and keeps one.
+	list := e.do("GET", "/v1/keys", e.adminToken, "", 200)
+	for _, it := range list.path("data").([]any) {
+		m := it.(map[string]any)
+		if name := m["name"].(string); name == "sam's script" || name == "kept" || name == "minted by sam's script" {
+			if m["creator_disabled"] != true {
+				t.Errorf("key %q: creator_disabled = %v, want true", name, m["creator_disabled"])
+			}
+		}
+	}
+	e.do("PATCH", "/v1/keys/"+keptID, e.adminToken, `{"keep_when_creator_disabled":true}`, 200)
+	e.do("GET", "/v1/links", kept, "", 200)
+	e.do("GET", "/v1/links", e.writeKey, "", 200)
+
+	// A member who leaves on their own stops their keys as well.
+	pat, patID := e.join("pat@example.com", "read_write")
+	patKey, _ := keyOf(pat, "pat's script")
+	e.do("DELETE", "/v1/members/"+patID, pat, "", 204)
+	wantProblem(t, e.request(newRequest("GET", "/v1/links", patKey, "")), 401, "unauthorized")
+
+	// Invited again, Sam's keys work again.
+	tok := e.invite(e.adminToken, "sam@example.com", "read")
+	e.do("POST", "/v1/invitations/accept", sam, `{"token":"`+tok+`"}`, 200)
+	e.do("GET", "/v1/links", samKey, "", 200)
+	e.do("GET", "/v1/links", minted, "", 200)
+}
+
+// TestDemotedMembersKeysRead: a key never does more than the member who
+// made it may do now; demoted to read, their read_write key reads only,
+// and promoted again it writes again. A key an owner keeps is not bound.
+func TestDemotedMembersKeysRead(t *testing.T) {
+	e := newEnv(t)
+	sam, samID := e.join("sam@example.com", "read_write")
+	r := e.do("POST", "/v1/keys", sam, `{"name":"sam's script","scope":"read_write"}`, 201)
+	key, keyID := r.str("key"), r.str("id")
+	minted := e.do("POST", "/v1/keys", key, `{"name":"minted","scope":"read_write"}`, 201).str("key")
+	e.do("POST", "/v1/links", key, `{"destination_url":"https://example.com/before"}`, 201)
+
+	e.do("PATCH", "/v1/members/"+samID, e.adminToken, `{"role":"read"}`, 200)
+	for _, k := range []string{key, minted} {
+		e.do("GET", "/v1/links", k, "", 200)
+		r := e.request(newRequest("POST", "/v1/links", k, `{"destination_url":"https://example.com/after"}`))
+		wantProblem(t, r, 403, "forbidden")
+		wantDetail(t, r, "read role")
+		wantProblem(t, e.request(newRequest("POST", "/v1/keys", k, `{"name":"escape","scope":"read"}`)), 403, "forbidden")
+	}
+	// The key itself keeps its scope: the list says what it was made with.
+	if got := e.do("GET", "/v1/keys/"+keyID, e.adminToken, "", 200).str("scope"); got != "read_write" {
+		t.Fatalf("scope = %q", got)
+	}
+
+	e.do("PATCH", "/v1/members/"+samID, e.adminToken, `{"role":"owner"}`, 200)
+	e.do("POST", "/v1/links", minted, `{"destination_url":"https://example.com/again"}`, 201)
+
+	e.do("PATCH", "/v1/members/"+samID, sam, `{"role":"read"}`, 200)
+	e.do("PATCH", "/v1/keys/"+keyID, e.adminToken, `{"keep_when_creator_disabled":true}`, 200)
+	e.do("POST", "/v1/links", key, `{"destination_url":"https://example.com/kept"}`, 201)
+}

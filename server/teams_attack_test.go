@@ -1,6 +1,8 @@
 package server
 
 import (
+	"net/http/httptest"
+	"sync"
 	"testing"
 )
 
@@ -129,4 +131,66 @@ func TestDemotedMembersKeysRead(t *testing.T) {
 	e.do("PATCH", "/v1/members/"+samID, sam, `{"role":"read"}`, 200)
 	e.do("PATCH", "/v1/keys/"+keyID, e.adminToken, `{"keep_when_creator_disabled":true}`, 200)
 	e.do("POST", "/v1/links", key, `{"destination_url":"https://example.com/kept"}`, 201)
+}
+
+// TestOwnersDemotingEachOtherKeepAnOwner: two owners who demote each other
+// (or leave) at the same moment cannot both succeed; the workspace keeps
+// exactly one owner whichever runs first.
+func TestOwnersDemotingEachOtherKeepAnOwner(t *testing.T) {
+	e := newEnv(t)
+	me := e.do("GET", "/v1/me", e.adminToken, "", 200).str("id")
+	sam, samID := e.join("sam@example.com", "owner")
+	for round := range 20 {
+		reqs := []struct{ cred, method, target, body string }{
+			{e.adminToken, "PATCH", samID, `{"role":"read"}`},
+			{sam, "PATCH", me, `{"role":"read"}`},
+		}
+		if round%2 == 1 { // both leave at once
+			reqs[0] = struct{ cred, method, target, body string }{e.adminToken, "DELETE", me, ""}
+			reqs[1] = struct{ cred, method, target, body string }{sam, "DELETE", samID, ""}
+		}
+		var wg sync.WaitGroup
+		for _, q := range reqs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				e.srv.ServeHTTP(httptest.NewRecorder(), newRequest(q.method, "/v1/members/"+q.target, q.cred, q.body))
+			}()
+		}
+		wg.Wait()
+		owners := []string{}
+		var ownerCred string
+		list := e.request(inWS("GET", "/v1/members", e.adminToken, "", e.ws))
+		if list.status == 404 { // the admin left: Sam is still a member
+			list = e.request(inWS("GET", "/v1/members", sam, "", e.ws))
+		}
+		if list.status != 200 {
+			t.Fatalf("round %d: members: status %d: %s", round, list.status, list.raw)
+		}
+		for _, m := range list.path("data").([]any) {
+			m := m.(map[string]any)
+			if m["role"] == "owner" {
+				owners = append(owners, m["user_id"].(string))
+			}
+		}
+		if len(owners) != 1 {
+			t.Fatalf("round %d: owners %v, want exactly one", round, owners)
+		}
+		// The one owner makes the other an owner (again) for the next round.
+		other, otherEmail := samID, "sam@example.com"
+		ownerCred = e.adminToken
+		if owners[0] == samID {
+			other, otherEmail, ownerCred = me, "admin@example.com", sam
+		}
+		if r := e.request(newRequest("PATCH", "/v1/members/"+other, ownerCred, `{"role":"owner"}`)); r.status == 404 {
+			tok := e.invite(ownerCred, otherEmail, "owner")
+			cred := e.adminToken
+			if other == samID {
+				cred = sam
+			}
+			e.do("POST", "/v1/invitations/accept", cred, `{"token":"`+tok+`"}`, 200)
+		} else if r.status != 200 {
+			t.Fatalf("round %d: re-promote: status %d: %s", round, r.status, r.raw)
+		}
+	}
 }

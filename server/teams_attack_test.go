@@ -12,7 +12,7 @@ import (
 func TestLastOwnerIsOneWhoCanSignIn(t *testing.T) {
 	e := newEnv(t)
 	me := e.do("GET", "/v1/me", e.adminToken, "", 200).str("id")
-	sam, samID := e.join("sam@example.com", "owner")
+	_, samID := e.join("sam@example.com", "owner")
 	e.do("PATCH", "/v1/users/"+samID, e.adminToken, `{"disabled":true}`, 200)
 
 	r := e.request(newRequest("PATCH", "/v1/members/"+me, e.adminToken, `{"role":"read"}`))
@@ -26,7 +26,7 @@ func TestLastOwnerIsOneWhoCanSignIn(t *testing.T) {
 	// Enabled again, Sam is an owner who can act: the admin may step down.
 	e.do("PATCH", "/v1/users/"+samID, e.adminToken, `{"disabled":false}`, 200)
 	e.do("PATCH", "/v1/members/"+me, e.adminToken, `{"role":"read"}`, 200)
-	sam = e.login("sam@example.com", "a long new password")
+	sam := e.login("sam@example.com", "a long new password")
 	e.do("PATCH", "/v1/members/"+me, sam, `{"role":"owner"}`, 200)
 
 	// An owner who can act may remove a disabled owner.

@@ -194,3 +194,49 @@ func TestOwnersDemotingEachOtherKeepAnOwner(t *testing.T) {
 		}
 	}
 }
+
+// TestInvitationNeedsItsOwnerStill: nobody grants a role above their own,
+// so the links an owner made stop working (410) once that owner is demoted,
+// removed or disabled: a demoted owner cannot let themselves back in as an
+// owner through a link they made beforehand.
+func TestInvitationNeedsItsOwnerStill(t *testing.T) {
+	e := newEnv(t)
+	sam, samID := e.join("sam@example.com", "owner")
+	accept := func(tok, name string) *response {
+		return e.request(newRequest("POST", "/v1/invitations/accept", "", `{"token":"`+tok+`","name":"`+name+`","password":"a long new password"}`))
+	}
+
+	t.Run("demoted", func(t *testing.T) {
+		tok := e.invite(sam, "sams.alias@example.com", "owner")
+		e.do("PATCH", "/v1/members/"+samID, e.adminToken, `{"role":"read"}`, 200)
+		r := accept(tok, "Alias")
+		wantProblem(t, r, 410, "gone")
+		wantDetail(t, r, "no longer an owner")
+		wantProblem(t, e.request(newRequest("POST", "/v1/auth/login", "", `{"email":"sams.alias@example.com","password":"a long new password"}`)), 401, "unauthorized")
+		// Promoted again, the link works again, until it expires.
+		e.do("PATCH", "/v1/members/"+samID, e.adminToken, `{"role":"owner"}`, 200)
+		r = accept(tok, "Alias")
+		if got := r.path("workspace", "role"); r.status != 201 || got != "owner" {
+			t.Fatalf("status %d, role %v: %s", r.status, got, r.raw)
+		}
+	})
+	t.Run("disabled", func(t *testing.T) {
+		tok := e.invite(sam, "second.alias@example.com", "read")
+		e.do("PATCH", "/v1/users/"+samID, e.adminToken, `{"disabled":true}`, 200)
+		wantProblem(t, accept(tok, "Alias"), 410, "gone")
+		e.do("PATCH", "/v1/users/"+samID, e.adminToken, `{"disabled":false}`, 200)
+	})
+	t.Run("removed", func(t *testing.T) {
+		sam = e.login("sam@example.com", "a long new password")
+		tok := e.invite(sam, "third.alias@example.com", "read")
+		e.do("DELETE", "/v1/members/"+samID, e.adminToken, "", 204)
+		wantProblem(t, accept(tok, "Alias"), 410, "gone")
+		// An owner who stayed revokes it and makes a new link.
+		for _, inv := range e.do("GET", "/v1/invitations", e.adminToken, "", 200).path("data").([]any) {
+			e.do("DELETE", "/v1/invitations/"+inv.(map[string]any)["id"].(string), e.adminToken, "", 204)
+		}
+		if r := accept(e.invite(e.adminToken, "third.alias@example.com", "read"), "Third"); r.status != 201 {
+			t.Fatalf("status %d: %s", r.status, r.raw)
+		}
+	})
+}

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"encoding/json"
+	"fmt"
 	"net/http/httptest"
 	"sync"
 	"testing"
@@ -239,4 +241,47 @@ func TestInvitationNeedsItsOwnerStill(t *testing.T) {
 			t.Fatalf("status %d: %s", r.status, r.raw)
 		}
 	})
+}
+
+// TestLoginRacingAPasswordChange: a login that checked the old password
+// gets a token of the generation it read, so the password change ends it
+// even when the token is issued after the change is stored. Every token
+// the old password bought is refused once the change has answered.
+func TestLoginRacingAPasswordChange(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.LoginPerIP = 1000 })
+	for round := range 5 {
+		oldPW, newPW := fmt.Sprintf("old password %d ok", round), fmt.Sprintf("new password %d ok", round)
+		if round == 0 {
+			oldPW = adminPassword
+		}
+		cur := e.login("admin@example.com", oldPW)
+		const n = 24
+		tokens := make(chan string, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				req := newRequest("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"`+oldPW+`"}`)
+				req.RemoteAddr = fmt.Sprintf("192.0.2.%d:1234", 10+i)
+				rec := httptest.NewRecorder()
+				e.srv.ServeHTTP(rec, req)
+				if rec.Code == 200 {
+					var out struct{ Token string }
+					if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
+						t.Error(err)
+					}
+					tokens <- out.Token
+				}
+			}()
+		}
+		e.do("POST", "/v1/me/password", cur, `{"current_password":"`+oldPW+`","new_password":"`+newPW+`"}`, 200)
+		wg.Wait()
+		close(tokens)
+		for tok := range tokens {
+			wantProblem(t, e.request(newRequest("GET", "/v1/me", tok, "")), 401, "unauthorized")
+		}
+		// The next round starts from this round's new password.
+		e.do("POST", "/v1/me/password", e.login("admin@example.com", newPW), `{"current_password":"`+newPW+`","new_password":"`+fmt.Sprintf("old password %d ok", round+1)+`"}`, 200)
+	}
 }

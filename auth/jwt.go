@@ -71,6 +71,18 @@ func (j JWT) ttl() time.Duration {
 // time it expires (whole seconds, as in the token). The error is internal:
 // an empty secret or user ID.
 func (j JWT) Issue(userID string) (token string, expiresAt time.Time, err error) {
+	var gen uint64
+	if j.Generation != nil {
+		gen = j.Generation(userID)
+	}
+	return j.IssueGeneration(userID, gen)
+}
+
+// IssueGeneration is Issue with the token generation given: that of the
+// user record a login checked the password against. A login that read the
+// record before a password change then gets a token of the old generation,
+// which the change ends, even when it is issued after the change.
+func (j JWT) IssueGeneration(userID string, generation uint64) (token string, expiresAt time.Time, err error) {
 	if len(j.Secret) == 0 {
 		return "", time.Time{}, errors.New("auth: JWT secret is empty")
 	}
@@ -85,10 +97,7 @@ func (j JWT) Issue(userID string) (token string, expiresAt time.Time, err error)
 		ID:        rand.Text(),
 		IssuedAt:  jwt.NewNumericDate(now),
 		ExpiresAt: exp,
-	}}
-	if j.Generation != nil {
-		c.Generation = j.Generation(userID)
-	}
+	}, Generation: generation}
 	token, err = jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(j.Secret)
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("auth: sign JWT: %w", err)

@@ -26,10 +26,10 @@ var commonPasswords = sync.OnceValue(func() map[string]struct{} {
 	return m
 })
 
-// IsCommonPassword reports whether pw, in any case, is on the embedded list
-// of common passwords.
+// IsCommonPassword reports whether pw, in any case and with any spaces
+// around it, is on the embedded list of common passwords.
 func IsCommonPassword(pw string) bool {
-	_, ok := commonPasswords()[strings.ToLower(pw)]
+	_, ok := commonPasswords()[strings.ToLower(strings.TrimSpace(pw))]
 	return ok
 }
 

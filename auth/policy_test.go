@@ -18,6 +18,15 @@ func TestCheckPassword(t *testing.T) {
 		{"qwertyuiop", "most common passwords"},
 		{"QwErTyUiOp", "most common passwords"},
 		{"BASKETBALL", "most common passwords"},
+		// Spaces around a common password, or padding a short one, do not
+		// make it another password; accents count as one character each.
+		{" qwertyuiop ", "most common passwords"},
+		{"\tBasketball\n", "most common passwords"},
+		{"password1 ", "at least 10 characters"},
+		{"   password", "at least 10 characters"},
+		{strings.Repeat(" ", 12), "at least 10 characters"},
+		{"ééééé", "at least 10 characters"},
+		{"éléphants roses", ""},
 	} {
 		got := CheckPassword(tc.pw)
 		if (tc.want == "") != (got == "") || !strings.Contains(got, tc.want) {

@@ -122,6 +122,37 @@ func TestJWTClaims(t *testing.T) {
 	}
 }
 
+// TestIssueGeneration: a token issued with the generation a login read
+// before a password change is ended by that change, whatever Generation
+// says when it is signed.
+func TestIssueGeneration(t *testing.T) {
+	c := clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	j := testJWT(c)
+	s := NewSessions(c.Now)
+	j.Generation = s.Generation
+	s.SetUser(&link.User{ID: "usr_a", TokenGeneration: 1})
+	tok, _, err := j.IssueGeneration("usr_a", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := j.VerifyClaims(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl.Generation != 0 {
+		t.Fatalf("generation = %d, want 0", cl.Generation)
+	}
+	if err := s.Check(cl); link.ErrorCode(err) != link.EUNAUTHORIZED {
+		t.Fatalf("Check = %v, want unauthorized", err)
+	}
+	if tok, _, err = j.Issue("usr_a"); err != nil {
+		t.Fatal(err)
+	}
+	if cl, err = j.VerifyClaims(tok); err != nil || s.Check(cl) != nil || cl.Generation != 1 {
+		t.Fatalf("a token of the current generation: %+v, %v, %v", cl, err, s.Check(cl))
+	}
+}
+
 // TestSessionsConcurrent checks tokens while generations rise, users are
 // disabled and enabled and tokens are revoked, for the race detector; at
 // the end the state is what the last changes say.

@@ -5,6 +5,7 @@ import (
 	"net/mail"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // KeyState is where an API key is in its life.
@@ -143,9 +144,11 @@ func CheckEmail(email string) string {
 // MinPasswordLength is the shortest password accepted.
 const MinPasswordLength = 10
 
-// CheckPassword returns what is wrong with a new password, or "".
+// CheckPassword returns what is wrong with a new password, or "". The
+// length counts characters, not bytes, and not the spaces at either end, so
+// that neither accents nor padding make a short password long enough.
 func CheckPassword(pw string) string {
-	if len(pw) < MinPasswordLength {
+	if utf8.RuneCountInString(strings.TrimSpace(pw)) < MinPasswordLength {
 		return "must be at least 10 characters"
 	}
 	if len(pw) > 72 {

@@ -99,7 +99,7 @@ type updateUserRequest struct {
 
 // handleUpdateUser disables or enables a user. Disabling ends every token
 // the user holds at once (re-enabling does not revive them) and stops the
-// keys they made unless an owner keeps them (checkKeyCreator). The admin
+// keys they made unless an owner keeps them (keyScope). The admin
 // cannot disable themselves: the instance would have nobody to undo it.
 func (s *Server) handleUpdateUser(w http.ResponseWriter, r *http.Request, c *caller) error {
 	var in updateUserRequest
@@ -173,6 +173,12 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, c 
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		return err
 	}
+	// A user made by single sign-on has no password, and gets none from a
+	// token alone: one would keep them signed in after the provider let
+	// them go, and a stolen token would become a lasting password.
+	if len(c.user.PasswordHash) == 0 {
+		return link.Errorf(link.ECONFLICT, "your account has no password: it signs in through single sign-on only")
+	}
 	if in.CurrentPassword == "" {
 		return &link.Error{Code: link.EINVALID, Message: "current_password: is required",
 			Fields: []link.FieldError{{Field: "current_password", Message: "is required"}}}
@@ -237,59 +243,82 @@ func (s *Server) handleLogoutAll(w http.ResponseWriter, r *http.Request, c *call
 // through keys that made keys.
 const maxCreatorChain = 16
 
-// disabledCreator returns the disabled user on whose behalf k was made, or
-// "": its creator, or following keys made by keys, their first user. A key
-// an owner keeps (KeepWhenCreatorDisabled) vouches for itself and the keys
-// made through it, so the walk stops there. Nothing is read unless some
-// user is disabled.
-func (s *Server) disabledCreator(ctx context.Context, k *link.APIKey) (string, error) {
-	if !s.sessions.AnyDisabled() {
-		return "", nil
-	}
+// creatorStop says why a key stops because of the user who made it.
+type creatorStop int
+
+const (
+	creatorActive   creatorStop = iota
+	creatorDisabled             // the user's account is disabled
+	creatorLeft                 // the user is no longer a member of the key's workspace
+)
+
+// keyCreatorStop says whether k stops because of the user on whose behalf
+// it was made: its creator, or following keys made by keys, their first
+// user, when that user is disabled or has left (or was removed from) the
+// key's workspace, since a person who left should not keep access through
+// a key they hold. A key an owner keeps (KeepWhenCreatorDisabled) vouches
+// for itself and the keys made through it, so the walk stops there. The
+// disabled flag is in memory; membership is one read. For a creator who is
+// a member, it also returns their role now, which bounds what the key may
+// do: a member demoted to read does not keep writing through a key.
+func (s *Server) keyCreatorStop(ctx context.Context, k *link.APIKey) (creatorStop, link.Role, error) {
 	for range maxCreatorChain {
 		if k.KeepWhenCreatorDisabled {
-			return "", nil
+			return creatorActive, "", nil
 		}
 		switch k.CreatedBy.Type {
 		case link.CreatorUser:
 			if s.sessions.Disabled(k.CreatedBy.ID) {
-				return k.CreatedBy.ID, nil
+				return creatorDisabled, "", nil
 			}
-			return "", nil
+			m, err := s.workspaces.FindMembership(ctx, k.WorkspaceID, k.CreatedBy.ID)
+			if isNotFound(err) {
+				return creatorLeft, "", nil
+			} else if err != nil {
+				return creatorActive, "", err
+			}
+			return creatorActive, m.Role, nil
 		case link.CreatorKey:
 			next, err := s.keys.FindKeyByID(ctx, k.WorkspaceID, k.CreatedBy.ID)
 			if isNotFound(err) {
-				return "", nil
+				return creatorActive, "", nil
 			} else if err != nil {
-				return "", err
+				return creatorActive, "", err
 			}
 			k = next
 		default:
-			return "", nil
+			return creatorActive, "", nil
 		}
 	}
-	return "", nil
+	return creatorActive, "", nil
 }
 
-// checkKeyCreator refuses a key whose creator is disabled, unless an owner
-// keeps it.
-func (s *Server) checkKeyCreator(ctx context.Context, k *link.APIKey) error {
-	uid, err := s.disabledCreator(ctx, k)
+// keyScope refuses a key whose creator is disabled or no longer a member
+// of its workspace, unless an owner keeps it, and returns the scope the key
+// acts with: its own, narrowed to read while its creator's role is read.
+func (s *Server) keyScope(ctx context.Context, k *link.APIKey) (link.Scope, error) {
+	stop, role, err := s.keyCreatorStop(ctx, k)
 	if err != nil {
-		return err
+		return "", err
 	}
-	if uid != "" {
-		return link.Errorf(link.EUNAUTHORIZED, "the key's creator is disabled; an owner of the workspace can keep the key working with PATCH /v1/keys/%s", k.ID)
+	switch stop {
+	case creatorDisabled:
+		return "", link.Errorf(link.EUNAUTHORIZED, "the key's creator is disabled; an owner of the workspace can keep the key working with PATCH /v1/keys/%s", k.ID)
+	case creatorLeft:
+		return "", link.Errorf(link.EUNAUTHORIZED, "the key's creator is no longer a member of its workspace; an owner of the workspace can keep the key working with PATCH /v1/keys/%s", k.ID)
 	}
-	return nil
+	if role != "" && !role.Scope().Allows(k.Scope) {
+		return role.Scope(), nil
+	}
+	return k.Scope, nil
 }
 
-// creatorDisabled reports, for key answers, whether k stops because its
-// creator is disabled. A read error counts as not (the answer is advice;
-// authentication checks for itself).
+// creatorDisabled reports, for key answers, whether k stops because of its
+// creator (disabled, or no longer a member). A read error counts as not
+// (the answer is advice; authentication checks for itself).
 func (s *Server) creatorDisabled(k *link.APIKey) bool {
-	uid, err := s.disabledCreator(context.Background(), k)
-	return err == nil && uid != ""
+	stop, _, err := s.keyCreatorStop(context.Background(), k)
+	return err == nil && stop != creatorActive
 }
 
 type updateKeyRequest struct {

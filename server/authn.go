@@ -81,6 +81,9 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, a access) (*c
 		}
 	case accessWrite:
 		if !c.scope.Allows(link.ScopeReadWrite) {
+			if c.key != nil && c.key.Scope != c.scope {
+				return nil, link.Errorf(link.EFORBIDDEN, "the member who made this API key has the read role now, so the key reads only; %s %s needs read_write", r.Method, r.URL.Path)
+			}
 			if c.key != nil {
 				return nil, link.Errorf(link.EFORBIDDEN, "this API key has the read scope; %s %s needs read_write", r.Method, r.URL.Path)
 			}
@@ -140,7 +143,8 @@ func (s *Server) authenticate(r *http.Request) (*caller, error) {
 	case link.KeyExpired:
 		return nil, link.Errorf(link.EUNAUTHORIZED, "this API key expired at %s", k.ExpiresAt.UTC().Format(timeFormat))
 	}
-	if err := s.checkKeyCreator(ctx, k); err != nil {
+	scope, err := s.keyScope(ctx, k)
+	if err != nil {
 		return nil, err
 	}
 	ws, err := s.workspaces.FindWorkspaceByID(ctx, k.WorkspaceID)
@@ -150,7 +154,7 @@ func (s *Server) authenticate(r *http.Request) (*caller, error) {
 		return nil, err
 	}
 	s.keys.TouchKey(k.ID, now)
-	return &caller{key: k, workspace: ws, scope: k.Scope}, nil
+	return &caller{key: k, workspace: ws, scope: scope}, nil
 }
 
 // pickWorkspace sets the workspace a user acts in: the one named by the

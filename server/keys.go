@@ -28,7 +28,7 @@ type keyResponse struct {
 	GraceEndsAt  *string  `json:"grace_ends_at"`
 	ReplacedBy   *string  `json:"replaced_by"`
 	CreatedBy    *creator `json:"created_by"`
-	// KeepWhenCreatorDisabled and CreatorDisabled: see checkKeyCreator.
+	// KeepWhenCreatorDisabled and CreatorDisabled: see keyScope.
 	KeepWhenCreatorDisabled bool `json:"keep_when_creator_disabled"`
 	CreatorDisabled         bool `json:"creator_disabled"`
 	// Key is the token, present only in the answers of create and rotate.

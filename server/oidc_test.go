@@ -525,6 +525,13 @@ func TestOIDCAutoCreate(t *testing.T) {
 	// The user has no password: no password logs them in.
 	r := e.request(newRequest("POST", "/v1/auth/login", "", `{"email":"new.person@example.com","password":"anything at all"}`))
 	wantProblem(t, r, 401, "unauthorized")
+	// Nor can a token give them one; it is no wrong password either.
+	for range 6 {
+		r = e.request(newRequest("POST", "/v1/me/password", tok, `{"current_password":"anything at all","new_password":"a long new password"}`))
+		wantProblem(t, r, 409, "conflict")
+		wantDetail(t, r, "single sign-on")
+	}
+	e.do("GET", "/v1/me", tok, "", 200)
 
 	// auto_create never creates a user for an unverified e-mail.
 	e.op.QueueUser(person("unverified@example.com", false))

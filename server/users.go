@@ -98,8 +98,10 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ *caller) 
 	return s.writeToken(w, http.StatusOK, u)
 }
 
+// writeToken answers a new JWT for u, of the token generation of the
+// record u was read from (see auth.JWT.IssueGeneration).
 func (s *Server) writeToken(w http.ResponseWriter, status int, u *link.User) error {
-	tok, exp, err := s.jwt.Issue(u.ID)
+	tok, exp, err := s.jwt.IssueGeneration(u.ID, u.TokenGeneration)
 	if err != nil {
 		return err
 	}

@@ -349,5 +349,31 @@ func findInvitationByToken(tx *bolt.Tx, hash []byte, now time.Time) (uint64, *in
 	case !now.Before(rec.ExpiresAt):
 		return 0, nil, link.Errorf(link.EGONE, "this invitation expired at %s: ask an owner for a new one", rec.ExpiresAt.UTC().Format(time.RFC3339))
 	}
+	if err := checkInviter(tx, &rec); err != nil {
+		return 0, nil, err
+	}
 	return iid, &rec, nil
+}
+
+// checkInviter returns EGONE unless the invitation's maker is still an
+// owner of its workspace who can sign in: nobody grants a role above their
+// own, so an owner who was demoted, removed or disabled no longer lets
+// anyone in through the links they made (an owner who stayed makes new
+// ones).
+func checkInviter(tx *bolt.Tx, rec *invitationRecord) error {
+	gone := link.Errorf(link.EGONE, "the owner who made this invitation is no longer an owner of the workspace: ask an owner for a new one")
+	var m memberRecord
+	if ok, err := getJSON(tx.Bucket(bucketWorkspaceMembers), concat(itob(rec.Workspace), itob(rec.InvitedBy)), &m); err != nil {
+		return err
+	} else if !ok || m.Role != link.RoleOwner {
+		return gone
+	}
+	u, err := findUser(tx, rec.InvitedBy)
+	if err != nil {
+		return err
+	}
+	if u.Disabled {
+		return gone
+	}
+	return nil
 }

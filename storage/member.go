@@ -107,7 +107,7 @@ func (s *MemberService) UpdateMemberRole(ctx context.Context, workspaceID, userI
 			return err
 		}
 		if m.Role == link.RoleOwner && role != link.RoleOwner {
-			if err := keepAnOwner(tx, wid, "demoted"); err != nil {
+			if err := keepAnOwner(tx, wid, uid, "demoted"); err != nil {
 				return err
 			}
 		}
@@ -139,7 +139,7 @@ func (s *MemberService) RemoveMember(ctx context.Context, workspaceID, userID st
 			return err
 		}
 		if m.Role == link.RoleOwner {
-			if err := keepAnOwner(tx, wid, "removed"); err != nil {
+			if err := keepAnOwner(tx, wid, uid, "removed"); err != nil {
 				return err
 			}
 		}
@@ -173,23 +173,37 @@ func findMember(tx *bolt.Tx, wid, uid uint64, userID string) (*memberRecord, err
 	return &m, nil
 }
 
-// keepAnOwner returns ECONFLICT unless the workspace has another owner
-// besides the one about to be demoted or removed.
-func keepAnOwner(tx *bolt.Tx, wid uint64, what string) error {
-	owners := 0
+// keepAnOwner returns ECONFLICT unless the workspace keeps an owner who
+// can act besides uid, the owner about to be demoted or removed: another
+// owner whose account is not disabled. A disabled owner signs in nowhere,
+// so a workspace left to them alone would have nobody to manage it.
+func keepAnOwner(tx *bolt.Tx, wid, uid uint64, what string) error {
 	prefix := itob(wid)
 	c := tx.Bucket(bucketWorkspaceMembers).Cursor()
+	disabledOwners := 0
 	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		if len(k) != 16 {
+			return fmt.Errorf("member key %x: %d bytes, want 16", k, len(k))
+		}
 		var m memberRecord
 		if err := decodeJSON(v, &m); err != nil {
 			return err
 		}
-		if m.Role == link.RoleOwner {
-			owners++
+		other := btoi(k[8:])
+		if m.Role != link.RoleOwner || other == uid {
+			continue
 		}
+		u, err := findUser(tx, other)
+		if err != nil {
+			return err
+		}
+		if !u.Disabled {
+			return nil
+		}
+		disabledOwners++
 	}
-	if owners < 2 {
-		return link.Errorf(link.ECONFLICT, "a workspace keeps at least one owner: make another member owner before this one is %s", what)
+	if disabledOwners > 0 {
+		return link.Errorf(link.ECONFLICT, "a workspace keeps at least one owner who can sign in: the other owners are disabled, so make another member owner before this one is %s", what)
 	}
-	return nil
+	return link.Errorf(link.ECONFLICT, "a workspace keeps at least one owner: make another member owner before this one is %s", what)
 }

@@ -7,6 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/oauth2-proxy/mockoidc"
+
 	"github.com/linkbolt/linkbolt/auth"
 )
 
@@ -314,4 +317,35 @@ func TestAuditLogRecordsSingleSignOn(t *testing.T) {
 		}
 	})
 	t.Run("no secret in any entry", func(t *testing.T) { e.wantNoSecret(t, secrets) })
+}
+
+// TestAuditLogSingleSignOnRefusals: a verified e-mail that names no user
+// (auto_create off) is a failed sign-in of that e-mail, and an ID token
+// for another client a refused token, both instance entries.
+func TestAuditLogSingleSignOnRefusals(t *testing.T) {
+	e := newOIDCEnv(t, nil)
+	b := e.browser(t)
+	e.op.QueueUser(person("newcomer@example.com", true))
+	res, body := b.get(b.toCallback())
+	b.problem(res, body, 403, "forbidden")
+	e.op.QueueUser(claimsUser{person("admin@example.com", true), func(c *mockoidc.IDTokenClaims) {
+		c.Audience = jwt.ClaimStrings{"another-client"}
+	}})
+	res, body = b.get(b.toCallback())
+	b.problem(res, body, 401, "unauthorized")
+
+	got := map[string]any{}
+	for _, en := range e.auditEntries("/v1/admin/audit-log?action=auth.login_failed", e.adminToken) {
+		c, _ := field(en, "changes", "reason").([]any)
+		if len(c) != 2 || field(en, "actor", "id") != nil || en["workspace_ids"] != nil || en["address"] != "192.0.2.7" {
+			t.Fatalf("entry = %v", en)
+		}
+		got[c[1].(string)] = field(en, "actor", "name")
+	}
+	if name, ok := got["unknown_email"]; !ok || name != "newcomer@example.com" {
+		t.Fatalf("failures %v: want unknown_email by newcomer@example.com", got)
+	}
+	if name, ok := got["token_refused"]; !ok || name != nil {
+		t.Fatalf("failures %v: want token_refused by nobody", got)
+	}
 }

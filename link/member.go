@@ -97,8 +97,8 @@ type InvitationService interface {
 	// used, revoked nor expired), oldest first.
 	FindInvitations(ctx context.Context, workspaceID string) ([]*Invitation, error)
 	// RevokeInvitation ends a pending invitation, recording
-	// invitation.revoked. ENOTFOUND if there is no
-	// pending invitation with the ID in the workspace.
+	// invitation.revoked. ENOTFOUND if there is no pending invitation with
+	// the ID in the workspace.
 	RevokeInvitation(ctx context.Context, workspaceID, id string) error
 	// AcceptInvitation turns the invitation with the token hash into a
 	// membership, creating the user first for a new person, and marks it

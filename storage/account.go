@@ -143,9 +143,9 @@ func (s *UserService) LoadSessions(ctx context.Context, now time.Time) ([]link.U
 }
 
 // RevokeToken records a logged-out token until it expires, with an
-// auth.logout entry for the user of ctx, and forgets the
-// revoked tokens that expired before now (the bucket holds the logouts of
-// one token lifetime, so the walk is short).
+// auth.logout entry for the user of ctx, and forgets the revoked tokens
+// that expired before now (the bucket holds the logouts of one token
+// lifetime, so the walk is short).
 func (s *UserService) RevokeToken(ctx context.Context, t link.RevokedToken, now time.Time) error {
 	if t.ID == "" {
 		return fmt.Errorf("revoke token: empty ID")

@@ -89,9 +89,8 @@ func (s *MemberService) member(uid uint64, u *userRecord, m *memberRecord) *link
 }
 
 // UpdateMemberRole sets a member's role, recording member.role_changed
-// when it changes. ENOTFOUND if the user is not a
-// member; EINVALID for an unknown role; ECONFLICT when it would demote the
-// workspace's last owner.
+// when it changes. ENOTFOUND if the user is not a member; EINVALID for an
+// unknown role; ECONFLICT when it would demote the workspace's last owner.
 func (s *MemberService) UpdateMemberRole(ctx context.Context, workspaceID, userID string, role link.Role) (*link.Member, error) {
 	if !role.Valid() {
 		return nil, &link.Error{Code: link.EINVALID, Message: "role: must be one of read, read_write, owner",

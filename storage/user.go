@@ -129,8 +129,8 @@ func (s *UserService) Bootstrap(ctx context.Context, u *link.User, ws *link.Work
 }
 
 // CreateUser stores a further user (not an admin unless u.Admin), recording
-// user.created; sets ID and CreatedAt. ECONFLICT if the e-mail is taken; EINVALID for a bad
-// e-mail or name (a name is optional here).
+// user.created; sets ID and CreatedAt. ECONFLICT if the e-mail is taken;
+// EINVALID for a bad e-mail or name (a name is optional here).
 func (s *UserService) CreateUser(ctx context.Context, u *link.User) error {
 	if msg := link.CheckEmail(u.Email); msg != "" {
 		return &link.Error{Code: link.EINVALID, Message: "email: " + msg, Fields: []link.FieldError{{Field: "email", Message: msg}}}

@@ -53,7 +53,8 @@ type AccountService interface {
 	// ListUsers returns every user, oldest first.
 	ListUsers(ctx context.Context) ([]*User, error)
 	// CreateUser stores a further user with a hashed password (never an
-	// admin), recording user.created; sets ID and CreatedAt. ECONFLICT if the e-mail is taken;
+	// admin), recording user.created; sets ID and CreatedAt. ECONFLICT if
+	// the e-mail is taken;
 	// EINVALID for a bad e-mail or name.
 	CreateUser(ctx context.Context, u *User) error
 	// UpdateUser applies upd to a user in one transaction, with an audit

@@ -41,7 +41,8 @@ type MemberService interface {
 	UpdateMemberRole(ctx context.Context, workspaceID, userID string, role Role) (*Member, error)
 	// RemoveMember ends a user's membership and remembers the user as a
 	// former member, recording member.removed, or member.left when the
-	// actor of ctx is the member. ENOTFOUND if the user is not a member; ECONFLICT for
+	// actor of ctx is the member. ENOTFOUND if the user is not a member;
+	// ECONFLICT for
 	// the workspace's last owner.
 	RemoveMember(ctx context.Context, workspaceID, userID string) error
 	// FindRemoval returns when a former member was removed from (or left)
@@ -103,7 +104,8 @@ type InvitationService interface {
 	// AcceptInvitation turns the invitation with the token hash into a
 	// membership, creating the user first for a new person, and marks it
 	// used, in one transaction with member.joined (and user.created for a
-	// new person) by the joining user at the address of ctx. ENOTFOUND for an unknown token; EGONE once
+	// new person) by the joining user at the address of ctx. ENOTFOUND
+	// for an unknown token; EGONE once
 	// used, revoked or expired; EFORBIDDEN when the signed-in user's
 	// e-mail is not the invitation's; ECONFLICT when a new person's e-mail
 	// is registered already, or the user is a member already.

@@ -53,16 +53,20 @@ type AccountService interface {
 	// ListUsers returns every user, oldest first.
 	ListUsers(ctx context.Context) ([]*User, error)
 	// CreateUser stores a further user with a hashed password (never an
-	// admin); sets ID and CreatedAt. ECONFLICT if the e-mail is taken;
+	// admin), recording user.created; sets ID and CreatedAt. ECONFLICT if
+	// the e-mail is taken;
 	// EINVALID for a bad e-mail or name.
 	CreateUser(ctx context.Context, u *User) error
-	// UpdateUser applies upd to a user in one transaction and returns the
-	// user as stored. ENOTFOUND, EINVALID.
+	// UpdateUser applies upd to a user in one transaction, with an audit
+	// entry for each change (user.renamed, user.password_changed,
+	// user.disabled, user.enabled, or auth.logout_all for EndTokens
+	// alone), and returns the user as stored. ENOTFOUND, EINVALID.
 	UpdateUser(ctx context.Context, id string, upd UserUpdate) (*User, error)
 	// LoadSessions returns every user's token generation and disabled flag,
 	// and the revoked tokens that have not expired at now.
 	LoadSessions(ctx context.Context, now time.Time) ([]UserSession, []RevokedToken, error)
-	// RevokeToken records a logged-out token until it expires, and forgets
-	// the revoked tokens that expired before now.
+	// RevokeToken records a logged-out token until it expires, with an
+	// auth.logout entry for the user of ctx, and forgets the revoked
+	// tokens that expired before now.
 	RevokeToken(ctx context.Context, t RevokedToken, now time.Time) error
 }

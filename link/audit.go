@@ -29,20 +29,24 @@ var SystemActor = Actor{Type: ActorSystem}
 const (
 	AuditLoginSucceeded    = "auth.login_succeeded"
 	AuditLoginFailed       = "auth.login_failed"
+	AuditLogout            = "auth.logout"
 	AuditLogoutAll         = "auth.logout_all"
 	AuditPasswordChanged   = "user.password_changed"
 	AuditUserCreated       = "user.created"
 	AuditUserDisabled      = "user.disabled"
 	AuditUserEnabled       = "user.enabled"
+	AuditUserRenamed       = "user.renamed"
 	AuditKeyCreated        = "key.created"
 	AuditKeyRotated        = "key.rotated"
 	AuditKeyRevoked        = "key.revoked"
 	AuditKeyGraceEnded     = "key.grace_ended"
 	AuditKeyExpired        = "key.expired"
+	AuditKeyUpdated        = "key.updated"
 	AuditMemberInvited     = "member.invited"
 	AuditMemberJoined      = "member.joined"
 	AuditMemberRoleChanged = "member.role_changed"
 	AuditMemberRemoved     = "member.removed"
+	AuditMemberLeft        = "member.left"
 	AuditInvitationRevoked = "invitation.revoked"
 	AuditWebhookCreated    = "webhook.created"
 	AuditWebhookSecretRoll = "webhook.secret_rolled"
@@ -64,9 +68,9 @@ const (
 // AuditActions lists every action, in the order of the constants; the
 // action filter accepts these only.
 var AuditActions = []string{
-	AuditLoginSucceeded, AuditLoginFailed, AuditLogoutAll, AuditPasswordChanged, AuditUserCreated, AuditUserDisabled, AuditUserEnabled,
-	AuditKeyCreated, AuditKeyRotated, AuditKeyRevoked, AuditKeyGraceEnded, AuditKeyExpired,
-	AuditMemberInvited, AuditMemberJoined, AuditMemberRoleChanged, AuditMemberRemoved, AuditInvitationRevoked,
+	AuditLoginSucceeded, AuditLoginFailed, AuditLogout, AuditLogoutAll, AuditPasswordChanged, AuditUserCreated, AuditUserDisabled, AuditUserEnabled, AuditUserRenamed,
+	AuditKeyCreated, AuditKeyRotated, AuditKeyRevoked, AuditKeyGraceEnded, AuditKeyExpired, AuditKeyUpdated,
+	AuditMemberInvited, AuditMemberJoined, AuditMemberRoleChanged, AuditMemberRemoved, AuditMemberLeft, AuditInvitationRevoked,
 	AuditWebhookCreated, AuditWebhookSecretRoll, AuditWebhookDisabled, AuditWebhookEnabled, AuditWebhookUpdated, AuditWebhookDeleted,
 	AuditDomainAdded, AuditDomainVerified, AuditDomainUnverified, AuditDomainUpdated, AuditDomainRemoved,
 	AuditWorkspaceCreated, AuditWorkspaceRenamed, AuditWorkspacePlan, AuditBackupDownloaded,

@@ -119,7 +119,8 @@ type KeyService interface {
 	// RevokeKey revokes a key at once. ENOTFOUND. Revoking a revoked key is a no-op.
 	RevokeKey(ctx context.Context, workspaceID, id string) error
 	// SetKeepWhenCreatorDisabled sets whether the key keeps working when
-	// its creator is disabled, and returns the key. ENOTFOUND.
+	// its creator is disabled, recording key.updated when that changes,
+	// and returns the key. ENOTFOUND.
 	SetKeepWhenCreatorDisabled(ctx context.Context, workspaceID, id string, keep bool) (*APIKey, error)
 	// TouchKey counts one use of the key at the given time, in memory; the
 	// counts are written in batches and merged into what Find returns.

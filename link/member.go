@@ -34,12 +34,15 @@ type MemberService interface {
 	// FindMembers returns the members of a workspace, longest-standing first.
 	// ENOTFOUND if the workspace does not exist.
 	FindMembers(ctx context.Context, workspaceID string) ([]*Member, error)
-	// UpdateMemberRole sets a member's role. ENOTFOUND if the user is not
+	// UpdateMemberRole sets a member's role, recording member.role_changed
+	// when it changes. ENOTFOUND if the user is not
 	// a member; EINVALID for an unknown role; ECONFLICT when it would
 	// demote the workspace's last owner.
 	UpdateMemberRole(ctx context.Context, workspaceID, userID string, role Role) (*Member, error)
 	// RemoveMember ends a user's membership and remembers the user as a
-	// former member. ENOTFOUND if the user is not a member; ECONFLICT for
+	// former member, recording member.removed, or member.left when the
+	// actor of ctx is the member. ENOTFOUND if the user is not a member;
+	// ECONFLICT for
 	// the workspace's last owner.
 	RemoveMember(ctx context.Context, workspaceID, userID string) error
 	// FindRemoval returns when a former member was removed from (or left)
@@ -86,19 +89,23 @@ type Acceptance struct {
 
 // InvitationService keeps invitations and turns them into memberships.
 type InvitationService interface {
-	// CreateInvitation stores a validated invitation; sets ID and CreatedAt.
+	// CreateInvitation stores a validated invitation, recording
+	// member.invited (never the token); sets ID and CreatedAt.
 	// EINVALID; ECONFLICT if the e-mail's user is a member already or a
 	// pending invitation for the e-mail exists.
 	CreateInvitation(ctx context.Context, inv *Invitation) error
 	// FindInvitations returns the workspace's pending invitations (neither
 	// used, revoked nor expired), oldest first.
 	FindInvitations(ctx context.Context, workspaceID string) ([]*Invitation, error)
-	// RevokeInvitation ends a pending invitation. ENOTFOUND if there is no
-	// pending invitation with the ID in the workspace.
+	// RevokeInvitation ends a pending invitation, recording
+	// invitation.revoked. ENOTFOUND if there is no pending invitation with
+	// the ID in the workspace.
 	RevokeInvitation(ctx context.Context, workspaceID, id string) error
 	// AcceptInvitation turns the invitation with the token hash into a
 	// membership, creating the user first for a new person, and marks it
-	// used, in one transaction. ENOTFOUND for an unknown token; EGONE once
+	// used, in one transaction with member.joined (and user.created for a
+	// new person) by the joining user at the address of ctx. ENOTFOUND
+	// for an unknown token; EGONE once
 	// used, revoked or expired; EFORBIDDEN when the signed-in user's
 	// e-mail is not the invitation's; ECONFLICT when a new person's e-mail
 	// is registered already, or the user is a member already.

@@ -140,8 +140,9 @@ type UserService interface {
 	Bootstrap(ctx context.Context, u *User, ws *Workspace) error
 	// CountUsers returns the number of users.
 	CountUsers(ctx context.Context) (int, error)
-	// CreateUser stores a further user (not an admin unless u.Admin); sets
-	// ID and CreatedAt. An empty PasswordHash is a user without a password,
+	// CreateUser stores a further user (not an admin unless u.Admin),
+	// recording user.created; sets ID and CreatedAt. An empty
+	// PasswordHash is a user without a password,
 	// who signs in with single sign-on only. ECONFLICT if the e-mail is
 	// taken; EINVALID for a bad e-mail.
 	CreateUser(ctx context.Context, u *User) error

@@ -38,26 +38,39 @@ func (s *Server) clientAddress(r *http.Request) string {
 	return ""
 }
 
+// The methods of sign-in an auth.login_* entry names.
+const (
+	loginPassword = "password"
+	loginOIDC     = "oidc"
+)
+
 // recordLogin records a sign-in, successful or not, in the audit log: in
-// every workspace of the user, or for the instance when the e-mail names
-// no user (u nil). The actor is the account tried, named by the e-mail
-// given; the password never enters the log. A failure to record is
+// every workspace of the user, or for the instance when no user is known
+// (u nil: an e-mail that names none, a single sign-on that failed before
+// the provider named anyone). The actor is the account tried, named by
+// the e-mail given ("" when none); the changes name the method and, for a
+// failure, why, from a fixed list (see AuditAction in the OpenAPI
+// document); the password never enters the log. A failure to record is
 // logged, not shown: the login's answer does not depend on it.
-func (s *Server) recordLogin(r *http.Request, u *link.User, email string, ok bool) {
+func (s *Server) recordLogin(r *http.Request, u *link.User, email, method, failure string) {
 	action := link.AuditLoginFailed
-	if ok {
+	if failure == "" {
 		action = link.AuditLoginSucceeded
 	}
 	actor := link.Actor{Type: link.ActorUser, Name: email}
 	target := link.AuditTarget{Type: "user"}
+	changes := map[string]link.Change{"method": {After: &method}}
+	if failure != "" {
+		changes["reason"] = link.Change{After: &failure}
+	}
 	var err error
 	if u == nil {
 		ctx := link.WithActor(r.Context(), actor, s.clientAddress(r))
-		err = s.audit.RecordAudit(ctx, nil, action, target, nil)
+		err = s.audit.RecordAudit(ctx, nil, action, target, changes)
 	} else {
 		actor.ID, target.ID = u.ID, u.ID
 		ctx := link.WithActor(r.Context(), actor, s.clientAddress(r))
-		err = s.audit.RecordUserAudit(ctx, u.ID, action, target, nil)
+		err = s.audit.RecordUserAudit(ctx, u.ID, action, target, changes)
 	}
 	if err != nil {
 		s.logger.Error("audit log: recording a login", "err", err)

@@ -251,7 +251,10 @@ func (s *Server) handleAcceptInvitation(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return err
 	}
-	u, m, err := s.invitations.AcceptInvitation(r.Context(), auth.HashToken(strings.TrimSpace(in.Token)), a)
+	// The route is public: the audit entries take the address from here
+	// and the joining user as their actor (storage names them).
+	ctx := link.WithActor(r.Context(), link.Actor{Type: link.ActorUser}, s.clientAddress(r))
+	u, m, err := s.invitations.AcceptInvitation(ctx, auth.HashToken(strings.TrimSpace(in.Token)), a)
 	if err != nil {
 		return err
 	}

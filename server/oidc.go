@@ -81,19 +81,32 @@ func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request, _ *c
 	}
 	q := r.URL.Query()
 	if e := q.Get("error"); e != "" {
+		s.recordLogin(r, nil, "", loginOIDC, "provider_error")
 		return link.Errorf(link.EUNAUTHORIZED, "the sign-in provider did not sign you in: %s", providerError(e, q.Get("error_description")))
 	}
 	flow, err := s.callbackFlow(r)
 	if err != nil {
+		if link.ErrorCode(err) != link.EINTERNAL {
+			s.recordLogin(r, nil, "", loginOIDC, "state")
+		}
 		return err
 	}
 	code := q.Get("code")
 	if code == "" {
+		s.recordLogin(r, nil, "", loginOIDC, "no_code")
 		return &link.Error{Code: link.EINVALIDREQUEST, Message: "code: the provider sent no code",
 			Fields: []link.FieldError{{Field: "code", Message: "is required"}}}
 	}
 	id, err := s.oidc.Exchange(r.Context(), code, flow)
 	if err != nil {
+		// The provider's refusals; an outage (503) or an internal error is
+		// no attempt refused, and is not recorded.
+		switch link.ErrorCode(err) {
+		case link.EUNAUTHORIZED:
+			s.recordLogin(r, nil, "", loginOIDC, "token_refused")
+		case link.EFORBIDDEN:
+			s.recordLogin(r, nil, "", loginOIDC, "email_refused")
+		}
 		return s.oidcUnavailable(w, r, err)
 	}
 	u, err := s.oidcUser(r, id)
@@ -104,6 +117,7 @@ func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request, _ *c
 	if err != nil {
 		return err
 	}
+	s.recordLogin(r, u, u.Email, loginOIDC, "")
 	if wantsJSON(r) {
 		writeJSON(w, http.StatusOK, tokenResponse{Token: tok, ExpiresAt: ts(exp)})
 		return nil
@@ -140,11 +154,13 @@ func (s *Server) callbackFlow(r *http.Request) (auth.OIDCFlow, error) {
 
 // oidcUser returns the user with the identity's verified e-mail (any
 // case), or creates one when auth.oidc.auto_create is on. EFORBIDDEN when
-// no user has the e-mail and none may be created.
+// no user has the e-mail and none may be created, or the user is disabled
+// (each recorded as a failed sign-in).
 func (s *Server) oidcUser(r *http.Request, id *auth.OIDCIdentity) (*link.User, error) {
 	u, err := s.users.FindUserByEmail(r.Context(), id.Email)
 	if err == nil {
 		if u.Disabled {
+			s.recordLogin(r, u, u.Email, loginOIDC, "disabled")
 			return nil, link.Errorf(link.EFORBIDDEN, "this account is disabled: ask the instance admin")
 		}
 		return u, nil
@@ -152,12 +168,16 @@ func (s *Server) oidcUser(r *http.Request, id *auth.OIDCIdentity) (*link.User, e
 		return nil, err
 	}
 	if !s.oidc.AutoCreate {
+		s.recordLogin(r, nil, id.Email, loginOIDC, "unknown_email")
 		return nil, link.Errorf(link.EFORBIDDEN, "no linkbolt user has the e-mail address %s: ask an owner for an invitation", id.Email)
 	}
 	// No password: this user signs in through the provider only (a
 	// password login compares against nothing and fails like a wrong one).
 	u = &link.User{Email: id.Email, Name: oidcName(id)}
-	err = s.users.CreateUser(r.Context(), u)
+	// The person makes their own account (user.created, via oidc): they
+	// are its actor, known by e-mail until it has an ID.
+	ctx := link.WithActor(r.Context(), link.Actor{Type: link.ActorUser, Name: id.Email}, s.clientAddress(r))
+	err = s.users.CreateUser(ctx, u)
 	if link.ErrorCode(err) == link.ECONFLICT {
 		// Two first sign-ins at once: the other one created the user.
 		return s.users.FindUserByEmail(r.Context(), id.Email)

@@ -79,22 +79,22 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ *caller) 
 	if isNotFound(err) {
 		s.passwords.VerifyNone(in.Password)
 		att.Failed()
-		s.recordLogin(r, nil, email[:min(len(email), maxEmailLen)], false)
+		s.recordLogin(r, nil, email[:min(len(email), maxEmailLen)], loginPassword, "unknown_email")
 		return link.Errorf(link.EUNAUTHORIZED, "wrong e-mail or password")
 	} else if err != nil {
 		return err
 	}
 	if !s.passwords.Verify(u.PasswordHash, in.Password) {
 		att.Failed()
-		s.recordLogin(r, u, email, false)
+		s.recordLogin(r, u, email, loginPassword, "wrong_password")
 		return link.Errorf(link.EUNAUTHORIZED, "wrong e-mail or password")
 	}
 	att.Succeeded()
 	if u.Disabled {
-		s.recordLogin(r, u, email, false)
+		s.recordLogin(r, u, email, loginPassword, "disabled")
 		return errDisabledAccount
 	}
-	s.recordLogin(r, u, email, true)
+	s.recordLogin(r, u, email, loginPassword, "")
 	return s.writeToken(w, http.StatusOK, u)
 }
 

@@ -31,8 +31,9 @@ func (s *UserService) ListUsers(ctx context.Context) ([]*link.User, error) {
 	return out, err
 }
 
-// UpdateUser applies upd to a user in one transaction and returns the user
-// as stored. ENOTFOUND, EINVALID.
+// UpdateUser applies upd to a user in one transaction, with its audit
+// entries (recordUserUpdate), and returns the user as stored. ENOTFOUND,
+// EINVALID.
 func (s *UserService) UpdateUser(ctx context.Context, id string, upd link.UserUpdate) (*link.User, error) {
 	uid, ok := s.db.ids.parseID(prefixUser, id)
 	if !ok {
@@ -51,6 +52,7 @@ func (s *UserService) UpdateUser(ctx context.Context, id string, upd link.UserUp
 		if err != nil {
 			return err
 		}
+		before := *rec
 		if upd.Name != nil {
 			rec.Name = *upd.Name
 		}
@@ -67,9 +69,44 @@ func (s *UserService) UpdateUser(ctx context.Context, id string, upd link.UserUp
 			return err
 		}
 		u = rec.user(s.db.ids, uid)
-		return nil
+		return s.recordUserUpdate(ctx, tx, uid, &before, rec, upd)
 	})
 	return u, err
+}
+
+// recordUserUpdate records what an update changed, each its own action:
+// user.renamed, user.password_changed (never a hash), user.disabled or
+// user.enabled, and auth.logout_all when tokens were ended for nothing
+// else. Nothing is recorded for what did not change.
+func (s *UserService) recordUserUpdate(ctx context.Context, tx *bolt.Tx, uid uint64, before, after *userRecord, upd link.UserUpdate) error {
+	target := link.AuditTarget{Type: "user", ID: s.db.ids.formatID(prefixUser, uid)}
+	type entry struct {
+		action  string
+		changes map[string][2]*string
+	}
+	var es []entry
+	if after.Name != before.Name {
+		es = append(es, entry{link.AuditUserRenamed, auditChanges("name", before.Name, after.Name)})
+	}
+	if upd.PasswordHash != nil {
+		es = append(es, entry{link.AuditPasswordChanged, nil})
+	}
+	if after.Disabled != before.Disabled {
+		action := link.AuditUserEnabled
+		if after.Disabled {
+			action = link.AuditUserDisabled
+		}
+		es = append(es, entry{action, auditChanges("disabled", fmt.Sprint(before.Disabled), fmt.Sprint(after.Disabled))})
+	}
+	if upd.EndTokens && upd.PasswordHash == nil && upd.Disabled == nil {
+		es = append(es, entry{link.AuditLogoutAll, nil})
+	}
+	for _, e := range es {
+		if err := s.db.recordUserAudit(ctx, tx, uid, e.action, target, e.changes); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // LoadSessions returns every user's token generation and disabled flag,
@@ -105,9 +142,10 @@ func (s *UserService) LoadSessions(ctx context.Context, now time.Time) ([]link.U
 	return users, revoked, err
 }
 
-// RevokeToken records a logged-out token until it expires, and forgets the
-// revoked tokens that expired before now (the bucket holds the logouts of
-// one token lifetime, so the walk is short).
+// RevokeToken records a logged-out token until it expires, with an
+// auth.logout entry for the user of ctx, and forgets the revoked tokens
+// that expired before now (the bucket holds the logouts of one token
+// lifetime, so the walk is short).
 func (s *UserService) RevokeToken(ctx context.Context, t link.RevokedToken, now time.Time) error {
 	if t.ID == "" {
 		return fmt.Errorf("revoke token: empty ID")
@@ -131,8 +169,19 @@ func (s *UserService) RevokeToken(ctx context.Context, t link.RevokedToken, now 
 		if err := b.Put([]byte(t.ID), itob(uint64(t.ExpiresAt.UnixNano()))); err != nil {
 			return fmt.Errorf("revoke token: %w", err)
 		}
-		return nil
+		return s.recordLogout(ctx, tx, t)
 	})
+}
+
+// recordLogout records auth.logout for the user of ctx, who ends their own
+// token: in every workspace of theirs. The token is named by when it would
+// have expired, never by its ID, which would let the entry's reader
+// recognise the token.
+func (s *UserService) recordLogout(ctx context.Context, tx *bolt.Tx, t link.RevokedToken) error {
+	actor, _ := link.ActorFrom(ctx)
+	uid, _ := s.db.ids.parseID(prefixUser, actor.ID)
+	return s.db.recordUserAudit(ctx, tx, uid, link.AuditLogout, link.AuditTarget{Type: "user", ID: actor.ID},
+		auditChanges("token_expires_at", auditTime(&t.ExpiresAt), nil))
 }
 
 // decodeUser decodes the user record v stored under k.

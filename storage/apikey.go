@@ -482,7 +482,8 @@ func (s *KeyService) RevokeKey(ctx context.Context, workspaceID, id string) erro
 }
 
 // SetKeepWhenCreatorDisabled sets whether the key keeps working when its
-// creator is disabled, and returns the key. ENOTFOUND.
+// creator is disabled, recording key.updated when that changes, and
+// returns the key. ENOTFOUND.
 func (s *KeyService) SetKeepWhenCreatorDisabled(ctx context.Context, workspaceID, id string, keep bool) (*link.APIKey, error) {
 	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
 	kid, ok2 := s.db.ids.parseID(prefixKey, id)
@@ -498,7 +499,11 @@ func (s *KeyService) SetKeepWhenCreatorDisabled(ctx context.Context, workspaceID
 			return nil
 		}
 		rec.Keep = keep
-		return putJSON(tx.Bucket(bucketKeys), itob(kid), rec)
+		if err := putJSON(tx.Bucket(bucketKeys), itob(kid), rec); err != nil {
+			return err
+		}
+		return s.db.recordAudit(ctx, tx, wid, link.AuditKeyUpdated, keyTarget(s.db.ids, kid),
+			auditChanges("keep_when_creator_disabled", fmt.Sprint(!keep), fmt.Sprint(keep)))
 	})
 	if err != nil {
 		return nil, err

@@ -115,7 +115,10 @@ func (s *InvitationService) CreateInvitation(ctx context.Context, inv *link.Invi
 		if err := tx.Bucket(bucketInvitationsWorkspace).Put(concat(itob(wid), itob(id)), nil); err != nil {
 			return fmt.Errorf("index invitation workspace: %w", err)
 		}
-		return nil
+		// The token and its hash are secrets: the entry names the person
+		// and the role only.
+		return s.db.recordAudit(ctx, tx, wid, link.AuditMemberInvited, invitationTarget(s.db.ids, id),
+			auditChanges("email", nil, rec.Email, "role", nil, string(rec.Role), "expires_at", nil, auditTime(&rec.ExpiresAt)))
 	})
 	if err != nil {
 		return err
@@ -247,8 +250,17 @@ func (s *InvitationService) RevokeInvitation(ctx context.Context, workspaceID, i
 			return notFound
 		}
 		rec.RevokedAt = &now
-		return putJSON(b, itob(iid), &rec)
+		if err := putJSON(b, itob(iid), &rec); err != nil {
+			return err
+		}
+		return s.db.recordAudit(ctx, tx, wid, link.AuditInvitationRevoked, invitationTarget(s.db.ids, iid),
+			auditChanges("state", "pending", "revoked", "email", rec.Email, nil))
 	})
+}
+
+// invitationTarget is the audit target of an invitation.
+func invitationTarget(ids *idCodec, iid uint64) link.AuditTarget {
+	return link.AuditTarget{Type: "invitation", ID: ids.formatID(prefixInvitation, iid)}
 }
 
 // AcceptInvitation turns the invitation with the token hash into a
@@ -312,12 +324,30 @@ func (s *InvitationService) AcceptInvitation(ctx context.Context, tokenHash []by
 		}
 		u = user.user(s.db.ids, uid)
 		m = &link.Membership{Workspace: ws.workspace(s.db.ids, rec.Workspace), UserID: u.ID, Role: rec.Role, CreatedAt: now}
-		return nil
+		return s.recordAccept(ctx, tx, iid, rec, uid, user, a.UserID == "")
 	})
 	if err != nil {
 		return nil, nil, err
 	}
 	return u, m, nil
+}
+
+// recordAccept records member.joined, and user.created before it for a new
+// person, with the joining user as the actor (a new person had no account
+// to be an actor with) at the address of ctx.
+func (s *InvitationService) recordAccept(ctx context.Context, tx *bolt.Tx, iid uint64, rec *invitationRecord, uid uint64, user *userRecord, created bool) error {
+	_, addr := link.ActorFrom(ctx)
+	ctx = link.WithActor(ctx, link.Actor{Type: link.ActorUser, ID: s.db.ids.formatID(prefixUser, uid), Name: user.Email}, addr)
+	target := memberTarget(s.db.ids, uid)
+	if created {
+		if err := s.db.recordAudit(ctx, tx, rec.Workspace, link.AuditUserCreated, target,
+			auditChanges("email", nil, user.Email, "name", nil, user.Name, "via", nil, "invitation")); err != nil {
+			return err
+		}
+	}
+	return s.db.recordAudit(ctx, tx, rec.Workspace, link.AuditMemberJoined, target,
+		auditChanges("role", nil, string(rec.Role), "invitation", nil, s.db.ids.formatID(prefixInvitation, iid),
+			"new_account", nil, fmt.Sprint(created)))
 }
 
 // findInvitationByToken returns the pending invitation with the token

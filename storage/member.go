@@ -88,9 +88,9 @@ func (s *MemberService) member(uid uint64, u *userRecord, m *memberRecord) *link
 	return &link.Member{UserID: s.db.ids.formatID(prefixUser, uid), Email: u.Email, Name: u.Name, Role: m.Role, JoinedAt: m.CreatedAt}
 }
 
-// UpdateMemberRole sets a member's role. ENOTFOUND if the user is not a
-// member; EINVALID for an unknown role; ECONFLICT when it would demote the
-// workspace's last owner.
+// UpdateMemberRole sets a member's role, recording member.role_changed
+// when it changes. ENOTFOUND if the user is not a member; EINVALID for an
+// unknown role; ECONFLICT when it would demote the workspace's last owner.
 func (s *MemberService) UpdateMemberRole(ctx context.Context, workspaceID, userID string, role link.Role) (*link.Member, error) {
 	if !role.Valid() {
 		return nil, &link.Error{Code: link.EINVALID, Message: "role: must be one of read, read_write, owner",
@@ -111,6 +111,7 @@ func (s *MemberService) UpdateMemberRole(ctx context.Context, workspaceID, userI
 				return err
 			}
 		}
+		before := m.Role
 		m.Role = role
 		if err := putMembership(tx, wid, uid, m); err != nil {
 			return err
@@ -120,13 +121,18 @@ func (s *MemberService) UpdateMemberRole(ctx context.Context, workspaceID, userI
 			return err
 		}
 		out = s.member(uid, u, m)
-		return nil
+		if before == role {
+			return nil
+		}
+		return s.db.recordAudit(ctx, tx, wid, link.AuditMemberRoleChanged, memberTarget(s.db.ids, uid),
+			auditChanges("role", string(before), string(role)))
 	})
 	return out, err
 }
 
 // RemoveMember ends a user's membership and remembers them as a former
-// member. ENOTFOUND if the user is not a member; ECONFLICT for the
+// member, recording member.removed (member.left when the actor of ctx is
+// the member). ENOTFOUND if the user is not a member; ECONFLICT for the
 // workspace's last owner.
 func (s *MemberService) RemoveMember(ctx context.Context, workspaceID, userID string) error {
 	wid, uid, err := s.parse(workspaceID, userID)
@@ -149,8 +155,22 @@ func (s *MemberService) RemoveMember(ctx context.Context, workspaceID, userID st
 		if err := tx.Bucket(bucketUserWorkspaces).Delete(concat(itob(uid), itob(wid))); err != nil {
 			return fmt.Errorf("delete membership: %w", err)
 		}
-		return putJSON(tx.Bucket(bucketWorkspaceFormer), concat(itob(wid), itob(uid)), &formerRecord{RemovedAt: s.db.now()})
+		if err := putJSON(tx.Bucket(bucketWorkspaceFormer), concat(itob(wid), itob(uid)), &formerRecord{RemovedAt: s.db.now()}); err != nil {
+			return err
+		}
+		// A member removing themselves leaves: its own action, so that
+		// an owner can tell departures from removals.
+		action := link.AuditMemberRemoved
+		if actor, _ := link.ActorFrom(ctx); actor.Type == link.ActorUser && actor.ID == userID {
+			action = link.AuditMemberLeft
+		}
+		return s.db.recordAudit(ctx, tx, wid, action, memberTarget(s.db.ids, uid), auditChanges("role", string(m.Role), nil))
 	})
+}
+
+// memberTarget is the audit target of a member: the user.
+func memberTarget(ids *idCodec, uid uint64) link.AuditTarget {
+	return link.AuditTarget{Type: "user", ID: ids.formatID(prefixUser, uid)}
 }
 
 func (s *MemberService) parse(workspaceID, userID string) (wid, uid uint64, err error) {

@@ -128,9 +128,9 @@ func (s *UserService) Bootstrap(ctx context.Context, u *link.User, ws *link.Work
 	return nil
 }
 
-// CreateUser stores a further user (not an admin unless u.Admin); sets ID
-// and CreatedAt. ECONFLICT if the e-mail is taken; EINVALID for a bad
-// e-mail or name (a name is optional here).
+// CreateUser stores a further user (not an admin unless u.Admin), recording
+// user.created; sets ID and CreatedAt. ECONFLICT if the e-mail is taken;
+// EINVALID for a bad e-mail or name (a name is optional here).
 func (s *UserService) CreateUser(ctx context.Context, u *link.User) error {
 	if msg := link.CheckEmail(u.Email); msg != "" {
 		return &link.Error{Code: link.EINVALID, Message: "email: " + msg, Fields: []link.FieldError{{Field: "email", Message: msg}}}
@@ -143,14 +143,35 @@ func (s *UserService) CreateUser(ctx context.Context, u *link.User) error {
 	var uid uint64
 	err := s.db.update(func(tx *bolt.Tx) error {
 		var err error
-		uid, err = createUser(tx, &userRecord{Email: u.Email, PasswordHash: u.PasswordHash, Admin: u.Admin, CreatedAt: now, Name: u.Name})
-		return err
+		rec := &userRecord{Email: u.Email, PasswordHash: u.PasswordHash, Admin: u.Admin, CreatedAt: now, Name: u.Name}
+		if uid, err = createUser(tx, rec); err != nil {
+			return err
+		}
+		return s.recordCreated(ctx, tx, uid, rec)
 	})
 	if err != nil {
 		return err
 	}
 	u.ID, u.CreatedAt = s.db.ids.formatID(prefixUser, uid), now
 	return nil
+}
+
+// recordCreated records user.created for a user made by CreateUser: by
+// the instance admin (via admin), or, for a user without a password, at
+// their first single sign-on (via oidc), when the person is their own
+// actor: ctx names them by e-mail only, having had no account yet. The
+// entry is the instance's, as the new user is in no workspace.
+func (s *UserService) recordCreated(ctx context.Context, tx *bolt.Tx, uid uint64, rec *userRecord) error {
+	via := "admin"
+	if len(rec.PasswordHash) == 0 {
+		via = "oidc"
+	}
+	id := s.db.ids.formatID(prefixUser, uid)
+	if actor, addr := link.ActorFrom(ctx); actor.Type == link.ActorUser && actor.ID == "" {
+		ctx = link.WithActor(ctx, link.Actor{Type: link.ActorUser, ID: id, Name: rec.Email}, addr)
+	}
+	return s.db.recordUserAudit(ctx, tx, uid, link.AuditUserCreated, link.AuditTarget{Type: "user", ID: id},
+		auditChanges("email", nil, rec.Email, "name", nil, rec.Name, "admin", nil, fmt.Sprint(rec.Admin), "via", nil, via))
 }
 
 func findUser(tx *bolt.Tx, id uint64) (*userRecord, error) {

@@ -221,9 +221,14 @@ func TestAudit_FiltersAndCursor(t *testing.T) {
 	if err := audit.RecordAudit(bg, []string{ws.ID}, link.AuditWebhookDisabled, link.AuditTarget{Type: "webhook", ID: "wh_1"}, nil); err != nil {
 		t.Fatal(err)
 	}
-	// The first workspace was made by Bootstrap, which records nothing
-	// (there is no actor yet); the other one has its workspace.created.
-	base := len(auditLog(t, audit, link.AuditFilter{WorkspaceID: ws.ID, Action: link.AuditWorkspaceCreated}))
+	// The first workspace was made by Bootstrap, which records the
+	// system's user.created and workspace.created; the other one has its
+	// workspace.created.
+	base := len(auditLog(t, audit, link.AuditFilter{WorkspaceID: ws.ID, Action: link.AuditWorkspaceCreated})) +
+		len(auditLog(t, audit, link.AuditFilter{WorkspaceID: ws.ID, Action: link.AuditUserCreated}))
+	if base != 2 {
+		t.Fatalf("the set-up recorded %d entries, want 2", base)
+	}
 
 	count := func(f link.AuditFilter) int { return len(auditLog(t, audit, f)) }
 	for _, tt := range []struct {
@@ -237,7 +242,7 @@ func TestAudit_FiltersAndCursor(t *testing.T) {
 		{"instance only", link.AuditFilter{}, 2},
 		{"everything", link.AuditFilter{AllWorkspaces: true, Limit: 3}, count(link.AuditFilter{AllWorkspaces: true})},
 		{"actor", link.AuditFilter{WorkspaceID: ws.ID, Actor: "key_bob"}, 6},
-		{"actor system", link.AuditFilter{WorkspaceID: ws.ID, Actor: "system", Limit: 1}, 1},
+		{"actor system", link.AuditFilter{WorkspaceID: ws.ID, Actor: "system", Limit: 1}, 1 + base},
 		{"action", link.AuditFilter{WorkspaceID: ws.ID, Action: link.AuditKeyRevoked, Limit: 4}, 6},
 		{"target", link.AuditFilter{WorkspaceID: ws.ID, Target: "key_2", Limit: 2}, 4},
 		{"actor and action", link.AuditFilter{WorkspaceID: ws.ID, Actor: "usr_alice", Action: link.AuditKeyCreated, Limit: 2}, 6},
@@ -312,8 +317,8 @@ func TestAudit_Prune(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n != 2*4 {
-		t.Fatalf("pruned %d, want 8 (the entries of days 0, 100, 300 and 364)", n)
+	if n != 2*4+2 {
+		t.Fatalf("pruned %d, want 10 (the entries of days 0, 100, 300 and 364, and the set-up's two)", n)
 	}
 	left := allAudit(t, audit)
 	if len(left) != before-n {
@@ -421,7 +426,7 @@ func TestAudit_DomainsAndWorkspaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	es = auditLog(t, audit, link.AuditFilter{WorkspaceID: ws.ID, Target: ws.ID})
-	if got := strings.Join(actions(es), " "); got != "workspace.renamed workspace.plan_changed" {
+	if got := strings.Join(actions(es), " "); got != "workspace.created workspace.renamed workspace.plan_changed" {
 		t.Fatalf("workspace entries = %s", got)
 	}
 	if c := es[1].Changes["name"]; val(c.Before) != "Default" || val(c.After) != "Renamed" {
@@ -497,4 +502,20 @@ func TestAudit_UserEntriesBelongToTheirWorkspaces(t *testing.T) {
 	if len(es) != 2 || es[0].Target.ID != "usr_nobody" || es[1].Target.ID != lone.ID {
 		t.Fatalf("instance entries = %+v", es)
 	}
+}
+
+// TestAudit_SetupIsRecorded: the set-up of a fresh instance records the
+// admin's account and the first workspace, the system their actor.
+func TestAudit_SetupIsRecorded(t *testing.T) {
+	s, u, ws := mustSetup(t)
+	es := auditLog(t, storage.NewAuditService(s.DB), link.AuditFilter{WorkspaceID: ws.ID})
+	if got := strings.Join(actions(es), " "); got != "user.created workspace.created" {
+		t.Fatalf("set-up entries = %s", got)
+	}
+	created := es[1]
+	if created.Actor.Type != link.ActorSystem || created.Target.ID != u.ID ||
+		val(created.Changes["via"].After) != "setup" || val(created.Changes["email"].After) != u.Email {
+		t.Fatalf("user.created = %+v", created)
+	}
+	wantNoSecrets(t, es, string(u.PasswordHash))
 }

@@ -116,8 +116,18 @@ func (s *UserService) Bootstrap(ctx context.Context, u *link.User, ws *link.Work
 		if err != nil {
 			return err
 		}
-		wid, err = createWorkspace(tx, &workspaceRecord{Name: w.Name, Plan: w.Plan, CreatedAt: now, UpdatedAt: now}, uid)
-		return err
+		if wid, err = createWorkspace(tx, &workspaceRecord{Name: w.Name, Plan: w.Plan, CreatedAt: now, UpdatedAt: now}, uid); err != nil {
+			return err
+		}
+		// The set-up itself is audited, the system its actor: nobody is
+		// signed in yet.
+		id := s.db.ids.formatID(prefixUser, uid)
+		if err := s.db.recordAudit(ctx, tx, wid, link.AuditUserCreated, link.AuditTarget{Type: "user", ID: id},
+			auditChanges("email", nil, u.Email, "admin", nil, "true", "via", nil, "setup")); err != nil {
+			return err
+		}
+		return s.db.recordAudit(ctx, tx, wid, link.AuditWorkspaceCreated, workspaceTarget(s.db.ids, wid),
+			auditChanges("name", nil, w.Name, "plan", nil, string(w.Plan)))
 	})
 	if err != nil {
 		return err

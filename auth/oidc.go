@@ -144,8 +144,9 @@ func (o *OIDC) AuthCodeURL(ctx context.Context, flow OIDCFlow) (string, error) {
 // the e-mail it names (verified, in AllowedDomains), and returns who signed
 // in. Errors: EUNAUTHORIZED when the provider refuses the code (used
 // already, expired, wrong verifier) or the ID token fails a check;
-// EFORBIDDEN for an unverified e-mail or one outside AllowedDomains;
-// ErrProviderUnreachable while discovery fails; anything else is internal.
+// EFORBIDDEN for an unverified e-mail or one outside AllowedDomains, with
+// the identity too when the token named an address (for the audit log:
+// never a signed-in person); ErrProviderUnreachable while discovery fails; anything else is internal.
 func (o *OIDC) Exchange(ctx context.Context, code string, flow OIDCFlow) (*OIDCIdentity, error) {
 	p, err := o.discover(ctx, false)
 	if err != nil {
@@ -192,11 +193,12 @@ func (o *OIDC) identity(idt *oidc.IDToken) (*OIDCIdentity, error) {
 		return nil, link.Errorf(link.EFORBIDDEN, "the sign-in provider sent no e-mail address: allow linkbolt the email scope")
 	}
 	// Most providers send a boolean; a few send the string "true".
+	refused := &OIDCIdentity{Subject: idt.Subject, Email: email}
 	if v := claims.EmailVerified; v != true && v != "true" {
-		return nil, link.Errorf(link.EFORBIDDEN, "the sign-in provider has not verified the e-mail address %s", email)
+		return refused, link.Errorf(link.EFORBIDDEN, "the sign-in provider has not verified the e-mail address %s", email)
 	}
 	if !o.DomainAllowed(email) {
-		return nil, link.Errorf(link.EFORBIDDEN, "e-mail addresses at %s may not sign in to this server", emailDomain(email))
+		return refused, link.Errorf(link.EFORBIDDEN, "e-mail addresses at %s may not sign in to this server", emailDomain(email))
 	}
 	return &OIDCIdentity{Subject: idt.Subject, Email: email, Name: strings.TrimSpace(claims.Name)}, nil
 }

@@ -105,7 +105,11 @@ func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request, _ *c
 		case link.EUNAUTHORIZED:
 			s.recordLogin(r, nil, "", loginOIDC, "token_refused")
 		case link.EFORBIDDEN:
-			s.recordLogin(r, nil, "", loginOIDC, "email_refused")
+			email := ""
+			if id != nil {
+				email = id.Email // refused: unverified, or outside allowed_domains
+			}
+			s.recordLogin(r, nil, email, loginOIDC, "email_refused")
 		}
 		return s.oidcUnavailable(w, r, err)
 	}

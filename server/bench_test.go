@@ -85,3 +85,30 @@ func BenchmarkRedirectBrowserHeaders(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkAuthenticatedGet measures one API read through the whole
+// authentication pipeline: with an API key (hash lookup, and the check that
+// the key's creator is still a member who is not disabled) and with a login
+// token (JWT, the user's session in memory, the membership).
+func BenchmarkAuthenticatedGet(b *testing.B) {
+	e := newEnv(b, func(c *Config) { c.Plans = map[link.Plan]int{link.PlanFree: 0} }) // unlimited
+	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"bench"}`, 201).str("id")
+	for _, cred := range []struct{ name, token string }{
+		{"key made by a user", e.readKey},
+		{"key made by a key", e.createKey(e.writeKey, "made by a key", "read")},
+		{"login token", e.adminToken},
+	} {
+		b.Run(cred.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				req := httptest.NewRequest("GET", "/v1/links/"+id, nil)
+				req.Header.Set("Authorization", "Bearer "+cred.token)
+				w := httptest.NewRecorder()
+				e.srv.ServeHTTP(w, req)
+				if w.Code != http.StatusOK {
+					b.Fatalf("status %d: %s", w.Code, w.Body)
+				}
+			}
+		})
+	}
+}

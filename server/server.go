@@ -25,8 +25,8 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/linkbolt/linkbolt/analytics"
-	"github.com/linkbolt/linkbolt/dashboard"
 	"github.com/linkbolt/linkbolt/auth"
+	"github.com/linkbolt/linkbolt/dashboard"
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/webhook"
 	"github.com/linkbolt/linkbolt/wire"

@@ -39,7 +39,7 @@ export async function call(method, path, body) {
   } catch {
     throw new ApiError(0, { detail: 'The server cannot be reached. Check that linkbolt is running.' });
   }
-  if (res.status === 204) return null;
+  if (res.status === 204) { await res.text(); return null; }
   const type = res.headers.get('Content-Type') || '';
   const data = type.includes('json') ? await res.json() : {};
   if (!res.ok) {

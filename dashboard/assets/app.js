@@ -141,8 +141,8 @@ function SignIn({ onSignedIn, notice }) {
 
   useEffect(() => {
     // Single sign-on is on when its start answers with a redirect to the
-    // provider (an opaque redirect here); it is 404 when it is off.
-    fetch('/v1/auth/oidc/start', { method: 'HEAD', redirect: 'manual' })
+    // provider (an opaque redirect here, not followed); it is 404 when off.
+    fetch('/v1/auth/oidc/start', { redirect: 'manual' })
       .then(res => setSSO(res.type === 'opaqueredirect'))
       .catch(() => setSSO(false));
   }, []);

@@ -44,7 +44,7 @@ export function KeysPage() {
       <p class="warning"><strong>Copy this key now. It is shown only this once and cannot be shown again.</strong></p>
       <p class="secret"><code id="new-key-value">${shown.key}</code> <${CopyButton} text=${shown.key} label="Copy key" id="copy-key" /></p>
       ${shown.rotatedFrom ? html`<p>The old key keeps working until ${fmtDate(list && (list.data.find(k => k.id === shown.rotatedFrom.id) || {}).grace_ends_at)}.</p>` : null}
-      <button type="button" class="secondary" onClick=${() => setShown(null)}>I have copied it</button>
+      <button type="button" class="secondary" id="key-copied" onClick=${() => setShown(null)}>I have copied it</button>
     </section>` : null}
     <section aria-labelledby="keys-list">
       <h2 id="keys-list">Keys of this workspace</h2>
@@ -62,7 +62,7 @@ export function KeysPage() {
           <td>${k.expires_at ? fmtDate(k.expires_at) : 'never'}</td>
           <td>${k.last_used_at ? fmtDate(k.last_used_at) : 'never'}</td>
           <td class="num">${fmtNumber(k.request_count)}</td>
-          <td class="actions">${k.state === 'active' ? html`<button type="button" class="secondary" onClick=${() => rotate(k)}>Rotate</button>
+          <td class="actions">${k.state === 'active' ? html`<button type="button" class="secondary rotate" onClick=${() => rotate(k)}>Rotate</button>
             <${CopyAsCurl} method="POST" path=${'/v1/keys/' + k.id + '/rotate'} />` : null}
             ${k.state === 'active' || k.state === 'grace' ? html`<${Confirm} label="Revoke" question=${'Revoke ' + k.name + '? Scripts using it stop working at once.'} onConfirm=${() => revoke(k)} />
             <${CopyAsCurl} method="DELETE" path=${'/v1/keys/' + k.id} />` : null}</td>

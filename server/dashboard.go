@@ -5,23 +5,14 @@ import (
 	"strings"
 
 	"github.com/julienschmidt/httprouter"
-
-	"github.com/linkbolt/linkbolt/dashboard"
 )
 
 // serveDashboard serves the web dashboard: its assets, and its page for
-// every other path under /app/ (the app's own routes, such as /app/links
+// /app and every other path under /app/ (the app's own routes, such as /app/links
 // and the invitation page /app/invite). The dashboard is a client of the
 // /v1 API; nothing here reads a credential.
 func (s *Server) serveDashboard(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	s.dashboard.ServeHTTP(w, r)
-}
-
-// serveDashboardRoot sends /app to /app/.
-func (s *Server) serveDashboardRoot(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Location", dashboard.Prefix)
-	w.WriteHeader(http.StatusFound)
 }
 
 // acceptsHTML reports whether a request comes from a browser navigating:

@@ -493,7 +493,7 @@ func (s *Server) routes() {
 	s.page("/metrics", s.metricsHandler())
 	s.page("/", s.serveHome)
 	s.page("/setup", s.serveSetupPage)
-	s.page("/app", s.serveDashboardRoot)
+	s.page("/app", s.serveDashboard)
 	s.page("/app/*path", s.serveDashboard)
 
 	s.handle("POST", "/v1/auth/login", accessPublic, s.handleLogin)

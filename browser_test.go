@@ -164,7 +164,7 @@ func (b *browser) screenshot(name string) {
 		b.run("screenshot "+name,
 			chromedp.EmulateViewport(w, 900),
 			chromedp.WaitReady("body"),
-			chromedp.FullScreenshot(&png, 90))
+			chromedp.FullScreenshot(&png, 100)) // 100: PNG
 		path := filepath.Join("docs", "screenshots", fmt.Sprintf("%s-%d.png", name, w))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			b.t.Fatal(err)

@@ -59,7 +59,7 @@ document.getElementById('f').addEventListener('submit', async e => {
   const res = await fetch('/v1/setup', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify(body)});
   const data = await res.json();
   document.getElementById('msg').textContent = res.ok
-    ? 'Done. Open the dashboard at ' + location.origin + '/app/ and sign in with this e-mail and password.'
+    ? 'Done. Open the dashboard at ' + location.origin + '/app/ and sign in with this e-mail and password. Your token: ' + data.token
     : (data.detail || 'Setup failed.');
   if (res.ok) e.target.remove();
 });

@@ -174,4 +174,6 @@ function SignIn({ onSignedIn, notice }) {
 }
 
 
-render(html`<${App} />`, document.getElementById('root'));
+const root = document.getElementById('root');
+root.textContent = ''; // the "Loading" line of the page
+render(html`<${App} />`, root);

@@ -58,9 +58,9 @@ export function KeysPage() {
           <td><code>${k.start}…</code></td>
           <td>${k.scope.replace('_', ' ')}</td>
           <td><span class=${'state ' + k.state}>${k.state}</span>${k.state === 'grace' && k.grace_ends_at ? html`<br /><small>until ${fmtDate(k.grace_ends_at)}</small>` : null}</td>
-          <td>${fmtDate(k.created_at)}</td>
-          <td>${k.expires_at ? fmtDate(k.expires_at) : 'never'}</td>
-          <td>${k.last_used_at ? fmtDate(k.last_used_at) : 'never'}</td>
+          <td class="when">${fmtDate(k.created_at)}</td>
+          <td class="when">${k.expires_at ? fmtDate(k.expires_at) : 'never'}</td>
+          <td class="when">${k.last_used_at ? fmtDate(k.last_used_at) : 'never'}</td>
           <td class="num">${fmtNumber(k.request_count)}</td>
           <td class="actions">${k.state === 'active' ? html`<button type="button" class="secondary rotate" onClick=${() => rotate(k)}>Rotate</button>
             <${CopyAsCurl} method="POST" path=${'/v1/keys/' + k.id + '/rotate'} />` : null}

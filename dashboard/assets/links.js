@@ -51,7 +51,7 @@ export function LinksPage() {
           <td class="dest" title=${l.destination_url}>${l.destination_url}</td>
           <td>${(l.tags || []).map(t => html`<span class="tag">${t}</span>`)}</td>
           <td class="num">${fmtNumber(l.clicks)}</td>
-          <td>${fmtDate(l.created_at)}</td>
+          <td class="when">${fmtDate(l.created_at)}</td>
           <td><${Confirm} label="Delete" question=${'Delete ' + l.alias + '? Its short URL stops working.'} onConfirm=${() => remove(l)} /></td>
         </tr>`)}</tbody>
       </table></div>

@@ -391,3 +391,59 @@ func TestBrowserJourney(t *testing.T) {
 	sort.Strings(list)
 	t.Logf("the dashboard called: %s", strings.Join(list, ", "))
 }
+
+// TestBrowserTokenFromFragment signs in as single sign-on does, with the
+// token in the fragment of /app/#token=…, which the app keeps and clears
+// from the address bar; and accepts an invitation from its link.
+func TestBrowserTokenFromFragmentAndInvitation(t *testing.T) {
+	browserPath(t)
+	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
+	base, _ := startApp(t, cfg, nil)
+	c := client{t, base}
+	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+
+	b := newBrowser(t, base)
+	var location string
+	b.run("token in the fragment",
+		chromedp.Navigate(base+"/app/#token="+tok),
+		chromedp.WaitVisible(`nav[aria-label=Main]`),
+		chromedp.Location(&location))
+	if location != base+"/app/" {
+		t.Fatalf("address after the token was picked up: %s", location)
+	}
+
+	inv := c.must("POST", "/v1/invitations", tok, `{"email":"sam@example.com","role":"read"}`, 201)
+	invURL := strings.Replace(inv["url"].(string), "http://localhost:8080", base, 1)
+	b2 := newBrowser(t, base)
+	b2.run("open the invitation",
+		chromedp.Navigate(invURL),
+		chromedp.WaitVisible(`#invite-new`),
+		chromedp.Location(&location))
+	if strings.Contains(location, "#") {
+		t.Fatalf("the invitation's token stays in the address bar: %s", location)
+	}
+	b2.screenshot("invitation")
+	b2.run("join",
+		chromedp.SendKeys("#invite-name", "Sam"),
+		chromedp.SendKeys("#invite-password", "sam's long password"),
+		chromedp.Click(`#invite-new button[type=submit]`),
+		chromedp.WaitVisible(`nav[aria-label=Main]`),
+		chromedp.WaitVisible(`#create-link-form`))
+	// Sam reads; writing is refused by the API and the page says so.
+	b2.run("a read member cannot create",
+		chromedp.SendKeys("#destination_url", "https://example.com/sam"),
+		chromedp.Click(`#create-link-form button[type=submit]`),
+		chromedp.WaitVisible(`#create-link-form .msg.error`))
+	var msg string
+	b2.run("the message", chromedp.Text(`#create-link-form .msg.error`, &msg))
+	if msg == "" {
+		t.Fatal("no message for the refused write")
+	}
+	t.Logf("refused write: %s", msg)
+	got := b2.templates(t)
+	for _, w := range []string{"POST /v1/invitations/accept", "GET /v1/me", "GET /v1/links"} {
+		if !got[w] {
+			t.Errorf("the invitation journey did not call %s", w)
+		}
+	}
+}

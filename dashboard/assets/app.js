@@ -174,6 +174,7 @@ function SignIn({ onSignedIn, notice }) {
 }
 
 
+pickUpToken();
 const root = document.getElementById('root');
 root.textContent = ''; // the "Loading" line of the page
 render(html`<${App} />`, root);

@@ -440,8 +440,40 @@ func TestBrowserTokenFromFragmentAndInvitation(t *testing.T) {
 		t.Fatal("no message for the refused write")
 	}
 	t.Logf("refused write: %s", msg)
+
+	// Account: a name, a new password, then out of every session.
+	b2.run("account page",
+		chromedp.Click(`nav[aria-label=Main] a[href="/app/account"]`),
+		chromedp.WaitVisible(`#name-form`))
+	b2.screenshot("account")
+	b2.run("rename",
+		clear("#account-name-input"),
+		chromedp.SendKeys("#account-name-input", "Sam Reader"),
+		chromedp.Click(`#name-form button[type=submit]`),
+		chromedp.WaitVisible(`#name-form .msg.notice`),
+		chromedp.WaitVisible(`//span[@class="who" and text()="Sam Reader"]`, chromedp.BySearch))
+	b2.run("wrong current password",
+		chromedp.SendKeys("#current_password", "not my password"),
+		chromedp.SendKeys("#new_password", "sam's newer password"),
+		chromedp.Click(`#password-form button[type=submit]`),
+		chromedp.WaitVisible(`#current_password-error`))
+	b2.run("change password",
+		clear("#current_password"),
+		chromedp.SendKeys("#current_password", "sam's long password"),
+		chromedp.Click(`#password-form button[type=submit]`),
+		chromedp.WaitVisible(`#password-form .msg.notice`))
+	samTok := c.must("POST", "/v1/auth/login", "", `{"email":"sam@example.com","password":"sam's newer password"}`, 200)["token"].(string)
+	if me := c.must("GET", "/v1/me", samTok, "", 200); me["name"] != "Sam Reader" {
+		t.Fatalf("me after the account page: %v", me)
+	}
+	b2.run("sign out everywhere",
+		chromedp.Click(`#account-sessions ~ .actions button.danger`),
+		chromedp.Click(`#account-sessions ~ .actions .confirm button.danger`),
+		chromedp.WaitVisible(`#sign-in`))
+	c.must("GET", "/v1/me", samTok, "", 401)
+
 	got := b2.templates(t)
-	for _, w := range []string{"POST /v1/invitations/accept", "GET /v1/me", "GET /v1/links"} {
+	for _, w := range []string{"POST /v1/invitations/accept", "GET /v1/me", "GET /v1/links", "PATCH /v1/me", "POST /v1/me/password", "POST /v1/auth/logout-all"} {
 		if !got[w] {
 			t.Errorf("the invitation journey did not call %s", w)
 		}

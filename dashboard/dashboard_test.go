@@ -72,7 +72,7 @@ func checkSecurityHeaders(t *testing.T, path string, h http.Header) {
 func TestAssetsAreFingerprintedAndImmutable(t *testing.T) {
 	d := newDashboard(t)
 	assets := d.Assets()
-	for _, src := range []string{"app.js", "api.js", "ui.js", "links.js", "keys.js", "invite.js", "app.css", "htm-preact-standalone.js", "uPlot.esm.js", "uPlot.min.css"} {
+	for _, src := range []string{"app.js", "api.js", "ui.js", "links.js", "keys.js", "invite.js", "account.js", "app.css", "htm-preact-standalone.js", "uPlot.esm.js", "uPlot.min.css"} {
 		name := d.AssetName(src)
 		body, ok := assets[name]
 		if name == "" || !ok {

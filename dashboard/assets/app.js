@@ -6,12 +6,14 @@ import { Message, Field } from './ui.js';
 import { LinksPage } from './links.js';
 import { KeysPage } from './keys.js';
 import { InvitePage } from './invite.js';
+import { AccountPage } from './account.js';
 
 // pages are the built pages, in the order of the navigation; only these
 // appear in it.
 const pages = [
   { path: 'links', title: 'Links', component: LinksPage },
   { path: 'keys', title: 'API keys', component: KeysPage },
+  { path: 'account', title: 'Account', component: AccountPage },
 ];
 
 function currentRoute() {
@@ -40,8 +42,10 @@ function App() {
   const [error, setError] = useState(null);
   const [notice, setNotice] = useState('');
 
-  const loadMe = async () => {
-    setState('loading');
+  // loadMe reads the user and their workspaces; quiet keeps the page on
+  // screen while it does (after a change of name).
+  const loadMe = async quiet => {
+    if (quiet !== true) setState('loading');
     try {
       const m = await call('GET', '/v1/me');
       const ids = m.workspaces.map(w => w.id);
@@ -107,7 +111,8 @@ function App() {
   const Page = page.component;
   const ws = me.workspaces.find(w => w.id === session.workspace);
   return html`<${Shell} me=${me} route=${page.path} signOut=${signOut} onSwitch=${loadMe}>
-    <${Page} key=${session.workspace} workspace=${ws} />
+    <${Page} key=${session.workspace} workspace=${ws} me=${me} reloadMe=${() => loadMe(true)}
+      signedOutEverywhere=${() => { session.token = ''; setMe(null); setState('signed-out'); setNotice('You are signed out everywhere.'); }} />
   </${Shell}>`;
 }
 

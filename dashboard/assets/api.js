@@ -57,7 +57,8 @@ export async function call(method, path, body) {
 // the session token never appears in it.
 export function curl(method, path, body) {
   const q = s => "'" + String(s).replace(/'/g, "'\\''") + "'";
-  const parts = ['curl', '-X', method, q(location.origin + path), '-H', q('Authorization: Bearer $LINKBOLT_KEY')];
+  // Double quotes let the shell put the key in.
+  const parts = ['curl', '-X', method, q(location.origin + path), '-H', '"Authorization: Bearer $LINKBOLT_KEY"'];
   if (body !== undefined) parts.push('-H', q('Content-Type: application/json'), '-d', q(JSON.stringify(body)));
-  return parts.join(' ').replace(q('Authorization: Bearer $LINKBOLT_KEY'), '"Authorization: Bearer $LINKBOLT_KEY"');
+  return parts.join(' ');
 }

@@ -13,7 +13,7 @@ import { AccountPage } from './account.js';
 const pages = [
   { path: 'links', title: 'Links', component: LinksPage },
   { path: 'keys', title: 'API keys', component: KeysPage },
-  { path: 'account', title: 'Account', component: AccountPage },
+  { path: 'account', title: 'Account', component: AccountPage, noWorkspace: true },
 ];
 
 function currentRoute() {
@@ -133,7 +133,7 @@ function Shell({ me, route, signOut, onSwitch, children }) {
         <button type="button" class="secondary" id="sign-out" onClick=${signOut}>Sign out</button>
       </div>
     </header>
-    <main>${me.workspaces.length === 0
+    <main>${me.workspaces.length === 0 && !(pages.find(p => p.path === route) || {}).noWorkspace
       ? html`<h1>No workspace</h1><p>You are not a member of any workspace yet. Ask an owner for an invitation.</p>`
       : children}</main>
   </div>`;

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	cdpbrowser "github.com/chromedp/cdproto/browser"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
@@ -66,7 +67,10 @@ func newBrowser(t *testing.T, base string) *browser {
 	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
 	b := &browser{t: t, ctx: ctx, base: base, calls: map[string]bool{}, pending: map[network.RequestID]*network.Request{}}
 	chromedp.ListenTarget(ctx, b.listen)
-	if err := chromedp.Run(ctx, network.Enable(), log.Enable(), runtime.Enable()); err != nil {
+	// The copy buttons write to the clipboard, which a page may do once
+	// the browser grants it.
+	grant := cdpbrowser.GrantPermissions([]cdpbrowser.PermissionType{cdpbrowser.PermissionTypeClipboardReadWrite, cdpbrowser.PermissionTypeClipboardSanitizedWrite}).WithOrigin(base)
+	if err := chromedp.Run(ctx, network.Enable(), log.Enable(), runtime.Enable(), grant); err != nil {
 		t.Fatalf("starting Chromium: %v", err)
 	}
 	t.Cleanup(b.check)
@@ -288,6 +292,14 @@ func TestBrowserJourney(t *testing.T) {
 	c := client{t, base}
 	if got := c.must("GET", "/v1/keys", key, "", 200)["data"].([]any); len(got) != 1 {
 		t.Fatalf("the key from the page lists %d keys", len(got))
+	}
+	var copied string
+	b.run("copy the key",
+		chromedp.Click(`#copy-key`),
+		chromedp.WaitVisible(`//span[@class="copied" and text()="Copied"]`, chromedp.BySearch),
+		chromedp.Evaluate(`navigator.clipboard.readText()`, &copied, func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
+	if copied != key {
+		t.Fatalf("the copy button copied %q, the page shows %q", copied, key)
 	}
 	var curl string
 	b.run("copy as curl",

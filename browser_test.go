@@ -16,6 +16,7 @@ import (
 	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
@@ -180,6 +181,22 @@ func (b *browser) screenshot(name string) {
 	b.run("viewport back", chromedp.EmulateViewport(1440, 1000))
 }
 
+// darkScreenshot writes docs/screenshots/<name>-dark-1440.png with the
+// system's dark theme, when LINKBOLT_SCREENSHOTS=1.
+func (b *browser) darkScreenshot(name string) {
+	b.t.Helper()
+	if os.Getenv("LINKBOLT_SCREENSHOTS") != "1" {
+		return
+	}
+	var png []byte
+	dark := emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}})
+	light := emulation.SetEmulatedMedia().WithFeatures([]*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "light"}})
+	b.run("dark screenshot "+name, dark, chromedp.FullScreenshot(&png, 100), light)
+	if err := os.WriteFile(filepath.Join("docs", "screenshots", name+"-dark-1440.png"), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
 // clear empties an input; typing afterwards fires the input events the
 // page listens to.
 func clear(sel string) chromedp.Action {
@@ -328,6 +345,7 @@ func TestBrowserJourney(t *testing.T) {
 		chromedp.Click(`#create-link-form button[type=submit]`),
 		chromedp.WaitVisible(`#links tr[data-alias="browser-made"]`))
 	b.screenshot("links")
+	b.darkScreenshot("links")
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	res, err := noFollow.Get(base + "/browser-made")
 	if err != nil {

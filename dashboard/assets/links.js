@@ -47,7 +47,7 @@ export function LinksPage() {
       ${list && list.data.length > 0 ? html`<div class="table-wrap"><table id="links">
         <thead><tr><th scope="col">Short URL</th><th scope="col">Destination</th><th scope="col">Tags</th><th scope="col" class="num">Clicks</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
         <tbody>${list.data.map(l => html`<tr key=${l.id} data-alias=${l.alias}>
-          <td><a href=${l.short_url} target="_blank" rel="noopener noreferrer">${l.short_url.replace(/^https?:\/\//, '')}</a> <${CopyButton} text=${l.short_url} label="Copy" /></td>
+          <td><a href=${l.short_url} target="_blank" rel="noopener noreferrer">${l.short_url.replace(/^https?:\/\//, '')}</a> <${CopyButton} text=${l.short_url} label="Copy" describe=${'Copy short URL ' + l.short_url} /></td>
           <td class="dest" title=${l.destination_url}>${l.destination_url}</td>
           <td>${(l.tags || []).map(t => html`<span class="tag">${t}</span>`)}</td>
           <td class="num">${fmtNumber(l.clicks)}</td>

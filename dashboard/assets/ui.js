@@ -30,7 +30,7 @@ export function Field({ id, label, error, hint, ...props }) {
 }
 
 // CopyButton copies text to the clipboard and says whether it worked.
-export function CopyButton({ text, label = 'Copy', id }) {
+export function CopyButton({ text, label = 'Copy', id, describe }) {
   const [state, setState] = useState('');
   const copy = async () => {
     try {
@@ -40,7 +40,7 @@ export function CopyButton({ text, label = 'Copy', id }) {
       setState('Copy failed: select the text and copy it');
     }
   };
-  return html`<button type="button" class="secondary" id=${id} onClick=${copy}>${label}</button>${state ? html` <span class="copied" role="status">${state}</span>` : null}`;
+  return html`<button type="button" class="secondary" id=${id} aria-label=${describe} onClick=${copy}>${label}</button>${state ? html` <span class="copied" role="status">${state}</span>` : null}`;
 }
 
 // CopyAsCurl shows the request a form sends as a curl command with an API

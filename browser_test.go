@@ -509,3 +509,40 @@ func TestBrowserTokenFromFragmentAndInvitation(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowserSetup finishes the setup of a fresh instance in the browser
+// from the link in the log, and goes on into the dashboard.
+func TestBrowserSetup(t *testing.T) {
+	browserPath(t)
+	cfg := testConfig(t, "")
+	logs := &syncWriter{}
+	base, _ := startApp(t, cfg, logs)
+	i := strings.Index(logs.String(), "/setup?token=")
+	if i < 0 {
+		t.Fatalf("no setup link in the log: %s", logs.String())
+	}
+	token := strings.Trim(strings.Fields(logs.String()[i+len("/setup?token="):])[0], `"`)
+
+	b := newBrowser(t, base)
+	// Before setup, / is the status page that points to the setup link.
+	b.run("home before setup",
+		chromedp.Navigate(base+"/"),
+		chromedp.WaitVisible(`//p[contains(., "not set up yet")]`, chromedp.BySearch))
+	b.run("setup",
+		chromedp.Navigate(base+"/setup?token="+token),
+		chromedp.WaitVisible("#f"),
+		chromedp.SendKeys("#email", "owner@example.com"),
+		chromedp.SendKeys("#password", "the owner's password"),
+		chromedp.Click(`#f button[type=submit]`),
+		chromedp.WaitVisible(`#open-dashboard`),
+		chromedp.Click(`#open-dashboard`),
+		chromedp.WaitVisible(`#sign-in`),
+		chromedp.SendKeys("#email", "owner@example.com"),
+		chromedp.SendKeys("#password", "the owner's password"),
+		chromedp.Click(`#sign-in button[type=submit]`),
+		chromedp.WaitVisible(`#create-link-form`))
+	got := b.templates(t)
+	if !got["POST /v1/setup"] || !got["POST /v1/auth/login"] {
+		t.Errorf("the setup journey called %v", got)
+	}
+}

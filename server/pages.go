@@ -61,7 +61,14 @@ document.getElementById('f').addEventListener('submit', async e => {
   document.getElementById('msg').textContent = res.ok
     ? 'Done. Open the dashboard at ' + location.origin + '/app/ and sign in with this e-mail and password. Your token: ' + data.token
     : (data.detail || 'Setup failed.');
-  if (res.ok) e.target.remove();
+  if (res.ok) {
+    e.target.remove();
+    const a = document.createElement('a');
+    a.href = '/app/';
+    a.id = 'open-dashboard';
+    a.textContent = 'Open the dashboard';
+    document.getElementById('msg').after(a);
+  }
 });
 </script>{{else}}<p>This instance is set up already, or the setup link is not valid. Log in instead.</p>{{end}}
 </body></html>

@@ -372,6 +372,44 @@ func TestBrowserJourney(t *testing.T) {
 		chromedp.WaitVisible(`.empty`))
 	c.must("GET", "/v1/links/"+l["id"].(string), key, "", 404)
 
+	// Paging: 21 links are two pages of 20.
+	for i := 0; i < 21; i++ {
+		c.must("POST", "/v1/links", key, fmt.Sprintf(`{"destination_url":"https://example.com/%d","alias":"paged-%02d"}`, i, i), 201)
+	}
+	var pager string
+	b.run("paging",
+		chromedp.Click(`nav[aria-label=Main] a[href="/app/keys"]`),
+		chromedp.WaitVisible(`#keys`),
+		chromedp.Click(`nav[aria-label=Main] a[href="/app/links"]`),
+		chromedp.WaitVisible(`#links tr[data-alias="paged-20"]`),
+		chromedp.Text(`.pager span`, &pager))
+	if !strings.Contains(pager, "Page 1 of 2") {
+		t.Fatalf("pager: %q", pager)
+	}
+	b.run("next page",
+		chromedp.Click(`//nav[@class="pager"]/button[text()="Next"]`, chromedp.BySearch),
+		chromedp.WaitVisible(`#links tr[data-alias="paged-00"]`),
+		chromedp.WaitNotPresent(`#links tr[data-alias="paged-20"]`))
+
+	// The workspace switcher: another workspace has its own links.
+	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+	other := c.must("POST", "/v1/workspaces", tok, `{"name":"Side project"}`, 201)["id"].(string)
+	b.run("switch workspace",
+		chromedp.Reload(),
+		chromedp.WaitReady(`#workspace option[value="`+other+`"]`),
+		// SetValue fires the input and change events of a select.
+		chromedp.SetValue(`#workspace`, other),
+		chromedp.WaitVisible(`.empty`))
+	var first string
+	for _, w := range c.must("GET", "/v1/me", tok, "", 200)["workspaces"].([]any) {
+		if w.(map[string]any)["id"] != other {
+			first = w.(map[string]any)["id"].(string)
+		}
+	}
+	b.run("switch back",
+		chromedp.SetValue(`#workspace`, first),
+		chromedp.WaitVisible(`#links tr[data-alias="paged-20"]`))
+
 	// Rotate: the new key is shown once and works; revoke it.
 	var newKey string
 	b.run("rotate",

@@ -30,7 +30,6 @@ func (s *Server) memberRoutes() {
 	s.handle("POST", "/v1/invitations", accessRead, s.handleCreateInvitation)
 	s.handle("DELETE", "/v1/invitations/:id", accessRead, s.handleRevokeInvitation)
 	s.handle("POST", "/v1/invitations/accept", accessPublic, s.handleAcceptInvitation)
-	s.page("/app/invite", s.serveInvitePage)
 }
 
 // requireOwner lets only an owner of the workspace, signed in with a JWT,

@@ -115,9 +115,15 @@ func TestInvitationForANewPerson(t *testing.T) {
 	})
 
 	t.Run("the page of the link", func(t *testing.T) {
+		// The dashboard's page at /app/invite loads its app, whose
+		// invitation page accepts with POST /v1/invitations/accept.
 		r := e.do("GET", "/app/invite", "", "", 200)
-		if !strings.Contains(string(r.raw), "/v1/invitations/accept") || r.header.Get("Referrer-Policy") != "no-referrer" {
+		if r.header.Get("Referrer-Policy") != "no-referrer" {
 			t.Fatalf("page: %s %v", r.raw, r.header)
+		}
+		js := e.serve("/app/assets/"+e.srv.dashboard.AssetName("invite.js"), 200)
+		if !strings.Contains(string(r.raw), "/app/assets/") || !strings.Contains(string(js.raw), "/v1/invitations/accept") {
+			t.Fatalf("page: %s\ninvite.js: %s", r.raw, js.raw)
 		}
 	})
 }

@@ -6,6 +6,8 @@ import (
 	"net/http"
 
 	"github.com/julienschmidt/httprouter"
+
+	"github.com/linkbolt/linkbolt/dashboard"
 )
 
 var homePage = template.Must(template.New("home").Parse(`<!doctype html>
@@ -19,7 +21,16 @@ var homePage = template.Must(template.New("home").Parse(`<!doctype html>
 </body></html>
 `))
 
+// serveHome opens the dashboard for a browser once the instance is set up,
+// and otherwise answers the small status page (for curl, probes, and a
+// browser before setup, which the page points to the setup link).
 func (s *Server) serveHome(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	if s.setupToken.Load() == nil && acceptsHTML(r) {
+		w.Header().Set("Cache-Control", "no-store")
+		w.Header().Set("Location", dashboard.Prefix)
+		w.WriteHeader(http.StatusFound)
+		return
+	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	_ = homePage.Execute(w, s.setupToken.Load() != nil)
@@ -48,9 +59,16 @@ document.getElementById('f').addEventListener('submit', async e => {
   const res = await fetch('/v1/setup', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify(body)});
   const data = await res.json();
   document.getElementById('msg').textContent = res.ok
-    ? 'Done. Log in with POST /v1/auth/login. Your token: ' + data.token
+    ? 'Done. Open the dashboard at ' + location.origin + '/app/ and sign in with this e-mail and password. Your token: ' + data.token
     : (data.detail || 'Setup failed.');
-  if (res.ok) e.target.remove();
+  if (res.ok) {
+    e.target.remove();
+    const a = document.createElement('a');
+    a.href = '/app/';
+    a.id = 'open-dashboard';
+    a.textContent = 'Open the dashboard';
+    document.getElementById('msg').after(a);
+  }
 });
 </script>{{else}}<p>This instance is set up already, or the setup link is not valid. Log in instead.</p>{{end}}
 </body></html>

@@ -26,6 +26,7 @@ import (
 
 	"github.com/linkbolt/linkbolt/analytics"
 	"github.com/linkbolt/linkbolt/auth"
+	"github.com/linkbolt/linkbolt/dashboard"
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/webhook"
 	"github.com/linkbolt/linkbolt/wire"
@@ -160,6 +161,8 @@ type Server struct {
 	router             *httprouter.Router
 	// cors answers cross-origin API requests; nil when none are allowed.
 	cors *corsPolicy
+	// dashboard is the web app served under /app/.
+	dashboard *dashboard.Dashboard
 	// pages holds the one-segment paths of pages (e.g. /healthz); every
 	// other one-segment GET is a short code.
 	pages map[string]bool
@@ -259,6 +262,11 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.accounts, s.sessions = d.Accounts, d.Sessions
 	s.audit = d.Audit
 	s.cors = newCORSPolicy(cfg.CORSOrigins)
+	dash, err := dashboard.New()
+	if err != nil {
+		return nil, err
+	}
+	s.dashboard = dash
 	s.rules = newURLRules(primary, alt, cfg.Listen)
 	s.servedRules = s.servedURLRules()
 	s.routes()
@@ -485,6 +493,8 @@ func (s *Server) routes() {
 	s.page("/metrics", s.metricsHandler())
 	s.page("/", s.serveHome)
 	s.page("/setup", s.serveSetupPage)
+	s.page("/app", s.serveDashboard)
+	s.page("/app/*path", s.serveDashboard)
 
 	s.handle("POST", "/v1/auth/login", accessPublic, s.handleLogin)
 	s.handle("POST", "/v1/setup", accessPublic, s.handleSetup)

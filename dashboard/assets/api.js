@@ -1,0 +1,64 @@
+// api.js is the dashboard's only way to the server: the documented /v1 API,
+// with the session's JWT in memory and in sessionStorage (never in a URL,
+// never in localStorage, gone when the tab closes).
+
+const TOKEN = 'linkbolt.token';
+const WORKSPACE = 'linkbolt.workspace';
+
+export const session = {
+  get token() { return sessionStorage.getItem(TOKEN) || ''; },
+  set token(v) { v ? sessionStorage.setItem(TOKEN, v) : sessionStorage.removeItem(TOKEN); },
+  get workspace() { return sessionStorage.getItem(WORKSPACE) || ''; },
+  set workspace(v) { v ? sessionStorage.setItem(WORKSPACE, v) : sessionStorage.removeItem(WORKSPACE); },
+};
+
+// ApiError carries the problem+json answer: detail for a message, errors
+// for the fields.
+export class ApiError extends Error {
+  constructor(status, problem) {
+    super(problem.detail || problem.title || 'The server answered ' + status + '.');
+    this.status = status;
+    this.code = problem.code || '';
+    this.fields = {};
+    for (const e of problem.errors || []) this.fields[e.field] = e.message;
+  }
+}
+
+let onSignedOut = () => {};
+export function whenSignedOut(f) { onSignedOut = f; }
+
+// call sends one request and returns the decoded JSON (null for 204).
+export async function call(method, path, body) {
+  const headers = { Accept: 'application/json' };
+  if (session.token) headers.Authorization = 'Bearer ' + session.token;
+  if (session.workspace) headers['X-Workspace-Id'] = session.workspace;
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  let res;
+  try {
+    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch {
+    throw new ApiError(0, { detail: 'The server cannot be reached. Check that linkbolt is running.' });
+  }
+  if (res.status === 204) { await res.text(); return null; }
+  const type = res.headers.get('Content-Type') || '';
+  const data = type.includes('json') ? await res.json() : {};
+  if (!res.ok) {
+    const err = new ApiError(res.status, data);
+    if (res.status === 401 && session.token && path !== '/v1/auth/login') {
+      session.token = '';
+      onSignedOut(err.message);
+    }
+    throw err;
+  }
+  return data;
+}
+
+// curl renders a request as the command that sends it with an API key;
+// the session token never appears in it.
+export function curl(method, path, body) {
+  const q = s => "'" + String(s).replace(/'/g, "'\\''") + "'";
+  // Double quotes let the shell put the key in.
+  const parts = ['curl', '-X', method, q(location.origin + path), '-H', '"Authorization: Bearer $LINKBOLT_KEY"'];
+  if (body !== undefined) parts.push('-H', q('Content-Type: application/json'), '-d', q(JSON.stringify(body)));
+  return parts.join(' ');
+}

@@ -1,0 +1,185 @@
+// app.js is the dashboard's shell: sign-in, the navigation, the workspace
+// switcher and the client-side routes under /app/.
+import { html, render, useState, useEffect } from './vendor/htm-preact-standalone.js';
+import { call, session, whenSignedOut } from './api.js';
+import { Message, Field } from './ui.js';
+import { LinksPage } from './links.js';
+import { KeysPage } from './keys.js';
+import { InvitePage } from './invite.js';
+import { AccountPage } from './account.js';
+
+// pages are the built pages, in the order of the navigation; only these
+// appear in it.
+const pages = [
+  { path: 'links', title: 'Links', component: LinksPage },
+  { path: 'keys', title: 'API keys', component: KeysPage },
+  { path: 'account', title: 'Account', component: AccountPage, noWorkspace: true },
+];
+
+function currentRoute() {
+  return location.pathname.replace(/^\/app\/?/, '').replace(/\/$/, '');
+}
+
+export function navigate(path) {
+  history.pushState(null, '', '/app/' + path);
+  dispatchEvent(new PopStateEvent('popstate'));
+}
+
+// pickUpToken takes a token the single sign-on callback put in the
+// fragment (/app/#token=…) and clears it from the address bar and history.
+function pickUpToken() {
+  if (currentRoute() === 'invite') return; // the invitation's token, read by its page
+  const params = new URLSearchParams(location.hash.slice(1));
+  const tok = params.get('token');
+  if (tok) session.token = tok;
+  if (location.hash) history.replaceState(null, '', location.pathname + location.search);
+}
+
+function App() {
+  const [route, setRoute] = useState(currentRoute());
+  const [me, setMe] = useState(null);
+  const [state, setState] = useState(session.token ? 'loading' : 'signed-out');
+  const [error, setError] = useState(null);
+  const [notice, setNotice] = useState('');
+
+  // loadMe reads the user and their workspaces; quiet keeps the page on
+  // screen while it does (after a change of name).
+  const loadMe = async quiet => {
+    if (quiet !== true) setState('loading');
+    try {
+      const m = await call('GET', '/v1/me');
+      const ids = m.workspaces.map(w => w.id);
+      if (!ids.includes(session.workspace)) session.workspace = ids[0] || '';
+      setMe(m);
+      setState('signed-in');
+      setError(null);
+    } catch (e) {
+      setError(e);
+      setState(session.token ? 'failed' : 'signed-out');
+    }
+  };
+
+  useEffect(() => {
+    const onPop = () => setRoute(currentRoute());
+    addEventListener('popstate', onPop);
+    whenSignedOut(msg => { setMe(null); setState('signed-out'); setNotice('Your session ended: ' + msg + ' Sign in again.'); });
+    if (session.token) loadMe();
+    return () => removeEventListener('popstate', onPop);
+  }, []);
+
+  useEffect(() => {
+    const page = pages.find(p => p.path === route);
+    document.title = (route === 'invite' ? 'Join a workspace' : page ? page.title : 'Sign in') + ' · linkbolt';
+  }, [route]);
+
+  const signedIn = async tok => {
+    session.token = tok;
+    setNotice('');
+    await loadMe();
+  };
+
+  const signOut = async () => {
+    try { await call('POST', '/v1/auth/logout'); } catch { /* the token is dropped either way */ }
+    session.token = '';
+    session.workspace = '';
+    setMe(null);
+    setState('signed-out');
+    setNotice('You are signed out.');
+  };
+
+  if (route === 'invite') {
+    return html`<${InvitePage} me=${me} onJoined=${async (tok, ws) => {
+      if (tok) session.token = tok;
+      session.workspace = ws;
+      await loadMe();
+      navigate('links');
+    }} />`;
+  }
+  if (state === 'loading') return html`<main class="center"><p role="status">Loading…</p></main>`;
+  if (state === 'failed') {
+    return html`<main class="center"><${Message} error=${error} />
+      <button onClick=${loadMe}>Try again</button> <button class="secondary" onClick=${signOut}>Sign out</button></main>`;
+  }
+  if (state === 'signed-out') return html`<${SignIn} onSignedIn=${signedIn} notice=${notice} />`;
+
+  let page = pages.find(p => p.path === route);
+  if (!page) {
+    if (route !== '') return html`<${Shell} me=${me} route=${route} signOut=${signOut} onSwitch=${loadMe}>
+      <h1>Page not found</h1><p>There is no dashboard page at /app/${route}.</p></${Shell}>`;
+    page = pages[0];
+  }
+  const Page = page.component;
+  const ws = me.workspaces.find(w => w.id === session.workspace);
+  return html`<${Shell} me=${me} route=${page.path} signOut=${signOut} onSwitch=${loadMe}>
+    <${Page} key=${session.workspace} workspace=${ws} me=${me} reloadMe=${() => loadMe(true)}
+      signedOutEverywhere=${() => { session.token = ''; setMe(null); setState('signed-out'); setNotice('You are signed out everywhere.'); }} />
+  </${Shell}>`;
+}
+
+function Shell({ me, route, signOut, onSwitch, children }) {
+  const go = (e, path) => { e.preventDefault(); navigate(path); };
+  return html`<div class="shell">
+    <header class="top">
+      <a class="brand" href="/app/links" onClick=${e => go(e, 'links')}>linkbolt</a>
+      <nav aria-label="Main">
+        ${pages.map(p => html`<a href=${'/app/' + p.path} aria-current=${p.path === route ? 'page' : undefined} onClick=${e => go(e, p.path)}>${p.title}</a>`)}
+      </nav>
+      <div class="account">
+        ${me.workspaces.length > 0 ? html`<label class="switcher"><span class="visually-hidden">Workspace</span>
+          <select id="workspace" aria-label="Workspace" value=${session.workspace} onChange=${e => { session.workspace = e.target.value; onSwitch(); }}>
+            ${me.workspaces.map(w => html`<option value=${w.id}>${w.name}${w.role ? ' (' + w.role.replace('_', ' ') + ')' : ''}</option>`)}
+          </select></label>` : null}
+        <span class="who" title=${me.email}>${me.name || me.email}</span>
+        <button type="button" class="secondary" id="sign-out" onClick=${signOut}>Sign out</button>
+      </div>
+    </header>
+    <main>${me.workspaces.length === 0 && !(pages.find(p => p.path === route) || {}).noWorkspace
+      ? html`<h1>No workspace</h1><p>You are not a member of any workspace yet. Ask an owner for an invitation.</p>`
+      : children}</main>
+  </div>`;
+}
+
+function SignIn({ onSignedIn, notice }) {
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const [sso, setSSO] = useState(false);
+
+  useEffect(() => {
+    // Single sign-on is on when its start answers with a redirect to the
+    // provider (an opaque redirect here, not followed); it is 404 when off.
+    fetch('/v1/auth/oidc/start', { redirect: 'manual' })
+      .then(res => setSSO(res.type === 'opaqueredirect'))
+      .catch(() => setSSO(false));
+  }, []);
+
+  const submit = async e => {
+    e.preventDefault();
+    const body = Object.fromEntries(new FormData(e.target));
+    setBusy(true);
+    try {
+      const res = await call('POST', '/v1/auth/login', body);
+      await onSignedIn(res.token);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+
+  return html`<main class="center narrow">
+    <h1>Sign in to linkbolt</h1>
+    <${Message} notice=${notice} error=${error} />
+    <form id="sign-in" onSubmit=${submit}>
+      <${Field} id="email" label="E-mail" type="email" required autocomplete="username" />
+      <${Field} id="password" label="Password" type="password" required autocomplete="current-password" />
+      <button type="submit" disabled=${busy}>${busy ? 'Signing in…' : 'Sign in'}</button>
+    </form>
+    ${sso ? html`<p><a class="button secondary" href="/v1/auth/oidc/start">Sign in with single sign-on</a></p>` : null}
+  </main>`;
+}
+
+
+pickUpToken();
+const root = document.getElementById('root');
+root.textContent = ''; // the "Loading" line of the page
+render(html`<${App} />`, root);

@@ -1,0 +1,66 @@
+// ui.js holds the small pieces every page uses: messages, fields that show
+// the API's errors, copy buttons, "copy as curl", dates and numbers in the
+// browser's locale.
+import { html, useState } from './vendor/htm-preact-standalone.js';
+import { curl } from './api.js';
+
+export function fmtDate(s) {
+  return s ? new Date(s).toLocaleString() : '—';
+}
+
+export function fmtNumber(n) {
+  return (n || 0).toLocaleString();
+}
+
+// Message shows an error or a notice; role=alert makes screen readers say it.
+export function Message({ error, notice }) {
+  if (error) return html`<p class="msg error" role="alert">${error.message || String(error)}</p>`;
+  if (notice) return html`<p class="msg notice" role="status">${notice}</p>`;
+  return null;
+}
+
+// Field is a labelled input with the API's message for it underneath.
+export function Field({ id, label, error, hint, ...props }) {
+  return html`<div class="field">
+    <label for=${id}>${label}</label>
+    <input id=${id} name=${id} aria-invalid=${error ? 'true' : undefined} aria-describedby=${error ? id + '-error' : hint ? id + '-hint' : undefined} ...${props} />
+    ${hint && !error ? html`<small id=${id + '-hint'} class="hint">${hint}</small>` : null}
+    ${error ? html`<small id=${id + '-error'} class="field-error">${error}</small>` : null}
+  </div>`;
+}
+
+// CopyButton copies text to the clipboard and says whether it worked.
+export function CopyButton({ text, label = 'Copy', id, describe }) {
+  const [state, setState] = useState('');
+  const copy = async () => {
+    try {
+      await navigator.clipboard.writeText(text);
+      setState('Copied');
+    } catch {
+      setState('Copy failed: select the text and copy it');
+    }
+  };
+  return html`<button type="button" class="secondary" id=${id} aria-label=${describe} onClick=${copy}>${label}</button>${state ? html` <span class="copied" role="status">${state}</span>` : null}`;
+}
+
+// CopyAsCurl shows the request a form sends as a curl command with an API
+// key placeholder, so the dashboard teaches the API it is built on.
+export function CopyAsCurl({ method, path, body }) {
+  const cmd = curl(method, path, body);
+  return html`<details class="curl">
+    <summary>Copy as curl</summary>
+    <pre><code>${cmd}</code></pre>
+    <${CopyButton} text=${cmd} label="Copy command" />
+  </details>`;
+}
+
+// Confirm asks before something that cannot be undone.
+export function Confirm({ label, question, onConfirm, busy }) {
+  const [asking, setAsking] = useState(false);
+  if (!asking) return html`<button type="button" class="danger" onClick=${() => setAsking(true)}>${label}</button>`;
+  return html`<span class="confirm" role="group" aria-label=${question}>
+    <span>${question}</span>
+    <button type="button" class="danger" disabled=${busy} onClick=${async () => { await onConfirm(); setAsking(false); }}>Yes, ${label.toLowerCase()}</button>
+    <button type="button" class="secondary" onClick=${() => setAsking(false)}>Cancel</button>
+  </span>`;
+}

@@ -344,6 +344,11 @@ func TestBrowserJourney(t *testing.T) {
 		chromedp.SendKeys("#tags", "docs, launch"),
 		chromedp.Click(`#create-link-form button[type=submit]`),
 		chromedp.WaitVisible(`#links tr[data-alias="browser-made"]`))
+	var one string
+	b.run("one link", chromedp.Text(`.pager span`, &one))
+	if !strings.HasSuffix(one, "· 1 link") {
+		t.Fatalf("pager with one link: %q, want it to end in \"· 1 link\"", one)
+	}
 	b.screenshot("links")
 	b.darkScreenshot("links")
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}

@@ -1,7 +1,7 @@
 // links.js is the Links page: search, paging, create, delete, copy.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
-import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, fmtNumber } from './ui.js';
+import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, fmtNumber, count } from './ui.js';
 
 const LIMIT = 20;
 
@@ -57,7 +57,7 @@ export function LinksPage() {
       </table></div>
       <nav class="pager" aria-label="Pages of links">
         <button type="button" class="secondary" disabled=${query.page <= 1} onClick=${() => setQuery({ ...query, page: query.page - 1 })}>Previous</button>
-        <span>Page ${query.page} of ${pages} · ${fmtNumber(list.meta.total)} links${list.meta.search_truncated ? ' (search stopped at the newest links scanned)' : ''}</span>
+        <span>Page ${query.page} of ${pages} · ${count(list.meta.total, 'link', 'links')}${list.meta.search_truncated ? ' (search stopped at the newest links scanned)' : ''}</span>
         <button type="button" class="secondary" disabled=${query.page >= pages} onClick=${() => setQuery({ ...query, page: query.page + 1 })}>Next</button>
       </nav>` : null}
     </section>`;

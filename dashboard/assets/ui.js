@@ -12,6 +12,11 @@ export function fmtNumber(n) {
   return (n || 0).toLocaleString();
 }
 
+// count says n things in the browser's locale: "1 link", "2,345 links".
+export function count(n, one, many) {
+  return fmtNumber(n) + ' ' + (n === 1 ? one : many);
+}
+
 // Message shows an error or a notice; role=alert makes screen readers say it.
 export function Message({ error, notice }) {
   if (error) return html`<p class="msg error" role="alert">${error.message || String(error)}</p>`;

@@ -2,7 +2,7 @@
 // revoke.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
-import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, fmtNumber } from './ui.js';
+import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, fmtNumber, useApiForm } from './ui.js';
 
 export function KeysPage() {
   const [list, setList] = useState(null);
@@ -71,30 +71,17 @@ export function KeysPage() {
     </section>`;
 }
 
-function CreateKey({ onCreated }) {
-  const [form, setForm] = useState({ name: '', scope: 'read_write', expires: '' });
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
+function keyBody(form) {
   const body = { name: form.name, scope: form.scope };
   // An expiry date means the end of that day in the browser's time zone.
   if (form.expires) body.expires_at = new Date(form.expires + 'T23:59:59').toISOString();
-  const set = e => setForm({ ...form, [e.target.name]: e.target.value });
+  return body;
+}
 
-  const submit = async e => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const k = await call('POST', '/v1/keys', body);
-      setForm({ name: '', scope: 'read_write', expires: '' });
-      onCreated(k);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-  const f = (error && error.fields) || {};
+function CreateKey({ onCreated }) {
+  const { form, set, submit, error, busy, fields: f } = useApiForm(
+    { name: '', scope: 'read_write', expires: '' }, form => call('POST', '/v1/keys', keyBody(form)), onCreated);
+  const body = keyBody(form);
   return html`<section class="card" aria-labelledby="create-key">
     <h2 id="create-key">Create a key</h2>
     <form id="create-key-form" onSubmit=${submit} novalidate>

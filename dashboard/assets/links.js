@@ -1,7 +1,7 @@
 // links.js is the Links page: search, paging, create, delete, copy.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
-import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, fmtNumber, count } from './ui.js';
+import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, fmtNumber, count, useApiForm } from './ui.js';
 
 const LIMIT = 20;
 
@@ -63,31 +63,18 @@ export function LinksPage() {
     </section>`;
 }
 
-function CreateLink({ onCreated }) {
-  const [form, setForm] = useState({ destination_url: '', alias: '', tags: '' });
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
+function linkBody(form) {
   const body = { destination_url: form.destination_url };
   if (form.alias.trim()) body.alias = form.alias.trim();
   const tags = form.tags.split(',').map(t => t.trim()).filter(Boolean);
   if (tags.length) body.tags = tags;
-  const set = e => setForm({ ...form, [e.target.name]: e.target.value });
+  return body;
+}
 
-  const submit = async e => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const l = await call('POST', '/v1/links', body);
-      setForm({ destination_url: '', alias: '', tags: '' });
-      onCreated(l);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-  const f = (error && error.fields) || {};
+function CreateLink({ onCreated }) {
+  const { form, set, submit, error, busy, fields: f } = useApiForm(
+    { destination_url: '', alias: '', tags: '' }, form => call('POST', '/v1/links', linkBody(form)), onCreated);
+  const body = linkBody(form);
   return html`<section aria-labelledby="create-link" class="card">
     <h2 id="create-link">Create a link</h2>
     <form id="create-link-form" onSubmit=${submit} novalidate>

@@ -8,6 +8,31 @@ export function fmtDate(s) {
   return s ? new Date(s).toLocaleString() : '—';
 }
 
+// useApiForm keeps a form's fields and sends them with send(form): while
+// it waits, busy; a refusal stays in error (its field errors in fields);
+// an answer goes to onDone and the form starts again from initial.
+export function useApiForm(initial, send, onDone) {
+  const [form, setForm] = useState(initial);
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const set = e => setForm({ ...form, [e.target.name]: e.target.value });
+  const submit = async e => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const answer = await send(form);
+      setForm(initial);
+      onDone(answer);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { form, set, submit, error, busy, fields: (error && error.fields) || {} };
+}
+
 export function fmtNumber(n) {
   return (n || 0).toLocaleString();
 }

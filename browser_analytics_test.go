@@ -99,6 +99,7 @@ func TestBrowserAnalytics(t *testing.T) {
 		chromedp.SetValue(`#an-range`, "yesterday"),
 		chromedp.WaitVisible(`//dd[@id="an-clicks" and text()="0"]`, chromedp.BySearch),
 		chromedp.WaitVisible(`#an-chart canvas`),
+		chromedp.WaitVisible(`#an-empty`),
 		chromedp.WaitVisible(`.an-top .empty`))
 	b.run("today by hour",
 		chromedp.SetValue(`#an-range`, "today"),

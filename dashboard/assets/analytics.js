@@ -136,6 +136,7 @@ function Report({ data, link }) {
     </section>
     <section aria-labelledby="an-chart-h" class="card">
       <h2 id="an-chart-h">Clicks by ${r.interval}</h2>
+      ${t.clicks === 0 && t.bot_clicks === 0 ? html`<p class="empty" id="an-empty">No clicks in this range.</p>` : null}
       <${Chart} points=${data.timeseries} tz=${r.tz} />
     </section>
     <section aria-labelledby="an-top-h">

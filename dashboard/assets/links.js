@@ -52,7 +52,7 @@ export function LinksPage() {
           <td>${(l.tags || []).map(t => html`<span class="tag">${t}</span>`)}</td>
           <td class="num">${fmtNumber(l.clicks)}</td>
           <td class="when">${fmtDate(l.created_at)}</td>
-          <td><${Confirm} label="Delete" question=${'Delete ' + l.alias + '? Its short URL stops working.'} onConfirm=${() => remove(l)} /></td>
+          <td><a href=${'/app/analytics?link=' + l.id} aria-label=${'Analytics of ' + l.alias}>Analytics</a> <${Confirm} label="Delete" question=${'Delete ' + l.alias + '? Its short URL stops working.'} onConfirm=${() => remove(l)} /></td>
         </tr>`)}</tbody>
       </table></div>
       <nav class="pager" aria-label="Pages of links">

@@ -1,0 +1,253 @@
+// analytics.js is the Analytics page: the clicks of the workspace, or of one
+// link (/app/analytics?link=<id>), in a range: totals, a chart, top lists,
+// and exports.
+import { html, useState, useEffect, useRef } from './vendor/htm-preact-standalone.js';
+import uPlot from './vendor/uPlot.esm.js';
+import { call, session } from './api.js';
+import { Message, fmtNumber, fmtDate } from './ui.js';
+
+const RANGES = [
+  ['today', 'Today'], ['yesterday', 'Yesterday'], ['24h', 'Last 24 hours'], ['7d', 'Last 7 days'],
+  ['30d', 'Last 30 days'], ['90d', 'Last 90 days'], ['all', 'All time'], ['custom', 'Custom…'],
+];
+const TOPS = [
+  ['links', 'Links'], ['referrers', 'Referrers'], ['countries', 'Countries'],
+  ['devices', 'Devices'], ['browsers', 'Browsers'], ['os', 'Operating systems'],
+];
+
+function browserZone() {
+  try { return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'; } catch { return 'UTC'; }
+}
+
+function zones(current) {
+  let list = [];
+  try { list = Intl.supportedValuesOf('timeZone'); } catch { /* older browsers: the current zone and UTC */ }
+  for (const z of ['UTC', current]) if (!list.includes(z)) list = [z, ...list];
+  return list;
+}
+
+function linkParam() {
+  return new URLSearchParams(location.search).get('link') || '';
+}
+
+// rangeQuery turns the picker's choice into the API's range parameters.
+function rangeQuery(q) {
+  const p = new URLSearchParams();
+  if (q.range === 'custom') {
+    p.set('start', new Date(q.start).toISOString());
+    p.set('end', new Date(q.end).toISOString());
+  } else {
+    p.set('range', q.range);
+  }
+  p.set('tz', q.tz);
+  if (q.interval) p.set('interval', q.interval);
+  if (q.exclude_bots) p.set('exclude_bots', 'true');
+  return p;
+}
+
+export function AnalyticsPage() {
+  const [link, setLink] = useState(linkParam());
+  const [query, setQuery] = useState({ range: '30d', start: '', end: '', tz: browserZone(), interval: '', exclude_bots: false });
+  const [data, setData] = useState(null);
+  const [info, setInfo] = useState(null);
+  const [error, setError] = useState(null);
+
+  useEffect(() => {
+    const onPop = () => setLink(linkParam());
+    addEventListener('popstate', onPop);
+    return () => removeEventListener('popstate', onPop);
+  }, []);
+
+  useEffect(() => {
+    setInfo(null);
+    if (!link) return undefined;
+    let live = true;
+    call('GET', '/v1/links/' + encodeURIComponent(link)).then(l => live && setInfo(l), () => { /* the analytics call says why */ });
+    return () => { live = false; };
+  }, [link]);
+
+  const ready = query.range !== 'custom' || (query.start && query.end);
+  useEffect(() => {
+    if (!ready) return undefined;
+    let live = true;
+    setError(null);
+    setData(null);
+    const path = link ? '/v1/analytics/links/' + encodeURIComponent(link) : '/v1/analytics/workspace';
+    call('GET', path + '?' + rangeQuery(query)).then(d => live && setData(d), e => live && setError(e));
+    return () => { live = false; };
+  }, [query, link]);
+
+  const fields = (error && error.fields) || {};
+  return html`<h1>Analytics${link ? html` · <span class="an-subject">${info ? info.short_url.replace(/^https?:\/\//, '') : link}</span>` : null}</h1>
+    ${link ? html`<p><a href="/app/analytics" id="workspace-analytics">← Analytics of the whole workspace</a>${info ? html` · to ${info.destination_url}` : null}</p>` : null}
+    <${Picker} query=${query} setQuery=${setQuery} fields=${fields} />
+    <${Message} error=${Object.keys(fields).length ? null : error} />
+    ${Object.keys(fields).length ? html`<p class="msg error" role="alert">${error.message}</p>` : null}
+    ${!data && !error && ready ? html`<p role="status">Loading analytics…</p>` : null}
+    ${!ready ? html`<p class="empty">Choose the start and end of the range.</p>` : null}
+    ${data ? html`<${Report} data=${data} link=${link} />` : null}
+    <${Export} query=${query} ready=${ready} link=${link} />`;
+}
+
+function Picker({ query, setQuery, fields }) {
+  const set = e => {
+    const t = e.target;
+    setQuery({ ...query, [t.name]: t.type === 'checkbox' ? t.checked : t.value });
+  };
+  return html`<form id="analytics-range" class="card an-picker" onSubmit=${e => e.preventDefault()}>
+    <div class="row">
+      <div class="field"><label for="an-range">Range</label>
+        <select id="an-range" name="range" value=${query.range} onChange=${set}>
+          ${RANGES.map(([v, l]) => html`<option value=${v}>${l}</option>`)}
+        </select></div>
+      ${query.range === 'custom' ? html`
+        <div class="field"><label for="an-start">Start</label>
+          <input id="an-start" name="start" type="datetime-local" value=${query.start} onChange=${set} aria-invalid=${fields.start ? 'true' : undefined} aria-describedby=${fields.start ? 'an-start-error' : undefined} />
+          ${fields.start ? html`<small id="an-start-error" class="field-error">${fields.start}</small>` : null}</div>
+        <div class="field"><label for="an-end">End</label>
+          <input id="an-end" name="end" type="datetime-local" value=${query.end} onChange=${set} aria-invalid=${fields.end ? 'true' : undefined} aria-describedby=${fields.end ? 'an-end-error' : undefined} />
+          ${fields.end ? html`<small id="an-end-error" class="field-error">${fields.end}</small>` : null}</div>` : null}
+      <div class="field"><label for="an-tz">Time zone</label>
+        <select id="an-tz" name="tz" value=${query.tz} onChange=${set} aria-invalid=${fields.tz ? 'true' : undefined}>
+          ${zones(query.tz).map(z => html`<option value=${z}>${z}</option>`)}
+        </select>
+        ${fields.tz ? html`<small class="field-error">${fields.tz}</small>` : null}</div>
+      <div class="field"><label for="an-interval">Interval</label>
+        <select id="an-interval" name="interval" value=${query.interval} onChange=${set} aria-invalid=${fields.interval ? 'true' : undefined}>
+          <option value="">Automatic</option><option value="hour">Hour</option><option value="day">Day</option>
+        </select>
+        ${fields.interval ? html`<small class="field-error">${fields.interval}</small>` : null}</div>
+    </div>
+    <label class="an-check"><input type="checkbox" id="an-bots" name="exclude_bots" checked=${query.exclude_bots} onChange=${set} /> Exclude bots</label>
+  </form>`;
+}
+
+function Report({ data, link }) {
+  const t = data.totals;
+  const r = data.range;
+  return html`<section aria-labelledby="an-totals-h">
+      <h2 id="an-totals-h" class="visually-hidden">Totals</h2>
+      <p class="an-range">${fmtDate(r.start)} – ${fmtDate(r.end)} (${r.tz}, by ${r.interval})</p>
+      <dl class="an-totals" id="an-totals">
+        <div><dt>Clicks</dt><dd id="an-clicks">${fmtNumber(t.clicks)}</dd></div>
+        <div><dt>Bot clicks</dt><dd id="an-bot-clicks">${fmtNumber(t.bot_clicks)}</dd></div>
+        <div><dt>Unique visitors</dt><dd id="an-visitors">${fmtNumber(t.unique_visitors)}</dd></div>
+      </dl>
+    </section>
+    <section aria-labelledby="an-chart-h" class="card">
+      <h2 id="an-chart-h">Clicks by ${r.interval}</h2>
+      ${t.clicks === 0 && t.bot_clicks === 0 ? html`<p class="empty" id="an-empty">No clicks in this range.</p>` : null}
+      <${Chart} points=${data.timeseries} tz=${r.tz} />
+    </section>
+    <section aria-labelledby="an-top-h">
+      <h2 id="an-top-h">Top lists</h2>
+      <div class="an-tops">${TOPS.filter(([k]) => !link || k !== 'links').map(([k, label]) => html`<${Top} key=${k} name=${k} label=${label} rows=${data.top[k]} other=${data.top_other[k]} />`)}</div>
+    </section>`;
+}
+
+function Top({ name, label, rows, other }) {
+  return html`<div class="an-top">
+    <h3 id=${'an-top-' + name}>${label}</h3>
+    ${rows.length === 0 ? html`<p class="empty">No clicks.</p>` : html`<div class="table-wrap"><table id=${'top-' + name} aria-labelledby=${'an-top-' + name}>
+      <thead><tr><th scope="col">${name === 'links' ? 'Link' : 'Value'}</th><th scope="col" class="num">Clicks</th></tr></thead>
+      <tbody>${rows.map(e => html`<tr>
+        <td>${name === 'links' ? (e.short_url ? html`<a href=${'/app/analytics?link=' + encodeURIComponent(e.value)}>${e.short_url.replace(/^https?:\/\//, '')}</a>` : html`${e.value} (deleted)`) : e.value}</td>
+        <td class="num">${fmtNumber(e.clicks)}</td></tr>`)}
+        ${other > 0 ? html`<tr class="an-other"><td>Others</td><td class="num">${fmtNumber(other)}</td></tr>` : null}
+      </tbody></table></div>`}
+  </div>`;
+}
+
+// Chart draws the timeseries with uPlot on a canvas, in the range's time
+// zone; the numbers are also in a table for screen readers.
+function Chart({ points, tz }) {
+  const box = useRef(null);
+  useEffect(() => {
+    const el = box.current;
+    const css = getComputedStyle(document.documentElement);
+    const color = (css.getPropertyValue('--accent') || '#1f5fd1').trim();
+    const muted = (css.getPropertyValue('--muted') || '#5a6270').trim();
+    const line = (css.getPropertyValue('--line') || '#d7dbe0').trim();
+    const xs = points.map(p => Date.parse(p.start) / 1000);
+    const ys = points.map(p => p.clicks);
+    const axis = { stroke: muted, grid: { stroke: line, width: 1 }, ticks: { stroke: line, width: 1 } };
+    const opts = {
+      width: Math.max(200, el.clientWidth),
+      height: 240,
+      tzDate: ts => uPlot.tzDate(new Date(ts * 1000), tz),
+      legend: { show: false },
+      cursor: { drag: { x: false, y: false } },
+      scales: { y: { range: (u, min, max) => [0, Math.max(1, max)] } },
+      axes: [axis, { ...axis, values: (u, vals) => vals.map(v => Number.isInteger(v) ? fmtNumber(v) : '') }],
+      series: [{}, { label: 'Clicks', stroke: color, width: 2, fill: color + '22', points: { show: points.length <= 60 } }],
+    };
+    const plot = new uPlot(opts, [xs, ys], el);
+    const resize = new ResizeObserver(() => plot.setSize({ width: Math.max(200, el.clientWidth), height: 240 }));
+    resize.observe(el);
+    return () => { resize.disconnect(); plot.destroy(); };
+  }, [points, tz]);
+  const total = points.reduce((s, p) => s + p.clicks, 0);
+  return html`<div ref=${box} class="an-chart" id="an-chart" role="img" aria-label=${'Chart of ' + fmtNumber(total) + ' clicks over ' + points.length + ' periods'}></div>`;
+}
+
+// save hands a blob to the browser as a download named name.
+function save(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+// Export downloads from /v1/analytics/export with the session token (a
+// plain link could not send it). The export covers the workspace; for one
+// link its clicks are picked out of the workspace's in the browser.
+function Export({ query, ready, link }) {
+  const [state, setState] = useState({ busy: false, error: null, notice: '' });
+  const kinds = link
+    ? [['clicks', 'csv', 'Clicks (CSV)'], ['clicks', 'json', 'Clicks (JSON)']]
+    : [['clicks', 'csv', 'Clicks (CSV)'], ['clicks', 'json', 'Clicks (JSON)'], ['timeseries', 'csv', 'Timeseries (CSV)'], ['top', 'csv', 'Top lists (CSV)']];
+  const run = async (data, format) => {
+    setState({ busy: true, error: null, notice: '' });
+    const p = rangeQuery(query);
+    p.set('data', data);
+    p.set('format', format);
+    try {
+      const res = await fetch('/v1/analytics/export?' + p, {
+        headers: { Authorization: 'Bearer ' + session.token, 'X-Workspace-Id': session.workspace },
+      });
+      if (!res.ok) {
+        const problem = (res.headers.get('Content-Type') || '').includes('json') ? await res.json() : {};
+        throw new Error(problem.detail || 'The export failed (' + res.status + ').');
+      }
+      let text = await res.text();
+      let rows;
+      if (format === 'json') {
+        let list = JSON.parse(text);
+        if (link) list = list.filter(c => c.link_id === link);
+        rows = list.length;
+        text = JSON.stringify(list, null, 2);
+      } else {
+        let lines = text.split('\n').filter(Boolean);
+        // The clicks CSV has time then link_id first; neither holds a comma.
+        if (link) lines = [lines[0], ...lines.slice(1).filter(l => l.split(',')[1] === link)];
+        rows = Math.max(0, lines.length - 1);
+        text = lines.join('\n') + '\n';
+      }
+      const name = 'linkbolt-' + (link ? link + '-' : '') + data + '-' + (query.range === 'custom' ? 'custom' : query.range) + '.' + format;
+      save(new Blob([text], { type: format === 'json' ? 'application/json' : 'text/csv' }), name);
+      setState({ busy: false, error: null, notice: 'Saved ' + name + ' (' + fmtNumber(rows) + (rows === 1 ? ' row' : ' rows') + ').' });
+    } catch (e) {
+      setState({ busy: false, error: e, notice: '' });
+    }
+  };
+  return html`<section aria-labelledby="an-export-h" class="card">
+    <h2 id="an-export-h">Export</h2>
+    <p class="hint">${link ? 'This link’s raw clicks of the range' : 'The workspace’s raw clicks, timeseries or top lists of the range'}; raw clicks are kept for the analytics retention (90 days by default).</p>
+    <div class="actions" id="an-export">${kinds.map(([d, f, label]) => html`<button type="button" class="secondary" data-export=${d + '.' + f} disabled=${state.busy || !ready} onClick=${() => run(d, f)}>${label}</button>`)}</div>
+    <${Message} error=${state.error} notice=${state.notice} />
+  </section>`;
+}

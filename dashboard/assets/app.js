@@ -5,6 +5,8 @@ import { call, session, whenSignedOut } from './api.js';
 import { Message, Field } from './ui.js';
 import { LinksPage } from './links.js';
 import { KeysPage } from './keys.js';
+import { MembersPage } from './members.js';
+import { AuditPage } from './audit.js';
 import { InvitePage } from './invite.js';
 import { AccountPage } from './account.js';
 
@@ -13,6 +15,8 @@ import { AccountPage } from './account.js';
 const pages = [
   { path: 'links', title: 'Links', component: LinksPage },
   { path: 'keys', title: 'API keys', component: KeysPage },
+  { path: 'members', title: 'Members', component: MembersPage },
+  { path: 'audit', title: 'Audit log', component: AuditPage },
   { path: 'account', title: 'Account', component: AccountPage, noWorkspace: true },
 ];
 

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/chromedp"
+)
+
+// setSelect chooses a value in a select and fires the change event the
+// page listens to.
+func setSelect(sel, value string) chromedp.Action {
+	return chromedp.Evaluate(fmt.Sprintf(`(() => { const s = document.querySelector(%q); s.value = %q; s.dispatchEvent(new Event('change', {bubbles: true})); })()`, sel, value), nil)
+}
+
+// TestBrowserTeam drives the Members and Audit log pages: the last owner
+// cannot leave, an invitation made in the page is accepted in a second
+// browser, the new member's role is changed and they are removed, and the
+// audit log lists and exports what happened; a non-owner sees the API's
+// 403 there.
+func TestBrowserTeam(t *testing.T) {
+	browserPath(t)
+	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
+	base, _ := startApp(t, cfg, nil)
+	c := client{t, base}
+	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+
+	b := newBrowser(t, base)
+	b.run("members page",
+		chromedp.Navigate(base+"/app/#token="+tok),
+		chromedp.WaitVisible(`nav[aria-label=Main]`),
+		chromedp.Click(`nav[aria-label=Main] a[href="/app/members"]`),
+		chromedp.WaitVisible(`#members tbody tr`),
+		chromedp.WaitVisible(`#invite-form`),
+		chromedp.WaitVisible(`#invitations ~ .empty`))
+
+	// The only owner cannot leave: the API's 409 is shown.
+	b.run("last owner leaves",
+		chromedp.Click(`#leave-actions button.danger`),
+		chromedp.Click(`#leave-actions .confirm button.danger`),
+		chromedp.WaitVisible(`#members-list ~ .msg.error`))
+	var msg string
+	b.run("the message", chromedp.Text(`#members-list ~ .msg.error`, &msg))
+	if !strings.Contains(strings.ToLower(msg), "owner") {
+		t.Fatalf("leaving as the last owner said %q", msg)
+	}
+
+	// A bad e-mail is shown at its field; then Sam is invited.
+	b.run("bad e-mail",
+		chromedp.SendKeys("#invite-email", "not an e-mail"),
+		chromedp.Click(`#invite-form button[type=submit]`),
+		chromedp.WaitVisible(`#invite-email-error`))
+	var invURL string
+	b.run("invite sam",
+		clear("#invite-email"),
+		chromedp.SendKeys("#invite-email", "sam@example.com"),
+		setSelect("#invite-role", "read"),
+		chromedp.Click(`#invite-form button[type=submit]`),
+		chromedp.WaitVisible(`#invitation-url`),
+		chromedp.Text(`#invitation-url`, &invURL),
+		chromedp.WaitVisible(`//table[@id="invitations-table"]//td[text()="sam@example.com"]`, chromedp.BySearch))
+	if !strings.Contains(invURL, "/app/invite#token=") {
+		t.Fatalf("the invitation's link: %q", invURL)
+	}
+	b.run("copy the link", chromedp.Click(`#copy-invitation`), chromedp.WaitVisible(`#copy-invitation + .copied`))
+	b.screenshot("members")
+
+	// A second invitation, revoked.
+	b.run("invite and revoke bob",
+		chromedp.SendKeys("#invite-email", "bob@example.com"),
+		chromedp.Click(`#invite-form button[type=submit]`),
+		chromedp.WaitVisible(`//table[@id="invitations-table"]//td[text()="bob@example.com"]`, chromedp.BySearch),
+		chromedp.Click(`//table[@id="invitations-table"]//tr[td[text()="bob@example.com"]]//button[contains(@class,"danger")]`, chromedp.BySearch),
+		chromedp.Click(`//table[@id="invitations-table"]//tr[td[text()="bob@example.com"]]//span[@class="confirm"]/button[contains(@class,"danger")]`, chromedp.BySearch),
+		chromedp.WaitVisible(`#invitations ~ .msg.notice`))
+	if invs := c.must("GET", "/v1/invitations", tok, "", 200)["data"].([]any); len(invs) != 1 || invs[0].(map[string]any)["email"] != "sam@example.com" {
+		t.Fatalf("pending invitations after the revocation: %v", invs)
+	}
+
+	// Sam accepts in a second browser with its own profile.
+	b2 := newBrowser(t, base)
+	b2.run("accept",
+		chromedp.Navigate(strings.Replace(invURL, "http://localhost:8080", base, 1)),
+		chromedp.WaitVisible(`#invite-new`),
+		chromedp.SendKeys("#invite-name", "Sam"),
+		chromedp.SendKeys("#invite-password", "sam's long password"),
+		chromedp.Click(`#invite-new button[type=submit]`),
+		chromedp.WaitVisible(`nav[aria-label=Main]`))
+	var samID string
+	for _, m := range c.must("GET", "/v1/members", tok, "", 200)["data"].([]any) {
+		if m := m.(map[string]any); m["email"] == "sam@example.com" {
+			samID = m["user_id"].(string)
+		}
+	}
+	if samID == "" {
+		t.Fatal("sam is not a member after accepting")
+	}
+
+	// The owner sees Sam and makes them read_write.
+	row := `tr[data-member="` + samID + `"]`
+	b.run("sam listed",
+		chromedp.Click(`nav[aria-label=Main] a[href="/app/keys"]`),
+		chromedp.WaitVisible(`#create-key-form`),
+		chromedp.Click(`nav[aria-label=Main] a[href="/app/members"]`),
+		chromedp.WaitVisible(row),
+		chromedp.WaitVisible(`#invitations ~ .empty`))
+	b.run("change sam's role",
+		setSelect("#role-"+samID, "read_write"),
+		chromedp.Click(row+` .role-form button[type=submit]`),
+		chromedp.WaitVisible(`#members-list ~ .msg.notice`))
+	for _, m := range c.must("GET", "/v1/members", tok, "", 200)["data"].([]any) {
+		if m := m.(map[string]any); m["user_id"] == samID && m["role"] != "read_write" {
+			t.Fatalf("sam after the role change: %v", m)
+		}
+	}
+
+	// Sam, not an owner, sees the members without the owner's controls,
+	// and the audit log's 403 as a message.
+	b2.run("sam's members page",
+		chromedp.Click(`nav[aria-label=Main] a[href="/app/members"]`),
+		chromedp.WaitVisible(`#members tbody tr`),
+		chromedp.WaitVisible(`#invitations ~ .empty`))
+	var forms int
+	b2.run("no owner controls", chromedp.Evaluate(`document.querySelectorAll('.role-form, #invite-form').length`, &forms))
+	if forms != 0 {
+		t.Fatalf("a read_write member sees %d owner forms", forms)
+	}
+	b2.run("sam's audit log",
+		chromedp.Click(`nav[aria-label=Main] a[href="/app/audit"]`),
+		chromedp.WaitVisible(`.msg.error`))
+	b2.run("the 403", chromedp.Text(`.msg.error`, &msg))
+	if msg == "" {
+		t.Fatal("no message for the refused audit log")
+	}
+	t.Logf("audit log for a non-owner: %s", msg)
+
+	// The owner's audit log lists the invitation, the joining and the
+	// role change, filters and exports them.
+	b.run("audit log",
+		chromedp.Click(`nav[aria-label=Main] a[href="/app/audit"]`),
+		chromedp.WaitVisible(`#audit tr[data-action="member.invited"]`),
+		chromedp.WaitVisible(`#audit tr[data-action="member.joined"]`),
+		chromedp.WaitVisible(`#audit tr[data-action="member.role_changed"]`))
+	var changes string
+	b.run("role change text", chromedp.Text(`#audit tr[data-action="member.role_changed"] td.changes`, &changes))
+	if !strings.Contains(changes, "role: read → read_write") {
+		t.Fatalf("the role change's changes: %q", changes)
+	}
+	b.screenshot("audit")
+	var n int
+	b.run("filter by action",
+		setSelect("#audit-action", "member.joined"),
+		chromedp.Click(`#audit-filters button[type=submit]`),
+		chromedp.WaitNotPresent(`#audit tr[data-action="member.invited"]`),
+		chromedp.WaitVisible(`#audit tr[data-action="member.joined"]`),
+		chromedp.Evaluate(`document.querySelectorAll('#audit tbody tr').length`, &n))
+	if n != 1 {
+		t.Fatalf("%d entries for member.joined", n)
+	}
+
+	dir := t.TempDir()
+	done := make(chan string, 1)
+	chromedp.ListenTarget(b.ctx, func(ev any) {
+		if e, ok := ev.(*cdpbrowser.EventDownloadProgress); ok && e.State == cdpbrowser.DownloadProgressStateCompleted {
+			select {
+			case done <- e.GUID:
+			default:
+			}
+		}
+	})
+	b.run("download CSV",
+		cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName).WithDownloadPath(dir).WithEventsEnabled(true),
+		chromedp.Click(`#audit-csv`),
+		chromedp.WaitVisible(`.msg.notice`))
+	var guid string
+	select {
+	case guid = <-done:
+	case <-b.ctx.Done():
+		t.Fatal("the CSV download did not complete")
+	}
+	csv, err := os.ReadFile(filepath.Join(dir, guid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Split(strings.TrimSpace(string(csv)), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "id,time,") || !strings.Contains(lines[1], "member.joined") {
+		t.Fatalf("the CSV export:\n%s", csv)
+	}
+
+	// The owner removes Sam.
+	b.run("remove sam",
+		chromedp.Click(`nav[aria-label=Main] a[href="/app/members"]`),
+		chromedp.WaitVisible(row),
+		chromedp.Click(row+` td.actions > button.danger`),
+		chromedp.Click(row+` .confirm button.danger`),
+		chromedp.WaitNotPresent(row),
+		chromedp.WaitVisible(`#members-list ~ .msg.notice`))
+	if ms := c.must("GET", "/v1/members", tok, "", 200)["data"].([]any); len(ms) != 1 {
+		t.Fatalf("members after removing sam: %v", ms)
+	}
+
+	got := b.templates(t)
+	for _, w := range []string{"GET /v1/members", "PATCH /v1/members/{user_id}", "DELETE /v1/members/{user_id}", "POST /v1/invitations", "GET /v1/invitations", "DELETE /v1/invitations/{id}", "GET /v1/audit-log"} {
+		if !got[w] {
+			t.Errorf("the team journey did not call %s", w)
+		}
+	}
+	b2.templates(t)
+}

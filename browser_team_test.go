@@ -24,7 +24,8 @@ func setSelect(sel, value string) chromedp.Action {
 // 403 there.
 func TestBrowserTeam(t *testing.T) {
 	browserPath(t)
-	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
+	// Unlimited requests: the test writes 50 entries to page through.
+	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\nplans:\n  free: 0\n")
 	base, _ := startApp(t, cfg, nil)
 	c := client{t, base}
 	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
@@ -172,22 +173,49 @@ func TestBrowserTeam(t *testing.T) {
 			}
 		}
 	})
-	b.run("download CSV",
-		cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName).WithDownloadPath(dir).WithEventsEnabled(true),
-		chromedp.Click(`#audit-csv`),
-		chromedp.WaitVisible(`.msg.notice`))
-	var guid string
-	select {
-	case guid = <-done:
-	case <-b.ctx.Done():
-		t.Fatal("the CSV download did not complete")
+	b.run("allow downloads", cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName).WithDownloadPath(dir).WithEventsEnabled(true))
+	for _, f := range []struct{ button, first string }{{"#audit-csv", "id,time,"}, {"#audit-jsonl", `{"id":`}} {
+		b.run("download "+f.button,
+			chromedp.Click(f.button),
+			chromedp.WaitVisible(`.msg.notice`))
+		var guid string
+		select {
+		case guid = <-done:
+		case <-b.ctx.Done():
+			t.Fatalf("the %s download did not complete", f.button)
+		}
+		data, err := os.ReadFile(filepath.Join(dir, guid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+		if f.button == "#audit-csv" {
+			lines = lines[1:] // the header
+		}
+		if len(lines) != 1 || !strings.Contains(string(data), f.first) || !strings.Contains(lines[0], "member.joined") {
+			t.Fatalf("the %s export (of the filtered log):\n%s", f.button, data)
+		}
 	}
-	csv, err := os.ReadFile(filepath.Join(dir, guid))
-	if err != nil {
-		t.Fatal(err)
+
+	// 50 renames fill the first page; "Load more" shows the entries before.
+	ws := c.must("GET", "/v1/me", tok, "", 200)["workspaces"].([]any)[0].(map[string]any)["id"].(string)
+	for i := range 50 {
+		c.must("PATCH", "/v1/workspaces/"+ws, tok, fmt.Sprintf(`{"name":"Team %d"}`, i), 200)
 	}
-	if lines := strings.Split(strings.TrimSpace(string(csv)), "\n"); len(lines) != 2 || !strings.HasPrefix(lines[0], "id,time,") || !strings.Contains(lines[1], "member.joined") {
-		t.Fatalf("the CSV export:\n%s", csv)
+	b.run("clear the filters",
+		chromedp.Click(`#audit-clear`),
+		chromedp.WaitVisible(`#audit-more`),
+		chromedp.Evaluate(`document.querySelectorAll('#audit tbody tr').length`, &n))
+	if n != 50 {
+		t.Fatalf("%d entries on the first page", n)
+	}
+	b.run("load more",
+		chromedp.Click(`#audit-more`),
+		chromedp.WaitVisible(`#audit tr[data-action="member.joined"]`),
+		chromedp.WaitNotPresent(`#audit-more`),
+		chromedp.Evaluate(`document.querySelectorAll('#audit tbody tr').length`, &n))
+	if n <= 50 {
+		t.Fatalf("%d entries after loading more", n)
 	}
 
 	// The owner removes Sam.

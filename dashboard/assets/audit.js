@@ -116,7 +116,7 @@ export function AuditPage() {
           </select></div>
       </div>
       <div class="actions"><button type="submit">Filter</button>
-        <button type="button" class="secondary" onClick=${reset}>Clear filters</button>
+        <button type="button" class="secondary" id="audit-clear" onClick=${reset}>Clear filters</button>
         <button type="button" class="secondary" id="audit-csv" onClick=${() => download('csv')}>Download CSV</button>
         <button type="button" class="secondary" id="audit-jsonl" onClick=${() => download('jsonl')}>Download JSON lines</button></div>
     </form>

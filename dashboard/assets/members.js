@@ -72,8 +72,8 @@ export function MembersPage({ workspace, me, reloadMe }) {
           <td>${m.email}</td>
           <td>${owner ? html`<${MemberRole} m=${m} onChange=${role => changeRole(m, role)} />` : roleLabel(m.role)}</td>
           <td class="when">${fmtDate(m.joined_at)}</td>
-          ${owner ? html`<td class="actions">${m.user_id !== me.id ? html`<${Confirm} label="Remove" question=${'Remove ' + who(m) + ' from the workspace? Their keys stop working.'} onConfirm=${() => remove(m)} />
-            <${CopyAsCurl} method="DELETE" path=${'/v1/members/' + m.user_id} />` : null}</td>` : null}
+          ${owner ? m.user_id === me.id ? html`<td></td>` : html`<td class="actions"><${Confirm} label="Remove" question=${'Remove ' + who(m) + ' from the workspace? Their keys stop working.'} onConfirm=${() => remove(m)} />
+            <${CopyAsCurl} method="DELETE" path=${'/v1/members/' + m.user_id} /></td>` : null}
         </tr>`)}</tbody>
       </table></div>` : null}
     </section>

@@ -197,6 +197,31 @@ func TestBrowserTeam(t *testing.T) {
 		}
 	}
 
+	// Sam's own entries, by the actor filter; a custom range that ends
+	// before it starts is refused with the API's message.
+	b.run("filter by actor",
+		setSelect("#audit-action", ""),
+		chromedp.SendKeys("#audit-actor", samID),
+		chromedp.Click(`#audit-filters button[type=submit]`),
+		chromedp.WaitNotPresent(`#audit tr[data-action="member.role_changed"]`),
+		chromedp.WaitVisible(`#audit tr[data-action="user.created"]`),
+		chromedp.Evaluate(`[...document.querySelectorAll('#audit tbody tr')].map(r => r.dataset.action).join(' ')`, &msg))
+	if msg != "member.joined user.created" {
+		t.Fatalf("sam's entries: %s", msg)
+	}
+	b.run("a backwards range",
+		clear("#audit-actor"),
+		chromedp.Evaluate(`document.getElementById('audit-actor').dispatchEvent(new Event('input', {bubbles: true}))`, nil),
+		setSelect("#audit-range", "custom"),
+		chromedp.WaitVisible("#audit-start"),
+		chromedp.Evaluate(`for (const [id, v] of [['audit-start', '2026-03-10T12:00'], ['audit-end', '2026-03-01T12:00']]) { const i = document.getElementById(id); i.value = v; i.dispatchEvent(new Event('input', {bubbles: true})); }`, nil),
+		chromedp.Click(`#audit-filters button[type=submit]`),
+		chromedp.WaitVisible(`main .msg.error`),
+		chromedp.Text(`main .msg.error`, &msg))
+	if !strings.Contains(msg, "after") {
+		t.Fatalf("a backwards range said %q", msg)
+	}
+
 	// 50 renames fill the first page; "Load more" shows the entries before.
 	ws := c.must("GET", "/v1/me", tok, "", 200)["workspaces"].([]any)[0].(map[string]any)["id"].(string)
 	for i := range 50 {

@@ -13,13 +13,17 @@ const actions = ['auth.login_succeeded', 'auth.login_failed', 'auth.logout', 'au
   'domain.added', 'domain.verified', 'domain.unverified', 'domain.updated', 'domain.removed',
   'workspace.created', 'workspace.renamed', 'workspace.plan_changed', 'backup.downloaded'];
 const ranges = [['all', 'Every entry kept'], ['today', 'Today'], ['yesterday', 'Yesterday'], ['24h', 'Last 24 hours'],
-  ['7d', 'Last 7 days'], ['30d', 'Last 30 days'], ['90d', 'Last 90 days']];
+  ['7d', 'Last 7 days'], ['30d', 'Last 30 days'], ['90d', 'Last 90 days'], ['custom', 'From … to …']];
 
 // query turns the filters into the list's query string.
 function query(filters, extra) {
   const q = new URLSearchParams();
   for (const k of ['action', 'actor', 'target']) if (filters[k].trim()) q.set(k, filters[k].trim());
-  if (filters.range !== 'all') {
+  if (filters.range === 'custom') {
+    // The browser's local times; the API rounds them to whole hours.
+    if (filters.start) q.set('start', new Date(filters.start).toISOString());
+    if (filters.end) q.set('end', new Date(filters.end).toISOString());
+  } else if (filters.range !== 'all') {
     q.set('range', filters.range);
     q.set('tz', Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC');
   }
@@ -39,7 +43,7 @@ function actorText(a) {
   return (a.type === 'key' ? 'key ' : '') + (a.name || a.id || 'unknown');
 }
 
-const empty = { action: '', actor: '', target: '', range: 'all' };
+const empty = { action: '', actor: '', target: '', range: 'all', start: '', end: '' };
 
 export function AuditPage() {
   const [form, setForm] = useState(empty);
@@ -49,6 +53,13 @@ export function AuditPage() {
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
   const [saved, setSaved] = useState('');
+  const [people, setPeople] = useState([]); // suggestions for the actor filter
+
+  useEffect(() => {
+    let live = true;
+    call('GET', '/v1/members').then(l => live && setPeople(l.data), () => {});
+    return () => { live = false; };
+  }, []);
 
   const load = async (f, after) => {
     setBusy(true);
@@ -65,7 +76,8 @@ export function AuditPage() {
   };
   useEffect(() => { load(filters); }, [filters]);
 
-  const set = e => setForm({ ...form, [e.target.name]: e.target.value });
+  const fe = (error && error.fields) || {};
+  const set = e => { const { name, value } = e.target; setForm(f => ({ ...f, [name]: value })); };
   const apply = e => { e.preventDefault(); setEntries(null); setFilters({ ...form }); };
   const reset = () => { setForm(empty); setEntries(null); setFilters(empty); };
 
@@ -107,13 +119,21 @@ export function AuditPage() {
             ${actions.map(a => html`<option value=${a}>${a}</option>`)}
           </select></div>
         <div class="field"><label for="audit-actor">Actor</label>
-          <input id="audit-actor" name="actor" value=${form.actor} onInput=${set} placeholder="usr_…, key_… or system" /></div>
+          <input id="audit-actor" name="actor" list="audit-actors" value=${form.actor} onInput=${set} placeholder="usr_…, key_… or system" />
+          <datalist id="audit-actors"><option value="system">linkbolt itself</option>
+            ${people.map(m => html`<option value=${m.user_id}>${m.name ? m.name + ' (' + m.email + ')' : m.email}</option>`)}</datalist></div>
         <div class="field"><label for="audit-target">Target</label>
           <input id="audit-target" name="target" value=${form.target} onInput=${set} placeholder="an object's ID" /></div>
         <div class="field"><label for="audit-range">Time</label>
           <select id="audit-range" name="range" value=${form.range} onChange=${set}>
             ${ranges.map(([v, l]) => html`<option value=${v}>${l}</option>`)}
           </select></div>
+        ${form.range === 'custom' ? html`<div class="field"><label for="audit-start">From</label>
+          <input id="audit-start" name="start" type="datetime-local" value=${form.start} onInput=${set} aria-invalid=${fe.start ? 'true' : undefined} />
+          ${fe.start ? html`<small id="audit-start-error" class="field-error">${fe.start}</small>` : null}</div>
+        <div class="field"><label for="audit-end">To</label>
+          <input id="audit-end" name="end" type="datetime-local" value=${form.end} onInput=${set} aria-invalid=${fe.end ? 'true' : undefined} />
+          ${fe.end ? html`<small id="audit-end-error" class="field-error">${fe.end}</small>` : null}</div>` : null}
       </div>
       <div class="actions"><button type="submit">Filter</button>
         <button type="button" class="secondary" id="audit-clear" onClick=${reset}>Clear filters</button>

@@ -19,9 +19,9 @@ func setSelect(sel, value string) chromedp.Action {
 
 // TestBrowserTeam drives the Members and Audit log pages: the last owner
 // cannot leave, an invitation made in the page is accepted in a second
-// browser, the new member's role is changed and they are removed, and the
-// audit log lists and exports what happened; a non-owner sees the API's
-// 403 there.
+// browser, the new member's role is changed and they are removed (and,
+// invited again, leave by themselves), and the audit log lists, filters,
+// pages and exports what happened; a non-owner sees the API's 403 there.
 func TestBrowserTeam(t *testing.T) {
 	browserPath(t)
 	// Unlimited requests: the test writes 50 entries to page through.
@@ -255,11 +255,31 @@ func TestBrowserTeam(t *testing.T) {
 		t.Fatalf("members after removing sam: %v", ms)
 	}
 
+	// Invited again, Sam leaves by themselves.
+	samTok := c.must("POST", "/v1/auth/login", "", `{"email":"sam@example.com","password":"sam's long password"}`, 200)["token"].(string)
+	again := c.must("POST", "/v1/invitations", tok, `{"email":"sam@example.com","role":"read"}`, 201)
+	c.must("POST", "/v1/invitations/accept", samTok, fmt.Sprintf(`{"token":%q}`, again["token"]), 200)
+	b2.run("sam leaves",
+		chromedp.Navigate(base+"/app/members"),
+		chromedp.WaitVisible(`#members tbody tr`),
+		chromedp.Click(`#leave-actions button.danger`),
+		chromedp.Click(`#leave-actions .confirm button.danger`),
+		chromedp.WaitVisible(`//main/h1[text()="No workspace"]`, chromedp.BySearch))
+	if ms := c.must("GET", "/v1/members", tok, "", 200)["data"].([]any); len(ms) != 1 {
+		t.Fatalf("members after sam left: %v", ms)
+	}
+	left := c.must("GET", "/v1/audit-log?action=member.left", tok, "", 200)["data"].([]any)
+	if len(left) != 1 || left[0].(map[string]any)["actor"].(map[string]any)["id"] != samID {
+		t.Fatalf("member.left entries: %v", left)
+	}
+
 	got := b.templates(t)
 	for _, w := range []string{"GET /v1/members", "PATCH /v1/members/{user_id}", "DELETE /v1/members/{user_id}", "POST /v1/invitations", "GET /v1/invitations", "DELETE /v1/invitations/{id}", "GET /v1/audit-log"} {
 		if !got[w] {
 			t.Errorf("the team journey did not call %s", w)
 		}
 	}
-	b2.templates(t)
+	if got := b2.templates(t); !got["DELETE /v1/members/{user_id}"] {
+		t.Error("sam's page did not leave with DELETE /v1/members/{user_id}")
+	}
 }

@@ -83,7 +83,7 @@ export function MembersPage({ workspace, me, reloadMe }) {
       <div class="actions" id="leave-actions"><${Confirm} label="Leave workspace" question=${'Leave ' + (workspace ? workspace.name : 'this workspace') + '?'} onConfirm=${leave} />
       <${CopyAsCurl} method="DELETE" path=${'/v1/members/' + me.id} /></div>
     </section>
-    ${owner ? html`<${Invitations} members=${members} />` : html`<section aria-labelledby="invitations"><h2 id="invitations">Invitations</h2>
+    ${owner ? html`<${Invitations} members=${members} onInvited=${() => { setError(null); setNotice(''); }} />` : html`<section aria-labelledby="invitations"><h2 id="invitations">Invitations</h2>
       <p class="empty">Only the workspace's owners invite people. Ask one for an invitation link to give.</p></section>`}`;
 }
 
@@ -97,7 +97,7 @@ function MemberRole({ m, onChange }) {
   </form>`;
 }
 
-function Invitations({ members }) {
+function Invitations({ members, onInvited }) {
   const [list, setList] = useState(null);
   const [error, setError] = useState(null);
   const [notice, setNotice] = useState('');
@@ -127,7 +127,7 @@ function Invitations({ members }) {
     return m ? (m.name || m.email) : id;
   };
 
-  return html`<${CreateInvitation} onCreated=${inv => { setShown(inv); setNotice(''); setReload(n => n + 1); }} />
+  return html`<${CreateInvitation} onCreated=${inv => { setShown(inv); setNotice(''); onInvited(); setReload(n => n + 1); }} />
     ${shown ? html`<section class="card once" aria-labelledby="new-invitation">
       <h2 id="new-invitation">Invitation for ${shown.email}</h2>
       <p class="warning"><strong>Copy this link now and give it to ${shown.email}. It is shown only this once and cannot be shown again.</strong></p>

@@ -6,6 +6,8 @@ import { Message, Field } from './ui.js';
 import { LinksPage } from './links.js';
 import { AnalyticsPage } from './analytics.js';
 import { KeysPage } from './keys.js';
+import { MembersPage } from './members.js';
+import { AuditPage } from './audit.js';
 import { InvitePage } from './invite.js';
 import { AccountPage } from './account.js';
 
@@ -15,6 +17,8 @@ const pages = [
   { path: 'links', title: 'Links', component: LinksPage },
   { path: 'analytics', title: 'Analytics', component: AnalyticsPage },
   { path: 'keys', title: 'API keys', component: KeysPage },
+  { path: 'members', title: 'Members', component: MembersPage },
+  { path: 'audit', title: 'Audit log', component: AuditPage },
   { path: 'account', title: 'Account', component: AccountPage, noWorkspace: true },
 ];
 

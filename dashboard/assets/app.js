@@ -4,6 +4,7 @@ import { html, render, useState, useEffect } from './vendor/htm-preact-standalon
 import { call, session, whenSignedOut } from './api.js';
 import { Message, Field } from './ui.js';
 import { LinksPage } from './links.js';
+import { WebhooksPage } from './webhooks.js';
 import { KeysPage } from './keys.js';
 import { InvitePage } from './invite.js';
 import { AccountPage } from './account.js';
@@ -12,6 +13,7 @@ import { AccountPage } from './account.js';
 // appear in it.
 const pages = [
   { path: 'links', title: 'Links', component: LinksPage },
+  { path: 'webhooks', title: 'Webhooks', component: WebhooksPage },
   { path: 'keys', title: 'API keys', component: KeysPage },
   { path: 'account', title: 'Account', component: AccountPage, noWorkspace: true },
 ];

@@ -5,6 +5,7 @@ import { call, session, whenSignedOut } from './api.js';
 import { Message, Field } from './ui.js';
 import { LinksPage } from './links.js';
 import { AnalyticsPage } from './analytics.js';
+import { WebhooksPage } from './webhooks.js';
 import { KeysPage } from './keys.js';
 import { MembersPage } from './members.js';
 import { AuditPage } from './audit.js';
@@ -16,6 +17,7 @@ import { AccountPage } from './account.js';
 const pages = [
   { path: 'links', title: 'Links', component: LinksPage },
   { path: 'analytics', title: 'Analytics', component: AnalyticsPage },
+  { path: 'webhooks', title: 'Webhooks', component: WebhooksPage },
   { path: 'keys', title: 'API keys', component: KeysPage },
   { path: 'members', title: 'Members', component: MembersPage },
   { path: 'audit', title: 'Audit log', component: AuditPage },

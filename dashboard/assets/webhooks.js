@@ -1,0 +1,189 @@
+// webhooks.js is the webhooks page: subscribe a URL to events, the signing
+// secret shown once, roll it, enable and disable, send a ping, the delivery
+// log of each webhook with retry, delete.
+import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
+import { call } from './api.js';
+import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, useApiForm } from './ui.js';
+
+// EVENTS are the event types the API documents for webhooks.
+const EVENTS = [
+  ['link.created', 'a link is created'],
+  ['link.updated', 'a link is changed'],
+  ['link.deleted', 'a link is deleted'],
+  ['link.clicked', 'a link is followed'],
+  ['campaign.updated', 'a campaign is changed'],
+];
+
+export function WebhooksPage() {
+  const [list, setList] = useState(null);
+  const [error, setError] = useState(null);
+  const [notice, setNotice] = useState('');
+  const [shown, setShown] = useState(null); // a secret just created or rolled
+  const [open, setOpen] = useState({}); // webhook id → its log is shown
+  const [logTick, setLogTick] = useState(0); // makes the open logs read again
+  const [reload, setReload] = useState(0);
+
+  useEffect(() => {
+    let live = true;
+    call('GET', '/v1/webhooks').then(l => live && setList(l), e => live && setError(e));
+    return () => { live = false; };
+  }, [reload]);
+
+  const act = async f => {
+    setError(null);
+    setNotice('');
+    try {
+      await f();
+      setReload(n => n + 1);
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const path = h => '/v1/webhooks/' + h.id;
+  const setEnabled = (h, enabled) => act(async () => {
+    await call('PATCH', path(h), { enabled });
+    setNotice(enabled ? 'Enabled ' + h.url + '. Queued events are sent again, in order.' : 'Disabled ' + h.url + '. It receives nothing until enabled again.');
+  });
+  const ping = h => act(async () => {
+    await call('POST', path(h) + '/test');
+    setOpen(o => ({ ...o, [h.id]: true }));
+    setLogTick(n => n + 1);
+    setNotice('A ping is on its way to ' + h.url + '. Its delivery is in the log below.');
+  });
+  const roll = h => act(async () => {
+    const n = await call('POST', path(h) + '/secret');
+    setShown({ ...n, rolled: true });
+  });
+  const remove = h => act(async () => {
+    await call('DELETE', path(h));
+    if (shown && shown.id === h.id) setShown(null);
+    setNotice('Deleted the webhook for ' + h.url + ' and its delivery log.');
+  });
+
+  return html`<h1>Webhooks</h1>
+    <${CreateWebhook} onCreated=${h => { setShown(h); setNotice(''); setReload(n => n + 1); }} />
+    ${shown ? html`<section class="card once" aria-labelledby="new-secret">
+      <h2 id="new-secret">${shown.rolled ? 'New signing secret for ' : 'Signing secret for '}${shown.url}</h2>
+      <p class="warning"><strong>Copy this secret now. It is shown only this once and cannot be shown again.</strong></p>
+      <p class="secret"><code id="new-secret-value">${shown.secret}</code> <${CopyButton} text=${shown.secret} label="Copy secret" id="copy-secret" /></p>
+      <p>Check the <code>Linkbolt-Signature</code> header of every delivery with it.${shown.rolled && shown.previous_secret_expires_at
+        ? ' The old secret keeps signing beside it until ' + fmtDate(shown.previous_secret_expires_at) + '.' : ''}</p>
+      <button type="button" class="secondary" id="secret-copied" onClick=${() => setShown(null)}>I have copied it</button>
+    </section>` : null}
+    <section aria-labelledby="webhooks-list">
+      <h2 id="webhooks-list">Webhooks of this workspace</h2>
+      <${Message} error=${error} notice=${notice} />
+      ${!list && !error ? html`<p role="status">Loading webhooks…</p>` : null}
+      ${list && list.data.length === 0 ? html`<p class="empty">No webhooks yet. Create one above to have events sent to your server.</p>` : null}
+      ${list && list.data.length > 0 ? html`<ul class="webhooks" id="webhooks">${list.data.map(h => html`<li key=${h.id} class="card webhook" data-webhook=${h.id}>
+        <h3 class="hook-url">${h.url}</h3>
+        ${h.description ? html`<p>${h.description}</p>` : null}
+        <dl class="facts">
+          <dt>State</dt><dd><span class=${'state ' + (h.enabled ? 'active' : 'disabled')}>${h.enabled ? 'enabled' : 'disabled'}</span>${h.disabled_reason ? html`<br /><small class="reason">${h.disabled_reason}</small>` : null}</dd>
+          <dt>Events</dt><dd>${h.events.map(e => html`<span class="tag">${e}</span>`)}</dd>
+          <dt>Secret</dt><dd><code>${h.secret_start}…</code>${h.previous_secret_expires_at ? html`<br /><small>the old one also signs until ${fmtDate(h.previous_secret_expires_at)}</small>` : null}</dd>
+          <dt>Created</dt><dd>${fmtDate(h.created_at)}</dd>
+        </dl>
+        <div class="actions">
+          <button type="button" class="secondary toggle" onClick=${() => setEnabled(h, !h.enabled)}>${h.enabled ? 'Disable' : 'Enable'}</button>
+          <${CopyAsCurl} method="PATCH" path=${path(h)} body=${{ enabled: !h.enabled }} />
+          <button type="button" class="secondary ping" disabled=${!h.enabled} title=${h.enabled ? undefined : 'Enable the webhook to send a ping'} onClick=${() => ping(h)}>Send test ping</button>
+          <${CopyAsCurl} method="POST" path=${path(h) + '/test'} />
+          <${Confirm} label="Roll secret" question=${'Roll the secret? The old one keeps signing beside the new one for 24 hours.'} onConfirm=${() => roll(h)} />
+          <${CopyAsCurl} method="POST" path=${path(h) + '/secret'} />
+          <button type="button" class="secondary log" aria-expanded=${open[h.id] ? 'true' : 'false'} onClick=${() => setOpen(o => ({ ...o, [h.id]: !o[h.id] }))}>${open[h.id] ? 'Hide delivery log' : 'Delivery log'}</button>
+          <${Confirm} label="Delete" question=${'Delete the webhook for ' + h.url + ' and its delivery log?'} onConfirm=${() => remove(h)} />
+          <${CopyAsCurl} method="DELETE" path=${path(h)} />
+        </div>
+        ${open[h.id] ? html`<${Deliveries} hook=${h} tick=${logTick} />` : null}
+      </li>`)}</ul>` : null}
+    </section>`;
+}
+
+// Deliveries is the delivery log of one webhook, newest first; it reads
+// again every two seconds while a delivery is pending.
+function Deliveries({ hook, tick }) {
+  const [list, setList] = useState(null);
+  const [error, setError] = useState(null);
+  const [notice, setNotice] = useState('');
+  const [reload, setReload] = useState(0);
+  const base = '/v1/webhooks/' + hook.id + '/deliveries';
+
+  useEffect(() => {
+    let live = true;
+    let timer;
+    call('GET', base + '?limit=50').then(l => {
+      if (!live) return;
+      setList(l);
+      setError(null);
+      if (l.data.some(d => d.status === 'pending')) timer = setTimeout(() => setReload(n => n + 1), 2000);
+    }, e => live && setError(e));
+    return () => { live = false; clearTimeout(timer); };
+  }, [reload, tick]);
+
+  const retry = async d => {
+    setError(null);
+    setNotice('');
+    try {
+      await call('POST', base + '/' + d.id + '/retry');
+      setNotice('Delivery ' + d.id + ' is queued again.');
+      setReload(n => n + 1);
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  return html`<section class="deliveries" aria-label=${'Delivery log of ' + hook.url}>
+    <div class="actions"><h4>Delivery log</h4>
+      <button type="button" class="secondary refresh" onClick=${() => setReload(n => n + 1)}>Refresh</button></div>
+    <${Message} error=${error} notice=${notice} />
+    ${!list && !error ? html`<p role="status">Loading deliveries…</p>` : null}
+    ${list && list.data.length === 0 ? html`<p class="empty">No deliveries yet. Send a test ping to try the webhook.</p>` : null}
+    ${list && list.data.length > 0 ? html`<div class="table-wrap"><table id=${'deliveries-' + hook.id}>
+      <thead><tr><th scope="col">Time</th><th scope="col">Event</th><th scope="col">Status</th><th scope="col" class="num">Attempts</th><th scope="col" class="num">Response</th><th scope="col">Last error</th><th scope="col">Next attempt</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+      <tbody>${list.data.map(d => html`<tr key=${d.id} data-delivery=${d.id} data-status=${d.status}>
+        <td class="when">${fmtDate(d.created_at)}</td>
+        <td><code>${d.event_type}</code></td>
+        <td><span class=${'state ' + d.status}>${d.status}</span></td>
+        <td class="num">${d.attempts}</td>
+        <td class="num">${d.response_code == null ? '—' : d.response_code}</td>
+        <td class="error-text">${d.last_error || '—'}</td>
+        <td class="when">${d.next_attempt_at ? fmtDate(d.next_attempt_at) : '—'}</td>
+        <td class="actions">${d.status !== 'pending' ? html`<button type="button" class="secondary retry" onClick=${() => retry(d)}>Retry</button>
+          <${CopyAsCurl} method="POST" path=${base + '/' + d.id + '/retry'} />` : null}</td>
+      </tr>`)}</tbody>
+    </table></div>` : null}
+  </section>`;
+}
+
+function hookBody(form) {
+  const body = { url: form.url.trim(), events: form.events };
+  if (form.description.trim()) body.description = form.description.trim();
+  return body;
+}
+
+function CreateWebhook({ onCreated }) {
+  const { form, set, submit, error, busy, fields: f } = useApiForm(
+    { url: '', description: '', events: [] }, form => call('POST', '/v1/webhooks', hookBody(form)), onCreated);
+  const toggle = e => {
+    const events = e.target.checked ? [...form.events, e.target.value] : form.events.filter(x => x !== e.target.value);
+    set({ target: { name: 'events', value: EVENTS.map(([k]) => k).filter(k => events.includes(k)) } });
+  };
+  return html`<section class="card" aria-labelledby="create-webhook">
+    <h2 id="create-webhook">Create a webhook</h2>
+    <form id="create-webhook-form" onSubmit=${submit} novalidate>
+      <div class="row">
+        <${Field} id="url" label="URL" type="url" required maxlength="2048" placeholder="https://hooks.example.com/linkbolt" value=${form.url} onInput=${set} error=${f.url} />
+        <${Field} id="description" label="Description (optional)" maxlength="500" placeholder="CRM sync" value=${form.description} onInput=${set} error=${f.description} />
+      </div>
+      <fieldset class="events" aria-describedby=${f.events ? 'events-error' : undefined}>
+        <legend>Events</legend>
+        ${EVENTS.map(([k, what]) => html`<label class="check"><input type="checkbox" name="events" value=${k} checked=${form.events.includes(k)} onChange=${toggle} /> <code>${k}</code> <span class="hint">when ${what}</span></label>`)}
+        ${f.events ? html`<small id="events-error" class="field-error">${f.events}</small>` : null}
+      </fieldset>
+      ${error ? html`<p class="msg error" role="alert">${error.message}</p>` : null}
+      <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Creating…' : 'Create webhook'}</button>
+      <${CopyAsCurl} method="POST" path="/v1/webhooks" body=${hookBody(form)} /></div>
+    </form>
+  </section>`;
+}

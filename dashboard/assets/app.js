@@ -5,6 +5,8 @@ import { call, session, whenSignedOut } from './api.js';
 import { Message, Field } from './ui.js';
 import { LinksPage } from './links.js';
 import { KeysPage } from './keys.js';
+import { CampaignsPage } from './campaigns.js';
+import { DomainsPage } from './domains.js';
 import { InvitePage } from './invite.js';
 import { AccountPage } from './account.js';
 
@@ -12,6 +14,8 @@ import { AccountPage } from './account.js';
 // appear in it.
 const pages = [
   { path: 'links', title: 'Links', component: LinksPage },
+  { path: 'campaigns', title: 'Campaigns', component: CampaignsPage },
+  { path: 'domains', title: 'Domains', component: DomainsPage },
   { path: 'keys', title: 'API keys', component: KeysPage },
   { path: 'account', title: 'Account', component: AccountPage, noWorkspace: true },
 ];

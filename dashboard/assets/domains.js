@@ -17,7 +17,7 @@ export function DomainsPage({ me }) {
     return () => { live = false; };
   }, [reload]);
 
-  const again = () => setReload(n => n + 1);
+  const again = msg => { setNotice(typeof msg === 'string' ? msg : ''); setReload(n => n + 1); };
   return html`<h1>Domains</h1>
     <p class="hint">A custom domain serves this workspace's short links on your own hostname, such as go.example.com, once it is verified. Point the hostname at this server in DNS, add it here, create the TXT record shown and verify it.</p>
     <${AddDomain} onCreated=${d => { setNotice('Added ' + d.hostname + '. Create its TXT record, then verify it.'); again(); }} />
@@ -52,7 +52,6 @@ function AddDomain({ onCreated }) {
 
 function DomainCard({ d, admin, onChanged, onDeleted }) {
   const [error, setError] = useState(null);
-  const [notice, setNotice] = useState('');
   const [busy, setBusy] = useState('');
   const path = '/v1/domains/' + d.id;
   const slug = d.hostname.replace(/[^a-z0-9]/g, '-');
@@ -60,7 +59,6 @@ function DomainCard({ d, admin, onChanged, onDeleted }) {
   const act = async (what, f, done) => {
     setBusy(what);
     setError(null);
-    setNotice('');
     try {
       await f();
       done();
@@ -70,8 +68,8 @@ function DomainCard({ d, admin, onChanged, onDeleted }) {
       setBusy('');
     }
   };
-  const verify = () => act('verify', () => call('POST', path + '/verify'), onChanged);
-  const markVerified = v => act('mark', () => call('PATCH', path, { verified: v }), onChanged);
+  const verify = () => act('verify', () => call('POST', path + '/verify'), () => onChanged(d.hostname + ' is verified: it serves this workspace\'s short links.'));
+  const markVerified = v => act('mark', () => call('PATCH', path, { verified: v }), () => onChanged(v ? 'Marked ' + d.hostname + ' verified.' : d.hostname + ' no longer serves links.'));
   const remove = () => act('delete', () => call('DELETE', path), onDeleted);
 
   return html`<li class="card domain" data-domain=${d.hostname} aria-labelledby=${'domain-' + slug}>
@@ -94,8 +92,8 @@ function DomainCard({ d, admin, onChanged, onDeleted }) {
       <div class="actions"><button type="button" class="secondary mark-verified" disabled=${!!busy} onClick=${() => markVerified(!d.verified)}>${d.verified ? 'Mark not verified' : 'Mark verified'}</button>
         <${CopyAsCurl} method="PATCH" path=${path} body=${{ verified: !d.verified }} /></div>
     </div>` : null}
-    <${Message} error=${error} notice=${notice} />
-    <${Redirects} d=${d} slug=${slug} onSaved=${() => onChanged()} />
+    <${Message} error=${error} />
+    <${Redirects} d=${d} slug=${slug} onSaved=${() => onChanged('Saved the redirects of ' + d.hostname + '.')} />
     <div class="actions">
       <${Confirm} label="Delete" busy=${!!busy} question=${d.links > 0
         ? 'Delete ' + d.hostname + '? It still has ' + count(d.links, 'link', 'links') + ', so linkbolt refuses: delete them first.'

@@ -36,7 +36,8 @@ func TestBrowserDomains(t *testing.T) {
 		emptyInput("#hostname"),
 		chromedp.SendKeys("#hostname", "Go.Example.com"),
 		chromedp.Click(`#add-domain-form button[type=submit]`),
-		chromedp.WaitVisible(card))
+		chromedp.WaitVisible(card),
+		chromedp.WaitVisible(`//p[@role="status" and contains(., "Added go.example.com")]`, chromedp.BySearch))
 	list := c.must("GET", "/v1/domains", tok, "", 200)["data"].([]any)
 	if len(list) != 1 {
 		t.Fatalf("%d domains after the add", len(list))
@@ -105,7 +106,8 @@ func TestBrowserDomains(t *testing.T) {
 	b.run("delete",
 		chromedp.Click(card+` > .actions button.danger`),
 		chromedp.Click(card+` .confirm button.danger`),
-		chromedp.WaitVisible(`.empty`))
+		chromedp.WaitVisible(`.empty`),
+		chromedp.WaitVisible(`//p[@role="status" and contains(., "Deleted go.example.com")]`, chromedp.BySearch))
 	c.must("GET", "/v1/domains/"+id, tok, "", 404)
 
 	got := b.templates(t)

@@ -17,10 +17,10 @@ export function DomainsPage({ me }) {
     return () => { live = false; };
   }, [reload]);
 
-  const again = msg => { setNotice(typeof msg === 'string' ? msg : ''); setReload(n => n + 1); };
+  const again = msg => { setNotice(msg); setReload(n => n + 1); };
   return html`<h1>Domains</h1>
     <p class="hint">A custom domain serves this workspace's short links on your own hostname, such as go.example.com, once it is verified. Point the hostname at this server in DNS, add it here, create the TXT record shown and verify it.</p>
-    <${AddDomain} onCreated=${d => { setNotice('Added ' + d.hostname + '. Create its TXT record, then verify it.'); again(); }} />
+    <${AddDomain} onCreated=${d => again('Added ' + d.hostname + '. Create its TXT record, then verify it.')} />
     <section aria-labelledby="domains-list">
       <h2 id="domains-list">Domains of this workspace</h2>
       <${Message} error=${error} notice=${notice} />
@@ -28,7 +28,7 @@ export function DomainsPage({ me }) {
       ${list && list.data.length === 0 ? html`<p class="empty">No custom domains yet. Add one above; until then links use this server's own address.</p>` : null}
       ${list && list.data.length > 0 ? html`<ul class="domains" id="domains">
         ${list.data.map(d => html`<${DomainCard} key=${d.id + d.updated_at} d=${d} admin=${me && me.admin} onChanged=${again}
-          onDeleted=${() => { setNotice('Deleted ' + d.hostname + '. The hostname is free again.'); again(); }} />`)}
+          onDeleted=${() => again('Deleted ' + d.hostname + '. The hostname is free again.')} />`)}
       </ul>` : null}
     </section>`;
 }

@@ -103,7 +103,44 @@ func TestBrowserDomains(t *testing.T) {
 		t.Fatal("not verified after the admin marked it")
 	}
 
+	// A domain with a link is refused; the page shows the API's reason.
+	l := c.must("POST", "/v1/links", tok, `{"destination_url":"https://example.com/on-go","alias":"on-go","domain":"go.example.com"}`, 201)
+	var count, refused string
+	b.run("the link counted",
+		chromedp.Click(`nav[aria-label=Main] a[href="/app/links"]`),
+		chromedp.WaitVisible(`#create-link-form`),
+		chromedp.Click(`nav[aria-label=Main] a[href="/app/domains"]`),
+		chromedp.WaitVisible(card+` .state.verified`),
+		chromedp.Text(card+` > p.hint`, &count))
+	if !strings.HasPrefix(count, "1 link ·") {
+		t.Fatalf("the domain's line: %q", count)
+	}
+	b.run("delete refused",
+		chromedp.Click(card+` > .actions button.danger`),
+		chromedp.Click(card+` .confirm button.danger`),
+		chromedp.WaitVisible(card+` .msg.error`),
+		chromedp.Text(card+` .msg.error`, &refused))
+	if !strings.Contains(refused, "1 link") {
+		t.Fatalf("the refusal does not say how many links: %q", refused)
+	}
+	t.Logf("delete refused: %s", refused)
+	c.must("GET", "/v1/domains/"+id, tok, "", 200)
+	c.must("DELETE", "/v1/links/"+l["id"].(string), tok, "", 204)
+
+	// Another member sees the domain but not the admin's button.
+	inv := c.must("POST", "/v1/invitations", tok, `{"email":"sam@example.com","role":"read_write"}`, 201)
+	_, invTok, _ := strings.Cut(inv["url"].(string), "#token=")
+	samTok := c.must("POST", "/v1/invitations/accept", "", `{"token":"`+invTok+`","name":"Sam","password":"sam's long password"}`, 201)["token"].(string)
+	b2 := newBrowser(t, base)
+	b2.run("a member's domains page",
+		chromedp.Navigate(base+"/app/domains#token="+samTok),
+		chromedp.WaitVisible(card+` .state.verified`),
+		chromedp.WaitNotPresent(card+` button.mark-verified`))
+	b2.templates(t)
+
 	b.run("delete",
+		chromedp.Reload(),
+		chromedp.WaitVisible(card),
 		chromedp.Click(card+` > .actions button.danger`),
 		chromedp.Click(card+` .confirm button.danger`),
 		chromedp.WaitVisible(`.empty`),

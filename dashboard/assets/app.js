@@ -9,6 +9,8 @@ import { WebhooksPage } from './webhooks.js';
 import { KeysPage } from './keys.js';
 import { MembersPage } from './members.js';
 import { AuditPage } from './audit.js';
+import { CampaignsPage } from './campaigns.js';
+import { DomainsPage } from './domains.js';
 import { InvitePage } from './invite.js';
 import { AccountPage } from './account.js';
 
@@ -17,6 +19,8 @@ import { AccountPage } from './account.js';
 const pages = [
   { path: 'links', title: 'Links', component: LinksPage },
   { path: 'analytics', title: 'Analytics', component: AnalyticsPage },
+  { path: 'campaigns', title: 'Campaigns', component: CampaignsPage },
+  { path: 'domains', title: 'Domains', component: DomainsPage },
   { path: 'webhooks', title: 'Webhooks', component: WebhooksPage },
   { path: 'keys', title: 'API keys', component: KeysPage },
   { path: 'members', title: 'Members', component: MembersPage },

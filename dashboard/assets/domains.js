@@ -1,0 +1,127 @@
+// domains.js is the Domains page: add a custom domain, the DNS TXT record
+// that proves it, verify, where its root and unknown links redirect,
+// delete; the instance admin may mark a domain verified without DNS.
+import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
+import { call } from './api.js';
+import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, count, useApiForm } from './ui.js';
+
+export function DomainsPage({ me }) {
+  const [list, setList] = useState(null);
+  const [error, setError] = useState(null);
+  const [notice, setNotice] = useState('');
+  const [reload, setReload] = useState(0);
+
+  useEffect(() => {
+    let live = true;
+    call('GET', '/v1/domains').then(l => live && setList(l), e => live && setError(e));
+    return () => { live = false; };
+  }, [reload]);
+
+  const again = msg => { setNotice(msg); setReload(n => n + 1); };
+  return html`<h1>Domains</h1>
+    <p class="hint">A custom domain serves this workspace's short links on your own hostname, such as go.example.com, once it is verified. Point the hostname at this server in DNS, add it here, create the TXT record shown and verify it.</p>
+    <${AddDomain} onCreated=${d => again('Added ' + d.hostname + '. Create its TXT record, then verify it.')} />
+    <section aria-labelledby="domains-list">
+      <h2 id="domains-list">Domains of this workspace</h2>
+      <${Message} error=${error} notice=${notice} />
+      ${!list && !error ? html`<p role="status">Loading domains…</p>` : null}
+      ${list && list.data.length === 0 ? html`<p class="empty">No custom domains yet. Add one above; until then links use this server's own address.</p>` : null}
+      ${list && list.data.length > 0 ? html`<ul class="domains" id="domains">
+        ${list.data.map(d => html`<${DomainCard} key=${d.id + d.updated_at} d=${d} admin=${me && me.admin} onChanged=${again}
+          onDeleted=${() => again('Deleted ' + d.hostname + '. The hostname is free again.')} />`)}
+      </ul>` : null}
+    </section>`;
+}
+
+function AddDomain({ onCreated }) {
+  const { form, set, submit, error, busy, fields: f } = useApiForm(
+    { hostname: '' }, form => call('POST', '/v1/domains', { hostname: form.hostname.trim() }), onCreated);
+  return html`<section class="card" aria-labelledby="add-domain">
+    <h2 id="add-domain">Add a domain</h2>
+    <form id="add-domain-form" onSubmit=${submit} novalidate>
+      <div class="row">
+        <${Field} id="hostname" label="Hostname" required placeholder="go.example.com" autocomplete="off" value=${form.hostname} onInput=${set} error=${f.hostname}
+          hint="The name only: no https://, port or path" />
+      </div>
+      ${error ? html`<p class="msg error" role="alert">${error.message}</p>` : null}
+      <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Adding…' : 'Add domain'}</button>
+      <${CopyAsCurl} method="POST" path="/v1/domains" body=${{ hostname: form.hostname.trim() }} /></div>
+    </form>
+  </section>`;
+}
+
+function DomainCard({ d, admin, onChanged, onDeleted }) {
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState('');
+  const path = '/v1/domains/' + d.id;
+  const slug = d.hostname.replace(/[^a-z0-9]/g, '-');
+
+  const act = async (what, f, done) => {
+    setBusy(what);
+    setError(null);
+    try {
+      await f();
+      done();
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy('');
+    }
+  };
+  const verify = () => act('verify', () => call('POST', path + '/verify'), () => onChanged(d.hostname + ' is verified: it serves this workspace\'s short links.'));
+  const markVerified = v => act('mark', () => call('PATCH', path, { verified: v }), () => onChanged(v ? 'Marked ' + d.hostname + ' verified.' : d.hostname + ' no longer serves links.'));
+  const remove = () => act('delete', () => call('DELETE', path), onDeleted);
+
+  return html`<li class="card domain" data-domain=${d.hostname} aria-labelledby=${'domain-' + slug}>
+    <h3 id=${'domain-' + slug}>${d.hostname} <span class=${'state ' + (d.verified ? 'verified' : 'unverified')}>${d.verified ? 'verified' : 'not verified'}</span></h3>
+    <p class="hint">${count(d.links, 'link', 'links')} · added ${fmtDate(d.created_at)}${d.verified ? ' · verified ' + fmtDate(d.verified_at) : ''}</p>
+    ${d.verified ? html`<p>It serves this workspace's short links at <code>https://${d.hostname}/…</code>.</p>` : html`<div class="txt">
+      <p>Create this DNS record at your DNS provider, then verify. It proves you control the name; until then the hostname serves nothing of this workspace.</p>
+      <dl class="record">
+        <dt>Type</dt><dd><code>TXT</code></dd>
+        <dt>Name</dt><dd><code class="txt-name">${d.verification.name}</code> <${CopyButton} text=${d.verification.name} describe=${'Copy the TXT record name for ' + d.hostname} /></dd>
+        <dt>Value</dt><dd><code class="txt-value">${d.verification.value}</code> <${CopyButton} text=${d.verification.value} describe=${'Copy the TXT record value for ' + d.hostname} /></dd>
+      </dl>
+      <div class="actions"><button type="button" class="verify" disabled=${!!busy} onClick=${verify}>${busy === 'verify' ? 'Looking up the record…' : 'Verify'}</button>
+        <${CopyAsCurl} method="POST" path=${path + '/verify'} /></div>
+    </div>`}
+    ${admin ? html`<div class="admin-verify">
+      <p class="hint">${d.verified
+        ? 'As the instance admin you can stop serving this domain; its links stay, listed but not redirecting.'
+        : 'As the instance admin you can mark it verified without DNS, for a name public DNS cannot answer (such as a homelab\'s internal name).'}</p>
+      <div class="actions"><button type="button" class="secondary mark-verified" disabled=${!!busy} onClick=${() => markVerified(!d.verified)}>${d.verified ? 'Mark not verified' : 'Mark verified'}</button>
+        <${CopyAsCurl} method="PATCH" path=${path} body=${{ verified: !d.verified }} /></div>
+    </div>` : null}
+    <${Message} error=${error} />
+    <${Redirects} d=${d} slug=${slug} onSaved=${() => onChanged('Saved the redirects of ' + d.hostname + '.')} />
+    <div class="actions">
+      <${Confirm} label="Delete" busy=${!!busy} question=${d.links > 0
+        ? 'Delete ' + d.hostname + '? It still has ' + count(d.links, 'link', 'links') + ', so linkbolt refuses: delete them first.'
+        : 'Delete ' + d.hostname + '? It stops serving at once.'} onConfirm=${remove} />
+      <${CopyAsCurl} method="DELETE" path=${path} />
+    </div>
+  </li>`;
+}
+
+function redirectsBody(form) {
+  return { root_redirect_url: form.root_redirect_url.trim(), not_found_url: form.not_found_url.trim() };
+}
+
+function Redirects({ d, slug, onSaved }) {
+  const initial = { root_redirect_url: d.root_redirect_url || '', not_found_url: d.not_found_url || '' };
+  const path = '/v1/domains/' + d.id;
+  const { form, set, submit, error, busy, fields: f } = useApiForm(initial, form => call('PATCH', path, redirectsBody(form)), onSaved);
+  const p = slug + '-';
+  const setField = e => set({ target: { name: e.target.name.slice(p.length), value: e.target.value } });
+  return html`<form class="redirects" id=${p + 'redirects'} onSubmit=${submit} novalidate>
+    <div class="row">
+      <${Field} id=${p + 'root_redirect_url'} label="Root redirect URL" type="url" placeholder="https://example.com/" value=${form.root_redirect_url} onInput=${setField}
+        error=${f.root_redirect_url} hint=${'Where https://' + d.hostname + '/ goes; empty shows a small page'} />
+      <${Field} id=${p + 'not_found_url'} label="Not-found URL" type="url" placeholder="https://example.com/not-found" value=${form.not_found_url} onInput=${setField}
+        error=${f.not_found_url} hint="Where an unknown short link goes; empty answers 404" />
+    </div>
+    ${error ? html`<p class="msg error" role="alert">${error.message}</p>` : null}
+    <div class="actions"><button type="submit" class="secondary" disabled=${busy}>${busy ? 'Saving…' : 'Save redirects'}</button>
+      <${CopyAsCurl} method="PATCH" path=${path} body=${redirectsBody(form)} /></div>
+  </form>`;
+}

@@ -151,7 +151,13 @@ func TestBrowserWebhooks(t *testing.T) {
 	if rolled == secret || !strings.HasPrefix(rolled, "whsec_") {
 		t.Fatalf("rolled secret %q (was %q)", rolled, secret)
 	}
-	b.run("ping with the new secret", chromedp.Click(row+` button.ping`))
+	// The list reads itself again after the roll: wait until the card
+	// shows that the old secret still signs, so the click lands on the
+	// card that stays.
+	b.run("ping with the new secret",
+		chromedp.WaitVisible(xrow+`//small[contains(text(), "the old one also signs until")]`, chromedp.BySearch),
+		chromedp.Click(row+` button.ping`),
+		chromedp.WaitVisible(`//p[contains(@class, "notice") and contains(text(), "A ping is on its way")]`, chromedp.BySearch))
 	p2 := next("ping after the roll")
 	if p2.delivery == p.delivery {
 		t.Fatalf("the second ping reused delivery %s", p.delivery)

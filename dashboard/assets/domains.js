@@ -17,7 +17,17 @@ export function DomainsPage({ me }) {
     return () => { live = false; };
   }, [reload]);
 
-  const again = msg => { setNotice(msg); setReload(n => n + 1); };
+  // again reads the list after a change and shows msg with it, so the
+  // notice never appears before the cards it speaks of.
+  const again = async msg => {
+    try {
+      const l = await call('GET', '/v1/domains');
+      setList(l);
+      setNotice(msg);
+    } catch (e) {
+      setError(e);
+    }
+  };
   return html`<h1>Domains</h1>
     <p class="hint">A custom domain serves this workspace's short links on your own hostname, such as go.example.com, once it is verified. Point the hostname at this server in DNS, add it here, create the TXT record shown and verify it.</p>
     <${AddDomain} onCreated=${d => again('Added ' + d.hostname + '. Create its TXT record, then verify it.')} />

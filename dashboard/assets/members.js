@@ -31,16 +31,23 @@ export function MembersPage({ workspace, me, reloadMe }) {
     return () => { live = false; };
   }, [reload]);
 
+  // act makes a change, then reads the members again and shows what
+  // happened with them (never a notice before the list it speaks of).
   const act = async (f, done) => {
     setError(null);
     setNotice('');
+    let failed = null;
     try {
       await f();
-      setNotice(done);
     } catch (e) {
-      setError(e);
+      failed = e;
     }
-    setReload(n => n + 1);
+    try {
+      setMembers(await call('GET', '/v1/members'));
+    } catch (e) {
+      failed = failed || e;
+    }
+    if (failed) setError(failed); else setNotice(done);
   };
   const who = m => m.name ? m.name + ' (' + m.email + ')' : m.email;
   const changeRole = (m, role) => act(async () => {

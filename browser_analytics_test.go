@@ -16,11 +16,7 @@ import (
 // a refused custom range and the exports; and the link's own analytics
 // from the Links page.
 func TestBrowserAnalytics(t *testing.T) {
-	browserPath(t)
-	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\nclicks:\n  flush_interval: 10ms\n")
-	base, _ := startApp(t, cfg, nil)
-	c := client{t, base}
-	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+	base, c, tok := startDashboard(t, "clicks:\n  flush_interval: 10ms\n")
 	l := c.must("POST", "/v1/links", tok, `{"destination_url":"https://example.com/counted","alias":"counted"}`, 201)
 	id := l["id"].(string)
 

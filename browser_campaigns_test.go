@@ -29,11 +29,7 @@ func emptyInput(sel string) chromedp.Action {
 // TestBrowserCampaigns creates, lists, edits and deletes a campaign in
 // the dashboard, its links counted and taken out of it on delete.
 func TestBrowserCampaigns(t *testing.T) {
-	browserPath(t)
-	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
-	base, _ := startApp(t, cfg, nil)
-	c := client{t, base}
-	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+	base, c, tok := startDashboard(t, "")
 
 	b := newBrowser(t, base)
 	signIn(b, base)

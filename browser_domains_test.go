@@ -13,12 +13,8 @@ import (
 // sets its redirects, marks it verified as the instance admin and deletes
 // it.
 func TestBrowserDomains(t *testing.T) {
-	browserPath(t)
 	// A resolver nobody answers at: the lookup fails at once.
-	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\ndomains:\n  resolver: 127.0.0.1:9\n")
-	base, _ := startApp(t, cfg, nil)
-	c := client{t, base}
-	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+	base, c, tok := startDashboard(t, "domains:\n  resolver: 127.0.0.1:9\n")
 
 	b := newBrowser(t, base)
 	signIn(b, base)

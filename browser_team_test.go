@@ -23,12 +23,8 @@ func setSelect(sel, value string) chromedp.Action {
 // invited again, leave by themselves), and the audit log lists, filters,
 // pages and exports what happened; a non-owner sees the API's 403 there.
 func TestBrowserTeam(t *testing.T) {
-	browserPath(t)
 	// Unlimited requests: the test writes 50 entries to page through.
-	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\nplans:\n  free: 0\n")
-	base, _ := startApp(t, cfg, nil)
-	c := client{t, base}
-	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+	base, c, tok := startDashboard(t, "plans:\n  free: 0\n")
 
 	b := newBrowser(t, base)
 	b.run("members page",

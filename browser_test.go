@@ -589,3 +589,17 @@ func TestBrowserSetup(t *testing.T) {
 		t.Errorf("the setup journey called %v", got)
 	}
 }
+
+// startDashboard boots the whole app for a browser journey, with the
+// admin admin@example.com ("a long password") and the extra configuration
+// (YAML), and returns its base URL, an API client and the admin's login
+// token. Without a browser it skips, or fails under CI (browserPath).
+func startDashboard(t *testing.T, extra string) (string, client, string) {
+	t.Helper()
+	browserPath(t)
+	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n"+extra)
+	base, _ := startApp(t, cfg, nil)
+	c := client{t, base}
+	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+	return base, c, tok
+}

@@ -45,10 +45,7 @@ func TestBrowserWebhooks(t *testing.T) {
 		return hookRequest{}
 	}
 
-	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\nwebhooks:\n  allow_private: true\n")
-	base, _ := startApp(t, cfg, nil)
-	c := client{t, base}
-	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+	base, c, tok := startDashboard(t, "webhooks:\n  allow_private: true\n")
 
 	b := newBrowser(t, base)
 	b.run("sign in",

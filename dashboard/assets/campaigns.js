@@ -3,23 +3,15 @@
 // links out of it first when it still has some).
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
-import { Message, Field, CopyAsCurl, Confirm, fmtDate, count, useApiForm } from './ui.js';
+import { Message, Field, CopyAsCurl, Confirm, fmtDate, count, useApiForm, useList } from './ui.js';
 
 const STATUSES = ['active', 'paused', 'archived'];
 const EMPTY = { name: '', status: 'active', utm_source: '', utm_medium: '', utm_campaign: '' };
 
 export function CampaignsPage() {
-  const [list, setList] = useState(null);
-  const [error, setError] = useState(null);
+  const { list, setList, error, setError, reload } = useList('/v1/campaigns');
   const [notice, setNotice] = useState('');
   const [editing, setEditing] = useState(null); // the campaign being edited
-  const [reload, setReload] = useState(0);
-
-  useEffect(() => {
-    let live = true;
-    call('GET', '/v1/campaigns').then(l => live && setList(l), e => live && setError(e));
-    return () => { live = false; };
-  }, [reload]);
 
   const remove = async c => {
     setError(null);
@@ -28,7 +20,7 @@ export function CampaignsPage() {
       await call('DELETE', deletePath(c));
       if (editing && editing.id === c.id) setEditing(null);
       setNotice('Deleted the campaign ' + c.name + (c.links > 0 ? '; its ' + count(c.links, 'link keeps', 'links keep') + ' working without its UTM values.' : '.'));
-      setReload(n => n + 1);
+      reload();
     } catch (e) {
       setError(e);
     }
@@ -36,10 +28,10 @@ export function CampaignsPage() {
 
   return html`<h1>Campaigns</h1>
     <p class="hint">A campaign groups links and gives them UTM values on redirect where a link sets none of its own. Its status is for people and filters: links of a paused or archived campaign keep redirecting.</p>
-    <${CampaignForm} key="create" onDone=${c => { setNotice('Created the campaign ' + c.name + '.'); setReload(n => n + 1); }} />
+    <${CampaignForm} key="create" onDone=${c => { setNotice('Created the campaign ' + c.name + '.'); reload(); }} />
     ${editing ? html`<${CampaignForm} key=${'edit-' + editing.id} campaign=${editing}
       onCancel=${() => setEditing(null)}
-      onDone=${c => { setEditing(null); setNotice('Saved the campaign ' + c.name + '.'); setReload(n => n + 1); }} />` : null}
+      onDone=${c => { setEditing(null); setNotice('Saved the campaign ' + c.name + '.'); reload(); }} />` : null}
     <section aria-labelledby="campaigns-list">
       <h2 id="campaigns-list">Campaigns of this workspace</h2>
       <${Message} error=${error} notice=${notice} />

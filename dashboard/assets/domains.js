@@ -3,19 +3,11 @@
 // delete; the instance admin may mark a domain verified without DNS.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
-import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, count, useApiForm } from './ui.js';
+import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, count, useApiForm, useList } from './ui.js';
 
 export function DomainsPage({ me }) {
-  const [list, setList] = useState(null);
-  const [error, setError] = useState(null);
+  const { list, setList, error, setError, reload } = useList('/v1/domains');
   const [notice, setNotice] = useState('');
-  const [reload, setReload] = useState(0);
-
-  useEffect(() => {
-    let live = true;
-    call('GET', '/v1/domains').then(l => live && setList(l), e => live && setError(e));
-    return () => { live = false; };
-  }, [reload]);
 
   // again reads the list after a change and shows msg with it, so the
   // notice never appears before the cards it speaks of.

@@ -2,27 +2,19 @@
 // revoke.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
-import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, fmtNumber, useApiForm } from './ui.js';
+import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, fmtNumber, useApiForm, useList } from './ui.js';
 
 export function KeysPage() {
-  const [list, setList] = useState(null);
-  const [error, setError] = useState(null);
+  const { list, setList, error, setError, reload } = useList('/v1/keys');
   const [notice, setNotice] = useState('');
   const [shown, setShown] = useState(null); // a key just created or rotated
-  const [reload, setReload] = useState(0);
-
-  useEffect(() => {
-    let live = true;
-    call('GET', '/v1/keys').then(l => live && setList(l), e => live && setError(e));
-    return () => { live = false; };
-  }, [reload]);
 
   const act = async (what, f) => {
     setError(null);
     setNotice('');
     try {
       await f();
-      setReload(n => n + 1);
+      reload();
     } catch (e) {
       setError(e);
     }
@@ -38,7 +30,7 @@ export function KeysPage() {
   });
 
   return html`<h1>API keys</h1>
-    <${CreateKey} onCreated=${k => { setShown(k); setNotice(''); setReload(n => n + 1); }} />
+    <${CreateKey} onCreated=${k => { setShown(k); setNotice(''); reload(); }} />
     ${shown ? html`<section class="card once" aria-labelledby="new-key">
       <h2 id="new-key">${shown.rotatedFrom ? 'New key for ' + shown.name : 'Your new key ' + shown.name}</h2>
       <p class="warning"><strong>Copy this key now. It is shown only this once and cannot be shown again.</strong></p>

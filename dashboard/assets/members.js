@@ -3,7 +3,7 @@
 // and revoked. Owners manage; everyone else sees the list and may leave.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
-import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, useApiForm } from './ui.js';
+import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, useApiForm, useList } from './ui.js';
 
 const roles = [
   { value: 'read', label: 'read' },
@@ -105,17 +105,9 @@ function MemberRole({ m, onChange }) {
 }
 
 function Invitations({ members, onInvited }) {
-  const [list, setList] = useState(null);
-  const [error, setError] = useState(null);
+  const { list, setList, error, setError, reload } = useList('/v1/invitations');
   const [notice, setNotice] = useState('');
   const [shown, setShown] = useState(null); // an invitation just made, with its link
-  const [reload, setReload] = useState(0);
-
-  useEffect(() => {
-    let live = true;
-    call('GET', '/v1/invitations').then(l => live && setList(l), e => live && setError(e));
-    return () => { live = false; };
-  }, [reload]);
 
   const revoke = async inv => {
     setError(null);
@@ -127,14 +119,14 @@ function Invitations({ members, onInvited }) {
     } catch (e) {
       setError(e);
     }
-    setReload(n => n + 1);
+    reload();
   };
   const inviter = id => {
     const m = members && members.data.find(x => x.user_id === id);
     return m ? (m.name || m.email) : id;
   };
 
-  return html`<${CreateInvitation} onCreated=${inv => { setShown(inv); setNotice(''); onInvited(); setReload(n => n + 1); }} />
+  return html`<${CreateInvitation} onCreated=${inv => { setShown(inv); setNotice(''); onInvited(); reload(); }} />
     ${shown ? html`<section class="card once" aria-labelledby="new-invitation">
       <h2 id="new-invitation">Invitation for ${shown.email}</h2>
       <p class="warning"><strong>Copy this link now and give it to ${shown.email}. It is shown only this once and cannot be shown again.</strong></p>

@@ -1,8 +1,8 @@
 // ui.js holds the small pieces every page uses: messages, fields that show
 // the API's errors, copy buttons, "copy as curl", dates and numbers in the
 // browser's locale.
-import { html, useState } from './vendor/htm-preact-standalone.js';
-import { curl } from './api.js';
+import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
+import { call, curl } from './api.js';
 
 export function fmtDate(s) {
   return s ? new Date(s).toLocaleString() : '—';
@@ -31,6 +31,21 @@ export function useApiForm(initial, send, onDone) {
     }
   };
   return { form, set, submit, error, busy, fields: (error && error.fields) || {} };
+}
+
+// useList reads path (GET) when the page opens and again on each
+// reload(); a refusal is in error. setList and setError stay the page's,
+// for the answers of its own changes.
+export function useList(path) {
+  const [list, setList] = useState(null);
+  const [error, setError] = useState(null);
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let live = true;
+    call('GET', path).then(l => live && setList(l), e => live && setError(e));
+    return () => { live = false; };
+  }, [path, tick]);
+  return { list, setList, error, setError, reload: () => setTick(n => n + 1) };
 }
 
 export function fmtNumber(n) {

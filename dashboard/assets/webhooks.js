@@ -3,7 +3,7 @@
 // log of each webhook with retry, delete.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
-import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, useApiForm } from './ui.js';
+import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, useApiForm, useList } from './ui.js';
 
 // EVENTS are the event types the API documents for webhooks.
 const EVENTS = [
@@ -15,26 +15,18 @@ const EVENTS = [
 ];
 
 export function WebhooksPage() {
-  const [list, setList] = useState(null);
-  const [error, setError] = useState(null);
+  const { list, setList, error, setError, reload } = useList('/v1/webhooks');
   const [notice, setNotice] = useState('');
   const [shown, setShown] = useState(null); // a secret just created or rolled
   const [open, setOpen] = useState({}); // webhook id → its log is shown
   const [logTick, setLogTick] = useState(0); // makes the open logs read again
-  const [reload, setReload] = useState(0);
-
-  useEffect(() => {
-    let live = true;
-    call('GET', '/v1/webhooks').then(l => live && setList(l), e => live && setError(e));
-    return () => { live = false; };
-  }, [reload]);
 
   const act = async f => {
     setError(null);
     setNotice('');
     try {
       await f();
-      setReload(n => n + 1);
+      reload();
     } catch (e) {
       setError(e);
     }
@@ -61,7 +53,7 @@ export function WebhooksPage() {
   });
 
   return html`<h1>Webhooks</h1>
-    <${CreateWebhook} onCreated=${h => { setShown(h); setNotice(''); setReload(n => n + 1); }} />
+    <${CreateWebhook} onCreated=${h => { setShown(h); setNotice(''); reload(); }} />
     ${shown ? html`<section class="card once" aria-labelledby="new-secret">
       <h2 id="new-secret">${shown.rolled ? 'New signing secret for ' : 'Signing secret for '}${shown.url}</h2>
       <p class="warning"><strong>Copy this secret now. It is shown only this once and cannot be shown again.</strong></p>

@@ -2,7 +2,6 @@ package server
 
 import (
 	"context"
-	"crypto/sha256"
 	"net/http"
 	"strings"
 
@@ -190,8 +189,7 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, c 
 		return &link.Error{Code: link.EINVALID, Message: "new_password: must differ from the current password",
 			Fields: []link.FieldError{{Field: "new_password", Message: "must differ from the current password"}}}
 	}
-	account := sha256.Sum256([]byte(strings.ToLower(c.user.Email)))
-	att, wait := s.logins.Begin(string(account[:]), s.clientIP(r))
+	att, wait := s.logins.Begin(loginAccount(strings.ToLower(c.user.Email)), s.clientIP(r))
 	if att == nil {
 		secs := retryAfter(w, wait)
 		return link.Errorf(link.ERATELIMITED, "too many wrong passwords for this account from your address; retry in %d s", secs)

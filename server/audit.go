@@ -101,7 +101,7 @@ type auditTargetResponse struct {
 }
 
 func newAuditEntryResponse(e *link.AuditEntry, admin bool) auditEntryResponse {
-	out := auditEntryResponse{ID: e.ID, Time: e.Time.UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+	out := auditEntryResponse{ID: e.ID, Time: e.Time.UTC().Format(millisFormat),
 		Actor:  auditActorResponse{Type: e.Actor.Type, ID: optional(e.Actor.ID), Name: optional(e.Actor.Name)},
 		Action: e.Action, Target: auditTargetResponse{Type: e.Target.Type, ID: optional(e.Target.ID)},
 		Address: optional(e.Address), Changes: map[string][2]*string{}}

@@ -111,7 +111,7 @@ func (s *Server) exportClicks(w http.ResponseWriter, body io.Writer, r *http.Req
 		if !started {
 			start()
 		}
-		e := exportClick{Time: clk.Time.UTC().Format("2006-01-02T15:04:05.000Z07:00"), LinkID: clk.LinkID, CampaignID: optional(clk.CampaignID),
+		e := exportClick{Time: clk.Time.UTC().Format(millisFormat), LinkID: clk.LinkID, CampaignID: optional(clk.CampaignID),
 			Referrer: clk.Referrer, Country: clk.Country, Device: clk.Device, Browser: clk.Browser, OS: clk.OS, Bot: clk.Bot,
 			Visitor: fmt.Sprintf("%016x", clk.Visitor)}
 		if format == "json" {

@@ -18,6 +18,18 @@ const timeFormat = time.RFC3339
 // ts formats a time for the wire: RFC 3339 in UTC.
 func ts(t time.Time) string { return t.UTC().Format(timeFormat) }
 
+// millisFormat is the time of a record read in order (raw clicks of an
+// export, audit entries): RFC 3339 UTC in milliseconds.
+const millisFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// loginAccount is how the login limits (auth.LoginGuard) name the account
+// of a lower-case e-mail: by its digest, so a failed login with a megabyte
+// of e-mail keeps 32 bytes, not the megabyte.
+func loginAccount(email string) string {
+	sum := sha256.Sum256([]byte(email))
+	return string(sum[:])
+}
+
 // tsp formats an optional time; nil stays null.
 func tsp(t *time.Time) *string {
 	if t == nil {
@@ -60,10 +72,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ *caller) 
 		secs := retryAfter(w, d.RetryAfter)
 		return link.Errorf(link.ERATELIMITED, "too many login attempts from your address; retry in %d s", secs)
 	}
-	// The limits remember accounts by a digest of the e-mail, so a failed
-	// login with a megabyte of e-mail keeps 32 bytes, not the megabyte.
-	account := sha256.Sum256([]byte(email))
-	att, wait := s.logins.Begin(string(account[:]), ip)
+	att, wait := s.logins.Begin(loginAccount(email), ip)
 	if att == nil {
 		secs := retryAfter(w, wait)
 		return link.Errorf(link.ERATELIMITED, "too many failed logins to this account from your address; retry in %d s", secs)

@@ -344,7 +344,7 @@ func TestAudit_Webhooks(t *testing.T) {
 	audit := storage.NewAuditService(s.DB)
 	hooks := storage.NewWebhookService(s.DB)
 	ctx := link.WithActor(context.Background(), link.Actor{Type: link.ActorUser, ID: u.ID, Name: u.Email}, "192.0.2.8")
-	w := &link.Webhook{WorkspaceID: ws.ID, URL: "https://hooks.example.com/services/T000/B000/XXXXsecretpath?token=querysecret",
+	w := &link.Webhook{WorkspaceID: ws.ID, URL: "https://hooks.example.com/services/T000/B000/Bsecretpath?token=querysecret",
 		Events: []string{link.EventCampaignUpdated}, Enabled: true, Secret: "whsec_first-secret"}
 	if err := hooks.CreateWebhook(ctx, w); err != nil {
 		t.Fatal(err)
@@ -387,7 +387,7 @@ func TestAudit_Webhooks(t *testing.T) {
 	if es[1].Actor.ID != u.ID || es[1].Actor.Type != link.ActorUser {
 		t.Fatalf("disabled by a person = %+v", es[1])
 	}
-	wantNoSecrets(t, es, "whsec_first-secret", "whsec_second-secret", "XXXXsecretpath", "querysecret")
+	wantNoSecrets(t, es, "whsec_first-secret", "whsec_second-secret", "Bsecretpath", "querysecret")
 }
 
 func TestAudit_DomainsAndWorkspaces(t *testing.T) {

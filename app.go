@@ -296,33 +296,17 @@ func (a *app) pruneLoop(ctx context.Context) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
 	for {
-		// A damaged page is logged as an error, not a crash: the
-		// server keeps serving what is readable (see README).
-		var n int
-		err := a.db.CatchDamage(func() (err error) {
-			n, err = a.clicks.PruneClicks(ctx, time.Now().Add(-a.cfg.Analytics.Retention))
-			return err
-		})
-		if err != nil && ctx.Err() == nil {
-			a.logger.Error("pruning old clicks failed", "err", err)
-		} else if n > 0 {
+		now := time.Now()
+		if n := a.upkeep(ctx, "pruning old clicks", func() (int, error) {
+			return a.clicks.PruneClicks(ctx, now.Add(-a.cfg.Analytics.Retention))
+		}); n > 0 {
 			a.logger.Info("pruned raw clicks past the retention", "clicks", n, "retention", a.cfg.Analytics.Retention)
 		}
-		err = a.db.CatchDamage(func() error {
-			_, err := a.webhooks.PruneDeliveries(ctx, time.Now().Add(-deliveryRetention))
-			return err
+		a.upkeep(ctx, "pruning old webhook deliveries", func() (int, error) {
+			return a.webhooks.PruneDeliveries(ctx, now.Add(-deliveryRetention))
 		})
-		if err != nil && ctx.Err() == nil {
-			a.logger.Error("pruning old webhook deliveries failed", "err", err)
-		}
-		err = a.db.CatchDamage(func() error {
-			_, err := a.links.PruneAliasHolds(ctx, time.Now())
-			return err
-		})
-		if err != nil && ctx.Err() == nil {
-			a.logger.Error("pruning ended alias holds failed", "err", err)
-		}
-		a.pruneAudit(ctx, time.Now())
+		a.upkeep(ctx, "pruning ended alias holds", func() (int, error) { return a.links.PruneAliasHolds(ctx, now) })
+		a.pruneAudit(ctx, now)
 		select {
 		case <-ctx.Done():
 			return
@@ -335,23 +319,28 @@ func (a *app) pruneLoop(ctx context.Context) {
 // now (key.grace_ended, key.expired) and deletes the audit entries older
 // than audit.retention; pruneLoop runs it every hour.
 func (a *app) pruneAudit(ctx context.Context, now time.Time) {
-	err := a.db.CatchDamage(func() error {
-		_, err := a.keys.RecordEndedKeys(ctx, now)
-		return err
-	})
-	if err != nil && ctx.Err() == nil {
-		a.logger.Error("recording ended API keys in the audit log failed", "err", err)
-	}
-	var n int
-	err = a.db.CatchDamage(func() (err error) {
-		n, err = a.audit.PruneAudit(ctx, now.Add(-a.cfg.Audit.Retention))
-		return err
-	})
-	if err != nil && ctx.Err() == nil {
-		a.logger.Error("pruning old audit entries failed", "err", err)
-	} else if n > 0 {
+	a.upkeep(ctx, "recording ended API keys in the audit log", func() (int, error) { return a.keys.RecordEndedKeys(ctx, now) })
+	if n := a.upkeep(ctx, "pruning old audit entries", func() (int, error) {
+		return a.audit.PruneAudit(ctx, now.Add(-a.cfg.Audit.Retention))
+	}); n > 0 {
 		a.logger.Info("pruned audit entries past the retention", "entries", n, "retention", a.cfg.Audit.Retention)
 	}
+}
+
+// upkeep runs one job of pruneLoop and returns how many records it
+// touched. A damaged page met on the way is logged as an error, not a
+// crash: the server keeps serving what is readable (see README).
+func (a *app) upkeep(ctx context.Context, what string, job func() (int, error)) int {
+	var n int
+	err := a.db.CatchDamage(func() (err error) {
+		n, err = job()
+		return err
+	})
+	if err != nil && ctx.Err() == nil {
+		a.logger.Error(what+" failed", "err", err)
+		return 0
+	}
+	return n
 }
 
 // damageSafeClicks writes the recorder's batches so that a damaged page of

@@ -35,6 +35,20 @@ func TestBrowserTeam(t *testing.T) {
 		chromedp.WaitVisible(`#invite-form`),
 		chromedp.WaitVisible(`#invitations ~ .empty`))
 
+	// The only owner cannot step down either: the API's 409 is shown and
+	// the row shows the role kept, not the one refused.
+	admin := c.must("GET", "/v1/me", tok, "", 200)["id"].(string)
+	adminRow := `tr[data-member="` + admin + `"]`
+	var kept string
+	b.run("last owner steps down",
+		chromedp.SetValue(`#role-`+admin, "read"),
+		chromedp.Click(adminRow+` .role-form button[type=submit]`),
+		chromedp.WaitVisible(`#members-list ~ .msg.error`),
+		chromedp.Value(`#role-`+admin, &kept))
+	if kept != "owner" {
+		t.Fatalf("after the refused change the row shows role %q, want owner", kept)
+	}
+
 	// The only owner cannot leave: the API's 409 is shown.
 	b.run("last owner leaves",
 		chromedp.Click(`#leave-actions button.danger`),

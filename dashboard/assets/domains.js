@@ -9,17 +9,9 @@ export function DomainsPage({ me }) {
   const { list, setList, error, setError, reload } = useList('/v1/domains');
   const [notice, setNotice] = useState('');
 
-  // again reads the list after a change and shows msg with it, so the
-  // notice never appears before the cards it speaks of.
-  const again = async msg => {
-    try {
-      const l = await call('GET', '/v1/domains');
-      setList(l);
-      setNotice(msg);
-    } catch (e) {
-      setError(e);
-    }
-  };
+  // again shows msg with the list read after a change, so the notice
+  // never appears before the cards it speaks of.
+  const again = async msg => { if (await reload()) setNotice(msg); };
   return html`<h1>Domains</h1>
     <p class="hint">A custom domain serves this workspace's short links on your own hostname, such as go.example.com, once it is verified. Point the hostname at this server in DNS, add it here, create the TXT record shown and verify it.</p>
     <${AddDomain} onCreated=${d => again('Added ' + d.hostname + '. Create its TXT record, then verify it.')} />

@@ -20,16 +20,8 @@ function RoleSelect({ id, value, onChange, label = 'Role' }) {
 
 export function MembersPage({ workspace, me, reloadMe }) {
   const owner = workspace && workspace.role === 'owner';
-  const [members, setMembers] = useState(null);
-  const [error, setError] = useState(null);
+  const { list: members, error, setError, reload, version } = useList('/v1/members');
   const [notice, setNotice] = useState('');
-  const [reload, setReload] = useState(0);
-
-  useEffect(() => {
-    let live = true;
-    call('GET', '/v1/members').then(l => live && setMembers(l), e => live && setError(e));
-    return () => { live = false; };
-  }, [reload]);
 
   // act makes a change, then reads the members again and shows what
   // happened with them (never a notice before the list it speaks of).
@@ -42,12 +34,8 @@ export function MembersPage({ workspace, me, reloadMe }) {
     } catch (e) {
       failed = e;
     }
-    try {
-      setMembers(await call('GET', '/v1/members'));
-    } catch (e) {
-      failed = failed || e;
-    }
-    if (failed) setError(failed); else setNotice(done);
+    const fresh = await reload();
+    if (failed) setError(failed); else if (fresh) setNotice(done);
   };
   const who = m => m.name ? m.name + ' (' + m.email + ')' : m.email;
   const changeRole = (m, role) => act(async () => {
@@ -74,7 +62,7 @@ export function MembersPage({ workspace, me, reloadMe }) {
       ${members && members.data.length === 0 ? html`<p class="empty">No members.</p>` : null}
       ${members && members.data.length > 0 ? html`<div class="table-wrap"><table id="members">
         <thead><tr><th scope="col">Name</th><th scope="col">E-mail</th><th scope="col">Role</th><th scope="col">Joined</th>${owner ? html`<th scope="col"><span class="visually-hidden">Actions</span></th>` : null}</tr></thead>
-        <tbody>${members.data.map(m => html`<tr key=${m.user_id + m.role + reload} data-member=${m.user_id}>
+        <tbody>${members.data.map(m => html`<tr key=${m.user_id + m.role + version} data-member=${m.user_id}>
           <td>${m.name || '—'}${m.user_id === me.id ? html` <small class="hint">(you)</small>` : null}</td>
           <td>${m.email}</td>
           <td>${owner ? html`<${MemberRole} m=${m} onChange=${role => changeRole(m, role)} />` : roleLabel(m.role)}</td>

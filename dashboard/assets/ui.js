@@ -33,19 +33,30 @@ export function useApiForm(initial, send, onDone) {
   return { form, set, submit, error, busy, fields: (error && error.fields) || {} };
 }
 
-// useList reads path (GET) when the page opens and again on each
-// reload(); a refusal is in error. setList and setError stay the page's,
-// for the answers of its own changes.
+// useList reads path (GET) when the page opens; reload() reads it again
+// and resolves with the list (null when refused: the refusal is in error),
+// so a page can show what a change did together with the list after it.
+// version counts the reads, for keys that must start rows afresh (a form
+// showing a refused change). setList and setError stay the page's.
 export function useList(path) {
   const [list, setList] = useState(null);
   const [error, setError] = useState(null);
-  const [tick, setTick] = useState(0);
+  const [version, setVersion] = useState(0);
+  const got = l => { setList(l); setVersion(n => n + 1); return l; };
   useEffect(() => {
     let live = true;
-    call('GET', path).then(l => live && setList(l), e => live && setError(e));
+    call('GET', path).then(l => live && got(l), e => live && setError(e));
     return () => { live = false; };
-  }, [path, tick]);
-  return { list, setList, error, setError, reload: () => setTick(n => n + 1) };
+  }, [path]);
+  const reload = async () => {
+    try {
+      return got(await call('GET', path));
+    } catch (e) {
+      setError(e);
+      return null;
+    }
+  };
+  return { list, setList, error, setError, reload, version };
 }
 
 export function fmtNumber(n) {

@@ -75,6 +75,7 @@ func newBrowser(t *testing.T, base string) *browser {
 		t.Fatalf("starting Chromium: %v", err)
 	}
 	t.Cleanup(b.check)
+	parity.journey(t)
 	return b
 }
 
@@ -106,8 +107,14 @@ func (b *browser) listen(ev any) {
 		}
 	case *network.EventRequestWillBeSent:
 		b.mu.Lock()
+		prev := b.pending[e.RequestID]
 		b.pending[e.RequestID] = e.Request
 		b.mu.Unlock()
+		// A redirect answers the request before it under the same ID
+		// (single sign-on's start and callback).
+		if e.RedirectResponse != nil && prev != nil {
+			b.record(prev.Method, e.RedirectResponse.URL)
+		}
 	case *network.EventResponseReceived:
 		b.mu.Lock()
 		req := b.pending[e.RequestID]
@@ -143,9 +150,14 @@ func (b *browser) record(method, raw string) {
 
 func (b *browser) check() {
 	b.mu.Lock()
-	defer b.mu.Unlock()
 	for _, p := range b.problems {
 		b.t.Errorf("in the browser: %s", p)
+	}
+	b.mu.Unlock()
+	// Every call of every journey is an operation of the document, and
+	// counts for the parity check (browser_parity_test.go).
+	for op := range b.templates(b.t) {
+		parity.add(op)
 	}
 }
 
@@ -203,29 +215,41 @@ func clear(sel string) chromedp.Action {
 	return chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q).value = ''`, sel), nil)
 }
 
+// operation is one operation of the OpenAPI document: its method, its
+// path template and the template as a pattern of concrete paths.
+type operation struct {
+	method, path string
+	re           *regexp.Regexp
+}
+
+// documentOperations reads server/openapi.yaml's operations once.
+var documentOperations = sync.OnceValues(func() ([]operation, error) {
+	data, err := os.ReadFile(filepath.Join("server", "openapi.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	doc, err := openapi3.NewLoader().LoadFromData(data)
+	if err != nil {
+		return nil, err
+	}
+	var ops []operation
+	for _, p := range doc.Paths.InMatchingOrder() {
+		re := regexp.MustCompile("^" + regexp.MustCompile(`\\\{[^}]+\\\}`).ReplaceAllString(regexp.QuoteMeta(p), "[^/]+") + "$")
+		for m := range doc.Paths.Value(p).Operations() {
+			ops = append(ops, operation{m, p, re})
+		}
+	}
+	return ops, nil
+})
+
 // templates turns the recorded calls into the OpenAPI document's paths
 // (/v1/keys/key_123/rotate → /v1/keys/{id}/rotate) and fails on a call to
 // a route the document does not have.
 func (b *browser) templates(t *testing.T) map[string]bool {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join("server", "openapi.yaml"))
+	ops, err := documentOperations()
 	if err != nil {
 		t.Fatal(err)
-	}
-	doc, err := openapi3.NewLoader().LoadFromData(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	type op struct {
-		method, path string
-		re           *regexp.Regexp
-	}
-	var ops []op
-	for _, p := range doc.Paths.InMatchingOrder() {
-		re := regexp.MustCompile("^" + regexp.MustCompile(`\\\{[^}]+\\\}`).ReplaceAllString(regexp.QuoteMeta(p), "[^/]+") + "$")
-		for m := range doc.Paths.Value(p).Operations() {
-			ops = append(ops, op{m, p, re})
-		}
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()

@@ -51,7 +51,7 @@ func (p *parityRecord) add(op string) {
 }
 
 // journey notes that the top-level test of t drove a browser.
-func (p *parityRecord) journey(t *testing.T) {
+func (p *parityRecord) journey(t testing.TB) {
 	root, _, _ := strings.Cut(t.Name(), "/")
 	p.mu.Lock()
 	defer p.mu.Unlock()

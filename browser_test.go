@@ -26,7 +26,7 @@ import (
 
 // browserPath finds Chromium. Without one the browser tests skip, except
 // with CI=true, where a missing browser fails the run (.ci/run installs it).
-func browserPath(t *testing.T) string {
+func browserPath(t testing.TB) string {
 	t.Helper()
 	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
 		if p, err := exec.LookPath(name); err == nil {
@@ -44,7 +44,7 @@ func browserPath(t *testing.T) string {
 // console error, a CSP violation, a request that fails or a 5xx answer. It
 // records every API call of the page as (method, path template).
 type browser struct {
-	t    *testing.T
+	t    testing.TB
 	ctx  context.Context
 	base string
 
@@ -54,7 +54,7 @@ type browser struct {
 	pending  map[network.RequestID]*network.Request
 }
 
-func newBrowser(t *testing.T, base string) *browser {
+func newBrowser(t testing.TB, base string) *browser {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(browserPath(t)),
@@ -245,7 +245,7 @@ var documentOperations = sync.OnceValues(func() ([]operation, error) {
 // templates turns the recorded calls into the OpenAPI document's paths
 // (/v1/keys/key_123/rotate → /v1/keys/{id}/rotate) and fails on a call to
 // a route the document does not have.
-func (b *browser) templates(t *testing.T) map[string]bool {
+func (b *browser) templates(t testing.TB) map[string]bool {
 	t.Helper()
 	ops, err := documentOperations()
 	if err != nil {

@@ -23,7 +23,7 @@ import (
 
 // testConfig returns a configuration for a server on a free loopback port
 // with its data under a temporary directory.
-func testConfig(t *testing.T, yaml string) *Config {
+func testConfig(t testing.TB, yaml string) *Config {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
@@ -40,7 +40,7 @@ func testConfig(t *testing.T, yaml string) *Config {
 
 // startApp boots a whole server and returns its base URL and a stop
 // function that stops it gracefully and returns run's error.
-func startApp(t *testing.T, cfg *Config, logs io.Writer) (string, func() error) {
+func startApp(t testing.TB, cfg *Config, logs io.Writer) (string, func() error) {
 	t.Helper()
 	if logs == nil {
 		logs = io.Discard
@@ -69,7 +69,7 @@ func startApp(t *testing.T, cfg *Config, logs io.Writer) (string, func() error) 
 }
 
 type client struct {
-	t    *testing.T
+	t    testing.TB
 	base string
 }
 

@@ -127,10 +127,14 @@ var pingData = []byte(`{"message":"ping from linkbolt"}`)
 // PingData returns the data of a ping (POST /v1/webhooks/{id}/test).
 func (e *Encoder) PingData() ([]byte, error) { return pingData, nil }
 
-// appendTime appends t as encoding/json writes a time.Time.
+// clickTimeFormat is a click's time: RFC 3339 UTC in milliseconds, as the
+// raw clicks of an export have it.
+const clickTimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// appendTime appends t as a JSON string in clickTimeFormat.
 func appendTime(b []byte, t time.Time) []byte {
 	b = append(b, '"')
-	b = t.AppendFormat(b, time.RFC3339Nano)
+	b = t.UTC().AppendFormat(b, clickTimeFormat)
 	return append(b, '"')
 }
 

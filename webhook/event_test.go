@@ -107,7 +107,7 @@ func TestEncoder(t *testing.T) {
 	t.Run("click", func(t *testing.T) {
 		c := &link.ClickEvent{LinkID: "lnk_1", Time: time.Date(2026, 3, 10, 12, 0, 5, 250_000_000, time.UTC),
 			Referrer: "news.example", Country: "DE", Device: "mobile", Browser: "Firefox", OS: "Android", Bot: true}
-		want := `{"link_id":"lnk_1","time":"2026-03-10T12:00:05.25Z","referrer":"news.example","country":"DE","device":"mobile",` +
+		want := `{"link_id":"lnk_1","time":"2026-03-10T12:00:05.250Z","referrer":"news.example","country":"DE","device":"mobile",` +
 			`"browser":"Firefox","os":"Android","bot":true}`
 		if got := string(enc.AppendClickData(nil, c)); got != want {
 			t.Fatalf("click data\n got %s\nwant %s", got, want)
@@ -156,11 +156,16 @@ func FuzzAppendString(f *testing.F) {
 	})
 }
 
-// TestAppendTime checks the hand-written times against encoding/json.
+// TestAppendTime checks a click's time: UTC, always in milliseconds, as
+// the raw clicks of an export.
 func TestAppendTime(t *testing.T) {
-	for _, at := range []time.Time{time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC), time.Date(2025, 3, 1, 12, 0, 0, 123456789, time.UTC), time.Unix(0, 0).UTC()} {
-		want, _ := json.Marshal(at)
-		if got := appendTime(nil, at); !bytes.Equal(got, want) {
+	for at, want := range map[time.Time]string{
+		time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC):                            `"2025-03-01T12:00:00.000Z"`,
+		time.Date(2025, 3, 1, 12, 0, 0, 123456789, time.UTC):                    `"2025-03-01T12:00:00.123Z"`,
+		time.Date(2025, 3, 1, 13, 0, 0, 999999999, time.FixedZone("CET", 3600)): `"2025-03-01T12:00:00.999Z"`,
+		time.Unix(0, 0).UTC(): `"1970-01-01T00:00:00.000Z"`,
+	} {
+		if got := appendTime(nil, at); string(got) != want {
 			t.Errorf("appendTime(%v) = %s, want %s", at, got, want)
 		}
 	}

@@ -193,6 +193,19 @@ func TestBrowserQR(t *testing.T) {
 		t.Fatalf("after apply: size %q, level %q", size, level)
 	}
 
+	// Update: the design takes the options shown, its name kept.
+	b.run("update",
+		changeTo("#qr-margin", "2"),
+		facts("256 × 256 px · SVG"),
+		chromedp.WaitNotPresent(`#qr-designs .qr-applied`),
+		chromedp.Click(`#qr-designs li button.qr-update`),
+		chromedp.WaitVisible(`//p[@role="status" and contains(., "Updated the design")]`, chromedp.BySearch),
+		chromedp.WaitVisible(`#qr-designs .qr-applied`))
+	d = c.must("GET", "/v1/qr-codes/"+d["id"].(string), tok, "", 200)
+	if d["name"] != "Spring poster" || fmt.Sprint(d["options"]) != "map[bg:#fff59d fg:#000000 format:svg level:H margin:2 size:256]" {
+		t.Fatalf("the updated design: %v", d)
+	}
+
 	b.run("delete the design",
 		chromedp.Click(`#qr-designs li button.danger`),
 		chromedp.Click(`#qr-designs li .confirm button.danger`),
@@ -223,7 +236,7 @@ func TestBrowserQR(t *testing.T) {
 	}
 
 	got := b.templates(t)
-	for _, w := range []string{"GET /v1/links/{id}/qr", "GET /v1/qr-codes", "POST /v1/qr-codes", "DELETE /v1/qr-codes/{id}"} {
+	for _, w := range []string{"GET /v1/links/{id}/qr", "GET /v1/qr-codes", "POST /v1/qr-codes", "PATCH /v1/qr-codes/{id}", "DELETE /v1/qr-codes/{id}"} {
 		if !got[w] {
 			t.Errorf("the QR journey did not call %s", w)
 		}

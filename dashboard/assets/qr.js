@@ -209,6 +209,20 @@ function Designs({ link, opts, applied, apply }) {
     }
   };
 
+  // update saves the options shown into a design, keeping its name.
+  const update = async d => {
+    setError(null);
+    setNotice('');
+    try {
+      const u = await call('PATCH', '/v1/qr-codes/' + encodeURIComponent(d.id), { options: optionsBody(opts) });
+      setNotice('Updated the design “' + u.name + '” to the options shown.');
+      await reload();
+      apply(u);
+    } catch (e) {
+      setError(e);
+    }
+  };
+
   return html`<section class="qr-designs" aria-labelledby="qr-designs-h">
     <h3 id="qr-designs-h">Saved designs</h3>
     <form id="qr-save" class="qr-save" onSubmit=${submit} novalidate>
@@ -225,9 +239,11 @@ function Designs({ link, opts, applied, apply }) {
       <div class="hint">${d.options.format.toUpperCase()} · ${d.options.size} px · margin ${d.options.margin} · level ${d.options.level} · ${d.options.fg} on ${d.options.bg}</div>
       <div class="actions">
         <button type="button" class="secondary qr-apply" aria-label=${'Apply the design ' + d.name} onClick=${() => { setNotice(''); apply(d); }}>Apply</button>
+        <button type="button" class="secondary qr-update" aria-label=${'Update the design ' + d.name + ' to the options shown'} onClick=${() => update(d)}>Update to these options</button>
         <${Confirm} label="Delete" question=${'Delete the design “' + d.name + '”?'} onConfirm=${() => remove(d)} />
-        <${CopyAsCurl} method="GET" path=${'/v1/qr-codes/' + d.id + '/image'} />
+        <${CopyAsCurl} method="PATCH" path=${'/v1/qr-codes/' + d.id} body=${{ options: optionsBody(opts) }} />
       </div>
+      <div class="hint">Image for scripts: <code>GET /v1/qr-codes/${d.id}/image</code></div>
     </li>`)}</ul>` : null}
   </section>`;
 }

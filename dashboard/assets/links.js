@@ -2,6 +2,7 @@
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
 import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, fmtNumber, count, useApiForm } from './ui.js';
+import { QRButton } from './qr.js';
 
 const LIMIT = 20;
 
@@ -52,7 +53,7 @@ export function LinksPage() {
           <td>${(l.tags || []).map(t => html`<span class="tag">${t}</span>`)}</td>
           <td class="num">${fmtNumber(l.clicks)}</td>
           <td class="when">${fmtDate(l.created_at)}</td>
-          <td><a href=${'/app/analytics?link=' + l.id} aria-label=${'Analytics of ' + l.alias}>Analytics</a> <${Confirm} label="Delete" question=${'Delete ' + l.alias + '? Its short URL stops working.'} onConfirm=${() => remove(l)} /></td>
+          <td><a href=${'/app/analytics?link=' + l.id} aria-label=${'Analytics of ' + l.alias}>Analytics</a> <${QRButton} link=${l} /> <${Confirm} label="Delete" question=${'Delete ' + l.alias + '? Its short URL stops working.'} onConfirm=${() => remove(l)} /></td>
         </tr>`)}</tbody>
       </table></div>
       <nav class="pager" aria-label="Pages of links">

@@ -144,10 +144,10 @@ function Deliveries({ hook, tick }) {
         <td class="when">${fmtDate(d.created_at)}</td>
         <td><code>${d.event_type}</code></td>
         <td><span class=${'state ' + d.status}>${d.status}</span></td>
-        <td class="num">${d.attempts}</td>
-        <td class="num">${d.response_code == null ? '—' : d.response_code}</td>
+        <td class="num attempts">${d.attempts}</td>
+        <td class="num code">${d.response_code == null ? '—' : d.response_code}</td>
         <td class="error-text">${d.last_error || '—'}</td>
-        <td class="when">${d.next_attempt_at ? fmtDate(d.next_attempt_at) : '—'}</td>
+        <td class="when next">${d.next_attempt_at ? fmtDate(d.next_attempt_at) : '—'}</td>
         <td class="actions">${d.status !== 'pending' ? html`<button type="button" class="secondary retry" onClick=${() => retry(d)}>Retry</button>
           <${CopyAsCurl} method="POST" path=${base + '/' + d.id + '/retry'} />` : null}</td>
       </tr>`)}</tbody>

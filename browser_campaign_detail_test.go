@@ -12,7 +12,8 @@ import (
 // TestBrowserCampaignDetail opens one campaign's page from the Campaigns
 // list: exactly its links (not a link outside it), the click on one of
 // them in the totals, the chart and the top list, the export of its
-// clicks, and a change of its status with the server's answer shown.
+// clicks, a change of its status with the server's answer shown, and its
+// deletion from its page.
 func TestBrowserCampaignDetail(t *testing.T) {
 	base, c, tok := startDashboard(t, "clicks:\n  flush_interval: 10ms\n")
 	camp := c.must("POST", "/v1/campaigns", tok, `{"name":"Autumn sale","utm_source":"newsletter"}`, 201)
@@ -159,8 +160,32 @@ func TestBrowserCampaignDetail(t *testing.T) {
 		t.Fatal("no message for an unknown campaign")
 	}
 
+	// Delete from its page, after a question that says its links leave it.
+	var question, deleted string
+	b.run("ask before deleting",
+		chromedp.Navigate(base+"/app/campaigns?campaign="+id),
+		chromedp.WaitVisible(`#campaign-facts button.danger`),
+		chromedp.Click(`#campaign-facts button.danger`),
+		chromedp.Text(`#campaign-facts .confirm span`, &question))
+	if !strings.Contains(question, "2 links are taken out of it first") {
+		t.Fatalf("delete question: %q", question)
+	}
+	b.run("delete",
+		chromedp.Click(`#campaign-facts .confirm button.danger`),
+		chromedp.WaitVisible(`.msg.notice`),
+		chromedp.Text(`.msg.notice`, &deleted))
+	if deleted != "Deleted the campaign Autumn sale; its 2 links keep working without its UTM values." {
+		t.Fatalf("after the delete: %q", deleted)
+	}
+	c.must("GET", "/v1/campaigns/"+id, tok, "", 404)
+	for _, lid := range in {
+		if l := c.must("GET", "/v1/links/"+lid, tok, "", 200); l["campaign_id"] != nil && l["campaign_id"] != "" {
+			t.Fatalf("a link kept the deleted campaign: %v", l)
+		}
+	}
+
 	got := b.templates(t)
-	for _, w := range []string{"GET /v1/campaigns/{id}", "PATCH /v1/campaigns/{id}", "GET /v1/links", "GET /v1/analytics/campaigns/{id}", "GET /v1/analytics/export"} {
+	for _, w := range []string{"GET /v1/campaigns/{id}", "PATCH /v1/campaigns/{id}", "DELETE /v1/campaigns/{id}", "GET /v1/links", "GET /v1/analytics/campaigns/{id}", "GET /v1/analytics/export"} {
 		if !got[w] {
 			t.Errorf("the campaign's page did not call %s", w)
 		}

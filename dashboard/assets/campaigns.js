@@ -17,9 +17,9 @@ function campaignParam() {
   return new URLSearchParams(location.search).get('campaign') || '';
 }
 
-// open shows a campaign's page (or the list, for ''), in the history like
+// show shows a campaign's page (or the list, for ''), in the history like
 // the navigation's own links.
-function open(e, id) {
+function show(e, id) {
   if (e) e.preventDefault();
   history.pushState(null, '', '/app/campaigns' + (id ? '?campaign=' + encodeURIComponent(id) : ''));
   dispatchEvent(new PopStateEvent('popstate'));
@@ -67,7 +67,7 @@ function CampaignList() {
       ${list && list.data.length > 0 ? html`<div class="table-wrap"><table id="campaigns">
         <thead><tr><th scope="col">Name</th><th scope="col">Status</th><th scope="col">UTM source</th><th scope="col">UTM medium</th><th scope="col">UTM campaign</th><th scope="col" class="num">Links</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
         <tbody>${list.data.map(c => html`<tr key=${c.id} data-campaign=${c.id}>
-          <td><a href=${'/app/campaigns?campaign=' + encodeURIComponent(c.id)} class="open" onClick=${e => open(e, c.id)}>${c.name}</a></td>
+          <td><a href=${'/app/campaigns?campaign=' + encodeURIComponent(c.id)} class="open" onClick=${e => show(e, c.id)}>${c.name}</a></td>
           <td><span class=${'state ' + c.status}>${c.status}</span></td>
           <td>${c.utm_source || '—'}</td>
           <td>${c.utm_medium || '—'}</td>
@@ -152,6 +152,7 @@ function CampaignPage({ id }) {
   const [notice, setNotice] = useState('');
   const [editing, setEditing] = useState(false);
   const [changed, setChanged] = useState(0); // a save makes the links and analytics read again
+  const [deleted, setDeleted] = useState('');
 
   useEffect(() => {
     let live = true;
@@ -159,7 +160,19 @@ function CampaignPage({ id }) {
     return () => { live = false; };
   }, [id]);
 
-  const back = html`<p><a href="/app/campaigns" id="all-campaigns" onClick=${e => open(e, '')}>← All campaigns</a></p>`;
+  const back = html`<p><a href="/app/campaigns" id="all-campaigns" onClick=${e => show(e, '')}>← All campaigns</a></p>`;
+  const remove = async () => {
+    setError(null);
+    setNotice('');
+    try {
+      await call('DELETE', deletePath(campaign));
+      setDeleted('Deleted the campaign ' + campaign.name + (campaign.links > 0 ? '; its ' + count(campaign.links, 'link keeps', 'links keep') + ' working without its UTM values.' : '.'));
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  if (deleted) return html`<h1>Campaign</h1>${back}<${Message} notice=${deleted} />`;
   if (error && !campaign) {
     return html`<h1>Campaign</h1>${back}<${Message} error=${error} />`;
   }
@@ -169,7 +182,7 @@ function CampaignPage({ id }) {
     ${back}
     <section class="card" aria-labelledby="campaign-facts-h" id="campaign-facts">
       <h2 id="campaign-facts-h">The campaign</h2>
-      <${Message} notice=${notice} />
+      <${Message} notice=${notice} error=${error} />
       <dl class="facts">
         <dt>Status</dt><dd><span id="campaign-status" class=${'state ' + c.status}>${c.status}</span></dd>
         <dt>UTM source</dt><dd>${c.utm_source || '—'}</dd>
@@ -179,7 +192,9 @@ function CampaignPage({ id }) {
         <dt>Created</dt><dd>${fmtDate(c.created_at)}</dd>
         <dt>Changed</dt><dd>${fmtDate(c.updated_at)}</dd>
       </dl>
-      ${editing ? null : html`<div class="actions"><button type="button" class="secondary edit" onClick=${() => { setNotice(''); setEditing(true); }}>Edit</button></div>`}
+      ${editing ? null : html`<div class="actions"><button type="button" class="secondary edit" onClick=${() => { setNotice(''); setEditing(true); }}>Edit</button>
+        <${Confirm} label="Delete" question=${deleteQuestion(c)} onConfirm=${remove} />
+        <${CopyAsCurl} method="DELETE" path=${deletePath(c)} /></div>`}
     </section>
     ${editing ? html`<${CampaignForm} key=${'edit-' + c.id + '-' + c.updated_at} campaign=${c}
       onCancel=${() => setEditing(false)}

@@ -62,12 +62,13 @@ func TestBrowserCampaignDetail(t *testing.T) {
 		chromedp.WaitVisible(`#an-clicks`),
 		chromedp.WaitVisible(`#an-chart canvas`),
 		chromedp.WaitVisible(`#top-links tbody tr`))
-	var loc, nav string
+	var loc, nav, title string
 	b.run("its address and the navigation",
 		chromedp.Evaluate(`location.pathname + location.search`, &loc),
-		chromedp.AttributeValue(`nav[aria-label=Main] a[aria-current=page]`, "href", &nav, nil))
-	if loc != "/app/campaigns?campaign="+id || nav != "/app/campaigns" {
-		t.Fatalf("the campaign's page is at %q with %q current in the navigation", loc, nav)
+		chromedp.AttributeValue(`nav[aria-label=Main] a[aria-current=page]`, "href", &nav, nil),
+		chromedp.Title(&title))
+	if loc != "/app/campaigns?campaign="+id || nav != "/app/campaigns" || title != "Autumn sale · Campaigns · linkbolt" {
+		t.Fatalf("the campaign's page is at %q with %q current in the navigation, titled %q", loc, nav, title)
 	}
 
 	// Exactly its two links, each with a way to its analytics.
@@ -147,8 +148,12 @@ func TestBrowserCampaignDetail(t *testing.T) {
 	b.run("back to the list",
 		chromedp.Click(`#all-campaigns`),
 		chromedp.WaitVisible(`#campaigns tr[data-campaign="`+id+`"] .state.paused`),
+		chromedp.Title(&title),
 		chromedp.NavigateBack(),
 		chromedp.WaitVisible(`#campaign-facts`))
+	if title != "Campaigns · linkbolt" {
+		t.Fatalf("the list's title: %q", title)
+	}
 
 	// A campaign that does not exist says so.
 	var missing string

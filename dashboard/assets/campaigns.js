@@ -160,6 +160,15 @@ function CampaignPage({ id }) {
     return () => { live = false; };
   }, [id]);
 
+  // The tab names the campaign while its page is open.
+  const name = campaign ? campaign.name : '';
+  useEffect(() => {
+    if (!name) return undefined;
+    const before = document.title;
+    document.title = name + ' · Campaigns · linkbolt';
+    return () => { document.title = before; };
+  }, [name]);
+
   const back = html`<p><a href="/app/campaigns" id="all-campaigns" onClick=${e => show(e, '')}>← All campaigns</a></p>`;
   const remove = async () => {
     setError(null);

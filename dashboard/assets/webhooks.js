@@ -125,7 +125,8 @@ function Deliveries({ hook, tick }) {
     try {
       const q = await call('POST', base + '/' + d.id + '/retry');
       setNotice('Delivery ' + q.id + ' is queued again: the server answers ' + q.status + ' after ' + count(q.attempts, 'attempt', 'attempts') +
-        (q.next_attempt_at ? ', next attempt ' + fmtDate(q.next_attempt_at) : '') + '. The log below shows its state as it changes.');
+        (q.next_attempt_at ? ', next attempt ' + fmtDate(q.next_attempt_at) : '') + '.' +
+        (hook.enabled ? ' The log below shows its state as it changes.' : ' It waits until the webhook is enabled.'));
       setReload(n => n + 1);
     } catch (e) {
       setError(e);

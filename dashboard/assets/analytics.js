@@ -15,7 +15,7 @@ const TOPS = [
   ['devices', 'Devices'], ['browsers', 'Browsers'], ['os', 'Operating systems'],
 ];
 
-function browserZone() {
+export function browserZone() {
   try { return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC'; } catch { return 'UTC'; }
 }
 
@@ -31,7 +31,7 @@ function linkParam() {
 }
 
 // rangeQuery turns the picker's choice into the API's range parameters.
-function rangeQuery(q) {
+export function rangeQuery(q) {
   const p = new URLSearchParams();
   if (q.range === 'custom') {
     p.set('start', new Date(q.start).toISOString());
@@ -89,7 +89,7 @@ export function AnalyticsPage() {
     <${Export} query=${query} ready=${ready} link=${link} />`;
 }
 
-function Picker({ query, setQuery, fields }) {
+export function Picker({ query, setQuery, fields }) {
   const set = e => {
     const t = e.target;
     setQuery({ ...query, [t.name]: t.type === 'checkbox' ? t.checked : t.value });
@@ -122,7 +122,7 @@ function Picker({ query, setQuery, fields }) {
   </form>`;
 }
 
-function Report({ data, link }) {
+export function Report({ data, link }) {
   const t = data.totals;
   const r = data.range;
   return html`<section aria-labelledby="an-totals-h">
@@ -204,10 +204,13 @@ function save(blob, name) {
 
 // Export downloads from /v1/analytics/export with the session token (a
 // plain link could not send it). The export covers the workspace; for one
-// link its clicks are picked out of the workspace's in the browser.
-function Export({ query, ready, link }) {
+// link (or one campaign) its clicks are picked out of the workspace's in
+// the browser.
+export function Export({ query, ready, link, campaign }) {
   const [state, setState] = useState({ busy: false, error: null, notice: '' });
-  const kinds = link
+  // only: the clicks' field (and CSV column) that picks the subject's.
+  const only = link ? ['link_id', 1, link] : campaign ? ['campaign_id', 2, campaign] : null;
+  const kinds = only
     ? [['clicks', 'csv', 'Clicks (CSV)'], ['clicks', 'json', 'Clicks (JSON)']]
     : [['clicks', 'csv', 'Clicks (CSV)'], ['clicks', 'json', 'Clicks (JSON)'], ['timeseries', 'csv', 'Timeseries (CSV)'], ['top', 'csv', 'Top lists (CSV)']];
   const run = async (data, format) => {
@@ -227,17 +230,17 @@ function Export({ query, ready, link }) {
       let rows;
       if (format === 'json') {
         let list = JSON.parse(text);
-        if (link) list = list.filter(c => c.link_id === link);
+        if (only) list = list.filter(c => c[only[0]] === only[2]);
         rows = list.length;
         text = JSON.stringify(list, null, 2);
       } else {
         let lines = text.split('\n').filter(Boolean);
-        // The clicks CSV has time then link_id first; neither holds a comma.
-        if (link) lines = [lines[0], ...lines.slice(1).filter(l => l.split(',')[1] === link)];
+        // The clicks CSV has time, link_id and campaign_id first; none holds a comma.
+        if (only) lines = [lines[0], ...lines.slice(1).filter(l => l.split(',')[only[1]] === only[2])];
         rows = Math.max(0, lines.length - 1);
         text = lines.join('\n') + '\n';
       }
-      const name = 'linkbolt-' + (link ? link + '-' : '') + data + '-' + (query.range === 'custom' ? 'custom' : query.range) + '.' + format;
+      const name = 'linkbolt-' + (only ? only[2] + '-' : '') + data + '-' + (query.range === 'custom' ? 'custom' : query.range) + '.' + format;
       save(new Blob([text], { type: format === 'json' ? 'application/json' : 'text/csv' }), name);
       setState({ busy: false, error: null, notice: 'Saved ' + name + ' (' + fmtNumber(rows) + (rows === 1 ? ' row' : ' rows') + ').' });
     } catch (e) {
@@ -246,7 +249,7 @@ function Export({ query, ready, link }) {
   };
   return html`<section aria-labelledby="an-export-h" class="card">
     <h2 id="an-export-h">Export</h2>
-    <p class="hint">${link ? 'This link’s raw clicks of the range' : 'The workspace’s raw clicks, timeseries or top lists of the range'}; raw clicks are kept for the analytics retention (90 days by default).</p>
+    <p class="hint">${link ? 'This link’s raw clicks of the range' : campaign ? 'This campaign’s raw clicks of the range' : 'The workspace’s raw clicks, timeseries or top lists of the range'}; raw clicks are kept for the analytics retention (90 days by default).</p>
     <div class="actions" id="an-export">${kinds.map(([d, f, label]) => html`<button type="button" class="secondary" data-export=${d + '.' + f} disabled=${state.busy || !ready} onClick=${() => run(d, f)}>${label}</button>`)}</div>
     <${Message} error=${state.error} notice=${state.notice} />
   </section>`;

@@ -1,9 +1,10 @@
 // webhooks.js is the webhooks page: subscribe a URL to events, the signing
-// secret shown once, roll it, enable and disable, send a ping, the delivery
-// log of each webhook with retry, delete.
+// secret shown once, edit (URL, events, description, enabled), roll the
+// secret, enable and disable, send a ping, the delivery log of each webhook
+// with retry, delete.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
-import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, useApiForm, useList } from './ui.js';
+import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, count, useApiForm, useList } from './ui.js';
 
 // EVENTS are the event types the API documents for webhooks.
 const EVENTS = [
@@ -20,6 +21,7 @@ export function WebhooksPage() {
   const [shown, setShown] = useState(null); // a secret just created or rolled
   const [open, setOpen] = useState({}); // webhook id → its log is shown
   const [logTick, setLogTick] = useState(0); // makes the open logs read again
+  const [editing, setEditing] = useState(''); // the webhook whose edit form is open
 
   const act = async f => {
     setError(null);
@@ -49,6 +51,7 @@ export function WebhooksPage() {
   const remove = h => act(async () => {
     await call('DELETE', path(h));
     if (shown && shown.id === h.id) setShown(null);
+    if (editing === h.id) setEditing('');
     setNotice('Deleted the webhook for ' + h.url + ' and its delivery log.');
   });
 
@@ -77,6 +80,7 @@ export function WebhooksPage() {
           <dt>Created</dt><dd>${fmtDate(h.created_at)}</dd>
         </dl>
         <div class="actions">
+          <button type="button" class="secondary edit" aria-expanded=${editing === h.id ? 'true' : 'false'} onClick=${() => { setNotice(''); setEditing(editing === h.id ? '' : h.id); }}>${editing === h.id ? 'Close edit' : 'Edit'}</button>
           <button type="button" class="secondary toggle" onClick=${() => setEnabled(h, !h.enabled)}>${h.enabled ? 'Disable' : 'Enable'}</button>
           <${CopyAsCurl} method="PATCH" path=${path(h)} body=${{ enabled: !h.enabled }} />
           <button type="button" class="secondary ping" disabled=${!h.enabled} title=${h.enabled ? undefined : 'Enable the webhook to send a ping'} onClick=${() => ping(h)}>Send test ping</button>
@@ -87,6 +91,8 @@ export function WebhooksPage() {
           <${Confirm} label="Delete" question=${'Delete the webhook for ' + h.url + ' and its delivery log?'} onConfirm=${() => remove(h)} />
           <${CopyAsCurl} method="DELETE" path=${path(h)} />
         </div>
+        ${editing === h.id ? html`<${EditWebhook} hook=${h} onCancel=${() => setEditing('')}
+          onSaved=${n => { setEditing(''); setError(null); setNotice('Saved. The server answers: ' + n.url + ', ' + (n.enabled ? 'enabled' : 'disabled') + ', events ' + n.events.join(', ') + '.'); reload(); }} />` : null}
         ${open[h.id] ? html`<${Deliveries} hook=${h} tick=${logTick} />` : null}
       </li>`)}</ul>` : null}
     </section>`;
@@ -117,8 +123,10 @@ function Deliveries({ hook, tick }) {
     setError(null);
     setNotice('');
     try {
-      await call('POST', base + '/' + d.id + '/retry');
-      setNotice('Delivery ' + d.id + ' is queued again.');
+      const q = await call('POST', base + '/' + d.id + '/retry');
+      setNotice('Delivery ' + q.id + ' is queued again: the server answers ' + q.status + ' after ' + count(q.attempts, 'attempt', 'attempts') +
+        (q.next_attempt_at ? ', next attempt ' + fmtDate(q.next_attempt_at) : '') + '.' +
+        (hook.enabled ? ' The log below shows its state as it changes.' : ' It waits until the webhook is enabled.'));
       setReload(n => n + 1);
     } catch (e) {
       setError(e);
@@ -137,10 +145,10 @@ function Deliveries({ hook, tick }) {
         <td class="when">${fmtDate(d.created_at)}</td>
         <td><code>${d.event_type}</code></td>
         <td><span class=${'state ' + d.status}>${d.status}</span></td>
-        <td class="num">${d.attempts}</td>
-        <td class="num">${d.response_code == null ? '—' : d.response_code}</td>
+        <td class="num attempts">${d.attempts}</td>
+        <td class="num code">${d.response_code == null ? '—' : d.response_code}</td>
         <td class="error-text">${d.last_error || '—'}</td>
-        <td class="when">${d.next_attempt_at ? fmtDate(d.next_attempt_at) : '—'}</td>
+        <td class="when next">${d.next_attempt_at ? fmtDate(d.next_attempt_at) : '—'}</td>
         <td class="actions">${d.status !== 'pending' ? html`<button type="button" class="secondary retry" onClick=${() => retry(d)}>Retry</button>
           <${CopyAsCurl} method="POST" path=${base + '/' + d.id + '/retry'} />` : null}</td>
       </tr>`)}</tbody>
@@ -176,6 +184,47 @@ function CreateWebhook({ onCreated }) {
       ${error ? html`<p class="msg error" role="alert">${error.message}</p>` : null}
       <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Creating…' : 'Create webhook'}</button>
       <${CopyAsCurl} method="POST" path="/v1/webhooks" body=${hookBody(form)} /></div>
+    </form>
+  </section>`;
+}
+
+// editBody is what the edit form sends: every field, so that an emptied
+// description is cleared.
+function editBody(form) {
+  return { url: form.url.trim(), events: form.events, description: form.description.trim(), enabled: form.enabled };
+}
+
+// EditWebhook changes a webhook's URL, events, description and whether it
+// is enabled, with the API's refusals at the fields.
+function EditWebhook({ hook, onSaved, onCancel }) {
+  const path = '/v1/webhooks/' + hook.id;
+  const { form, set, submit, error, busy, fields: f } = useApiForm(
+    { url: hook.url, description: hook.description || '', events: hook.events, enabled: hook.enabled },
+    form => call('PATCH', path, editBody(form)), onSaved);
+  const setField = e => set({ target: { name: e.target.name.slice('edit_'.length), value: e.target.value } });
+  const toggle = e => {
+    const events = e.target.checked ? [...form.events, e.target.value] : form.events.filter(x => x !== e.target.value);
+    set({ target: { name: 'events', value: EVENTS.map(([k]) => k).filter(k => events.includes(k)) } });
+  };
+  return html`<section class="edit-webhook" aria-labelledby="edit-webhook">
+    <h4 id="edit-webhook">Edit this webhook</h4>
+    <form id="edit-webhook-form" onSubmit=${submit} novalidate>
+      <div class="row">
+        <${Field} id="edit_url" label="URL" type="url" required maxlength="2048" value=${form.url} onInput=${setField} error=${f.url} />
+        <${Field} id="edit_description" label="Description" maxlength="500" value=${form.description} onInput=${setField} error=${f.description} hint="Empty clears it" />
+      </div>
+      <fieldset class="events" aria-describedby=${f.events ? 'edit_events-error' : undefined}>
+        <legend>Events</legend>
+        ${EVENTS.map(([k, what]) => html`<label class="check"><input type="checkbox" name="edit_events" value=${k} checked=${form.events.includes(k)} onChange=${toggle} /> <code>${k}</code> <span class="hint">when ${what}</span></label>`)}
+        ${f.events ? html`<small id="edit_events-error" class="field-error">${f.events}</small>` : null}
+      </fieldset>
+      <label class="check an-check"><input type="checkbox" id="edit_enabled" name="edit_enabled" checked=${form.enabled}
+        onChange=${e => set({ target: { name: 'enabled', value: e.target.checked } })} /> Enabled</label>
+      ${f.enabled ? html`<small class="field-error">${f.enabled}</small>` : null}
+      ${error ? html`<p class="msg error" role="alert">${error.message}</p>` : null}
+      <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Saving…' : 'Save webhook'}</button>
+        <button type="button" class="secondary" onClick=${onCancel}>Cancel</button>
+        <${CopyAsCurl} method="PATCH" path=${path} body=${editBody(form)} /></div>
     </form>
   </section>`;
 }

@@ -95,6 +95,10 @@ func main() {
 	if o.skipSeed {
 		o.seedClicks = 0
 	}
+	if err := o.check(); err != nil {
+		fmt.Fprintln(os.Stderr, "scale:", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	err := run(ctx, o)
 	stop()
@@ -102,6 +106,21 @@ func main() {
 		fmt.Fprintln(os.Stderr, "scale:", err)
 		os.Exit(1)
 	}
+}
+
+// check refuses options the phases cannot run with.
+func (o options) check() error {
+	switch {
+	case o.n < 1 || o.clients < 1 || o.bulkClients < 1 || o.gets < 1:
+		return fmt.Errorf("-n, -clients, -bulk-clients and -gets must be at least 1")
+	case o.rounds < 1 || o.duration < time.Second || o.wrkThreads < 1 || o.wrkConns < o.wrkThreads:
+		return fmt.Errorf("-rounds must be at least 1, -duration at least 1s, -wrk-conns at least -wrk-threads")
+	case o.seedClicks < 0 || o.seedBatch < 1 || o.seedDays < 1:
+		return fmt.Errorf("-seed-clicks must not be negative, -seed-batch and -seed-days at least 1")
+	case o.seedClicks > 0 && o.seedClicks/o.seedBatch > o.seedDays*24*3600:
+		return fmt.Errorf("-seed-clicks: more batches than seconds in -seed-days; raise -seed-batch")
+	}
+	return nil
 }
 
 // logf reports progress on stderr; the figures go to stdout.

@@ -117,7 +117,11 @@ func (r *results) rows() [][2]string {
 		lb, base := r.medianRun()
 		add("redirect req/s, linkbolt / bare baseline", "**%.2f** (%s vs %s; medians of %d rounds each)", lb.rps/base.rps, short(lb.rps), short(base.rps), len(r.rounds))
 		add("redirect p99, linkbolt vs baseline", "%s vs %s (%.1f×)", ms(lb.p99), ms(base.p99), float64(lb.p99)/float64(base.p99))
-		add("redirects counted", "%s of %s sent (%+d), %d dropped; settled %.0f s after the load", count(r.counted), count(r.sent), r.counted-r.sent, r.dropped, r.countSecs)
+		diff := count(r.counted - r.sent)
+		if r.counted >= r.sent {
+			diff = "+" + diff
+		}
+		add("redirects counted", "%s of %s sent (%s), %s dropped; settled %.0f s after the load", count(r.counted), count(r.sent), diff, count(r.dropped), r.countSecs)
 		add("RSS after the redirect load", "%s (RssAnon %s, heap in use %s; RssFile %s); during the load at most RssAnon %s, RssFile %s; VmHWM %s",
 			mb(r.memAfter.rssAnon+r.memAfter.rssFile), mb(r.memAfter.rssAnon), mb(r.heapAfterLoad), mb(r.memAfter.rssFile),
 			mb(r.memDuring.rssAnon), mb(r.memDuring.rssFile), mb(r.memAfter.hwm))

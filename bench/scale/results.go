@@ -121,7 +121,7 @@ func (r *results) rows() [][2]string {
 		if r.counted >= r.sent {
 			diff = "+" + diff
 		}
-		add("redirects counted", "%s of %s sent (%s), %s dropped; settled %.0f s after the load", count(r.counted), count(r.sent), diff, count(r.dropped), r.countSecs)
+		add("redirects counted", "%s of %s sent (%s), %s dropped; total unchanged 2 s apart %.0f s after the load", count(r.counted), count(r.sent), diff, count(r.dropped), r.countSecs)
 		add("RSS after the redirect load", "%s (RssAnon %s, heap in use %s; RssFile %s); during the load at most RssAnon %s, RssFile %s; VmHWM %s",
 			mb(r.memAfter.rssAnon+r.memAfter.rssFile), mb(r.memAfter.rssAnon), mb(r.heapAfterLoad), mb(r.memAfter.rssFile),
 			mb(r.memDuring.rssAnon), mb(r.memDuring.rssFile), mb(r.memAfter.hwm))

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// latency is the median of several GETs of one kind.
+type latency struct {
+	name   string
+	median time.Duration
+	total  int64 // clicks in the answer (analytics) or links matched (search)
+	detail string
+	err    error
+}
+
+// analyticsRanges are the ranges the issue bounds.
+var analyticsRanges = []string{"30d", "all"}
+
+// analyticsLatency times workspace analytics over each range, gets times.
+func analyticsLatency(ctx context.Context, a *apiClient, gets int) []latency {
+	var out []latency
+	for _, rg := range analyticsRanges {
+		l := latency{name: rg}
+		var ds []time.Duration
+		for range gets {
+			var st struct {
+				Totals struct{ Clicks int64 }
+				Top    map[string][]any
+			}
+			t := time.Now()
+			if err := a.call(ctx, "GET", "/v1/analytics/workspace?range="+rg, nil, &st); err != nil {
+				l.err = err
+				break
+			}
+			ds = append(ds, time.Since(t))
+			l.total = st.Totals.Clicks
+			l.detail = fmt.Sprintf("%d top links", len(st.Top["links"]))
+		}
+		l.median = median(ds)
+		logf("analytics range=%s: median %s over %d GETs, %s clicks, %s", rg, ms(l.median), len(ds), count(l.total), l.detail)
+		out = append(out, l)
+	}
+	return out
+}
+
+// searchTerms returns a few different terms of each kind the issue names:
+// an alias substring, a destination host, a tag. Every term matches some
+// of the N links (see linkBody); whether the server finds tags by search
+// is its business.
+func searchTerms(n int) map[string][]string {
+	terms := map[string][]string{}
+	for k := range 5 {
+		i := (k*7919 + 4243) % n
+		terms["alias"] = append(terms["alias"], "m"+strconv.Itoa(i/10)) // a prefix of mi: m<i/10> matches about 11 aliases and more
+		terms["host"] = append(terms["host"], fmt.Sprintf("w%d.example.com", i%min(n, 1000)))
+		terms["tag"] = append(terms["tag"], tagOf((k*37%max(1, min(100, n/100)))*100))
+	}
+	return terms
+}
+
+// searchKinds orders the kinds in the output.
+var searchKinds = []string{"alias", "host", "tag"}
+
+// searchLatency times GET /v1/links?search= for a page of 20: for each
+// kind, the median over its terms of each term's median.
+func searchLatency(ctx context.Context, a *apiClient, o options) []latency {
+	terms := searchTerms(o.n)
+	var out []latency
+	for _, kind := range searchKinds {
+		l := latency{name: kind}
+		var medians []time.Duration
+		truncated := false
+		for _, term := range terms[kind] {
+			var ds []time.Duration
+			for range o.gets {
+				var page struct {
+					Data []any
+					Meta struct {
+						Total           int64
+						SearchTruncated bool `json:"search_truncated"`
+					}
+				}
+				t := time.Now()
+				if err := a.call(ctx, "GET", "/v1/links?limit=20&search="+url.QueryEscape(term), nil, &page); err != nil {
+					l.err = err
+					break
+				}
+				ds = append(ds, time.Since(t))
+				l.total += page.Meta.Total
+				truncated = truncated || page.Meta.SearchTruncated
+			}
+			medians = append(medians, median(ds))
+		}
+		l.median = median(medians)
+		l.total /= int64(max(1, len(terms[kind])*o.gets))
+		l.detail = fmt.Sprintf("terms %v, %d matches each on average", terms[kind], l.total)
+		if truncated {
+			l.detail += ", search_truncated"
+		}
+		logf("search %s: median %s (%s)", kind, ms(l.median), l.detail)
+		out = append(out, l)
+	}
+	return out
+}
+
+func median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	s := slices.Clone(ds)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

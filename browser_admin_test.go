@@ -202,9 +202,8 @@ func TestBrowserSingleSignOn(t *testing.T) {
 		b.run("sign-in page",
 			chromedp.Navigate(base+"/app/"),
 			chromedp.WaitVisible(`#sign-in`),
-			// The check for single sign-on has answered once the page has
-			// read /v1/auth/oidc/start; wait for that request's answer.
-			chromedp.Poll(`performance.getEntriesByName(location.origin + '/v1/auth/oidc/start').length > 0`, nil),
+			// The page has asked whether single sign-on is on.
+			chromedp.WaitReady(`main[data-sso="off"]`),
 			chromedp.Evaluate(`document.querySelectorAll('a[href="/v1/auth/oidc/start"]').length`, &n))
 		if n != 0 {
 			t.Fatal("the single sign-on button shows while single sign-on is off")
@@ -233,6 +232,7 @@ func TestBrowserSingleSignOn(t *testing.T) {
 		b.run("sign-in page",
 			chromedp.Navigate(base+"/app/"),
 			chromedp.WaitVisible(`#sign-in`),
+			chromedp.WaitReady(`main[data-sso="on"]`),
 			chromedp.WaitVisible(`a[href="/v1/auth/oidc/start"]`))
 		b.screenshot("sign-in-sso")
 		var location, email string

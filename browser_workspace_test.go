@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -28,14 +29,15 @@ func TestBrowserWorkspace(t *testing.T) {
 	// An empty name is refused at its field; then the workspace is renamed
 	// and the switcher says so.
 	b.run("empty name",
-		clear("#ws-name-input"),
+		emptied("#ws-name-input"),
 		chromedp.Click(`#rename-form button[type=submit]`),
 		chromedp.WaitVisible(`#ws-name-input-error`))
 	b.run("rename",
 		chromedp.SendKeys("#ws-name-input", "Growth team"),
 		chromedp.Click(`#rename-form button[type=submit]`),
 		chromedp.WaitVisible(`#rename-form .msg.notice`),
-		chromedp.WaitVisible(`//select[@id="workspace"]/option[starts-with(., "Growth team")]`, chromedp.BySearch))
+		// An option has no box of its own: wait for it in the document.
+		chromedp.WaitReady(`//select[@id="workspace"]/option[starts-with(., "Growth team")]`, chromedp.BySearch))
 	if got := c.must("GET", "/v1/workspaces/"+first, tok, "", 200)["name"]; got != "Growth team" {
 		t.Fatalf("the workspace is called %v after the rename", got)
 	}
@@ -126,4 +128,10 @@ func TestBrowserWorkspace(t *testing.T) {
 		}
 	}
 	b2.templates(t)
+}
+
+// emptied empties an input as a person would, firing the input event the
+// page listens to (clear does not).
+func emptied(sel string) chromedp.Action {
+	return chromedp.Evaluate(fmt.Sprintf(`(() => { const i = document.querySelector(%q); i.value = ''; i.dispatchEvent(new Event('input', {bubbles: true})); })()`, sel), nil)
 }

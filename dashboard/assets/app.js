@@ -197,14 +197,14 @@ function Shell({ me, route, signOut, onSwitch, children }) {
 function SignIn({ onSignedIn, notice }) {
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
-  const [sso, setSSO] = useState(false);
+  const [sso, setSSO] = useState('checking');
 
   useEffect(() => {
-    // Single sign-on is on when its start answers with a redirect to the
-    // provider (an opaque redirect here, not followed); it is 404 when off.
-    fetch('/v1/auth/oidc/start', { redirect: 'manual' })
-      .then(res => setSSO(res.type === 'opaqueredirect'))
-      .catch(() => setSSO(false));
+    // Single sign-on is on when its start, asked with check=true, answers
+    // 204; it is 404 when off and 503 while the provider cannot be reached.
+    fetch('/v1/auth/oidc/start?check=true')
+      .then(async res => { await res.text(); setSSO(res.status === 204 ? 'on' : 'off'); })
+      .catch(() => setSSO('off'));
   }, []);
 
   const submit = async e => {
@@ -221,7 +221,7 @@ function SignIn({ onSignedIn, notice }) {
     }
   };
 
-  return html`<main class="center narrow">
+  return html`<main class="center narrow" data-sso=${sso}>
     <h1>Sign in to linkbolt</h1>
     <${Message} notice=${notice} error=${error} />
     <form id="sign-in" onSubmit=${submit}>
@@ -229,7 +229,7 @@ function SignIn({ onSignedIn, notice }) {
       <${Field} id="password" label="Password" type="password" required autocomplete="current-password" />
       <button type="submit" disabled=${busy}>${busy ? 'Signing in…' : 'Sign in'}</button>
     </form>
-    ${sso ? html`<p><a class="button secondary" href="/v1/auth/oidc/start">Sign in with single sign-on</a></p>` : null}
+    ${sso === 'on' ? html`<p><a class="button secondary" href="/v1/auth/oidc/start">Sign in with single sign-on</a></p>` : null}
   </main>`;
 }
 

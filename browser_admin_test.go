@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -255,4 +256,24 @@ func TestBrowserSingleSignOn(t *testing.T) {
 			t.Fatalf("the single sign-on token is %v's", got)
 		}
 	})
+}
+
+// TestBrowserKeyGraceCountdown: a rotated key's row says how long the old
+// key keeps working, in hours and minutes, beside the date.
+func TestBrowserKeyGraceCountdown(t *testing.T) {
+	base, c, tok := startDashboard(t, "")
+	id := c.must("POST", "/v1/keys", tok, `{"name":"deploy","scope":"read"}`, 201)["id"].(string)
+	c.must("POST", "/v1/keys/"+id+"/rotate", tok, "", 201)
+	b := newBrowser(t, base)
+	var left, title string
+	var ok bool
+	b.run("keys page",
+		chromedp.Navigate(base+"/app/keys#token="+tok),
+		chromedp.WaitVisible(`#keys tr[data-key="`+id+`"] .countdown`),
+		chromedp.Text(`#keys tr[data-key="`+id+`"] .countdown`, &left),
+		chromedp.AttributeValue(`#keys tr[data-key="`+id+`"] .countdown`, "title", &title, &ok))
+	// 24 hours of grace, less the moments the test took.
+	if !regexp.MustCompile(`^old key works for (23 hr [0-9]{1,2} min|24 hr) more$`).MatchString(left) || !strings.HasPrefix(title, "until ") {
+		t.Fatalf("the grace countdown says %q (title %q)", left, title)
+	}
 }

@@ -49,11 +49,11 @@ function Users({ me }) {
         <td>${u.name || '—'}</td>
         <td><span class=${'state ' + (u.disabled ? 'disabled' : 'enabled')}>${u.disabled ? 'disabled' : 'active'}</span></td>
         <td class="when">${fmtDate(u.created_at)}</td>
-        <td class="actions">${u.id === me.id ? html`<small class="hint">you</small>` : u.disabled
+        <td><div class="row-actions">${u.id === me.id ? html`<small class="hint">you</small>` : u.disabled
           ? html`<${Confirm} label="Enable" question=${'Enable ' + u.email + '? They can sign in again.'} busy=${busy === u.id} onConfirm=${() => setDisabled(u, false)} />
             <${CopyAsCurl} method="PATCH" path=${'/v1/users/' + u.id} body=${{ disabled: false }} />`
           : html`<${Confirm} label="Disable" question=${'Disable ' + u.email + '? Their sessions and keys stop at once.'} busy=${busy === u.id} onConfirm=${() => setDisabled(u, true)} />
-            <${CopyAsCurl} method="PATCH" path=${'/v1/users/' + u.id} body=${{ disabled: true }} />`}</td>
+            <${CopyAsCurl} method="PATCH" path=${'/v1/users/' + u.id} body=${{ disabled: true }} />`}</div></td>
       </tr>`)}</tbody>
     </table></div>` : null}
   </section>`;

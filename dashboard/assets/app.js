@@ -1,6 +1,6 @@
 // app.js is the dashboard's shell: sign-in, the navigation, the workspace
 // switcher and the client-side routes under /app/.
-import { html, render, useState, useEffect } from './vendor/htm-preact-standalone.js';
+import { html, render, useState, useEffect, useLayoutEffect } from './vendor/htm-preact-standalone.js';
 import { call, session, whenSignedOut } from './api.js';
 import { Message, Field } from './ui.js';
 import { LinksPage } from './links.js';
@@ -150,7 +150,8 @@ function App() {
 // closes on a choice or Escape.
 function Shell({ me, route, signOut, onSwitch, children }) {
   const [open, setOpen] = useState(false);
-  useEffect(() => {
+  // A layout effect: Escape works as soon as the open menu is on screen.
+  useLayoutEffect(() => {
     if (!open) return undefined;
     const onKey = e => {
       if (e.key !== 'Escape') return;

@@ -175,7 +175,7 @@ function Shell({ me, route, signOut, onSwitch, children }) {
             ${me.workspaces.map(w => html`<option value=${w.id}>${w.name}${w.role ? ' (' + w.role.replace('_', ' ') + ')' : ''}</option>`)}
           </select></label>` : null}
         <button type="button" id="menu-button" class="secondary menu-button" aria-expanded=${open ? 'true' : 'false'} aria-controls="main-menu"
-          onClick=${() => setOpen(!open)}>${open ? 'Close menu' : 'Menu'}</button>
+          onClick=${() => setOpen(!open)}>Menu</button>
       </div>
       <div id="main-menu" class=${open ? 'menu open' : 'menu'}>
         <nav aria-label="Main">

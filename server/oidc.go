@@ -40,9 +40,19 @@ const appPath = "/app/"
 
 // handleOIDCStart begins a sign-in: 302 to the provider's authorization
 // endpoint, with the flow's cookie set. 404 when single sign-on is off.
+// With check=true it only says whether a sign-in could start (204), so a
+// page can show its button without a redirect to cancel or a flow begun.
 func (s *Server) handleOIDCStart(w http.ResponseWriter, r *http.Request, _ *caller) error {
 	if s.oidc == nil {
 		return errOIDCOff()
+	}
+	if r.URL.Query().Get("check") == "true" {
+		if err := s.oidc.Discover(r.Context()); err != nil {
+			return s.oidcUnavailable(w, r, err)
+		}
+		w.Header().Set("Cache-Control", "no-store")
+		w.WriteHeader(http.StatusNoContent)
+		return nil
 	}
 	flow := s.flows.NewFlow()
 	to, err := s.oidc.AuthCodeURL(r.Context(), flow)

@@ -228,6 +228,17 @@ func TestOIDCSignIn(t *testing.T) {
 		}
 	})
 
+	t.Run("check=true says single sign-on is on and starts nothing", func(t *testing.T) {
+		fresh := e.browser(t)
+		res, body := fresh.get("http://lb.test/v1/auth/oidc/start?check=true")
+		if res.StatusCode != http.StatusNoContent || len(body) != 0 || res.Header.Get("Location") != "" || res.Header.Get("Set-Cookie") != "" {
+			t.Fatalf("check: %d, Location %q, Set-Cookie %q, body %q", res.StatusCode, res.Header.Get("Location"), res.Header.Get("Set-Cookie"), body)
+		}
+		if c := fresh.cookie(); c != nil {
+			t.Fatalf("the check set the flow cookie: %v", c)
+		}
+	})
+
 	t.Run("the start sends PKCE S256, state and nonce and sets the cookie", func(t *testing.T) {
 		res, body := b.get("http://lb.test/v1/auth/oidc/start")
 		loc, _ := url.Parse(b.location(res, body))
@@ -544,7 +555,7 @@ func TestOIDCAutoCreate(t *testing.T) {
 
 func TestOIDCOff(t *testing.T) {
 	e := newEnv(t)
-	for _, p := range []string{"/v1/auth/oidc/start", "/v1/auth/oidc/callback?code=x&state=y"} {
+	for _, p := range []string{"/v1/auth/oidc/start", "/v1/auth/oidc/start?check=true", "/v1/auth/oidc/callback?code=x&state=y"} {
 		r := e.request(newRequest("GET", p, "", ""))
 		wantProblem(t, r, 404, "not_found")
 		if !strings.Contains(r.str("detail"), "single sign-on") {
@@ -570,10 +581,12 @@ func TestOIDCProviderDown(t *testing.T) {
 		}
 		e := newOIDCEnvAt(t, "http://"+addr+mockoidc.IssuerBase, op, nil)
 		b := e.browser(t)
-		res, body := b.get("http://lb.test/v1/auth/oidc/start")
-		b.problem(res, body, 503, "provider_unavailable")
-		if res.Header.Get("Retry-After") != "5" || res.Header.Get("Set-Cookie") != "" {
-			t.Fatalf("Retry-After %q, Set-Cookie %q", res.Header.Get("Retry-After"), res.Header.Get("Set-Cookie"))
+		for _, p := range []string{"/v1/auth/oidc/start", "/v1/auth/oidc/start?check=true"} {
+			res, body := b.get("http://lb.test" + p)
+			b.problem(res, body, 503, "provider_unavailable")
+			if res.Header.Get("Retry-After") != "5" || res.Header.Get("Set-Cookie") != "" {
+				t.Fatalf("%s: Retry-After %q, Set-Cookie %q", p, res.Header.Get("Retry-After"), res.Header.Get("Set-Cookie"))
+			}
 		}
 		e.do("GET", "/v1/me", e.adminToken, "", 200)
 		if !strings.Contains(e.logs.String(), "provider is unreachable") {

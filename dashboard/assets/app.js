@@ -1,6 +1,6 @@
 // app.js is the dashboard's shell: sign-in, the navigation, the workspace
 // switcher and the client-side routes under /app/.
-import { html, render, useState, useEffect } from './vendor/htm-preact-standalone.js';
+import { html, render, useState, useEffect, useLayoutEffect } from './vendor/htm-preact-standalone.js';
 import { call, session, whenSignedOut } from './api.js';
 import { Message, Field } from './ui.js';
 import { LinksPage } from './links.js';
@@ -13,9 +13,13 @@ import { CampaignsPage } from './campaigns.js';
 import { DomainsPage } from './domains.js';
 import { InvitePage } from './invite.js';
 import { AccountPage } from './account.js';
+import { WorkspacePage } from './workspace.js';
+import { AdminPage } from './admin.js';
 
 // pages are the built pages, in the order of the navigation; only these
-// appear in it.
+// appear in it. personal pages sit apart from the workspace's (beside the
+// account), noWorkspace ones open without a workspace, admin ones only
+// for the instance admin.
 const pages = [
   { path: 'links', title: 'Links', component: LinksPage },
   { path: 'analytics', title: 'Analytics', component: AnalyticsPage },
@@ -25,7 +29,9 @@ const pages = [
   { path: 'keys', title: 'API keys', component: KeysPage },
   { path: 'members', title: 'Members', component: MembersPage },
   { path: 'audit', title: 'Audit log', component: AuditPage },
-  { path: 'account', title: 'Account', component: AccountPage, noWorkspace: true },
+  { path: 'settings', title: 'Workspace', component: WorkspacePage, noWorkspace: true },
+  { path: 'account', title: 'Account', component: AccountPage, noWorkspace: true, personal: true },
+  { path: 'admin', title: 'Admin', component: AdminPage, noWorkspace: true, personal: true, admin: true },
 ];
 
 function currentRoute() {
@@ -114,39 +120,77 @@ function App() {
   }
   if (state === 'signed-out') return html`<${SignIn} onSignedIn=${signedIn} notice=${notice} />`;
 
+  const shell = content => html`<${Shell} me=${me} route=${route} signOut=${signOut} onSwitch=${loadMe}>${content}</${Shell}>`;
   let page = pages.find(p => p.path === route);
   if (!page) {
-    if (route !== '') return html`<${Shell} me=${me} route=${route} signOut=${signOut} onSwitch=${loadMe}>
-      <h1>Page not found</h1><p>There is no dashboard page at /app/${route}.</p></${Shell}>`;
+    if (route !== '') return shell(html`<h1>Page not found</h1><p>There is no dashboard page at /app/${route}.</p>`);
     page = pages[0];
+  }
+  if (page.admin && !me.admin) {
+    return shell(html`<h1>${page.title}</h1><p class="msg error" role="alert">Only the instance admin can open this page. You are signed in as ${me.email}, who is not.</p>`);
   }
   const Page = page.component;
   const ws = me.workspaces.find(w => w.id === session.workspace);
+  // switchTo opens another workspace (one just made) on its Links page.
+  const switchTo = async id => {
+    session.workspace = id;
+    await loadMe(true);
+    navigate('links');
+  };
   return html`<${Shell} me=${me} route=${page.path} signOut=${signOut} onSwitch=${loadMe}>
-    <${Page} key=${session.workspace} workspace=${ws} me=${me} reloadMe=${() => loadMe(true)}
+    <${Page} key=${session.workspace} workspace=${ws} me=${me} reloadMe=${() => loadMe(true)} switchTo=${switchTo}
       signedOutEverywhere=${() => { session.token = ''; setMe(null); setState('signed-out'); setNotice('You are signed out everywhere.'); }} />
   </${Shell}>`;
 }
 
+// Shell is the frame of every signed-in page: the brand, the workspace
+// switcher and, in #main-menu, the navigation (the workspace's pages, then
+// Account and Admin) with the signed-in person and Sign out. Wide, it is two
+// rows; narrow (under 64rem), a Menu button opens it as a list, and it
+// closes on a choice or Escape.
 function Shell({ me, route, signOut, onSwitch, children }) {
-  const go = (e, path) => { e.preventDefault(); navigate(path); };
+  const [open, setOpen] = useState(false);
+  // A layout effect: Escape works as soon as the open menu is on screen.
+  useLayoutEffect(() => {
+    if (!open) return undefined;
+    const onKey = e => {
+      if (e.key !== 'Escape') return;
+      setOpen(false);
+      const b = document.getElementById('menu-button');
+      if (b) b.focus();
+    };
+    addEventListener('keydown', onKey);
+    return () => removeEventListener('keydown', onKey);
+  }, [open]);
+  const go = (e, path) => { e.preventDefault(); setOpen(false); navigate(path); };
+  const shown = pages.filter(p => !p.admin || me.admin);
+  const link = p => html`<li><a href=${'/app/' + p.path} aria-current=${p.path === route ? 'page' : undefined} onClick=${e => go(e, p.path)}>${p.title}</a></li>`;
+  const current = pages.find(p => p.path === route);
   return html`<div class="shell">
     <header class="top">
-      <a class="brand" href="/app/links" onClick=${e => go(e, 'links')}>linkbolt</a>
-      <nav aria-label="Main">
-        ${pages.map(p => html`<a href=${'/app/' + p.path} aria-current=${p.path === route ? 'page' : undefined} onClick=${e => go(e, p.path)}>${p.title}</a>`)}
-      </nav>
-      <div class="account">
+      <div class="bar">
+        <a class="brand" href="/app/links" onClick=${e => go(e, 'links')}>linkbolt</a>
         ${me.workspaces.length > 0 ? html`<label class="switcher"><span class="visually-hidden">Workspace</span>
           <select id="workspace" aria-label="Workspace" value=${session.workspace} onChange=${e => { session.workspace = e.target.value; onSwitch(); }}>
             ${me.workspaces.map(w => html`<option value=${w.id}>${w.name}${w.role ? ' (' + w.role.replace('_', ' ') + ')' : ''}</option>`)}
           </select></label>` : null}
-        <span class="who" title=${me.email}>${me.name || me.email}</span>
-        <button type="button" class="secondary" id="sign-out" onClick=${signOut}>Sign out</button>
+        <button type="button" id="menu-button" class="secondary menu-button" aria-expanded=${open ? 'true' : 'false'} aria-controls="main-menu"
+          onClick=${() => setOpen(!open)}>Menu</button>
+      </div>
+      <div id="main-menu" class=${open ? 'menu open' : 'menu'}>
+        <nav aria-label="Main">
+          <ul class="pages">${shown.filter(p => !p.personal).map(link)}</ul>
+          <ul class="personal">${shown.filter(p => p.personal).map(link)}</ul>
+        </nav>
+        <div class="session">
+          <span class="who" title=${me.email}>${me.name || me.email}</span>
+          <button type="button" class="secondary" id="sign-out" onClick=${signOut}>Sign out</button>
+        </div>
       </div>
     </header>
-    <main>${me.workspaces.length === 0 && !(pages.find(p => p.path === route) || {}).noWorkspace
-      ? html`<h1>No workspace</h1><p>You are not a member of any workspace yet. Ask an owner for an invitation.</p>`
+    <main>${me.workspaces.length === 0 && !(current || {}).noWorkspace
+      ? html`<h1>No workspace</h1><p>You are not a member of any workspace yet. Ask an owner for an invitation, or
+        <a href="/app/settings" onClick=${e => go(e, 'settings')}>create a workspace</a>.</p>`
       : children}</main>
   </div>`;
 }
@@ -154,14 +198,14 @@ function Shell({ me, route, signOut, onSwitch, children }) {
 function SignIn({ onSignedIn, notice }) {
   const [error, setError] = useState(null);
   const [busy, setBusy] = useState(false);
-  const [sso, setSSO] = useState(false);
+  const [sso, setSSO] = useState('checking');
 
   useEffect(() => {
-    // Single sign-on is on when its start answers with a redirect to the
-    // provider (an opaque redirect here, not followed); it is 404 when off.
-    fetch('/v1/auth/oidc/start', { redirect: 'manual' })
-      .then(res => setSSO(res.type === 'opaqueredirect'))
-      .catch(() => setSSO(false));
+    // Single sign-on is on when its start, asked with check=true, answers
+    // 204; it is 404 when off and 503 while the provider cannot be reached.
+    fetch('/v1/auth/oidc/start?check=true')
+      .then(async res => { await res.text(); setSSO(res.status === 204 ? 'on' : 'off'); })
+      .catch(() => setSSO('off'));
   }, []);
 
   const submit = async e => {
@@ -178,7 +222,7 @@ function SignIn({ onSignedIn, notice }) {
     }
   };
 
-  return html`<main class="center narrow">
+  return html`<main class="center narrow" data-sso=${sso}>
     <h1>Sign in to linkbolt</h1>
     <${Message} notice=${notice} error=${error} />
     <form id="sign-in" onSubmit=${submit}>
@@ -186,7 +230,7 @@ function SignIn({ onSignedIn, notice }) {
       <${Field} id="password" label="Password" type="password" required autocomplete="current-password" />
       <button type="submit" disabled=${busy}>${busy ? 'Signing in…' : 'Sign in'}</button>
     </form>
-    ${sso ? html`<p><a class="button secondary" href="/v1/auth/oidc/start">Sign in with single sign-on</a></p>` : null}
+    ${sso === 'on' ? html`<p><a class="button secondary" href="/v1/auth/oidc/start">Sign in with single sign-on</a></p>` : null}
   </main>`;
 }
 

@@ -33,12 +33,12 @@ function query(filters, extra) {
 }
 
 // changesText writes an entry's changes as "field: before → after" lines.
-function changesText(changes) {
+export function changesText(changes) {
   return Object.entries(changes || {}).map(([k, [before, after]]) =>
     k + ': ' + (before === null ? '—' : before) + ' → ' + (after === null ? '—' : after));
 }
 
-function actorText(a) {
+export function actorText(a) {
   if (a.type === 'system') return 'system';
   return (a.type === 'key' ? 'key ' : '') + (a.name || a.id || 'unknown');
 }

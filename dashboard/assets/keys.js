@@ -23,6 +23,7 @@ export function KeysPage() {
     const n = await call('POST', '/v1/keys/' + k.id + '/rotate');
     setShown({ ...n, rotatedFrom: k });
   });
+  const graceOf = k => list && (list.data.find(x => x.id === k.id) || {}).grace_ends_at;
   const revoke = k => act('revoke', async () => {
     await call('DELETE', '/v1/keys/' + k.id);
     setShown(null);
@@ -35,7 +36,7 @@ export function KeysPage() {
       <h2 id="new-key">${shown.rotatedFrom ? 'New key for ' + shown.name : 'Your new key ' + shown.name}</h2>
       <p class="warning"><strong>Copy this key now. It is shown only this once and cannot be shown again.</strong></p>
       <p class="secret"><code id="new-key-value">${shown.key}</code> <${CopyButton} text=${shown.key} label="Copy key" id="copy-key" /></p>
-      ${shown.rotatedFrom ? html`<p>The old key keeps working until ${fmtDate(list && (list.data.find(k => k.id === shown.rotatedFrom.id) || {}).grace_ends_at)}.</p>` : null}
+      ${shown.rotatedFrom ? html`<p>The old key keeps working until ${fmtDate(graceOf(shown.rotatedFrom))}${graceOf(shown.rotatedFrom) ? html` (<${Countdown} until=${graceOf(shown.rotatedFrom)} />)` : null}.</p>` : null}
       <button type="button" class="secondary" id="key-copied" onClick=${() => setShown(null)}>I have copied it</button>
     </section>` : null}
     <section aria-labelledby="keys-list">
@@ -49,7 +50,7 @@ export function KeysPage() {
           <td>${k.name}</td>
           <td><code>${k.start}…</code></td>
           <td>${k.scope.replace('_', ' ')}</td>
-          <td><span class=${'state ' + k.state}>${k.state}</span>${k.state === 'grace' && k.grace_ends_at ? html`<br /><small>until ${fmtDate(k.grace_ends_at)}</small>` : null}</td>
+          <td><span class=${'state ' + k.state}>${k.state}</span>${k.state === 'grace' && k.grace_ends_at ? html`<br /><small>until ${fmtDate(k.grace_ends_at)}<br /><${Countdown} until=${k.grace_ends_at} /></small>` : null}</td>
           <td class="when">${fmtDate(k.created_at)}</td>
           <td class="when">${k.expires_at ? fmtDate(k.expires_at) : 'never'}</td>
           <td class="when">${k.last_used_at ? fmtDate(k.last_used_at) : 'never'}</td>
@@ -61,6 +62,23 @@ export function KeysPage() {
         </tr>`)}</tbody>
       </table></div>` : null}
     </section>`;
+}
+
+// Countdown says how long a rotated key's grace period has left ("old key
+// works for 23 hr 59 min more" in the browser's locale), again each minute.
+function Countdown({ until }) {
+  const [now, setNow] = useState(Date.now());
+  useEffect(() => {
+    const t = setInterval(() => setNow(Date.now()), 60000);
+    return () => clearInterval(t);
+  }, []);
+  const left = Math.floor((new Date(until).getTime() - now) / 60000);
+  if (left < 0) return html`<span class="countdown">the old key's grace period is over</span>`;
+  if (left < 1) return html`<span class="countdown">old key works for less than a minute more</span>`;
+  const unit = (n, u) => new Intl.NumberFormat(undefined, { style: 'unit', unit: u, unitDisplay: 'short' }).format(n);
+  const h = Math.floor(left / 60), m = left % 60;
+  const text = (h > 0 ? unit(h, 'hour') + (m > 0 ? ' ' : '') : '') + (m > 0 ? unit(m, 'minute') : '');
+  return html`<span class="countdown" title=${'until ' + fmtDate(until)}>old key works for ${text} more</span>`;
 }
 
 function keyBody(form) {

@@ -1,0 +1,163 @@
+// workspace.js is the Workspace page: the workspace's name (owners rename
+// it), its plan and the rate limit that plan gives (the instance admin
+// changes it), and creating another workspace, which the page then opens.
+import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
+import { call, session } from './api.js';
+import { Message, Field, CopyAsCurl, fmtDate, fmtNumber } from './ui.js';
+
+const plans = [['free', 'Free'], ['pro', 'Pro'], ['enterprise', 'Enterprise']];
+const planName = p => (plans.find(([v]) => v === p) || [p, p])[1];
+
+// useRateLimit reads the limit the workspace's plan gives from the rate
+// headers of one small request made in the workspace (an unlimited plan
+// sends none): null while reading, 0 for unlimited, or requests a minute.
+function useRateLimit(ws, version) {
+  const [limit, setLimit] = useState(null);
+  useEffect(() => {
+    if (!ws) return undefined;
+    let live = true;
+    setLimit(null);
+    const headers = { Accept: 'application/json', Authorization: 'Bearer ' + session.token, 'X-Workspace-Id': ws.id };
+    fetch('/v1/links?limit=1', { headers })
+      .then(async res => {
+        await res.text();
+        const n = res.headers.get('X-RateLimit-Limit');
+        if (live) setLimit(n === null ? 0 : Number(n));
+      })
+      .catch(() => live && setLimit(-1));
+    return () => { live = false; };
+  }, [ws && ws.id, version]);
+  return limit;
+}
+
+// limitText says a rate limit in words.
+function limitText(limit) {
+  if (limit === null) return 'Reading the rate limit…';
+  if (limit < 0) return 'The rate limit cannot be read right now.';
+  if (limit === 0) return 'No rate limit: requests are not counted.';
+  return fmtNumber(limit) + ' API requests a minute, shared by every key and member of this workspace.';
+}
+
+export function WorkspacePage({ workspace: ws, me, reloadMe, switchTo }) {
+  return html`<h1>Workspace</h1>
+    ${ws ? html`<p class="hint">Settings of <strong>${ws.name}</strong>, the workspace chosen in the switcher.
+      Your role: ${ws.role ? ws.role.replace('_', ' ') : 'none (instance admin)'} · created ${fmtDate(ws.created_at)}</p>
+      <${RenameForm} ws=${ws} reloadMe=${reloadMe} />
+      <${PlanSection} ws=${ws} me=${me} reloadMe=${reloadMe} />`
+    : html`<p class="empty">You are not a member of any workspace yet. Create one below, or ask an owner for an invitation.</p>`}
+    <${CreateForm} me=${me} switchTo=${switchTo} />`;
+}
+
+function RenameForm({ ws, reloadMe }) {
+  const [name, setName] = useState(ws.name);
+  const [error, setError] = useState(null);
+  const [notice, setNotice] = useState('');
+  const [busy, setBusy] = useState(false);
+  const body = { name };
+  const submit = async e => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    setNotice('');
+    try {
+      const w = await call('PATCH', '/v1/workspaces/' + ws.id, body);
+      setNotice('The workspace is now called ' + w.name + '.');
+      await reloadMe();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const fields = (error && error.fields) || {};
+  return html`<section class="card" aria-labelledby="ws-name">
+    <h2 id="ws-name">Name</h2>
+    <form id="rename-form" onSubmit=${submit} novalidate>
+      <${Field} id="ws-name-input" name="name" label="Workspace name" maxlength="100" required value=${name}
+        onInput=${e => setName(e.target.value)} error=${fields.name} hint="Owners and the instance admin may rename it." />
+      <${Message} error=${fields.name ? null : error} notice=${notice} />
+      <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Saving…' : 'Rename'}</button>
+      <${CopyAsCurl} method="PATCH" path=${'/v1/workspaces/' + ws.id} body=${body} /></div>
+    </form>
+  </section>`;
+}
+
+function PlanSection({ ws, me, reloadMe }) {
+  const [version, setVersion] = useState(0);
+  const limit = useRateLimit(ws, version);
+  const [plan, setPlan] = useState(ws.plan);
+  const [error, setError] = useState(null);
+  const [notice, setNotice] = useState('');
+  const [busy, setBusy] = useState(false);
+  const body = { plan };
+  const submit = async e => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    setNotice('');
+    try {
+      const w = await call('PATCH', '/v1/workspaces/' + ws.id, body);
+      setNotice('The plan is now ' + planName(w.plan) + '. It applies from the next request.');
+      setVersion(v => v + 1);
+      await reloadMe();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return html`<section class="card" aria-labelledby="ws-plan">
+    <h2 id="ws-plan">Plan</h2>
+    <p id="plan-now"><strong>${planName(ws.plan)}</strong>: <span id="plan-limit">${limitText(limit)}</span></p>
+    ${me.admin ? html`<form id="plan-form" class="inline" onSubmit=${submit}>
+        <label for="plan-select">Change the plan to</label>
+        <select id="plan-select" name="plan" value=${plan} onChange=${e => setPlan(e.target.value)}>
+          ${plans.map(([v, l]) => html`<option value=${v}>${l}</option>`)}
+        </select>
+        <button type="submit" disabled=${busy || plan === ws.plan}>${busy ? 'Changing…' : 'Change plan'}</button>
+        <${CopyAsCurl} method="PATCH" path=${'/v1/workspaces/' + ws.id} body=${body} />
+      </form>
+      <${Message} error=${error} notice=${notice} />
+      <p class="hint">As the instance admin you set every workspace's plan; the limits of each plan are in the configuration (<code>plans.free</code>, <code>plans.pro</code>, <code>plans.enterprise</code>).</p>`
+    : html`<p class="hint" id="plan-who">Only the instance admin can change the plan. Ask them if this workspace needs a higher limit.</p>`}
+  </section>`;
+}
+
+function CreateForm({ me, switchTo }) {
+  const [form, setForm] = useState({ name: '', plan: '' });
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const body = { name: form.name };
+  if (me.admin && form.plan) body.plan = form.plan;
+  const set = e => setForm({ ...form, [e.target.name]: e.target.value });
+  const submit = async e => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    try {
+      const w = await call('POST', '/v1/workspaces', body);
+      await switchTo(w.id);
+    } catch (err) {
+      setError(err);
+      setBusy(false);
+    }
+  };
+  const fields = (error && error.fields) || {};
+  return html`<section class="card" aria-labelledby="ws-create">
+    <h2 id="ws-create">Create a workspace</h2>
+    <p class="hint">A workspace has its own links, keys, members and plan. You become its owner, and the dashboard opens it.</p>
+    <form id="create-workspace-form" onSubmit=${submit} novalidate>
+      <div class="row">
+        <${Field} id="new-ws-name" name="name" label="Name" maxlength="100" required placeholder="Marketing" value=${form.name} onInput=${set} error=${fields.name} />
+        ${me.admin ? html`<div class="field"><label for="new-ws-plan">Plan</label>
+          <select id="new-ws-plan" name="plan" value=${form.plan} onChange=${set}>
+            <option value="">The default plan</option>
+            ${plans.map(([v, l]) => html`<option value=${v}>${l}</option>`)}
+          </select>${fields.plan ? html`<small class="field-error">${fields.plan}</small>` : null}</div>` : null}
+      </div>
+      <${Message} error=${fields.name || fields.plan ? null : error} />
+      <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Creating…' : 'Create workspace'}</button>
+      <${CopyAsCurl} method="POST" path="/v1/workspaces" body=${body} /></div>
+    </form>
+  </section>`;
+}

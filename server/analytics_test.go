@@ -176,6 +176,53 @@ func TestExport(t *testing.T) {
 	}
 }
 
+// TestExportOfALinkOrCampaign narrows the export to one link or one
+// campaign: only their clicks, in every data kind; unknown, foreign or
+// both filters are refused.
+func TestExportOfALinkOrCampaign(t *testing.T) {
+	e := newEnv(t)
+	cmp := e.do("POST", "/v1/campaigns", e.writeKey, `{"name":"Spring"}`, 201).str("id")
+	a := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"a","campaign_id":"`+cmp+`"}`, 201).str("id")
+	b := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/b","alias":"b"}`, 201).str("id")
+	e.click("a", chromeUA, "198.51.100.7", "")
+	e.click("b", chromeUA, "198.51.100.8", "")
+	e.click("b", firefoxUA, "198.51.100.9", "")
+	e.flush()
+
+	for q, want := range map[string][]string{
+		"link_id=" + a:       {a},
+		"link_id=" + b:       {b, b},
+		"campaign_id=" + cmp: {a},
+		"":                   {a, b, b},
+	} {
+		r := e.do("GET", "/v1/analytics/export?range=today&format=json&"+q, e.readKey, "", 200)
+		var clicks []map[string]any
+		if err := json.Unmarshal(r.raw, &clicks); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, c := range clicks {
+			got = append(got, c["link_id"].(string))
+		}
+		if strings.Join(got, ",") != strings.Join(want, ",") {
+			t.Errorf("export %q: links %v, want %v", q, got, want)
+		}
+	}
+	r := e.do("GET", "/v1/analytics/export?range=today&data=timeseries&interval=day&link_id="+b, e.readKey, "", 200)
+	if got := strings.TrimSpace(string(r.raw)); got != "start,clicks\n2026-03-10T00:00:00Z,2" {
+		t.Fatalf("timeseries of b: %q", got)
+	}
+	r = e.do("GET", "/v1/analytics/export?range=today&data=top&campaign_id="+cmp, e.readKey, "", 200)
+	if !strings.Contains(string(r.raw), "browsers,Chrome,1") || strings.Contains(string(r.raw), "Firefox") {
+		t.Fatalf("top of the campaign: %s", r.raw)
+	}
+
+	other := e.do("POST", "/v1/links", e.otherKey, `{"destination_url":"https://example.com/z","alias":"z"}`, 201).str("id")
+	wantProblem(t, e.request(newRequest("GET", "/v1/analytics/export?link_id="+other, e.readKey, "")), 404, "not_found")
+	wantProblem(t, e.request(newRequest("GET", "/v1/analytics/export?campaign_id=cmp_nothere", e.readKey, "")), 404, "not_found")
+	wantProblem(t, e.request(newRequest("GET", "/v1/analytics/export?link_id="+a+"&campaign_id="+cmp, e.readKey, "")), 400, "invalid_request")
+}
+
 // TestAnalyticsReferrerFlood clicks a link from 30 referrers of 3 to 32
 // clicks and from 300 distinct long host names once each: the answer for
 // limit=100 lists the 30 exactly and first, top_other holds the rest of

@@ -62,6 +62,9 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request, c *caller)
 	default:
 		return link.Errorf(link.EINVALIDREQUEST, "data must be clicks, timeseries or top, not %q", data)
 	}
+	if err := s.exportScope(r, c, q); err != nil {
+		return err
+	}
 	release, err := s.admit(w, r, costlyExport)
 	if err != nil {
 		return err
@@ -75,6 +78,27 @@ func (s *Server) handleExport(w http.ResponseWriter, r *http.Request, c *caller)
 	gw := &gatedWriter{w: w, ctx: r.Context(), a: s.costly, class: costlyExport, release: release}
 	defer gw.done()
 	return s.work(costlyExport, func() error { return s.exportClicks(w, gw, r, c, q, format) })
+}
+
+// exportScope narrows an export to one link (link_id) or one campaign
+// (campaign_id) of the workspace, which must exist.
+func (s *Server) exportScope(r *http.Request, c *caller, q *statsQuery) error {
+	linkID, campaignID := r.URL.Query().Get("link_id"), r.URL.Query().Get("campaign_id")
+	switch {
+	case linkID != "" && campaignID != "":
+		return link.Errorf(link.EINVALIDREQUEST, "give link_id or campaign_id, not both")
+	case linkID != "":
+		if _, err := s.links.FindLinkByID(r.Context(), c.workspace.ID, linkID); err != nil {
+			return err
+		}
+		q.filter.Scope, q.filter.ID = link.ScopeLink, linkID
+	case campaignID != "":
+		if _, err := s.campaigns.FindCampaignByID(r.Context(), c.workspace.ID, campaignID); err != nil {
+			return err
+		}
+		q.filter.Scope, q.filter.ID = link.ScopeCampaign, campaignID
+	}
+	return nil
 }
 
 func exportHeaders(w http.ResponseWriter, format, name string) {
@@ -107,7 +131,11 @@ func (s *Server) exportClicks(w http.ResponseWriter, body io.Writer, r *http.Req
 		}
 	}
 	n := 0
+	f := q.filter
 	err := s.clicks.ExportClicks(r.Context(), c.workspace.ID, q.rng.Start, q.rng.End, func(clk *link.Click) error {
+		if (f.Scope == link.ScopeLink && clk.LinkID != f.ID) || (f.Scope == link.ScopeCampaign && clk.CampaignID != f.ID) {
+			return nil
+		}
 		if !started {
 			start()
 		}

@@ -203,21 +203,18 @@ function save(blob, name) {
 }
 
 // Export downloads from /v1/analytics/export with the session token (a
-// plain link could not send it). The export covers the workspace; for one
-// link (or one campaign) its clicks are picked out of the workspace's in
-// the browser.
+// plain link could not send it): the workspace's, or one link's or one
+// campaign's (link_id, campaign_id), narrowed by the server.
 export function Export({ query, ready, link, campaign }) {
   const [state, setState] = useState({ busy: false, error: null, notice: '' });
-  // only: the clicks' field (and CSV column) that picks the subject's.
-  const only = link ? ['link_id', 1, link] : campaign ? ['campaign_id', 2, campaign] : null;
-  const kinds = only
-    ? [['clicks', 'csv', 'Clicks (CSV)'], ['clicks', 'json', 'Clicks (JSON)']]
-    : [['clicks', 'csv', 'Clicks (CSV)'], ['clicks', 'json', 'Clicks (JSON)'], ['timeseries', 'csv', 'Timeseries (CSV)'], ['top', 'csv', 'Top lists (CSV)']];
+  const kinds = [['clicks', 'csv', 'Clicks (CSV)'], ['clicks', 'json', 'Clicks (JSON)'], ['timeseries', 'csv', 'Timeseries (CSV)'], ['top', 'csv', 'Top lists (CSV)']];
   const run = async (data, format) => {
     setState({ busy: true, error: null, notice: '' });
     const p = rangeQuery(query);
     p.set('data', data);
     p.set('format', format);
+    if (link) p.set('link_id', link);
+    else if (campaign) p.set('campaign_id', campaign);
     try {
       const res = await fetch('/v1/analytics/export?' + p, {
         headers: { Authorization: 'Bearer ' + session.token, 'X-Workspace-Id': session.workspace },
@@ -226,21 +223,9 @@ export function Export({ query, ready, link, campaign }) {
         const problem = (res.headers.get('Content-Type') || '').includes('json') ? await res.json() : {};
         throw new Error(problem.detail || 'The export failed (' + res.status + ').');
       }
-      let text = await res.text();
-      let rows;
-      if (format === 'json') {
-        let list = JSON.parse(text);
-        if (only) list = list.filter(c => c[only[0]] === only[2]);
-        rows = list.length;
-        text = JSON.stringify(list, null, 2);
-      } else {
-        let lines = text.split('\n').filter(Boolean);
-        // The clicks CSV has time, link_id and campaign_id first; none holds a comma.
-        if (only) lines = [lines[0], ...lines.slice(1).filter(l => l.split(',')[only[1]] === only[2])];
-        rows = Math.max(0, lines.length - 1);
-        text = lines.join('\n') + '\n';
-      }
-      const name = 'linkbolt-' + (only ? only[2] + '-' : '') + data + '-' + (query.range === 'custom' ? 'custom' : query.range) + '.' + format;
+      const text = await res.text();
+      const rows = format === 'json' ? JSON.parse(text).length : Math.max(0, text.split('\n').filter(Boolean).length - 1);
+      const name = 'linkbolt-' + (link || campaign ? (link || campaign) + '-' : '') + data + '-' + (query.range === 'custom' ? 'custom' : query.range) + '.' + format;
       save(new Blob([text], { type: format === 'json' ? 'application/json' : 'text/csv' }), name);
       setState({ busy: false, error: null, notice: 'Saved ' + name + ' (' + fmtNumber(rows) + (rows === 1 ? ' row' : ' rows') + ').' });
     } catch (e) {
@@ -249,7 +234,7 @@ export function Export({ query, ready, link, campaign }) {
   };
   return html`<section aria-labelledby="an-export-h" class="card">
     <h2 id="an-export-h">Export</h2>
-    <p class="hint">${link ? 'This link’s raw clicks of the range' : campaign ? 'This campaign’s raw clicks of the range' : 'The workspace’s raw clicks, timeseries or top lists of the range'}; raw clicks are kept for the analytics retention (90 days by default).</p>
+    <p class="hint">${link ? 'This link’s' : campaign ? 'This campaign’s' : 'The workspace’s'} raw clicks, timeseries or top lists of the range; raw clicks are kept for the analytics retention (90 days by default).</p>
     <div class="actions" id="an-export">${kinds.map(([d, f, label]) => html`<button type="button" class="secondary" data-export=${d + '.' + f} disabled=${state.busy || !ready} onClick=${() => run(d, f)}>${label}</button>`)}</div>
     <${Message} error=${state.error} notice=${state.notice} />
   </section>`;

@@ -138,6 +138,16 @@ func TestBrowserLinks(t *testing.T) {
 	if strings.Join(rows, " ") != "plain" || tagValue != "other" {
 		t.Fatalf("tag other: rows %v, field %q", rows, tagValue)
 	}
+	// A filter the API refuses: its message, and no list of another view.
+	var refused string
+	b.run("unknown domain",
+		chromedp.Navigate(base+"/app/links?domain=nowhere.example"),
+		chromedp.WaitVisible(`section[aria-labelledby=links-list] .msg.error`),
+		chromedp.Text(`section[aria-labelledby=links-list] .msg.error`, &refused),
+		chromedp.WaitNotPresent(`#links`))
+	if !strings.Contains(refused, "not a domain of this workspace") {
+		t.Fatalf("refused filter: %q", refused)
+	}
 	b.run("clear filters",
 		chromedp.Click(`#clear-filters`),
 		chromedp.WaitVisible(`#links[data-query=""]`),
@@ -188,9 +198,15 @@ func TestBrowserLinks(t *testing.T) {
 
 	// Edit: a bad destination at the field, then a new one; only it is sent.
 	row := `#links tr[data-alias="spring-mail"]`
+	var focused string
 	b.run("edit",
 		chromedp.Click(row+` button.edit`),
 		chromedp.WaitVisible(`#edit-link-form`),
+		chromedp.Evaluate(`document.activeElement.id`, &focused))
+	if focused != "edit_destination_url" {
+		t.Fatalf("the edit form opened with the focus on %q", focused)
+	}
+	b.run("bad edit",
 		clear("#edit_destination_url"),
 		chromedp.SendKeys("#edit_destination_url", "javascript:alert(1)"),
 		chromedp.Click(`#edit-link-form button[type=submit]`),
@@ -231,11 +247,16 @@ func TestBrowserLinks(t *testing.T) {
 		t.Fatalf("link after the second edit: %v", l)
 	}
 
+	// Closing the form takes the focus back to the row's Edit button.
+	b.run("close",
+		chromedp.Click(`//form[@id="edit-link-form"]//button[text()="Close"]`, chromedp.BySearch),
+		chromedp.WaitNotPresent(`#edit-link-form`),
+		chromedp.Poll(`document.activeElement.matches('#links tr[data-alias="spring-mail"] button.edit')`, nil))
+
 	b.run("delete",
 		chromedp.Click(row+` button.danger`),
 		chromedp.Click(row+` .confirm button.danger`),
 		chromedp.WaitNotPresent(row),
-		chromedp.WaitNotPresent(`#edit-link-form`),
 		chromedp.WaitVisible(`.msg.notice`))
 	c.must("GET", "/v1/links/"+id, tok, "", 404)
 

@@ -72,7 +72,7 @@ function startView(workspace) {
 
 export function LinksPage({ workspace }) {
   const [view, setView] = useState(() => startView(workspace));
-  const [list, setList] = useState(null); // the answer, with the query it answers
+  const [answer, setAnswer] = useState(null); // the list read, with the query it answers
   const [error, setError] = useState(null);
   const [notice, setNotice] = useState('');
   const [reload, setReload] = useState(0);
@@ -91,7 +91,7 @@ export function LinksPage({ workspace }) {
   useEffect(() => {
     let live = true;
     setError(null);
-    call('GET', listPath(view)).then(l => live && setList({ ...l, query }), e => live && setError(e));
+    call('GET', listPath(view)).then(l => live && setAnswer({ ...l, query }), e => live && setError(e));
     return () => { live = false; };
   }, [query, reload]);
 
@@ -120,13 +120,15 @@ export function LinksPage({ workspace }) {
     return c ? c.name : id;
   };
   const verified = domains.list ? domains.list.data.filter(d => d.verified) : [];
+  const loading = !answer || answer.query !== query;
+  // A refused view shows no list (the one before belongs to another view).
+  const list = loading && error ? null : answer;
   const pages = list ? Math.max(1, Math.ceil(list.meta.total / list.meta.limit)) : 1;
-  const loading = !list || list.query !== query;
   return html`<h1>Links</h1>
     <${CreateLink} campaigns=${campaigns.list} domains=${verified}
       onCreated=${l => { setNotice('Created ' + l.short_url + '.'); if (view.page !== 1) go({ ...view, page: 1 }); setReload(n => n + 1); }} />
     ${editing ? html`<${EditLink} key=${editing.id + editing.updated_at} link=${editing.link} answer=${editing.answer} campaigns=${campaigns.list}
-      onCancel=${() => setEditing(null)}
+      onCancel=${() => { const id = editing.id; setEditing(null); focusLater('#links tr[data-id="' + id + '"] button.edit'); }}
       onSaved=${l => { setEditing({ id: l.id, updated_at: l.updated_at, link: l, answer: l }); setReload(n => n + 1); }} />` : null}
     <section aria-labelledby="links-list">
       <h2 id="links-list">Your links</h2>
@@ -162,6 +164,12 @@ export function LinksPage({ workspace }) {
         <button type="button" class="secondary" disabled=${view.page >= pages} onClick=${() => go({ ...view, page: view.page + 1 })}>Next</button>
       </nav>` : null}
     </section>`;
+}
+
+// focusLater moves the focus to sel once the page has drawn it (after a
+// panel closes, back to the button that opened it).
+function focusLater(sel) {
+  requestAnimationFrame(() => { const e = document.querySelector(sel); if (e) e.focus(); });
 }
 
 // qrButton is the spot for a link's QR code button in its row's actions.

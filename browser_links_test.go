@@ -123,7 +123,7 @@ func TestBrowserLinks(t *testing.T) {
 	}
 	var tagValue string
 	b.run("back",
-		chromedp.NavigateBack(),
+		chromedp.Evaluate(`history.back()`, nil),
 		chromedp.WaitVisible(`#links[data-query="tag=promo"]`),
 		chromedp.Value(`#filter-tag`, &tagValue))
 	if tagValue != "promo" {

@@ -95,11 +95,16 @@ export function LinksPage({ workspace }) {
     return () => { live = false; };
   }, [query, reload]);
 
-  // go shows another view and puts it in the address (a new history entry).
+  // go shows another view and puts it in the address (a new history
+  // entry); the same view is read again.
   const go = v => {
     const q = viewQuery(v);
-    history.pushState(null, '', '/app/links' + (q ? '?' + q : ''));
     setNotice('');
+    if (q === query) {
+      setReload(n => n + 1);
+      return;
+    }
+    history.pushState(null, '', '/app/links' + (q ? '?' + q : ''));
     setView(v);
   };
 
@@ -126,7 +131,7 @@ export function LinksPage({ workspace }) {
   const pages = list ? Math.max(1, Math.ceil(list.meta.total / list.meta.limit)) : 1;
   return html`<h1>Links</h1>
     <${CreateLink} campaigns=${campaigns.list} domains=${verified}
-      onCreated=${l => { setNotice('Created ' + l.short_url + '.'); if (view.page !== 1) go({ ...view, page: 1 }); setReload(n => n + 1); }} />
+      onCreated=${l => { go({ ...view, page: 1 }); setNotice('Created ' + l.short_url + '.'); }} />
     ${editing ? html`<${EditLink} key=${editing.id + editing.updated_at} link=${editing.link} answer=${editing.answer} campaigns=${campaigns.list}
       onCancel=${() => { const id = editing.id; setEditing(null); focusLater('#links tr[data-id="' + id + '"] button.edit'); }}
       onSaved=${l => { setEditing({ id: l.id, updated_at: l.updated_at, link: l, answer: l }); setReload(n => n + 1); }} />` : null}

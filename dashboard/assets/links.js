@@ -144,8 +144,8 @@ export function LinksPage({ workspace }) {
       ${list && list.data.length === 0 ? html`<p class="empty">${filtered(view) ? 'No link matches these filters.' : 'No links yet. Create the first one above.'}</p>` : null}
       ${list && list.data.length > 0 ? html`<div class="table-wrap"><table id="links" data-query=${list.query} aria-busy=${loading ? 'true' : undefined}>
         <thead><tr><th scope="col">Short URL</th><th scope="col">Destination</th><th scope="col">Tags</th><th scope="col">Campaign</th><th scope="col" class="num">Redirect</th>
-          <th scope="col" class="num" aria-sort=${view.sort === 'clicks' ? 'descending' : undefined}>Clicks${view.sort === 'clicks' ? ' ↓' : ''}</th>
-          <th scope="col" aria-sort=${view.sort === 'created' ? 'descending' : undefined}>Created${view.sort === 'created' ? ' ↓' : ''}</th>
+          <th scope="col" class="num" aria-sort=${view.sort === 'clicks' ? 'descending' : undefined}>Clicks${view.sort === 'clicks' ? html`<span aria-hidden="true"> ↓</span>` : ''}</th>
+          <th scope="col" aria-sort=${view.sort === 'created' ? 'descending' : undefined}>Created${view.sort === 'created' ? html`<span aria-hidden="true"> ↓</span>` : ''}</th>
           <th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
         <tbody>${list.data.map(l => html`<tr key=${l.id} data-alias=${l.alias} data-id=${l.id}>
           <td class="short" data-label="Short URL"><a href=${l.short_url} target="_blank" rel="noopener noreferrer">${l.short_url.replace(/^https?:\/\//, '')}</a> <${CopyButton} text=${l.short_url} label="Copy" describe=${'Copy short URL ' + l.short_url} /></td>

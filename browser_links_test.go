@@ -15,12 +15,20 @@ func rowAliases(out *[]string) chromedp.Action {
 	return chromedp.Evaluate(`[...document.querySelectorAll('#links tbody tr')].map(r => r.dataset.alias)`, out)
 }
 
+// chooseOption picks the option of value v in a select as a user does,
+// with the change event the page listens to (chromedp.SetValue cannot set
+// an empty value).
+func chooseOption(sel, v string) chromedp.Action {
+	return chromedp.Evaluate(fmt.Sprintf(`(e => { e.value = %q; if (e.value !== %q) throw new Error('no option %s'); e.dispatchEvent(new Event('change', {bubbles: true})); })(document.querySelector(%q))`, v, v, v, sel), nil)
+}
+
 // TestBrowserLinks goes through the Links page: a link created with every
 // field (UTM values, tags, a campaign made on the Campaigns page, redirect
 // code 301) and stored as sent; the list filtered by tag and by campaign
 // with the view in the address (Back and a shared address keep it);
 // sorted by clicks after a redirect; edited with only the changed field
-// sent and the server's answer shown; API errors at the field; deleted.
+// sent and the server's answer shown; API errors at the field; deleted;
+// a link on a verified custom domain and the domain filter.
 func TestBrowserLinks(t *testing.T) {
 	base, c, tok := startDashboard(t, "clicks:\n  flush_interval: 10ms\n")
 	// An older link with another tag, outside any campaign.
@@ -237,7 +245,7 @@ func TestBrowserLinks(t *testing.T) {
 
 	// Taken out of its campaign and back to 302 from the edit form.
 	b.run("edit more",
-		chromedp.SetValue("#edit_campaign_id", ""),
+		chooseOption("#edit_campaign_id", ""),
 		chromedp.SetValue("#edit_redirect_code", "302"),
 		chromedp.Click(`#edit-link-form button[type=submit]`),
 		chromedp.WaitVisible(row+` td.code`),
@@ -259,6 +267,39 @@ func TestBrowserLinks(t *testing.T) {
 		chromedp.WaitNotPresent(row),
 		chromedp.WaitVisible(`.msg.notice`))
 	c.must("GET", "/v1/links/"+id, tok, "", 404)
+
+	// A verified custom domain: a choice when creating, and a filter that
+	// tells its links from the primary host's.
+	dom := c.must("POST", "/v1/domains", tok, `{"hostname":"go.example.com"}`, 201)["id"].(string)
+	c.must("PATCH", "/v1/domains/"+dom, tok, `{"verified":true}`, 200)
+	b.run("domain choices",
+		chromedp.Navigate(base+"/app/links"),
+		chromedp.WaitReady(`#domain option[value="go.example.com"]`, chromedp.ByQuery),
+		chromedp.WaitReady(`#filter-domain option[value="go.example.com"]`, chromedp.ByQuery),
+		chromedp.SendKeys("#destination_url", "https://example.com/far"),
+		chromedp.SendKeys("#alias", "far"),
+		chromedp.SetValue("#domain", "go.example.com"),
+		chromedp.Click(`#create-link-form button[type=submit]`),
+		chromedp.WaitVisible(`#links tr[data-alias="far"]`))
+	if d := c.must("GET", "/v1/links?search=far", tok, "", 200)["data"].([]any)[0].(map[string]any)["domain"]; d != "go.example.com" {
+		t.Fatalf("the link's domain: %v", d)
+	}
+	b.run("filter by domain",
+		chromedp.SetValue("#filter-domain", "go.example.com"),
+		chromedp.Click(`form.filters button[type=submit]`),
+		chromedp.WaitVisible(`#links[data-query="domain=go.example.com"]`),
+		rowAliases(&rows))
+	if strings.Join(rows, " ") != "far" {
+		t.Fatalf("domain filter: %v", rows)
+	}
+	b.run("primary host",
+		chooseOption("#filter-domain", ""),
+		chromedp.Click(`form.filters button[type=submit]`),
+		chromedp.WaitVisible(`#links[data-query="domain="]`),
+		rowAliases(&rows))
+	if strings.Join(rows, " ") != "plain" {
+		t.Fatalf("primary host filter: %v", rows)
+	}
 
 	got := b.templates(t)
 	for _, w := range []string{"GET /v1/links", "POST /v1/links", "PATCH /v1/links/{id}", "DELETE /v1/links/{id}", "GET /v1/campaigns", "GET /v1/domains"} {

@@ -134,7 +134,19 @@ func (u LinkUpdate) Apply(l *Link) {
 	l.Normalize()
 }
 
-// LinkFilter selects a page of a workspace's links, newest first.
+// LinkSort orders a page of links.
+type LinkSort string
+
+const (
+	// SortCreated lists the newest links first (the default).
+	SortCreated LinkSort = "created"
+	// SortClicks lists the most clicked links first, the newest first among
+	// links with as many clicks.
+	SortClicks LinkSort = "clicks"
+)
+
+// LinkFilter selects a page of a workspace's links, newest first unless
+// Sort says otherwise.
 type LinkFilter struct {
 	WorkspaceID string
 	// Tags matches links with any of the tags.
@@ -151,6 +163,9 @@ type LinkFilter struct {
 	// Domain, newest first; 0 means no bound. Past it the page says
 	// Truncated.
 	ScanLimit int
+	// Sort orders the links; "" is SortCreated. SortClicks reads the click
+	// count of every link of the walk, at most ScanLimit of them.
+	Sort LinkSort
 }
 
 // LinkPage is a page of links and how many links match the filter.

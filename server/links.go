@@ -164,8 +164,8 @@ type listMeta struct {
 	Total int `json:"total"`
 	Page  int `json:"page"`
 	Limit int `json:"limit"`
-	// SearchTruncated: search, campaign_id or domain read the newest
-	// server.search_scan_limit links and stopped there.
+	// SearchTruncated: search, campaign_id, domain or sort=clicks read the
+	// newest server.search_scan_limit links and stopped there.
 	SearchTruncated bool `json:"search_truncated"`
 }
 
@@ -204,10 +204,18 @@ func (s *Server) handleListLinks(w http.ResponseWriter, r *http.Request, c *call
 		}
 		f.Domain = &d
 	}
-	if f.Search == "" && f.CampaignID == "" && f.Domain == nil {
+	switch sort := link.LinkSort(q.Get("sort")); sort {
+	case "", link.SortCreated:
+	case link.SortClicks:
+		f.Sort = sort
+	default:
+		return link.Errorf(link.EINVALIDREQUEST, "sort must be %q or %q, not %q", link.SortCreated, link.SortClicks, sort)
+	}
+	if f.Search == "" && f.CampaignID == "" && f.Domain == nil && f.Sort == "" {
 		return s.writeLinkPage(w, r, f)
 	}
-	// These filters read link records one by one: costly work.
+	// These filters, and the order by clicks, read links one by one:
+	// costly work.
 	release, err := s.admit(w, r, costlySearch)
 	if err != nil {
 		return err

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -328,5 +329,64 @@ func TestListLinksSearchBound(t *testing.T) {
 	r = e.do("GET", "/v1/links?search=other", e.otherKey, "", 200)
 	if r.path("meta", "total") != float64(1) || r.path("meta", "search_truncated") != false {
 		t.Fatalf("small workspace: %s", r.raw)
+	}
+}
+
+// sort=clicks lists the most clicked links first, the newest first among
+// links with as many clicks, with the filters and paging of any list; it
+// ranks only the newest server.search_scan_limit links and says so; any
+// other sort is 400.
+func TestListLinksSortClicks(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.SearchScanLimit = 4 })
+	for i := range 5 {
+		tag := []string{"red", "blue"}[i%2]
+		e.do("POST", "/v1/links", e.writeKey, fmt.Sprintf(`{"destination_url":"https://example.com/%d","alias":"c%d","tags":["%s"]}`, i, i, tag), 201)
+	}
+	// c0 (past the bound) 5 clicks, c1 1, c2 3, c3 none, c4 1.
+	for alias, n := range map[string]int{"c0": 5, "c1": 1, "c2": 3, "c4": 1} {
+		for range n {
+			e.do("GET", "/"+alias, "", "", http.StatusFound)
+		}
+	}
+	e.flush()
+	aliases := func(r *response) []string {
+		var out []string
+		for _, l := range r.path("data").([]any) {
+			out = append(out, l.(map[string]any)["alias"].(string))
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		query     string
+		want      []string
+		total     float64
+		truncated bool
+	}{
+		{"sort=clicks", []string{"c2", "c4", "c1", "c3"}, 4, true},
+		{"sort=clicks&limit=2&page=2", []string{"c1", "c3"}, 4, true},
+		{"sort=clicks&page=3&limit=2", nil, 4, true},
+		{"sort=clicks&tags=red", []string{"c0", "c2", "c4"}, 3, false},
+		{"sort=clicks&tags=blue&search=example", []string{"c1", "c3"}, 2, false},
+		{"sort=created", []string{"c4", "c3", "c2", "c1", "c0"}, 5, false},
+	} {
+		t.Run(tt.query, func(t *testing.T) {
+			r := e.do("GET", "/v1/links?"+tt.query, e.readKey, "", 200)
+			if got := aliases(r); !slices.Equal(got, tt.want) {
+				t.Fatalf("order %v, want %v", got, tt.want)
+			}
+			if r.path("meta", "total") != tt.total || r.path("meta", "search_truncated") != tt.truncated {
+				t.Fatalf("meta %v, want total %v truncated %v", r.path("meta"), tt.total, tt.truncated)
+			}
+		})
+	}
+	if got := e.do("GET", "/v1/links?sort=clicks&tags=red", e.readKey, "", 200).path("data", 0, "clicks"); got != float64(5) {
+		t.Fatalf("clicks of the first: %v", got)
+	}
+	for _, q := range []string{"sort=Clicks", "sort=-clicks", "sort=", "sort=updated"} {
+		if q == "sort=" {
+			e.do("GET", "/v1/links?"+q, e.readKey, "", 200)
+			continue
+		}
+		wantProblem(t, e.request(newRequest("GET", "/v1/links?"+q, e.readKey, "")), 400, "invalid_request")
 	}
 }

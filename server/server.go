@@ -80,8 +80,8 @@ type Config struct {
 	// CostlyWait is how long a costly request waits for a free slot before
 	// it is answered 503.
 	CostlyWait time.Duration
-	// SearchScanLimit bounds the links a filtered list reads (search,
-	// campaign_id, domain); 0 means no bound.
+	// SearchScanLimit bounds the links a filtered or click-sorted list
+	// reads (search, campaign_id, domain, sort=clicks); 0 means no bound.
 	SearchScanLimit int
 	// MaxConnections bounds the connections open at once (see
 	// Server.Listener); 0 means no bound.

@@ -109,6 +109,14 @@ func BenchmarkFindLinksVariants(b *testing.B) {
 	b.Run("search/page1", func(b *testing.B) {
 		benchFindLinks(b, s, link.LinkFilter{Search: "articles/9999", Page: 1, Limit: 20}, 11, 11)
 	})
+	// sort=clicks as the server asks it (the default scan limit), and with
+	// no bound.
+	b.Run("clicks/page1", func(b *testing.B) {
+		benchFindLinks(b, s, link.LinkFilter{Sort: link.SortClicks, ScanLimit: 10_000, Page: 1, Limit: 20}, 20, 10_000)
+	})
+	b.Run("clicks-unbounded/page1", func(b *testing.B) {
+		benchFindLinks(b, s, link.LinkFilter{Sort: link.SortClicks, Page: 1, Limit: 20}, 20, benchLinks)
+	})
 }
 
 // BenchmarkFindLinkByAlias is the redirect's lookup.

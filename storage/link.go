@@ -191,6 +191,10 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 		if err != nil {
 			return err
 		}
+		if f.Sort == link.SortClicks {
+			page.Total, err = q.walkByClicks(tx, wid, &it, page)
+			return err
+		}
 		n, err := q.walk(tx, wid, &it, page)
 		if !q.counted() {
 			total = n
@@ -311,6 +315,68 @@ func (q *linkQuery) walk(tx *bolt.Tx, wid uint64, it *linkIndex, page *link.Link
 		n++
 	}
 	return n, nil
+}
+
+// walkByClicks is walk for SortClicks: it reads the click counter of
+// every link the index yields (checking the filters that need the record
+// first), at most scanLimit links, and puts the page of the most clicked
+// in page.Links, the newest first among links with as many clicks. It
+// returns the number of matching links it met and sets page.Truncated when
+// it stopped at the scan limit. It holds 16 bytes per matching link.
+func (q *linkQuery) walkByClicks(tx *bolt.Tx, wid uint64, it *linkIndex, page *link.LinkPage) (int, error) {
+	page.Links = []*link.Link{}
+	type ranked struct {
+		clicks uint64
+		id     uint64
+	}
+	var all []ranked
+	counters := tx.Bucket(bucketClicksLink)
+	links := linkReader{c: tx.Bucket(bucketLinks).Cursor()}
+	scanned := 0
+	for idb := it.next(); idb != nil; idb = it.next() {
+		if q.scanLimit > 0 && scanned == q.scanLimit {
+			page.Truncated = true
+			break
+		}
+		scanned++
+		if q.match != nil {
+			raw, err := links.get(idb)
+			if err != nil {
+				return len(all), err
+			}
+			if q.quick != nil && !q.quick(raw) {
+				continue
+			}
+			var rec linkRecord
+			if err := decodeJSON(raw, &rec); err != nil {
+				return len(all), err
+			}
+			if rec.Workspace != wid {
+				return len(all), fmt.Errorf("link index: link %x belongs to workspace %d, not %d", idb, rec.Workspace, wid)
+			}
+			if !q.match(&rec) {
+				continue
+			}
+		}
+		n, err := counter(counters, idb)
+		if err != nil {
+			return len(all), err
+		}
+		all = append(all, ranked{clicks: n, id: btoi(idb)})
+	}
+	// Stable: the walk met the links newest first.
+	slices.SortStableFunc(all, func(a, b ranked) int { return cmp.Compare(b.clicks, a.clicks) })
+	if q.offset >= len(all) {
+		return len(all), nil
+	}
+	for _, r := range all[q.offset:min(len(all), q.offset+q.limit)] {
+		rec, err := findLink(tx, wid, r.id)
+		if err != nil {
+			return len(all), fmt.Errorf("link index: %w", err)
+		}
+		page.Links = append(page.Links, rec.link(idsOf(tx), r.id, r.clicks))
+	}
+	return len(all), nil
 }
 
 // linkReader reads link records by ID through one cursor (a Get per link

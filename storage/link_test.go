@@ -665,3 +665,60 @@ func findLinks(ctx context.Context, ls *storage.LinkService, f link.LinkFilter) 
 	}
 	return p.Links, p.Total, nil
 }
+
+// TestFindLinkPage_SortClicks ranks links by their click counters, the
+// newest first among equals, over the whole walk of any index (no bound)
+// or the newest ScanLimit links, with the record filters applied first.
+func TestFindLinkPage_SortClicks(t *testing.T) {
+	s, _, ws := mustSetup(t)
+	ctx := context.Background()
+	var ls []*link.Link
+	for i := range 6 {
+		ls = append(ls, mustLink(t, s, ws.ID, &link.Link{Alias: fmt.Sprintf("k%d", i),
+			DestinationURL: fmt.Sprintf("https://example.com/%d", i), Tags: []string{[]string{"a", "b", "c"}[i%3]}}))
+	}
+	at := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	var clicks []link.Click
+	for i, n := range []int{4, 0, 2, 2, 7, 0} {
+		for j := range n {
+			clicks = append(clicks, link.Click{LinkID: ls[i].ID, WorkspaceID: ws.ID, Time: at, Visitor: uint64(i*100 + j)})
+		}
+	}
+	mustRecord(t, s, clicks...)
+	aliases := func(p *link.LinkPage) string {
+		var out []string
+		for _, l := range p.Links {
+			out = append(out, fmt.Sprintf("%s:%d", l.Alias, l.Clicks))
+		}
+		return strings.Join(out, " ")
+	}
+	for _, tt := range []struct {
+		name      string
+		f         link.LinkFilter
+		want      string
+		total     int
+		truncated bool
+	}{
+		{"all", link.LinkFilter{}, "k4:7 k0:4 k3:2 k2:2 k5:0 k1:0", 6, false},
+		{"second page", link.LinkFilter{Page: 2, Limit: 4}, "k5:0 k1:0", 6, false},
+		{"past the end", link.LinkFilter{Page: 5, Limit: 4}, "", 6, false},
+		{"bound", link.LinkFilter{ScanLimit: 3}, "k4:7 k3:2 k5:0", 3, true},
+		{"one tag", link.LinkFilter{Tags: []string{"a"}}, "k0:4 k3:2", 2, false},
+		{"two tags", link.LinkFilter{Tags: []string{"b", "c"}}, "k4:7 k2:2 k5:0 k1:0", 4, false},
+		{"search", link.LinkFilter{Search: "example.com/2"}, "k2:2", 1, false},
+		{"tag and bounded search", link.LinkFilter{Tags: []string{"c"}, Search: "k", ScanLimit: 1}, "k5:0", 1, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := tt.f
+			f.WorkspaceID = ws.ID
+			f.Sort = link.SortClicks
+			p, err := s.Links.FindLinkPage(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := aliases(p); got != tt.want || p.Total != tt.total || p.Truncated != tt.truncated {
+				t.Fatalf("%q total %d truncated %v, want %q %d %v", got, p.Total, p.Truncated, tt.want, tt.total, tt.truncated)
+			}
+		})
+	}
+}

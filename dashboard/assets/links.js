@@ -1,30 +1,119 @@
-// links.js is the Links page: search, paging, create, delete, copy.
+// links.js is the Links page: the workspace's links with search, tag,
+// campaign and domain filters, sorting by created or clicks and paging,
+// all kept in the page's URL (/app/links?tag=promo&sort=clicks) so that a
+// reload or a shared address shows the same list and Back works; create
+// and edit with every field of a link; delete; copy the short URL.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
-import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, fmtNumber, count, useApiForm } from './ui.js';
+import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, fmtNumber, count, useApiForm, useList } from './ui.js';
 import { QRButton } from './qr.js';
 
 const LIMIT = 20;
+const CODES = [
+  ['302', '302 Found (temporary, the default)'],
+  ['301', '301 Moved Permanently'],
+  ['307', '307 Temporary Redirect'],
+  ['308', '308 Permanent Redirect'],
+];
+const UTM = [['utm_source', 'UTM source', 'newsletter'], ['utm_medium', 'UTM medium', 'email'], ['utm_campaign', 'UTM campaign', 'spring-sale']];
+const ANY = '*'; // the domain filter's "any domain" (no hostname is "*")
 
-export function LinksPage() {
-  const [query, setQuery] = useState({ search: '', page: 1 });
-  const [list, setList] = useState(null);
+// readView reads the list's view from the page's URL: search, tag (one or
+// several, comma separated), campaign (an ID), domain (absent: any; empty:
+// the primary host; else a hostname), sort and page.
+function readView() {
+  const q = new URLSearchParams(location.search);
+  const page = parseInt(q.get('page'), 10);
+  return {
+    search: q.get('search') || '',
+    tag: q.get('tag') || '',
+    campaign: q.get('campaign') || '',
+    domain: q.has('domain') ? q.get('domain') : ANY,
+    sort: q.get('sort') === 'clicks' ? 'clicks' : 'created',
+    page: page > 0 ? page : 1,
+  };
+}
+
+// viewQuery is the page's URL query for a view, without the defaults.
+function viewQuery(v) {
+  const q = new URLSearchParams();
+  if (v.search) q.set('search', v.search);
+  if (v.tag) q.set('tag', v.tag);
+  if (v.campaign) q.set('campaign', v.campaign);
+  if (v.domain !== ANY) q.set('domain', v.domain);
+  if (v.sort === 'clicks') q.set('sort', 'clicks');
+  if (v.page > 1) q.set('page', v.page);
+  return q.toString();
+}
+
+// listPath is the API request for a view: GET /v1/links with its filters.
+function listPath(v) {
+  const q = new URLSearchParams({ limit: LIMIT, page: v.page });
+  if (v.search) q.set('search', v.search);
+  if (v.tag) q.set('tags', v.tag);
+  if (v.campaign) q.set('campaign_id', v.campaign);
+  if (v.domain !== ANY) q.set('domain', v.domain);
+  if (v.sort === 'clicks') q.set('sort', 'clicks');
+  return '/v1/links?' + q;
+}
+
+const filtered = v => !!(v.search || v.tag || v.campaign || v.domain !== ANY);
+
+// shownWorkspace is the workspace whose links the page showed last: after a
+// switch to another one the view starts afresh (its campaigns and domains
+// are not the other's), while a reload or a shared address keeps it.
+let shownWorkspace = null;
+
+function startView(workspace) {
+  const ws = workspace ? workspace.id : '';
+  if (shownWorkspace !== null && shownWorkspace !== ws && location.search) history.replaceState(null, '', '/app/links');
+  shownWorkspace = ws;
+  return readView();
+}
+
+export function LinksPage({ workspace }) {
+  const [view, setView] = useState(() => startView(workspace));
+  const [answer, setAnswer] = useState(null); // the list read, with the query it answers
   const [error, setError] = useState(null);
   const [notice, setNotice] = useState('');
   const [reload, setReload] = useState(0);
+  const [editing, setEditing] = useState(null); // the link being edited
+  const campaigns = useList('/v1/campaigns');
+  const domains = useList('/v1/domains');
 
+  // Back and Forward show the view of their address.
+  useEffect(() => {
+    const onPop = () => setView(readView());
+    addEventListener('popstate', onPop);
+    return () => removeEventListener('popstate', onPop);
+  }, []);
+
+  const query = viewQuery(view);
   useEffect(() => {
     let live = true;
     setError(null);
-    const q = new URLSearchParams({ limit: LIMIT, page: query.page });
-    if (query.search) q.set('search', query.search);
-    call('GET', '/v1/links?' + q).then(l => live && setList(l), e => live && setError(e));
+    call('GET', listPath(view)).then(l => live && setAnswer({ ...l, query }), e => live && setError(e));
     return () => { live = false; };
   }, [query, reload]);
 
+  // go shows another view and puts it in the address (a new history
+  // entry); the same view is read again.
+  const go = v => {
+    const q = viewQuery(v);
+    setNotice('');
+    if (q === query) {
+      setReload(n => n + 1);
+      return;
+    }
+    history.pushState(null, '', '/app/links' + (q ? '?' + q : ''));
+    setView(v);
+  };
+
   const remove = async l => {
+    setError(null);
     try {
       await call('DELETE', '/v1/links/' + l.id);
+      if (editing && editing.id === l.id) setEditing(null);
       setNotice('Deleted ' + l.short_url + '.');
       setReload(n => n + 1);
     } catch (e) {
@@ -32,62 +121,258 @@ export function LinksPage() {
     }
   };
 
+  const campaignName = id => {
+    const c = campaigns.list && campaigns.list.data.find(c => c.id === id);
+    return c ? c.name : id;
+  };
+  const verified = domains.list ? domains.list.data.filter(d => d.verified) : [];
+  const loading = !answer || answer.query !== query;
+  // A refused view shows no list (the one before belongs to another view).
+  const list = loading && error ? null : answer;
   const pages = list ? Math.max(1, Math.ceil(list.meta.total / list.meta.limit)) : 1;
   return html`<h1>Links</h1>
-    <${CreateLink} onCreated=${l => { setNotice('Created ' + l.short_url + '.'); setQuery({ ...query, page: 1 }); setReload(n => n + 1); }} />
+    <${CreateLink} campaigns=${campaigns.list} domains=${verified}
+      onCreated=${l => { go({ ...view, page: 1 }); setNotice('Created ' + l.short_url + '.'); }} />
+    ${editing ? html`<${EditLink} key=${editing.id + editing.updated_at} link=${editing.link} answer=${editing.answer} campaigns=${campaigns.list}
+      onCancel=${() => { const id = editing.id; setEditing(null); focusLater('#links tr[data-id="' + id + '"] button.edit'); }}
+      onSaved=${l => { setEditing({ id: l.id, updated_at: l.updated_at, link: l, answer: l }); setReload(n => n + 1); }} />` : null}
     <section aria-labelledby="links-list">
       <h2 id="links-list">Your links</h2>
-      <form class="inline" role="search" onSubmit=${e => { e.preventDefault(); setQuery({ search: new FormData(e.target).get('search').trim(), page: 1 }); }}>
-        <label for="search">Search</label>
-        <input id="search" name="search" type="search" placeholder="alias, destination or tag" value=${query.search} />
-        <button type="submit" class="secondary">Search</button>
-      </form>
+      <${Filters} key=${query} view=${view} campaigns=${campaigns.list} domains=${domains.list} onApply=${v => go({ ...v, page: 1 })} />
+      ${campaigns.error || domains.error ? html`<p class="msg error" role="alert">The ${campaigns.error ? 'campaigns' : 'domains'} could not be read: ${(campaigns.error || domains.error).message}</p>` : null}
       <${Message} error=${error} notice=${notice} />
-      ${!list && !error ? html`<p role="status">Loading links…</p>` : null}
-      ${list && list.data.length === 0 ? html`<p class="empty">${query.search ? 'No link matches “' + query.search + '”.' : 'No links yet. Create the first one above.'}</p>` : null}
-      ${list && list.data.length > 0 ? html`<div class="table-wrap"><table id="links">
-        <thead><tr><th scope="col">Short URL</th><th scope="col">Destination</th><th scope="col">Tags</th><th scope="col" class="num">Clicks</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-        <tbody>${list.data.map(l => html`<tr key=${l.id} data-alias=${l.alias}>
-          <td><a href=${l.short_url} target="_blank" rel="noopener noreferrer">${l.short_url.replace(/^https?:\/\//, '')}</a> <${CopyButton} text=${l.short_url} label="Copy" describe=${'Copy short URL ' + l.short_url} /></td>
-          <td class="dest" title=${l.destination_url}>${l.destination_url}</td>
-          <td>${(l.tags || []).map(t => html`<span class="tag">${t}</span>`)}</td>
-          <td class="num">${fmtNumber(l.clicks)}</td>
-          <td class="when">${fmtDate(l.created_at)}</td>
-          <td><a href=${'/app/analytics?link=' + l.id} aria-label=${'Analytics of ' + l.alias}>Analytics</a> <${QRButton} link=${l} /> <${Confirm} label="Delete" question=${'Delete ' + l.alias + '? Its short URL stops working.'} onConfirm=${() => remove(l)} /></td>
+      ${loading && !error ? html`<p role="status">Loading links…</p>` : null}
+      ${list && list.data.length === 0 ? html`<p class="empty">${filtered(view) ? 'No link matches these filters.' : 'No links yet. Create the first one above.'}</p>` : null}
+      ${list && list.data.length > 0 ? html`<div class="table-wrap"><table id="links" data-query=${list.query} aria-busy=${loading ? 'true' : undefined}>
+        <thead><tr><th scope="col">Short URL</th><th scope="col">Destination</th><th scope="col">Tags</th><th scope="col">Campaign</th><th scope="col" class="num">Redirect</th>
+          <th scope="col" class="num" aria-sort=${view.sort === 'clicks' ? 'descending' : undefined}>Clicks${view.sort === 'clicks' ? html`<span aria-hidden="true"> ↓</span>` : ''}</th>
+          <th scope="col" aria-sort=${view.sort === 'created' ? 'descending' : undefined}>Created${view.sort === 'created' ? html`<span aria-hidden="true"> ↓</span>` : ''}</th>
+          <th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+        <tbody>${list.data.map(l => html`<tr key=${l.id} data-alias=${l.alias} data-id=${l.id}>
+          <td class="short" data-label="Short URL"><a href=${l.short_url} target="_blank" rel="noopener noreferrer">${l.short_url.replace(/^https?:\/\//, '')}</a> <${CopyButton} text=${l.short_url} label="Copy" describe=${'Copy short URL ' + l.short_url} /></td>
+          <td class="dest" data-label="Destination" title=${l.destination_url}>${l.destination_url}</td>
+          <td class="tags" data-label="Tags">${(l.tags || []).map(t => html`<button type="button" class="tag" aria-label=${'Show the links tagged ' + t} onClick=${() => go({ ...view, tag: t, page: 1 })}>${t}</button>`)}</td>
+          <td class="campaign" data-label="Campaign">${l.campaign_id ? campaignName(l.campaign_id) : '—'}</td>
+          <td class="num code" data-label="Redirect">${l.redirect_code}</td>
+          <td class="num clicks" data-label="Clicks">${fmtNumber(l.clicks)}</td>
+          <td class="when" data-label="Created">${fmtDate(l.created_at)}</td>
+          <td class="actions">
+            <a href=${'/app/analytics?link=' + l.id} aria-label=${'Analytics of ' + l.alias}>Analytics</a>
+            <button type="button" class="secondary edit" aria-label=${'Edit ' + l.alias} onClick=${() => { setNotice(''); setEditing({ id: l.id, updated_at: l.updated_at, link: l }); }}>Edit</button>
+            <${QRButton} link=${l} />
+            <${Confirm} label="Delete" question=${'Delete ' + l.alias + '? Its short URL stops working.'} onConfirm=${() => remove(l)} />
+          </td>
         </tr>`)}</tbody>
-      </table></div>
-      <nav class="pager" aria-label="Pages of links">
-        <button type="button" class="secondary" disabled=${query.page <= 1} onClick=${() => setQuery({ ...query, page: query.page - 1 })}>Previous</button>
-        <span>Page ${query.page} of ${pages} · ${count(list.meta.total, 'link', 'links')}${list.meta.search_truncated ? ' (search stopped at the newest links scanned)' : ''}</span>
-        <button type="button" class="secondary" disabled=${query.page >= pages} onClick=${() => setQuery({ ...query, page: query.page + 1 })}>Next</button>
+      </table></div>` : null}
+      ${list && (list.data.length > 0 || view.page > 1) ? html`<nav class="pager" aria-label="Pages of links">
+        <button type="button" class="secondary" disabled=${view.page <= 1} onClick=${() => go({ ...view, page: view.page - 1 })}>Previous</button>
+        <span>Page ${view.page} of ${pages} · ${count(list.meta.total, 'link', 'links')}${list.meta.search_truncated ? ' (only the newest links were ' + (filtered(view) ? 'searched' : 'ranked') + ')' : ''}</span>
+        <button type="button" class="secondary" disabled=${view.page >= pages} onClick=${() => go({ ...view, page: view.page + 1 })}>Next</button>
       </nav>` : null}
     </section>`;
 }
 
-function linkBody(form) {
-  const body = { destination_url: form.destination_url };
+// focusLater moves the focus to sel once the page has drawn it (after a
+// panel closes, back to the button that opened it).
+function focusLater(sel) {
+  requestAnimationFrame(() => { const e = document.querySelector(sel); if (e) e.focus(); });
+}
+
+// Filters is the form of the list's view; it applies on submit, so that
+// choosing in a select with the keyboard does not load a list per option.
+function Filters({ view, campaigns, domains, onApply }) {
+  const submit = e => {
+    e.preventDefault();
+    const d = Object.fromEntries(new FormData(e.target));
+    onApply({ search: d.search.trim(), tag: d.tag.split(',').map(t => t.trim()).filter(Boolean).join(','), campaign: d.campaign, domain: d.domain, sort: d.sort });
+  };
+  const known = domains ? domains.data.map(d => d.hostname) : [];
+  return html`<form class="filters" role="search" aria-label="Filter and sort links" onSubmit=${submit}>
+    <div class="field"><label for="search">Search</label>
+      <input id="search" name="search" type="search" placeholder="alias or destination" value=${view.search} /></div>
+    <div class="field"><label for="filter-tag">Tag</label>
+      <input id="filter-tag" name="tag" placeholder="promo" value=${view.tag} /></div>
+    <div class="field"><label for="filter-campaign">Campaign</label>
+      <select id="filter-campaign" name="campaign" value=${view.campaign}>
+        <option value="">Any campaign</option>
+        ${(campaigns ? campaigns.data : []).map(c => html`<option value=${c.id}>${c.name}</option>`)}
+        ${view.campaign && campaigns && !campaigns.data.some(c => c.id === view.campaign) ? html`<option value=${view.campaign}>${view.campaign}</option>` : null}
+      </select></div>
+    <div class="field"><label for="filter-domain">Domain</label>
+      <select id="filter-domain" name="domain" value=${view.domain}>
+        <option value=${ANY}>Any domain</option>
+        <option value="">Primary host</option>
+        ${known.map(h => html`<option value=${h}>${h}</option>`)}
+        ${view.domain !== ANY && view.domain !== '' && domains && !known.includes(view.domain) ? html`<option value=${view.domain}>${view.domain}</option>` : null}
+      </select></div>
+    <div class="field"><label for="sort">Sort by</label>
+      <select id="sort" name="sort" value=${view.sort}>
+        <option value="created">Newest first</option>
+        <option value="clicks">Most clicks first</option>
+      </select></div>
+    <div class="actions">
+      <button type="submit" class="secondary">Apply</button>
+      ${filtered(view) || view.sort !== 'created' ? html`<button type="button" class="secondary" id="clear-filters" onClick=${() => onApply({ search: '', tag: '', campaign: '', domain: ANY, sort: 'created' })}>Clear</button>` : null}
+    </div>
+  </form>`;
+}
+
+// Select is a labelled select with the API's message for it underneath.
+function Select({ id, label, error, hint, value, onChange, children }) {
+  return html`<div class="field">
+    <label for=${id}>${label}</label>
+    <select id=${id} name=${id} value=${value} onChange=${onChange} aria-invalid=${error ? 'true' : undefined} aria-describedby=${error ? id + '-error' : hint ? id + '-hint' : undefined}>${children}</select>
+    ${hint && !error ? html`<small id=${id + '-hint'} class="hint">${hint}</small>` : null}
+    ${error ? html`<small id=${id + '-error'} class="field-error">${error}</small>` : null}
+  </div>`;
+}
+
+const splitTags = s => s.split(',').map(t => t.trim()).filter(Boolean);
+
+// fieldError is the API's message for a field: "tags" also collects the
+// messages of single tags.
+function fieldError(f, name) {
+  const all = Object.keys(f).filter(k => k === name || k === '/' + name || k.startsWith(name + '[') || k.startsWith('/' + name + '/')).map(k => f[k]);
+  return all.length ? all.join(' ') : undefined;
+}
+
+// formOf is a link as the form's fields.
+function formOf(l) {
+  return {
+    destination_url: l.destination_url, alias: l.alias, domain: l.domain, tags: (l.tags || []).join(', '),
+    utm_source: l.utm_source || '', utm_medium: l.utm_medium || '', utm_campaign: l.utm_campaign || '',
+    campaign_id: l.campaign_id || '', redirect_code: String(l.redirect_code || 302),
+  };
+}
+
+const EMPTY = { destination_url: '', alias: '', domain: '', tags: '', utm_source: '', utm_medium: '', utm_campaign: '', campaign_id: '', redirect_code: '302' };
+
+// createBody is what the create form sends: the destination and the fields
+// given (302 is the API's default and is left out).
+function createBody(form) {
+  const body = { destination_url: form.destination_url.trim() };
   if (form.alias.trim()) body.alias = form.alias.trim();
-  const tags = form.tags.split(',').map(t => t.trim()).filter(Boolean);
+  if (form.domain) body.domain = form.domain;
+  const tags = splitTags(form.tags);
   if (tags.length) body.tags = tags;
+  for (const [k] of UTM) if (form[k].trim()) body[k] = form[k].trim();
+  if (form.campaign_id) body.campaign_id = form.campaign_id;
+  if (form.redirect_code !== '302') body.redirect_code = Number(form.redirect_code);
   return body;
 }
 
-function CreateLink({ onCreated }) {
-  const { form, set, submit, error, busy, fields: f } = useApiForm(
-    { destination_url: '', alias: '', tags: '' }, form => call('POST', '/v1/links', linkBody(form)), onCreated);
-  const body = linkBody(form);
+// editBody is what the edit form sends: only the fields changed from the
+// link as the server last answered it; an emptied UTM field or campaign
+// is "" (the API clears it), emptied tags are [].
+function editBody(form, l) {
+  const was = formOf(l);
+  const body = {};
+  for (const k of ['destination_url', 'alias', 'utm_source', 'utm_medium', 'utm_campaign']) {
+    if (form[k].trim() !== was[k]) body[k] = form[k].trim();
+  }
+  const tags = splitTags(form.tags);
+  if (tags.join(',') !== splitTags(was.tags).join(',')) body.tags = tags;
+  if (form.campaign_id !== was.campaign_id) body.campaign_id = form.campaign_id;
+  if (form.redirect_code !== was.redirect_code) body.redirect_code = Number(form.redirect_code);
+  return body;
+}
+
+// LinkFields are the fields of a link, for create (no prefix) and edit
+// ("edit_" before each id, so that both forms can be on the page at once).
+function LinkFields({ form, setField, f, p, campaigns, domains, editing }) {
+  const more = ['utm_source', 'utm_medium', 'utm_campaign', 'campaign_id', 'redirect_code'];
+  const moreSet = editing || more.some(k => f[k]) || (!editing && more.some(k => form[k] !== EMPTY[k]));
+  const campaignList = campaigns ? campaigns.data : [];
+  return html`
+    <${Field} id=${p + 'destination_url'} label="Destination URL" type="url" required placeholder="https://example.com/page" value=${form.destination_url} onInput=${setField} error=${fieldError(f, 'destination_url')} />
+    <div class="row">
+      <${Field} id=${p + 'alias'} label=${editing ? 'Alias' : 'Alias (optional)'} placeholder=${editing ? '' : 'made up when empty'} maxlength="64" value=${form.alias} onInput=${setField} error=${fieldError(f, 'alias')}
+        hint=${editing ? 'Changing it changes the short URL; the old one stops working.' : undefined} />
+      ${editing
+        ? html`<div class="field"><span class="label">Domain</span><p class="fixed">${form.domain}</p></div>`
+        : html`<${Select} id="domain" label="Domain" value=${form.domain} onChange=${setField} error=${fieldError(f, 'domain')}
+            hint=${domains.length ? undefined : 'Verified custom domains appear here.'}>
+            <option value="">Primary host</option>
+            ${domains.map(d => html`<option value=${d.hostname}>${d.hostname}</option>`)}
+          </${Select}>`}
+      <${Field} id=${p + 'tags'} label=${editing ? 'Tags (comma separated)' : 'Tags (comma separated, optional)'} value=${form.tags} onInput=${setField} error=${fieldError(f, 'tags')} />
+    </div>
+    <details class="more" open=${moreSet || undefined}>
+      <summary>More options: UTM, campaign, redirect code</summary>
+      <div class="row">
+        ${UTM.map(([k, label, ph]) => html`<${Field} id=${p + k} label=${label} maxlength="200" placeholder=${ph} value=${form[k]} onInput=${setField} error=${fieldError(f, k)}
+          hint=${editing ? 'Empty clears it' : undefined} />`)}
+      </div>
+      <div class="row">
+        <${Select} id=${p + 'campaign_id'} label="Campaign" value=${form.campaign_id} onChange=${setField} error=${fieldError(f, 'campaign_id')}
+          hint="Its UTM values apply where the link sets none.">
+          <option value="">None</option>
+          ${campaignList.map(c => html`<option value=${c.id}>${c.name}</option>`)}
+          ${form.campaign_id && campaigns && !campaignList.some(c => c.id === form.campaign_id) ? html`<option value=${form.campaign_id}>${form.campaign_id}</option>` : null}
+        </${Select}>
+        <${Select} id=${p + 'redirect_code'} label="Redirect code" value=${form.redirect_code} onChange=${setField} error=${fieldError(f, 'redirect_code')}
+          hint="Permanent ones (301, 308) may be cached by browsers for 5 minutes.">
+          ${CODES.map(([v, label]) => html`<option value=${v}>${label}</option>`)}
+        </${Select}>
+      </div>
+    </details>`;
+}
+
+function FormError({ error }) {
+  return error ? html`<p class="msg error" role="alert">${error.message}</p>` : null;
+}
+
+function CreateLink({ campaigns, domains, onCreated }) {
+  const { form, set, submit, error, busy, fields: f } = useApiForm(EMPTY, form => call('POST', '/v1/links', createBody(form)), onCreated);
   return html`<section aria-labelledby="create-link" class="card">
     <h2 id="create-link">Create a link</h2>
     <form id="create-link-form" onSubmit=${submit} novalidate>
-      <${Field} id="destination_url" label="Destination URL" type="url" required placeholder="https://example.com/page" value=${form.destination_url} onInput=${set} error=${f.destination_url} />
-      <div class="row">
-        <${Field} id="alias" label="Alias (optional)" placeholder="made up when empty" value=${form.alias} onInput=${set} error=${f.alias} />
-        <${Field} id="tags" label="Tags (comma separated, optional)" value=${form.tags} onInput=${set} error=${f.tags || Object.keys(f).filter(k => k.startsWith('tags[')).map(k => f[k]).join(' ') || undefined} />
-      </div>
-      ${error && Object.keys(error.fields).length === 0 ? html`<${Message} error=${error} />` : null}
-      ${error && Object.keys(error.fields).length > 0 ? html`<p class="msg error" role="alert">${error.message}</p>` : null}
+      <${LinkFields} form=${form} setField=${set} f=${f} p="" campaigns=${campaigns} domains=${domains} />
+      <${FormError} error=${error} />
       <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Creating…' : 'Create link'}</button>
-      <${CopyAsCurl} method="POST" path="/v1/links" body=${body} /></div>
+      <${CopyAsCurl} method="POST" path="/v1/links" body=${createBody(form)} /></div>
     </form>
   </section>`;
+}
+
+// EditLink edits link; answer is the link the server answered to the last
+// save, shown until the next one.
+function EditLink({ link: l, answer, campaigns, onCancel, onSaved }) {
+  const path = '/v1/links/' + l.id;
+  const { form, set, submit, error, busy, fields: f } = useApiForm(formOf(l), form => call('PATCH', path, editBody(form, l)), onSaved);
+  const setField = e => set({ target: { name: e.target.name.slice('edit_'.length), value: e.target.value } });
+  const body = editBody(form, l);
+  const changed = Object.keys(body).length > 0;
+  useEffect(() => {
+    if (!answer) document.getElementById('edit_destination_url').focus();
+  }, []);
+  return html`<section aria-labelledby="edit-link" class="card">
+    <h2 id="edit-link">Edit ${l.short_url.replace(/^https?:\/\//, '')}</h2>
+    ${answer ? html`<div class="answer" role="status">
+      <p class="msg notice">Saved. The server answered:</p>
+      <${LinkFacts} l=${answer} campaigns=${campaigns} />
+    </div>` : null}
+    <form id="edit-link-form" onSubmit=${submit} novalidate>
+      <${LinkFields} form=${form} setField=${setField} f=${f} p="edit_" campaigns=${campaigns} domains=${[]} editing />
+      <${FormError} error=${error} />
+      <div class="actions"><button type="submit" disabled=${busy || !changed}>${busy ? 'Saving…' : 'Save changes'}</button>
+      <button type="button" class="secondary" onClick=${onCancel}>${answer ? 'Close' : 'Cancel'}</button>
+      <${CopyAsCurl} method="PATCH" path=${path} body=${body} /></div>
+      <p class="hint">${changed ? 'Sends only the fields changed: ' + Object.keys(body).join(', ') + '.' : 'Change a field to save it.'}</p>
+    </form>
+  </section>`;
+}
+
+// LinkFacts lists a link as the server answered it.
+function LinkFacts({ l, campaigns }) {
+  const c = l.campaign_id && campaigns && campaigns.data.find(c => c.id === l.campaign_id);
+  return html`<dl class="facts link-answer">
+    <dt>Short URL</dt><dd>${l.short_url}</dd>
+    <dt>Destination</dt><dd class="answer-destination">${l.destination_url}</dd>
+    <dt>Tags</dt><dd>${(l.tags || []).length ? l.tags.join(', ') : '—'}</dd>
+    <dt>UTM</dt><dd>${UTM.map(([k]) => l[k] ? k + '=' + l[k] : null).filter(Boolean).join(' · ') || '—'}</dd>
+    <dt>Campaign</dt><dd>${l.campaign_id ? (c ? c.name : l.campaign_id) : '—'}</dd>
+    <dt>Redirect</dt><dd>${l.redirect_code}</dd>
+    <dt>Updated</dt><dd>${fmtDate(l.updated_at)}</dd>
+  </dl>`;
 }

@@ -203,6 +203,7 @@ func TestBrowserLinks(t *testing.T) {
 		t.Fatalf("sorted by clicks: %v, plain has %q clicks", rows, clicks)
 	}
 	b.screenshot("links")
+	b.darkScreenshot("links")
 
 	// Edit: a bad destination at the field, then a new one; only it is sent.
 	row := `#links tr[data-alias="spring-mail"]`

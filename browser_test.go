@@ -373,8 +373,8 @@ func TestBrowserJourney(t *testing.T) {
 	if !strings.HasSuffix(one, "· 1 link") {
 		t.Fatalf("pager with one link: %q, want it to end in \"· 1 link\"", one)
 	}
-	b.screenshot("links")
-	b.darkScreenshot("links")
+	b.screenshot("first-link")
+	b.darkScreenshot("first-link")
 	noFollow := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	res, err := noFollow.Get(base + "/browser-made")
 	if err != nil {

@@ -78,7 +78,8 @@ func BulkCreateLinks(db *DB, workspaceID string, n int, mk func(i int) *link.Lin
 // records by brute force and reports any difference, checks the campaigns
 // and their indexes (see checkCampaigns), the domain indexes (see
 // checkDomains), the webhooks and their delivery queues (see
-// checkWebhooks), and checks the click data (see checkClicks).
+// checkWebhooks), the search index (see checkSearchIndex), and checks the
+// click data (see checkClicks).
 func (db *DB) CheckIndexes() error { return db.db.View(checkIndexes) }
 
 // checkIndexes is CheckIndexes in the transaction tx.
@@ -124,6 +125,7 @@ func checkIndexes(tx *bolt.Tx) error {
 	errs = append(errs, checkMembers(tx)...)
 	errs = append(errs, checkInvitations(tx)...)
 	errs = append(errs, checkAudit(tx)...)
+	errs = append(errs, checkSearchIndex(tx)...)
 	compareCounters := func(name []byte, want map[string]uint64) {
 		got := map[string]uint64{}
 		_ = tx.Bucket(name).ForEach(func(k, v []byte) error { got[string(k)] = btoi(v); return nil })

@@ -181,6 +181,11 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 		}
 	}
 	q.tags = tags
+	if len(q.search) >= 3 && len(tags) == 0 {
+		// The search index yields the candidates. With tags, the tags'
+		// index does, as the scan limit has always bounded it.
+		q.grams = trigrams(q.search)
+	}
 	page := &link.LinkPage{}
 	err := s.db.db.View(func(tx *bolt.Tx) error {
 		if err := workspaceExists(tx, wid); err != nil {
@@ -209,6 +214,8 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 type linkQuery struct {
 	offset, limit, scanLimit int
 	tags                     []string // trimmed, each once
+	search                   string   // lower-cased
+	grams                    []string // of search, when the search index finds the candidates
 	quick                    func([]byte) bool
 	match                    func(*linkRecord) bool
 }
@@ -224,7 +231,8 @@ func newLinkQuery(f link.LinkFilter) linkQuery {
 	if f.Page-1 < offset/f.Limit {
 		offset = f.Offset()
 	}
-	q := linkQuery{offset: offset, limit: f.Limit, scanLimit: f.ScanLimit}
+	q := linkQuery{offset: offset, limit: f.Limit, scanLimit: f.ScanLimit,
+		search: strings.ToLower(strings.TrimSpace(f.Search))}
 	q.quick, q.match = linkMatcher(f)
 	return q
 }
@@ -240,6 +248,10 @@ func (q *linkQuery) counted() bool { return q.match == nil && len(q.tags) <= 1 }
 func (q *linkQuery) index(tx *bolt.Tx, wid uint64, it *linkIndex) (int, error) {
 	var total uint64
 	var err error
+	if q.grams != nil {
+		it.search = newSearchWalk(tx, wid, q.grams)
+		return 0, nil
+	}
 	switch len(q.tags) {
 	case 0:
 		it.one.start(tx.Bucket(bucketLinksWorkspace), itob(wid))
@@ -310,7 +322,7 @@ func (q *linkQuery) walk(tx *bolt.Tx, wid uint64, it *linkIndex, page *link.Link
 		}
 		n++
 	}
-	return n, nil
+	return n, it.err
 }
 
 // linkReader reads link records by ID through one cursor (a Get per link
@@ -388,7 +400,7 @@ func linkMatcher(f link.LinkFilter) (quick func([]byte) bool, match func(*linkRe
 		if domain != nil && r.Domain != *domain {
 			return false
 		}
-		if search != "" && !containsFold(r.Alias, search) && !containsFold(r.Destination, search) {
+		if search != "" && !searchMatches(r, search) {
 			return false
 		}
 		return true
@@ -425,11 +437,6 @@ func jsonField(name, value string) []byte {
 	return concat([]byte(`"`+name+`":`), v)
 }
 
-// containsFold reports whether s contains the lower-case substr, ignoring case.
-func containsFold(s, substr string) bool {
-	return strings.Contains(strings.ToLower(s), substr)
-}
-
 // linkCount says how many links n is, in words: "1 link", "2 links".
 func linkCount(n int) string {
 	if n == 1 {
@@ -447,13 +454,24 @@ func themFor(n int) string {
 }
 
 // linkIndex yields link IDs (8-byte keys) newest first, nil at the end:
-// from one index, or merged from several.
+// from one index, merged from several, or from the search index (whose
+// error, if any, ends the walk and is kept in err).
 type linkIndex struct {
 	one    reverseIndex
 	merged *mergedIndex // when set, the walk
+	search *searchWalk  // when set, the walk
+	err    error
 }
 
 func (it *linkIndex) next() []byte {
+	if it.search != nil {
+		id, err := it.search.next()
+		if err != nil {
+			it.err = err
+			return nil
+		}
+		return id
+	}
 	if it.merged != nil {
 		return it.merged.next()
 	}
@@ -546,6 +564,20 @@ func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
 // must be a verified domain of rec.Workspace, checked here, in the
 // transaction that stores the link (EINVALID, field domain).
 func createLink(tx *bolt.Tx, rec *linkRecord) (uint64, error) {
+	var ix searchIndexer
+	id, err := addLink(tx, rec, &ix)
+	if err != nil {
+		return 0, err
+	}
+	return id, ix.write(tx)
+}
+
+// addLink is createLink with the link's search index entries gathered in
+// ix, for the caller to write (several links' at once). It checks
+// everything that can refuse the link (domain, campaign, alias) before it
+// writes anything, so that a refused link leaves the transaction as it
+// was.
+func addLink(tx *bolt.Tx, rec *linkRecord, ix *searchIndexer) (uint64, error) {
 	if rec.Domain != "" {
 		if err := domainForLink(tx, rec.Workspace, rec.Domain); err != nil {
 			return 0, err
@@ -596,6 +628,7 @@ func createLink(tx *bolt.Tx, rec *linkRecord) (uint64, error) {
 			return 0, err
 		}
 	}
+	ix.add(id, rec)
 	return id, nil
 }
 
@@ -689,6 +722,8 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 		}
 		idb := itob(lid)
 
+		var ix searchIndexer
+		ix.remove(lid, rec)
 		alias, err := s.moveAlias(tx, wid, idb, rec, l.Alias, now)
 		if err != nil {
 			return err
@@ -708,6 +743,10 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 		rec.RedirectCode = l.RedirectCode
 		rec.UpdatedAt = now
 		if err := putJSON(tx.Bucket(bucketLinks), idb, rec); err != nil {
+			return err
+		}
+		ix.add(lid, rec)
+		if err := ix.write(tx); err != nil {
 			return err
 		}
 		out = rec.link(s.db.ids, lid, uint64(l.Clicks))
@@ -856,6 +895,11 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 			if err := removeTag(tx, wid, t, idb); err != nil {
 				return err
 			}
+		}
+		var ix searchIndexer
+		ix.remove(lid, rec)
+		if err := ix.write(tx); err != nil {
+			return err
 		}
 		return deleteLinkStats(tx, lid)
 	})

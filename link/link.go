@@ -189,7 +189,7 @@ type LinkService interface {
 	// transaction, each as CreateLink would, and returns one error for
 	// each (nil for a link stored, whose fields are set as CreateLink
 	// sets them): ECONFLICT (alias taken, also by an earlier link of the
-	// same call), EINVALID (domain), ENOTFOUND (campaign). A refused link
+	// same call), EINVALID (domain, campaign). A refused link
 	// does not keep the others from being stored. The error returned
 	// apart stores nothing: ENOTFOUND for an unknown workspace, or a
 	// failure of the write.

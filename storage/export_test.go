@@ -468,3 +468,11 @@ func InspectDataFile(path string) error {
 	_, err := inspectDataFile(path)
 	return err
 }
+
+// SetSearchBuildBatch sets the links one transaction of the search index
+// build reads, until the returned function restores it.
+func SetSearchBuildBatch(n int) (restore func()) {
+	was := searchBuildBatch
+	searchBuildBatch = n
+	return func() { searchBuildBatch = was }
+}

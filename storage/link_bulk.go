@@ -44,7 +44,7 @@ func (s *LinkService) CreateLinks(ctx context.Context, workspaceID string, links
 				CampaignID: in.CampaignID, RedirectCode: in.RedirectCode, CreatedAt: now, UpdatedAt: now,
 			}
 			id, err := addLink(tx, rec, &ix)
-			if code := link.ErrorCode(err); code == link.ECONFLICT || code == link.EINVALID || code == link.ENOTFOUND {
+			if code := link.ErrorCode(err); code == link.ECONFLICT || code == link.EINVALID {
 				errs[i] = err // addLink checks before it writes
 				continue
 			} else if err != nil {

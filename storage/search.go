@@ -367,7 +367,7 @@ func (w *searchWalk) next() ([]byte, error) {
 
 // searchBuildBatch is how many links one transaction of the build of the
 // search index reads: the memory the build takes is that of one batch.
-const searchBuildBatch = 20_000
+var searchBuildBatch = 20_000
 
 // buildSearchIndex builds links.search for the links of a data file
 // written before it existed, once: meta search_index_v1 records that it

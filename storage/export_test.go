@@ -56,16 +56,17 @@ func BulkCreateLinks(db *DB, workspaceID string, n int, mk func(i int) *link.Lin
 	now := db.now()
 	for start := 0; start < n; start += 5000 {
 		err := db.db.Update(func(tx *bolt.Tx) error {
+			var ix searchIndexer
 			for i := start; i < min(start+5000, n); i++ {
 				l := mk(i)
 				l.Normalize()
 				rec := &linkRecord{Workspace: wid, Alias: l.Alias, Domain: l.Domain, Destination: l.DestinationURL,
 					Tags: l.Tags, CampaignID: l.CampaignID, RedirectCode: l.RedirectCode, CreatedAt: now, UpdatedAt: now}
-				if _, err := createLink(tx, rec); err != nil {
+				if _, err := addLink(tx, rec, &ix); err != nil {
 					return err
 				}
 			}
-			return nil
+			return ix.write(tx)
 		})
 		if err != nil {
 			return err

@@ -303,17 +303,24 @@ func (q *linkQuery) walk(tx *bolt.Tx, wid uint64, it *linkIndex, page *link.Link
 		if q.quick != nil && !q.quick(raw) {
 			continue
 		}
+		// The fields the filters read first: most records met are not
+		// in the page, and their times are costly to decode.
 		var rec linkRecord
-		if err := decodeJSON(raw, &rec); err != nil {
+		var view linkFilterView
+		if err := decodeJSON(raw, &view); err != nil {
 			return n, err
 		}
-		if rec.Workspace != wid {
-			return n, fmt.Errorf("link index: link %x belongs to workspace %d, not %d", idb, rec.Workspace, wid)
+		if view.Workspace != wid {
+			return n, fmt.Errorf("link index: link %x belongs to workspace %d, not %d", idb, view.Workspace, wid)
 		}
+		view.record(&rec)
 		if q.match != nil && !q.match(&rec) {
 			continue
 		}
 		if inPage {
+			if err := decodeJSON(raw, &rec); err != nil {
+				return n, err
+			}
 			l, err := linkWithClicks(tx, btoi(idb), &rec)
 			if err != nil {
 				return n, err
@@ -323,6 +330,21 @@ func (q *linkQuery) walk(tx *bolt.Tx, wid uint64, it *linkIndex, page *link.Link
 		n++
 	}
 	return n, it.err
+}
+
+// linkFilterView is the part of a link record that the filters of a
+// list read.
+type linkFilterView struct {
+	Workspace   uint64   `json:"ws"`
+	Alias       string   `json:"alias"`
+	Domain      string   `json:"domain,omitempty"`
+	Destination string   `json:"dest"`
+	Tags        []string `json:"tags,omitempty"`
+	CampaignID  string   `json:"campaign_id,omitempty"`
+}
+
+func (v *linkFilterView) record(r *linkRecord) {
+	r.Workspace, r.Alias, r.Domain, r.Destination, r.Tags, r.CampaignID = v.Workspace, v.Alias, v.Domain, v.Destination, v.Tags, v.CampaignID
 }
 
 // linkReader reads link records by ID through one cursor (a Get per link

@@ -21,13 +21,14 @@ import (
 // its trigrams and checks each of them; a shorter text has no trigram
 // and is checked on the newest links instead (FindLinkPage).
 //
-// A key is workspace id(8) + trigram(3) + block(4), a block being the
+// A key is workspace id(8) + block(4) + trigram(3), a block being the
 // link ids id>>searchBlockBits; its value is the set of the block's links
 // that hold the trigram, as a sorted list of the ids' low bits (2 bytes
 // each) while that is smaller than a bitmap, else a bitmap. Links created
-// one after the other fall in the same few blocks, so a creation rewrites
-// small values side by side, and a search walks a trigram's links newest
-// first by reading its blocks backwards.
+// one after the other fall in the same block, at the end of the
+// workspace's keys, so creations write side by side into full pages, and
+// a search reads the blocks newest first, intersecting in each the sets
+// of the text's trigrams.
 const (
 	searchBlockBits = 12
 	searchBlockSize = 1 << searchBlockBits // links per block
@@ -77,22 +78,41 @@ func searchMatches(r *linkRecord, q string) bool {
 
 // trigrams returns the distinct trigrams of the fields, sorted.
 func trigrams(fields ...string) []string {
-	var out []string
-	for _, f := range fields {
-		for i := 0; i+3 <= len(f); i++ {
-			out = append(out, f[i:i+3])
-		}
+	packed := packedTrigrams(nil, fields)
+	out := make([]string, len(packed))
+	for i, g := range packed {
+		out[i] = string([]byte{byte(g >> 16), byte(g >> 8), byte(g)})
 	}
-	slices.Sort(out)
-	return slices.Compact(out)
+	return out
 }
 
-func searchKey(wid uint64, gram string, block uint32) []byte {
-	k := make([]byte, searchKeyLen)
-	binary.BigEndian.PutUint64(k, wid)
-	copy(k[8:11], gram)
-	binary.BigEndian.PutUint32(k[11:], block)
-	return k
+// packedTrigrams appends to dst the distinct trigrams of the fields, each
+// as the number its three bytes make, sorted.
+func packedTrigrams(dst []uint32, fields []string) []uint32 {
+	for _, f := range fields {
+		for i := 0; i+3 <= len(f); i++ {
+			dst = append(dst, uint32(f[i])<<16|uint32(f[i+1])<<8|uint32(f[i+2]))
+		}
+	}
+	slices.Sort(dst)
+	return slices.Compact(dst)
+}
+
+func searchKey(wid uint64, block uint32, gram string) []byte {
+	var k [searchKeyLen]byte
+	putSearchKey(&k, wid, block, gram)
+	return k[:]
+}
+
+func putSearchKey(k *[searchKeyLen]byte, wid uint64, block uint32, gram string) {
+	binary.BigEndian.PutUint64(k[:], wid)
+	binary.BigEndian.PutUint32(k[8:], block)
+	copy(k[12:], gram)
+}
+
+// searchKeyParts splits a links.search key.
+func searchKeyParts(k []byte) (wid uint64, block uint32, gram string) {
+	return btoi(k[:8]), binary.BigEndian.Uint32(k[8:12]), string(k[12:])
 }
 
 // searchSet is the links of one block, one bit each.
@@ -165,16 +185,20 @@ func (s *searchSet) encode() []byte {
 // and writes each touched key once, in key order: a bulk creation of a
 // thousand links rewrites a block's value once, not a thousand times.
 type searchIndexer struct {
-	changes map[string]*searchChange
+	changes map[[searchKeyLen]byte]*searchChange
+	grams   []uint32 // reused
 }
 
 type searchChange struct{ add, remove searchSet }
 
-func (ix *searchIndexer) change(wid uint64, gram string, id uint64) (*searchChange, uint16) {
+func (ix *searchIndexer) change(wid uint64, gram uint32, id uint64) (*searchChange, uint16) {
 	if ix.changes == nil {
-		ix.changes = map[string]*searchChange{}
+		ix.changes = map[[searchKeyLen]byte]*searchChange{}
 	}
-	k := string(searchKey(wid, gram, uint32(id>>searchBlockBits)))
+	var k [searchKeyLen]byte
+	binary.BigEndian.PutUint64(k[:], wid)
+	binary.BigEndian.PutUint32(k[8:], uint32(id>>searchBlockBits))
+	k[12], k[13], k[14] = byte(gram>>16), byte(gram>>8), byte(gram)
 	c := ix.changes[k]
 	if c == nil {
 		c = &searchChange{}
@@ -185,7 +209,8 @@ func (ix *searchIndexer) change(wid uint64, gram string, id uint64) (*searchChan
 
 // add indexes the link id of record r.
 func (ix *searchIndexer) add(id uint64, r *linkRecord) {
-	for _, g := range trigrams(searchFields(r)...) {
+	ix.grams = packedTrigrams(ix.grams[:0], searchFields(r))
+	for _, g := range ix.grams {
 		c, low := ix.change(r.Workspace, g, id)
 		c.remove.remove(low)
 		c.add.add(low)
@@ -194,7 +219,8 @@ func (ix *searchIndexer) add(id uint64, r *linkRecord) {
 
 // remove unindexes the link id of record r.
 func (ix *searchIndexer) remove(id uint64, r *linkRecord) {
-	for _, g := range trigrams(searchFields(r)...) {
+	ix.grams = packedTrigrams(ix.grams[:0], searchFields(r))
+	for _, g := range ix.grams {
 		c, low := ix.change(r.Workspace, g, id)
 		c.add.remove(low)
 		c.remove.add(low)
@@ -206,17 +232,17 @@ func (ix *searchIndexer) write(tx *bolt.Tx) error {
 	if len(ix.changes) == 0 {
 		return nil
 	}
-	keys := make([]string, 0, len(ix.changes))
+	keys := make([][searchKeyLen]byte, 0, len(ix.changes))
 	for k := range ix.changes {
 		keys = append(keys, k)
 	}
-	slices.Sort(keys)
+	slices.SortFunc(keys, func(a, b [searchKeyLen]byte) int { return bytes.Compare(a[:], b[:]) })
 	b := tx.Bucket(bucketLinksSearch)
 	b.FillPercent = 0.9 // most writes go to a trigram's last block
 	var set searchSet
-	for _, k := range keys {
-		c := ix.changes[k]
-		key := []byte(k)
+	for i := range keys {
+		c := ix.changes[keys[i]]
+		key := keys[i][:] // bolt keeps it until the commit: keys outlives the loop
 		if v := b.Get(key); v != nil {
 			if err := decodeSearchSet(v, &set); err != nil {
 				return fmt.Errorf("%w at %x", err, key)
@@ -242,80 +268,53 @@ func (ix *searchIndexer) write(tx *bolt.Tx) error {
 }
 
 // searchWalk yields, newest first, the links of a workspace that hold
-// every trigram of a text: the candidates a search checks. Each trigram's
-// cursor reads its blocks backwards; a block is read where every trigram
-// has one, and its sets intersected.
+// every trigram of a text: the candidates a search checks. It reads the
+// workspace's blocks from the last one down, and in each the sets of the
+// trigrams, stopping at the first one missing.
 type searchWalk struct {
-	curs   []*bolt.Cursor
-	keys   [][]byte // each cursor's current key; nil when done
-	prefix [][]byte
-	set    searchSet
-	block  uint32
-	word   int // the next word of set to read, downwards
-	done   bool
-	cur    [8]byte
+	b     *bolt.Bucket
+	c     *bolt.Cursor
+	wid   uint64
+	grams []string
+	next0 []byte // a key at or past the end of the blocks left to read; nil when done
+	set   searchSet
+	block uint32
+	word  int // the next word of set to read, downwards
+	cur   [8]byte
 }
 
 // newSearchWalk starts a walk over the links of workspace wid holding
 // every trigram of grams (at least one).
 func newSearchWalk(tx *bolt.Tx, wid uint64, grams []string) *searchWalk {
-	w := &searchWalk{word: -1}
 	b := tx.Bucket(bucketLinksSearch)
-	for _, g := range grams {
-		p := concat(itob(wid), []byte(g))
-		c := b.Cursor()
-		w.curs = append(w.curs, c)
-		w.prefix = append(w.prefix, p)
-		w.keys = append(w.keys, w.within(len(w.keys), lastWithPrefix(c, p)))
-	}
-	return w
+	return &searchWalk{b: b, c: b.Cursor(), wid: wid, grams: grams, word: -1, next0: prefixEnd(itob(wid))}
 }
 
-// within returns k when it is a key of the i-th trigram, else nil.
-func (w *searchWalk) within(i int, k []byte) []byte {
-	if k == nil || len(k) != searchKeyLen || !bytes.HasPrefix(k, w.prefix[i]) {
-		return nil
-	}
-	return k
-}
-
-func keyBlock(k []byte) uint32 { return binary.BigEndian.Uint32(k[11:]) }
-
-// nextBlock loads into w.set the intersection of the next block (going
-// down) that every trigram has; false when there is none.
+// nextBlock loads into w.set the intersection of the trigrams' sets of
+// the next block down that holds them all; false when there is none.
 func (w *searchWalk) nextBlock() (bool, error) {
-	for {
-		// The highest block all cursors can share is the lowest of theirs.
-		var target uint32
-		for i, k := range w.keys {
-			if k == nil {
-				return false, nil
-			}
-			if b := keyBlock(k); i == 0 || b < target {
-				target = b
-			}
+	var s searchSet
+	for w.next0 != nil {
+		// The last key before next0 names the next block down.
+		var k []byte
+		if k, _ = w.c.Seek(w.next0); k == nil {
+			k, _ = w.c.Last()
+		} else {
+			k, _ = w.c.Prev()
 		}
-		aligned := true
-		for i, k := range w.keys {
-			if keyBlock(k) == target {
-				continue
-			}
-			aligned = false
-			// Seek to the first key past target, then step back.
-			k, _ := w.curs[i].Seek(searchKey(btoi(w.prefix[i][:8]), string(w.prefix[i][8:]), target+1))
-			if k == nil {
-				k, _ = w.curs[i].Last()
-			} else {
-				k, _ = w.curs[i].Prev()
-			}
-			w.keys[i] = w.within(i, k)
+		if k == nil || len(k) != searchKeyLen || btoi(k[:8]) != w.wid {
+			w.next0 = nil
+			return false, nil
 		}
-		if !aligned {
-			continue
-		}
-		var s searchSet
-		for i, k := range w.keys {
-			_, v := w.curs[i].Seek(k)
+		_, block, _ := searchKeyParts(k)
+		w.next0 = searchKey(w.wid, block, "")[:12]
+		found := true
+		for i, g := range w.grams {
+			v := w.b.Get(searchKey(w.wid, block, g))
+			if v == nil {
+				found = false
+				break
+			}
 			if i == 0 {
 				if err := decodeSearchSet(v, &w.set); err != nil {
 					return false, err
@@ -329,19 +328,18 @@ func (w *searchWalk) nextBlock() (bool, error) {
 				w.set[j] &= s[j]
 			}
 		}
-		w.block = target
-		for i := range w.keys {
-			k, _ := w.curs[i].Prev()
-			w.keys[i] = w.within(i, k)
+		if found {
+			w.block = block
+			return true, nil
 		}
-		return true, nil
 	}
+	return false, nil
 }
 
 // next returns the next candidate link id (8 bytes, valid until the next
 // call), nil at the end.
 func (w *searchWalk) next() ([]byte, error) {
-	for !w.done {
+	for {
 		for w.word >= 0 {
 			if x := w.set[w.word]; x != 0 {
 				b := 63 - bits.LeadingZeros64(x)
@@ -353,16 +351,11 @@ func (w *searchWalk) next() ([]byte, error) {
 			w.word--
 		}
 		ok, err := w.nextBlock()
-		if err != nil {
+		if err != nil || !ok {
 			return nil, err
-		}
-		if !ok {
-			w.done = true
-			break
 		}
 		w.word = searchWords - 1
 	}
-	return nil, nil
 }
 
 // searchBuildBatch is how many links one transaction of the build of the

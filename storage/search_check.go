@@ -73,11 +73,11 @@ func checkSearchIndex(tx *bolt.Tx) []error {
 		if set.count() == 0 {
 			errs = append(errs, fmt.Errorf("links.search %x: empty set", k))
 		}
-		wid, gram, block := btoi(k[:8]), string(k[8:11]), uint64(keyBlock(k))
+		wid, block, gram := searchKeyParts(k)
 		for i, w := range set {
 			for ; w != 0; w &= w - 1 {
 				low := uint64(i*64 + trailingZeros(w))
-				got.add(wid, gram, block<<searchBlockBits|low)
+				got.add(wid, gram, uint64(block)<<searchBlockBits|low)
 			}
 		}
 		return nil

@@ -296,7 +296,7 @@ func TestCheck_DamagedSearchIndex(t *testing.T) {
 		{"entry too many", func(b *bolt.Bucket) error {
 			k, v := b.Cursor().First()
 			k2 := append([]byte(nil), k...)
-			k2[8], k2[9], k2[10] = 'z', 'z', 'q'
+			k2[12], k2[13], k2[14] = 'z', 'z', 'q'
 			return b.Put(k2, append([]byte(nil), v...))
 		}},
 		{"malformed value", func(b *bolt.Bucket) error {

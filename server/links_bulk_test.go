@@ -2,6 +2,8 @@ package server
 
 import (
 	"context"
+	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -127,4 +129,27 @@ func TestBulkCreate_Refused(t *testing.T) {
 	if total := e.do("GET", "/v1/links", e.readKey, "", 200).path("meta", "total"); total != float64(MaxBulkLinks) {
 		t.Fatalf("%v links after 1,000 created, want %d", total, MaxBulkLinks)
 	}
+}
+
+// BenchmarkBulkCreate sends POST /v1/links/bulk requests of 1,000 links
+// through the real router to a data file, and reports links created a
+// second (links/s).
+func BenchmarkBulkCreate(b *testing.B) {
+	e := newEnv(b, func(c *Config) { c.Plans[link.PlanFree] = 0 })
+	items := make([]string, MaxBulkLinks)
+	n := 0
+	b.ReportAllocs()
+	for b.Loop() {
+		for i := range items {
+			items[i] = `{"destination_url":"https://shop-` + strconv.Itoa(n%1000) + `.example.com/section/post-` + strconv.Itoa(n) + `?utm_source=news","tags":["bulk"]}`
+			n++
+		}
+		req := newRequest("POST", "/v1/links/bulk", e.writeKey, bulkBody(items...))
+		w := httptest.NewRecorder()
+		e.srv.ServeHTTP(w, req)
+		if w.Code != 200 {
+			b.Fatalf("status %d: %s", w.Code, w.Body.Bytes()[:min(w.Body.Len(), 500)])
+		}
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "links/s")
 }

@@ -13,6 +13,7 @@ import { CampaignsPage } from './campaigns.js';
 import { DomainsPage } from './domains.js';
 import { InvitePage } from './invite.js';
 import { AccountPage } from './account.js';
+import { BulkPage } from './bulk.js';
 
 // pages are the built pages, in the order of the navigation; only these
 // appear in it.
@@ -25,6 +26,7 @@ const pages = [
   { path: 'keys', title: 'API keys', component: KeysPage },
   { path: 'members', title: 'Members', component: MembersPage },
   { path: 'audit', title: 'Audit log', component: AuditPage },
+  { path: 'bulk', title: 'Bulk create', component: BulkPage },
   { path: 'account', title: 'Account', component: AccountPage, noWorkspace: true },
 ];
 

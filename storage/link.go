@@ -161,10 +161,11 @@ func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string)
 // the number of links matching the filter. ENOTFOUND for an unknown
 // workspace.
 //
-// With no tag it walks the workspace index, with one tag that tag's index,
-// with several tags a merge of their indexes (each link once). Search,
-// campaign and domain are checked on the records met on that walk, at most
-// f.ScanLimit of them. Without those filters, and with at most one tag,
+// A search of 3 bytes or more without tags walks the search index's
+// candidates (see search.go). Otherwise, with no tag it walks the
+// workspace index, with one tag that tag's index, with several tags a
+// merge of their indexes (each link once). Search, campaign and domain are
+// checked on the records met on that walk, at most f.ScanLimit of them. Without those filters, and with at most one tag,
 // the total is read from a counter and the walk stops at the end of the
 // page.
 func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*link.LinkPage, error) {
@@ -215,6 +216,7 @@ type linkQuery struct {
 	offset, limit, scanLimit int
 	tags                     []string // trimmed, each once
 	search                   string   // lower-cased
+	rawSearch                []byte   // search, when it is the only filter that reads records
 	grams                    []string // of search, when the search index finds the candidates
 	quick                    func([]byte) bool
 	match                    func(*linkRecord) bool
@@ -234,6 +236,9 @@ func newLinkQuery(f link.LinkFilter) linkQuery {
 	q := linkQuery{offset: offset, limit: f.Limit, scanLimit: f.ScanLimit,
 		search: strings.ToLower(strings.TrimSpace(f.Search))}
 	q.quick, q.match = linkMatcher(f)
+	if q.search != "" && f.CampaignID == "" && f.Domain == nil {
+		q.rawSearch = []byte(q.search)
+	}
 	return q
 }
 
@@ -302,6 +307,20 @@ func (q *linkQuery) walk(tx *bolt.Tx, wid uint64, it *linkIndex, page *link.Link
 		scanned++
 		if q.quick != nil && !q.quick(raw) {
 			continue
+		}
+		if q.rawSearch != nil {
+			// Most records are read without decoding them.
+			w, ok, known := rawSearchMatch(raw, q.rawSearch)
+			if known && w != wid {
+				return n, fmt.Errorf("link index: link %x belongs to workspace %d, not %d", idb, w, wid)
+			}
+			if known && !ok {
+				continue
+			}
+			if known && !inPage {
+				n++
+				continue
+			}
 		}
 		// The fields the filters read first: most records met are not
 		// in the page, and their times are costly to decode.

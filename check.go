@@ -20,7 +20,8 @@ var checkCommand = &command{
 	synopsis: "check [--file FILE] [--config FILE] [--token TOKEN]",
 	summary:  "check the data file (or a backup) for damage",
 	about: `Read every page of the data file (storage.path), or of FILE such as a
-backup, and run bbolt's consistency check. Print "... is OK" and exit 0,
+backup, run bbolt's consistency check, and check that the search index
+agrees with the links. Print "... is OK" and exit 0,
 or each problem found and exit 1. It never writes to the file. While a
 running server holds the data file, the check reads a hot backup taken
 through that server's admin API, signed in as for linkbolt backup.`,

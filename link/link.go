@@ -200,6 +200,15 @@ type LinkService interface {
 	// alias is taken on the domain, or held for another workspace after
 	// its link was deleted or renamed. Returns once the link is durable.
 	CreateLink(ctx context.Context, l *Link) error
+	// CreateLinks stores validated links of one workspace in one
+	// transaction, each as CreateLink would, and returns one error for
+	// each (nil for a link stored, whose fields are set as CreateLink
+	// sets them): ECONFLICT (alias taken, also by an earlier link of the
+	// same call), EINVALID (domain, campaign). A refused link
+	// does not keep the others from being stored. The error returned
+	// apart stores nothing: ENOTFOUND for an unknown workspace, or a
+	// failure of the write.
+	CreateLinks(ctx context.Context, workspaceID string, links []*Link) ([]error, error)
 	// UpdateLink applies a validated update; an alias it frees is held for
 	// the workspace. ENOTFOUND, ECONFLICT (alias taken or held).
 	UpdateLink(ctx context.Context, workspaceID, id string, upd LinkUpdate, validate func(*Link) error) (*Link, error)

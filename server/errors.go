@@ -90,16 +90,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 		s.logger.LogAttrs(r.Context(), slog.LevelError, "internal error",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("err", err))
 	}
-	p := problem{
-		Type:   problemTypeBase + code,
-		Title:  codeTitle[code],
-		Status: status,
-		Detail: link.ErrorMessage(err),
-		Code:   code,
-	}
-	for _, f := range link.ErrorFields(err) {
-		p.Errors = append(p.Errors, problemField{Field: f.Field, Message: f.Message})
-	}
+	p := newProblem(err, code, status)
 	h := w.Header()
 	if status == http.StatusUnauthorized {
 		h.Set("WWW-Authenticate", `Bearer realm="linkbolt"`)
@@ -111,6 +102,21 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Method != http.MethodHead {
 		_ = jsonEncode(w, p)
 	}
+}
+
+// newProblem is the problem of err, whose code has the status.
+func newProblem(err error, code string, status int) problem {
+	p := problem{
+		Type:   problemTypeBase + code,
+		Title:  codeTitle[code],
+		Status: status,
+		Detail: link.ErrorMessage(err),
+		Code:   code,
+	}
+	for _, f := range link.ErrorFields(err) {
+		p.Errors = append(p.Errors, problemField{Field: f.Field, Message: f.Message})
+	}
+	return p
 }
 
 // retryAfter sets the Retry-After header for a 429 or 503 answer.

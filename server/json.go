@@ -38,6 +38,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 // after the object. Every failure is an error with a code and a message
 // that says what to fix.
 func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error {
+	return s.decodeJSONUpTo(w, r, v, s.cfg.MaxBody)
+}
+
+// decodeJSONUpTo is decodeJSON with a body of at most limit bytes.
+func (s *Server) decodeJSONUpTo(w http.ResponseWriter, r *http.Request, v any, limit int64) error {
 	ct := r.Header.Get("Content-Type")
 	if ct == "" {
 		return errHTTP(codeUnsupportedMedia, "the body must be JSON: send 'Content-Type: application/json'")
@@ -46,15 +51,15 @@ func (s *Server) decodeJSON(w http.ResponseWriter, r *http.Request, v any) error
 	if err != nil || (mt != "application/json" && !strings.HasSuffix(mt, "+json")) {
 		return errHTTP(codeUnsupportedMedia, fmt.Sprintf("the body must be JSON, not %q: send 'Content-Type: application/json'", ct))
 	}
-	if r.ContentLength > s.cfg.MaxBody {
-		return errHTTP(codeTooLarge, fmt.Sprintf("the body is larger than the limit of %d bytes", s.cfg.MaxBody))
+	if r.ContentLength > limit {
+		return errHTTP(codeTooLarge, fmt.Sprintf("the body is larger than the limit of %d bytes", limit))
 	}
-	body := http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
+	body := http.MaxBytesReader(w, r.Body, limit)
 	data, err := io.ReadAll(body)
 	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			return errHTTP(codeTooLarge, fmt.Sprintf("the body is larger than the limit of %d bytes", s.cfg.MaxBody))
+			return errHTTP(codeTooLarge, fmt.Sprintf("the body is larger than the limit of %d bytes", limit))
 		}
 		return link.Errorf(link.EINVALIDREQUEST, "could not read the body: %v", err)
 	}

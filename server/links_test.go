@@ -315,10 +315,17 @@ func TestListLinksSearchBound(t *testing.T) {
 	if got, want := r.path("data", 0, "alias"), "sb4"; got != want {
 		t.Fatalf("first %v, want %q", got, want)
 	}
-	// The oldest link is past the bound; the answer says it did not look.
-	r = e.do("GET", "/v1/links?search=sb0", e.readKey, "", 200)
+	// The oldest link is past the bound of a scanned (short) search; the
+	// answer says it did not look.
+	r = e.do("GET", "/v1/links?search=b0", e.readKey, "", 200)
 	if r.path("meta", "total") != float64(0) || r.path("meta", "search_truncated") != true {
 		t.Fatalf("search past the bound: %s", r.raw)
+	}
+	// A search of 3 characters or more reads the search index: the bound
+	// counts the candidates it names, here one.
+	r = e.do("GET", "/v1/links?search=sb0", e.readKey, "", 200)
+	if r.path("meta", "total") != float64(1) || r.path("meta", "search_truncated") != false || r.path("data", 0, "alias") != "sb0" {
+		t.Fatalf("indexed search past the scan bound: %s", r.raw)
 	}
 	// Without a filter nothing is scanned: every link is counted.
 	r = e.do("GET", "/v1/links", e.readKey, "", 200)

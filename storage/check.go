@@ -36,7 +36,8 @@ func (r *CheckReport) OK() bool { return len(r.Problems) == 0 }
 // every bucket and the free-page list (read through ReadAt, so a damaged
 // page cannot fault), and then, when that structure is sound enough to
 // map safely, bbolt's own consistency check (tx.Check: page types, key
-// order, pages neither in use nor free). A file a server holds fails with
+// order, pages neither in use nor free), and then that the search index
+// agrees with the links. A file a server holds fails with
 // an error matching ErrLocked; a damaged file is a report with problems,
 // not an error.
 func CheckFile(path string) (*CheckReport, error) {
@@ -80,6 +81,9 @@ func CheckFile(path string) (*CheckReport, error) {
 	if err := catchDamage(path, func() error { return boltCheck(ro, r) }); err != nil {
 		r.Problems = append(r.Problems, err.Error())
 	}
+	if r.OK() {
+		r.Problems = append(r.Problems, checkSearch(ro)...)
+	}
 	return r, nil
 }
 
@@ -102,4 +106,22 @@ func boltCheck(db *bolt.DB, r *CheckReport) error {
 			return nil
 		})
 	})
+}
+
+// checkSearch checks that the search index agrees with the links (see
+// checkSearchIndex), on a file whose structure is sound.
+func checkSearch(db *bolt.DB) []string {
+	var problems []string
+	_ = db.View(func(tx *bolt.Tx) error {
+		if tx.Bucket(bucketMeta) == nil || tx.Bucket(bucketLinks) == nil || tx.Bucket(bucketLinksSearch) == nil {
+			return nil
+		}
+		for _, err := range checkSearchIndex(tx) {
+			if len(problems) < maxProblems {
+				problems = append(problems, err.Error())
+			}
+		}
+		return nil
+	})
+	return problems
 }

@@ -85,6 +85,7 @@ var (
 	bucketLinksTag       = []byte("links.tag")       // workspace id + tag + "\x00" + link id → ""
 	bucketLinksCount     = []byte("links.count")     // workspace id → number of links
 	bucketLinksTagCount  = []byte("links.tag_count") // workspace id + tag → number of links
+	bucketLinksSearch    = []byte("links.search")    // workspace id + trigram(3) + block(4) → set of link ids (see search.go)
 
 	// Clicks; see click_codec.go for the scope keys and the encodings.
 	bucketLinksCampaign = []byte("links.campaign") // workspace id + campaign id + link id → ""
@@ -138,6 +139,7 @@ var allBuckets = [][]byte{
 	bucketDomains, bucketDomainsHostname, bucketDomainsWorkspace,
 	bucketClicksLink, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily, bucketClicksVisitors, bucketClicksSalts, bucketClicksHosts,
 	bucketAudit, bucketAuditTime, bucketAuditActor, bucketAuditAction, bucketAuditTarget,
+	bucketLinksSearch,
 }
 
 // Keys of the meta bucket.
@@ -232,6 +234,11 @@ func (db *DB) Open() error {
 	}
 	db.db, db.ids = bdb, ids
 	codecs.Store(bdb, ids)
+	if err := buildSearchIndex(bdb, db.logger()); err != nil {
+		_ = bdb.Close()
+		db.db = nil
+		return err
+	}
 	db.removeBackupLeftovers()
 	bdb.MaxBatchDelay = DefaultBatchDelay
 	if db.BatchDelay > 0 {

@@ -56,16 +56,17 @@ func BulkCreateLinks(db *DB, workspaceID string, n int, mk func(i int) *link.Lin
 	now := db.now()
 	for start := 0; start < n; start += 5000 {
 		err := db.db.Update(func(tx *bolt.Tx) error {
+			var ix searchIndexer
 			for i := start; i < min(start+5000, n); i++ {
 				l := mk(i)
 				l.Normalize()
 				rec := &linkRecord{Workspace: wid, Alias: l.Alias, Domain: l.Domain, Destination: l.DestinationURL,
 					Tags: l.Tags, CampaignID: l.CampaignID, RedirectCode: l.RedirectCode, CreatedAt: now, UpdatedAt: now}
-				if _, err := createLink(tx, rec); err != nil {
+				if _, err := addLink(tx, rec, &ix); err != nil {
 					return err
 				}
 			}
-			return nil
+			return ix.write(tx)
 		})
 		if err != nil {
 			return err
@@ -78,7 +79,8 @@ func BulkCreateLinks(db *DB, workspaceID string, n int, mk func(i int) *link.Lin
 // records by brute force and reports any difference, checks the campaigns
 // and their indexes (see checkCampaigns), the domain indexes (see
 // checkDomains), the webhooks and their delivery queues (see
-// checkWebhooks), and checks the click data (see checkClicks).
+// checkWebhooks), the search index (see checkSearchIndex), and checks the
+// click data (see checkClicks).
 func (db *DB) CheckIndexes() error { return db.db.View(checkIndexes) }
 
 // checkIndexes is CheckIndexes in the transaction tx.
@@ -124,6 +126,7 @@ func checkIndexes(tx *bolt.Tx) error {
 	errs = append(errs, checkMembers(tx)...)
 	errs = append(errs, checkInvitations(tx)...)
 	errs = append(errs, checkAudit(tx)...)
+	errs = append(errs, checkSearchIndex(tx)...)
 	compareCounters := func(name []byte, want map[string]uint64) {
 		got := map[string]uint64{}
 		_ = tx.Bucket(name).ForEach(func(k, v []byte) error { got[string(k)] = btoi(v); return nil })
@@ -465,4 +468,12 @@ func (s *WebhookService) AttemptTxs() uint64 { return s.attempts.txs.Load() }
 func InspectDataFile(path string) error {
 	_, err := inspectDataFile(path)
 	return err
+}
+
+// SetSearchBuildBatch sets the links one transaction of the search index
+// build reads, until the returned function restores it.
+func SetSearchBuildBatch(n int) (restore func()) {
+	was := searchBuildBatch
+	searchBuildBatch = n
+	return func() { searchBuildBatch = was }
 }

@@ -161,10 +161,11 @@ func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string)
 // the number of links matching the filter. ENOTFOUND for an unknown
 // workspace.
 //
-// With no tag it walks the workspace index, with one tag that tag's index,
-// with several tags a merge of their indexes (each link once). Search,
-// campaign and domain are checked on the records met on that walk, at most
-// f.ScanLimit of them. Without those filters, and with at most one tag,
+// A search of 3 bytes or more without tags walks the search index's
+// candidates (see search.go). Otherwise, with no tag it walks the
+// workspace index, with one tag that tag's index, with several tags a
+// merge of their indexes (each link once). Search, campaign and domain are
+// checked on the records met on that walk, at most f.ScanLimit of them. Without those filters, and with at most one tag,
 // the total is read from a counter and the walk stops at the end of the
 // page.
 func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*link.LinkPage, error) {
@@ -181,6 +182,11 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 		}
 	}
 	q.tags = tags
+	if len(q.search) >= 3 && len(tags) == 0 {
+		// The search index yields the candidates. With tags, the tags'
+		// index does, as the scan limit has always bounded it.
+		q.grams = trigrams(q.search)
+	}
 	page := &link.LinkPage{}
 	err := s.db.db.View(func(tx *bolt.Tx) error {
 		if err := workspaceExists(tx, wid); err != nil {
@@ -213,6 +219,9 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 type linkQuery struct {
 	offset, limit, scanLimit int
 	tags                     []string // trimmed, each once
+	search                   string   // lower-cased
+	rawSearch                []byte   // search, when it is the only filter that reads records
+	grams                    []string // of search, when the search index finds the candidates
 	quick                    func([]byte) bool
 	match                    func(*linkRecord) bool
 }
@@ -228,8 +237,12 @@ func newLinkQuery(f link.LinkFilter) linkQuery {
 	if f.Page-1 < offset/f.Limit {
 		offset = f.Offset()
 	}
-	q := linkQuery{offset: offset, limit: f.Limit, scanLimit: f.ScanLimit}
+	q := linkQuery{offset: offset, limit: f.Limit, scanLimit: f.ScanLimit,
+		search: strings.ToLower(strings.TrimSpace(f.Search))}
 	q.quick, q.match = linkMatcher(f)
+	if q.search != "" && f.CampaignID == "" && f.Domain == nil {
+		q.rawSearch = []byte(q.search)
+	}
 	return q
 }
 
@@ -244,6 +257,10 @@ func (q *linkQuery) counted() bool { return q.match == nil && len(q.tags) <= 1 }
 func (q *linkQuery) index(tx *bolt.Tx, wid uint64, it *linkIndex) (int, error) {
 	var total uint64
 	var err error
+	if q.grams != nil {
+		it.search = newSearchWalk(tx, wid, q.grams)
+		return 0, nil
+	}
 	switch len(q.tags) {
 	case 0:
 		it.one.start(tx.Bucket(bucketLinksWorkspace), itob(wid))
@@ -295,17 +312,38 @@ func (q *linkQuery) walk(tx *bolt.Tx, wid uint64, it *linkIndex, page *link.Link
 		if q.quick != nil && !q.quick(raw) {
 			continue
 		}
+		if q.rawSearch != nil {
+			// Most records are read without decoding them.
+			w, ok, known := rawSearchMatch(raw, q.rawSearch)
+			if known && w != wid {
+				return n, fmt.Errorf("link index: link %x belongs to workspace %d, not %d", idb, w, wid)
+			}
+			if known && !ok {
+				continue
+			}
+			if known && !inPage {
+				n++
+				continue
+			}
+		}
+		// The fields the filters read first: most records met are not
+		// in the page, and their times are costly to decode.
 		var rec linkRecord
-		if err := decodeJSON(raw, &rec); err != nil {
+		var view linkFilterView
+		if err := decodeJSON(raw, &view); err != nil {
 			return n, err
 		}
-		if rec.Workspace != wid {
-			return n, fmt.Errorf("link index: link %x belongs to workspace %d, not %d", idb, rec.Workspace, wid)
+		if view.Workspace != wid {
+			return n, fmt.Errorf("link index: link %x belongs to workspace %d, not %d", idb, view.Workspace, wid)
 		}
+		view.record(&rec)
 		if q.match != nil && !q.match(&rec) {
 			continue
 		}
 		if inPage {
+			if err := decodeJSON(raw, &rec); err != nil {
+				return n, err
+			}
 			l, err := linkWithClicks(tx, btoi(idb), &rec)
 			if err != nil {
 				return n, err
@@ -314,7 +352,22 @@ func (q *linkQuery) walk(tx *bolt.Tx, wid uint64, it *linkIndex, page *link.Link
 		}
 		n++
 	}
-	return n, nil
+	return n, it.err
+}
+
+// linkFilterView is the part of a link record that the filters of a
+// list read.
+type linkFilterView struct {
+	Workspace   uint64   `json:"ws"`
+	Alias       string   `json:"alias"`
+	Domain      string   `json:"domain,omitempty"`
+	Destination string   `json:"dest"`
+	Tags        []string `json:"tags,omitempty"`
+	CampaignID  string   `json:"campaign_id,omitempty"`
+}
+
+func (v *linkFilterView) record(r *linkRecord) {
+	r.Workspace, r.Alias, r.Domain, r.Destination, r.Tags, r.CampaignID = v.Workspace, v.Alias, v.Domain, v.Destination, v.Tags, v.CampaignID
 }
 
 // walkByClicks is walk for SortClicks: it reads the click counter of
@@ -454,7 +507,7 @@ func linkMatcher(f link.LinkFilter) (quick func([]byte) bool, match func(*linkRe
 		if domain != nil && r.Domain != *domain {
 			return false
 		}
-		if search != "" && !containsFold(r.Alias, search) && !containsFold(r.Destination, search) {
+		if search != "" && !searchMatches(r, search) {
 			return false
 		}
 		return true
@@ -491,11 +544,6 @@ func jsonField(name, value string) []byte {
 	return concat([]byte(`"`+name+`":`), v)
 }
 
-// containsFold reports whether s contains the lower-case substr, ignoring case.
-func containsFold(s, substr string) bool {
-	return strings.Contains(strings.ToLower(s), substr)
-}
-
 // linkCount says how many links n is, in words: "1 link", "2 links".
 func linkCount(n int) string {
 	if n == 1 {
@@ -513,13 +561,24 @@ func themFor(n int) string {
 }
 
 // linkIndex yields link IDs (8-byte keys) newest first, nil at the end:
-// from one index, or merged from several.
+// from one index, merged from several, or from the search index (whose
+// error, if any, ends the walk and is kept in err).
 type linkIndex struct {
 	one    reverseIndex
 	merged *mergedIndex // when set, the walk
+	search *searchWalk  // when set, the walk
+	err    error
 }
 
 func (it *linkIndex) next() []byte {
+	if it.search != nil {
+		id, err := it.search.next()
+		if err != nil {
+			it.err = err
+			return nil
+		}
+		return id
+	}
 	if it.merged != nil {
 		return it.merged.next()
 	}
@@ -612,6 +671,20 @@ func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
 // must be a verified domain of rec.Workspace, checked here, in the
 // transaction that stores the link (EINVALID, field domain).
 func createLink(tx *bolt.Tx, rec *linkRecord) (uint64, error) {
+	var ix searchIndexer
+	id, err := addLink(tx, rec, &ix)
+	if err != nil {
+		return 0, err
+	}
+	return id, ix.write(tx)
+}
+
+// addLink is createLink with the link's search index entries gathered in
+// ix, for the caller to write (several links' at once). It checks
+// everything that can refuse the link (domain, campaign, alias) before it
+// writes anything, so that a refused link leaves the transaction as it
+// was.
+func addLink(tx *bolt.Tx, rec *linkRecord, ix *searchIndexer) (uint64, error) {
 	if rec.Domain != "" {
 		if err := domainForLink(tx, rec.Workspace, rec.Domain); err != nil {
 			return 0, err
@@ -662,6 +735,7 @@ func createLink(tx *bolt.Tx, rec *linkRecord) (uint64, error) {
 			return 0, err
 		}
 	}
+	ix.add(id, rec)
 	return id, nil
 }
 
@@ -755,6 +829,8 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 		}
 		idb := itob(lid)
 
+		var ix searchIndexer
+		ix.remove(lid, rec)
 		alias, err := s.moveAlias(tx, wid, idb, rec, l.Alias, now)
 		if err != nil {
 			return err
@@ -774,6 +850,10 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 		rec.RedirectCode = l.RedirectCode
 		rec.UpdatedAt = now
 		if err := putJSON(tx.Bucket(bucketLinks), idb, rec); err != nil {
+			return err
+		}
+		ix.add(lid, rec)
+		if err := ix.write(tx); err != nil {
 			return err
 		}
 		out = rec.link(s.db.ids, lid, uint64(l.Clicks))
@@ -922,6 +1002,11 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 			if err := removeTag(tx, wid, t, idb); err != nil {
 				return err
 			}
+		}
+		var ix searchIndexer
+		ix.remove(lid, rec)
+		if err := ix.write(tx); err != nil {
+			return err
 		}
 		return deleteLinkStats(tx, lid)
 	})

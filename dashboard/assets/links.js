@@ -7,6 +7,7 @@ import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
 import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, fmtNumber, count, useApiForm, useList } from './ui.js';
 import { QRButton } from './qr.js';
+import { BulkCreate } from './bulk.js';
 
 const LIMIT = 20;
 const CODES = [
@@ -133,6 +134,10 @@ export function LinksPage({ workspace }) {
   return html`<h1>Links</h1>
     <${CreateLink} campaigns=${campaigns.list} domains=${verified}
       onCreated=${l => { go({ ...view, page: 1 }); setNotice('Created ' + l.short_url + '.'); }} />
+    <details id="create-many" class="create-many">
+      <summary>Create many links at once</summary>
+      <${BulkCreate} onCreated=${created => { go({ ...view, page: 1 }); setNotice(count(created.length, 'link', 'links') + ' created.'); }} />
+    </details>
     ${editing ? html`<${EditLink} key=${editing.id + editing.updated_at} link=${editing.link} answer=${editing.answer} campaigns=${campaigns.list}
       onCancel=${() => { const id = editing.id; setEditing(null); focusLater('#links tr[data-id="' + id + '"] button.edit'); }}
       onSaved=${l => { setEditing({ id: l.id, updated_at: l.updated_at, link: l, answer: l }); setReload(n => n + 1); }} />` : null}

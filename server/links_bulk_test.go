@@ -1,0 +1,159 @@
+package server
+
+import (
+	"context"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// bulkBody is a POST /v1/links/bulk body of the given link bodies.
+func bulkBody(items ...string) string {
+	return `{"links":[` + strings.Join(items, ",") + `]}`
+}
+
+// TestBulkCreate checks POST /v1/links/bulk: good links are created in
+// one request with a result each, in order; a bad link (invalid, alias
+// taken before or earlier in the same request, unknown campaign) gets
+// its own problem and leaves the others created; each created link sends
+// one link.created event and is found by search.
+func TestBulkCreate(t *testing.T) {
+	e := newEnv(t)
+	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"exists"}`, 201)
+	before, err := e.srv.campaigns.FindEvents(context.Background(), e.ws, "", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := e.do("POST", "/v1/links/bulk", e.writeKey, bulkBody(
+		`{"destination_url":"https://bulk.example.com/a","alias":"bulk-a","tags":["bulk"]}`,
+		`{"destination_url":"javascript:alert(1)"}`,
+		`{"destination_url":"https://bulk.example.com/c","alias":"exists"}`,
+		`{"destination_url":"https://bulk.example.com/d","alias":"same"}`,
+		`{"destination_url":"https://bulk.example.com/e","alias":"same"}`,
+		`{"destination_url":"https://bulk.example.com/f","campaign_id":"cmp_nothere"}`,
+		`{"destination_url":"https://bulk.example.com/g"}`,
+	), 200)
+	want := []struct {
+		status int
+		code   string
+	}{{0, ""}, {422, "validation_failed"}, {409, "conflict"}, {0, ""}, {409, "conflict"}, {422, "validation_failed"}, {0, ""}}
+	for i, w := range want {
+		if got := r.path("data", i, "index"); got != float64(i) {
+			t.Fatalf("result %d has index %v", i, got)
+		}
+		if w.status == 0 {
+			if id, _ := r.path("data", i, "link", "id").(string); r.path("data", i, "error") != nil || !strings.HasPrefix(id, "lnk_") {
+				t.Fatalf("result %d: %s", i, r.raw)
+			}
+			continue
+		}
+		if r.path("data", i, "link") != nil || r.path("data", i, "error", "status") != float64(w.status) || r.path("data", i, "error", "code") != w.code {
+			t.Fatalf("result %d: want %d %s: %s", i, w.status, w.code, r.raw)
+		}
+	}
+	if r.path("data", 1, "error", "errors", 0, "field") != "destination_url" {
+		t.Fatalf("the invalid link's problem names no field: %s", r.raw)
+	}
+	if r.path("meta", "created") != float64(3) || r.path("meta", "failed") != float64(4) {
+		t.Fatalf("meta: %s", r.raw)
+	}
+	if loc := e.do("GET", "/bulk-a", "", "", 302).header.Get("Location"); loc != "https://bulk.example.com/a" {
+		t.Fatalf("Location = %q", loc)
+	}
+	if loc := e.do("GET", "/same", "", "", 302).header.Get("Location"); loc != "https://bulk.example.com/d" {
+		t.Fatalf("the first link of an alias keeps it: Location = %q", loc)
+	}
+	l := e.do("GET", "/v1/links?search=bulk.example", e.readKey, "", 200)
+	if l.path("meta", "total") != float64(3) {
+		t.Fatalf("search finds the created links: %s", l.raw)
+	}
+	after, err := e.srv.campaigns.FindEvents(context.Background(), e.ws, "", 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	created := 0
+	for _, ev := range after[:len(after)-len(before)] {
+		if ev.Type == link.EventLinkCreated {
+			created++
+		}
+	}
+	if created != 3 || len(after)-len(before) != 3 {
+		t.Fatalf("%d new events, %d link.created, want 3 link.created", len(after)-len(before), created)
+	}
+}
+
+// TestBulkCreate_Refused checks the requests refused whole, with nothing
+// created: no links, more than 1,000, a malformed item, a read-only key,
+// no credential, a body over the size limit.
+func TestBulkCreate_Refused(t *testing.T) {
+	e := newEnv(t)
+	one := `{"destination_url":"https://example.com/x"}`
+	many := make([]string, MaxBulkLinks+1)
+	for i := range many {
+		many[i] = one
+	}
+	for _, tc := range []struct {
+		name, cred, body string
+		status           int
+		code             string
+	}{
+		{"empty list", e.writeKey, `{"links":[]}`, 400, "invalid_request"},
+		{"no list", e.writeKey, `{}`, 400, "invalid_request"},
+		{"empty body", e.writeKey, ``, 400, "invalid_request"},
+		{"1,001 links", e.writeKey, bulkBody(many...), 400, "invalid_request"},
+		{"unknown field in an item", e.writeKey, bulkBody(one, `{"destination_url":"https://example.com/","colour":"red"}`), 400, "invalid_request"},
+		{"not an array", e.writeKey, `{"links":{"destination_url":"https://example.com/"}}`, 400, "invalid_request"},
+		{"read-only key", e.readKey, bulkBody(one), 403, "forbidden"},
+		{"no credential", "", bulkBody(one), 401, "unauthorized"},
+		{"too large", e.writeKey, bulkBody(`{"destination_url":"https://example.com/` + strings.Repeat("a", maxBulkBody) + `"}`), 413, "payload_too_large"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := newRequest("POST", "/v1/links/bulk", tc.cred, tc.body)
+			if tc.body == "" {
+				req.Header.Set("Content-Type", "application/json")
+			}
+			wantProblem(t, e.request(req), tc.status, tc.code)
+		})
+	}
+	if total := e.do("GET", "/v1/links", e.readKey, "", 200).path("meta", "total"); total != float64(0) {
+		t.Fatalf("refused requests created %v links", total)
+	}
+	// 1,000 links are one request.
+	r := e.do("POST", "/v1/links/bulk", e.writeKey, bulkBody(many[:MaxBulkLinks]...), 200)
+	if r.path("meta", "created") != float64(MaxBulkLinks) {
+		t.Fatalf("meta: %v", r.path("meta"))
+	}
+	if total := e.do("GET", "/v1/links", e.readKey, "", 200).path("meta", "total"); total != float64(MaxBulkLinks) {
+		t.Fatalf("%v links after 1,000 created, want %d", total, MaxBulkLinks)
+	}
+}
+
+// BenchmarkBulkCreate sends POST /v1/links/bulk requests of 1,000 links
+// through the real router to a data file, and reports links created a
+// second (links/s).
+func BenchmarkBulkCreate(b *testing.B) {
+	e := newEnv(b, func(c *Config) { c.Plans[link.PlanFree] = 0 })
+	items := make([]string, MaxBulkLinks)
+	n := 0
+	b.ReportAllocs()
+	cpu := cpuTime()
+	for b.Loop() {
+		for i := range items {
+			items[i] = `{"destination_url":"https://shop-` + strconv.Itoa(n%1000) + `.example.com/section/post-` + strconv.Itoa(n) + `?utm_source=news","tags":["bulk"]}`
+			n++
+		}
+		req := newRequest("POST", "/v1/links/bulk", e.writeKey, bulkBody(items...))
+		w := httptest.NewRecorder()
+		e.srv.ServeHTTP(w, req)
+		if w.Code != 200 {
+			b.Fatalf("status %d: %s", w.Code, w.Body.Bytes()[:min(w.Body.Len(), 500)])
+		}
+	}
+	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "links/s")
+	if used := float64(cpuTime()-cpu) / 1e9; used > 0 {
+		b.ReportMetric(float64(n)/used, "links/cpu-s")
+	}
+}

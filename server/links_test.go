@@ -374,6 +374,9 @@ func TestListLinksSortClicks(t *testing.T) {
 		{"sort=clicks&page=3&limit=2", nil, 4, true},
 		{"sort=clicks&tags=red", []string{"c0", "c2", "c4"}, 3, false},
 		{"sort=clicks&tags=blue&search=example", []string{"c1", "c3"}, 2, false},
+		// An indexed search names its candidates; the bound counts them.
+		{"sort=clicks&search=example.com/", []string{"c2", "c4", "c1", "c3"}, 4, true},
+		{"sort=clicks&search=com/0", []string{"c0"}, 1, false},
 		{"sort=created", []string{"c4", "c3", "c2", "c1", "c0"}, 5, false},
 	} {
 		t.Run(tt.query, func(t *testing.T) {

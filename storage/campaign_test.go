@@ -317,6 +317,10 @@ func TestUpdateCampaign_Events(t *testing.T) {
 	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Spring", UTMSource: "news"})
 	o := mustCampaign(t, s, other.ID, &link.Campaign{Name: "Foreign"})
 	rec := recordEvents(t, s)
+	// The outbox keeps the events a webhook is subscribed to.
+	hooks := storage.NewWebhookService(s.DB)
+	mustWebhook(t, hooks, ws.ID, true, link.EventCampaignUpdated)
+	mustWebhook(t, hooks, other.ID, true, link.EventCampaignUpdated)
 
 	var ev *link.Event     // the first event of ws
 	var want []string      // ws's event IDs, oldest first

@@ -81,6 +81,7 @@ func TestPingAndRetry(t *testing.T) {
 	ctx := context.Background()
 	// Subscribed to nothing that happens here: a ping still goes.
 	w := mustWebhook(t, hooks, ws.ID, true, link.EventLinkDeleted)
+	mustWebhook(t, hooks, ws.ID, true, link.EventCampaignUpdated)
 	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Spring"})
 	campaignEvents(t, s, c, 1)
 

@@ -152,10 +152,13 @@ func (w *eventWriter) append(wid uint64, ev *link.Event, hooks []uint64) error {
 	b = append(b, `,"data":`...)
 	b = append(b, data...)
 	b = append(b, '}')
+	// An event is kept in the outbox only when a webhook is subscribed to
+	// it: without one nothing would ever read it, and a million links
+	// created would leave a million copies of themselves for the pruner.
 	// A click's event lives only in the deliveries it fans out to: clicks
 	// come by the tens of thousands a second, and a second copy of each
 	// would double the writes of every batch for nothing a webhook needs.
-	if ev.Type != link.EventLinkClicked {
+	if ev.Type != link.EventLinkClicked && len(hooks) > 0 {
 		if err := w.events.Put(w.key(seq), w.copy(b)); err != nil {
 			return fmt.Errorf("put event: %w", err)
 		}

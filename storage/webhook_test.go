@@ -30,7 +30,8 @@ func mustWebhook(tb testing.TB, hooks *storage.WebhookService, wsID string, enab
 }
 
 // campaignEvents writes n campaign.updated events of the workspace by
-// renaming a campaign n times, and returns their ids.
+// renaming a campaign n times, and returns their ids. The outbox keeps
+// them only when a webhook of the workspace is subscribed to them.
 func campaignEvents(tb testing.TB, s *Services, c *link.Campaign, n int) []string {
 	tb.Helper()
 	recordEvents(tb, s)
@@ -462,5 +463,32 @@ func BenchmarkRecordClicksWebhook(b *testing.B) {
 			}
 			b.ReportMetric(float64(b.N*size)/b.Elapsed().Seconds(), "clicks/s")
 		})
+	}
+}
+
+// TestOutboxKeepsSubscribedEventsOnly: an event no enabled webhook of the
+// workspace is subscribed to leaves nothing in the data file; once one is,
+// its events are kept (and delivered).
+func TestOutboxKeepsSubscribedEventsOnly(t *testing.T) {
+	s, _, ws := mustSetup(t)
+	ctx := context.Background()
+	s.Links.Events = testEncoder(t)
+	hooks := storage.NewWebhookService(s.DB)
+	mustLink(t, s, ws.ID, &link.Link{Alias: "unheard", DestinationURL: "https://example.com/a"})
+	mustWebhook(t, hooks, ws.ID, false, link.EventLinkCreated)    // disabled
+	mustWebhook(t, hooks, ws.ID, true, link.EventCampaignUpdated) // another type
+	mustLink(t, s, ws.ID, &link.Link{Alias: "unheard-too", DestinationURL: "https://example.com/b"})
+	if evs := events(t, s, ws.ID); len(evs) != 0 {
+		t.Fatalf("outbox without a subscriber: %d events", len(evs))
+	}
+	w := mustWebhook(t, hooks, ws.ID, true, link.EventLinkCreated)
+	l := mustLink(t, s, ws.ID, &link.Link{Alias: "heard", DestinationURL: "https://example.com/c"})
+	evs := events(t, s, ws.ID)
+	if len(evs) != 1 || evs[0].Type != link.EventLinkCreated || !strings.Contains(string(evs[0].Data), l.ID) {
+		t.Fatalf("outbox with a subscriber: %+v", evs)
+	}
+	ds, err := hooks.FindDeliveries(ctx, ws.ID, w.ID, 10)
+	if err != nil || len(ds) != 1 || ds[0].EventID != evs[0].ID {
+		t.Fatalf("deliveries: %+v, %v", ds, err)
 	}
 }

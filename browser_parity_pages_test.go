@@ -196,7 +196,6 @@ func TestBrowserYourWorkspaces(t *testing.T) {
 			t.Fatalf("the page shows role %q in %v", role, w)
 		}
 	}
-	b.screenshot("your-workspaces")
 
 	// Switch: the page is now the shop's, and so is the switcher.
 	var chosen, heading string

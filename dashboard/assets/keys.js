@@ -118,7 +118,7 @@ function KeyDetails({ id, role, onChanged }) {
         : 'is active'}</dd>
     </dl>
     <form class="keep-form" id=${'keep-' + key.id} onSubmit=${save}>
-      <label class="check"><input type="checkbox" id=${'keep-input-' + key.id} name="keep_when_creator_disabled" checked=${keep}
+      <label class="keep-check"><input type="checkbox" id=${'keep-input-' + key.id} name="keep_when_creator_disabled" checked=${keep}
         onChange=${e => setKeep(e.target.checked)} /> Keep this key working when its creator is disabled or leaves the workspace</label>
       <p class="hint">${role === 'owner'
         ? 'A key stops when the person who made it is disabled or removed; keep it for a script the workspace still needs.'

@@ -44,10 +44,10 @@ export function WorkspacePage({ workspace: ws, me, reloadMe, switchTo }) {
   const fresh = useWorkspace(ws);
   const shown = fresh.ws || ws;
   return html`<h1>Workspace</h1>
-    ${ws ? html`<p class="hint">Settings of <strong>${shown.name}</strong>, the workspace chosen in the switcher.
+    ${ws ? html`<${Message} error=${fresh.error} />
+      ${!fresh.ws && !fresh.error ? html`<p role="status">Reading the workspace…</p>` : html`<p class="hint">Settings of <strong>${shown.name}</strong>, the workspace chosen in the switcher.
       Your role: ${ws.role ? ws.role.replace('_', ' ') : 'none (instance admin)'}</p>
-      <${Message} error=${fresh.error} />
-      ${!fresh.ws && !fresh.error ? html`<p role="status">Reading the workspace…</p>` : html`<p class="hint" id="ws-dates">Plan ${planName(shown.plan)} · created ${fmtDate(shown.created_at)} · last changed ${fmtDate(shown.updated_at)}</p>
+      <p class="hint" id="ws-dates">Plan ${planName(shown.plan)} · created ${fmtDate(shown.created_at)} · last changed ${fmtDate(shown.updated_at)}</p>
       <${RenameForm} ws=${shown} reloadMe=${reloadMe} />
       <${PlanSection} ws=${shown} me=${me} reloadMe=${reloadMe} />`}`
     : html`<p class="empty">You are not a member of any workspace yet. Create one below, or ask an owner for an invitation.</p>`}

@@ -76,6 +76,8 @@ func TestBrowserDomains(t *testing.T) {
 	// Redirects: a bad URL at its field, then both saved.
 	root, notFound := "#go-example-com-root_redirect_url", "#go-example-com-not_found_url"
 	b.run("bad redirect",
+		chromedp.Click(card+` button.edit-redirects`),
+		chromedp.WaitVisible(root),
 		chromedp.SendKeys(root, "not a url"),
 		chromedp.Click(card+` form.redirects button[type=submit]`),
 		chromedp.WaitVisible(root+`-error`))

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	stdlog "log"
 	"net/http"
 	"net/url"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
@@ -62,8 +64,10 @@ func newBrowser(t testing.TB, base string) *browser {
 		chromedp.Flag("disable-gpu", true),
 		chromedp.WindowSize(1440, 1000),
 	)
+	logs := &chromedpLog{t: t}
+	t.Cleanup(logs.end) // runs last: after the browser is gone
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
+	ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithErrorf(logs.errorf), chromedp.WithLogf(logs.logf))
 	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
 	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
 	b := &browser{t: t, ctx: ctx, base: base, calls: map[string]bool{}, pending: map[network.RequestID]*network.Request{}}
@@ -77,6 +81,40 @@ func newBrowser(t testing.TB, base string) *browser {
 	t.Cleanup(b.check)
 	parity.journey(t)
 	return b
+}
+
+// chromedpLog passes chromedp's messages to the test log, but one:
+// chromedp does not know the event Chromium sends whenever a modal dialog
+// opens (dom.EventTopLayerElementsUpdated), and says so each time.
+type chromedpLog struct {
+	t     testing.TB
+	mu    sync.Mutex
+	ended bool
+}
+
+func (l *chromedpLog) errorf(format string, args ...any) {
+	if format == "unhandled node event %T" && len(args) == 1 {
+		if _, ok := args[0].(*dom.EventTopLayerElementsUpdated); ok {
+			return
+		}
+	}
+	l.logf("ERROR: "+format, args...)
+}
+
+func (l *chromedpLog) logf(format string, args ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ended { // a test may not log once it is over
+		stdlog.Printf(format, args...)
+		return
+	}
+	l.t.Logf(format, args...)
+}
+
+func (l *chromedpLog) end() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ended = true
 }
 
 func (b *browser) problem(format string, args ...any) {

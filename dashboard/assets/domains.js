@@ -1,6 +1,7 @@
 // domains.js is the Domains page: add a custom domain, the DNS TXT record
 // that proves it, verify, where its root and unknown links redirect,
-// delete; the instance admin may mark a domain verified without DNS.
+// delete; the instance admin may mark a domain verified without DNS. Its
+// redirects are edited from the domain read fresh.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
 import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, count, useApiForm, useList } from './ui.js';
@@ -101,7 +102,36 @@ function redirectsBody(form) {
   return { root_redirect_url: form.root_redirect_url.trim(), not_found_url: form.not_found_url.trim() };
 }
 
+// Redirects says where the domain's root and unknown links go; "Edit
+// redirects" reads the domain fresh (GET /v1/domains/{id}) and fills the
+// form with what the server holds now.
 function Redirects({ d, slug, onSaved }) {
+  const [open, setOpen] = useState(false);
+  const [fresh, setFresh] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    if (!open) return undefined;
+    let live = true;
+    setFresh(null);
+    setError(null);
+    call('GET', '/v1/domains/' + d.id).then(x => live && setFresh(x), e => live && setError(e));
+    return () => { live = false; };
+  }, [open]);
+  const shown = fresh || d;
+  return html`<div class="redirects-box">
+    <dl class="facts redirects-now">
+      <dt>Root</dt><dd class="root-now">${shown.root_redirect_url ? html`<code>${shown.root_redirect_url}</code>` : 'a small page'}</dd>
+      <dt>Unknown links</dt><dd class="not-found-now">${shown.not_found_url ? html`<code>${shown.not_found_url}</code>` : 'answer 404'}</dd>
+    </dl>
+    <div class="actions"><button type="button" class="secondary edit-redirects" aria-expanded=${open ? 'true' : 'false'}
+      aria-label=${(open ? 'Close the redirects of ' : 'Edit the redirects of ') + d.hostname} onClick=${() => setOpen(!open)}>${open ? 'Close' : 'Edit redirects'}</button></div>
+    ${open && error ? html`<${Message} error=${error} />` : null}
+    ${open && !fresh && !error ? html`<p role="status">Reading ${d.hostname}…</p>` : null}
+    ${open && fresh ? html`<${RedirectsForm} d=${fresh} slug=${slug} onSaved=${onSaved} />` : null}
+  </div>`;
+}
+
+function RedirectsForm({ d, slug, onSaved }) {
   const initial = { root_redirect_url: d.root_redirect_url || '', not_found_url: d.not_found_url || '' };
   const path = '/v1/domains/' + d.id;
   const { form, set, submit, error, busy, fields: f } = useApiForm(initial, form => call('PATCH', path, redirectsBody(form)), onSaved);

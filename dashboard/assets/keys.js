@@ -1,13 +1,15 @@
 // keys.js is the API keys page: create, the key shown once, list, rotate,
-// revoke.
+// revoke, and each key's details read fresh, where an owner keeps a key
+// working when its creator is disabled.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
 import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, fmtNumber, useApiForm, useList } from './ui.js';
 
-export function KeysPage() {
+export function KeysPage({ workspace }) {
   const { list, setList, error, setError, reload } = useList('/v1/keys');
   const [notice, setNotice] = useState('');
   const [shown, setShown] = useState(null); // a key just created or rotated
+  const [open, setOpen] = useState({}); // key id → its details are shown
 
   const act = async (what, f) => {
     setError(null);
@@ -46,22 +48,86 @@ export function KeysPage() {
       ${list && list.data.length === 0 ? html`<p class="empty">No keys yet. Create one above to use the API from scripts.</p>` : null}
       ${list && list.data.length > 0 ? html`<div class="table-wrap"><table id="keys">
         <thead><tr><th scope="col">Name</th><th scope="col">Start</th><th scope="col">Scope</th><th scope="col">State</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col" class="num">Requests</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
-        <tbody>${list.data.map(k => html`<tr key=${k.id} data-key=${k.id}>
+        <tbody>${list.data.map(k => [html`<tr key=${k.id} data-key=${k.id}>
           <td>${k.name}</td>
           <td><code>${k.start}…</code></td>
           <td>${k.scope.replace('_', ' ')}</td>
-          <td><span class=${'state ' + k.state}>${k.state}</span>${k.state === 'grace' && k.grace_ends_at ? html`<br /><small>until ${fmtDate(k.grace_ends_at)}<br /><${Countdown} until=${k.grace_ends_at} /></small>` : null}</td>
+          <td><span class=${'state ' + k.state}>${k.state}</span>${k.creator_disabled && !k.keep_when_creator_disabled ? html`<br /><small class="reason">refused: its creator is disabled</small>` : null}${k.state === 'grace' && k.grace_ends_at ? html`<br /><small>until ${fmtDate(k.grace_ends_at)}<br /><${Countdown} until=${k.grace_ends_at} /></small>` : null}</td>
           <td class="when">${fmtDate(k.created_at)}</td>
           <td class="when">${k.expires_at ? fmtDate(k.expires_at) : 'never'}</td>
           <td class="when">${k.last_used_at ? fmtDate(k.last_used_at) : 'never'}</td>
           <td class="num">${fmtNumber(k.request_count)}</td>
-          <td class="actions">${k.state === 'active' ? html`<button type="button" class="secondary rotate" onClick=${() => rotate(k)}>Rotate</button>
+          <td class="actions"><button type="button" class="secondary details" aria-expanded=${open[k.id] ? 'true' : 'false'} aria-controls=${'details-' + k.id}
+              aria-label=${(open[k.id] ? 'Hide the details of ' : 'Details of ') + k.name} onClick=${() => setOpen(o => ({ ...o, [k.id]: !o[k.id] }))}>${open[k.id] ? 'Hide details' : 'Details'}</button>
+            ${k.state === 'active' ? html`<button type="button" class="secondary rotate" onClick=${() => rotate(k)}>Rotate</button>
             <${CopyAsCurl} method="POST" path=${'/v1/keys/' + k.id + '/rotate'} />` : null}
             ${k.state === 'active' || k.state === 'grace' ? html`<${Confirm} label="Revoke" question=${'Revoke ' + k.name + '? Scripts using it stop working at once.'} onConfirm=${() => revoke(k)} />
             <${CopyAsCurl} method="DELETE" path=${'/v1/keys/' + k.id} />` : null}</td>
-        </tr>`)}</tbody>
+        </tr>`, open[k.id] ? html`<tr key=${k.id + '-details'} class="key-details-row"><td colspan="9" id=${'details-' + k.id}>
+          <${KeyDetails} id=${k.id} role=${workspace && workspace.role} onChanged=${reload} /></td></tr>` : null])}</tbody>
       </table></div>` : null}
     </section>`;
+}
+
+// KeyDetails reads one key fresh (GET /v1/keys/{id}) each time it opens:
+// who made it, what replaced it, and whether it keeps working when its
+// creator is disabled, which an owner of the workspace changes here.
+function KeyDetails({ id, role, onChanged }) {
+  const path = '/v1/keys/' + id;
+  const [key, setKey] = useState(null);
+  const [error, setError] = useState(null);
+  const [keep, setKeep] = useState(false);
+  const [saving, setSaving] = useState(false);
+  const [saveError, setSaveError] = useState(null);
+  const [notice, setNotice] = useState('');
+  useEffect(() => {
+    let live = true;
+    call('GET', path).then(k => { if (live) { setKey(k); setKeep(k.keep_when_creator_disabled); } }, e => live && setError(e));
+    return () => { live = false; };
+  }, [id]);
+  const save = async e => {
+    e.preventDefault();
+    setSaving(true);
+    setSaveError(null);
+    setNotice('');
+    try {
+      const k = await call('PATCH', path, { keep_when_creator_disabled: keep });
+      setKey(k);
+      setKeep(k.keep_when_creator_disabled);
+      setNotice(k.keep_when_creator_disabled
+        ? 'Saved: ' + k.name + ' keeps working when its creator is disabled or leaves the workspace.'
+        : 'Saved: ' + k.name + ' stops when its creator is disabled or leaves the workspace.');
+      onChanged();
+    } catch (err) {
+      setSaveError(err);
+    } finally {
+      setSaving(false);
+    }
+  };
+  if (error) return html`<${Message} error=${error} />`;
+  if (!key) return html`<p role="status">Reading the key…</p>`;
+  const by = key.created_by ? (key.created_by.type === 'user' ? 'a user, ' : 'the API key ') + key.created_by.id : 'not recorded';
+  return html`<section class="key-details" aria-label=${'Details of ' + key.name}>
+    <dl class="facts">
+      <dt>ID</dt><dd><code class="key-id">${key.id}</code></dd>
+      <dt>State</dt><dd class="key-state">${key.state}${key.revoked_at ? ', revoked ' + fmtDate(key.revoked_at) : ''}${key.grace_ends_at && key.state === 'grace' ? ', works until ' + fmtDate(key.grace_ends_at) : ''}</dd>
+      <dt>Made by</dt><dd>${by}</dd>
+      ${key.replaced_by ? html`<dt>Replaced by</dt><dd><code>${key.replaced_by}</code></dd>` : null}
+      <dt>Its creator</dt><dd class="creator-state">${key.creator_disabled
+        ? (key.keep_when_creator_disabled ? 'is disabled or gone; the key is kept working' : 'is disabled or gone, so the key is refused')
+        : 'is active'}</dd>
+    </dl>
+    <form class="keep-form" id=${'keep-' + key.id} onSubmit=${save}>
+      <label class="keep-check"><input type="checkbox" id=${'keep-input-' + key.id} name="keep_when_creator_disabled" checked=${keep}
+        onChange=${e => setKeep(e.target.checked)} /> Keep this key working when its creator is disabled or leaves the workspace</label>
+      <p class="hint">${role === 'owner'
+        ? 'A key stops when the person who made it is disabled or removed; keep it for a script the workspace still needs.'
+        : 'Only an owner of the workspace may change this' + (role ? ' (your role: ' + role.replace('_', ' ') + ').' : '.')}</p>
+      <${Message} error=${saveError} notice=${notice} />
+      <div class="actions"><button type="submit" class="secondary" disabled=${saving || keep === key.keep_when_creator_disabled}>${saving ? 'Saving…' : 'Save'}</button>
+        <${CopyAsCurl} method="PATCH" path=${path} body=${{ keep_when_creator_disabled: keep }} /></div>
+    </form>
+  </section>`;
 }
 
 // Countdown says how long a rotated key's grace period has left ("old key

@@ -186,6 +186,29 @@ function Preview({ base, opts, setOpt, reset, alias }) {
   </div>`;
 }
 
+// Thumb is a saved design's own image (GET /v1/qr-codes/{id}/image), read
+// with the token into a blob URL that is given back when the design
+// changes or the dialog closes.
+function Thumb({ d }) {
+  const [img, setImg] = useState({ url: '', error: null });
+  useEffect(() => {
+    let live = true;
+    let url = '';
+    setImg({ url: '', error: null });
+    fetchImage('/v1/qr-codes/' + encodeURIComponent(d.id) + '/image').then(blob => {
+      if (!live) return;
+      url = URL.createObjectURL(blob);
+      setImg({ url, error: null });
+    }, e => live && setImg({ url: '', error: e }));
+    return () => { live = false; if (url) URL.revokeObjectURL(url); };
+  }, [d.id, d.updated_at]);
+  return html`<div class="qr-thumb" aria-busy=${!img.url && !img.error ? 'true' : 'false'}>
+    ${img.url ? html`<img src=${img.url} alt=${'The design ' + d.name} width="64" height="64" />` : null}
+    ${!img.url && !img.error ? html`<span class="hint" role="status">Drawing…</span>` : null}
+    ${img.error ? html`<span class="hint" title=${img.error.message}>No image: ${img.error.message}</span>` : null}
+  </div>`;
+}
+
 // Designs lists the link's saved designs (apply, delete) and saves the
 // options shown as a new one.
 function Designs({ link, opts, applied, apply }) {
@@ -223,6 +246,25 @@ function Designs({ link, opts, applied, apply }) {
     }
   };
 
+  // applyFresh reads the design again (GET /v1/qr-codes/{id}) and shows
+  // its options as the server holds them now.
+  const [reading, setReading] = useState('');
+  const applyFresh = async d => {
+    setError(null);
+    setNotice('');
+    setReading(d.id);
+    try {
+      const fresh = await call('GET', '/v1/qr-codes/' + encodeURIComponent(d.id));
+      apply(fresh);
+      if (fresh.updated_at !== d.updated_at) await reload();
+    } catch (e) {
+      setError(e);
+      if (e.status === 404) await reload();
+    } finally {
+      setReading('');
+    }
+  };
+
   return html`<section class="qr-designs" aria-labelledby="qr-designs-h">
     <h3 id="qr-designs-h">Saved designs</h3>
     <form id="qr-save" class="qr-save" onSubmit=${submit} novalidate>
@@ -235,10 +277,11 @@ function Designs({ link, opts, applied, apply }) {
     ${!list && !error ? html`<p role="status">Loading designs…</p>` : null}
     ${list && list.data.length === 0 ? html`<p class="empty">No saved designs for this link yet.</p>` : null}
     ${list && list.data.length > 0 ? html`<ul class="qr-design-list" id="qr-designs">${list.data.map(d => html`<li key=${d.id} data-design=${d.id}>
+      <${Thumb} d=${d} />
       <div class="qr-design-name"><strong>${d.name}</strong>${applied === d.id ? html` <span class="qr-applied">(shown)</span>` : null}</div>
       <div class="hint">${d.options.format.toUpperCase()} · ${d.options.size} px · margin ${d.options.margin} · level ${d.options.level} · ${d.options.fg} on ${d.options.bg}</div>
       <div class="actions">
-        <button type="button" class="secondary qr-apply" aria-label=${'Apply the design ' + d.name} onClick=${() => { setNotice(''); apply(d); }}>Apply</button>
+        <button type="button" class="secondary qr-apply" aria-label=${'Apply the design ' + d.name} disabled=${reading === d.id} onClick=${() => applyFresh(d)}>${reading === d.id ? 'Reading…' : 'Apply'}</button>
         <button type="button" class="secondary qr-update" aria-label=${'Update the design ' + d.name + ' to the options shown'} onClick=${() => update(d)}>Update to these options</button>
         <${Confirm} label="Delete" question=${'Delete the design “' + d.name + '”?'} onConfirm=${() => remove(d)} />
         <${CopyAsCurl} method="PATCH" path=${'/v1/qr-codes/' + d.id} body=${{ options: optionsBody(opts) }} />

@@ -194,9 +194,28 @@ function editBody(form) {
   return { url: form.url.trim(), events: form.events, description: form.description.trim(), enabled: form.enabled };
 }
 
-// EditWebhook changes a webhook's URL, events, description and whether it
-// is enabled, with the API's refusals at the fields.
+// EditWebhook reads the webhook fresh (GET /v1/webhooks/{id}) before it
+// fills the form, so a person edits what the server holds now, not what
+// the list showed when it was read.
 function EditWebhook({ hook, onSaved, onCancel }) {
+  const [fresh, setFresh] = useState(null);
+  const [error, setError] = useState(null);
+  useEffect(() => {
+    let live = true;
+    call('GET', '/v1/webhooks/' + hook.id).then(h => live && setFresh(h), e => live && setError(e));
+    return () => { live = false; };
+  }, [hook.id]);
+  if (error) {
+    return html`<section class="edit-webhook" aria-label="Edit this webhook"><${Message} error=${error} />
+      <div class="actions"><button type="button" class="secondary" onClick=${onCancel}>Close</button></div></section>`;
+  }
+  if (!fresh) return html`<p role="status" class="edit-webhook">Reading the webhook…</p>`;
+  return html`<${EditForm} hook=${fresh} onSaved=${onSaved} onCancel=${onCancel} />`;
+}
+
+// EditForm changes a webhook's URL, events, description and whether it
+// is enabled, with the API's refusals at the fields.
+function EditForm({ hook, onSaved, onCancel }) {
   const path = '/v1/webhooks/' + hook.id;
   const { form, set, submit, error, busy, fields: f } = useApiForm(
     { url: hook.url, description: hook.description || '', events: hook.events, enabled: hook.enabled },

@@ -1,6 +1,8 @@
 // workspace.js is the Workspace page: the workspace's name (owners rename
 // it), its plan and the rate limit that plan gives (the instance admin
-// changes it), and creating another workspace, which the page then opens.
+// changes it), all read from the server (GET /v1/workspaces/{id}); the
+// person's workspaces with their role in each, to switch between; and
+// creating another workspace, which the page then opens.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call, session } from './api.js';
 import { Message, Field, CopyAsCurl, fmtDate, fmtNumber } from './ui.js';
@@ -39,13 +41,67 @@ function limitText(limit) {
 }
 
 export function WorkspacePage({ workspace: ws, me, reloadMe, switchTo }) {
+  const fresh = useWorkspace(ws);
+  const shown = fresh.ws || ws;
   return html`<h1>Workspace</h1>
-    ${ws ? html`<p class="hint">Settings of <strong>${ws.name}</strong>, the workspace chosen in the switcher.
-      Your role: ${ws.role ? ws.role.replace('_', ' ') : 'none (instance admin)'} · created ${fmtDate(ws.created_at)}</p>
-      <${RenameForm} ws=${ws} reloadMe=${reloadMe} />
-      <${PlanSection} ws=${ws} me=${me} reloadMe=${reloadMe} />`
+    ${ws ? html`<${Message} error=${fresh.error} />
+      ${!fresh.ws && !fresh.error ? html`<p role="status">Reading the workspace…</p>` : html`<p class="hint">Settings of <strong>${shown.name}</strong>, the workspace chosen in the switcher.
+      Your role: ${ws.role ? ws.role.replace('_', ' ') : 'none (instance admin)'}</p>
+      <p class="hint" id="ws-dates">Plan ${planName(shown.plan)} · created ${fmtDate(shown.created_at)} · last changed ${fmtDate(shown.updated_at)}</p>
+      <${RenameForm} ws=${shown} reloadMe=${reloadMe} />
+      <${PlanSection} ws=${shown} me=${me} reloadMe=${reloadMe} />`}`
     : html`<p class="empty">You are not a member of any workspace yet. Create one below, or ask an owner for an invitation.</p>`}
+    <${YourWorkspaces} current=${ws && ws.id} reloadMe=${reloadMe} version=${shown && shown.name + shown.plan} />
     <${CreateForm} me=${me} switchTo=${switchTo} />`;
+}
+
+// useWorkspace reads the workspace from the server (GET
+// /v1/workspaces/{id}) when the page opens and again after its name or
+// plan changed, keeping what it read until the new answer is in.
+function useWorkspace(ws) {
+  const [state, setState] = useState({ ws: null, error: null });
+  useEffect(() => {
+    if (!ws) return undefined;
+    let live = true;
+    call('GET', '/v1/workspaces/' + ws.id).then(w => live && setState({ ws: w, error: null }), e => live && setState(s => ({ ...s, error: e })));
+    return () => { live = false; };
+  }, [ws && ws.id, ws && ws.name, ws && ws.plan]);
+  return state;
+}
+
+// YourWorkspaces lists the person's workspaces with their role in each
+// (GET /v1/workspaces); Switch opens another one's settings here.
+function YourWorkspaces({ current, reloadMe, version }) {
+  const [list, setList] = useState(null);
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState('');
+  useEffect(() => {
+    let live = true;
+    call('GET', '/v1/workspaces').then(l => live && setList(l), e => live && setError(e));
+    return () => { live = false; };
+  }, [version]);
+  const open = async w => {
+    setBusy(w.id);
+    session.workspace = w.id;
+    await reloadMe();
+  };
+  return html`<section class="card" aria-labelledby="ws-yours">
+    <h2 id="ws-yours">Your workspaces</h2>
+    <${Message} error=${error} />
+    ${!list && !error ? html`<p role="status">Loading your workspaces…</p>` : null}
+    ${list && list.data.length === 0 ? html`<p class="empty">You are not a member of any workspace.</p>` : null}
+    ${list && list.data.length > 0 ? html`<div class="table-wrap"><table id="your-workspaces">
+      <thead><tr><th scope="col">Name</th><th scope="col">Your role</th><th scope="col">Plan</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
+      <tbody>${list.data.map(w => html`<tr key=${w.id} data-workspace=${w.id}>
+        <td>${w.name}</td>
+        <td class="ws-role">${w.role ? w.role.replace('_', ' ') : '—'}</td>
+        <td>${planName(w.plan)}</td>
+        <td class="when">${fmtDate(w.created_at)}</td>
+        <td class="actions">${w.id === current ? html`<span class="state active">open</span>`
+          : html`<button type="button" class="secondary switch" aria-label=${'Switch to ' + w.name} disabled=${!!busy} onClick=${() => open(w)}>${busy === w.id ? 'Switching…' : 'Switch'}</button>`}</td>
+      </tr>`)}</tbody>
+    </table></div>` : null}
+  </section>`;
 }
 
 function RenameForm({ ws, reloadMe }) {

@@ -11,6 +11,8 @@ import (
 
 func TestCampaigns(t *testing.T) {
 	e := newEnv(t)
+	// The outbox keeps the events a webhook is subscribed to.
+	e.do("POST", "/v1/webhooks", e.writeKey, `{"url":"https://93.184.215.14/hook","events":["campaign.updated","link.updated"]}`, 201)
 	c := e.do("POST", "/v1/campaigns", e.writeKey, `{"name":"Spring sale","utm_source":"newsletter","utm_campaign":"spring"}`, 201)
 	id := c.str("id")
 	if c.str("status") != "active" || c.path("links") != float64(0) || c.path("utm_medium") != nil {
@@ -140,6 +142,7 @@ func TestCampaigns(t *testing.T) {
 // the API shows it, in the same transaction; a refused change writes none.
 func TestLinkEvents(t *testing.T) {
 	e := newEnv(t)
+	e.do("POST", "/v1/webhooks", e.writeKey, `{"url":"https://93.184.215.14/hook","events":["link.created","link.updated","link.deleted"]}`, 201)
 	before, _ := e.srv.campaigns.FindEvents(context.Background(), e.ws, "", 100)
 	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"ev"}`, 201).str("id")
 	e.do("PATCH", "/v1/links/"+id, e.writeKey, `{"tags":["x"]}`, 200)

@@ -22,6 +22,7 @@ func bulkBody(items ...string) string {
 // one link.created event and is found by search.
 func TestBulkCreate(t *testing.T) {
 	e := newEnv(t)
+	e.do("POST", "/v1/webhooks", e.writeKey, `{"url":"https://93.184.215.14/hook","events":["link.created"]}`, 201)
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"exists"}`, 201)
 	before, err := e.srv.campaigns.FindEvents(context.Background(), e.ws, "", 1000)
 	if err != nil {

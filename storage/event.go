@@ -30,11 +30,7 @@ func appendLinkEvent(tx *bolt.Tx, enc link.EventEncoder, wid uint64, eventType s
 	if enc == nil {
 		return nil
 	}
-	data, err := enc.LinkData(l)
-	if err != nil {
-		return err
-	}
-	return appendEvent(tx, enc, wid, &link.Event{Type: eventType, CreatedAt: at, Data: data})
+	return appendEvent(tx, enc, wid, &link.Event{Type: eventType, CreatedAt: at}, func() ([]byte, error) { return enc.LinkData(l) })
 }
 
 // appendCampaignEvent writes the campaign.updated event of a change of c,
@@ -43,11 +39,8 @@ func appendCampaignEvent(tx *bolt.Tx, enc link.EventEncoder, wid uint64, c *link
 	if enc == nil {
 		return nil
 	}
-	data, err := enc.CampaignData(c, changes)
-	if err != nil {
-		return err
-	}
-	return appendEvent(tx, enc, wid, &link.Event{Type: link.EventCampaignUpdated, CreatedAt: c.UpdatedAt, Data: data})
+	return appendEvent(tx, enc, wid, &link.Event{Type: link.EventCampaignUpdated, CreatedAt: c.UpdatedAt},
+		func() ([]byte, error) { return enc.CampaignData(c, changes) })
 }
 
 // pingEvent returns the event of a ping of workspace wid at now and the
@@ -77,17 +70,22 @@ func pingEvent(tx *bolt.Tx, enc link.EventEncoder, wid uint64, now time.Time) (s
 // appendEvent writes an event to the outbox, sets its ID, and queues one
 // delivery of it to each enabled webhook of the workspace subscribed to
 // its type, all in tx: the event and its deliveries exist if and only if
-// the change that caused them is committed. Each delivery's body, encoded
+// the change that caused them is committed. An event no such webhook is
+// subscribed to is neither encoded nor kept. Each delivery's body, encoded
 // by enc, is fixed now. The deliveries are created at the event's
 // CreatedAt (the time of the change; set to the current time when zero)
-// and are due at once. ev.Data must be JSON (empty means null).
-func appendEvent(tx *bolt.Tx, enc link.EventEncoder, wid uint64, ev *link.Event) error {
+// and are due at once. data returns ev.Data, which must be JSON (empty
+// means null).
+func appendEvent(tx *bolt.Tx, enc link.EventEncoder, wid uint64, ev *link.Event, data func() ([]byte, error)) error {
+	hooks, err := subscribers(tx, wid, ev.Type)
+	if err != nil || len(hooks) == 0 {
+		return err
+	}
+	if ev.Data, err = data(); err != nil {
+		return err
+	}
 	if len(ev.Data) > 0 && !json.Valid(ev.Data) {
 		return errors.New("storage: event data is not JSON")
-	}
-	hooks, err := subscribers(tx, wid, ev.Type)
-	if err != nil {
-		return err
 	}
 	return newEventWriter(tx, enc, false).append(wid, ev, hooks)
 }

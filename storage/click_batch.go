@@ -505,11 +505,12 @@ func (w *batchWrite) write(tx *bolt.Tx) error {
 	return w.mergePeriods(tx)
 }
 
-// countLinkClicks adds each link's clicks to its counter, and marks the
-// scopes of links deleted meanwhile to be skipped.
+// countLinkClicks adds each link's clicks to its total, and marks the
+// scopes of links deleted meanwhile to be skipped. The totals go in link
+// ID order, so each block of clicks.totals is written once.
 func (w *batchWrite) countLinkClicks(tx *bolt.Tx) error {
 	links := tx.Bucket(bucketLinks)
-	counters := tx.Bucket(bucketClicksLink)
+	var ts []linkTotal
 	for i := range w.scopes {
 		sc := &w.scopes[i]
 		if sc.link == 0 {
@@ -519,17 +520,11 @@ func (w *batchWrite) countLinkClicks(tx *bolt.Tx) error {
 			sc.skip = true
 			continue
 		}
-		k := w.mem.alloc(8)
-		binary.BigEndian.PutUint64(k, sc.link)
-		n, err := counter(counters, k)
-		if err != nil {
-			return fmt.Errorf("count link clicks: %w", err)
-		}
-		v := w.mem.alloc(8)
-		binary.BigEndian.PutUint64(v, n+sc.clicks)
-		if err := counters.Put(k, v); err != nil {
-			return fmt.Errorf("count link clicks: %w", err)
-		}
+		ts = append(ts, linkTotal{sc.link, sc.clicks})
+	}
+	slices.SortFunc(ts, func(x, y linkTotal) int { return cmp.Compare(x.lid, y.lid) })
+	if err := writeLinkTotals(tx, ts, false, &w.mem); err != nil {
+		return fmt.Errorf("count link clicks: %w", err)
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ import (
 // are read as they are), and made wire IDs opaque (see idCodec): it added
 // the ID key and the legacy maxima to the meta bucket.
 //
-// Version 3 keeps the per-link click counters in blocks of 128 links
+// Version 3 keeps the per-link click counters in blocks of 120 links
 // (clicks.totals, see clicktotals.go) instead of a key per link
 // (clicks.link); Open moves them over (see moveLinkCounters).
 const SchemaVersion = 3
@@ -112,7 +112,7 @@ var (
 	bucketDomainsHostname  = []byte("domains.hostname")  // hostname → domain id (unique across the instance)
 	bucketDomainsWorkspace = []byte("domains.workspace") // workspace id + domain id → ""
 
-	bucketClicksTotals   = []byte("clicks.totals")   // link id / 128 → 128 × clicks(8); see clicktotals.go
+	bucketClicksTotals   = []byte("clicks.totals")   // link id / 120 → 120 × clicks(8); see clicktotals.go
 	bucketClicksRaw      = []byte("clicks.raw")      // workspace id + unix nanos(8) + sequence(4) → raw click
 	bucketClicksHourly   = []byte("clicks.hourly")   // scope + unix hour(4), links time first → period blob: totals, dimensions
 	bucketClicksDaily    = []byte("clicks.daily")    // scope + unix UTC day(4), links time first → period blob: totals, visitors, dimensions

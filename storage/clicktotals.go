@@ -112,6 +112,13 @@ const upgradeChunk = 50_000
 // half-moved file). Slots are set, not added, so a block shared by two
 // chunks comes out right. It returns the number of counters moved.
 func moveLinkCounters(bdb *bolt.DB) (int, error) {
+	var pending bool
+	if err := bdb.View(func(tx *bolt.Tx) error {
+		pending = tx.Bucket(bucketClicksLinkV2) != nil
+		return nil
+	}); err != nil || !pending {
+		return 0, err // an upgraded or new file: no write at start
+	}
 	moved := 0
 	for {
 		n, done, err := moveLinkCounterChunk(bdb, upgradeChunk)

@@ -625,10 +625,13 @@ func (w *batchWrite) countVisitor(scope int32, day uint32, bot bool) {
 // mergePeriods merges the batch's sums into the hourly and daily blobs.
 func (w *batchWrite) mergePeriods(tx *bolt.Tx) error {
 	hourly, daily := tx.Bucket(bucketClicksHourly), tx.Bucket(bucketClicksDaily)
-	// New keys come at the end of each workspace's and campaign's range
-	// and at the end of the links' region (time first): split pages
-	// fuller than bolt's half, they rarely take inserts again.
-	hourly.FillPercent, daily.FillPercent = 0.9, 0.9
+	// Most keys are the links' (time first), and a link's first click of
+	// an hour or a day inserts its key at a random place of that period's
+	// region, which then takes more such inserts all period long: bolt's
+	// even split suits them. Splitting at 90 % instead left a sliver page
+	// beside each full one: BenchmarkFlushUniform measured 15 % more pages
+	// written per flush and a file 24 % larger.
+	hourly.FillPercent, daily.FillPercent = bolt.DefaultFillPercent, bolt.DefaultFillPercent
 	var scratch mergeScratch
 	for i := range w.blobs {
 		bw := &w.blobs[i]

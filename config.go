@@ -42,6 +42,9 @@ type Config struct {
 		MaxConnections    int           `mapstructure:"max_connections"`
 		// CORSOrigins may call the API from a browser; see server/cors.go.
 		CORSOrigins []string `mapstructure:"cors_origins"`
+		// MemoryLimit is the Go runtime's soft memory limit in bytes
+		// (debug.SetMemoryLimit); 0 is off. See applyMemoryLimit.
+		MemoryLimit int64 `mapstructure:"memory_limit"`
 	} `mapstructure:"server"`
 	Storage struct {
 		Path string `mapstructure:"path"`
@@ -129,6 +132,7 @@ var defaults = map[string]any{
 	"server.search_scan_limit":  10_000,
 	"server.max_connections":    1000,
 	"server.cors_origins":       []string{},
+	"server.memory_limit":       256 << 20,
 
 	"storage.path":            "./data/linkbolt.db",
 	"auth.jwt_secret":         "",
@@ -375,6 +379,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Clicks.QueueSize < 1000 {
 		errs = append(errs, fmt.Errorf("clicks.queue_size: must be at least 1000"))
+	}
+	if l := c.Server.MemoryLimit; l != 0 && l < minMemoryLimit {
+		errs = append(errs, fmt.Errorf("server.memory_limit: must be 0 (off) or at least %d (64 MiB)", minMemoryLimit))
 	}
 	if c.Clicks.QueueBytes < 1<<20 {
 		errs = append(errs, fmt.Errorf("clicks.queue_bytes: must be at least 1048576 (1 MiB)"))

@@ -47,7 +47,7 @@ type command struct {
 
 // commands are linkbolt's subcommands in the order help lists them; help
 // itself is handled by run.
-var commands = []*command{serveCommand, versionCommand, backupCommand, checkCommand}
+var commands = []*command{serveCommand, versionCommand, backupCommand, checkCommand, compactCommand}
 
 var serveCommand = &command{
 	name:     "serve",
@@ -308,11 +308,27 @@ func runServe(ctx context.Context, configPath string, stderr io.Writer) error {
 		return err
 	}
 	logger := newLogger(cfg, stderr)
+	applyMemoryLimit(cfg, logger)
 	a, err := newApp(ctx, cfg, logger)
 	if err != nil {
 		return err
 	}
 	return a.run(ctx)
+}
+
+// minMemoryLimit is the least server.memory_limit other than 0 (off).
+const minMemoryLimit = 64 << 20
+
+// applyMemoryLimit sets the runtime's soft memory limit to
+// server.memory_limit unless GOMEMLIMIT is set (the runtime read it) or
+// the limit is 0. With GOGC at 200 (see main) a small heap grows freely,
+// and a large one is held near the limit by collecting more often.
+func applyMemoryLimit(cfg *Config, logger *slog.Logger) {
+	if os.Getenv("GOMEMLIMIT") != "" || cfg.Server.MemoryLimit <= 0 {
+		return
+	}
+	debug.SetMemoryLimit(cfg.Server.MemoryLimit)
+	logger.Debug("memory limit set", "bytes", cfg.Server.MemoryLimit)
 }
 
 func newLogger(cfg *Config, w io.Writer) *slog.Logger {

@@ -454,7 +454,7 @@ func TestHelp(t *testing.T) {
 			if code != 0 || stderr != "" {
 				t.Fatalf("exit %d, stderr %q", code, stderr)
 			}
-			for _, name := range []string{"serve", "version", "backup", "check", "help"} {
+			for _, name := range []string{"serve", "version", "backup", "check", "compact", "help"} {
 				if !strings.Contains(stdout, "\n  linkbolt "+name+" ") {
 					t.Errorf("the list does not name %s:\n%s", name, stdout)
 				}
@@ -474,6 +474,7 @@ func TestHelp(t *testing.T) {
 		{"backup", []string{"--config FILE", "--out FILE", "--token TOKEN"},
 			[]string{"linkbolt backup --out FILE", "running server holds the data file", "LINKBOLT_TOKEN", "admin.email"}},
 		{"check", []string{"--config FILE", "--file FILE", "--token TOKEN"}, []string{"linkbolt check [--file FILE]"}},
+		{"compact", []string{"--config FILE", "--out FILE"}, []string{"linkbolt compact --out FILE", "server stopped"}},
 	} {
 		var first string
 		for _, args := range [][]string{{"help", tc.cmd}, {tc.cmd, "--help"}, {tc.cmd, "-help"}, {tc.cmd, "-h"}, {tc.cmd, "--h"}} {
@@ -523,6 +524,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"backup", "--out"}, "linkbolt backup: flag --out needs a value"},
 		{[]string{"check", "--bogus"}, "linkbolt check: unknown flag --bogus"},
 		{[]string{"check", "--file", "a.db", "b.db"}, `linkbolt check: unexpected argument "b.db"`},
+		{[]string{"compact"}, "linkbolt compact: --out FILE is required"},
+		{[]string{"compact", "--bogus"}, "linkbolt compact: unknown flag --bogus"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			t.Chdir(t.TempDir()) // nothing to find or create here

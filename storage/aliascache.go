@@ -2,13 +2,31 @@ package storage
 
 import (
 	"sync"
+	"unsafe"
 
 	"github.com/linkbolt/linkbolt/link"
 )
 
-// aliasCacheSize bounds the redirect cache; beyond it, an arbitrary entry
-// makes room, so memory stays bounded however many links there are.
-const aliasCacheSize = 100_000
+// aliasCacheBytes bounds the memory of the redirect cache (see entryBytes);
+// beyond it, arbitrary entries make room, so memory stays bounded however
+// many links there are and however long their destinations: 32 MiB hold
+// about 80,000 links of short destinations, fewer of long ones.
+const aliasCacheBytes = 32 << 20
+
+// aliasEntryOverhead is what a cached link costs beside its strings: the
+// link.Link, the pointer and the key's header in the map, the map's own
+// bookkeeping.
+const aliasEntryOverhead = int(unsafe.Sizeof(link.Link{})) + 64
+
+// entryBytes estimates the memory of a cache entry.
+func entryBytes(key string, l *link.Link) int {
+	n := aliasEntryOverhead + len(key) + len(l.ID) + len(l.WorkspaceID) + len(l.Alias) + len(l.Domain) +
+		len(l.DestinationURL) + len(l.UTMSource) + len(l.UTMMedium) + len(l.UTMCampaign) + len(l.CampaignID)
+	for _, t := range l.Tags {
+		n += 16 + len(t)
+	}
+	return n
+}
 
 // aliasCache holds the links that redirects looked up, by domain and alias,
 // so that a redirect for a hot link reads no page of the file. Every write
@@ -20,6 +38,10 @@ type aliasCache struct {
 	mu  sync.RWMutex
 	m   map[string]*link.Link
 	gen uint64
+	// bytes is the estimated memory of the entries (see entryBytes).
+	bytes int
+	// max is the bound of bytes; 0 means aliasCacheBytes.
+	max int
 }
 
 func (c *aliasCache) get(key string) (*link.Link, bool) {
@@ -46,13 +68,31 @@ func (c *aliasCache) put(key string, l *link.Link, gen uint64) {
 	if c.m == nil {
 		c.m = make(map[string]*link.Link)
 	}
-	if len(c.m) >= aliasCacheSize {
-		for k := range c.m {
-			delete(c.m, k)
+	limit := c.max
+	if limit == 0 {
+		limit = aliasCacheBytes
+	}
+	c.remove(key)
+	n := entryBytes(key, l)
+	if n > limit {
+		return
+	}
+	for k := range c.m {
+		if c.bytes+n <= limit {
 			break
 		}
+		c.remove(k)
 	}
 	c.m[key] = l
+	c.bytes += n
+}
+
+// remove drops the entry of key, if any. c.mu is held.
+func (c *aliasCache) remove(key string) {
+	if old, ok := c.m[key]; ok {
+		c.bytes -= entryBytes(key, old)
+		delete(c.m, key)
+	}
 }
 
 // clear drops every entry, for a change that may touch many links (a
@@ -61,7 +101,7 @@ func (c *aliasCache) clear() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.gen++
-	c.m = nil
+	c.m, c.bytes = nil, 0
 }
 
 // forget drops the entries of the given keys and starts a new generation.
@@ -70,6 +110,6 @@ func (c *aliasCache) forget(keys ...string) {
 	defer c.mu.Unlock()
 	c.gen++
 	for _, k := range keys {
-		delete(c.m, k)
+		c.remove(k)
 	}
 }

@@ -272,7 +272,7 @@ func (s *CampaignService) DeleteCampaign(ctx context.Context, workspaceID, id st
 				return err
 			}
 			if s.Events != nil {
-				clicks, err := counter(tx.Bucket(bucketClicksLink), itob(lid))
+				clicks, err := linkClicks(tx, lid)
 				if err != nil {
 					return err
 				}

@@ -475,7 +475,7 @@ func (s *ClickService) DailySalt(ctx context.Context, day time.Time) ([]byte, er
 // name it (link IDs are never reused). The link's keys are time first:
 // it looks up each day any link has clicks on (a Get a day).
 func deleteLinkStats(tx *bolt.Tx, lid uint64) error {
-	if err := tx.Bucket(bucketClicksLink).Delete(itob(lid)); err != nil {
+	if err := deleteLinkTotal(tx, lid); err != nil {
 		return fmt.Errorf("delete click counter: %w", err)
 	}
 	hourly, daily := tx.Bucket(bucketClicksHourly), tx.Bucket(bucketClicksDaily)

@@ -505,11 +505,12 @@ func (w *batchWrite) write(tx *bolt.Tx) error {
 	return w.mergePeriods(tx)
 }
 
-// countLinkClicks adds each link's clicks to its counter, and marks the
-// scopes of links deleted meanwhile to be skipped.
+// countLinkClicks adds each link's clicks to its total, and marks the
+// scopes of links deleted meanwhile to be skipped. The totals go in link
+// ID order, so each block of clicks.totals is written once.
 func (w *batchWrite) countLinkClicks(tx *bolt.Tx) error {
 	links := tx.Bucket(bucketLinks)
-	counters := tx.Bucket(bucketClicksLink)
+	var ts []linkTotal
 	for i := range w.scopes {
 		sc := &w.scopes[i]
 		if sc.link == 0 {
@@ -519,17 +520,11 @@ func (w *batchWrite) countLinkClicks(tx *bolt.Tx) error {
 			sc.skip = true
 			continue
 		}
-		k := w.mem.alloc(8)
-		binary.BigEndian.PutUint64(k, sc.link)
-		n, err := counter(counters, k)
-		if err != nil {
-			return fmt.Errorf("count link clicks: %w", err)
-		}
-		v := w.mem.alloc(8)
-		binary.BigEndian.PutUint64(v, n+sc.clicks)
-		if err := counters.Put(k, v); err != nil {
-			return fmt.Errorf("count link clicks: %w", err)
-		}
+		ts = append(ts, linkTotal{sc.link, sc.clicks})
+	}
+	slices.SortFunc(ts, func(x, y linkTotal) int { return cmp.Compare(x.lid, y.lid) })
+	if err := writeLinkTotals(tx, ts, false, &w.mem); err != nil {
+		return fmt.Errorf("count link clicks: %w", err)
 	}
 	return nil
 }
@@ -630,10 +625,13 @@ func (w *batchWrite) countVisitor(scope int32, day uint32, bot bool) {
 // mergePeriods merges the batch's sums into the hourly and daily blobs.
 func (w *batchWrite) mergePeriods(tx *bolt.Tx) error {
 	hourly, daily := tx.Bucket(bucketClicksHourly), tx.Bucket(bucketClicksDaily)
-	// New keys come at the end of each workspace's and campaign's range
-	// and at the end of the links' region (time first): split pages
-	// fuller than bolt's half, they rarely take inserts again.
-	hourly.FillPercent, daily.FillPercent = 0.9, 0.9
+	// Most keys are the links' (time first), and a link's first click of
+	// an hour or a day inserts its key at a random place of that period's
+	// region, which then takes more such inserts all period long: bolt's
+	// even split suits them. Splitting at 90 % instead left a sliver page
+	// beside each full one: BenchmarkFlushUniform measured 15 % more pages
+	// written per flush and a file 24 % larger.
+	hourly.FillPercent, daily.FillPercent = bolt.DefaultFillPercent, bolt.DefaultFillPercent
 	var scratch mergeScratch
 	for i := range w.blobs {
 		bw := &w.blobs[i]

@@ -86,11 +86,27 @@ func (c *clickCheck) linkGone(scope []byte) bool {
 // exists.
 func (c *clickCheck) linkCounters() map[string]uint64 {
 	counters := map[string]uint64{}
-	_ = c.tx.Bucket(bucketClicksLink).ForEach(func(k, v []byte) error {
-		if c.links.Get(k) == nil {
-			c.fail("clicks.link %x: counter of a link that does not exist", k)
+	_ = c.tx.Bucket(bucketClicksTotals).ForEach(func(k, v []byte) error {
+		if len(k) != 8 || len(v) != totalsValueSize {
+			c.fail("clicks.totals %x: malformed block of %d bytes", k, len(v))
+			return nil
 		}
-		counters[string(k)] = btoi(v)
+		zero := true
+		for slot := range uint64(totalsBlock) {
+			n := binary.BigEndian.Uint64(v[slot*8:])
+			if n == 0 {
+				continue
+			}
+			zero = false
+			lid := itob(btoi(k)*totalsBlock + slot)
+			if c.links.Get(lid) == nil {
+				c.fail("clicks.totals %x: counter of link %x that does not exist", k, lid)
+			}
+			counters[string(lid)] = n
+		}
+		if zero {
+			c.fail("clicks.totals %x: a block of zeros", k)
+		}
 		return nil
 	})
 	return counters
@@ -312,7 +328,7 @@ type BucketSize struct{ Inuse, Alloc int }
 func (db *DB) ClickBucketSizes() (map[string]BucketSize, error) {
 	out := map[string]BucketSize{}
 	err := db.db.View(func(tx *bolt.Tx) error {
-		for _, name := range [][]byte{bucketClicksLink, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily,
+		for _, name := range [][]byte{bucketClicksTotals, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily,
 			bucketClicksVisitors, bucketClicksSalts, bucketClicksHosts} {
 			st := tx.Bucket(name).Stats()
 			out[string(name)] = BucketSize{

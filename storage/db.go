@@ -29,7 +29,11 @@ import (
 // name their referrer host in clicks.hosts (version 1 raw clicks and blobs
 // are read as they are), and made wire IDs opaque (see idCodec): it added
 // the ID key and the legacy maxima to the meta bucket.
-const SchemaVersion = 2
+//
+// Version 3 keeps the per-link click counters in blocks of 120 links
+// (clicks.totals, see clicktotals.go) instead of a key per link
+// (clicks.link); Open moves them over (see moveLinkCounters).
+const SchemaVersion = 3
 
 // DefaultBatchDelay is how long concurrent link creations are gathered
 // into one commit when DB.BatchDelay is zero. bbolt's default (10 ms) suits
@@ -109,7 +113,7 @@ var (
 	bucketDomainsHostname  = []byte("domains.hostname")  // hostname → domain id (unique across the instance)
 	bucketDomainsWorkspace = []byte("domains.workspace") // workspace id + domain id → ""
 
-	bucketClicksLink     = []byte("clicks.link")     // link id → clicks
+	bucketClicksTotals   = []byte("clicks.totals")   // link id / 120 → 120 × clicks(8); see clicktotals.go
 	bucketClicksRaw      = []byte("clicks.raw")      // workspace id + unix nanos(8) + sequence(4) → raw click
 	bucketClicksHourly   = []byte("clicks.hourly")   // scope + unix hour(4), links time first → period blob: totals, dimensions
 	bucketClicksDaily    = []byte("clicks.daily")    // scope + unix UTC day(4), links time first → period blob: totals, visitors, dimensions
@@ -137,10 +141,14 @@ var allBuckets = [][]byte{
 	bucketWebhooks, bucketWebhooksWorkspace, bucketWebhooksEvent, bucketDeliveries, bucketDeliveriesWebhook, bucketDeliveriesQueue,
 	bucketQRCodes, bucketQRCodesWorkspace,
 	bucketDomains, bucketDomainsHostname, bucketDomainsWorkspace,
-	bucketClicksLink, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily, bucketClicksVisitors, bucketClicksSalts, bucketClicksHosts,
+	bucketClicksTotals, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily, bucketClicksVisitors, bucketClicksSalts, bucketClicksHosts,
 	bucketAudit, bucketAuditTime, bucketAuditActor, bucketAuditAction, bucketAuditTarget,
 	bucketLinksSearch,
 }
+
+// bucketClicksLinkV2 held the per-link click counters up to schema
+// version 2 (link id → clicks(8)); moveLinkCounters empties and drops it.
+var bucketClicksLinkV2 = []byte("clicks.link")
 
 // Keys of the meta bucket.
 var (
@@ -289,6 +297,10 @@ func openBolt(path string) (*bolt.DB, *idCodec, error) {
 			return err
 		}); err != nil {
 			_ = bdb.Close() // the schema error is the one worth reporting
+			return err
+		}
+		if _, err := moveLinkCounters(bdb); err != nil {
+			_ = bdb.Close()
 			return err
 		}
 		if err := countOutbox(bdb); err != nil {

@@ -967,7 +967,7 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 			return err
 		}
 		if s.Events != nil {
-			clicks, err := counter(tx.Bucket(bucketClicksLink), itob(lid))
+			clicks, err := linkClicks(tx, lid)
 			if err != nil {
 				return err
 			}
@@ -1027,7 +1027,7 @@ func findLink(tx *bolt.Tx, wid, lid uint64) (*linkRecord, error) {
 }
 
 func linkWithClicks(tx *bolt.Tx, lid uint64, rec *linkRecord) (*link.Link, error) {
-	n, err := counter(tx.Bucket(bucketClicksLink), itob(lid))
+	n, err := linkClicks(tx, lid)
 	if err != nil {
 		return nil, err
 	}

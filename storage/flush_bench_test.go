@@ -1,0 +1,113 @@
+package storage
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// BenchmarkFlushUniform measures the click writer's flush at scale: a
+// file of LINKBOLT_BENCH_LINKS links (1,000,000 unless set) that already
+// took one click per link, then flushes of 20,000 clicks (the recorder's
+// batch size) spread uniformly over all links, an hour's worth of them
+// in the same hour, by LINKBOLT_BENCH_VISITORS visitors (5,000 unless
+// set; bench/scale.sh's wrk is 1). It reports per flush the pages bolt allocated and
+// wrote (pages/flush, MB/flush), ns/click, and the file's size after.
+// It uses only what every schema version has, so the same file run
+// against an older tree compares the layouts:
+//
+//	go test ./storage/ -run '^$' -bench FlushUniform -benchtime 20x
+func BenchmarkFlushUniform(b *testing.B) {
+	n := 1_000_000
+	if s := os.Getenv("LINKBOLT_BENCH_LINKS"); s != "" {
+		var err error
+		if n, err = strconv.Atoi(s); err != nil {
+			b.Fatal(err)
+		}
+	}
+	visitors := uint64(5000)
+	if s := os.Getenv("LINKBOLT_BENCH_VISITORS"); s != "" {
+		v, err := strconv.ParseUint(s, 10, 64)
+		if err != nil || v == 0 {
+			b.Fatalf("LINKBOLT_BENCH_VISITORS=%q", s)
+		}
+		visitors = v
+	}
+	const batch = 20_000
+	db := NewDB(filepath.Join(b.TempDir(), "flush.db"))
+	if err := db.Open(); err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	// Link records: the click writer only asks whether a link exists.
+	for start := 1; start <= n; start += 100_000 {
+		err := db.db.Update(func(tx *bolt.Tx) error {
+			links := tx.Bucket(bucketLinks)
+			links.FillPercent = 1
+			for id := start; id < start+100_000 && id <= n; id++ {
+				if err := links.Put(itob(uint64(id)), []byte(`{}`)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	ws := db.ids.formatID(prefixWorkspace, 1)
+	ids := make([]string, n+1)
+	for i := 1; i <= n; i++ {
+		ids[i] = db.ids.formatID(prefixLink, uint64(i))
+	}
+	cs := NewClickService(db)
+	rng := rand.New(rand.NewPCG(1, 2))
+	refs := []string{"", "t.co", "www.google.com", "news.ycombinator.com", "example.org"}
+	countries := []string{"DE", "FR", "US", "GB", "NL", "IT"}
+	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	clicks := make([]link.Click, batch)
+	flush := func(pick func(i int) int) {
+		for i := range clicks {
+			at = at.Add(time.Millisecond)
+			clicks[i] = link.Click{WorkspaceID: ws, LinkID: ids[pick(i)], Time: at,
+				Referrer: refs[rng.IntN(len(refs))], Country: countries[rng.IntN(len(countries))],
+				Browser: "Chrome", OS: "Linux", Device: "desktop", Visitor: rng.Uint64N(visitors)}
+		}
+		if skipped, err := cs.RecordClicks(context.Background(), clicks); skipped != 0 || err != nil {
+			b.Fatalf("record: %d skipped, %v", skipped, err)
+		}
+	}
+	// One click per link, in random order, so every counter and blob exists.
+	perm := rng.Perm(n)
+	for start := 0; start < n; start += batch {
+		flush(func(i int) int {
+			if start+i < n {
+				return perm[start+i] + 1
+			}
+			return rng.IntN(n) + 1
+		})
+	}
+
+	before := db.db.Stats().TxStats
+	b.ResetTimer()
+	for range b.N {
+		flush(func(int) int { return rng.IntN(n) + 1 })
+	}
+	b.StopTimer()
+	st := db.db.Stats().TxStats
+	pages := float64(st.GetPageAlloc()-before.GetPageAlloc()) / float64(os.Getpagesize()) / float64(b.N)
+	b.ReportMetric(pages, "pages/flush")
+	b.ReportMetric(pages*float64(os.Getpagesize())/1e6, "MB/flush")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/click")
+	if fi, err := os.Stat(db.Path); err == nil {
+		b.ReportMetric(float64(fi.Size())/1e6, "file-MB")
+	}
+}

@@ -383,7 +383,6 @@ func (q *linkQuery) walkByClicks(tx *bolt.Tx, wid uint64, it *linkIndex, page *l
 		id     uint64
 	}
 	var all []ranked
-	counters := tx.Bucket(bucketClicksLink)
 	links := linkReader{c: tx.Bucket(bucketLinks).Cursor()}
 	scanned := 0
 	for idb := it.next(); idb != nil; idb = it.next() {
@@ -411,7 +410,7 @@ func (q *linkQuery) walkByClicks(tx *bolt.Tx, wid uint64, it *linkIndex, page *l
 				continue
 			}
 		}
-		n, err := counter(counters, idb)
+		n, err := linkClicks(tx, btoi(idb))
 		if err != nil {
 			return len(all), err
 		}

@@ -19,7 +19,8 @@ import (
 // took one click per link, then flushes of 20,000 clicks (the recorder's
 // batch size) spread uniformly over all links, an hour's worth of them
 // in the same hour, by LINKBOLT_BENCH_VISITORS visitors (5,000 unless
-// set; bench/scale.sh's wrk is 1). It reports per flush the pages bolt allocated and
+// set; bench/scale.sh's wrk is 1), LINKBOLT_BENCH_BATCH a flush (20,000
+// unless set). It reports per flush the pages bolt allocated and
 // wrote (pages/flush, MB/flush), ns/click, and the file's size after.
 // It uses only what every schema version has, so the same file run
 // against an older tree compares the layouts:
@@ -41,7 +42,13 @@ func BenchmarkFlushUniform(b *testing.B) {
 		}
 		visitors = v
 	}
-	const batch = 20_000
+	batch := 20_000
+	if s := os.Getenv("LINKBOLT_BENCH_BATCH"); s != "" {
+		var err error
+		if batch, err = strconv.Atoi(s); err != nil || batch <= 0 {
+			b.Fatalf("LINKBOLT_BENCH_BATCH=%q", s)
+		}
+	}
 	db := NewDB(filepath.Join(b.TempDir(), "flush.db"))
 	if err := db.Open(); err != nil {
 		b.Fatal(err)

@@ -712,13 +712,22 @@ func addLink(tx *bolt.Tx, rec *linkRecord, ix *searchIndexer) (uint64, error) {
 		return 0, err
 	}
 	idb := itob(id)
+	// Links take ever larger IDs, so records and the indexes keyed by
+	// workspace (or tag, or campaign) and then ID grow at the end of their
+	// ranges: filling the pages before a split leaves them full rather
+	// than half empty. Aliases come in any order and keep bolt's default.
+	links.FillPercent = linkFill
 	if err := putJSON(links, idb, rec); err != nil {
 		return 0, err
 	}
 	if err := aliases.Put(aliasKey(rec.Domain, rec.Alias), idb); err != nil {
 		return 0, fmt.Errorf("index alias: %w", err)
 	}
-	if err := tx.Bucket(bucketLinksWorkspace).Put(concat(itob(rec.Workspace), idb), []byte{}); err != nil {
+	byWorkspace := tx.Bucket(bucketLinksWorkspace)
+	byWorkspace.FillPercent = linkFill
+	tx.Bucket(bucketLinksCampaign).FillPercent = linkFill
+	tx.Bucket(bucketLinksTag).FillPercent = linkFill
+	if err := byWorkspace.Put(concat(itob(rec.Workspace), idb), []byte{}); err != nil {
 		return 0, fmt.Errorf("index link workspace: %w", err)
 	}
 	if cid != 0 {
@@ -737,6 +746,10 @@ func addLink(tx *bolt.Tx, rec *linkRecord, ix *searchIndexer) (uint64, error) {
 	ix.add(id, rec)
 	return id, nil
 }
+
+// linkFill is the fill of the pages of links and of their indexes by
+// workspace, tag and campaign, which new links append to.
+const linkFill = 0.9
 
 func addTag(tx *bolt.Tx, wid uint64, tag string, idb []byte) error {
 	if err := tx.Bucket(bucketLinksTag).Put(concat(tagPrefix(wid, tag), idb), []byte{}); err != nil {

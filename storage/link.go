@@ -416,6 +416,9 @@ func (q *linkQuery) walkByClicks(tx *bolt.Tx, wid uint64, it *linkIndex, page *l
 		}
 		all = append(all, ranked{clicks: n, id: btoi(idb)})
 	}
+	if it.err != nil {
+		return len(all), it.err
+	}
 	// Stable: the walk met the links newest first.
 	slices.SortStableFunc(all, func(a, b ranked) int { return cmp.Compare(b.clicks, a.clicks) })
 	if q.offset >= len(all) {

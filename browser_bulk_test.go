@@ -11,8 +11,8 @@ import (
 // Links page: one destination a
 // line with an optional alias after a space or a comma; each line shows
 // its short URL or its own error (an alias already taken, an invalid
-// destination), and Copy as curl shows the request with a key
-// placeholder.
+// destination, words past the alias), and Copy as curl shows the request
+// with a key placeholder.
 func TestBrowserBulk(t *testing.T) {
 	base, c, tok := startDashboard(t, "")
 	c.must("POST", "/v1/links", tok, `{"destination_url":"https://example.com/taken","alias":"taken"}`, 201)
@@ -29,7 +29,7 @@ func TestBrowserBulk(t *testing.T) {
 		chromedp.Click(`#bulk-form button[type=submit]`),
 		chromedp.WaitVisible(`#bulk-form .msg.error`))
 
-	lines := "https://example.com/spring spring-sale\n\n  https://example.com/summer,summer-sale\nhttps://example.com/autumn\nhttps://example.com/again taken\njavascript:alert(1)\n"
+	lines := "https://example.com/spring spring-sale\n\n  https://example.com/summer,summer-sale\nhttps://example.com/autumn\nhttps://example.com/again taken\njavascript:alert(1)\nhttps://example.com/winter winter sale\n"
 	var summary, button string
 	b.run("create",
 		chromedp.SendKeys(`#bulk-lines`, lines),
@@ -37,14 +37,14 @@ func TestBrowserBulk(t *testing.T) {
 		chromedp.Click(`#bulk-form button[type=submit]`),
 		chromedp.WaitVisible(`#bulk-summary`),
 		chromedp.Text(`#bulk-summary`, &summary))
-	if button != "Create 5 links" {
-		t.Fatalf("button %q, want it to count the 5 non-empty lines", button)
+	if button != "Create 6 links" {
+		t.Fatalf("button %q, want it to count the 6 non-empty lines", button)
 	}
-	if summary != "3 links created, 2 refused." {
+	if summary != "3 links created, 3 refused." {
 		t.Fatalf("summary %q", summary)
 	}
 	var rows []string
-	for i := 1; i <= 5; i++ {
+	for i := 1; i <= 6; i++ {
 		var row string
 		b.run("result row", chromedp.Text(`#bulk-results tbody tr:nth-child(`+string(rune('0'+i))+`)`, &row))
 		rows = append(rows, row)
@@ -53,6 +53,7 @@ func TestBrowserBulk(t *testing.T) {
 		{"1\thttps://example.com/spring\t", "/spring-sale"}, {"3\thttps://example.com/summer\t", "/summer-sale"},
 		{"4\thttps://example.com/autumn\t", "http://"}, {"5\thttps://example.com/again\t", "already taken"},
 		{"6\tjavascript:alert(1)\t", "destination_url: must be"},
+		{"7\thttps://example.com/winter\t", "alias: "},
 	} {
 		line, result, _ := strings.Cut(rows[i], want.line)
 		if line != "" || !strings.Contains(result, want.result) {

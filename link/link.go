@@ -151,7 +151,8 @@ type LinkFilter struct {
 	WorkspaceID string
 	// Tags matches links with any of the tags.
 	Tags []string
-	// Search matches a case-insensitive substring of the alias or destination.
+	// Search matches a case-insensitive substring of the alias, the
+	// destination (its first 512 bytes) or a tag.
 	Search     string
 	CampaignID string
 	// Domain matches the links of a custom domain; nil means any domain and

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/wire"
@@ -71,6 +72,16 @@ type createLinkRequest struct {
 	RedirectCode   int      `json:"redirect_code"`
 }
 
+// link is the link the request asks for in the workspace, on domain (the
+// request's, as linkDomain resolved it), created at now.
+func (in *createLinkRequest) link(workspaceID, domain string, now time.Time) *link.Link {
+	return &link.Link{
+		WorkspaceID: workspaceID, DestinationURL: in.DestinationURL, Alias: in.Alias, Domain: domain,
+		Tags: in.Tags, UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
+		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode, CreatedAt: now, UpdatedAt: now,
+	}
+}
+
 func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *caller) error {
 	var in createLinkRequest
 	if err := s.decodeJSON(w, r, &in); err != nil {
@@ -80,12 +91,7 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *cal
 	if err != nil {
 		return err
 	}
-	now := s.now()
-	l := &link.Link{
-		WorkspaceID: c.workspace.ID, DestinationURL: in.DestinationURL, Alias: in.Alias, Domain: domain,
-		Tags: in.Tags, UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
-		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode, CreatedAt: now, UpdatedAt: now,
-	}
+	l := in.link(c.workspace.ID, domain, s.now())
 	if err := s.createLink(r, l); err != nil {
 		return err
 	}

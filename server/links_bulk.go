@@ -81,11 +81,7 @@ func (s *Server) handleBulkCreateLinks(w http.ResponseWriter, r *http.Request, c
 			}
 			domain, domains[req.Domain] = d, d
 		}
-		l := &link.Link{
-			WorkspaceID: c.workspace.ID, DestinationURL: req.DestinationURL, Alias: req.Alias, Domain: domain,
-			Tags: req.Tags, UTMSource: req.UTMSource, UTMMedium: req.UTMMedium, UTMCampaign: req.UTMCampaign,
-			CampaignID: req.CampaignID, RedirectCode: req.RedirectCode, CreatedAt: now, UpdatedAt: now,
-		}
+		l := req.link(c.workspace.ID, domain, now)
 		l.Normalize()
 		if err := l.Validate(s.servedRules); err != nil {
 			fail(i, err)

@@ -76,7 +76,7 @@ func TestBulkCreate(t *testing.T) {
 		t.Fatal(err)
 	}
 	created := 0
-	for _, ev := range after[:len(after)-len(before)] {
+	for _, ev := range after[len(before):] {
 		if ev.Type == link.EventLinkCreated {
 			created++
 		}

@@ -89,7 +89,7 @@ var (
 	bucketLinksTag       = []byte("links.tag")       // workspace id + tag + "\x00" + link id → ""
 	bucketLinksCount     = []byte("links.count")     // workspace id → number of links
 	bucketLinksTagCount  = []byte("links.tag_count") // workspace id + tag → number of links
-	bucketLinksSearch    = []byte("links.search")    // workspace id + trigram(3) + block(4) → set of link ids (see search.go)
+	bucketLinksSearch    = []byte("links.search")    // workspace id + block(4) + trigram(3) → set of link ids (see search.go)
 
 	// Clicks; see click_codec.go for the scope keys and the encodings.
 	bucketLinksCampaign = []byte("links.campaign") // workspace id + campaign id + link id → ""

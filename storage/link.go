@@ -416,6 +416,9 @@ func (q *linkQuery) walkByClicks(tx *bolt.Tx, wid uint64, it *linkIndex, page *l
 		}
 		all = append(all, ranked{clicks: n, id: btoi(idb)})
 	}
+	if it.err != nil {
+		return len(all), it.err
+	}
 	// Stable: the walk met the links newest first.
 	slices.SortStableFunc(all, func(a, b ranked) int { return cmp.Compare(b.clicks, a.clicks) })
 	if q.offset >= len(all) {
@@ -637,20 +640,7 @@ func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
 		if err := workspaceExists(tx, wid); err != nil {
 			return err
 		}
-		rec := &linkRecord{
-			Workspace:    wid,
-			Alias:        in.Alias,
-			Domain:       in.Domain,
-			Destination:  in.DestinationURL,
-			Tags:         in.Tags,
-			UTMSource:    in.UTMSource,
-			UTMMedium:    in.UTMMedium,
-			UTMCampaign:  in.UTMCampaign,
-			CampaignID:   in.CampaignID,
-			RedirectCode: in.RedirectCode,
-			CreatedAt:    now,
-			UpdatedAt:    now,
-		}
+		rec := newLinkRecord(wid, &in, now)
 		id, err := createLink(tx, rec)
 		if err != nil {
 			return err
@@ -663,6 +653,25 @@ func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
 	}
 	*l = *created
 	return nil
+}
+
+// newLinkRecord is the record of the new link in of workspace wid,
+// created at now.
+func newLinkRecord(wid uint64, in *link.Link, now time.Time) *linkRecord {
+	return &linkRecord{
+		Workspace:    wid,
+		Alias:        in.Alias,
+		Domain:       in.Domain,
+		Destination:  in.DestinationURL,
+		Tags:         in.Tags,
+		UTMSource:    in.UTMSource,
+		UTMMedium:    in.UTMMedium,
+		UTMCampaign:  in.UTMCampaign,
+		CampaignID:   in.CampaignID,
+		RedirectCode: in.RedirectCode,
+		CreatedAt:    now,
+		UpdatedAt:    now,
+	}
 }
 
 // createLink stores a link record with all its index entries and counters;

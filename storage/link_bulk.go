@@ -37,12 +37,7 @@ func (s *LinkService) CreateLinks(ctx context.Context, workspaceID string, links
 		}
 		var ix searchIndexer
 		for i := range ins {
-			in := &ins[i]
-			rec := &linkRecord{
-				Workspace: wid, Alias: in.Alias, Domain: in.Domain, Destination: in.DestinationURL, Tags: in.Tags,
-				UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
-				CampaignID: in.CampaignID, RedirectCode: in.RedirectCode, CreatedAt: now, UpdatedAt: now,
-			}
+			rec := newLinkRecord(wid, &ins[i], now)
 			id, err := addLink(tx, rec, &ix)
 			if code := link.ErrorCode(err); code == link.ECONFLICT || code == link.EINVALID {
 				errs[i] = err // addLink checks before it writes

@@ -188,7 +188,16 @@ type searchIndexer struct {
 	grams   []uint32 // reused
 }
 
-type searchChange struct{ add, remove searchSet }
+// searchChange is the changes to one key's set, in the order made: each
+// a link's low bits, with searchAdd set for an addition. A list, not two
+// sets: a set is 512 bytes and a transaction touches a key per trigram
+// and block, mostly with one change (a bulk creation or a batch of the
+// index build touches hundreds of thousands of keys).
+type searchChange struct{ ops []uint16 }
+
+// searchAdd marks an addition in searchChange.ops (low bits are below
+// searchBlockSize, so bit 15 is free).
+const searchAdd = 1 << 15
 
 func (ix *searchIndexer) change(wid uint64, gram uint32, id uint64) (*searchChange, uint16) {
 	if ix.changes == nil {
@@ -211,8 +220,7 @@ func (ix *searchIndexer) add(id uint64, r *linkRecord) {
 	ix.grams = packedTrigrams(ix.grams[:0], searchFields(r))
 	for _, g := range ix.grams {
 		c, low := ix.change(r.Workspace, g, id)
-		c.remove.remove(low)
-		c.add.add(low)
+		c.ops = append(c.ops, low|searchAdd)
 	}
 }
 
@@ -221,8 +229,7 @@ func (ix *searchIndexer) remove(id uint64, r *linkRecord) {
 	ix.grams = packedTrigrams(ix.grams[:0], searchFields(r))
 	for _, g := range ix.grams {
 		c, low := ix.change(r.Workspace, g, id)
-		c.add.remove(low)
-		c.remove.add(low)
+		c.ops = append(c.ops, low)
 	}
 }
 
@@ -249,8 +256,12 @@ func (ix *searchIndexer) write(tx *bolt.Tx) error {
 		} else {
 			set = searchSet{}
 		}
-		for i := range set {
-			set[i] = set[i]&^c.remove[i] | c.add[i]
+		for _, op := range c.ops {
+			if op&searchAdd != 0 {
+				set.add(op &^ searchAdd)
+			} else {
+				set.remove(op)
+			}
 		}
 		var err error
 		if v := set.encode(); v == nil {

@@ -15,9 +15,11 @@ export function parseLines(text) {
   text.split('\n').forEach((raw, i) => {
     const line = raw.trim();
     if (!line) return;
-    const [dest, alias] = line.split(/[\s,]+/, 2);
+    const [dest, ...rest] = line.split(/[\s,]+/);
     const body = { destination_url: dest };
-    if (alias) body.alias = alias;
+    // Words past the alias are sent with it, for the API to refuse the
+    // line, rather than dropped without a word.
+    if (rest.length) body.alias = rest.join(' ');
     links.push(body);
     lines.push(i + 1);
   });

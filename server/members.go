@@ -257,7 +257,7 @@ func (s *Server) handleAcceptInvitation(w http.ResponseWriter, r *http.Request, 
 	if err != nil {
 		return err
 	}
-	out := acceptResponse{UserID: u.ID, Workspace: newWorkspaceResponse(m.Workspace, m.Role)}
+	out := acceptResponse{UserID: u.ID, Workspace: s.workspaceResponse(m.Workspace, m.Role)}
 	if a.UserID != "" {
 		writeJSON(w, http.StatusOK, out)
 		return nil

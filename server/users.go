@@ -148,13 +148,16 @@ type workspaceResponse struct {
 	ID        string `json:"id"`
 	Name      string `json:"name"`
 	Plan      string `json:"plan"`
+	RateLimit int    `json:"rate_limit"`
 	Role      string `json:"role,omitempty"`
 	CreatedAt string `json:"created_at"`
 	UpdatedAt string `json:"updated_at"`
 }
 
-func newWorkspaceResponse(ws *link.Workspace, role link.Role) workspaceResponse {
-	return workspaceResponse{ID: ws.ID, Name: ws.Name, Plan: string(ws.Plan), Role: string(role),
+// workspaceResponse shows a workspace with the user's role in it and the
+// rate limit its plan gives on this instance.
+func (s *Server) workspaceResponse(ws *link.Workspace, role link.Role) workspaceResponse {
+	return workspaceResponse{ID: ws.ID, Name: ws.Name, Plan: string(ws.Plan), RateLimit: s.cfg.Plans[ws.Plan], Role: string(role),
 		CreatedAt: ts(ws.CreatedAt), UpdatedAt: ts(ws.UpdatedAt)}
 }
 
@@ -174,7 +177,7 @@ func (s *Server) memberships(r *http.Request, u *link.User) ([]workspaceResponse
 	}
 	out := make([]workspaceResponse, 0, len(ms))
 	for _, m := range ms {
-		out = append(out, newWorkspaceResponse(m.Workspace, m.Role))
+		out = append(out, s.workspaceResponse(m.Workspace, m.Role))
 	}
 	return out, nil
 }
@@ -225,7 +228,7 @@ func (s *Server) handleCreateWorkspace(w http.ResponseWriter, r *http.Request, c
 	if err := s.workspaces.CreateWorkspace(r.Context(), ws, c.user.ID); err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusCreated, newWorkspaceResponse(ws, link.RoleOwner))
+	writeJSON(w, http.StatusCreated, s.workspaceResponse(ws, link.RoleOwner))
 	return nil
 }
 
@@ -252,7 +255,7 @@ func (s *Server) handleGetWorkspace(w http.ResponseWriter, r *http.Request, c *c
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, newWorkspaceResponse(ws, role))
+	writeJSON(w, http.StatusOK, s.workspaceResponse(ws, role))
 	return nil
 }
 
@@ -282,7 +285,7 @@ func (s *Server) handleUpdateWorkspace(w http.ResponseWriter, r *http.Request, c
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, newWorkspaceResponse(ws, role))
+	writeJSON(w, http.StatusOK, s.workspaceResponse(ws, role))
 	return nil
 }
 

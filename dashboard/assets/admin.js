@@ -2,7 +2,7 @@
 // enable), the audit log of the whole instance, and a backup of the data
 // file downloaded with the session's token (never in a URL).
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
-import { call, session, ApiError } from './api.js';
+import { call, fetchFile, saveFile, ApiError } from './api.js';
 import { Message, Field, CopyAsCurl, Confirm, fmtDate, count, useList } from './ui.js';
 import { actorText, changesText } from './audit.js';
 
@@ -112,21 +112,11 @@ function Backup() {
     setError(null);
     setNotice('');
     try {
-      const res = await fetch('/v1/admin/backup', { headers: { Authorization: 'Bearer ' + session.token } });
-      if (!res.ok) {
-        const type = res.headers.get('Content-Type') || '';
-        throw new ApiError(res.status, type.includes('json') ? await res.json() : {});
-      }
+      const res = await fetchFile('/v1/admin/backup');
       const blob = await res.blob();
-      const url = URL.createObjectURL(blob);
-      const a = document.createElement('a');
-      a.href = url;
-      a.download = filename(res.headers.get('Content-Disposition'));
-      document.body.appendChild(a);
-      a.click();
-      a.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 60000);
-      setNotice('Saved ' + a.download + ' (' + Math.ceil(blob.size / 1024).toLocaleString() + ' KB).');
+      const name = filename(res.headers.get('Content-Disposition'));
+      saveFile(blob, name);
+      setNotice('Saved ' + name + ' (' + Math.ceil(blob.size / 1024).toLocaleString() + ' KB).');
     } catch (e) {
       setError(e instanceof ApiError ? e : new ApiError(0, { detail: 'The backup could not be downloaded: the server cannot be reached or the copy was cut short. Try again.' }));
     } finally {

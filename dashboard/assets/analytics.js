@@ -3,7 +3,7 @@
 // and exports.
 import { html, useState, useEffect, useRef } from './vendor/htm-preact-standalone.js';
 import uPlot from './vendor/uPlot.esm.js';
-import { call, session } from './api.js';
+import { call, fetchFile, saveFile } from './api.js';
 import { Message, fmtNumber, fmtDate } from './ui.js';
 
 const RANGES = [
@@ -191,16 +191,6 @@ function Chart({ points, tz }) {
 }
 
 // save hands a blob to the browser as a download named name.
-function save(blob, name) {
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = name;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10000);
-}
 
 // Export downloads from /v1/analytics/export with the session token (a
 // plain link could not send it): the workspace's, or one link's or one
@@ -216,17 +206,11 @@ export function Export({ query, ready, link, campaign }) {
     if (link) p.set('link_id', link);
     else if (campaign) p.set('campaign_id', campaign);
     try {
-      const res = await fetch('/v1/analytics/export?' + p, {
-        headers: { Authorization: 'Bearer ' + session.token, 'X-Workspace-Id': session.workspace },
-      });
-      if (!res.ok) {
-        const problem = (res.headers.get('Content-Type') || '').includes('json') ? await res.json() : {};
-        throw new Error(problem.detail || 'The export failed (' + res.status + ').');
-      }
+      const res = await fetchFile('/v1/analytics/export?' + p);
       const text = await res.text();
       const rows = format === 'json' ? JSON.parse(text).length : Math.max(0, text.split('\n').filter(Boolean).length - 1);
       const name = 'linkbolt-' + (link || campaign ? (link || campaign) + '-' : '') + data + '-' + (query.range === 'custom' ? 'custom' : query.range) + '.' + format;
-      save(new Blob([text], { type: format === 'json' ? 'application/json' : 'text/csv' }), name);
+      saveFile(new Blob([text], { type: format === 'json' ? 'application/json' : 'text/csv' }), name);
       setState({ busy: false, error: null, notice: 'Saved ' + name + ' (' + fmtNumber(rows) + (rows === 1 ? ' row' : ' rows') + ').' });
     } catch (e) {
       setState({ busy: false, error: e, notice: '' });

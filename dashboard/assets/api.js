@@ -27,9 +27,11 @@ export class ApiError extends Error {
 let onSignedOut = () => {};
 export function whenSignedOut(f) { onSignedOut = f; }
 
-// call sends one request and returns the decoded JSON (null for 204).
-export async function call(method, path, body) {
-  const headers = { Accept: 'application/json' };
+// send sends one request with the session's credentials and returns the
+// answer when it is a success; a problem is thrown as an ApiError, and a
+// 401 to a signed-in request ends the session.
+async function send(method, path, body, accept) {
+  const headers = { Accept: accept };
   if (session.token) headers.Authorization = 'Bearer ' + session.token;
   if (session.workspace) headers['X-Workspace-Id'] = session.workspace;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
@@ -39,18 +41,41 @@ export async function call(method, path, body) {
   } catch {
     throw new ApiError(0, { detail: 'The server cannot be reached. Check that linkbolt is running.' });
   }
+  if (res.ok) return res;
+  const type = res.headers.get('Content-Type') || '';
+  const err = new ApiError(res.status, type.includes('json') ? await res.json() : {});
+  if (res.status === 401 && session.token && path !== '/v1/auth/login') {
+    session.token = '';
+    onSignedOut(err.message);
+  }
+  throw err;
+}
+
+// call sends one request and returns the decoded JSON (null for 204).
+export async function call(method, path, body) {
+  const res = await send(method, path, body, 'application/json');
   if (res.status === 204) { await res.text(); return null; }
   const type = res.headers.get('Content-Type') || '';
-  const data = type.includes('json') ? await res.json() : {};
-  if (!res.ok) {
-    const err = new ApiError(res.status, data);
-    if (res.status === 401 && session.token && path !== '/v1/auth/login') {
-      session.token = '';
-      onSignedOut(err.message);
-    }
-    throw err;
-  }
-  return data;
+  return type.includes('json') ? res.json() : {};
+}
+
+// fetchFile reads a file the API answers (an export, a backup, an image)
+// with the session's credentials, which a plain link or an <img> could not
+// send, and returns the response to read as a blob or as text.
+export function fetchFile(path) {
+  return send('GET', path, undefined, '*/*');
+}
+
+// saveFile hands blob to the browser as a download named name.
+export function saveFile(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = name;
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 60000);
 }
 
 // curl renders a request as the command that sends it with an API key;

@@ -203,9 +203,7 @@ function SignIn({ onSignedIn, notice }) {
   useEffect(() => {
     // Single sign-on is on when its start, asked with check=true, answers
     // 204; it is 404 when off and 503 while the provider cannot be reached.
-    fetch('/v1/auth/oidc/start?check=true')
-      .then(async res => { await res.text(); setSSO(res.status === 204 ? 'on' : 'off'); })
-      .catch(() => setSSO('off'));
+    call('GET', '/v1/auth/oidc/start?check=true').then(() => setSSO('on'), () => setSSO('off'));
   }, []);
 
   const submit = async e => {

@@ -2,7 +2,7 @@
 // filters, "Load more" through next_cursor, and the CSV or JSON lines
 // export saved as a file.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
-import { call, session, ApiError } from './api.js';
+import { call, fetchFile, saveFile, ApiError } from './api.js';
 import { Message, fmtDate } from './ui.js';
 
 const actions = ['auth.login_succeeded', 'auth.login_failed', 'auth.logout', 'auth.logout_all',
@@ -87,23 +87,10 @@ export function AuditPage() {
     setError(null);
     setSaved('');
     try {
-      const headers = { Authorization: 'Bearer ' + session.token };
-      if (session.workspace) headers['X-Workspace-Id'] = session.workspace;
-      const res = await fetch(query(filters, { format }), { headers });
-      if (!res.ok) {
-        const type = res.headers.get('Content-Type') || '';
-        throw new ApiError(res.status, type.includes('json') ? await res.json() : {});
-      }
-      const blob = await res.blob();
-      const url = URL.createObjectURL(blob);
-      const a = document.createElement('a');
-      a.href = url;
-      a.download = 'audit-log.' + (format === 'csv' ? 'csv' : 'jsonl');
-      document.body.appendChild(a);
-      a.click();
-      a.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 60000);
-      setSaved('Saved ' + a.download + '.');
+      const res = await fetchFile(query(filters, { format }));
+      const name = 'audit-log.' + (format === 'csv' ? 'csv' : 'jsonl');
+      saveFile(await res.blob(), name);
+      setSaved('Saved ' + name + '.');
     } catch (e) {
       setError(e instanceof ApiError ? e : new ApiError(0, { detail: 'The server cannot be reached. Check that linkbolt is running.' }));
     }

@@ -2,7 +2,7 @@
 // Links page: a preview that follows the options, PNG and SVG downloads,
 // and the link's saved designs (apply, save, delete).
 import { html, useState, useEffect, useRef } from './vendor/htm-preact-standalone.js';
-import { call, session, ApiError } from './api.js';
+import { call, fetchFile, saveFile } from './api.js';
 import { Message, Field, CopyAsCurl, Confirm, useApiForm, useList } from './ui.js';
 
 // DEFAULTS are the API's defaults; the form keeps every value as the
@@ -39,31 +39,7 @@ function fromDesign(d) {
 // fetchImage reads an image with the session's token (an <img> could not
 // send it) and returns it as a blob; a refusal is an ApiError.
 async function fetchImage(path) {
-  const headers = { Authorization: 'Bearer ' + session.token };
-  if (session.workspace) headers['X-Workspace-Id'] = session.workspace;
-  let res;
-  try {
-    res = await fetch(path, { headers });
-  } catch {
-    throw new ApiError(0, { detail: 'The server cannot be reached. Check that linkbolt is running.' });
-  }
-  if (!res.ok) {
-    const type = res.headers.get('Content-Type') || '';
-    throw new ApiError(res.status, type.includes('json') ? await res.json() : {});
-  }
-  return res.blob();
-}
-
-// save hands a blob to the browser as a download named name.
-function save(blob, name) {
-  const url = URL.createObjectURL(blob);
-  const a = document.createElement('a');
-  a.href = url;
-  a.download = name;
-  document.body.append(a);
-  a.click();
-  a.remove();
-  setTimeout(() => URL.revokeObjectURL(url), 10000);
+  return (await fetchFile(path)).blob();
 }
 
 function fmtBytes(n) {
@@ -134,7 +110,7 @@ function Preview({ base, opts, setOpt, reset, alias }) {
     const name = alias + '-qr.' + format;
     setDl({ busy: format, error: null, notice: '' });
     try {
-      save(await fetchImage(base + imageQuery(opts, format)), name);
+      saveFile(await fetchImage(base + imageQuery(opts, format)), name);
       setDl({ busy: '', error: null, notice: 'Saved ' + name + '.' });
     } catch (e) {
       setDl({ busy: '', error: e, notice: '' });

@@ -10,32 +10,9 @@ import { Message, Field, CopyAsCurl, fmtDate, fmtNumber } from './ui.js';
 const plans = [['free', 'Free'], ['pro', 'Pro'], ['enterprise', 'Enterprise']];
 const planName = p => (plans.find(([v]) => v === p) || [p, p])[1];
 
-// useRateLimit reads the limit the workspace's plan gives from the rate
-// headers of one small request made in the workspace (an unlimited plan
-// sends none): null while reading, 0 for unlimited, or requests a minute.
-function useRateLimit(ws, version) {
-  const [limit, setLimit] = useState(null);
-  useEffect(() => {
-    if (!ws) return undefined;
-    let live = true;
-    setLimit(null);
-    const headers = { Accept: 'application/json', Authorization: 'Bearer ' + session.token, 'X-Workspace-Id': ws.id };
-    fetch('/v1/links?limit=1', { headers })
-      .then(async res => {
-        await res.text();
-        const n = res.headers.get('X-RateLimit-Limit');
-        if (live) setLimit(n === null ? 0 : Number(n));
-      })
-      .catch(() => live && setLimit(-1));
-    return () => { live = false; };
-  }, [ws && ws.id, version]);
-  return limit;
-}
-
 // limitText says a rate limit in words.
 function limitText(limit) {
-  if (limit === null) return 'Reading the rate limit…';
-  if (limit < 0) return 'The rate limit cannot be read right now.';
+  if (limit === undefined) return 'Reading the rate limit…';
   if (limit === 0) return 'No rate limit: requests are not counted.';
   return fmtNumber(limit) + ' API requests a minute, shared by every key and member of this workspace.';
 }
@@ -139,8 +116,6 @@ function RenameForm({ ws, reloadMe }) {
 }
 
 function PlanSection({ ws, me, reloadMe }) {
-  const [version, setVersion] = useState(0);
-  const limit = useRateLimit(ws, version);
   const [plan, setPlan] = useState(ws.plan);
   const [error, setError] = useState(null);
   const [notice, setNotice] = useState('');
@@ -154,7 +129,6 @@ function PlanSection({ ws, me, reloadMe }) {
     try {
       const w = await call('PATCH', '/v1/workspaces/' + ws.id, body);
       setNotice('The plan is now ' + planName(w.plan) + '. It applies from the next request.');
-      setVersion(v => v + 1);
       await reloadMe();
     } catch (err) {
       setError(err);
@@ -164,7 +138,7 @@ function PlanSection({ ws, me, reloadMe }) {
   };
   return html`<section class="card" aria-labelledby="ws-plan">
     <h2 id="ws-plan">Plan</h2>
-    <p id="plan-now"><strong>${planName(ws.plan)}</strong>: <span id="plan-limit">${limitText(limit)}</span></p>
+    <p id="plan-now"><strong>${planName(ws.plan)}</strong>: <span id="plan-limit">${limitText(ws.rate_limit)}</span></p>
     ${me.admin ? html`<form id="plan-form" class="inline" onSubmit=${submit}>
         <label for="plan-select">Change the plan to</label>
         <select id="plan-select" name="plan" value=${plan} onChange=${e => setPlan(e.target.value)}>

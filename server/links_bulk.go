@@ -86,6 +86,13 @@ func (s *Server) handleBulkCreateLinks(w http.ResponseWriter, r *http.Request, c
 			Tags: req.Tags, UTMSource: req.UTMSource, UTMMedium: req.UTMMedium, UTMCampaign: req.UTMCampaign,
 			CampaignID: req.CampaignID, RedirectCode: req.RedirectCode, CreatedAt: now, UpdatedAt: now,
 		}
+		if err := s.setControls(l, req.linkControlsRequest); err != nil { // link controls
+			if link.ErrorCode(err) == link.EINTERNAL {
+				return err
+			}
+			fail(i, err)
+			continue
+		}
 		l.Normalize()
 		if err := l.Validate(s.servedRules); err != nil {
 			fail(i, err)

@@ -188,7 +188,7 @@ func TestLinkPasswordSecureCookie(t *testing.T) {
 }
 
 // writeGeoIP writes a country database as geo_test.go does and opens it.
-func writeGeoIP(t *testing.T, networks map[string]string) *analytics.GeoIP {
+func writeGeoIP(t testing.TB, networks map[string]string) *analytics.GeoIP {
 	t.Helper()
 	tree, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "GeoIP2-Country"})
 	if err != nil {

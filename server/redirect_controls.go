@@ -97,15 +97,33 @@ func (s *Server) redirectTo(w http.ResponseWriter, r *http.Request, l *link.Link
 	if r.Method != http.MethodHead {
 		s.recordClick(r, l)
 	}
-	c := *l
-	c.DestinationURL = dest
 	h := w.Header()
-	h["Location"] = []string{Destination(&c)}
+	h["Location"] = []string{destinationTo(l, dest)}
 	h["Cache-Control"] = cacheTemporary
 	if status == 0 {
 		status = l.RedirectCode
 	}
 	w.WriteHeader(status)
+}
+
+// destinationTo is Destination of l going to dest instead of its own
+// destination.
+func destinationTo(l *link.Link, dest string) string {
+	if l.UTMSource == "" && l.UTMMedium == "" && l.UTMCampaign == "" {
+		return asciiURL(dest)
+	}
+	c := *l
+	c.DestinationURL = dest
+	return Destination(&c)
+}
+
+func isLower(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *Server) recordClick(r *http.Request, l *link.Link) {
@@ -119,45 +137,49 @@ func (s *Server) recordClick(r *http.Request, l *link.Link) {
 // visitorFacts are what rules test of a request, each worked out once
 // when a rule first needs it.
 type visitorFacts struct {
-	r       *http.Request
-	s       *Server
-	ua      *analytics.UAClass
-	country string
-	lang    *string
-	query   url.Values
+	r              *http.Request
+	s              *Server
+	ua             analytics.UAClass
+	country, lang  string
+	hasUA, hasLang bool
+	addr           netip.Addr
+	hasAddr        bool
+	query          url.Values
 }
 
 func (f *visitorFacts) class() *analytics.UAClass {
-	if f.ua == nil {
-		c := f.s.uas.Classify(f.r.Header.Get("User-Agent"))
-		f.ua = &c
+	if !f.hasUA {
+		f.ua, f.hasUA = f.s.uas.Classify(f.r.Header.Get("User-Agent")), true
 	}
-	return f.ua
+	return &f.ua
 }
 
 func (f *visitorFacts) countryCode() string {
 	if f.country == "" {
-		f.country = f.s.geo.Country(f.s.clientAddr(f.r))
+		f.country = f.s.geo.Country(f.address())
 	}
 	return f.country
 }
 
-func (f *visitorFacts) language() string {
-	if f.lang == nil {
-		l := preferredLanguage(f.r.Header.Get("Accept-Language"))
-		f.lang = &l
+func (f *visitorFacts) address() netip.Addr {
+	if !f.hasAddr {
+		f.addr, f.hasAddr = f.s.clientAddr(f.r), true
 	}
-	return *f.lang
+	return f.addr
+}
+
+func (f *visitorFacts) language() string {
+	if !f.hasLang {
+		f.lang, f.hasLang = preferredLanguage(f.r.Header.Get("Accept-Language")), true
+	}
+	return f.lang
 }
 
 func (f *visitorFacts) queryValues() url.Values {
-	if f.query == nil {
+	if f.query == nil && f.r.URL.RawQuery != "" {
 		f.query, _ = url.ParseQuery(f.r.URL.RawQuery)
-		if f.query == nil {
-			f.query = url.Values{}
-		}
 	}
-	return f.query
+	return f.query // a nil map reads as empty
 }
 
 func (f *visitorFacts) matches(c *link.RuleCondition) bool {
@@ -200,7 +222,9 @@ func (f *visitorFacts) matches(c *link.RuleCondition) bool {
 // equals; q=0 is "not this one"), or "".
 func preferredLanguage(h string) string {
 	best, bestQ := "", 0.0
-	for _, part := range strings.Split(h, ",") {
+	for rest := h; rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, ",")
 		tag, params, _ := strings.Cut(part, ";")
 		tag = strings.TrimSpace(tag)
 		if tag == "" || tag == "*" {
@@ -215,9 +239,12 @@ func preferredLanguage(h string) string {
 			q = v
 		}
 		if q > bestQ {
-			primary, _, _ := strings.Cut(tag, "-")
-			best, bestQ = strings.ToLower(primary), q
+			best, _, _ = strings.Cut(tag, "-")
+			bestQ = q
 		}
+	}
+	if !isLower(best) {
+		best = strings.ToLower(best)
 	}
 	return best
 }
@@ -226,16 +253,14 @@ func preferredLanguage(h string) string {
 // matches, else the visitor's variant, else the link's destination. Rules
 // come first: a rule takes its visitors out of the A/B split.
 func (s *Server) pickDestination(r *http.Request, l *link.Link) string {
-	if len(l.Rules) > 0 {
-		f := visitorFacts{r: r, s: s}
-		for i := range l.Rules {
-			if f.matches(&l.Rules[i].If) {
-				return l.Rules[i].Then
-			}
+	f := visitorFacts{r: r, s: s}
+	for i := range l.Rules {
+		if f.matches(&l.Rules[i].If) {
+			return l.Rules[i].Then
 		}
 	}
 	if len(l.Variants) > 0 {
-		return l.Variants[s.variantOf(r, l)].DestinationURL
+		return l.Variants[s.variantOf(&f, l)].DestinationURL
 	}
 	return l.DestinationURL
 }
@@ -244,8 +269,8 @@ func (s *Server) pickDestination(r *http.Request, l *link.Link) string {
 // hash analytics computes (address and user agent), keyed with a stable
 // secret and mixed with the link's ID, picks a point in 0–99 that the
 // weights divide. A visitor keeps their variant as long as both stay.
-func (s *Server) variantOf(r *http.Request, l *link.Link) int {
-	return variantIndex(l, analytics.VisitorHash(s.controlKeys.variant, s.clientAddr(r), r.Header.Get("User-Agent")))
+func (s *Server) variantOf(f *visitorFacts, l *link.Link) int {
+	return variantIndex(l, analytics.VisitorHash(s.controlKeys.variant, f.address(), f.r.Header.Get("User-Agent")))
 }
 
 func variantIndex(l *link.Link, visitor uint64) int {

@@ -32,7 +32,9 @@ func TestValidateControls(t *testing.T) {
 			l.Variants = []Variant{{DestinationURL: "https://example.com/a", Weight: 101}, {DestinationURL: "https://example.com/b", Weight: -1}}
 		}, "variants[0].weight"},
 		{"no condition", func(l *Link) { l.Rules = []Rule{{Then: "https://example.com/"}} }, "rules[0].if"},
-		{"empty query name", func(l *Link) { l.Rules = []Rule{{If: RuleCondition{Query: &QueryCondition{}}, Then: "https://example.com/"}} }, "rules[0].if.query.name"},
+		{"empty query name", func(l *Link) {
+			l.Rules = []Rule{{If: RuleCondition{Query: &QueryCondition{}}, Then: "https://example.com/"}}
+		}, "rules[0].if.query.name"},
 		{"language with region", func(l *Link) { l.Rules = []Rule{{If: RuleCondition{Language: "de-AT"}, Then: "https://example.com/"}} }, "rules[0].if.language"},
 		{"21 rules", func(l *Link) {
 			for i := 0; i < 21; i++ {

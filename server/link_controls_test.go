@@ -76,6 +76,13 @@ func TestLinkPassword(t *testing.T) {
 		t.Fatalf("the form gives the destination away: %s", form.raw)
 	}
 
+	// HEAD answers as GET, without a body and without a click.
+	head := visit("/vault", "198.51.100.7", uaFirefoxLinux)
+	head.Method = "HEAD"
+	if got := e.request(head); got.status != 200 || len(got.raw) != 0 {
+		t.Fatalf("HEAD: %d %q", got.status, got.raw)
+	}
+
 	// A wrong password: the form again, with a message.
 	wrong := e.request(passwordPost("/vault", "198.51.100.7", "guess"))
 	if wrong.status != 401 || !strings.Contains(string(wrong.raw), "Wrong password") || wrong.header.Get("Set-Cookie") != "" {

@@ -145,6 +145,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		CostlyConcurrency:   server.ReserveCostlyProcs(cfg.Server.CostlyConcurrency), CostlyWait: cfg.Server.CostlyWait,
 		SearchScanLimit: cfg.Server.SearchScanLimit, MaxConnections: cfg.Server.MaxConnections,
 		CORSOrigins: cfg.Server.CORSOrigins,
+		UnlockTTL:   cfg.Links.UnlockTTL,
 	}, server.Deps{
 		DB: a.db, Links: a.links, Keys: a.keys,
 		Users: users, Workspaces: storage.NewWorkspaceService(a.db),
@@ -160,6 +161,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},
 		Logger:    a.logger, Now: time.Now,
 		OIDC: a.oidc,
+		Geo:  a.geo,
 	})
 	if err != nil {
 		return err

@@ -32,6 +32,7 @@ var notDashboard = map[string]string{
 	"POST /api/urls":       "the simple API for scripts",
 	"GET /{code}":          "the public redirect: a person follows the short URL",
 	"HEAD /{code}":         "the public redirect: checked by link checkers",
+	"POST /{code}":         "the password form of a protected link, on its own page (link controls)",
 }
 
 // parity is the union of the operations the browser journeys called, and

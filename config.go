@@ -89,6 +89,8 @@ type Config struct {
 	} `mapstructure:"admin"`
 	Links struct {
 		AliasHold time.Duration `mapstructure:"alias_hold"`
+		// link controls: how long a right link password unlocks the link
+		UnlockTTL time.Duration `mapstructure:"unlock_ttl"`
 	} `mapstructure:"links"`
 	Clicks struct {
 		FlushInterval time.Duration `mapstructure:"flush_interval"`
@@ -154,6 +156,7 @@ var defaults = map[string]any{
 	"admin.email":             "",
 	"admin.password":          "",
 	"links.alias_hold":        "720h",
+	"links.unlock_ttl":        "24h",
 	"clicks.flush_interval":   "1s",
 	"clicks.queue_size":       1_000_000,
 	"clicks.queue_bytes":      16 << 20,
@@ -320,6 +323,7 @@ func (c *Config) Validate() error {
 		{"analytics.retention", c.Analytics.Retention, time.Hour},
 		{"audit.retention", c.Audit.Retention, time.Hour},
 		{"links.alias_hold", c.Links.AliasHold, 0},
+		{"links.unlock_ttl", c.Links.UnlockTTL, time.Minute},
 	} {
 		if d.got < d.min {
 			errs = append(errs, fmt.Errorf("%s: %s must be at least %s", d.key, d.got, d.min))

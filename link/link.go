@@ -45,6 +45,14 @@ type Link struct {
 	Clicks    int64
 	CreatedAt time.Time
 	UpdatedAt time.Time
+
+	// link controls: password, rules, variants, social card (controls.go).
+	// PasswordHash is the bcrypt hash of the link's password; "" means
+	// none. Rules are tried in order before Variants split the rest.
+	PasswordHash string
+	Rules        []Rule
+	Variants     []Variant
+	OG           *OG
 }
 
 // Normalize trims the input, drops duplicate tags and applies defaults.
@@ -56,6 +64,7 @@ func (l *Link) Normalize() {
 	if l.RedirectCode == 0 {
 		l.RedirectCode = 302
 	}
+	l.normalizeControls() // link controls: password, rules, variants, social card
 }
 
 // Validate checks a link against the rules of the service, with rules
@@ -81,6 +90,7 @@ func (l *Link) Validate(rules *URLRules) error {
 	if !ValidRedirectCode(l.RedirectCode) {
 		v.add("redirect_code", "must be one of 301, 302, 307, 308")
 	}
+	l.validateControls(&v, rules) // link controls: password, rules, variants, social card
 	return v.err()
 }
 
@@ -103,6 +113,14 @@ type LinkUpdate struct {
 	UTMCampaign    *string
 	CampaignID     *string
 	RedirectCode   *int
+
+	// link controls: password, rules, variants, social card. A pointer to
+	// "" removes the password, to an empty list the rules or variants, to
+	// a zero OG the social card.
+	PasswordHash *string
+	Rules        *[]Rule
+	Variants     *[]Variant
+	OG           *OG
 }
 
 // Apply copies the given fields onto l, normalised.
@@ -130,6 +148,20 @@ func (u LinkUpdate) Apply(l *Link) {
 	}
 	if u.RedirectCode != nil {
 		l.RedirectCode = *u.RedirectCode
+	}
+	// link controls: password, rules, variants, social card
+	if u.PasswordHash != nil {
+		l.PasswordHash = *u.PasswordHash
+	}
+	if u.Rules != nil {
+		l.Rules = *u.Rules
+	}
+	if u.Variants != nil {
+		l.Variants = *u.Variants
+	}
+	if u.OG != nil {
+		og := *u.OG
+		l.OG = &og
 	}
 	l.Normalize()
 }

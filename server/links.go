@@ -70,6 +70,8 @@ type createLinkRequest struct {
 	UTMCampaign    string   `json:"utm_campaign"`
 	CampaignID     string   `json:"campaign_id"`
 	RedirectCode   int      `json:"redirect_code"`
+	// link controls: password, rules, variants, social card
+	linkControlsRequest
 }
 
 // link is the link the request asks for in the workspace, on domain (the
@@ -92,6 +94,9 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *cal
 		return err
 	}
 	l := in.link(c.workspace.ID, domain, s.now())
+	if err := s.setControls(l, in.linkControlsRequest); err != nil { // link controls
+		return err
+	}
 	if err := s.createLink(r, l); err != nil {
 		return err
 	}
@@ -126,6 +131,8 @@ type updateLinkRequest struct {
 	UTMCampaign    *string   `json:"utm_campaign"`
 	CampaignID     *string   `json:"campaign_id"`
 	RedirectCode   *int      `json:"redirect_code"`
+	// link controls: password, rules, variants, social card
+	linkControlsRequest
 }
 
 func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -148,6 +155,9 @@ func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *cal
 		DestinationURL: in.DestinationURL, Alias: in.Alias, Tags: in.Tags,
 		UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode,
+	}
+	if err := s.updateControls(&upd, in.linkControlsRequest); err != nil { // link controls
+		return err
 	}
 	l, err := s.links.UpdateLink(r.Context(), c.workspace.ID, c.params.ByName("id"), upd,
 		func(l *link.Link) error { return l.Validate(s.rules.WithDomain(l.Domain)) })
@@ -264,6 +274,8 @@ func positiveParam(v, name string, def, max int) (int, error) {
 type simpleRequest struct {
 	OriginalURL string `json:"originalUrl"`
 	CustomCode  string `json:"customCode"`
+	// Password is refused: the simple API makes plain links only (link controls).
+	Password *string `json:"password"`
 }
 
 type simpleResponse struct {
@@ -277,6 +289,9 @@ type simpleResponse struct {
 func (s *Server) handleSimpleCreate(w http.ResponseWriter, r *http.Request, c *caller) error {
 	var in simpleRequest
 	if err := s.decodeJSON(w, r, &in); err != nil {
+		return err
+	}
+	if err := refuseControlsOnSimpleAPI(in.Password); err != nil {
 		return err
 	}
 	now := s.now()

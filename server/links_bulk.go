@@ -82,6 +82,13 @@ func (s *Server) handleBulkCreateLinks(w http.ResponseWriter, r *http.Request, c
 			domain, domains[req.Domain] = d, d
 		}
 		l := req.link(c.workspace.ID, domain, now)
+		if err := s.setControls(l, req.linkControlsRequest); err != nil { // link controls
+			if link.ErrorCode(err) == link.EINTERNAL {
+				return err
+			}
+			fail(i, err)
+			continue
+		}
 		l.Normalize()
 		if err := l.Validate(s.servedRules); err != nil {
 			fail(i, err)

@@ -349,6 +349,8 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	registered := map[string]bool{
 		// The router's fallback serves the redirects.
 		"GET /{code}": true, "HEAD /{code}": true,
+		// ServeHTTP serves the password form of a protected link (link controls).
+		"POST /{code}": true,
 	}
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
@@ -420,6 +422,7 @@ func TestOpenAPIRouterPrefersStaticPaths(t *testing.T) {
 		{"POST", "/v1/keys/k1/rotate", "/v1/keys/{id}/rotate"},
 		{"GET", "/Ab3xQ9k", "/{code}"},
 		{"HEAD", "/Ab3xQ9k", "/{code}"},
+		{"POST", "/Ab3xQ9k", "/{code}"}, // the password form of a protected link
 		{"GET", "/v1", "/{code}"},
 	} {
 		req := httptest.NewRequest(c.method, "http://lb.test"+c.path, nil)
@@ -438,7 +441,7 @@ func TestOpenAPIRouterPrefersStaticPaths(t *testing.T) {
 	}{
 		{"PUT", "/v1/links", routers.ErrMethodNotAllowed},
 		{"HEAD", "/v1/links", routers.ErrMethodNotAllowed},
-		{"POST", "/Ab3xQ9k", routers.ErrMethodNotAllowed},
+		{"PUT", "/Ab3xQ9k", routers.ErrMethodNotAllowed},
 		{"GET", "/v1/nope", routers.ErrPathNotFound},
 		{"GET", "/v1/links/l1/extra", routers.ErrPathNotFound},
 	} {

@@ -46,6 +46,10 @@ func (s *Server) redirect(w http.ResponseWriter, r *http.Request, d *link.Domain
 			"short link %q points back into this service (%s), which would loop: change its destination", code, hostOf(l.DestinationURL))))
 		return
 	}
+	if l.HasControls() { // link controls: password, rules, variants, social card
+		s.redirectControlled(w, r, d, l)
+		return
+	}
 	if r.Method == http.MethodGet {
 		s.recorder.Record(link.Click{
 			LinkID: l.ID, WorkspaceID: l.WorkspaceID, CampaignID: l.CampaignID, Time: s.now(),

@@ -90,6 +90,11 @@ type Config struct {
 	// API (server.cors_origins), as ParseCORSOrigins returns them; none
 	// means no CORS headers at all.
 	CORSOrigins []string
+
+	// link controls: password, rules, variants, social card.
+	// UnlockTTL is how long a right link password unlocks the link in a
+	// browser (links.unlock_ttl); 0 means DefaultUnlockTTL.
+	UnlockTTL time.Duration
 }
 
 // Server serves the API, the redirects and the setup page on one handler.
@@ -166,6 +171,13 @@ type Server struct {
 	// pages holds the one-segment paths of pages (e.g. /healthz); every
 	// other one-segment GET is a short code.
 	pages map[string]bool
+
+	// link controls: password, rules, variants, social card. uas and geo
+	// classify visitors for rules; keys sign unlock cookies and key the
+	// variant hash.
+	uas         *analytics.UACache
+	geo         *analytics.GeoIP
+	controlKeys controlKeys
 }
 
 // Deps are the services a Server is built on; app.go wires them.
@@ -211,6 +223,10 @@ type Deps struct {
 	// OIDC, when set, signs users in with an OpenID Connect provider
 	// (/v1/auth/oidc/*); nil means single sign-on is off.
 	OIDC *auth.OIDC
+
+	// Geo, when set, gives the country of a visitor for the country
+	// condition of link rules (link controls); nil: every country is unknown.
+	Geo *analytics.GeoIP
 }
 
 // New returns a server for cfg over deps.
@@ -261,6 +277,8 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.members, s.invitations = d.Members, d.Invitations
 	s.accounts, s.sessions = d.Accounts, d.Sessions
 	s.audit = d.Audit
+	// link controls: password, rules, variants, social card
+	s.uas, s.geo, s.controlKeys = analytics.NewUACache(analytics.DefaultUACacheSize), d.Geo, newControlKeys(d.JWT.Secret)
 	s.cors = newCORSPolicy(cfg.CORSOrigins)
 	dash, err := dashboard.New()
 	if err != nil {
@@ -320,6 +338,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		strings.IndexByte(p[1:], '/') < 0 && !s.pages[p] {
 		s.serveRedirect(w, r, p[1:])
 		return
+	}
+	// link controls: the password form of a short link posts back to it.
+	if p := r.URL.Path; r.Method == http.MethodPost && len(p) > 1 && strings.IndexByte(p[1:], '/') < 0 && !s.pages[p] {
+		if h, _, _ := s.router.Lookup(http.MethodPost, p); h == nil && s.servePasswordPost(w, r, nil, p[1:]) {
+			return
+		}
 	}
 	s.router.ServeHTTP(w, r)
 }

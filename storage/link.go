@@ -56,10 +56,12 @@ type linkRecord struct {
 	RedirectCode int       `json:"redirect_code"`
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at"`
+	// link controls: password, rules, variants, social card
+	linkControls
 }
 
 func (r *linkRecord) link(ids *idCodec, id uint64, clicks uint64) *link.Link {
-	return &link.Link{
+	l := &link.Link{
 		ID:             ids.formatID(prefixLink, id),
 		WorkspaceID:    ids.formatID(prefixWorkspace, r.Workspace),
 		Alias:          r.Alias,
@@ -75,6 +77,8 @@ func (r *linkRecord) link(ids *idCodec, id uint64, clicks uint64) *link.Link {
 		CreatedAt:      r.CreatedAt,
 		UpdatedAt:      r.UpdatedAt,
 	}
+	r.controls(l) // link controls: password, rules, variants, social card
+	return l
 }
 
 func aliasKey(domain, alias string) []byte {
@@ -658,7 +662,7 @@ func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
 // newLinkRecord is the record of the new link in of workspace wid,
 // created at now.
 func newLinkRecord(wid uint64, in *link.Link, now time.Time) *linkRecord {
-	return &linkRecord{
+	rec := &linkRecord{
 		Workspace:    wid,
 		Alias:        in.Alias,
 		Domain:       in.Domain,
@@ -672,6 +676,8 @@ func newLinkRecord(wid uint64, in *link.Link, now time.Time) *linkRecord {
 		CreatedAt:    now,
 		UpdatedAt:    now,
 	}
+	rec.setControls(in) // link controls: password, rules, variants, social card
+	return rec
 }
 
 // createLink stores a link record with all its index entries and counters;
@@ -869,6 +875,7 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 		}
 		rec.CampaignID = l.CampaignID
 		rec.RedirectCode = l.RedirectCode
+		rec.setControls(l) // link controls: password, rules, variants, social card
 		rec.UpdatedAt = now
 		if err := putJSON(tx.Bucket(bucketLinks), idb, rec); err != nil {
 			return err

@@ -8,6 +8,7 @@ import { call } from './api.js';
 import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, fmtNumber, count, useApiForm, useList } from './ui.js';
 import { QRButton } from './qr.js';
 import { BulkCreate } from './bulk.js';
+import { TargetingFields, TARGETING_EMPTY, targetingFormOf, targetingBody } from './link_targeting.js'; // link controls
 
 const LIMIT = 20;
 const CODES = [
@@ -247,10 +248,11 @@ function formOf(l) {
     destination_url: l.destination_url, alias: l.alias, domain: l.domain, tags: (l.tags || []).join(', '),
     utm_source: l.utm_source || '', utm_medium: l.utm_medium || '', utm_campaign: l.utm_campaign || '',
     campaign_id: l.campaign_id || '', redirect_code: String(l.redirect_code || 302),
+    ...targetingFormOf(l), // link controls
   };
 }
 
-const EMPTY = { destination_url: '', alias: '', domain: '', tags: '', utm_source: '', utm_medium: '', utm_campaign: '', campaign_id: '', redirect_code: '302' };
+const EMPTY = { destination_url: '', alias: '', domain: '', tags: '', utm_source: '', utm_medium: '', utm_campaign: '', campaign_id: '', redirect_code: '302', ...TARGETING_EMPTY };
 
 // createBody is what the create form sends: the destination and the fields
 // given (302 is the API's default and is left out).
@@ -263,6 +265,7 @@ function createBody(form) {
   for (const [k] of UTM) if (form[k].trim()) body[k] = form[k].trim();
   if (form.campaign_id) body.campaign_id = form.campaign_id;
   if (form.redirect_code !== '302') body.redirect_code = Number(form.redirect_code);
+  Object.assign(body, targetingBody(form, null)); // link controls
   return body;
 }
 
@@ -279,6 +282,7 @@ function editBody(form, l) {
   if (tags.join(',') !== splitTags(was.tags).join(',')) body.tags = tags;
   if (form.campaign_id !== was.campaign_id) body.campaign_id = form.campaign_id;
   if (form.redirect_code !== was.redirect_code) body.redirect_code = Number(form.redirect_code);
+  Object.assign(body, targetingBody(form, was)); // link controls
   return body;
 }
 
@@ -320,7 +324,8 @@ function LinkFields({ form, setField, f, p, campaigns, domains, editing }) {
           ${CODES.map(([v, label]) => html`<option value=${v}>${label}</option>`)}
         </${Select}>
       </div>
-    </details>`;
+    </details>
+    <${TargetingFields} form=${form} setField=${setField} f=${f} p=${p} editing=${editing} />`;
 }
 
 function FormError({ error }) {

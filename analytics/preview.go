@@ -1,0 +1,27 @@
+package analytics
+
+import "strings"
+
+// previewTokens mark the user agents of link-preview bots (unfurlers):
+// the services that fetch a shared link to show a card for it. They are
+// all in botFamilies too, so a click they make is a bot click.
+var previewTokens = []string{
+	"slackbot", "facebookexternalhit", "facebot", "twitterbot", "linkedinbot", "whatsapp/",
+	"discordbot", "telegrambot", "skypeuripreview", "redditbot", "mastodon/", "pinterestbot",
+	"cardyb", "snap url preview", "vkshare", "iframely", "embedly",
+}
+
+// PreviewBot reports whether ua is a link-preview bot's, which is shown a
+// link's social card instead of its redirect.
+func PreviewBot(ua string) bool {
+	if len(ua) > MaxUALength {
+		ua = ua[:MaxUALength]
+	}
+	ua = strings.ToLower(ua)
+	for _, t := range previewTokens {
+		if strings.Contains(ua, t) {
+			return true
+		}
+	}
+	return false
+}

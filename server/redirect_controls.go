@@ -1,0 +1,436 @@
+package server
+
+// The redirect side of the link controls: password, rules, variants,
+// social card. A link with none of them never reaches this file (see
+// link.Link.HasControls in redirect).
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"hash/fnv"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/linkbolt/linkbolt/analytics"
+	"github.com/linkbolt/linkbolt/auth"
+	"github.com/linkbolt/linkbolt/link"
+)
+
+const (
+	// DefaultUnlockTTL is how long a right password unlocks a link in a
+	// browser when links.unlock_ttl is not set.
+	DefaultUnlockTTL = 24 * time.Hour
+	// linkPasswordPerMinute bounds the password guesses at one link from
+	// one address (form and X-Link-Password alike).
+	linkPasswordPerMinute = 10
+	// linkPasswordCost is the bcrypt cost of link passwords: lower than
+	// the users' (every visitor's guess is checked, and the guesses are
+	// rate-limited per link and address), still slow for an offline guesser.
+	linkPasswordCost = bcrypt.DefaultCost
+	// unlockCookie names the cookie that a right password sets, scoped to
+	// the path of the link's code.
+	unlockCookie = "lb_unlock"
+	// linkPasswordHeader resolves a protected link for API clients.
+	linkPasswordHeader = "X-Link-Password"
+)
+
+// controlKeys are the secrets of the link controls, derived from the
+// server's JWT secret: one signs unlock cookies, one keys the visitor hash
+// that keeps a visitor on their variant (stable across days, unlike the
+// daily salt of the analytics' visitor hash).
+type controlKeys struct {
+	unlock  []byte
+	variant []byte
+}
+
+func newControlKeys(secret []byte) controlKeys {
+	derive := func(label string) []byte {
+		m := hmac.New(sha256.New, secret)
+		m.Write([]byte("linkbolt link controls: " + label))
+		return m.Sum(nil)
+	}
+	return controlKeys{unlock: derive("unlock cookie"), variant: derive("variant")}
+}
+
+// linkPasswords hashes and checks link passwords: linkPasswordCost, or the
+// users' cost where that is lower (tests).
+func (s *Server) linkPasswords() auth.Passwords {
+	cost := linkPasswordCost
+	if c := s.passwords.Cost; c != 0 && c < cost {
+		cost = c
+	}
+	return auth.Passwords{Cost: cost}
+}
+
+// redirectControlled answers GET and HEAD of a link with controls: the
+// social card for link-preview bots, the password form until the visitor
+// is unlocked, then the redirect to the destination the rules and
+// variants pick.
+func (s *Server) redirectControlled(w http.ResponseWriter, r *http.Request, d *link.Domain, l *link.Link) {
+	if l.OG != nil && analytics.PreviewBot(r.Header.Get("User-Agent")) {
+		s.serveOGPage(w, r, l)
+		return
+	}
+	if l.PasswordHash != "" && !s.unlockedGet(w, r, d, l) {
+		return
+	}
+	s.redirectTo(w, r, l, s.pickDestination(r, l), 0)
+}
+
+// redirectTo records a click for a GET (or a POST of the right password)
+// and redirects to dest with the link's UTM values. status 0 is the link's
+// redirect code. Answers vary by visitor, so none is cached.
+func (s *Server) redirectTo(w http.ResponseWriter, r *http.Request, l *link.Link, dest string, status int) {
+	if s.loops(dest) {
+		s.writeError(w, r, errHTTP(codeRedirectLoop,
+			"short link "+strconv.Quote(l.Alias)+" points back into this service ("+hostOf(dest)+"), which would loop: change its destination"))
+		return
+	}
+	if r.Method != http.MethodHead {
+		s.recordClick(r, l)
+	}
+	h := w.Header()
+	h["Location"] = []string{destinationTo(l, dest)}
+	h["Cache-Control"] = cacheTemporary
+	if status == 0 {
+		status = l.RedirectCode
+	}
+	w.WriteHeader(status)
+}
+
+// destinationTo is Destination of l going to dest instead of its own
+// destination.
+func destinationTo(l *link.Link, dest string) string {
+	if l.UTMSource == "" && l.UTMMedium == "" && l.UTMCampaign == "" {
+		return asciiURL(dest)
+	}
+	c := *l
+	c.DestinationURL = dest
+	return Destination(&c)
+}
+
+func isLower(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+func (s *Server) recordClick(r *http.Request, l *link.Link) {
+	s.recorder.Record(link.Click{
+		LinkID: l.ID, WorkspaceID: l.WorkspaceID, CampaignID: l.CampaignID, Time: s.now(),
+		Referrer: link.ReferrerHost(r.Header.Get("Referer")), UserAgent: clickUA(r.Header.Get("User-Agent")),
+		Addr: s.clientAddr(r),
+	})
+}
+
+// visitorFacts are what rules test of a request, each worked out once
+// when a rule first needs it.
+type visitorFacts struct {
+	r              *http.Request
+	s              *Server
+	ua             analytics.UAClass
+	country, lang  string
+	hasUA, hasLang bool
+	addr           netip.Addr
+	hasAddr        bool
+	query          url.Values
+}
+
+func (f *visitorFacts) class() *analytics.UAClass {
+	if !f.hasUA {
+		f.ua, f.hasUA = f.s.uas.Classify(f.r.Header.Get("User-Agent")), true
+	}
+	return &f.ua
+}
+
+func (f *visitorFacts) countryCode() string {
+	if f.country == "" {
+		f.country = f.s.geo.Country(f.address())
+	}
+	return f.country
+}
+
+func (f *visitorFacts) address() netip.Addr {
+	if !f.hasAddr {
+		f.addr, f.hasAddr = f.s.clientAddr(f.r), true
+	}
+	return f.addr
+}
+
+func (f *visitorFacts) language() string {
+	if !f.hasLang {
+		f.lang, f.hasLang = preferredLanguage(f.r.Header.Get("Accept-Language")), true
+	}
+	return f.lang
+}
+
+func (f *visitorFacts) queryValues() url.Values {
+	if f.query == nil && f.r.URL.RawQuery != "" {
+		f.query, _ = url.ParseQuery(f.r.URL.RawQuery)
+	}
+	return f.query // a nil map reads as empty
+}
+
+func (f *visitorFacts) matches(c *link.RuleCondition) bool {
+	if c.Device != "" && !strings.EqualFold(c.Device, f.class().Device) {
+		return false
+	}
+	if c.OS != "" && !strings.EqualFold(c.OS, f.class().OS) {
+		return false
+	}
+	if c.Browser != "" && !strings.EqualFold(c.Browser, f.class().Browser) {
+		return false
+	}
+	if c.Country != "" && c.Country != f.countryCode() {
+		return false
+	}
+	if c.Language != "" && c.Language != f.language() {
+		return false
+	}
+	if q := c.Query; q != nil {
+		vals, ok := f.queryValues()[q.Name]
+		if !ok {
+			return false
+		}
+		found := false
+		for _, v := range vals {
+			if v == q.Value {
+				found = true
+				break
+			}
+		}
+		if !found {
+			return false
+		}
+	}
+	return true
+}
+
+// preferredLanguage returns the primary tag, lower case, of the language
+// an Accept-Language header prefers most (the highest q, the first among
+// equals; q=0 is "not this one"), or "".
+func preferredLanguage(h string) string {
+	best, bestQ := "", 0.0
+	for rest := h; rest != ""; {
+		var part string
+		part, rest, _ = strings.Cut(rest, ",")
+		tag, params, _ := strings.Cut(part, ";")
+		tag = strings.TrimSpace(tag)
+		if tag == "" || tag == "*" {
+			continue
+		}
+		q := 1.0
+		if p := strings.TrimSpace(params); strings.HasPrefix(p, "q=") {
+			v, err := strconv.ParseFloat(p[2:], 64)
+			if err != nil {
+				continue
+			}
+			q = v
+		}
+		if q > bestQ {
+			best, _, _ = strings.Cut(tag, "-")
+			bestQ = q
+		}
+	}
+	if !isLower(best) {
+		best = strings.ToLower(best)
+	}
+	return best
+}
+
+// pickDestination returns where the request goes: the first rule that
+// matches, else the visitor's variant, else the link's destination. Rules
+// come first: a rule takes its visitors out of the A/B split.
+func (s *Server) pickDestination(r *http.Request, l *link.Link) string {
+	f := visitorFacts{r: r, s: s}
+	for i := range l.Rules {
+		if f.matches(&l.Rules[i].If) {
+			return l.Rules[i].Then
+		}
+	}
+	if len(l.Variants) > 0 {
+		return l.Variants[s.variantOf(&f, l)].DestinationURL
+	}
+	return l.DestinationURL
+}
+
+// variantOf returns the index of the visitor's variant of l: the visitor
+// hash analytics computes (address and user agent), keyed with a stable
+// secret and mixed with the link's ID, picks a point in 0–99 that the
+// weights divide. A visitor keeps their variant as long as both stay.
+func (s *Server) variantOf(f *visitorFacts, l *link.Link) int {
+	return variantIndex(l, analytics.VisitorHash(s.controlKeys.variant, f.address(), f.r.Header.Get("User-Agent")))
+}
+
+func variantIndex(l *link.Link, visitor uint64) int {
+	h := fnv.New64a()
+	h.Write([]byte(l.ID))
+	x := visitor ^ h.Sum64()
+	// splitmix64's finaliser spreads the bits.
+	x ^= x >> 30
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 27
+	x *= 0x94d049bb133111eb
+	x ^= x >> 31
+	point := int(x % 100)
+	for i, v := range l.Variants {
+		if point < v.Weight {
+			return i
+		}
+		point -= v.Weight
+	}
+	return len(l.Variants) - 1
+}
+
+// unlockValue is the unlock cookie of l until exp: exp in Unix seconds and
+// an HMAC over the link's ID, its password hash (a new password ends every
+// unlock) and exp.
+func (s *Server) unlockValue(l *link.Link, exp int64) string {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(exp))
+	m := hmac.New(sha256.New, s.controlKeys.unlock)
+	m.Write([]byte(l.ID))
+	m.Write([]byte{0})
+	m.Write([]byte(l.PasswordHash))
+	m.Write(b[:])
+	return base64.RawURLEncoding.EncodeToString(append(b[:], m.Sum(nil)[:16]...))
+}
+
+// unlockedByCookie reports whether the request carries a valid unlock
+// cookie for l.
+func (s *Server) unlockedByCookie(r *http.Request, l *link.Link) bool {
+	for _, c := range r.Cookies() {
+		if c.Name != unlockCookie {
+			continue
+		}
+		raw, err := base64.RawURLEncoding.DecodeString(c.Value)
+		if err != nil || len(raw) != 24 {
+			continue
+		}
+		exp := int64(binary.BigEndian.Uint64(raw[:8]))
+		if s.now().Unix() >= exp {
+			continue
+		}
+		if hmac.Equal([]byte(c.Value), []byte(s.unlockValue(l, exp))) {
+			return true
+		}
+	}
+	return false
+}
+
+// setUnlockCookie lets the browser through l for links.unlock_ttl.
+func (s *Server) setUnlockCookie(w http.ResponseWriter, d *link.Domain, l *link.Link) {
+	ttl := s.cfg.UnlockTTL
+	if ttl <= 0 {
+		ttl = DefaultUnlockTTL
+	}
+	exp := s.now().Add(ttl)
+	secure := s.primary.Scheme == "https"
+	if d != nil {
+		secure = s.cfg.DomainScheme != "http"
+	}
+	http.SetCookie(w, &http.Cookie{Name: unlockCookie, Value: s.unlockValue(l, exp.Unix()), Path: "/" + l.Alias,
+		Expires: exp, MaxAge: int(ttl / time.Second), HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode})
+}
+
+// guessAllowed takes one password guess at l from the request's address
+// from the limiter, and answers 429 (a page, or problem+json for API
+// clients) when there is none left.
+func (s *Server) guessAllowed(w http.ResponseWriter, r *http.Request, l *link.Link, page bool) bool {
+	addr := s.clientAddr(r)
+	dec := s.limiters.Allow("link-password:"+l.ID+"|"+addrKey(addr), linkPasswordPerMinute)
+	if dec.Allowed {
+		return true
+	}
+	retryAfter(w, dec.RetryAfter)
+	if page {
+		s.writePasswordPage(w, r, http.StatusTooManyRequests, l,
+			"Too many wrong passwords from your address. Wait a minute and try again.")
+		return false
+	}
+	s.writeError(w, r, link.Errorf(link.ERATELIMITED, "too many password guesses at this link from your address: retry in %d seconds", int(dec.RetryAfter/time.Second)))
+	return false
+}
+
+func addrKey(a netip.Addr) string {
+	if !a.IsValid() {
+		return "-"
+	}
+	return a.String()
+}
+
+// unlockedGet reports whether a GET or HEAD may go through a protected
+// link: by its unlock cookie or its X-Link-Password header. Otherwise it
+// has answered: the password form, 401 for a wrong header, 429.
+func (s *Server) unlockedGet(w http.ResponseWriter, r *http.Request, d *link.Domain, l *link.Link) bool {
+	if s.unlockedByCookie(r, l) {
+		return true
+	}
+	if pw, ok := r.Header[linkPasswordHeader]; ok {
+		if !s.guessAllowed(w, r, l, false) {
+			return false
+		}
+		if len(pw) == 1 && s.linkPasswords().Verify([]byte(l.PasswordHash), pw[0]) {
+			return true
+		}
+		s.writeError(w, r, link.Errorf(link.EUNAUTHORIZED, "the %s header does not match the password of short link %q", linkPasswordHeader, l.Alias))
+		return false
+	}
+	s.writePasswordPage(w, r, http.StatusOK, l, "")
+	return false
+}
+
+// servePasswordPost answers POST /{code} of a protected link, its
+// password form: the right password sets the unlock cookie and redirects
+// (303, a click); a wrong one answers the form again with a message (401).
+// It reports false, having answered nothing, for any other code: a POST
+// there is answered as before link controls.
+func (s *Server) servePasswordPost(w http.ResponseWriter, r *http.Request, d *link.Domain, code string) bool {
+	host := ""
+	if d != nil {
+		host = d.Hostname
+	}
+	if !link.ValidCodeSyntax(code) {
+		return false
+	}
+	l, err := s.links.FindLinkByAlias(r.Context(), host, code)
+	if isNotFound(err) {
+		return false
+	} else if err != nil {
+		s.writeError(w, r, err)
+		return true
+	}
+	if l.PasswordHash == "" {
+		return false
+	}
+	s.unlockPost(w, r, d, l)
+	return true
+}
+
+func (s *Server) unlockPost(w http.ResponseWriter, r *http.Request, d *link.Domain, l *link.Link) {
+	r.Body = http.MaxBytesReader(w, r.Body, 4096)
+	if err := r.ParseForm(); err != nil {
+		s.writePasswordPage(w, r, http.StatusBadRequest, l, "The form could not be read. Try again.")
+		return
+	}
+	if !s.guessAllowed(w, r, l, true) {
+		return
+	}
+	if !s.linkPasswords().Verify([]byte(l.PasswordHash), r.PostForm.Get("password")) {
+		s.writePasswordPage(w, r, http.StatusUnauthorized, l, "Wrong password. Try again.")
+		return
+	}
+	s.setUnlockCookie(w, d, l)
+	s.redirectTo(w, r, l, s.pickDestination(r, l), http.StatusSeeOther)
+}

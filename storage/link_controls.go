@@ -1,0 +1,82 @@
+package storage
+
+import "github.com/linkbolt/linkbolt/link"
+
+// linkControls is the part of a link record for the link controls:
+// password, rules, variants, social card. Every field is omitted when
+// unused, so a plain link's record is as it was.
+type linkControls struct {
+	Password string          `json:"pw,omitempty"`
+	Rules    []ruleRecord    `json:"rules,omitempty"`
+	Variants []variantRecord `json:"variants,omitempty"`
+	OG       *ogRecord       `json:"og,omitempty"`
+}
+
+type ruleRecord struct {
+	Device     string `json:"device,omitempty"`
+	OS         string `json:"os,omitempty"`
+	Browser    string `json:"browser,omitempty"`
+	Country    string `json:"country,omitempty"`
+	Language   string `json:"language,omitempty"`
+	QueryName  string `json:"qn,omitempty"`
+	QueryValue string `json:"qv,omitempty"`
+	HasQuery   bool   `json:"q,omitempty"`
+	Then       string `json:"then"`
+}
+
+type variantRecord struct {
+	Destination string `json:"dest"`
+	Weight      int    `json:"weight"`
+}
+
+type ogRecord struct {
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	ImageURL    string `json:"image_url,omitempty"`
+}
+
+// setControls copies the controls of l onto the record.
+func (c *linkControls) setControls(l *link.Link) {
+	c.Password = l.PasswordHash
+	c.Rules = nil
+	for _, r := range l.Rules {
+		rr := ruleRecord{Device: r.If.Device, OS: r.If.OS, Browser: r.If.Browser, Country: r.If.Country,
+			Language: r.If.Language, Then: r.Then}
+		if q := r.If.Query; q != nil {
+			rr.HasQuery, rr.QueryName, rr.QueryValue = true, q.Name, q.Value
+		}
+		c.Rules = append(c.Rules, rr)
+	}
+	c.Variants = nil
+	for _, v := range l.Variants {
+		c.Variants = append(c.Variants, variantRecord{Destination: v.DestinationURL, Weight: v.Weight})
+	}
+	c.OG = nil
+	if l.OG != nil {
+		c.OG = &ogRecord{Title: l.OG.Title, Description: l.OG.Description, ImageURL: l.OG.ImageURL}
+	}
+}
+
+// controls copies the record's controls onto l.
+func (c *linkControls) controls(l *link.Link) {
+	l.PasswordHash = c.Password
+	if len(c.Rules) > 0 {
+		l.Rules = make([]link.Rule, len(c.Rules))
+		for i, r := range c.Rules {
+			l.Rules[i] = link.Rule{Then: r.Then, If: link.RuleCondition{Device: r.Device, OS: r.OS,
+				Browser: r.Browser, Country: r.Country, Language: r.Language}}
+			if r.HasQuery {
+				l.Rules[i].If.Query = &link.QueryCondition{Name: r.QueryName, Value: r.QueryValue}
+			}
+		}
+	}
+	if len(c.Variants) > 0 {
+		l.Variants = make([]link.Variant, len(c.Variants))
+		for i, v := range c.Variants {
+			l.Variants[i] = link.Variant{DestinationURL: v.Destination, Weight: v.Weight}
+		}
+	}
+	if c.OG != nil {
+		l.OG = &link.OG{Title: c.OG.Title, Description: c.OG.Description, ImageURL: c.OG.ImageURL}
+	}
+}

@@ -10,6 +10,11 @@ import (
 // MaxBulkLinks is how many links one POST /v1/links/bulk may create.
 const MaxBulkLinks = 1000
 
+// MaxBulkPasswords is how many links of one bulk request may have a
+// password: each is a slow hash (about 50 ms of a core), so a request of
+// a thousand would hold the server for a minute.
+const MaxBulkPasswords = 20
+
 // maxBulkBody is the body size a bulk creation accepts at least (the
 // server's max_body when larger): a thousand links of 4 KB each.
 const maxBulkBody = 4 << 20
@@ -67,8 +72,16 @@ func (s *Server) handleBulkCreateLinks(w http.ResponseWriter, r *http.Request, c
 	var at []int // the index in the request of each valid link
 	domains := map[string]string{}
 	now := s.now()
+	passwords := 0
 	for i, req := range in.Links {
 		items[i].Index = i
+		if req.Password != nil {
+			if passwords++; passwords > MaxBulkPasswords {
+				msg := fmt.Sprintf("at most %d links of a bulk request may have a password (each is a slow hash); send the others in another request", MaxBulkPasswords)
+				fail(i, &link.Error{Code: link.EINVALID, Message: "password: " + msg, Fields: []link.FieldError{{Field: "password", Message: msg}}})
+				continue
+			}
+		}
 		domain, ok := domains[req.Domain]
 		if !ok {
 			d, err := s.linkDomain(r.Context(), c.workspace.ID, req.Domain, false)

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http/httptest"
 	"strconv"
 	"strings"
@@ -156,5 +157,35 @@ func BenchmarkBulkCreate(b *testing.B) {
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "links/s")
 	if used := float64(cpuTime()-cpu) / 1e9; used > 0 {
 		b.ReportMetric(float64(n)/used, "links/cpu-s")
+	}
+}
+
+// TestBulkCreatePasswordsBounded: a bulk request hashes at most
+// MaxBulkPasswords passwords; the links past them are refused one by one
+// and the rest are created.
+func TestBulkCreatePasswordsBounded(t *testing.T) {
+	e := newEnv(t)
+	items := make([]string, MaxBulkPasswords+3)
+	for i := range items {
+		items[i] = fmt.Sprintf(`{"destination_url":"https://example.com/%d","alias":"pw-%d","password":"open sesame"}`, i, i)
+	}
+	items = append(items, `{"destination_url":"https://example.com/plain","alias":"plain"}`)
+	r := e.do("POST", "/v1/links/bulk", e.writeKey, bulkBody(items...), 200)
+	if r.path("meta", "created") != float64(MaxBulkPasswords+1) || r.path("meta", "failed") != float64(3) {
+		t.Fatalf("meta %v", r.path("meta"))
+	}
+	data := r.path("data").([]any)
+	for i, d := range data {
+		item := d.(map[string]any)
+		refused := i >= MaxBulkPasswords && i < MaxBulkPasswords+3
+		if _, failed := item["error"]; failed != refused {
+			t.Fatalf("item %d: %v", i, item)
+		}
+		if refused && !strings.Contains(fmt.Sprint(item["error"]), "password") {
+			t.Fatalf("item %d: %v", i, item)
+		}
+	}
+	if got := e.do("GET", "/v1/links?search=pw-", e.readKey, "", 200).path("meta", "total"); got != float64(MaxBulkPasswords) {
+		t.Fatalf("%v links with a password, want %d", got, MaxBulkPasswords)
 	}
 }

@@ -82,3 +82,33 @@ func TestBrowserBulk(t *testing.T) {
 	}
 	b.check()
 }
+
+// TestBrowserBulkLineOfMoreParts: a line of more than a destination and an
+// alias (a URL whose query holds commas, a URL with spaces not written
+// %20) is named and nothing is sent, rather than read as a cut URL and an
+// alias: https://example.com/?ids=1,2,3 would have made a link to
+// https://example.com/?ids=1 with the alias 2.
+func TestBrowserBulkLineOfMoreParts(t *testing.T) {
+	base, c, tok := startDashboard(t, "")
+	b := newBrowser(t, base)
+	signIn(b, base)
+	b.run("bulk form on the Links page",
+		chromedp.Click(`nav[aria-label=Main] a[href="/app/links"]`),
+		chromedp.Click(`#create-many > summary`),
+		chromedp.WaitVisible(`#bulk-form`))
+
+	var msg string
+	b.run("submit a line of three parts",
+		chromedp.SendKeys(`#bulk-lines`, "https://example.com/fine fine-alias\nhttps://example.com/?ids=1,2,3\nhttps://example.com/my spring page\n,https://example.com/lead-comma,\n"),
+		chromedp.Click(`#bulk-form button[type=submit]`),
+		chromedp.WaitVisible(`#bulk-form .msg.error`),
+		chromedp.Text(`#bulk-form .msg.error`, &msg))
+	if !strings.Contains(msg, "Lines 2, 3 hold more than a destination and an alias") || !strings.Contains(msg, "Nothing was sent") {
+		t.Fatalf("message %q, want lines 2 and 3 named (line 4's commas around the URL are separators)", msg)
+	}
+	links := c.must("GET", "/v1/links", tok, "", 200)
+	if total := links["meta"].(map[string]any)["total"]; total != float64(0) {
+		t.Fatalf("%v links created, want none", total)
+	}
+	b.check()
+}

@@ -78,6 +78,13 @@ func (s *Server) decodeJSONUpTo(w http.ResponseWriter, r *http.Request, v any, l
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
+		if strings.HasPrefix(err.Error(), "json: unknown field ") {
+			// encoding/json names the field alone; the walk names where
+			// it is, as in links[412].colour of a bulk creation.
+			if ferr := checkFieldNames(data, reflect.TypeOf(v), ""); ferr != nil {
+				return ferr
+			}
+		}
 		return jsonError(err)
 	}
 	if dec.More() {
@@ -146,7 +153,8 @@ var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 // into a value of type t already) whose name is not exactly the name of a
 // field of t, as in {"Destination_URL": …}. Nested objects and arrays of
 // objects are checked against their field types. path names the object
-// in the message ("options." for a nested one).
+// in the message ("options." for a nested one, "links[3]." for an item of
+// an array).
 func checkFieldNames(data []byte, t reflect.Type, path string) error {
 	for t.Kind() == reflect.Pointer {
 		t = t.Elem()
@@ -160,8 +168,8 @@ func checkFieldNames(data []byte, t reflect.Type, path string) error {
 		if json.Unmarshal(data, &items) != nil {
 			return nil // null
 		}
-		for _, it := range items {
-			if err := checkFieldNames(it, t.Elem(), path); err != nil {
+		for i, it := range items {
+			if err := checkFieldNames(it, t.Elem(), strings.TrimSuffix(path, ".")+"["+strconv.Itoa(i)+"]."); err != nil {
 				return err
 			}
 		}

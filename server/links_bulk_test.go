@@ -120,6 +120,21 @@ func TestBulkCreate_Refused(t *testing.T) {
 			wantProblem(t, e.request(req), tc.status, tc.code)
 		})
 	}
+	// An unknown field is named with its item, so that a list of a
+	// thousand says which one to fix; a case mismatch too.
+	for _, tc := range []struct{ item, field string }{
+		{`{"destination_url":"https://example.com/","colour":"red"}`, "links[2].colour"},
+		{`{"Destination_URL":"https://example.com/"}`, "links[2].Destination_URL"},
+	} {
+		r := e.request(newRequest("POST", "/v1/links/bulk", e.writeKey, bulkBody(one, one, tc.item)))
+		wantProblem(t, r, 400, "invalid_request")
+		if got := r.path("errors", 0, "field"); got != tc.field {
+			t.Fatalf("field %v, want %q: %s", got, tc.field, r.raw)
+		}
+		if detail, _ := r.path("detail").(string); !strings.Contains(detail, tc.field) {
+			t.Fatalf("detail %q does not name %s", detail, tc.field)
+		}
+	}
 	if total := e.do("GET", "/v1/links", e.readKey, "", 200).path("meta", "total"); total != float64(0) {
 		t.Fatalf("refused requests created %v links", total)
 	}

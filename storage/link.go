@@ -167,8 +167,9 @@ func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string)
 //
 // A search of 3 bytes or more without tags walks the search index's
 // candidates (see search.go). Otherwise, with no tag it walks the
-// workspace index, with one tag that tag's index, with several tags a
-// merge of their indexes (each link once). Search, campaign and domain are
+// campaign's index when a campaign is asked for, else the workspace
+// index; with one tag that tag's index, with several tags a merge of
+// their indexes (each link once). Search, campaign and domain are
 // checked on the records met on that walk, at most f.ScanLimit of them. Without those filters, and with at most one tag,
 // the total is read from a counter and the walk stops at the end of the
 // page.
@@ -190,6 +191,13 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 		// The search index yields the candidates. With tags, the tags'
 		// index does, as the scan limit has always bounded it.
 		q.grams = trigrams(q.search)
+	}
+	if f.CampaignID != "" && q.grams == nil && len(tags) == 0 {
+		// The campaign's index yields its links, however old: the
+		// workspace's newest ScanLimit links may hold none of them. An id
+		// that is no campaign's names no link (campaign ids start at 1).
+		cid, _ := s.db.ids.parseID(prefixCampaign, f.CampaignID)
+		q.campaign = concat(itob(wid), itob(cid))
 	}
 	page := &link.LinkPage{}
 	err := s.db.db.View(func(tx *bolt.Tx) error {
@@ -226,6 +234,7 @@ type linkQuery struct {
 	search                   string   // lower-cased
 	rawSearch                []byte   // search, when it is the only filter that reads records
 	grams                    []string // of search, when the search index finds the candidates
+	campaign                 []byte   // the links.campaign prefix, when that index finds the candidates
 	quick                    func([]byte) bool
 	match                    func(*linkRecord) bool
 }
@@ -256,13 +265,17 @@ func newLinkQuery(f link.LinkFilter) linkQuery {
 func (q *linkQuery) counted() bool { return q.match == nil && len(q.tags) <= 1 }
 
 // index sets it to the walk of the index the query reads, newest first:
-// the workspace's, one tag's, or a merge of several tags'. When counted,
-// it returns the total from that index's counter.
+// the workspace's, a campaign's, one tag's, or a merge of several tags'.
+// When counted, it returns the total from that index's counter.
 func (q *linkQuery) index(tx *bolt.Tx, wid uint64, it *linkIndex) (int, error) {
 	var total uint64
 	var err error
 	if q.grams != nil {
 		it.search = newSearchWalk(tx, wid, q.grams)
+		return 0, nil
+	}
+	if q.campaign != nil {
+		it.one.start(tx.Bucket(bucketLinksCampaign), q.campaign)
 		return 0, nil
 	}
 	switch len(q.tags) {

@@ -656,6 +656,56 @@ func TestFindLinkPage_ScanLimit(t *testing.T) {
 	}
 }
 
+// TestFindLinkPage_CampaignIndex: campaign_id reads the campaign's own
+// index, so a campaign whose links are older than the workspace's newest
+// ScanLimit links lists them all (the walk over the workspace found none
+// and said Truncated), with the other filters still applied; an id that
+// is no campaign lists nothing.
+func TestFindLinkPage_CampaignIndex(t *testing.T) {
+	s, _, ws := mustSetup(t)
+	ctx := context.Background()
+	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Old spring"})
+	other := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Other"})
+	var in []string
+	for i := range 3 {
+		l := mustLink(t, s, ws.ID, &link.Link{Alias: fmt.Sprintf("old%d", i), DestinationURL: fmt.Sprintf("https://example.com/old/%d", i), CampaignID: c.ID})
+		in = append(in, l.ID)
+	}
+	mustLink(t, s, ws.ID, &link.Link{Alias: "other", DestinationURL: "https://example.com/other", CampaignID: other.ID})
+	for i := range 10 {
+		mustLink(t, s, ws.ID, &link.Link{Alias: fmt.Sprintf("new%d", i), DestinationURL: fmt.Sprintf("https://example.com/new/%d", i)})
+	}
+	for _, tt := range []struct {
+		name      string
+		f         link.LinkFilter
+		want      []string
+		truncated bool
+	}{
+		{"the campaign's links, newest first", link.LinkFilter{CampaignID: c.ID, ScanLimit: 5}, []string{in[2], in[1], in[0]}, false},
+		{"and a short search", link.LinkFilter{CampaignID: c.ID, Search: "d1", ScanLimit: 5}, []string{in[1]}, false},
+		{"and a domain", link.LinkFilter{CampaignID: c.ID, Domain: new(string), ScanLimit: 5}, []string{in[2], in[1], in[0]}, false},
+		{"bound within the campaign", link.LinkFilter{CampaignID: c.ID, ScanLimit: 2}, []string{in[2], in[1]}, true},
+		{"by clicks", link.LinkFilter{CampaignID: c.ID, Sort: link.SortClicks, ScanLimit: 5}, []string{in[2], in[1], in[0]}, false},
+		{"no such campaign", link.LinkFilter{CampaignID: "cmp_nothing", ScanLimit: 5}, nil, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := tt.f
+			f.WorkspaceID = ws.ID
+			p, err := s.Links.FindLinkPage(ctx, f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, l := range p.Links {
+				got = append(got, l.ID)
+			}
+			if !slices.Equal(got, tt.want) || p.Total != len(tt.want) || p.Truncated != tt.truncated {
+				t.Fatalf("links %v total %d truncated %v, want %v %d %v", got, p.Total, p.Truncated, tt.want, len(tt.want), tt.truncated)
+			}
+		})
+	}
+}
+
 // findLinks returns a page of links and the total matching f, as the list
 // endpoints read them.
 func findLinks(ctx context.Context, ls *storage.LinkService, f link.LinkFilter) ([]*link.Link, int, error) {

@@ -528,8 +528,9 @@ func TestBrowserJourney(t *testing.T) {
 }
 
 // TestBrowserTokenFromFragment signs in as single sign-on does, with the
-// token in the fragment of /app/#token=…, which the app keeps and clears
-// from the address bar; and accepts an invitation from its link.
+// token in the fragment of /app/#token=…&client_state=…, which the app
+// keeps only for the sign-in it started and clears from the address bar;
+// and accepts an invitation from its link.
 func TestBrowserTokenFromFragmentAndInvitation(t *testing.T) {
 	browserPath(t)
 	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
@@ -538,13 +539,28 @@ func TestBrowserTokenFromFragmentAndInvitation(t *testing.T) {
 	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
 
 	b := newBrowser(t, base)
-	var location string
+	var location, stored, notice string
+	// A link carrying a token this tab did not ask for (someone else's
+	// session, handed out to sign a person in as them) is ignored.
+	b.run("a token from elsewhere",
+		chromedp.Navigate(base+"/app/links#token="+tok+"&client_state=AAAAAAAAAAAAAAAAAAAA"),
+		chromedp.WaitVisible(`#sign-in`),
+		chromedp.Text(`main .msg`, &notice),
+		chromedp.Location(&location),
+		chromedp.Evaluate(`String(sessionStorage.getItem('linkbolt.token'))`, &stored))
+	if stored != "null" || location != base+"/app/links" || !strings.Contains(notice, "did not start was ignored") {
+		t.Fatalf("a foreign token: stored %q, address %s, notice %q", stored, location, notice)
+	}
+	// The token of the sign-in this tab started (its client_state kept in
+	// sessionStorage, as the sign-in button does) is taken.
 	b.run("token in the fragment",
-		chromedp.Navigate(base+"/app/#token="+tok),
+		chromedp.Evaluate(`sessionStorage.setItem('linkbolt.sso', 'Zq3-x_9KfT2mWc7RbN1p')`, nil),
+		chromedp.Navigate(base+"/app/#token="+tok+"&client_state=Zq3-x_9KfT2mWc7RbN1p"),
 		chromedp.WaitVisible(`nav[aria-label=Main]`),
-		chromedp.Location(&location))
-	if location != base+"/app/" {
-		t.Fatalf("address after the token was picked up: %s", location)
+		chromedp.Location(&location),
+		chromedp.Evaluate(`String(sessionStorage.getItem('linkbolt.sso'))`, &stored))
+	if location != base+"/app/" || stored != "null" {
+		t.Fatalf("address after the token was picked up: %s, client_state kept: %s", location, stored)
 	}
 
 	inv := c.must("POST", "/v1/invitations", tok, `{"email":"sam@example.com","role":"read"}`, 201)

@@ -29,6 +29,10 @@ type OIDCFlow struct {
 	Nonce    string    `json:"n"`
 	Verifier string    `json:"v"`
 	Expires  time.Time `json:"e"`
+	// ClientState is the value the page that started the sign-in gave,
+	// handed back with the token so that the page takes only a token of
+	// a sign-in it started.
+	ClientState string `json:"c,omitempty"`
 }
 
 // FlowSealer keeps an OIDCFlow in the browser rather than on the server:

@@ -55,6 +55,13 @@ func (s *Server) handleOIDCStart(w http.ResponseWriter, r *http.Request, _ *call
 		return nil
 	}
 	flow := s.flows.NewFlow()
+	if cs := r.URL.Query().Get("client_state"); cs != "" {
+		if !validClientState(cs) {
+			return &link.Error{Code: link.EINVALIDREQUEST, Message: "client_state: must be 16 to 64 letters, digits, - or _",
+				Fields: []link.FieldError{{Field: "client_state", Message: "must be 16 to 64 letters, digits, - or _"}}}
+		}
+		flow.ClientState = cs
+	}
 	to, err := s.oidc.AuthCodeURL(r.Context(), flow)
 	if err != nil {
 		return s.oidcUnavailable(w, r, err)
@@ -74,7 +81,8 @@ func (s *Server) handleOIDCStart(w http.ResponseWriter, r *http.Request, _ *call
 // handleOIDCCallback ends a sign-in: the provider sent the browser back
 // with a code and the state. The flow's cookie is cleared whatever the
 // outcome, so a callback URL works at most once in a browser. The answer
-// is a 302 to {base_url}/app/#token=…&expires_at=…, or the token as JSON
+// is a 302 to {base_url}/app/#token=…&expires_at=…[&client_state=…], or
+// the token as JSON
 // when the client asks for application/json; every failure is
 // problem+json.
 func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request, _ *caller) error {
@@ -138,9 +146,26 @@ func (s *Server) handleOIDCCallback(w http.ResponseWriter, r *http.Request, _ *c
 	}
 	// A JWT is URL-safe as it is.
 	frag := "token=" + tok + "&expires_at=" + url.QueryEscape(ts(exp))
+	if flow.ClientState != "" {
+		frag += "&client_state=" + flow.ClientState // URL-safe, checked at the start
+	}
 	w.Header().Set("Location", s.primary.String()+appPath+"#"+frag)
 	w.WriteHeader(http.StatusFound)
 	return nil
+}
+
+// validClientState reports whether s may be a sign-in's client_state: 16
+// to 64 URL-safe characters, so it goes into the fragment as it is.
+func validClientState(s string) bool {
+	if len(s) < 16 || len(s) > 64 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
+			return false
+		}
+	}
+	return true
 }
 
 // callbackFlow returns the flow of the cookie when the request's state is

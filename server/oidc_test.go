@@ -228,6 +228,28 @@ func TestOIDCSignIn(t *testing.T) {
 		}
 	})
 
+	t.Run("client_state comes back with the token, and only a valid one is taken", func(t *testing.T) {
+		e.op.QueueUser(person("admin@example.com", true))
+		fresh := e.browser(t)
+		state := "Zq3-x_9KfT2mWc7RbN1p"
+		auth := fresh.location(fresh.get("http://lb.test/v1/auth/oidc/start?client_state=" + state))
+		cb := fresh.location(fresh.get(auth))
+		u, err := url.Parse(fresh.location(fresh.get(cb)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		frag, _ := url.ParseQuery(u.Fragment)
+		if frag.Get("client_state") != state || frag.Get("token") == "" {
+			t.Fatalf("fragment %q: want the token and client_state %q", u.Fragment, state)
+		}
+		for _, bad := range []string{"short", strings.Repeat("a", 65), "has space in it, see", "with%26amp%3Dsigns12"} {
+			res, body := e.browser(t).get("http://lb.test/v1/auth/oidc/start?client_state=" + url.QueryEscape(bad))
+			if res.StatusCode != http.StatusBadRequest || res.Header.Get("Set-Cookie") != "" || !strings.Contains(string(body), "client_state") {
+				t.Fatalf("client_state %q: %d %s", bad, res.StatusCode, body)
+			}
+		}
+	})
+
 	t.Run("check=true says single sign-on is on and starts nothing", func(t *testing.T) {
 		fresh := e.browser(t)
 		res, body := fresh.get("http://lb.test/v1/auth/oidc/start?check=true")

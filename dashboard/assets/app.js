@@ -43,14 +43,38 @@ export function navigate(path) {
   dispatchEvent(new PopStateEvent('popstate'));
 }
 
+// SSO_STATE is where the sign-in page keeps the client_state of the
+// single sign-on it started, for the token that comes back.
+const SSO_STATE = 'linkbolt.sso';
+
+// startSingleSignOn sends the browser to the provider with a fresh
+// client_state, which the callback hands back beside the token.
+function startSingleSignOn(e) {
+  e.preventDefault();
+  const bytes = crypto.getRandomValues(new Uint8Array(24));
+  const state = btoa(String.fromCharCode(...bytes)).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  sessionStorage.setItem(SSO_STATE, state);
+  location.assign('/v1/auth/oidc/start?client_state=' + state);
+}
+
 // pickUpToken takes a token the single sign-on callback put in the
-// fragment (/app/#token=…) and clears it from the address bar and history.
+// fragment (/app/#token=…&client_state=…) when it comes from the sign-in
+// this tab started, and clears it from the address bar and history. A
+// token in a link from anywhere else is ignored: it would sign the person
+// in as someone else. It returns a notice when it ignored one.
 function pickUpToken() {
-  if (currentRoute() === 'invite') return; // the invitation's token, read by its page
+  if (currentRoute() === 'invite') return ''; // the invitation's token, read by its page
   const params = new URLSearchParams(location.hash.slice(1));
   const tok = params.get('token');
-  if (tok) session.token = tok;
+  const started = sessionStorage.getItem(SSO_STATE);
+  let notice = '';
+  if (tok) {
+    sessionStorage.removeItem(SSO_STATE);
+    if (started && params.get('client_state') === started) session.token = tok;
+    else notice = 'A sign-in this tab did not start was ignored. Sign in here instead.';
+  }
   if (location.hash) history.replaceState(null, '', location.pathname + location.search);
+  return notice;
 }
 
 function App() {
@@ -58,7 +82,7 @@ function App() {
   const [me, setMe] = useState(null);
   const [state, setState] = useState(session.token ? 'loading' : 'signed-out');
   const [error, setError] = useState(null);
-  const [notice, setNotice] = useState('');
+  const [notice, setNotice] = useState(ignoredSignIn);
 
   // loadMe reads the user and their workspaces; quiet keeps the page on
   // screen while it does (after a change of name).
@@ -228,12 +252,12 @@ function SignIn({ onSignedIn, notice }) {
       <${Field} id="password" label="Password" type="password" required autocomplete="current-password" />
       <button type="submit" disabled=${busy}>${busy ? 'Signing in…' : 'Sign in'}</button>
     </form>
-    ${sso === 'on' ? html`<p><a class="button secondary" href="/v1/auth/oidc/start">Sign in with single sign-on</a></p>` : null}
+    ${sso === 'on' ? html`<p><a class="button secondary" href="/v1/auth/oidc/start" onClick=${startSingleSignOn}>Sign in with single sign-on</a></p>` : null}
   </main>`;
 }
 
 
-pickUpToken();
+const ignoredSignIn = pickUpToken();
 const root = document.getElementById('root');
 root.textContent = ''; // the "Loading" line of the page
 render(html`<${App} />`, root);

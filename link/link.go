@@ -45,6 +45,9 @@ type Link struct {
 	Clicks    int64
 	CreatedAt time.Time
 	UpdatedAt time.Time
+
+	// link controls: expiry and limits (see expiry.go)
+	LinkLimits
 }
 
 // Normalize trims the input, drops duplicate tags and applies defaults.
@@ -81,6 +84,7 @@ func (l *Link) Validate(rules *URLRules) error {
 	if !ValidRedirectCode(l.RedirectCode) {
 		v.add("redirect_code", "must be one of 301, 302, 307, 308")
 	}
+	l.LinkLimits.validate(&v, rules) // link controls: expiry and limits
 	return v.err()
 }
 
@@ -103,6 +107,9 @@ type LinkUpdate struct {
 	UTMCampaign    *string
 	CampaignID     *string
 	RedirectCode   *int
+
+	// link controls: expiry and limits (see expiry.go)
+	Limits LinkLimitsUpdate
 }
 
 // Apply copies the given fields onto l, normalised.
@@ -131,6 +138,7 @@ func (u LinkUpdate) Apply(l *Link) {
 	if u.RedirectCode != nil {
 		l.RedirectCode = *u.RedirectCode
 	}
+	u.Limits.apply(&l.LinkLimits) // link controls: expiry and limits
 	l.Normalize()
 }
 
@@ -166,6 +174,10 @@ type LinkFilter struct {
 	// Sort orders the links; "" is SortCreated. SortClicks reads the click
 	// count of every link of the walk, at most ScanLimit of them.
 	Sort LinkSort
+
+	// link controls: expiry and limits
+	// Archived selects by the archived flag; "" is ArchivedExclude.
+	Archived ArchivedFilter
 }
 
 // LinkPage is a page of links and how many links match the filter.

@@ -69,6 +69,8 @@ type createLinkRequest struct {
 	UTMCampaign    string   `json:"utm_campaign"`
 	CampaignID     string   `json:"campaign_id"`
 	RedirectCode   int      `json:"redirect_code"`
+
+	linkLimitsRequest // link controls: expiry and limits (links_limits.go)
 }
 
 func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -86,6 +88,9 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *cal
 		Tags: in.Tags, UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode, CreatedAt: now, UpdatedAt: now,
 	}
+	if err := in.linkLimitsRequest.applyTo(l, now); err != nil { // link controls: expiry and limits
+		return err
+	}
 	if err := s.createLink(r, l); err != nil {
 		return err
 	}
@@ -97,6 +102,9 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *cal
 func (s *Server) createLink(r *http.Request, l *link.Link) error {
 	l.Normalize()
 	if err := l.Validate(s.servedRules); err != nil {
+		return err
+	}
+	if err := s.checkBlocked(l.DestinationURL); err != nil { // link controls: the blocklist
 		return err
 	}
 	return s.links.CreateLink(r.Context(), l)
@@ -120,6 +128,8 @@ type updateLinkRequest struct {
 	UTMCampaign    *string   `json:"utm_campaign"`
 	CampaignID     *string   `json:"campaign_id"`
 	RedirectCode   *int      `json:"redirect_code"`
+
+	linkLimitsPatch // link controls: expiry and limits (links_limits.go)
 }
 
 func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -143,8 +153,18 @@ func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *cal
 		UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode,
 	}
+	limits, err := in.linkLimitsPatch.update() // link controls: expiry and limits
+	if err != nil {
+		return err
+	}
+	upd.Limits = limits
 	l, err := s.links.UpdateLink(r.Context(), c.workspace.ID, c.params.ByName("id"), upd,
-		func(l *link.Link) error { return l.Validate(s.rules.WithDomain(l.Domain)) })
+		func(l *link.Link) error {
+			if err := l.Validate(s.rules.WithDomain(l.Domain)); err != nil {
+				return err
+			}
+			return s.checkBlocked(l.DestinationURL) // link controls: the blocklist
+		})
 	if err != nil {
 		return err
 	}
@@ -210,6 +230,9 @@ func (s *Server) handleListLinks(w http.ResponseWriter, r *http.Request, c *call
 		f.Sort = sort
 	default:
 		return link.Errorf(link.EINVALIDREQUEST, "sort must be %q or %q, not %q", link.SortCreated, link.SortClicks, sort)
+	}
+	if f.Archived, err = archivedParam(q); err != nil { // link controls: expiry and limits
+		return err
 	}
 	if f.Search == "" && f.CampaignID == "" && f.Domain == nil && f.Sort == "" {
 		return s.writeLinkPage(w, r, f)

@@ -86,8 +86,16 @@ func (s *Server) handleBulkCreateLinks(w http.ResponseWriter, r *http.Request, c
 			Tags: req.Tags, UTMSource: req.UTMSource, UTMMedium: req.UTMMedium, UTMCampaign: req.UTMCampaign,
 			CampaignID: req.CampaignID, RedirectCode: req.RedirectCode, CreatedAt: now, UpdatedAt: now,
 		}
+		if err := req.linkLimitsRequest.applyTo(l, now); err != nil { // link controls: expiry and limits
+			fail(i, err)
+			continue
+		}
 		l.Normalize()
 		if err := l.Validate(s.servedRules); err != nil {
+			fail(i, err)
+			continue
+		}
+		if err := s.checkBlocked(l.DestinationURL); err != nil { // link controls: the blocklist
 			fail(i, err)
 			continue
 		}

@@ -90,6 +90,13 @@ type Config struct {
 	// API (server.cors_origins), as ParseCORSOrigins returns them; none
 	// means no CORS headers at all.
 	CORSOrigins []string
+
+	// link controls: BlocklistPath is the blocklist file
+	// (links.blocklist_path; "" none) and BlocklistPoll how often its
+	// modification time is checked (links.blocklist_poll; 0 is
+	// DefaultBlocklistPoll).
+	BlocklistPath string
+	BlocklistPoll time.Duration
 }
 
 // Server serves the API, the redirects and the setup page on one handler.
@@ -166,6 +173,11 @@ type Server struct {
 	// pages holds the one-segment paths of pages (e.g. /healthz); every
 	// other one-segment GET is a short code.
 	pages map[string]bool
+
+	// link controls: expiry and limits; clickLimits counts the clicks of
+	// links with max_clicks, blocklist refuses and turns off destinations.
+	clickLimits clickLimits
+	blocklist   *blocklist
 }
 
 // Deps are the services a Server is built on; app.go wires them.
@@ -211,6 +223,10 @@ type Deps struct {
 	// OIDC, when set, signs users in with an OpenID Connect provider
 	// (/v1/auth/oidc/*); nil means single sign-on is off.
 	OIDC *auth.OIDC
+
+	// link controls: Blocklist keeps the blocklist entries added through
+	// the admin API; nil keeps them in memory only.
+	Blocklist link.BlocklistService
 }
 
 // New returns a server for cfg over deps.
@@ -269,6 +285,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.dashboard = dash
 	s.rules = newURLRules(primary, alt, cfg.Listen)
 	s.servedRules = s.servedURLRules()
+	if s.blocklist, err = newBlocklist(context.Background(), cfg.BlocklistPath, cfg.BlocklistPoll, d.Blocklist, d.Now, d.Logger); err != nil { // link controls
+		return nil, err
+	}
 	s.routes()
 	return s, nil
 }
@@ -540,6 +559,7 @@ func (s *Server) routes() {
 	s.memberRoutes()
 
 	s.handle("POST", "/api/urls", accessWrite, s.handleSimpleCreate)
+	s.blocklistRoutes() // link controls: expiry and limits (blocklist.go)
 }
 
 // serveHealth answers 200 while the data file can be read and written,

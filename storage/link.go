@@ -56,10 +56,12 @@ type linkRecord struct {
 	RedirectCode int       `json:"redirect_code"`
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at"`
+
+	linkLimitsRecord // link controls: expiry and limits (link_limits.go)
 }
 
 func (r *linkRecord) link(ids *idCodec, id uint64, clicks uint64) *link.Link {
-	return &link.Link{
+	l := &link.Link{
 		ID:             ids.formatID(prefixLink, id),
 		WorkspaceID:    ids.formatID(prefixWorkspace, r.Workspace),
 		Alias:          r.Alias,
@@ -75,6 +77,8 @@ func (r *linkRecord) link(ids *idCodec, id uint64, clicks uint64) *link.Link {
 		CreatedAt:      r.CreatedAt,
 		UpdatedAt:      r.UpdatedAt,
 	}
+	l.LinkLimits = r.limits() // link controls: expiry and limits
+	return l
 }
 
 func aliasKey(domain, alias string) []byte {
@@ -190,6 +194,9 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 	page := &link.LinkPage{}
 	err := s.db.db.View(func(tx *bolt.Tx) error {
 		if err := workspaceExists(tx, wid); err != nil {
+			return err
+		}
+		if err := q.filterArchived(tx, wid, f.Archived); err != nil { // link controls
 			return err
 		}
 		var it linkIndex
@@ -651,6 +658,7 @@ func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
 			CreatedAt:    now,
 			UpdatedAt:    now,
 		}
+		rec.linkLimitsRecord = limitsRecord(in.LinkLimits) // link controls: expiry and limits
 		id, err := createLink(tx, rec)
 		if err != nil {
 			return err
@@ -727,6 +735,9 @@ func addLink(tx *bolt.Tx, rec *linkRecord, ix *searchIndexer) (uint64, error) {
 		}
 	}
 	if err := addCounter(tx.Bucket(bucketLinksCount), itob(rec.Workspace), 1); err != nil {
+		return 0, err
+	}
+	if err := countArchived(tx, rec.Workspace, false, rec.Archived); err != nil { // link controls
 		return 0, err
 	}
 	for _, t := range rec.Tags {
@@ -847,6 +858,11 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 		}
 		rec.CampaignID = l.CampaignID
 		rec.RedirectCode = l.RedirectCode
+		// link controls: expiry and limits
+		if err := countArchived(tx, wid, rec.Archived, l.Archived); err != nil {
+			return err
+		}
+		rec.linkLimitsRecord = limitsRecord(l.LinkLimits)
 		rec.UpdatedAt = now
 		if err := putJSON(tx.Bucket(bucketLinks), idb, rec); err != nil {
 			return err
@@ -995,6 +1011,9 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 			}
 		}
 		if err := addCounter(tx.Bucket(bucketLinksCount), itob(wid), -1); err != nil {
+			return err
+		}
+		if err := countArchived(tx, wid, rec.Archived, false); err != nil { // link controls
 			return err
 		}
 		for _, t := range rec.Tags {

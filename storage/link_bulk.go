@@ -43,6 +43,7 @@ func (s *LinkService) CreateLinks(ctx context.Context, workspaceID string, links
 				UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 				CampaignID: in.CampaignID, RedirectCode: in.RedirectCode, CreatedAt: now, UpdatedAt: now,
 			}
+			rec.linkLimitsRecord = limitsRecord(in.LinkLimits) // link controls: expiry and limits
 			id, err := addLink(tx, rec, &ix)
 			if code := link.ErrorCode(err); code == link.ECONFLICT || code == link.EINVALID {
 				errs[i] = err // addLink checks before it writes

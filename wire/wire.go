@@ -102,6 +102,8 @@ type Link struct {
 	Clicks                 int64    `json:"clicks"`
 	CreatedAt              string   `json:"created_at"`
 	UpdatedAt              string   `json:"updated_at"`
+
+	LinkLimits // link controls: expiry and limits
 }
 
 // Link returns l as the API shows it.
@@ -121,6 +123,7 @@ func (s ShortURLs) Link(l *link.Link) Link {
 		UTMSource: Optional(l.UTMSource), UTMMedium: Optional(l.UTMMedium), UTMCampaign: Optional(l.UTMCampaign),
 		CampaignID: Optional(l.CampaignID), RedirectCode: l.RedirectCode, Clicks: l.Clicks,
 		CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
+		LinkLimits: newLinkLimits(&l.LinkLimits), // link controls: expiry and limits
 	}
 }
 

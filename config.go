@@ -89,6 +89,10 @@ type Config struct {
 	} `mapstructure:"admin"`
 	Links struct {
 		AliasHold time.Duration `mapstructure:"alias_hold"`
+		// link controls: the destination blocklist file and how often it
+		// is looked at again.
+		BlocklistPath string        `mapstructure:"blocklist_path"`
+		BlocklistPoll time.Duration `mapstructure:"blocklist_poll"`
 	} `mapstructure:"links"`
 	Clicks struct {
 		FlushInterval time.Duration `mapstructure:"flush_interval"`
@@ -154,6 +158,8 @@ var defaults = map[string]any{
 	"admin.email":             "",
 	"admin.password":          "",
 	"links.alias_hold":        "720h",
+	"links.blocklist_path":    "",
+	"links.blocklist_poll":    "5s",
 	"clicks.flush_interval":   "1s",
 	"clicks.queue_size":       1_000_000,
 	"clicks.queue_bytes":      16 << 20,
@@ -320,6 +326,7 @@ func (c *Config) Validate() error {
 		{"analytics.retention", c.Analytics.Retention, time.Hour},
 		{"audit.retention", c.Audit.Retention, time.Hour},
 		{"links.alias_hold", c.Links.AliasHold, 0},
+		{"links.blocklist_poll", c.Links.BlocklistPoll, time.Second},
 	} {
 		if d.got < d.min {
 			errs = append(errs, fmt.Errorf("%s: %s must be at least %s", d.key, d.got, d.min))

@@ -163,10 +163,7 @@ func (s *Server) goneAnswer(w http.ResponseWriter, r *http.Request, l *link.Link
 	h := w.Header()
 	h.Set("Cache-Control", "no-store")
 	if strings.Contains(r.Header.Get("Accept"), "json") {
-		code := "link_expired"
-		if gone == linkBlocked {
-			code = "link_blocked"
-		}
+		code := "gone"
 		h.Set("Content-Type", "application/problem+json")
 		w.WriteHeader(http.StatusGone)
 		if r.Method != http.MethodHead {

@@ -280,6 +280,8 @@ func TestBlocklist(t *testing.T) {
 		t.Fatalf("blocked link: %d %s", r.status, r.raw)
 	}
 	e.do("PATCH", "/v1/links/"+l.str("id"), e.writeKey, `{"destination_url":"https://example.com/promo/other"}`, 422)
+	// A blocked link may still be archived: only a new destination is checked.
+	e.do("PATCH", "/v1/links/"+l.str("id"), e.writeKey, `{"archived":true,"title":"Off"}`, 200)
 	bulk := e.do("POST", "/v1/links/bulk", e.writeKey, `{"links":[{"destination_url":"https://example.com/promo/a"},{"destination_url":"https://example.com/ok"}]}`, 200)
 	if bulk.path("data", 0, "error", "errors", 0, "field") != "destination_url" || bulk.path("data", 1, "link") == nil {
 		t.Fatalf("bulk: %s", bulk.raw)

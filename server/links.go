@@ -163,6 +163,9 @@ func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *cal
 			if err := l.Validate(s.rules.WithDomain(l.Domain)); err != nil {
 				return err
 			}
+			if in.DestinationURL == nil {
+				return nil // a link turned off by the blocklist may still be archived, retitled…
+			}
 			return s.checkBlocked(l.DestinationURL) // link controls: the blocklist
 		})
 	if err != nil {

@@ -60,3 +60,29 @@ func TestBrowserLinkLimits(t *testing.T) {
 		chromedp.Click(`#create-link-form button[type=submit]`),
 		chromedp.WaitVisible(`#max_clicks-error`))
 }
+
+// TestBrowserBlocklist adds a blocklist entry on the Admin page, sees a
+// link to it refused through the API, and removes it again.
+func TestBrowserBlocklist(t *testing.T) {
+	base, c, tok := startDashboard(t, "")
+	b := newBrowser(t, base)
+	signIn(b, base)
+	b.run("admin page",
+		chromedp.Click(`nav[aria-label=Main] a[href="/app/admin"]`),
+		chromedp.WaitVisible(`#blocklist-form`))
+	b.run("add an entry",
+		chromedp.SendKeys("#blocklist-entry", "https://Phish.Example/"),
+		chromedp.Click(`#blocklist-form button[type=submit]`),
+		chromedp.WaitVisible(`#blocklist tbody tr`))
+	var entries []string
+	b.run("entries", chromedp.Evaluate(`[...document.querySelectorAll('#blocklist tbody td.code')].map(td => td.textContent)`, &entries))
+	if len(entries) != 1 || entries[0] != "phish.example" {
+		t.Fatalf("entries shown: %v", entries)
+	}
+	c.must("POST", "/v1/links", tok, `{"destination_url":"https://phish.example/login"}`, 422)
+	b.run("remove it",
+		chromedp.Click(`#blocklist tbody button.danger`),
+		chromedp.Click(`#blocklist tbody .confirm button.danger`),
+		chromedp.WaitVisible(`#blocklist-title ~ p.empty`))
+	c.must("POST", "/v1/links", tok, `{"destination_url":"https://phish.example/login"}`, 201)
+}

@@ -32,6 +32,7 @@ var notDashboard = map[string]string{
 	"POST /api/urls":       "the simple API for scripts",
 	"GET /{code}":          "the public redirect: a person follows the short URL",
 	"HEAD /{code}":         "the public redirect: checked by link checkers",
+	"GET /{code}+":         "the public preview page: a person opens it before following the link",
 }
 
 // parity is the union of the operations the browser journeys called, and

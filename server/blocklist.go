@@ -37,7 +37,8 @@ const DefaultBlocklistPoll = 5 * time.Second
 //     "/" ("*.example.org", "bad-*.example") is matched against the host
 //     alone.
 //
-// A scheme in front ("https://") is dropped, hosts are lowered and turned
+// A scheme in front ("https://") and a lone "/" after the host are
+// dropped, hosts are lowered and turned
 // into A-labels, so that "bücher.example" blocks "xn--bcher-kva.example".
 //
 // The file is not watched: its modification time and size are compared,
@@ -294,6 +295,9 @@ func canonicalBlockEntry(raw string) (entry, problem string) {
 	host, tail := e, ""
 	if i := strings.IndexAny(e, "/?"); i >= 0 {
 		host, tail = e[:i], e[i:]
+	}
+	if tail == "/" {
+		tail = "" // "https://example.com/" names the host, as it is usually pasted
 	}
 	if i := strings.LastIndexByte(host, ':'); i >= 0 && !strings.Contains(host[i:], "]") {
 		host = host[:i]

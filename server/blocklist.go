@@ -37,9 +37,9 @@ const DefaultBlocklistPoll = 5 * time.Second
 //     "/" ("*.example.org", "bad-*.example") is matched against the host
 //     alone.
 //
-// A scheme in front ("https://") and a lone "/" after the host are
-// dropped, hosts are lowered and turned
-// into A-labels, so that "bücher.example" blocks "xn--bcher-kva.example".
+// A scheme in front ("https://"), a port and a lone "/" after the host
+// are dropped, and hosts are lowered and turned into A-labels, so that
+// "bücher.example" blocks "xn--bcher-kva.example".
 //
 // The file is not watched: its modification time and size are compared,
 // at most every poll interval, by the first request that needs the list

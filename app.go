@@ -144,8 +144,9 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		DomainScheme:        cfg.Domains.Scheme,
 		CostlyConcurrency:   server.ReserveCostlyProcs(cfg.Server.CostlyConcurrency), CostlyWait: cfg.Server.CostlyWait,
 		SearchScanLimit: cfg.Server.SearchScanLimit, MaxConnections: cfg.Server.MaxConnections,
-		CORSOrigins: cfg.Server.CORSOrigins,
-		UnlockTTL:   cfg.Links.UnlockTTL,
+		CORSOrigins:   cfg.Server.CORSOrigins,
+		UnlockTTL:     cfg.Links.UnlockTTL,                                             // link controls
+		BlocklistPath: cfg.Links.BlocklistPath, BlocklistPoll: cfg.Links.BlocklistPoll, // link controls
 	}, server.Deps{
 		DB: a.db, Links: a.links, Keys: a.keys,
 		Users: users, Workspaces: storage.NewWorkspaceService(a.db),
@@ -155,6 +156,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		WebhookTargets: webhook.TargetGuard{AllowPrivate: cfg.Webhooks.AllowPrivate}, Setup: a.setup,
 		Members: storage.NewMemberService(a.db), Invitations: storage.NewInvitationService(a.db),
 		Domains: storage.NewDomainService(a.db), Audit: a.audit,
+		Blocklist: storage.NewBlocklistService(a.db), // link controls
 		Accounts:  accounts,
 		Sessions:  sessions,
 		JWT:       &auth.JWT{Secret: secret, TTL: cfg.Auth.TokenTTL, Now: time.Now},

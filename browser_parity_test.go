@@ -33,6 +33,7 @@ var notDashboard = map[string]string{
 	"GET /{code}":          "the public redirect: a person follows the short URL",
 	"HEAD /{code}":         "the public redirect: checked by link checkers",
 	"POST /{code}":         "the password form of a protected link, on its own page (link controls)",
+	"GET /{code}+":         "the public preview page: a person opens it before following the link",
 }
 
 // parity is the union of the operations the browser journeys called, and

@@ -91,6 +91,10 @@ type Config struct {
 		AliasHold time.Duration `mapstructure:"alias_hold"`
 		// link controls: how long a right link password unlocks the link
 		UnlockTTL time.Duration `mapstructure:"unlock_ttl"`
+		// link controls: the destination blocklist file and how often it
+		// is looked at again.
+		BlocklistPath string        `mapstructure:"blocklist_path"`
+		BlocklistPoll time.Duration `mapstructure:"blocklist_poll"`
 	} `mapstructure:"links"`
 	Clicks struct {
 		FlushInterval time.Duration `mapstructure:"flush_interval"`
@@ -157,6 +161,8 @@ var defaults = map[string]any{
 	"admin.password":          "",
 	"links.alias_hold":        "720h",
 	"links.unlock_ttl":        "24h",
+	"links.blocklist_path":    "",
+	"links.blocklist_poll":    "5s",
 	"clicks.flush_interval":   "1s",
 	"clicks.queue_size":       1_000_000,
 	"clicks.queue_bytes":      16 << 20,
@@ -324,6 +330,7 @@ func (c *Config) Validate() error {
 		{"audit.retention", c.Audit.Retention, time.Hour},
 		{"links.alias_hold", c.Links.AliasHold, 0},
 		{"links.unlock_ttl", c.Links.UnlockTTL, time.Minute},
+		{"links.blocklist_poll", c.Links.BlocklistPoll, time.Second},
 	} {
 		if d.got < d.min {
 			errs = append(errs, fmt.Errorf("%s: %s must be at least %s", d.key, d.got, d.min))

@@ -53,6 +53,8 @@ type Link struct {
 	Rules        []Rule
 	Variants     []Variant
 	OG           *OG
+	// link controls: expiry and limits (see expiry.go)
+	LinkLimits
 }
 
 // Normalize trims the input, drops duplicate tags and applies defaults.
@@ -91,6 +93,7 @@ func (l *Link) Validate(rules *URLRules) error {
 		v.add("redirect_code", "must be one of 301, 302, 307, 308")
 	}
 	l.validateControls(&v, rules) // link controls: password, rules, variants, social card
+	l.LinkLimits.validate(&v, rules) // link controls: expiry and limits
 	return v.err()
 }
 
@@ -121,6 +124,8 @@ type LinkUpdate struct {
 	Rules        *[]Rule
 	Variants     *[]Variant
 	OG           *OG
+	// link controls: expiry and limits (see expiry.go)
+	Limits LinkLimitsUpdate
 }
 
 // Apply copies the given fields onto l, normalised.
@@ -163,6 +168,7 @@ func (u LinkUpdate) Apply(l *Link) {
 		og := *u.OG
 		l.OG = &og
 	}
+	u.Limits.apply(&l.LinkLimits) // link controls: expiry and limits
 	l.Normalize()
 }
 
@@ -199,6 +205,10 @@ type LinkFilter struct {
 	// Sort orders the links; "" is SortCreated. SortClicks reads the click
 	// count of every link of the walk, at most ScanLimit of them.
 	Sort LinkSort
+
+	// link controls: expiry and limits
+	// Archived selects by the archived flag; "" is ArchivedExclude.
+	Archived ArchivedFilter
 }
 
 // LinkPage is a page of links and how many links match the filter.

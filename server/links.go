@@ -72,6 +72,7 @@ type createLinkRequest struct {
 	RedirectCode   int      `json:"redirect_code"`
 	// link controls: password, rules, variants, social card
 	linkControlsRequest
+	linkLimitsRequest // link controls: expiry and limits (links_limits.go)
 }
 
 // link is the link the request asks for in the workspace, on domain (the
@@ -93,7 +94,11 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *cal
 	if err != nil {
 		return err
 	}
-	l := in.link(c.workspace.ID, domain, s.now())
+	now := s.now()
+	l := in.link(c.workspace.ID, domain, now)
+	if err := in.linkLimitsRequest.applyTo(l, now); err != nil { // link controls: expiry and limits
+		return err
+	}
 	if err := s.setControls(l, in.linkControlsRequest); err != nil { // link controls
 		return err
 	}
@@ -108,6 +113,9 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *cal
 func (s *Server) createLink(r *http.Request, l *link.Link) error {
 	l.Normalize()
 	if err := l.Validate(s.servedRules); err != nil {
+		return err
+	}
+	if err := s.checkBlocked(l.DestinationURL); err != nil { // link controls: the blocklist
 		return err
 	}
 	return s.links.CreateLink(r.Context(), l)
@@ -133,6 +141,8 @@ type updateLinkRequest struct {
 	RedirectCode   *int      `json:"redirect_code"`
 	// link controls: password, rules, variants, social card
 	linkControlsRequest
+
+	linkLimitsPatch // link controls: expiry and limits (links_limits.go)
 }
 
 func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -159,8 +169,21 @@ func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *cal
 	if err := s.updateControls(&upd, in.linkControlsRequest); err != nil { // link controls
 		return err
 	}
+	limits, err := in.linkLimitsPatch.update() // link controls: expiry and limits
+	if err != nil {
+		return err
+	}
+	upd.Limits = limits
 	l, err := s.links.UpdateLink(r.Context(), c.workspace.ID, c.params.ByName("id"), upd,
-		func(l *link.Link) error { return l.Validate(s.rules.WithDomain(l.Domain)) })
+		func(l *link.Link) error {
+			if err := l.Validate(s.rules.WithDomain(l.Domain)); err != nil {
+				return err
+			}
+			if in.DestinationURL == nil {
+				return nil // a link turned off by the blocklist may still be archived, retitled…
+			}
+			return s.checkBlocked(l.DestinationURL) // link controls: the blocklist
+		})
 	if err != nil {
 		return err
 	}
@@ -226,6 +249,9 @@ func (s *Server) handleListLinks(w http.ResponseWriter, r *http.Request, c *call
 		f.Sort = sort
 	default:
 		return link.Errorf(link.EINVALIDREQUEST, "sort must be %q or %q, not %q", link.SortCreated, link.SortClicks, sort)
+	}
+	if f.Archived, err = archivedParam(q); err != nil { // link controls: expiry and limits
+		return err
 	}
 	if f.Search == "" && f.CampaignID == "" && f.Domain == nil && f.Sort == "" {
 		return s.writeLinkPage(w, r, f)

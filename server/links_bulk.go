@@ -95,6 +95,10 @@ func (s *Server) handleBulkCreateLinks(w http.ResponseWriter, r *http.Request, c
 			domain, domains[req.Domain] = d, d
 		}
 		l := req.link(c.workspace.ID, domain, now)
+		if err := req.linkLimitsRequest.applyTo(l, now); err != nil { // link controls: expiry and limits
+			fail(i, err)
+			continue
+		}
 		if err := s.setControls(l, req.linkControlsRequest); err != nil { // link controls
 			if link.ErrorCode(err) == link.EINTERNAL {
 				return err
@@ -104,6 +108,10 @@ func (s *Server) handleBulkCreateLinks(w http.ResponseWriter, r *http.Request, c
 		}
 		l.Normalize()
 		if err := l.Validate(s.servedRules); err != nil {
+			fail(i, err)
+			continue
+		}
+		if err := s.checkBlocked(l.DestinationURL); err != nil { // link controls: the blocklist
 			fail(i, err)
 			continue
 		}

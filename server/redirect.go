@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/linkbolt/linkbolt/analytics"
 	"github.com/linkbolt/linkbolt/link"
@@ -28,6 +29,10 @@ func (s *Server) redirect(w http.ResponseWriter, r *http.Request, d *link.Domain
 		host = d.Hostname
 	}
 	if !link.ValidCodeSyntax(code) {
+		if p, ok := strings.CutSuffix(code, "+"); ok && link.ValidCodeSyntax(p) {
+			s.preview(w, r, host, p) // link controls: the preview page (preview.go)
+			return
+		}
 		s.linkNotFound(w, r, d, code)
 		return
 	}
@@ -46,13 +51,25 @@ func (s *Server) redirect(w http.ResponseWriter, r *http.Request, d *link.Domain
 			"short link %q points back into this service (%s), which would loop: change its destination", code, hostOf(l.DestinationURL))))
 		return
 	}
+	var now time.Time
+	// link controls: expiry, limits and the blocklist (redirect_expiry.go);
+	// a plain link pays two tests while the blocklist is empty.
+	if l.Limited() || s.blocklist.active() {
+		now = s.now()
+		if s.controlRedirect(w, r, l, now) {
+			return
+		}
+	}
 	if l.HasControls() { // link controls: password, rules, variants, social card
 		s.redirectControlled(w, r, d, l)
 		return
 	}
 	if r.Method == http.MethodGet {
+		if now.IsZero() {
+			now = s.now()
+		}
 		s.recorder.Record(link.Click{
-			LinkID: l.ID, WorkspaceID: l.WorkspaceID, CampaignID: l.CampaignID, Time: s.now(),
+			LinkID: l.ID, WorkspaceID: l.WorkspaceID, CampaignID: l.CampaignID, Time: now,
 			Referrer: link.ReferrerHost(r.Header.Get("Referer")), UserAgent: clickUA(r.Header.Get("User-Agent")),
 			Addr: s.clientAddr(r),
 		})

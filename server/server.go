@@ -95,6 +95,12 @@ type Config struct {
 	// UnlockTTL is how long a right link password unlocks the link in a
 	// browser (links.unlock_ttl); 0 means DefaultUnlockTTL.
 	UnlockTTL time.Duration
+	// link controls: BlocklistPath is the blocklist file
+	// (links.blocklist_path; "" none) and BlocklistPoll how often its
+	// modification time is checked (links.blocklist_poll; 0 is
+	// DefaultBlocklistPoll).
+	BlocklistPath string
+	BlocklistPoll time.Duration
 }
 
 // Server serves the API, the redirects and the setup page on one handler.
@@ -178,6 +184,10 @@ type Server struct {
 	uas         *analytics.UACache
 	geo         *analytics.GeoIP
 	controlKeys controlKeys
+	// link controls: expiry and limits; clickLimits counts the clicks of
+	// links with max_clicks, blocklist refuses and turns off destinations.
+	clickLimits clickLimits
+	blocklist   *blocklist
 }
 
 // Deps are the services a Server is built on; app.go wires them.
@@ -227,6 +237,9 @@ type Deps struct {
 	// Geo, when set, gives the country of a visitor for the country
 	// condition of link rules (link controls); nil: every country is unknown.
 	Geo *analytics.GeoIP
+	// link controls: Blocklist keeps the blocklist entries added through
+	// the admin API; nil keeps them in memory only.
+	Blocklist link.BlocklistService
 }
 
 // New returns a server for cfg over deps.
@@ -287,6 +300,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.dashboard = dash
 	s.rules = newURLRules(primary, alt, cfg.Listen)
 	s.servedRules = s.servedURLRules()
+	if s.blocklist, err = newBlocklist(context.Background(), cfg.BlocklistPath, cfg.BlocklistPoll, d.Blocklist, d.Now, d.Logger); err != nil { // link controls
+		return nil, err
+	}
 	s.routes()
 	return s, nil
 }
@@ -564,6 +580,7 @@ func (s *Server) routes() {
 	s.memberRoutes()
 
 	s.handle("POST", "/api/urls", accessWrite, s.handleSimpleCreate)
+	s.blocklistRoutes() // link controls: expiry and limits (blocklist.go)
 }
 
 // serveHealth answers 200 while the data file can be read and written,

@@ -91,6 +91,10 @@ var (
 	bucketLinksTagCount  = []byte("links.tag_count") // workspace id + tag → number of links
 	bucketLinksSearch    = []byte("links.search")    // workspace id + block(4) + trigram(3) → set of link ids (see search.go)
 
+	// link controls: expiry and limits; see link_limits.go and blocklist.go.
+	bucketLinksArchived = []byte("links.archived") // workspace id → number of archived links
+	bucketBlocklist     = []byte("blocklist")      // entry → blocklistRecord (entries added through the admin API)
+
 	// Clicks; see click_codec.go for the scope keys and the encodings.
 	bucketLinksCampaign = []byte("links.campaign") // workspace id + campaign id + link id → ""
 
@@ -144,6 +148,7 @@ var allBuckets = [][]byte{
 	bucketClicksTotals, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily, bucketClicksVisitors, bucketClicksSalts, bucketClicksHosts,
 	bucketAudit, bucketAuditTime, bucketAuditActor, bucketAuditAction, bucketAuditTarget,
 	bucketLinksSearch,
+	bucketLinksArchived, bucketBlocklist,
 }
 
 // bucketClicksLinkV2 held the per-link click counters up to schema

@@ -58,6 +58,8 @@ type linkRecord struct {
 	UpdatedAt    time.Time `json:"updated_at"`
 	// link controls: password, rules, variants, social card
 	linkControls
+
+	linkLimitsRecord // link controls: expiry and limits (link_limits.go)
 }
 
 func (r *linkRecord) link(ids *idCodec, id uint64, clicks uint64) *link.Link {
@@ -77,7 +79,8 @@ func (r *linkRecord) link(ids *idCodec, id uint64, clicks uint64) *link.Link {
 		CreatedAt:      r.CreatedAt,
 		UpdatedAt:      r.UpdatedAt,
 	}
-	r.controls(l) // link controls: password, rules, variants, social card
+	r.controls(l)             // link controls: password, rules, variants, social card
+	l.LinkLimits = r.limits() // link controls: expiry and limits
 	return l
 }
 
@@ -202,6 +205,9 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 	page := &link.LinkPage{}
 	err := s.db.db.View(func(tx *bolt.Tx) error {
 		if err := workspaceExists(tx, wid); err != nil {
+			return err
+		}
+		if err := q.filterArchived(tx, wid, f.Archived); err != nil { // link controls
 			return err
 		}
 		var it linkIndex
@@ -689,7 +695,8 @@ func newLinkRecord(wid uint64, in *link.Link, now time.Time) *linkRecord {
 		CreatedAt:    now,
 		UpdatedAt:    now,
 	}
-	rec.setControls(in) // link controls: password, rules, variants, social card
+	rec.linkLimitsRecord = limitsRecord(in.LinkLimits) // link controls: expiry and limits
+	rec.setControls(in)                                // link controls: password, rules, variants, social card
 	return rec
 }
 
@@ -764,6 +771,9 @@ func addLink(tx *bolt.Tx, rec *linkRecord, ix *searchIndexer) (uint64, error) {
 		}
 	}
 	if err := addCounter(tx.Bucket(bucketLinksCount), itob(rec.Workspace), 1); err != nil {
+		return 0, err
+	}
+	if err := countArchived(tx, rec.Workspace, false, rec.Archived); err != nil { // link controls
 		return 0, err
 	}
 	for _, t := range rec.Tags {
@@ -888,6 +898,11 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 		}
 		rec.CampaignID = l.CampaignID
 		rec.RedirectCode = l.RedirectCode
+		// link controls: expiry and limits
+		if err := countArchived(tx, wid, rec.Archived, l.Archived); err != nil {
+			return err
+		}
+		rec.linkLimitsRecord = limitsRecord(l.LinkLimits)
 		rec.setControls(l) // link controls: password, rules, variants, social card
 		rec.UpdatedAt = now
 		if err := putJSON(tx.Bucket(bucketLinks), idb, rec); err != nil {
@@ -1037,6 +1052,9 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 			}
 		}
 		if err := addCounter(tx.Bucket(bucketLinksCount), itob(wid), -1); err != nil {
+			return err
+		}
+		if err := countArchived(tx, wid, rec.Archived, false); err != nil { // link controls
 			return err
 		}
 		for _, t := range rec.Tags {

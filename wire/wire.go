@@ -104,6 +104,8 @@ type Link struct {
 	UpdatedAt              string   `json:"updated_at"`
 	// link controls: password, rules, variants, social card
 	LinkControls
+
+	LinkLimits // link controls: expiry and limits
 }
 
 // Link returns l as the API shows it.
@@ -124,6 +126,7 @@ func (s ShortURLs) Link(l *link.Link) Link {
 		CampaignID: Optional(l.CampaignID), RedirectCode: l.RedirectCode, Clicks: l.Clicks,
 		CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
 		LinkControls: NewLinkControls(l), // link controls: password, rules, variants, social card
+		LinkLimits: newLinkLimits(&l.LinkLimits), // link controls: expiry and limits
 	}
 }
 

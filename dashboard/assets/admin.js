@@ -5,12 +5,14 @@ import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call, fetchFile, saveFile, ApiError } from './api.js';
 import { Message, Field, CopyAsCurl, Confirm, fmtDate, count, useList } from './ui.js';
 import { actorText, changesText } from './audit.js';
+import { Blocklist } from './admin_blocklist.js';
 
 export function AdminPage({ me }) {
   return html`<h1>Admin</h1>
     <p class="hint">The whole instance: its users, its audit log and its data file. Only you, the instance admin, see this page.</p>
     <${Users} me=${me} />
     <${Backup} />
+    <${Blocklist} />
     <${InstanceLog} me=${me} />`;
 }
 

@@ -9,6 +9,7 @@ import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, fmtNumber, co
 import { QRButton } from './qr.js';
 import { BulkCreate } from './bulk.js';
 import { TargetingFields, TARGETING_EMPTY, targetingFormOf, targetingBody } from './link_targeting.js'; // link controls
+import { LimitsFields, limitsForm, limitsBody, LIMITS_EMPTY, readArchived, ArchivedFilter } from './link_limits.js';
 
 const LIMIT = 20;
 const CODES = [
@@ -33,6 +34,7 @@ function readView() {
     domain: q.has('domain') ? q.get('domain') : ANY,
     sort: q.get('sort') === 'clicks' ? 'clicks' : 'created',
     page: page > 0 ? page : 1,
+    archived: readArchived(q),
   };
 }
 
@@ -44,6 +46,7 @@ function viewQuery(v) {
   if (v.campaign) q.set('campaign', v.campaign);
   if (v.domain !== ANY) q.set('domain', v.domain);
   if (v.sort === 'clicks') q.set('sort', 'clicks');
+  if (v.archived && v.archived !== 'false') q.set('archived', v.archived);
   if (v.page > 1) q.set('page', v.page);
   return q.toString();
 }
@@ -56,10 +59,11 @@ function listPath(v) {
   if (v.campaign) q.set('campaign_id', v.campaign);
   if (v.domain !== ANY) q.set('domain', v.domain);
   if (v.sort === 'clicks') q.set('sort', 'clicks');
+  if (v.archived && v.archived !== 'false') q.set('archived', v.archived);
   return '/v1/links?' + q;
 }
 
-const filtered = v => !!(v.search || v.tag || v.campaign || v.domain !== ANY);
+const filtered = v => !!(v.search || v.tag || v.campaign || v.domain !== ANY || (v.archived && v.archived !== 'false'));
 
 // shownWorkspace is the workspace whose links the page showed last: after a
 // switch to another one the view starts afresh (its campaigns and domains
@@ -190,7 +194,7 @@ function Filters({ view, campaigns, domains, onApply }) {
   const submit = e => {
     e.preventDefault();
     const d = Object.fromEntries(new FormData(e.target));
-    onApply({ search: d.search.trim(), tag: d.tag.split(',').map(t => t.trim()).filter(Boolean).join(','), campaign: d.campaign, domain: d.domain, sort: d.sort });
+    onApply({ search: d.search.trim(), tag: d.tag.split(',').map(t => t.trim()).filter(Boolean).join(','), campaign: d.campaign, domain: d.domain, sort: d.sort, archived: d.archived || 'false' });
   };
   const known = domains ? domains.data.map(d => d.hostname) : [];
   return html`<form class="filters" role="search" aria-label="Filter and sort links" onSubmit=${submit}>
@@ -216,9 +220,10 @@ function Filters({ view, campaigns, domains, onApply }) {
         <option value="created">Newest first</option>
         <option value="clicks">Most clicks first</option>
       </select></div>
+    <${ArchivedFilter} value=${view.archived} />
     <div class="actions">
       <button type="submit" class="secondary">Apply</button>
-      ${filtered(view) || view.sort !== 'created' ? html`<button type="button" class="secondary" id="clear-filters" onClick=${() => onApply({ search: '', tag: '', campaign: '', domain: ANY, sort: 'created' })}>Clear</button>` : null}
+      ${filtered(view) || view.sort !== 'created' ? html`<button type="button" class="secondary" id="clear-filters" onClick=${() => onApply({ search: '', tag: '', campaign: '', domain: ANY, sort: 'created', archived: 'false' })}>Clear</button>` : null}
     </div>
   </form>`;
 }
@@ -249,10 +254,11 @@ function formOf(l) {
     utm_source: l.utm_source || '', utm_medium: l.utm_medium || '', utm_campaign: l.utm_campaign || '',
     campaign_id: l.campaign_id || '', redirect_code: String(l.redirect_code || 302),
     ...targetingFormOf(l), // link controls
+    ...limitsForm(l),
   };
 }
 
-const EMPTY = { destination_url: '', alias: '', domain: '', tags: '', utm_source: '', utm_medium: '', utm_campaign: '', campaign_id: '', redirect_code: '302', ...TARGETING_EMPTY };
+const EMPTY = { destination_url: '', alias: '', domain: '', tags: '', utm_source: '', utm_medium: '', utm_campaign: '', campaign_id: '', redirect_code: '302', ...TARGETING_EMPTY, ...LIMITS_EMPTY };
 
 // createBody is what the create form sends: the destination and the fields
 // given (302 is the API's default and is left out).
@@ -266,7 +272,7 @@ function createBody(form) {
   if (form.campaign_id) body.campaign_id = form.campaign_id;
   if (form.redirect_code !== '302') body.redirect_code = Number(form.redirect_code);
   Object.assign(body, targetingBody(form, null)); // link controls
-  return body;
+  return Object.assign(body, limitsBody(form));
 }
 
 // editBody is what the edit form sends: only the fields changed from the
@@ -283,7 +289,7 @@ function editBody(form, l) {
   if (form.campaign_id !== was.campaign_id) body.campaign_id = form.campaign_id;
   if (form.redirect_code !== was.redirect_code) body.redirect_code = Number(form.redirect_code);
   Object.assign(body, targetingBody(form, was)); // link controls
-  return body;
+  return Object.assign(body, limitsBody(form, was));
 }
 
 // LinkFields are the fields of a link, for create (no prefix) and edit
@@ -325,7 +331,8 @@ function LinkFields({ form, setField, f, p, campaigns, domains, editing }) {
         </${Select}>
       </div>
     </details>
-    <${TargetingFields} form=${form} setField=${setField} f=${f} p=${p} editing=${editing} />`;
+    <${TargetingFields} form=${form} setField=${setField} f=${f} p=${p} editing=${editing} />
+    <${LimitsFields} form=${form} setField=${setField} f=${f} p=${p} editing=${editing} />`;
 }
 
 function FormError({ error }) {

@@ -1,0 +1,32 @@
+package link
+
+import (
+	"context"
+	"time"
+)
+
+// MaxBlockEntryLength bounds a blocklist entry.
+const MaxBlockEntryLength = 2048
+
+// BlockEntry is an entry of the destination blocklist added through the
+// admin API (entries of the blocklist file are not stored).
+type BlockEntry struct {
+	// Entry is a host ("example.com": the host and its subdomains) or a
+	// pattern (with a path or "*"), in the canonical form the server
+	// gives it.
+	Entry     string
+	CreatedAt time.Time
+	// CreatedBy is the ID of the admin who added it.
+	CreatedBy string
+}
+
+// BlocklistService keeps the blocklist entries added through the admin API.
+type BlocklistService interface {
+	// ListBlockEntries returns every stored entry, in entry order.
+	ListBlockEntries(ctx context.Context) ([]*BlockEntry, error)
+	// AddBlockEntry stores an entry; sets CreatedAt. ECONFLICT when the
+	// entry is stored already.
+	AddBlockEntry(ctx context.Context, e *BlockEntry) error
+	// DeleteBlockEntry removes an entry. ENOTFOUND.
+	DeleteBlockEntry(ctx context.Context, entry string) error
+}

@@ -1,0 +1,80 @@
+package server
+
+import (
+	"html/template"
+	"net/http"
+
+	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/wire"
+)
+
+var previewPage = template.Must(template.New("preview").Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="robots" content="noindex">
+<title>Preview of /{{.Code}}</title>
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:36rem;margin:12vh auto;padding:0 1rem;color:#222}
+.dest{word-break:break-all;background:#f4f4f4;padding:.5rem;border-radius:4px}
+a.go{display:inline-block;margin-top:1rem;padding:.5rem 1rem;background:#1f5fbf;color:#fff;border-radius:4px;text-decoration:none}
+.gone{color:#a00}</style></head>
+<body><h1>{{if .Title}}{{.Title}}{{else}}Where /{{.Code}} goes{{end}}</h1>
+{{if .Gone}}<p class="gone">{{.Gone}}</p>{{end}}
+<p>This short link leads to:</p>
+<p class="dest" id="destination">{{.Destination}}</p>
+<p>Host: <strong id="host">{{.Host}}</strong>{{if ne .Host .HostUnicode}} (shown as {{.HostUnicode}}; the address your browser visits is {{.Host}}){{end}}</p>
+{{if not .Gone}}<a class="go" id="continue" href="{{.Location}}" rel="noreferrer nofollow">Continue</a>{{end}}
+</body></html>
+`))
+
+type previewData struct {
+	Code, Title, Destination, Host, HostUnicode, Location, Gone string
+}
+
+// preview answers GET and HEAD /{code}+ on the primary host (host "") or a
+// custom domain: a page that shows where the link goes (its host as
+// A-labels, which is what a browser visits, beside its Unicode form), its
+// title and a Continue link to the short link itself, so that following
+// it is a click like any other. The preview is never a click. An unknown
+// code is the 404 page; an expired, used-up or blocked link says so and
+// has no Continue link.
+func (s *Server) preview(w http.ResponseWriter, r *http.Request, host, code string) {
+	l, err := s.links.FindLinkByAlias(r.Context(), host, code)
+	if isNotFound(err) {
+		s.notFound(w, r, code+"+")
+		return
+	} else if err != nil {
+		s.writeError(w, r, err)
+		return
+	}
+	ascii, unicode := wire.DestinationHosts(l.DestinationURL)
+	data := previewData{Code: code, Title: l.Title, Destination: Destination(l), Host: ascii, HostUnicode: unicode,
+		Location: s.urls.ShortURL(l)}
+	if gone := s.previewGone(r, l); gone != linkLive {
+		data.Gone = goneMessage(l, gone).Text
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	h.Set("Content-Security-Policy", pageCSP)
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_ = previewPage.Execute(w, data)
+	}
+}
+
+// previewGone says whether l still goes to its destination, without
+// taking a click.
+func (s *Server) previewGone(r *http.Request, l *link.Link) linkGone {
+	switch {
+	case s.blocklist.blocks(l.DestinationURL):
+		return linkBlocked
+	case l.ExpiredAt(s.now()):
+		return linkExpired
+	case l.MaxClicks > 0:
+		if ok, err := s.reserveClick(r.Context(), l, false); err == nil && !ok {
+			return linkUsedUp
+		}
+	}
+	return linkLive
+}

@@ -23,7 +23,7 @@ func TestBrowserAdmin(t *testing.T) {
 
 	b := newBrowser(t, base)
 	b.run("admin page",
-		chromedp.Navigate(base+"/app/#token="+tok),
+		withToken(base, "/app/", tok),
 		chromedp.WaitVisible(`nav[aria-label=Main]`),
 		chromedp.Click(`nav[aria-label=Main] a[href="/app/admin"]`),
 		chromedp.WaitVisible(`#users tbody tr`),
@@ -123,7 +123,7 @@ func TestBrowserAdmin(t *testing.T) {
 	var entries int
 	var msg string
 	b2.run("ann opens the admin page",
-		chromedp.Navigate(base+"/app/admin#token="+annTok),
+		withToken(base, "/app/admin", annTok),
 		chromedp.WaitVisible(`main .msg.error`),
 		chromedp.Text(`main .msg.error`, &msg),
 		chromedp.Evaluate(`document.querySelectorAll('nav[aria-label=Main] a[href="/app/admin"]').length`, &entries))
@@ -150,7 +150,7 @@ func TestBrowserNavigation390(t *testing.T) {
 	var ok bool
 	b.run("narrow",
 		chromedp.EmulateViewport(390, 844),
-		chromedp.Navigate(base+"/app/#token="+tok),
+		withToken(base, "/app/", tok),
 		chromedp.WaitVisible(`#menu-button`),
 		chromedp.WaitNotVisible(`nav[aria-label=Main]`),
 		chromedp.AttributeValue(`#menu-button`, "aria-expanded", &expanded, &ok))
@@ -268,7 +268,7 @@ func TestBrowserKeyGraceCountdown(t *testing.T) {
 	var left, title string
 	var ok bool
 	b.run("keys page",
-		chromedp.Navigate(base+"/app/keys#token="+tok),
+		withToken(base, "/app/keys", tok),
 		chromedp.WaitVisible(`#keys tr[data-key="`+id+`"] .countdown`),
 		chromedp.Text(`#keys tr[data-key="`+id+`"] .countdown`, &left),
 		chromedp.AttributeValue(`#keys tr[data-key="`+id+`"] .countdown`, "title", &title, &ok))

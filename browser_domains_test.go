@@ -131,7 +131,7 @@ func TestBrowserDomains(t *testing.T) {
 	samTok := c.must("POST", "/v1/invitations/accept", "", `{"token":"`+invTok+`","name":"Sam","password":"sam's long password"}`, 201)["token"].(string)
 	b2 := newBrowser(t, base)
 	b2.run("a member's domains page",
-		chromedp.Navigate(base+"/app/domains#token="+samTok),
+		withToken(base, "/app/domains", samTok),
 		chromedp.WaitVisible(card+` .state.verified`),
 		chromedp.WaitNotPresent(card+` button.mark-verified`))
 	b2.templates(t)

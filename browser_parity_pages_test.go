@@ -54,7 +54,7 @@ func TestBrowserKeyDetails(t *testing.T) {
 	b2 := newBrowser(t, base)
 	var msg string
 	b2.run("sam's attempt",
-		chromedp.Navigate(base+"/app/keys#token="+sam),
+		withToken(base, "/app/keys", sam),
 		chromedp.WaitVisible(row+` button.details`),
 		chromedp.Click(row+` button.details`),
 		chromedp.WaitVisible(`#keep-input-`+id),

@@ -28,7 +28,7 @@ func TestBrowserTeam(t *testing.T) {
 
 	b := newBrowser(t, base)
 	b.run("members page",
-		chromedp.Navigate(base+"/app/#token="+tok),
+		withToken(base, "/app/", tok),
 		chromedp.WaitVisible(`nav[aria-label=Main]`),
 		chromedp.Click(`nav[aria-label=Main] a[href="/app/members"]`),
 		chromedp.WaitVisible(`#members tbody tr`),

@@ -247,6 +247,20 @@ func (b *browser) darkScreenshot(name string) {
 	}
 }
 
+// withToken opens path of the dashboard signed in with tok, handed over
+// as single sign-on hands a token over: in the fragment, with the
+// client_state the tab keeps for the sign-in it started.
+func withToken(base, path, tok string) chromedp.Tasks {
+	const state = "browser-test-sign-in"
+	return chromedp.Tasks{
+		// Another path than the one opened next: a navigation that changes
+		// only the fragment would not load the page again.
+		chromedp.Navigate(base + "/app/signing-in"),
+		chromedp.Evaluate(`sessionStorage.setItem('linkbolt.sso', '`+state+`')`, nil),
+		chromedp.Navigate(base + path + "#token=" + tok + "&client_state=" + state),
+	}
+}
+
 // clear empties an input; typing afterwards fires the input events the
 // page listens to.
 func clear(sel string) chromedp.Action {

@@ -19,7 +19,7 @@ func TestBrowserWorkspace(t *testing.T) {
 
 	b := newBrowser(t, base)
 	b.run("workspace page",
-		chromedp.Navigate(base+"/app/#token="+tok),
+		withToken(base, "/app/", tok),
 		chromedp.WaitVisible(`nav[aria-label=Main]`),
 		chromedp.Click(`nav[aria-label=Main] a[href="/app/settings"]`),
 		chromedp.WaitVisible(`#rename-form`),
@@ -85,7 +85,7 @@ func TestBrowserWorkspace(t *testing.T) {
 
 	b2 := newBrowser(t, base)
 	b2.run("olga's workspace page",
-		chromedp.Navigate(base+"/app/settings#token="+olga),
+		withToken(base, "/app/settings", olga),
 		chromedp.WaitVisible(`#rename-form`),
 		chromedp.WaitVisible(`#plan-who`),
 		chromedp.WaitVisible(`//span[@id="plan-limit" and contains(., "100 API requests a minute")]`, chromedp.BySearch))

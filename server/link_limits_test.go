@@ -188,6 +188,7 @@ func TestLinkLimitsBadInput(t *testing.T) {
 		{`{"destination_url":"https://example.com/","expires_at":"2026-03-10T11:59:59Z"}`, "expires_at"},
 		{`{"destination_url":"https://example.com/","expires_at":"2026-03-10T12:00:00Z"}`, "expires_at"},
 		{`{"destination_url":"https://example.com/","title":"` + strings.Repeat("x", 201) + `"}`, "title"},
+		{`{"destination_url":"https://example.com/","max_clicks":5,"password":"open sesame"}`, "max_clicks"},
 	} {
 		r := e.do("POST", "/v1/links", e.writeKey, tc.body, 422)
 		wantProblem(t, r, 422, "validation_failed")
@@ -198,6 +199,11 @@ func TestLinkLimitsBadInput(t *testing.T) {
 		if got := bulk.path("data", 0, "error", "errors", 0, "field"); got != tc.field {
 			t.Errorf("bulk %s: field %v, want %s", tc.body, got, tc.field)
 		}
+	}
+	protected := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","password":"open sesame"}`, 201)
+	r := e.do("PATCH", "/v1/links/"+protected.str("id"), e.writeKey, `{"max_clicks":3}`, 422)
+	if got := r.path("errors", 0, "field"); got != "max_clicks" {
+		t.Errorf("a click limit on a protected link: field %v", got)
 	}
 	l := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/"}`, 201)
 	for _, tc := range []struct{ body, field string }{
@@ -334,5 +340,28 @@ func TestGlobMatch(t *testing.T) {
 		if got := globMatch(tc.pattern, tc.s); got != tc.want {
 			t.Errorf("globMatch(%q, %q) = %v", tc.pattern, tc.s, got)
 		}
+	}
+}
+
+// TestLinkMaxClicksPreviewBot: a link-preview bot fetching the social
+// card of a limited link uses none of its clicks.
+func TestLinkMaxClicksPreviewBot(t *testing.T) {
+	e := newEnv(t)
+	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"card","max_clicks":1,"og":{"title":"A card"}}`, 201)
+	get := func(ua string) int {
+		req := newRequest("GET", "/card", "", "")
+		req.Header.Set("User-Agent", ua)
+		return e.request(req).status
+	}
+	for range 3 {
+		if got := get(slackUA); got != 200 {
+			t.Fatalf("the bot: %d, want the card (200)", got)
+		}
+	}
+	if got := get(chromeUA); got != 302 {
+		t.Fatalf("the one click after the bot's fetches: %d, want 302", got)
+	}
+	if got := get(chromeUA); got != 410 {
+		t.Fatalf("the click past the limit: %d, want 410", got)
 	}
 }

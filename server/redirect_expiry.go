@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/linkbolt/linkbolt/analytics"
 	"github.com/linkbolt/linkbolt/link"
 )
 
@@ -112,7 +113,9 @@ func (s *Server) controlRedirect(w http.ResponseWriter, r *http.Request, l *link
 	case l.ExpiredAt(now):
 		gone = linkExpired
 	case l.MaxClicks > 0:
-		ok, err := s.reserveClick(r.Context(), l, r.Method == http.MethodGet)
+		// A link-preview bot fetching a social card is no click.
+		click := r.Method == http.MethodGet && (l.OG == nil || !analytics.PreviewBot(r.Header.Get("User-Agent")))
+		ok, err := s.reserveClick(r.Context(), l, click)
 		if err != nil {
 			s.writeError(w, r, err)
 			return true

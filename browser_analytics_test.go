@@ -24,19 +24,7 @@ func TestBrowserAnalytics(t *testing.T) {
 	// would be a bot), each a click, recorded within the flush interval.
 	const clicks = 3
 	for i := 0; i < clicks; i++ {
-		req, err := http.NewRequest("GET", base+"/counted", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("User-Agent", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36")
-		res, err := http.DefaultTransport.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != 302 {
-			t.Fatalf("redirect: %d", res.StatusCode)
-		}
+		followAsBrowser(t, base+"/counted")
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -26,19 +25,7 @@ func TestBrowserCampaignDetail(t *testing.T) {
 	c.must("POST", "/v1/links", tok, `{"destination_url":"https://example.com/outside","alias":"outside"}`, 201)
 
 	// One real redirect from a browser's user agent, counted by the API.
-	req, err := http.NewRequest("GET", base+"/autumn-1", nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Header.Set("User-Agent", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36")
-	res, err := http.DefaultTransport.RoundTrip(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != 302 {
-		t.Fatalf("redirect: %d", res.StatusCode)
-	}
+	followAsBrowser(t, base+"/autumn-1")
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		got := c.must("GET", "/v1/analytics/campaigns/"+id+"?range=24h", tok, "", 200)["totals"].(map[string]any)["clicks"].(float64)

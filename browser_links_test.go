@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -169,19 +168,7 @@ func TestBrowserLinks(t *testing.T) {
 
 	// Sort by clicks: the older link, followed twice, comes first.
 	for range 2 {
-		req, err := http.NewRequest("GET", base+"/plain", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("User-Agent", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36")
-		res, err := http.DefaultTransport.RoundTrip(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res.Body.Close()
-		if res.StatusCode != 302 {
-			t.Fatalf("redirect: %d", res.StatusCode)
-		}
+		followAsBrowser(t, base+"/plain")
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for c.must("GET", "/v1/links/"+plain["id"].(string), tok, "", 200)["clicks"] != float64(2) {

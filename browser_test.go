@@ -247,6 +247,25 @@ func (b *browser) darkScreenshot(name string) {
 	}
 }
 
+// followAsBrowser follows the short URL u once as Chrome does (a click,
+// not a bot's), without following the redirect, which must be a 302.
+func followAsBrowser(t testing.TB, u string) {
+	t.Helper()
+	req, err := http.NewRequest("GET", u, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("User-Agent", "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36")
+	res, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if res.StatusCode != 302 {
+		t.Fatalf("following %s: %d, want 302", u, res.StatusCode)
+	}
+}
+
 // withToken opens path of the dashboard signed in with tok, handed over
 // as single sign-on hands a token over: in the fragment, with the
 // client_state the tab keeps for the sign-in it started.

@@ -3,7 +3,7 @@
 // file downloaded with the session's token (never in a URL).
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call, fetchFile, saveFile, ApiError } from './api.js';
-import { Message, Field, CopyAsCurl, Confirm, fmtDate, count, useList } from './ui.js';
+import { Message, Field, CopyAsCurl, Confirm, fmtDate, count, useList, useApiForm } from './ui.js';
 import { actorText, changesText } from './audit.js';
 import { Blocklist } from './admin_blocklist.js';
 
@@ -64,25 +64,7 @@ function Users({ me }) {
 const noUser = { email: '', name: '', password: '' };
 
 function CreateUser({ onCreated }) {
-  const [form, setForm] = useState(noUser);
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
-  const set = e => setForm({ ...form, [e.target.name]: e.target.value });
-  const submit = async e => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
-      const u = await call('POST', '/v1/users', form);
-      setForm(noUser);
-      await onCreated(u);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-  const f = (error && error.fields) || {};
+  const { form, set, submit, error, busy, fields: f } = useApiForm(noUser, form => call('POST', '/v1/users', form), onCreated);
   return html`<details class="card" id="create-user">
     <summary><strong>Create a user</strong></summary>
     <form id="create-user-form" onSubmit=${submit} novalidate>

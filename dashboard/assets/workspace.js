@@ -81,20 +81,19 @@ function YourWorkspaces({ current, reloadMe, version }) {
   </section>`;
 }
 
-function RenameForm({ ws, reloadMe }) {
-  const [name, setName] = useState(ws.name);
+// usePatchWorkspace sends a PATCH of the workspace and reads the person's
+// workspaces again; the notice says what the server answered (said(w)).
+function usePatchWorkspace(ws, reloadMe, said) {
   const [error, setError] = useState(null);
   const [notice, setNotice] = useState('');
   const [busy, setBusy] = useState(false);
-  const body = { name };
-  const submit = async e => {
-    e.preventDefault();
+  const send = async body => {
     setBusy(true);
     setError(null);
     setNotice('');
     try {
       const w = await call('PATCH', '/v1/workspaces/' + ws.id, body);
-      setNotice('The workspace is now called ' + w.name + '.');
+      setNotice(said(w));
       await reloadMe();
     } catch (err) {
       setError(err);
@@ -102,6 +101,14 @@ function RenameForm({ ws, reloadMe }) {
       setBusy(false);
     }
   };
+  return { error, notice, busy, send };
+}
+
+function RenameForm({ ws, reloadMe }) {
+  const [name, setName] = useState(ws.name);
+  const { error, notice, busy, send } = usePatchWorkspace(ws, reloadMe, w => 'The workspace is now called ' + w.name + '.');
+  const body = { name };
+  const submit = e => { e.preventDefault(); send(body); };
   const fields = (error && error.fields) || {};
   return html`<section class="card" aria-labelledby="ws-name">
     <h2 id="ws-name">Name</h2>
@@ -117,25 +124,9 @@ function RenameForm({ ws, reloadMe }) {
 
 function PlanSection({ ws, me, reloadMe }) {
   const [plan, setPlan] = useState(ws.plan);
-  const [error, setError] = useState(null);
-  const [notice, setNotice] = useState('');
-  const [busy, setBusy] = useState(false);
+  const { error, notice, busy, send } = usePatchWorkspace(ws, reloadMe, w => 'The plan is now ' + planName(w.plan) + '. It applies from the next request.');
   const body = { plan };
-  const submit = async e => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
-    setNotice('');
-    try {
-      const w = await call('PATCH', '/v1/workspaces/' + ws.id, body);
-      setNotice('The plan is now ' + planName(w.plan) + '. It applies from the next request.');
-      await reloadMe();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const submit = e => { e.preventDefault(); send(body); };
   return html`<section class="card" aria-labelledby="ws-plan">
     <h2 id="ws-plan">Plan</h2>
     <p id="plan-now"><strong>${planName(ws.plan)}</strong>: <span id="plan-limit">${limitText(ws.rate_limit)}</span></p>

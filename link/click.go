@@ -20,6 +20,9 @@ type Click struct {
 	Referrer  string
 	UserAgent string
 	Addr      netip.Addr
+	// Variant is which of the link's A/B variants the visitor was sent
+	// to, counted from 1; 0 when the link has none or a rule matched.
+	Variant uint8
 
 	// Filled in by the recorder.
 	Browser string // e.g. "Chrome", "Firefox", "curl"; "unknown"

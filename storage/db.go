@@ -127,6 +127,8 @@ var (
 
 	// The audit log; see audit.go. scope is a workspace id, 0 for the
 	// instance's own entries, or auditAllScope for every entry.
+	bucketImports = []byte("imports") // workspace id + source + 0 + source key → link id (see imports.go)
+
 	bucketAudit       = []byte("audit")        // entry id → auditRecord
 	bucketAuditTime   = []byte("audit.time")   // scope + unix nanos(8) + entry id → ""
 	bucketAuditActor  = []byte("audit.actor")  // scope + actor id + 0 + unix nanos(8) + entry id → ""
@@ -149,6 +151,7 @@ var allBuckets = [][]byte{
 	bucketAudit, bucketAuditTime, bucketAuditActor, bucketAuditAction, bucketAuditTarget,
 	bucketLinksSearch,
 	bucketLinksArchived, bucketBlocklist,
+	bucketImports,
 }
 
 // bucketClicksLinkV2 held the per-link click counters up to schema

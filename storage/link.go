@@ -733,12 +733,12 @@ func addLink(tx *bolt.Tx, rec *linkRecord, ix *searchIndexer) (uint64, error) {
 	}
 	aliases := tx.Bucket(bucketLinksAlias)
 	if rec.Alias == "" {
-		code, err := freeCode(tx, rec.Domain, rec.CreatedAt)
+		code, err := freeCode(tx, rec.Domain, rec.UpdatedAt) // now, also for an imported link's past CreatedAt
 		if err != nil {
 			return 0, err
 		}
 		rec.Alias = code
-	} else if err := takeAlias(tx, aliasKey(rec.Domain, rec.Alias), rec.Alias, rec.Workspace, rec.CreatedAt); err != nil {
+	} else if err := takeAlias(tx, aliasKey(rec.Domain, rec.Alias), rec.Alias, rec.Workspace, rec.UpdatedAt); err != nil {
 		return 0, err
 	}
 	links := tx.Bucket(bucketLinks)

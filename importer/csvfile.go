@@ -1,0 +1,154 @@
+package importer
+
+import (
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// csvFile reads the rows of a CSV file one at a time, telling a broken
+// row (a stray quote, a field that is never closed) from a file that
+// cannot be read.
+type csvFile struct {
+	r    *csv.Reader
+	name string // "line" or "log line", for Where
+}
+
+func newCSVFile(r io.Reader, name string) *csvFile {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1 // rows of any length; each source checks its own
+	cr.ReuseRecord = false
+	return &csvFile{r: cr, name: name}
+}
+
+// next returns the next row and where it is, a RowError for a row that
+// cannot be parsed, or the error io.EOF at the end. A leading byte order
+// mark (spreadsheets write one) is dropped, "\N" (MySQL's NULL) read as
+// empty, empty rows skipped.
+func (f *csvFile) next() (row []string, where string, rowErr *RowError, err error) {
+	for {
+		row, err = f.r.Read()
+		var pe *csv.ParseError
+		if errors.As(err, &pe) {
+			return nil, "", rowErrorf(fmt.Sprintf("%s %d", f.name, pe.StartLine), "not valid CSV: %v", pe.Err), nil
+		}
+		if err != nil {
+			return nil, "", nil, err
+		}
+		line, _ := f.r.FieldPos(0)
+		where = fmt.Sprintf("%s %d", f.name, line)
+		if len(row) > 0 {
+			row[0] = strings.TrimPrefix(row[0], "\ufeff")
+		}
+		empty := true
+		for i, v := range row {
+			if v == `\N` {
+				row[i] = ""
+			}
+			if strings.TrimSpace(row[i]) != "" {
+				empty = false
+			}
+		}
+		if !empty {
+			return row, where, nil, nil
+		}
+	}
+}
+
+// headerName is a column name as matched: lower case, spaces and dashes
+// as underscores.
+func headerName(s string) string {
+	s = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(s, "\ufeff")))
+	return strings.NewReplacer(" ", "_", "-", "_").Replace(s)
+}
+
+// columns maps each field the source knows to its column in a header,
+// taking the first of each field's names that the header has.
+type columns map[string]int
+
+func findColumns(header []string, names map[string][]string) columns {
+	at := map[string]int{}
+	for i, h := range header {
+		if _, dup := at[headerName(h)]; !dup {
+			at[headerName(h)] = i
+		}
+	}
+	cols := columns{}
+	for field, aliases := range names {
+		for _, a := range aliases {
+			if i, ok := at[a]; ok {
+				cols[field] = i
+				break
+			}
+		}
+	}
+	return cols
+}
+
+// get returns the field's value in row, trimmed, or "".
+func (c columns) get(row []string, field string) string {
+	i, ok := c[field]
+	if !ok || i >= len(row) {
+		return ""
+	}
+	return strings.TrimSpace(row[i])
+}
+
+// timeLayouts are the forms of a date the file sources read, UTC unless
+// they say otherwise.
+var timeLayouts = []string{
+	time.RFC3339Nano,
+	"2006-01-02T15:04:05Z0700",
+	"2006-01-02 15:04:05Z07:00",
+	"2006-01-02 15:04:05",
+	"2006-01-02T15:04:05",
+	"2006-01-02 15:04",
+	"2006-01-02",
+}
+
+// parseTime reads a date in one of timeLayouts; "" is the zero time.
+func parseTime(s string) (time.Time, bool) {
+	if s == "" || s == "0000-00-00 00:00:00" {
+		return time.Time{}, true
+	}
+	for _, l := range timeLayouts {
+		if t, err := time.Parse(l, s); err == nil {
+			return t.UTC(), true
+		}
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n > 0 && n < 1<<33 {
+		return time.Unix(n, 0).UTC(), true // unix seconds
+	}
+	return time.Time{}, false
+}
+
+// parseClicks reads a click total; "" is 0.
+func parseClicks(s string) (int64, bool) {
+	if s == "" {
+		return 0, true
+	}
+	n, err := strconv.ParseInt(strings.ReplaceAll(s, ",", ""), 10, 64)
+	return n, err == nil && n >= 0
+}
+
+// splitTags splits a tags field at "|" or ",", trimmed, empties dropped.
+func splitTags(s string) []string {
+	var tags []string
+	for _, t := range strings.FieldsFunc(s, func(r rune) bool { return r == '|' || r == ',' }) {
+		if t = strings.TrimSpace(t); t != "" {
+			tags = append(tags, t)
+		}
+	}
+	return tags
+}
+
+// missingColumn is the error of a file without a column its source needs.
+func missingColumn(source, what string, names []string) error {
+	return link.Errorf(link.EINVALID, "%s: the file's header has no %s column (one of %s)", source, what, strings.Join(names, ", "))
+}

@@ -1,0 +1,104 @@
+package importer
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"sync"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// SourceConfig is what a source is opened with: a file a shortener
+// exported (and YOURLS's click log beside it), or a shortener's API.
+type SourceConfig struct {
+	// File is the exported data (a CSV file); LogFile the click log
+	// (YOURLS's yourls_log table as CSV), nil when not given.
+	File    io.Reader
+	LogFile io.Reader
+	// URL and APIKey reach a shortener's API; HTTPClient makes the
+	// requests (nil: http.DefaultClient). The server hands in a client
+	// that refuses private addresses unless configured otherwise.
+	URL        string
+	APIKey     string
+	HTTPClient *http.Client
+}
+
+// The sources that read files, by name.
+var fileSources = map[string]func(SourceConfig) (Source, error){
+	"csv":    func(cfg SourceConfig) (Source, error) { return NewCSV(cfg.File), nil },
+	"bitly":  func(cfg SourceConfig) (Source, error) { return NewBitly(cfg.File), nil },
+	"yourls": func(cfg SourceConfig) (Source, error) { return NewYOURLS(cfg.File, cfg.LogFile), nil },
+}
+
+var (
+	registryMu sync.RWMutex
+	registry   = map[string]func(SourceConfig) (Source, error){}
+)
+
+// Register makes the API source name available to Open; sources call it
+// from an init function. It panics when name is registered twice.
+func Register(name string, open func(cfg SourceConfig) (Source, error)) {
+	registryMu.Lock()
+	defer registryMu.Unlock()
+	if _, dup := registry[name]; dup {
+		panic("importer: source " + name + " registered twice")
+	}
+	registry[name] = open
+}
+
+// Names lists the sources --from takes, file and API ones.
+func Names() []string {
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	var ns []string
+	for n := range fileSources {
+		ns = append(ns, n)
+	}
+	for n := range registry {
+		if _, ok := fileSources[n]; !ok {
+			ns = append(ns, n)
+		}
+	}
+	slices.Sort(ns)
+	return ns
+}
+
+// Open returns the source name reading cfg: a file source when cfg has a
+// File, else an API source registered under name (for YOURLS, whose
+// file and API are both "yourls", also under "yourls-api" or
+// "yourlsapi"). EINVALID for an unknown name, for a file source without
+// a file and for an API source without a URL; the source's own error
+// otherwise.
+func Open(name string, cfg SourceConfig) (Source, error) {
+	fileOpen, isFile := fileSources[name]
+	registryMu.RLock()
+	apiOpen, isAPI := registry[name]
+	for _, alt := range []string{name + "-api", name + "api"} {
+		if !isAPI {
+			apiOpen, isAPI = registry[alt]
+		}
+	}
+	registryMu.RUnlock()
+	switch {
+	case !isFile && !isAPI:
+		return nil, link.Errorf(link.EINVALID, "unknown source %q: one of %v", name, Names())
+	case cfg.File != nil && cfg.URL != "":
+		return nil, link.Errorf(link.EINVALIDREQUEST, "give a file or a URL, not both")
+	case cfg.File != nil && isFile:
+		return fileOpen(cfg)
+	case cfg.URL != "" && isAPI:
+		return apiOpen(cfg)
+	case isFile && !isAPI:
+		return nil, link.Errorf(link.EINVALIDREQUEST, "source %s reads a file: give its data", name)
+	case isAPI && !isFile:
+		return nil, link.Errorf(link.EINVALIDREQUEST, "source %s reads its API: give its URL", name)
+	}
+	return nil, link.Errorf(link.EINVALIDREQUEST, "source %s: give its file's data or its API's URL", name)
+}
+
+// errorf is a RowError.
+func rowErrorf(where, format string, args ...any) *RowError {
+	return &RowError{Where: where, Reason: fmt.Sprintf(format, args...)}
+}

@@ -1,0 +1,176 @@
+package importer
+
+import (
+	"context"
+	"errors"
+	"io"
+)
+
+// The columns of YOURLS's tables, in the order its schema creates them
+// (includes/functions-install.php): a CSV export of a table without a
+// header row has them in this order.
+var (
+	yourlsURLColumns = []string{"keyword", "url", "title", "timestamp", "ip", "clicks"}
+	yourlsLogColumns = []string{"click_id", "click_time", "shorturl", "referrer", "user_agent", "ip_address", "country_code"}
+)
+
+// YOURLS reads YOURLS's yourls_url table as CSV (keyword, url, title,
+// timestamp, ip, clicks: with that header row in any order, or without a
+// header in that order) and, when given, its yourls_log table as CSV
+// (click_id, click_time, shorturl, referrer, user_agent, ip_address,
+// country_code) for the dated clicks. A link's key and alias are its
+// keyword. Times are read as UTC (YOURLS stores the server's local time
+// unless configured otherwise). A log row for a keyword the url table
+// does not have is left out.
+type YOURLS struct {
+	urls, log io.Reader
+}
+
+// NewYOURLS returns the YOURLS source reading the url table's CSV and,
+// when log is not nil, the log table's.
+func NewYOURLS(urls, log io.Reader) *YOURLS { return &YOURLS{urls: urls, log: log} }
+
+// Name implements Source.
+func (*YOURLS) Name() string { return "yourls" }
+
+// Each implements Source. The log is read first, whole, into each
+// keyword's visits (user agents and referrers are shared, not copied).
+func (s *YOURLS) Each(ctx context.Context, fn func(Link, *RowError) error) error {
+	visits := map[string][]Visit{}
+	if s.log != nil {
+		if err := s.readLog(ctx, visits, fn); err != nil {
+			return err
+		}
+	}
+	f := newCSVFile(s.urls, "line")
+	var cols *yourlsCols
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		row, where, rowErr, err := f.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if rowErr == nil && cols == nil {
+			c := yourlsHeader(row, yourlsURLColumns)
+			if cols = &c; c.header {
+				continue
+			}
+		}
+		var l Link
+		if rowErr == nil {
+			l, rowErr = yourlsLink(cols.columns, row, where, visits)
+		}
+		if err := fn(l, rowErr); err != nil {
+			return err
+		}
+	}
+}
+
+// yourlsLink reads one row of yourls_url.
+func yourlsLink(cols columns, row []string, where string, visits map[string][]Visit) (Link, *RowError) {
+	kw := cols.get(row, "keyword")
+	l := Link{Key: kw, Alias: kw, URL: cols.get(row, "url"), Title: cols.get(row, "title"), Where: where}
+	switch {
+	case kw == "":
+		return Link{}, rowErrorf(where, "no keyword")
+	case l.URL == "":
+		return Link{}, rowErrorf(where, "no URL")
+	}
+	l.Where = where + " (" + kw + ")"
+	var ok bool
+	if l.CreatedAt, ok = parseTime(cols.get(row, "timestamp")); !ok {
+		return Link{}, rowErrorf(where, "timestamp %q is not a date", cols.get(row, "timestamp"))
+	}
+	if l.Clicks, ok = parseClicks(cols.get(row, "clicks")); !ok {
+		return Link{}, rowErrorf(where, "clicks %q is not a number of clicks", cols.get(row, "clicks"))
+	}
+	l.Visits = visits[kw]
+	delete(visits, kw)
+	return l, nil
+}
+
+// readLog reads yourls_log into visits by keyword; a broken row is handed
+// to fn as a RowError.
+func (s *YOURLS) readLog(ctx context.Context, visits map[string][]Visit, fn func(Link, *RowError) error) error {
+	f := newCSVFile(s.log, "log line")
+	shared := map[string]string{} // user agents and referrers, once each
+	intern := func(v string) string {
+		if w, ok := shared[v]; ok {
+			return w
+		}
+		shared[v] = v
+		return v
+	}
+	var cols *yourlsCols
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		row, where, rowErr, err := f.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if rowErr == nil && cols == nil {
+			c := yourlsHeader(row, yourlsLogColumns)
+			if cols = &c; c.header {
+				continue
+			}
+		}
+		if rowErr == nil {
+			kw := cols.get(row, "shorturl")
+			at, ok := parseTime(cols.get(row, "click_time"))
+			switch {
+			case kw == "":
+				rowErr = rowErrorf(where, "no shorturl")
+			case !ok || at.IsZero():
+				rowErr = rowErrorf(where, "click_time %q is not a date", cols.get(row, "click_time"))
+			default:
+				visits[kw] = append(visits[kw], Visit{At: at, Referrer: intern(cols.get(row, "referrer")),
+					UserAgent: intern(cols.get(row, "user_agent")), Country: cols.get(row, "country_code")})
+				continue
+			}
+		}
+		if err := fn(Link{}, rowErr); err != nil {
+			return err
+		}
+	}
+}
+
+// yourlsCols are a table's columns, and whether they came from a header
+// row.
+type yourlsCols struct {
+	columns
+	header bool
+}
+
+// yourlsHeader reads the first row of a table's CSV: a header row when
+// its first field names a column of the table, else the table's columns
+// in schema order.
+func yourlsHeader(row []string, names []string) yourlsCols {
+	known := map[string]bool{}
+	for _, n := range names {
+		known[n] = true
+	}
+	if len(row) > 0 && known[headerName(row[0])] {
+		cols := columns{}
+		for i, h := range row {
+			if n := headerName(h); known[n] {
+				cols[n] = i
+			}
+		}
+		return yourlsCols{columns: cols, header: true}
+	}
+	cols := columns{}
+	for i, n := range names {
+		cols[n] = i
+	}
+	return yourlsCols{columns: cols}
+}

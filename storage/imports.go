@@ -1,0 +1,311 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/linkbolt/linkbolt/link"
+	bolt "go.etcd.io/bbolt"
+)
+
+var _ link.ImportService = (*ImportService)(nil)
+
+// ImportService stores the links an import brings in from another
+// shortener, with their clicks, and remembers which links of which source
+// it imported (the imports bucket: workspace id + source + 0 + source key
+// → link id), so a run repeated, or resumed after its source failed
+// half-way, adds nothing twice.
+type ImportService struct {
+	db *DB
+}
+
+// NewImportService returns the import service of db.
+func NewImportService(db *DB) *ImportService { return &ImportService{db: db} }
+
+// errDryRun rolls a dry run's transaction back.
+var errDryRun = errors.New("dry run")
+
+// maxRenames bounds the search for a free alias when renaming: alias-2
+// up to alias-100.
+const maxRenames = 100
+
+// ImportLinks stores a batch of imported links in one transaction (see
+// link.ImportService). A dry run does the same work in a transaction it
+// rolls back, so it reports exactly what the batch would do. A link's
+// domain that is not a verified domain of the workspace is dropped (the
+// link goes to the primary host, said in its Reason). Dated clicks are
+// written as the click recorder writes them (raw clicks, visitors,
+// aggregates), at their own times: raw clicks older than the retention
+// period are pruned by the next prune like any others, while the hourly
+// and daily aggregates analytics read are kept. Undated clicks go into
+// the aggregates and the link's total only, at their UndatedAt hour.
+func (s *ImportService) ImportLinks(ctx context.Context, workspaceID string, b *link.ImportBatch) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	wid, ok := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	if !ok {
+		return link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
+	}
+	for i := range b.Items {
+		b.Items[i].Link.Tags = append([]string(nil), b.Items[i].Link.Tags...)
+		b.Items[i].Link.Normalize()
+	}
+	now := s.db.now()
+	results := make([]link.ImportItem, len(b.Items))
+	var claimed []string
+	write := func(tx *bolt.Tx) error {
+		claimed = claimed[:0]
+		if err := workspaceExists(tx, wid); err != nil {
+			return err
+		}
+		im := importTx{tx: tx, ids: s.db.ids, wid: wid, source: b.Source, now: now, claimed: b.Claimed}
+		var ix searchIndexer
+		clicks := newClickBatch(0)
+		for i := range b.Items {
+			results[i] = b.Items[i]
+			if err := im.importItem(&results[i], &ix, clicks); err != nil {
+				return err
+			}
+			if results[i].Status == link.ImportImported {
+				claimed = append(claimed, results[i].Link.Domain+"/"+results[i].Alias)
+			}
+		}
+		if err := ix.write(tx); err != nil {
+			return err
+		}
+		if err := writeImportedClicks(tx, clicks); err != nil {
+			return err
+		}
+		if b.DryRun {
+			return errDryRun
+		}
+		return nil
+	}
+	var err error
+	if b.DryRun {
+		// Not s.db.update: the rollback is no failed write.
+		if err = s.db.db.Update(write); errors.Is(err, errDryRun) {
+			err = nil
+		}
+	} else {
+		err = s.db.update(write)
+	}
+	if err != nil {
+		return fmt.Errorf("import links: %w", err)
+	}
+	copy(b.Items, results)
+	if b.DryRun && b.Claimed != nil {
+		for _, a := range claimed {
+			b.Claimed[a] = true
+		}
+	}
+	return nil
+}
+
+// importTx is one batch's transaction.
+type importTx struct {
+	tx      *bolt.Tx
+	ids     *idCodec
+	wid     uint64
+	source  string
+	now     time.Time
+	claimed map[string]bool
+}
+
+// importItem creates one item's link (or finds why not) and adds its
+// clicks to clicks.
+func (im *importTx) importItem(it *link.ImportItem, ix *searchIndexer, clicks *clickBatch) error {
+	imports := im.tx.Bucket(bucketImports)
+	key := concat(itob(im.wid), []byte(im.source), []byte{0}, []byte(it.Key))
+	if v := imports.Get(key); v != nil {
+		it.Status, it.Reason = link.ImportExists, "imported before"
+		it.LinkID = im.ids.formatID(prefixLink, btoi(v))
+		if rec, err := findLinkRecord(im.tx, btoi(v)); err == nil {
+			it.Alias = rec.Alias
+		}
+		return nil
+	}
+	rec := newLinkRecord(im.wid, &it.Link, im.now)
+	if !it.Link.CreatedAt.IsZero() {
+		rec.CreatedAt = it.Link.CreatedAt.UTC()
+	}
+	if rec.Domain != "" {
+		if err := domainForLink(im.tx, im.wid, rec.Domain); err != nil {
+			it.Reason = "domain " + rec.Domain + " is not a verified domain of this workspace: the link is on the primary host"
+			rec.Domain = ""
+		}
+	}
+	if rec.Alias != "" {
+		done, err := im.pickAlias(it, rec, key)
+		if done || err != nil {
+			return err
+		}
+	}
+	id, err := addLink(im.tx, rec, ix)
+	if code := link.ErrorCode(err); code == link.ECONFLICT || code == link.EINVALID {
+		it.Status, it.Reason = link.ImportSkipped, link.ErrorMessage(err)
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if err := imports.Put(key, itob(id)); err != nil {
+		return fmt.Errorf("remember imported link: %w", err)
+	}
+	it.Status, it.LinkID, it.Alias = link.ImportImported, im.ids.formatID(prefixLink, id), rec.Alias
+	it.Link.Domain = rec.Domain
+	for i := range it.Clicks {
+		c := it.Clicks[i]
+		c.WorkspaceID, c.LinkID, c.CampaignID = "", "", ""
+		p, ok := clickAt(im.wid, id, &c)
+		if !ok {
+			continue // a time out of range: counted nowhere
+		}
+		clicks.clicks = append(clicks.clicks, p)
+	}
+	if it.Undated > 0 {
+		return addUndatedClicks(im.tx, im.wid, id, it.UndatedAt, uint64(it.Undated))
+	}
+	return nil
+}
+
+// pickAlias decides the alias of an item whose source names one: kept
+// when free, else renamed (Rename) or the item skipped. done says the
+// item is decided (skipped, or found imported by hand before).
+func (im *importTx) pickAlias(it *link.ImportItem, rec *linkRecord, key []byte) (done bool, err error) {
+	if im.aliasFree(rec.Domain, rec.Alias) {
+		return false, nil
+	}
+	if other, ok := im.aliasLink(rec.Domain, rec.Alias); ok && other.Workspace == im.wid && other.Destination == rec.Destination {
+		// The same link, made here by hand or by another tool: remember
+		// it, add nothing.
+		lid := btoi(im.tx.Bucket(bucketLinksAlias).Get(aliasKey(rec.Domain, rec.Alias)))
+		if err := im.tx.Bucket(bucketImports).Put(key, itob(lid)); err != nil {
+			return true, fmt.Errorf("remember imported link: %w", err)
+		}
+		it.Status, it.Reason = link.ImportExists, "alias already leads to the same URL"
+		it.LinkID, it.Alias = im.ids.formatID(prefixLink, lid), rec.Alias
+		return true, nil
+	}
+	if !it.Rename {
+		it.Status, it.Reason = link.ImportSkipped, fmt.Sprintf("alias %q is already taken", rec.Alias)
+		return true, nil
+	}
+	for n := 2; n <= maxRenames; n++ {
+		suffix := "-" + strconv.Itoa(n)
+		base := rec.Alias
+		if len(base)+len(suffix) > link.MaxAliasLength {
+			base = base[:link.MaxAliasLength-len(suffix)]
+		}
+		if alias := base + suffix; im.aliasFree(rec.Domain, alias) {
+			it.Reason = fmt.Sprintf("alias %q is taken: renamed to %q", rec.Alias, alias)
+			rec.Alias = alias
+			return false, nil
+		}
+	}
+	it.Status, it.Reason = link.ImportSkipped, fmt.Sprintf("alias %q and %d renamings of it are taken", rec.Alias, maxRenames-1)
+	return true, nil
+}
+
+// aliasFree reports whether alias can be taken on domain by the
+// workspace: no link has it, no other workspace holds it, and no earlier
+// batch of a dry run claimed it.
+func (im *importTx) aliasFree(domain, alias string) bool {
+	k := aliasKey(domain, alias)
+	if im.tx.Bucket(bucketLinksAlias).Get(k) != nil || im.claimed[domain+"/"+alias] {
+		return false
+	}
+	v := im.tx.Bucket(bucketLinksAliasHold).Get(k)
+	return !(len(v) == 16 && btoi(v[:8]) != im.wid && im.now.UnixNano() < int64(btoi(v[8:])))
+}
+
+// aliasLink returns the record of the link holding alias on domain.
+func (im *importTx) aliasLink(domain, alias string) (*linkRecord, bool) {
+	v := im.tx.Bucket(bucketLinksAlias).Get(aliasKey(domain, alias))
+	if v == nil {
+		return nil, false
+	}
+	rec, err := findLinkRecord(im.tx, btoi(v))
+	return rec, err == nil
+}
+
+// findLinkRecord reads the record of link lid.
+func findLinkRecord(tx *bolt.Tx, lid uint64) (*linkRecord, error) {
+	var rec linkRecord
+	ok, err := getJSON(tx.Bucket(bucketLinks), itob(lid), &rec)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, link.Errorf(link.ENOTFOUND, "link not found")
+	}
+	return &rec, nil
+}
+
+// clickAt is a classified imported click of link lid in the form it is
+// stored in; ok is false for a time out of range.
+func clickAt(wid, lid uint64, c *link.Click) (p parsedClick, ok bool) {
+	if c.Time.Unix() < 0 || !c.Time.Before(maxClickTime) {
+		return p, false
+	}
+	p.ws, p.link = wid, lid
+	p.nanos = c.Time.UnixNano()
+	sec := c.Time.Unix()
+	p.hour, p.day = uint32(sec/secondsPerHour), uint32(sec/secondsPerDay)
+	p.vals[dimReferrers] = dimValue(link.CanonicalReferrer(c.Referrer), directReferrer)
+	p.vals[dimCountries] = dimValue(c.Country, unknownValue)
+	p.vals[dimDevices] = dimValue(c.Device, unknownValue)
+	p.vals[dimBrowsers] = dimValue(c.Browser, unknownValue)
+	p.vals[dimOS] = dimValue(c.OS, unknownValue)
+	p.bot, p.visitor = c.Bot, c.Visitor
+	return p, true
+}
+
+// writeImportedClicks writes a batch's dated clicks as RecordClicks does,
+// without link.clicked events (they happened long ago, elsewhere).
+func writeImportedClicks(tx *bolt.Tx, b *clickBatch) error {
+	if len(b.clicks) == 0 {
+		return nil
+	}
+	for i := range b.clicks {
+		b.add(&b.clicks[i])
+	}
+	return b.plan().write(tx)
+}
+
+// addUndatedClicks counts n clicks of link lid at the hour of at, in the
+// link's total and the aggregates of the link and its workspace, as
+// direct clicks of unknown clients, with no raw click and no visitor:
+// one click summed as a batch, its sums multiplied by n.
+func addUndatedClicks(tx *bolt.Tx, wid, lid uint64, at time.Time, n uint64) error {
+	p, ok := clickAt(wid, lid, &link.Click{Time: at})
+	if !ok {
+		return nil
+	}
+	b := newClickBatch(1)
+	b.clicks = append(b.clicks, p)
+	b.add(&b.clicks[0])
+	w := b.plan()
+	for i := range w.scopes {
+		w.scopes[i].clicks *= n
+	}
+	for i := range w.periods {
+		w.periods[i].add.clicks *= n
+		w.periods[i].add.bots *= n
+	}
+	for i := range w.blobs {
+		for d := range w.blobs[i].deltas {
+			for j := range w.blobs[i].deltas[d] {
+				w.blobs[i].deltas[d][j].human *= n
+				w.blobs[i].deltas[d][j].bot *= n
+			}
+		}
+	}
+	if err := w.countLinkClicks(tx); err != nil {
+		return err
+	}
+	return w.mergePeriods(tx)
+}

@@ -236,6 +236,9 @@ func visitClicks(key string, visits []Visit) []link.Click {
 		if strings.EqualFold(ref, "direct") {
 			ref = ""
 		}
+		if strings.Contains(ref, "://") {
+			ref = link.ReferrerHost(ref)
+		}
 		at := v.At.UTC()
 		h := fnv.New64a()
 		fmt.Fprintf(h, "%s\x00%d\x00%s\x00%s\x00%s", key, at.Unix()/86400, v.UserAgent, country, ref)

@@ -157,6 +157,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		Members: storage.NewMemberService(a.db), Invitations: storage.NewInvitationService(a.db),
 		Domains: storage.NewDomainService(a.db), Audit: a.audit,
 		Blocklist: storage.NewBlocklistService(a.db), // link controls
+		Imports:   storage.NewImportService(a.db), ImportClient: webhook.NewClient(cfg.Webhooks.AllowPrivate),
 		Accounts:  accounts,
 		Sessions:  sessions,
 		JWT:       &auth.JWT{Secret: secret, TTL: cfg.Auth.TokenTTL, Now: time.Now},

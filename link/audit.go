@@ -63,6 +63,7 @@ const (
 	AuditWorkspaceRenamed  = "workspace.renamed"
 	AuditWorkspacePlan     = "workspace.plan_changed"
 	AuditBackupDownloaded  = "backup.downloaded"
+	AuditLinksImported     = "links.imported"
 )
 
 // AuditActions lists every action, in the order of the constants; the
@@ -74,6 +75,7 @@ var AuditActions = []string{
 	AuditWebhookCreated, AuditWebhookSecretRoll, AuditWebhookDisabled, AuditWebhookEnabled, AuditWebhookUpdated, AuditWebhookDeleted,
 	AuditDomainAdded, AuditDomainVerified, AuditDomainUnverified, AuditDomainUpdated, AuditDomainRemoved,
 	AuditWorkspaceCreated, AuditWorkspaceRenamed, AuditWorkspacePlan, AuditBackupDownloaded,
+	AuditLinksImported,
 }
 
 // AuditTarget is the object an audit entry is about: Type is a kind of

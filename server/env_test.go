@@ -116,6 +116,7 @@ func newEnvDeps(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickSto
 		Members: storage.NewMemberService(db), Invitations: storage.NewInvitationService(db),
 		Domains: storage.NewDomainService(db), Audit: storage.NewAuditService(db),
 		Blocklist:      storage.NewBlocklistService(db), // link controls
+		Imports:        storage.NewImportService(db),
 		DomainVerifier: dnscheck.NewDomains(""), WebhookTargets: webhook.TargetGuard{}, Setup: setup,
 		JWT:       &auth.JWT{Secret: []byte("test-secret-test-secret-test-secret!"), TTL: 24 * time.Hour, Now: clk.Now},
 		Accounts:  storage.NewUserService(db),

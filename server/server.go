@@ -132,8 +132,12 @@ type Server struct {
 	members        link.MemberService
 	invitations    link.InvitationService
 	audit          link.AuditService
-	dispatcher     *webhook.Dispatcher
-	recorder       *analytics.Recorder
+	// imports stores imported links; importClient fetches other
+	// shorteners' APIs for them.
+	imports      link.ImportService
+	importClient *http.Client
+	dispatcher   *webhook.Dispatcher
+	recorder     *analytics.Recorder
 
 	tokens    auth.Tokens
 	jwt       *auth.JWT
@@ -240,6 +244,11 @@ type Deps struct {
 	// link controls: Blocklist keeps the blocklist entries added through
 	// the admin API; nil keeps them in memory only.
 	Blocklist link.BlocklistService
+	// Imports stores links imported from other shorteners (POST
+	// /v1/imports); ImportClient fetches their APIs (nil: one refusing
+	// private addresses, as webhook deliveries do by default).
+	Imports      link.ImportService
+	ImportClient *http.Client
 }
 
 // New returns a server for cfg over deps.
@@ -290,6 +299,10 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.members, s.invitations = d.Members, d.Invitations
 	s.accounts, s.sessions = d.Accounts, d.Sessions
 	s.audit = d.Audit
+	s.imports, s.importClient = d.Imports, d.ImportClient
+	if s.importClient == nil {
+		s.importClient = webhook.NewClient(false)
+	}
 	// link controls: password, rules, variants, social card
 	s.uas, s.geo, s.controlKeys = analytics.NewUACache(analytics.DefaultUACacheSize), d.Geo, newControlKeys(d.JWT.Secret)
 	s.cors = newCORSPolicy(cfg.CORSOrigins)
@@ -581,6 +594,7 @@ func (s *Server) routes() {
 
 	s.handle("POST", "/api/urls", accessWrite, s.handleSimpleCreate)
 	s.blocklistRoutes() // link controls: expiry and limits (blocklist.go)
+	s.importRoutes()
 }
 
 // serveHealth answers 200 while the data file can be read and written,

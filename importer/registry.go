@@ -65,6 +65,19 @@ func Names() []string {
 	return ns
 }
 
+// Kind says whether the source name reads a file, its API, or both (YOURLS).
+func Kind(name string) (file, api bool) {
+	_, file = fileSources[name]
+	registryMu.RLock()
+	defer registryMu.RUnlock()
+	for _, n := range []string{name, name + "-api", name + "api"} {
+		if _, ok := registry[n]; ok {
+			api = true
+		}
+	}
+	return file, api
+}
+
 // Open returns the source name reading cfg: a file source when cfg has a
 // File, else an API source registered under name (for YOURLS, whose
 // file and API are both "yourls", also under "yourls-api" or
@@ -73,14 +86,15 @@ func Names() []string {
 // otherwise.
 func Open(name string, cfg SourceConfig) (Source, error) {
 	fileOpen, isFile := fileSources[name]
+	var apiOpen func(SourceConfig) (Source, error)
 	registryMu.RLock()
-	apiOpen, isAPI := registry[name]
-	for _, alt := range []string{name + "-api", name + "api"} {
-		if !isAPI {
-			apiOpen, isAPI = registry[alt]
+	for _, n := range []string{name, name + "-api", name + "api"} {
+		if apiOpen == nil {
+			apiOpen = registry[n]
 		}
 	}
 	registryMu.RUnlock()
+	isAPI := apiOpen != nil
 	switch {
 	case !isFile && !isAPI:
 		return nil, link.Errorf(link.EINVALID, "unknown source %q: one of %v", name, Names())

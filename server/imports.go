@@ -149,8 +149,12 @@ func (s *Server) importSourceConfig(r *http.Request, in *importRequest) (importe
 		}
 		return cfg, nil
 	}
+	if _, api := importer.Kind(in.From); !api {
+		cfg.URL = in.URL // Open says what is wrong; nothing is fetched
+		return cfg, nil
+	}
 	if err := s.webhookTargets.CheckWebhookTarget(r.Context(), in.URL); err != nil {
-		return cfg, fieldError("url", scrubSecret(link.ErrorMessage(err), in.APIKey))
+		return cfg, fieldError("url", scrubSecret(err.Error(), in.APIKey))
 	}
 	cfg.URL, cfg.APIKey, cfg.HTTPClient = in.URL, in.APIKey, s.importClient
 	return cfg, nil

@@ -1,0 +1,228 @@
+package server
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/linkbolt/linkbolt/importer"
+	"github.com/linkbolt/linkbolt/webhook"
+)
+
+func importBody(t *testing.T, fields map[string]any) string {
+	t.Helper()
+	b, err := json.Marshal(fields)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+const importCSV = "url,alias,tags,title,created_at,clicks\n" +
+	"https://example.com/docs,docs-page,docs|help,The docs,2024-01-15T10:00:00Z,42\n" +
+	"not a url,bad,,,,\n" +
+	"https://example.com/taken,taken,,,2024-02-01,3\n" +
+	"https://example.com/x,x1,,,someday,1\n"
+
+// TestImport checks POST /v1/imports with a CSV file: a dry run writes
+// nothing, a real run imports, skips and fails rows as it says, the
+// clicks show in the link's analytics on the right day, a second run adds
+// nothing, and the import is in the audit log.
+func TestImport(t *testing.T) {
+	e := newEnv(t)
+	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://other.example/","alias":"taken"}`, 201)
+
+	dry := e.do("POST", "/v1/imports", e.writeKey, importBody(t, map[string]any{"from": "csv", "dry_run": true, "data": importCSV}), 200)
+	if dry.path("dry_run") != true || dry.path("imported") != 1.0 || dry.path("skipped") != 2.0 || dry.path("failed") != 1.0 || dry.path("clicks") != 42.0 {
+		t.Fatalf("dry run: %s", dry.raw)
+	}
+	e.do("GET", "/v1/links/docs-page", e.writeKey, "", 404)
+	if r := e.do("GET", "/v1/links?search=docs", e.writeKey, "", 200); r.path("meta", "total") != 0.0 {
+		t.Fatalf("a dry run created links: %s", r.raw)
+	}
+
+	r := e.do("POST", "/v1/imports", e.writeKey, importBody(t, map[string]any{"from": "csv", "data": importCSV}), 200)
+	if r.path("dry_run") != false || r.path("imported") != 1.0 || r.path("complete") != true {
+		t.Fatalf("import: %s", r.raw)
+	}
+	for i, want := range []struct{ where, status, reason string }{
+		{"line 2", "imported", ""},
+		{"line 3", "skipped", "bad URL"},
+		{"line 4", "skipped", `alias "taken" is already taken`},
+		{"line 5", "failed", `created_at "someday" is not a date`},
+	} {
+		if r.path("items", i, "where") != want.where || r.path("items", i, "status") != want.status ||
+			!strings.HasPrefix(r.path("items", i, "reason").(string), want.reason) {
+			t.Fatalf("item %d: want %v: %s", i, want, r.raw)
+		}
+	}
+	id := r.path("items", 0, "link_id").(string)
+	l := e.do("GET", "/v1/links/"+id, e.writeKey, "", 200)
+	if l.path("alias") != "docs-page" || l.path("clicks") != 42.0 || l.path("created_at") != "2024-01-15T10:00:00Z" || l.path("title") != "The docs" {
+		t.Fatalf("imported link: %s", l.raw)
+	}
+	a := e.do("GET", "/v1/analytics/links/"+id+"?start=2024-01-15T00:00:00Z&end=2024-01-16T00:00:00Z&interval=day", e.writeKey, "", 200)
+	if a.path("totals", "clicks") != 42.0 {
+		t.Fatalf("analytics on the creation day: %s", a.raw)
+	}
+
+	again := e.do("POST", "/v1/imports", e.writeKey, importBody(t, map[string]any{"from": "csv", "data": importCSV}), 200)
+	if again.path("imported") != 0.0 || again.path("items", 0, "status") != "exists" || again.path("items", 0, "link_id") != id {
+		t.Fatalf("second run: %s", again.raw)
+	}
+	if l := e.do("GET", "/v1/links/"+id, e.writeKey, "", 200); l.path("clicks") != 42.0 {
+		t.Fatalf("second run added clicks: %s", l.raw)
+	}
+
+	log := e.do("GET", "/v1/audit-log?action=links.imported", e.adminToken, "", 200)
+	if n := len(log.path("data").([]any)); n != 2 {
+		t.Fatalf("audit entries: %d: %s", n, log.raw)
+	}
+	if log.path("data", 1, "changes", "imported", 1) != "1" || log.path("data", 1, "actor", "name") != "writer" {
+		t.Fatalf("audit entry: %s", log.raw)
+	}
+}
+
+// TestImport_BadInput checks that every mistake gets a problem answer.
+func TestImport_BadInput(t *testing.T) {
+	e := newEnv(t)
+	readKey := e.createKey(e.adminToken, "reader2", "read")
+	for _, c := range []struct {
+		name   string
+		cred   string
+		body   string
+		status int
+		code   string
+	}{
+		{"unknown source", e.writeKey, `{"from":"tinyurl","data":"url\nhttps://a.example/\n"}`, 422, "validation_failed"},
+		{"no source", e.writeKey, `{"data":"url\n"}`, 422, "validation_failed"},
+		{"data and url", e.writeKey, `{"from":"csv","data":"url\n","url":"https://s.example/"}`, 400, "invalid_request"},
+		{"neither", e.writeKey, `{"from":"csv"}`, 400, "invalid_request"},
+		{"a file source with a url", e.writeKey, `{"from":"bitly","url":"https://s.example/"}`, 400, "invalid_request"},
+		{"bad on_conflict", e.writeKey, `{"from":"csv","data":"url\n","on_conflict":"merge"}`, 422, "validation_failed"},
+		{"no url column", e.writeKey, `{"from":"csv","data":"link,name\nx,y\n"}`, 422, "validation_failed"},
+		{"unknown field", e.writeKey, `{"from":"csv","data":"url\n","colour":"red"}`, 400, "invalid_request"},
+		{"read key", readKey, `{"from":"csv","data":"url\n"}`, 403, "forbidden"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wantProblem(t, e.request(newRequest("POST", "/v1/imports", c.cred, c.body)), c.status, c.code)
+		})
+	}
+}
+
+// apiSource is a source registered as the API sources register
+// themselves: it pages through a JSON API (?page=N) with the key in a
+// header, as Shlink's does.
+type apiSource struct{ cfg importer.SourceConfig }
+
+func init() {
+	importer.Register("testapi", func(cfg importer.SourceConfig) (importer.Source, error) { return &apiSource{cfg}, nil })
+}
+
+func (*apiSource) Name() string { return "testapi" }
+
+func (s *apiSource) Each(ctx context.Context, fn func(importer.Link, *importer.RowError) error) error {
+	for page := 1; ; page++ {
+		req, err := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/links?page=%d", s.cfg.URL, page), nil)
+		if err != nil {
+			return err
+		}
+		req.Header.Set("X-Api-Key", s.cfg.APIKey)
+		resp, err := s.cfg.HTTPClient.Do(req)
+		if err != nil {
+			return err
+		}
+		var body struct {
+			Links []struct{ Code, URL string }
+		}
+		err = json.NewDecoder(resp.Body).Decode(&body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			return fmt.Errorf("page %d: %s answered %s", page, s.cfg.URL, resp.Status)
+		}
+		if err != nil {
+			return err
+		}
+		if len(body.Links) == 0 {
+			return nil
+		}
+		for _, l := range body.Links {
+			v := importer.Visit{At: time.Date(2023, 3, 3, 3, 0, 0, 0, time.UTC), Referrer: "https://t.co/x", UserAgent: "Mozilla/5.0 (X11; Linux x86_64; rv:100.0) Gecko/20100101 Firefox/100.0"}
+			if err := fn(importer.Link{Key: l.Code, Alias: l.Code, URL: l.URL, Clicks: 1, Visits: []importer.Visit{v}, Where: "short URL " + l.Code}, nil); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// TestImport_API checks an API source through the route: the server
+// fetches the API with the key, a source answering 500 half-way leaves a
+// resumable import (complete false, nothing duplicated on the rerun), the
+// key never appears in the answer or the logs, and a private address is
+// refused unless webhooks.allow_private.
+func TestImport_API(t *testing.T) {
+	const apiKey = "s3cret-api-key-0123"
+	var mu sync.Mutex
+	failPage2 := true
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Api-Key") != apiKey {
+			http.Error(w, "bad key", 401)
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		switch r.URL.Query().Get("page") {
+		case "1":
+			fmt.Fprint(w, `{"links":[{"code":"a1","url":"https://example.com/a1"},{"code":"a2","url":"https://example.com/a2"}]}`)
+		case "2":
+			if failPage2 {
+				failPage2 = false
+				http.Error(w, "boom", 500)
+				return
+			}
+			fmt.Fprint(w, `{"links":[{"code":"b1","url":"https://example.com/b1"}]}`)
+		default:
+			fmt.Fprint(w, `{"links":[]}`)
+		}
+	}))
+	defer api.Close()
+
+	guarded := newEnv(t)
+	r := guarded.request(newRequest("POST", "/v1/imports", guarded.writeKey, importBody(t, map[string]any{"from": "testapi", "url": api.URL, "api_key": apiKey})))
+	wantProblem(t, r, 422, "validation_failed")
+	if r.path("errors", 0, "field") != "url" || strings.Contains(string(r.raw), apiKey) {
+		t.Fatalf("private target: %s", r.raw)
+	}
+
+	e := newEnvWith(t, func(d *Deps) {
+		d.WebhookTargets = webhook.TargetGuard{AllowPrivate: true}
+		d.ImportClient = webhook.NewClient(true)
+	})
+	body := importBody(t, map[string]any{"from": "testapi", "url": api.URL, "api_key": apiKey})
+	first := e.do("POST", "/v1/imports", e.writeKey, body, 200)
+	if first.path("complete") != false || first.path("imported") != 2.0 || !strings.Contains(first.str("error"), "500") {
+		t.Fatalf("first run: %s", first.raw)
+	}
+	second := e.do("POST", "/v1/imports", e.writeKey, body, 200)
+	if second.path("complete") != true || second.path("imported") != 1.0 || second.path("skipped") != 2.0 || second.path("clicks") != 1.0 {
+		t.Fatalf("second run: %s", second.raw)
+	}
+	if r := e.do("GET", "/v1/links", e.writeKey, "", 200); r.path("meta", "total") != 3.0 {
+		t.Fatalf("links: %s", r.raw)
+	}
+	a := e.do("GET", "/v1/analytics/workspace?start=2023-03-03T00:00:00Z&end=2023-03-04T00:00:00Z", e.writeKey, "", 200)
+	if a.path("totals", "clicks") != 3.0 || a.path("top", "referrers", 0, "value") != "t.co" {
+		t.Fatalf("workspace analytics: %s", a.raw)
+	}
+	for _, raw := range [][]byte{first.raw, second.raw, []byte(e.logs.String())} {
+		if strings.Contains(string(raw), apiKey) {
+			t.Fatalf("the API key leaked: %s", raw)
+		}
+	}
+}

@@ -47,7 +47,7 @@ type command struct {
 
 // commands are linkbolt's subcommands in the order help lists them; help
 // itself is handled by run.
-var commands = []*command{serveCommand, versionCommand, backupCommand, checkCommand, compactCommand}
+var commands = []*command{serveCommand, versionCommand, backupCommand, checkCommand, compactCommand, importCommand}
 
 var serveCommand = &command{
 	name:     "serve",

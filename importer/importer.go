@@ -56,7 +56,7 @@ type Options struct {
 }
 
 // DefaultBatchSize is how many links an import writes in one transaction.
-const DefaultBatchSize = 500
+const DefaultBatchSize = 1000
 
 // maxBatchClicks ends a batch early once its links carry this many dated
 // clicks, so a batch's transaction stays small.

@@ -28,7 +28,7 @@ type env struct {
 	imports *storage.ImportService
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	clock := clocktest.New(t0)
 	db := storage.NewDB(filepath.Join(t.TempDir(), "linkbolt.db"))

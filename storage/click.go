@@ -56,6 +56,10 @@ type parsedClick struct {
 	vals      [numDims]string // the string dimensions; vals[dimLinks] is unused
 	bot       bool
 	visitor   uint64
+	// weight, when not 0, makes this one click count as weight clicks in
+	// the link's total and the aggregates, with no raw click and no
+	// visitor: the clicks an import knows only as a total.
+	weight uint64
 }
 
 // parseClick validates c and returns it in the form it is stored in; ok

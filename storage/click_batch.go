@@ -34,6 +34,9 @@ type clickBatch struct {
 
 	// cells holds period<<cellPeriodShift | dim<<cellDimShift | value<<1 | bot.
 	cells []uint64
+	// extra holds, by cell, the counts beyond one of the cells of weighted
+	// clicks (see parsedClick.weight); nil when the batch has none.
+	extra map[uint64]uint64
 
 	visitors    map[visitorKey]int32
 	visitorList []batchVisitor
@@ -228,8 +231,13 @@ func (b *clickBatch) strValue(d byte, s string) uint32 {
 	return v
 }
 
-// add sums a click into the batch.
+// add sums a click into the batch: a weighted click as that many clicks,
+// without a visitor.
 func (b *clickBatch) add(c *parsedClick) {
+	n := uint64(1)
+	if c.weight > 0 {
+		n = c.weight
+	}
 	l := b.link(c.link)
 	var vals [numDims]uint32
 	vals[dimLinks] = l.val
@@ -242,24 +250,34 @@ func (b *clickBatch) add(c *parsedClick) {
 	}
 	ws, ls := b.wsScope(c.ws), l.scope
 	scopes := [3]int32{ws, ls}
-	n := 2
+	nScopes := 2
 	if c.campaign != "" {
 		scopes[2] = b.campaignScope(c.ws, c.campaign)
-		n = 3
+		nScopes = 3
 	}
-	for _, s := range scopes[:n] {
-		b.scopes[s].clicks++
+	for _, s := range scopes[:nScopes] {
+		b.scopes[s].clicks += n
 		first := dimLinks
 		if s == ls {
 			first = dimReferrers // a link's top links would be itself
 		}
 		for _, p := range [2]int32{b.period(s, false, c.hour), b.period(s, true, c.day)} {
-			b.periods[p].add.clicks++
-			b.periods[p].add.bots += bot
+			b.periods[p].add.clicks += n
+			b.periods[p].add.bots += bot * n
 			for d := first; d < numDims; d++ {
-				b.cells = append(b.cells, uint64(p)<<cellPeriodShift|uint64(d)<<cellDimShift|uint64(vals[d])<<1|bot)
+				cell := uint64(p)<<cellPeriodShift | uint64(d)<<cellDimShift | uint64(vals[d])<<1 | bot
+				b.cells = append(b.cells, cell)
+				if n > 1 {
+					if b.extra == nil {
+						b.extra = map[uint64]uint64{}
+					}
+					b.extra[cell] += n - 1
+				}
 			}
 		}
+	}
+	if c.weight > 0 {
+		return // no visitor
 	}
 
 	vk := visitorKey{c.day, c.ws, c.visitor}
@@ -270,7 +288,7 @@ func (b *clickBatch) add(c *parsedClick) {
 		b.visitors[vk] = i
 	}
 	v := &b.visitorList[i]
-	for _, s := range scopes[1:n] {
+	for _, s := range scopes[1:nScopes] {
 		v.addScope(s)
 	}
 }
@@ -378,9 +396,19 @@ func (b *clickBatch) rankCells(periodRank []uint64, valRank [numDims][]uint64) c
 	valBits := uint(bits.Len(uint(maxVals)))
 	pack := cellPacking{valBits: valBits, dimShift: valBits + 1, periodShift: valBits + 4}
 	const valMask = 1<<(cellDimShift-1) - 1
-	for i, c := range b.cells {
+	rank := func(c uint64) uint64 {
 		p, d, v := c>>cellPeriodShift, c>>cellDimShift&7, c>>1&valMask
-		b.cells[i] = periodRank[p]<<pack.periodShift | d<<pack.dimShift | valRank[d][v]<<1 | c&1
+		return periodRank[p]<<pack.periodShift | d<<pack.dimShift | valRank[d][v]<<1 | c&1
+	}
+	if b.extra != nil {
+		ranked := make(map[uint64]uint64, len(b.extra))
+		for c, n := range b.extra {
+			ranked[rank(c)] += n
+		}
+		b.extra = ranked
+	}
+	for i, c := range b.cells {
+		b.cells[i] = rank(c)
 	}
 	radixSort(b.cells)
 	return pack
@@ -406,6 +434,10 @@ func (b *clickBatch) sumCells(byRank []int32, rankedIDs []uint64, pack cellPacki
 				human++
 			}
 		}
+		if b.extra != nil { // weighted clicks
+			human += b.extra[group<<1]
+			bot += b.extra[group<<1|1]
+		}
 		r, d, v := int(group>>(pack.periodShift-1)), int(group>>(pack.dimShift-1)&7), group&(1<<pack.valBits-1)
 		if len(spans) == 0 || spans[len(spans)-1].rank != r || spans[len(spans)-1].dim != d {
 			spans = append(spans, span{r, d, len(deltas)})
@@ -428,9 +460,11 @@ func (b *clickBatch) sumCells(byRank []int32, rankedIDs []uint64, pack cellPacki
 // rawOrder returns the indexes of the clicks in the key order of raw
 // clicks.
 func (b *clickBatch) rawOrder() []int32 {
-	order := make([]int32, len(b.clicks))
+	order := make([]int32, 0, len(b.clicks))
 	for i := range b.clicks {
-		order[i] = int32(i)
+		if b.clicks[i].weight == 0 { // a weighted click has no raw click
+			order = append(order, int32(i))
+		}
 	}
 	slices.SortFunc(order, func(x, y int32) int {
 		cx, cy := &b.clicks[x], &b.clicks[y]

@@ -167,7 +167,12 @@ func (im *importTx) importItem(it *link.ImportItem, ix *searchIndexer, clicks *c
 		clicks.clicks = append(clicks.clicks, p)
 	}
 	if it.Undated > 0 {
-		return addUndatedClicks(im.tx, im.wid, id, it.UndatedAt, uint64(it.Undated))
+		// Counted at the hour of UndatedAt, in the link's total and the
+		// aggregates only, as direct clicks of unknown clients.
+		if p, ok := clickAt(im.wid, id, &link.Click{Time: it.UndatedAt}); ok {
+			p.weight = uint64(it.Undated)
+			clicks.clicks = append(clicks.clicks, p)
+		}
 	}
 	return nil
 }
@@ -264,8 +269,10 @@ func clickAt(wid, lid uint64, c *link.Click) (p parsedClick, ok bool) {
 	return p, true
 }
 
-// writeImportedClicks writes a batch's dated clicks as RecordClicks does,
-// without link.clicked events (they happened long ago, elsewhere).
+// writeImportedClicks writes a batch's clicks as RecordClicks does,
+// without link.clicked events (they happened long ago, elsewhere): the
+// dated ones whole, the undated ones (weighted) in the totals and
+// aggregates only.
 func writeImportedClicks(tx *bolt.Tx, b *clickBatch) error {
 	if len(b.clicks) == 0 {
 		return nil
@@ -274,38 +281,4 @@ func writeImportedClicks(tx *bolt.Tx, b *clickBatch) error {
 		b.add(&b.clicks[i])
 	}
 	return b.plan().write(tx)
-}
-
-// addUndatedClicks counts n clicks of link lid at the hour of at, in the
-// link's total and the aggregates of the link and its workspace, as
-// direct clicks of unknown clients, with no raw click and no visitor:
-// one click summed as a batch, its sums multiplied by n.
-func addUndatedClicks(tx *bolt.Tx, wid, lid uint64, at time.Time, n uint64) error {
-	p, ok := clickAt(wid, lid, &link.Click{Time: at})
-	if !ok {
-		return nil
-	}
-	b := newClickBatch(1)
-	b.clicks = append(b.clicks, p)
-	b.add(&b.clicks[0])
-	w := b.plan()
-	for i := range w.scopes {
-		w.scopes[i].clicks *= n
-	}
-	for i := range w.periods {
-		w.periods[i].add.clicks *= n
-		w.periods[i].add.bots *= n
-	}
-	for i := range w.blobs {
-		for d := range w.blobs[i].deltas {
-			for j := range w.blobs[i].deltas[d] {
-				w.blobs[i].deltas[d][j].human *= n
-				w.blobs[i].deltas[d][j].bot *= n
-			}
-		}
-	}
-	if err := w.countLinkClicks(tx); err != nil {
-		return err
-	}
-	return w.mergePeriods(tx)
 }

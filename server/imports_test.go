@@ -172,7 +172,7 @@ func TestImport_API(t *testing.T) {
 	failPage2 := true
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Header.Get("X-Api-Key") != apiKey {
-			http.Error(w, "bad key", 401)
+			http.Error(w, "bad key", http.StatusUnauthorized)
 			return
 		}
 		mu.Lock()
@@ -183,7 +183,7 @@ func TestImport_API(t *testing.T) {
 		case "2":
 			if failPage2 {
 				failPage2 = false
-				http.Error(w, "boom", 500)
+				http.Error(w, "boom", http.StatusInternalServerError)
 				return
 			}
 			fmt.Fprint(w, `{"links":[{"code":"b1","url":"https://example.com/b1"}]}`)
@@ -220,8 +220,8 @@ func TestImport_API(t *testing.T) {
 	if a.path("totals", "clicks") != 3.0 || a.path("top", "referrers", 0, "value") != "t.co" {
 		t.Fatalf("workspace analytics: %s", a.raw)
 	}
-	for _, raw := range [][]byte{first.raw, second.raw, []byte(e.logs.String())} {
-		if strings.Contains(string(raw), apiKey) {
+	for _, raw := range []string{string(first.raw), string(second.raw), e.logs.String()} {
+		if strings.Contains(raw, apiKey) {
 			t.Fatalf("the API key leaked: %s", raw)
 		}
 	}

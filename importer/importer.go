@@ -185,6 +185,13 @@ func (r *run) item(l *Link) (*link.ImportItem, string) {
 	}
 	nl.Title = cut(strings.TrimSpace(l.Title), link.MaxTitleLength)
 	nl.Normalize()
+	// Tags beyond linkbolt's limits are cut rather than the link left out.
+	for i := range nl.Tags {
+		nl.Tags[i] = cut(nl.Tags[i], link.MaxTagLength)
+	}
+	if len(nl.Tags) > link.MaxTags {
+		nl.Tags = nl.Tags[:link.MaxTags]
+	}
 	if nl.Alias != "" {
 		if msg := link.CheckAlias(nl.Alias); msg != "" {
 			if r.opts.OnConflict != ConflictRename {

@@ -368,6 +368,21 @@ func TestRun_DryRunAcrossBatches(t *testing.T) {
 	wantCounts(t, real, 2, 1, 0, 0)
 }
 
+func TestRun_LongTitleAndTags(t *testing.T) {
+	e := newEnv(t)
+	var tags []string
+	for i := range 25 {
+		tags = append(tags, fmt.Sprint("tag", i, strings.Repeat("x", 60)))
+	}
+	data := "url,alias,title,tags\nhttps://a.example/,long," + strings.Repeat("t", 300) + ",\"" + strings.Join(tags, ",") + "\"\n"
+	r := e.run(t, importer.NewCSV(strings.NewReader(data)), importer.Options{})
+	wantCounts(t, r, 1, 0, 0, 0)
+	l := e.link(t, "", "long")
+	if len(l.Title) != link.MaxTitleLength || len(l.Tags) != link.MaxTags || len(l.Tags[0]) != link.MaxTagLength {
+		t.Fatalf("title %d, tags %d: %v", len(l.Title), len(l.Tags), l.Tags)
+	}
+}
+
 func TestRun_InputErrors(t *testing.T) {
 	e := newEnv(t)
 	_, err := importer.Run(context.Background(), e.imports, importer.NewCSV(strings.NewReader("link,name\nx,y\n")), importer.Options{WorkspaceID: e.ws})

@@ -110,6 +110,9 @@ var timeLayouts = []string{
 	"2006-01-02T15:04:05",
 	"2006-01-02 15:04",
 	"2006-01-02",
+	"1/2/2006 15:04:05", // US spreadsheets (Bitly's dashboard export opened and saved)
+	"1/2/2006 15:04",
+	"1/2/2006",
 }
 
 // parseTime reads a date in one of timeLayouts; "" is the zero time.

@@ -226,3 +226,18 @@ func TestImport_API(t *testing.T) {
 		}
 	}
 }
+
+// TestImport_ItemsCapped: the answer lists at most 1,000 items and counts
+// the rest.
+func TestImport_ItemsCapped(t *testing.T) {
+	e := newEnv(t)
+	var b strings.Builder
+	b.WriteString("url,alias\n")
+	for i := range 1005 {
+		fmt.Fprintf(&b, "https://example.com/%d,c%d\n", i, i)
+	}
+	r := e.do("POST", "/v1/imports", e.writeKey, importBody(t, map[string]any{"from": "csv", "dry_run": true, "data": b.String()}), 200)
+	if r.path("imported") != 1005.0 || len(r.path("items").([]any)) != 1000 || r.path("items_truncated") != true || r.path("more_items") != 5.0 {
+		t.Fatalf("imported %v, items %d, truncated %v, more %v", r.path("imported"), len(r.path("items").([]any)), r.path("items_truncated"), r.path("more_items"))
+	}
+}

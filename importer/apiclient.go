@@ -55,9 +55,21 @@ func newAPIClient(source string, cfg SourceConfig, auth func(*http.Request)) (*a
 		return nil, &link.Error{Code: link.EINVALID, Message: fields[0].Field + ": " + fields[0].Message, Fields: fields}
 	}
 	u.RawQuery, u.Fragment = "", ""
-	client := cfg.HTTPClient
-	if client == nil {
-		client = &http.Client{Timeout: 60 * time.Second}
+	client := &http.Client{Timeout: 60 * time.Second}
+	if cfg.HTTPClient != nil {
+		copied := *cfg.HTTPClient
+		client = &copied
+	}
+	// The key goes in a header or the query, which a redirect carries to
+	// wherever it points: follow one on the same host only.
+	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if req.URL.Host != via[0].URL.Host || (via[0].URL.Scheme == "https" && req.URL.Scheme != "https") {
+			return redirectError(fmt.Sprintf("it redirects to %s://%s, another address: give that one, if it is %s's", req.URL.Scheme, req.URL.Host, source))
+		}
+		if len(via) >= 5 {
+			return errors.New("it redirects more than 5 times")
+		}
+		return nil
 	}
 	return &apiClient{source: source, base: u, client: client, auth: auth, retries: 3, backoff: defaultBackoff}, nil
 }
@@ -118,6 +130,10 @@ func (c *apiClient) try(ctx context.Context, u *url.URL, what string, v any) (re
 		if ctx.Err() != nil {
 			return false, ctx.Err()
 		}
+		var redirect redirectError
+		if errors.As(err, &redirect) {
+			return false, c.fail(what + ": " + string(redirect))
+		}
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // its message holds the whole address, query and all
@@ -147,6 +163,11 @@ func (c *apiClient) try(ctx context.Context, u *url.URL, what string, v any) (re
 	}
 	return false, nil
 }
+
+// redirectError refuses a redirect the key must not follow.
+type redirectError string
+
+func (e redirectError) Error() string { return string(e) }
 
 // fail is an error that stops the source, with a message a person can act
 // on: the address is the field to check.

@@ -1,7 +1,9 @@
 package importer
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -306,5 +308,44 @@ func TestShlinkOpenChecksFields(t *testing.T) {
 	}
 	if got, want := strings.Join(linkFields(err), ","), "url,api_key"; got != want {
 		t.Fatalf("fields = %s, want %s", got, want)
+	}
+}
+
+// TestShlinkRedirectElsewhere: an address that redirects to another host
+// is refused before the key is sent there.
+func TestShlinkRedirectElsewhere(t *testing.T) {
+	var keysSeen []string
+	elsewhere := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		keysSeen = append(keysSeen, r.Header.Get("X-Api-Key"))
+	}))
+	defer elsewhere.Close()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, elsewhere.URL+r.URL.Path, http.StatusFound)
+	}))
+	defer srv.Close()
+	s := openShlink(t, srv, shlinkKey)
+	_, err := collect(t, s)
+	checkSourceError(t, err, "url", "another address", shlinkKey)
+	if len(keysSeen) != 0 {
+		t.Fatalf("the key was sent to the other host: %v", keysSeen)
+	}
+	if strings.Contains(err.Error(), "tries") {
+		t.Fatalf("a redirect elsewhere was retried: %v", err)
+	}
+}
+
+// TestShlinkReadsLazily: pages are read as the import asks for links, so
+// an import that stops reads no further.
+func TestShlinkReadsLazily(t *testing.T) {
+	fake := newFakeShlink()
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	stop := errors.New("stop")
+	err := openShlink(t, srv, shlinkKey).Each(context.Background(), func(Link, *RowError) error { return stop })
+	if err != stop {
+		t.Fatalf("Each = %v, want the function's error", err)
+	}
+	if n := fake.log.count("/rest/v3/short-urls?itemsPerPage=2&page=2"); n != 0 {
+		t.Fatalf("page 2 read %d times after the import stopped on page 1", n)
 	}
 }

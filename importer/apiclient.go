@@ -62,12 +62,16 @@ func newAPIClient(source string, cfg SourceConfig, auth func(*http.Request)) (*a
 	}
 	// The key goes in a header or the query, which a redirect carries to
 	// wherever it points: follow one on the same host only.
+	check := client.CheckRedirect // the caller's own rules, kept
 	client.CheckRedirect = func(req *http.Request, via []*http.Request) error {
 		if req.URL.Host != via[0].URL.Host || (via[0].URL.Scheme == "https" && req.URL.Scheme != "https") {
 			return redirectError(fmt.Sprintf("it redirects to %s://%s, another address: give that one, if it is %s's", req.URL.Scheme, req.URL.Host, source))
 		}
 		if len(via) >= 5 {
-			return errors.New("it redirects more than 5 times")
+			return redirectError("it redirects more than 5 times")
+		}
+		if check != nil {
+			return check(req, via)
 		}
 		return nil
 	}
@@ -89,7 +93,10 @@ func (c *apiClient) endpoint(escapedPath string, query url.Values) *url.URL {
 }
 
 // getJSON reads u into v, retrying what may pass. what names the request
-// in errors ("GET /rest/v3/short-urls page 2").
+// in errors ("GET /rest/v3/short-urls page 2"). What its user must fix (a
+// refused key, an address that is not the source's API) is a
+// link.Error naming the field (url, api_key); a source that stopped
+// answering is a plain error.
 func (c *apiClient) getJSON(ctx context.Context, u *url.URL, what string, v any) error {
 	wait := c.backoff
 	for attempt := 0; ; attempt++ {
@@ -99,7 +106,9 @@ func (c *apiClient) getJSON(ctx context.Context, u *url.URL, what string, v any)
 		}
 		if !retry || attempt >= c.retries || ctx.Err() != nil {
 			if retry {
-				return c.fail(fmt.Sprintf("%s after %d tries: %s", what, attempt+1, err.Error()))
+				// Not a link.Error: the source stopped, which running the
+				// import again gets past; nothing for its user to fix.
+				return fmt.Errorf("%s stopped answering %s after %d tries: %s", c.source, what, attempt+1, err.Error())
 			}
 			return err
 		}

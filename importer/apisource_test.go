@@ -87,3 +87,19 @@ func linkFields(err error) []string {
 	}
 	return names
 }
+
+// checkStopped checks that err says the source stopped answering (a plain
+// error, which the import reports beside what it read), naming want and
+// never the API key.
+func checkStopped(t *testing.T, err error, want, key string) {
+	t.Helper()
+	if err == nil {
+		t.Fatal("Each: no error")
+	}
+	if code := link.ErrorCode(err); code != link.EINTERNAL {
+		t.Fatalf("error code = %q, want a plain error (%v)", code, err)
+	}
+	if !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), key) {
+		t.Fatalf("error = %v, want …%s… and not the key", err, want)
+	}
+}

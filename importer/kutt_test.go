@@ -197,7 +197,7 @@ func TestKuttFailsHalfWay(t *testing.T) {
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	got, err := collect(t, openKutt(t, srv, kuttKey))
-	checkSourceError(t, err, "url", "500", kuttKey)
+	checkStopped(t, err, "answered 500 Internal Server Error", kuttKey)
 	if len(got.links)+len(got.errors) != 50 || len(got.links[0].Visits) != 7 {
 		t.Fatalf("handed over %d links and %d row errors before the failure, want the first page's 50, whole", len(got.links), len(got.errors))
 	}

@@ -237,7 +237,7 @@ func TestShlinkFailsHalfWay(t *testing.T) {
 	defer srv.Close()
 
 	got, err := collect(t, openShlink(t, srv, shlinkKey))
-	checkSourceError(t, err, "url", "500", shlinkKey)
+	checkStopped(t, err, "answered 500 Internal Server Error", shlinkKey)
 	if !strings.Contains(err.Error(), "after 4 tries") {
 		t.Fatalf("error = %v, want it to say it tried 4 times", err)
 	}
@@ -348,4 +348,14 @@ func TestShlinkReadsLazily(t *testing.T) {
 	if n := fake.log.count("/rest/v3/short-urls?itemsPerPage=2&page=2"); n != 0 {
 		t.Fatalf("page 2 read %d times after the import stopped on page 1", n)
 	}
+}
+
+// TestShlinkUnreachable: no answer at all is retried, then the source
+// stops (the import says so beside what it read).
+func TestShlinkUnreachable(t *testing.T) {
+	srv := httptest.NewServer(newFakeShlink())
+	s := openShlink(t, srv, shlinkKey)
+	srv.Close()
+	_, err := collect(t, s)
+	checkStopped(t, err, "after 4 tries", shlinkKey)
 }

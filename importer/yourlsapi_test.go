@@ -149,7 +149,7 @@ func TestYOURLSAPIFailsHalfWay(t *testing.T) {
 	srv := httptest.NewServer(fake)
 	defer srv.Close()
 	got, err := collect(t, openYOURLS(t, srv, yourlsSignature))
-	checkSourceError(t, err, "url", "500", yourlsSignature)
+	checkStopped(t, err, "answered 500 Internal Server Error", yourlsSignature)
 	if got, want := got.keys(), "k11 k10 k09 k08 k07"; got != want {
 		t.Fatalf("keys before the failure = %q, want %q", got, want)
 	}

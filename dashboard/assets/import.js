@@ -82,8 +82,13 @@ export function ImportPage() {
 
   const send = async dryRun => {
     setError(null);
-    if (!src.api && !file) {
-      setError(Object.assign(new Error('Choose the file to import.'), { fields: { data: 'Choose a file.' } }));
+    // What is missing is said at its field before anything is sent.
+    const missing = {};
+    if (!src.api && !file) missing.data = 'Choose a file.';
+    if (src.api && !form.url.trim()) missing.url = 'Give the address of your ' + src.api + '.';
+    if (src.api && !form.api_key.trim()) missing.api_key = 'Give an API key of your ' + src.api + '.';
+    if (Object.keys(missing).length) {
+      setError(Object.assign(new Error(src.api ? 'Give the address and an API key of your ' + src.api + '.' : 'Choose the file to import.'), { fields: missing }));
       return;
     }
     setBusy(dryRun ? 'dry' : 'import');
@@ -164,6 +169,8 @@ function ImportReport({ report }) {
   ];
   return html`<section class="card" id="import-result" data-dry-run=${d ? 'true' : 'false'} aria-labelledby="import-report">
     <h2 id="import-report">${d ? 'Dry run: nothing was changed' : 'Import done'}</h2>
+    ${report.complete === false ? html`<p class="msg error" role="alert" id="import-stopped">The source stopped before its end: ${report.error || 'no reason given'}.
+      ${d ? ' The counts say what was read until then.' : ' What was read until then is imported; run the import again to carry on (nothing is imported twice).'}</p>` : null}
     <p role="status" id="import-summary">${parts.join(', ').replace(/^./, c => c.toUpperCase())}.${already ? ' ' + count(already, 'link was', 'links were') + ' already imported before.' : ''}</p>
     ${!d && report.imported > 0 ? html`<p><a id="import-done-links" href="/app/links">See them on the Links page</a>.</p>` : null}
     ${rest.length > 0 ? html`<div class="table-wrap"><table id="import-items">
@@ -173,6 +180,6 @@ function ImportReport({ report }) {
       </tr>`)}</tbody>
     </table></div>` : null}
     ${report.skipped + report.failed === 0 ? html`<p class="empty">Every link ${d ? 'can be' : 'was'} imported.</p>` : null}
-    ${report.items_truncated ? html`<p class="hint">The list stops here: the counts above are whole. The command line (linkbolt import) reports every row.</p>` : null}
+    ${report.items_truncated ? html`<p class="hint">The list shows the first ${count(items.length, 'row', 'rows')}${report.more_items ? ' of ' + fmtNumber(items.length + report.more_items) : ''}: the counts above are whole. The command line (linkbolt import) reports every row.</p>` : null}
   </section>`;
 }

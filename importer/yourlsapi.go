@@ -58,17 +58,17 @@ func NewYOURLSAPI(cfg SourceConfig) (*YOURLSAPI, error) {
 // link by the same keyword.
 func (y *YOURLSAPI) Name() string { return "yourls" }
 
-// yourlsStats is YOURLS's answer to action=stats in JSON: links as an
+// yourlsAPIStats is YOURLS's answer to action=stats in JSON: links as an
 // object of link_1, link_2, … (absent when there are none) and the totals.
-type yourlsStats struct {
+type yourlsAPIStats struct {
 	Links map[string]json.RawMessage `json:"links"`
 	Stats *struct {
 		TotalLinks flexInt `json:"total_links"`
 	} `json:"stats"`
 }
 
-// yourlsLink is one link of action=stats; its numbers come as strings.
-type yourlsLink struct {
+// yourlsAPILink is one link of action=stats; its numbers come as strings.
+type yourlsAPILink struct {
 	ShortURL  string  `json:"shorturl"`
 	URL       string  `json:"url"`
 	Title     string  `json:"title"`
@@ -107,7 +107,7 @@ func (y *YOURLSAPI) Each(ctx context.Context, fn func(Link, *RowError) error) er
 		for k, v := range y.auth {
 			q[k] = v
 		}
-		var answer yourlsStats
+		var answer yourlsAPIStats
 		what := fmt.Sprintf("action=stats start %d", start)
 		if err := y.api.getJSON(ctx, y.api.endpoint("", q), what, &answer); err != nil {
 			return err
@@ -161,7 +161,7 @@ func inOrder(links map[string]json.RawMessage) []numbered {
 
 // link reads one listed link; i counts from 1 over all pages.
 func (y *YOURLSAPI) link(raw json.RawMessage, i int) (Link, *RowError) {
-	var yl yourlsLink
+	var yl yourlsAPILink
 	where := fmt.Sprintf("link %d", i)
 	if err := json.Unmarshal(raw, &yl); err != nil {
 		return Link{}, &RowError{Where: where, Reason: "not a link as YOURLS lists them (" + jsonProblem(err) + ")"}

@@ -15,6 +15,7 @@ import { InvitePage } from './invite.js';
 import { AccountPage } from './account.js';
 import { WorkspacePage } from './workspace.js';
 import { AdminPage } from './admin.js';
+import { ImportPage } from './import.js';
 
 // pages are the built pages, in the order of the navigation; only these
 // appear in it. personal pages sit apart from the workspace's (beside the
@@ -29,6 +30,7 @@ const pages = [
   { path: 'keys', title: 'API keys', component: KeysPage },
   { path: 'members', title: 'Members', component: MembersPage },
   { path: 'audit', title: 'Audit log', component: AuditPage },
+  { path: 'import', title: 'Import', component: ImportPage },
   { path: 'settings', title: 'Workspace', component: WorkspacePage, noWorkspace: true },
   { path: 'account', title: 'Account', component: AccountPage, noWorkspace: true, personal: true },
   { path: 'admin', title: 'Admin', component: AdminPage, noWorkspace: true, personal: true, admin: true },

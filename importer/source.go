@@ -33,7 +33,9 @@ type Link struct {
 	CreatedAt time.Time // zero when the source does not say
 	// Clicks is the link's click total at its source. When Visits holds
 	// fewer dated clicks than that, the rest count in the link's total
-	// only.
+	// and in analytics on its creation day (the import's day when the
+	// source gives none), as direct clicks of unknown clients, so a
+	// link's total always equals the sum of its aggregates.
 	Clicks int64
 	// Visits are the link's dated clicks, in any order; nil when the
 	// source keeps only totals.

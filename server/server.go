@@ -581,6 +581,8 @@ func (s *Server) routes() {
 
 	s.handle("POST", "/api/urls", accessWrite, s.handleSimpleCreate)
 	s.blocklistRoutes() // link controls: expiry and limits (blocklist.go)
+
+	s.yourlsRoutes() // the YOURLS-compatible API (yourls.go)
 }
 
 // serveHealth answers 200 while the data file can be read and written,

@@ -303,7 +303,7 @@ func (s *Server) yourlsShorten(w http.ResponseWriter, r *http.Request, c *caller
 // yourlsFindDestination returns the newest link of the workspace whose
 // destination is dest, or nil. The search index finds the candidates (the
 // links whose destination holds dest's first bytes), read as far as a
-// search reads (links.search_scan_limit) and at most maxDuplicateCandidates.
+// search reads (server.search_scan_limit) and at most maxDuplicateCandidates.
 func (s *Server) yourlsFindDestination(ctx context.Context, workspaceID, dest string) (*link.Link, error) {
 	const pageSize, maxDuplicateCandidates = 500, 10_000
 	needle := dest
@@ -490,7 +490,7 @@ func phpIntval(v string) int {
 
 // yourlsStatsLinks lists the links of the stats action. top and bottom
 // order by clicks (reading as far as a list sorted by clicks does,
-// links.search_scan_limit), last by creation, newest first; rand is a
+// server.search_scan_limit), last by creation, newest first; rand is a
 // run of links from a random place, in random order.
 func (s *Server) yourlsStatsLinks(ctx context.Context, c *caller, filter string, limit, start int) ([]*link.Link, error) {
 	f := link.LinkFilter{WorkspaceID: c.workspace.ID, Archived: link.ArchivedAll}

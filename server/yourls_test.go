@@ -210,9 +210,9 @@ func TestYOURLSShorturlAnswers(t *testing.T) {
 	}
 
 	for _, tc := range []struct {
-		name, url, keyword  string
-		code, message       string
-		shorturl            string
+		name, url, keyword string
+		code, message      string
+		shorturl           string
 	}{
 		{"duplicate long URL", "https://example.com/spring", "", "error:url",
 			"https://example.com/spring already exists in database (short URL: lb.test/spring)", "http://lb.test/spring"},
@@ -719,5 +719,36 @@ func xmlTree(t *testing.T, raw []byte) any {
 			}
 			return v
 		}
+	}
+}
+
+// TestYOURLSCustomDomain: expand and url-stats take short URLs on the
+// workspace's custom domains, and the same alias on the primary host is
+// another link; the YOURLS API is not served on a custom domain.
+func TestYOURLSCustomDomain(t *testing.T) {
+	e := newEnv(t)
+	e.verifiedDomain("go.example.com", "")
+	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/on-domain","alias":"promo","domain":"go.example.com"}`, 201)
+	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/on-primary","alias":"promo"}`, 201)
+	for short, long := range map[string]string{
+		"https://go.example.com/promo": "https://example.com/on-domain",
+		"http://lb.test/promo":         "https://example.com/on-primary",
+		"promo":                        "https://example.com/on-primary",
+	} {
+		r := e.yourlsGet(url.Values{"signature": {e.readKey}, "action": {"expand"}, "shorturl": {short}, "format": {"json"}})
+		wantYOURLS(t, r, 200, "application/json; charset=utf-8")
+		if r.str("longurl") != long {
+			t.Fatalf("%s expands to %s, want %s", short, r.str("longurl"), long)
+		}
+		if short != "promo" && r.str("shorturl") != short {
+			t.Fatalf("%s: shorturl %s", short, r.str("shorturl"))
+		}
+	}
+	// Another workspace's key finds neither.
+	r := e.yourlsGet(url.Values{"signature": {e.otherKey}, "action": {"url-stats"}, "shorturl": {"https://go.example.com/promo"}, "format": {"json"}})
+	wantYOURLS(t, r, 404, "application/json; charset=utf-8")
+	r = e.onHost("go.example.com", "GET", yourlsPath+"?action=version&format=json&signature="+e.readKey, "", "")
+	if r.status != 404 {
+		t.Fatalf("the YOURLS API on a custom domain: %d %s", r.status, r.raw)
 	}
 }

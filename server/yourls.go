@@ -190,6 +190,11 @@ func (s *Server) yourlsAction(w http.ResponseWriter, r *http.Request, c *caller,
 	var err error
 	switch action := form.Get("action"); action {
 	case "shorturl":
+		if r.Method == http.MethodHead {
+			// A HEAD (a link checker, a prefetch) makes nothing.
+			msg := "the shorturl action makes a link: send it with GET or POST, not HEAD"
+			return yourlsResult{{"simple", msg}, {"message", msg}, {"errorCode", "400"}}
+		}
 		if !c.scope.Allows(link.ScopeReadWrite) {
 			msg := "this API key has the read scope; the shorturl action needs read_write"
 			return yourlsResult{{"simple", msg}, {"message", msg}, {"errorCode", "403"}}

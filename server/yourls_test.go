@@ -605,6 +605,14 @@ func TestYOURLSBadInput(t *testing.T) {
 	if r.status != 200 || len(r.raw) != 0 {
 		t.Fatalf("HEAD: %d %q", r.status, r.raw)
 	}
+	// A HEAD of shorturl (a link checker) makes no link.
+	req = newRequest("HEAD", yourlsPath+"?action=shorturl&url=https://example.com/head&signature="+e.writeKey, "", "")
+	if r = e.request(req); r.status != 400 {
+		t.Fatalf("HEAD shorturl: %d", r.status)
+	}
+	if n := e.do("GET", "/v1/links", e.readKey, "", 200).path("meta", "total"); n != float64(0) {
+		t.Fatalf("%v links after a HEAD", n)
+	}
 }
 
 // TestYOURLSRateLimit: the key draws from its workspace's budget, and the

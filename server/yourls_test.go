@@ -3,6 +3,7 @@ package server
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
 	"io"
@@ -207,6 +208,43 @@ func TestYOURLSShorturlAnswers(t *testing.T) {
 		`"title":"Spring sale","shorturl":"http:\/\/lb.test\/spring"}`
 	if string(r.raw) != want {
 		t.Fatalf("answer\n%s\nwant\n%s", r.raw, want)
+	}
+
+	// The other formats of the same answer.
+	for i, format := range []string{"xml", "", "jsonp", "simple"} {
+		long := "https://example.com/format/" + strconv.Itoa(i)
+		p := url.Values{"signature": {sig}, "action": {"shorturl"}, "url": {long}, "keyword": {"fmt" + strconv.Itoa(i)}, "callback": {"cb"}}
+		if format != "" {
+			p.Set("format", format)
+		}
+		for _, want := range []int{200, 400} { // made, then a duplicate
+			r := e.yourlsPost(p)
+			if r.status != want {
+				t.Fatalf("%q: status %d, want %d: %s", format, r.status, want, r.raw)
+			}
+			short := "http://lb.test/fmt" + strconv.Itoa(i)
+			switch format {
+			case "xml", "":
+				tree := xmlTree(t, r.raw).(map[string]any)
+				if tree["shorturl"] != short || tree["callback"] != "cb" || tree["url"].(map[string]any)["url"] != long ||
+					(want == 200) != (tree["status"] == "success") {
+					t.Fatalf("xml: %s", r.raw)
+				}
+			case "jsonp":
+				var v map[string]any
+				body, ok := strings.CutPrefix(string(r.raw), "cb(")
+				if !ok || json.Unmarshal([]byte(strings.TrimSuffix(body, ")")), &v) != nil || v["shorturl"] != short {
+					t.Fatalf("jsonp: %s", r.raw)
+				}
+			case "simple":
+				if string(r.raw) != short {
+					t.Fatalf("simple: %s", r.raw)
+				}
+			}
+		}
+	}
+	for _, l := range e.do("GET", "/v1/links?search=fmt", e.readKey, "", 200).path("data").([]any) {
+		e.do("DELETE", "/v1/links/"+l.(map[string]any)["id"].(string), e.writeKey, "", 204)
 	}
 
 	for _, tc := range []struct {

@@ -228,45 +228,11 @@ func (s *Server) yourlsAction(w http.ResponseWriter, r *http.Request, c *caller,
 // every link's destination is (form, loops into this service, the
 // blocklist); keyword is the alias, title the title.
 func (s *Server) yourlsShorten(w http.ResponseWriter, r *http.Request, c *caller, form url.Values) (yourlsResult, error) {
-	res := yourlsResult{{"status", ""}, {"code", ""}, {"message", ""}, {"errorCode", ""}, {"statusCode", ""}}
-	fail := func(code, msg, status string) yourlsResult {
-		res.set("status", "fail")
-		res.set("code", code)
-		res.set("message", msg)
-		res.set("errorCode", status)
-		res.set("statusCode", status)
-		res.set("simple", res.str("shorturl"))
-		return res
+	res := newShortenResult()
+	l, code, msg, err := s.yourlsNewLink(c, form)
+	if err != nil || code != "" {
+		return res.fail(code, msg), err
 	}
-	raw := strings.TrimSpace(form.Get("url"))
-	if raw == "" || raw == "http://" || raw == "https://" {
-		return fail("error:nourl", "Missing or malformed URL", "400"), nil
-	}
-	now := s.now()
-	l := &link.Link{WorkspaceID: c.workspace.ID, DestinationURL: raw, Alias: strings.TrimSpace(form.Get("keyword")),
-		CreatedAt: now, UpdatedAt: now}
-	l.Title = yourlsTitle(form.Get("title"))
-	l.Normalize()
-	err := l.Validate(s.servedRules)
-	if err == nil {
-		err = s.checkBlocked(l.DestinationURL)
-	}
-	if err != nil {
-		for _, f := range link.ErrorFields(err) {
-			switch {
-			case f.Field == "destination_url" && strings.Contains(f.Message, "short URL of this service"):
-				return fail("error:noloop", "URL is a short URL", "400"), nil
-			case f.Field == "destination_url" && strings.Contains(f.Message, "blocklist"):
-				return fail("error:blocked", "URL is on this service's blocklist", "400"), nil
-			case f.Field == "destination_url":
-				return fail("error:nourl", "Missing or malformed URL: url "+f.Message, "400"), nil
-			case f.Field == "alias":
-				return fail("error:keyword", "Short URL "+l.Alias+" is not a valid keyword: "+f.Message, "400"), nil
-			}
-		}
-		return nil, err
-	}
-
 	release, err := s.admit(w, r, costlySearch) // the duplicate check is a search
 	if err != nil {
 		return nil, err
@@ -282,15 +248,13 @@ func (s *Server) yourlsShorten(w http.ResponseWriter, r *http.Request, c *caller
 		short := s.shortURL(dup)
 		res.set("url", yourlsResult{{"keyword", dup.Alias}, {"url", l.DestinationURL}, {"title", linkTitle(dup)},
 			{"date", yourlsDate(dup)}, {"ip", ""}, {"clicks", dup.Clicks}})
-		res.set("message", trimLongString(l.DestinationURL)+" already exists in database (short URL: "+schemeless(short)+")")
 		res.set("title", linkTitle(dup))
 		res.set("shorturl", short)
-		return fail("error:url", res.str("message"), "400"), nil
+		return res.fail("error:url", trimLongString(l.DestinationURL)+" already exists in database (short URL: "+schemeless(short)+")"), nil
 	}
-	if err := s.links.CreateLink(r.Context(), l); err != nil {
-		if link.ErrorCode(err) == link.ECONFLICT {
-			return fail("error:keyword", "Short URL "+l.Alias+" already exists in database or is reserved", "400"), nil
-		}
+	if err := s.links.CreateLink(r.Context(), l); link.ErrorCode(err) == link.ECONFLICT {
+		return res.fail("error:keyword", "Short URL "+l.Alias+" already exists in database or is reserved"), nil
+	} else if err != nil {
 		return nil, err
 	}
 	short := s.shortURL(l)
@@ -302,7 +266,64 @@ func (s *Server) yourlsShorten(w http.ResponseWriter, r *http.Request, c *caller
 	res.set("shorturl", short)
 	res.set("statusCode", "200")
 	res.set("simple", short)
-	return res, nil
+	return res.yourlsResult, nil
+}
+
+// shortenResult is the answer of the shorturl action, with the keys
+// yourls_add_new_link always sets, in its order.
+type shortenResult struct{ yourlsResult }
+
+func newShortenResult() *shortenResult {
+	return &shortenResult{yourlsResult{{"status", ""}, {"code", ""}, {"message", ""}, {"errorCode", ""}, {"statusCode", ""}}}
+}
+
+// fail makes the answer YOURLS's failure with code and message, a 400;
+// its simple form is the short URL found, if any.
+func (res *shortenResult) fail(code, msg string) yourlsResult {
+	if code == "" {
+		return nil
+	}
+	res.set("status", "fail")
+	res.set("code", code)
+	res.set("message", msg)
+	res.set("errorCode", "400")
+	res.set("statusCode", "400")
+	res.set("simple", res.str("shorturl"))
+	return res.yourlsResult
+}
+
+// yourlsNewLink is the link the shorturl action asks for, normalised and
+// validated, or YOURLS's code and message for why there is none.
+func (s *Server) yourlsNewLink(c *caller, form url.Values) (l *link.Link, code, msg string, err error) {
+	raw := strings.TrimSpace(form.Get("url"))
+	if raw == "" || raw == "http://" || raw == "https://" {
+		return nil, "error:nourl", "Missing or malformed URL", nil
+	}
+	now := s.now()
+	l = &link.Link{WorkspaceID: c.workspace.ID, DestinationURL: raw, Alias: strings.TrimSpace(form.Get("keyword")),
+		CreatedAt: now, UpdatedAt: now}
+	l.Title = yourlsTitle(form.Get("title"))
+	l.Normalize()
+	err = l.Validate(s.servedRules)
+	if err == nil {
+		err = s.checkBlocked(l.DestinationURL)
+	}
+	if err == nil {
+		return l, "", "", nil
+	}
+	for _, f := range link.ErrorFields(err) {
+		switch {
+		case f.Field == "destination_url" && strings.Contains(f.Message, "short URL of this service"):
+			return nil, "error:noloop", "URL is a short URL", nil
+		case f.Field == "destination_url" && strings.Contains(f.Message, "blocklist"):
+			return nil, "error:blocked", "URL is on this service's blocklist", nil
+		case f.Field == "destination_url":
+			return nil, "error:nourl", "Missing or malformed URL: url " + f.Message, nil
+		case f.Field == "alias":
+			return nil, "error:keyword", "Short URL " + l.Alias + " is not a valid keyword: " + f.Message, nil
+		}
+	}
+	return nil, "", "", err
 }
 
 // yourlsFindDestination returns the newest link of the workspace whose

@@ -493,7 +493,8 @@ func (s *Server) handle(method, path string, a access, h handlerFunc) {
 		if err != nil {
 			s.writeError(w, r, err)
 		}
-		// The path only: the query may hold an api_key and never reaches a log.
+		// The path only: the query may hold an api_key or a YOURLS signature
+		// (yourls.go), and neither ever reaches a log.
 		attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.Int("status", w.status), slog.Duration("took", time.Since(start))}
 		if c != nil && c.key != nil {

@@ -104,6 +104,7 @@ func (s *Server) yourlsForm(w http.ResponseWriter, r *http.Request) (url.Values,
 		err = r.ParseMultipartForm(s.cfg.MaxBody)
 		if r.MultipartForm != nil {
 			cleanup = func() { _ = r.MultipartForm.RemoveAll() }
+			err = nil // the body was read; a query PHP cannot decode is skipped
 		}
 	} else if err = r.ParseForm(); err != nil {
 		// PHP skips what it cannot decode; so does this, but for a body

@@ -610,6 +610,15 @@ func TestYOURLSBadInput(t *testing.T) {
 	if r.str("errorCode") != "413" {
 		t.Fatalf("%s", r.raw)
 	}
+	// A multipart body over the limit.
+	var huge bytes.Buffer
+	hw := multipart.NewWriter(&huge)
+	_ = hw.WriteField("signature", e.writeKey)
+	_ = hw.WriteField("url", "https://example.com/"+strings.Repeat("a", 1<<20))
+	_ = hw.Close()
+	req = newRequest("POST", yourlsPath+"?format=json&action=shorturl", "", huge.String())
+	req.Header.Set("Content-Type", hw.FormDataContentType())
+	wantYOURLS(t, e.request(req), 413, "application/json; charset=utf-8")
 	// A broken multipart body.
 	req = newRequest("POST", yourlsPath+"?format=json", "", "--x\r\nContent-Disposition: form-data; name=\"signature\"\r\n\r\nabc")
 	req.Header.Set("Content-Type", "multipart/form-data; boundary=x")

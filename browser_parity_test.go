@@ -30,6 +30,8 @@ var notDashboard = map[string]string{
 	"GET /app/{path}":      "the dashboard's own pages",
 	"GET /v1/openapi.json": "the API's document, for tools and code generators",
 	"POST /api/urls":       "the simple API for scripts",
+	"GET /yourls-api.php":  "the YOURLS-compatible API, for tools made for YOURLS",
+	"POST /yourls-api.php": "the YOURLS-compatible API, for tools made for YOURLS",
 	"GET /{code}":          "the public redirect: a person follows the short URL",
 	"HEAD /{code}":         "the public redirect: checked by link checkers",
 	"POST /{code}":         "the password form of a protected link, on its own page (link controls)",

@@ -506,7 +506,8 @@ func (s *Server) handle(method, path string, a access, h handlerFunc) {
 		if err != nil {
 			s.writeError(w, r, err)
 		}
-		// The path only: the query may hold an api_key and never reaches a log.
+		// The path only: the query may hold an api_key or a YOURLS signature
+		// (yourls.go), and neither ever reaches a log.
 		attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.Int("status", w.status), slog.Duration("took", time.Since(start))}
 		if c != nil && c.key != nil {
@@ -595,6 +596,8 @@ func (s *Server) routes() {
 	s.handle("POST", "/api/urls", accessWrite, s.handleSimpleCreate)
 	s.blocklistRoutes() // link controls: expiry and limits (blocklist.go)
 	s.importRoutes()
+
+	s.yourlsRoutes() // the YOURLS-compatible API (yourls.go)
 }
 
 // serveHealth answers 200 while the data file can be read and written,

@@ -149,6 +149,7 @@ var allBuckets = [][]byte{
 	bucketAudit, bucketAuditTime, bucketAuditActor, bucketAuditAction, bucketAuditTarget,
 	bucketLinksSearch,
 	bucketLinksArchived, bucketBlocklist,
+	bucketACME,
 }
 
 // bucketClicksLinkV2 held the per-link click counters up to schema

@@ -538,3 +538,93 @@ func TestHTTPSFilesStartNeedsAPair(t *testing.T) {
 		t.Fatal("a plain HTTP listener with server.tls off")
 	}
 }
+
+func TestHTTPSConfig(t *testing.T) {
+	for _, c := range []struct{ yaml, key string }{
+		{"server:\n  tls: on\n", "server.tls"},
+		{"server:\n  tls: acme\n", "server.base_url"}, // http://localhost:8080
+		{"server:\n  tls: acme\n  base_url: https://lb.test\n  alt_base_url: http://s.test\n", "server.alt_base_url"},
+		{"server:\n  tls: acme\n  base_url: https://lb.test\n  acme_directory: http://ca.test/dir\n", "server.acme_directory"},
+		{"server:\n  tls: acme\n  base_url: https://lb.test\n  acme_email: nobody\n", "server.acme_email"},
+		{"server:\n  tls: files\n  base_url: https://lb.test\n  tls_cert: /etc/cert.pem\n", "server.tls_key"},
+	} {
+		t.Run(c.yaml, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "c.yaml")
+			if err := os.WriteFile(p, []byte(c.yaml), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := loadConfig(p)
+			if err == nil || !strings.Contains(err.Error(), c.key) {
+				t.Fatalf("error %v, want one naming %s", err, c.key)
+			}
+		})
+	}
+	// acme_ca_root must hold a certificate: start fails with the key named.
+	bad := filepath.Join(t.TempDir(), "root.pem")
+	if err := os.WriteFile(bad, []byte("not a certificate"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := tlsConfig(t, "  base_url: https://lb.test\n  tls: acme\n  http_listen: 127.0.0.1:0\n  acme_ca_root: "+bad+"\n")
+	if _, err := newApp(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil || !strings.Contains(err.Error(), "server.acme_ca_root") {
+		t.Fatalf("start with a bad acme_ca_root: %v", err)
+	}
+}
+
+// TestHTTPSShortLinksOverHTTP: with server.tls_redirects_http false, plain
+// HTTP answers short links' redirects, 404 and 410, and sends anything
+// else (the dashboard, the API, a password form) to HTTPS.
+func TestHTTPSShortLinksOverHTTP(t *testing.T) {
+	dir := t.TempDir()
+	certPath, keyPath := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	certPEM, keyPEM, cert := selfSigned(t, 1)
+	writePair(t, certPath, keyPath, certPEM, keyPEM, time.Now())
+	cfg := tlsConfig(t, fmt.Sprintf(`  base_url: https://lb.test
+  tls: files
+  tls_cert: %s
+  tls_key: %s
+  http_listen: 127.0.0.1:0
+  tls_redirects_http: false
+`, certPath, keyPath), tlsAdmin)
+	a, _ := startTLSApp(t, cfg, io.Discard)
+	roots := x509.NewCertPool()
+	roots.AddCert(cert)
+	web := webClient(a.addr(), roots)
+	_, out := mustFetch(t, web, "POST", "https://lb.test/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)
+	tok := out["token"].(string)
+	_, out = mustFetch(t, web, "POST", "https://lb.test/v1/keys", tok, `{"name":"script","scope":"read_write"}`, 201)
+	key := out["key"].(string)
+	mustFetch(t, web, "POST", "https://lb.test/v1/links", key, `{"destination_url":"https://example.com/x","alias":"abc"}`, 201)
+	mustFetch(t, web, "POST", "https://lb.test/v1/links", key, `{"destination_url":"https://example.com/secret","alias":"vault","password":"a secret word"}`, 201)
+	_, out = mustFetch(t, web, "POST", "https://lb.test/v1/domains", key, `{"hostname":"go.test","root_redirect_url":"https://example.com/home"}`, 201)
+	mustFetch(t, web, "PATCH", "https://lb.test/v1/domains/"+out["id"].(string), tok, `{"verified":true}`, 200)
+	mustFetch(t, web, "POST", "https://lb.test/v1/links", key, `{"destination_url":"https://example.com/y","alias":"abc","domain":"go.test"}`, 201)
+
+	plain := webClient(a.plainAddr(), nil)
+	for _, c := range []struct {
+		method, url string
+		status      int
+		location    string
+	}{
+		{"GET", "http://lb.test/abc", 302, "https://example.com/x"},
+		{"HEAD", "http://lb.test/abc", 302, "https://example.com/x"},
+		{"GET", "http://go.test/abc", 302, "https://example.com/y"},
+		{"GET", "http://go.test/", 302, "https://example.com/home"},
+		{"GET", "http://lb.test/nope", 404, ""},
+		{"GET", "http://lb.test/vault", 308, "https://lb.test/vault"}, // the password form
+		{"POST", "http://lb.test/vault", 308, "https://lb.test/vault"},
+		{"GET", "http://lb.test/", 308, "https://lb.test/"},
+		{"GET", "http://lb.test/login", 308, "https://lb.test/login"},
+		{"GET", "http://lb.test/healthz", 308, "https://lb.test/healthz"},
+		{"GET", "http://lb.test/v1/links", 308, "https://lb.test/v1/links"},
+		{"POST", "http://lb.test/v1/links", 308, "https://lb.test/v1/links"},
+		{"GET", "http://stranger.test/abc", 308, "https://lb.test/abc"},
+	} {
+		resp, _ := fetch(t, plain, c.method, c.url, "", "")
+		if resp.StatusCode != c.status || resp.Header.Get("Location") != c.location {
+			t.Errorf("%s %s: %d %q, want %d %q", c.method, c.url, resp.StatusCode, resp.Header.Get("Location"), c.status, c.location)
+		}
+		if resp.StatusCode == 308 && resp.Header.Get("Set-Cookie") != "" {
+			t.Errorf("%s %s: a cookie over plain HTTP", c.method, c.url)
+		}
+	}
+}

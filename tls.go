@@ -124,6 +124,10 @@ func newHTTPS(cfg *Config, db *storage.DB, main http.Handler, logger *slog.Logge
 					// gives any request.
 					_ = hello.Conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 				}
+				if err != nil && !errors.Is(err, errNotServed) && !wantsChallenge(hello) {
+					logger.Warn("automatic HTTPS: no certificate for a served host; its handshakes fail until one is issued",
+						"host", hello.ServerName, "err", err)
+				}
 				return cert, err
 			},
 		}
@@ -140,6 +144,11 @@ func newHTTPS(cfg *Config, db *storage.DB, main http.Handler, logger *slog.Logge
 		h.plain = nil
 	}
 	return h, nil
+}
+
+// wantsChallenge reports whether hello is the CA's TLS-ALPN-01 check.
+func wantsChallenge(hello *tls.ClientHelloInfo) bool {
+	return len(hello.SupportedProtos) == 1 && hello.SupportedProtos[0] == acme.ALPNProto
 }
 
 // trustingClient returns an HTTP client for the ACME directory that trusts
@@ -259,11 +268,14 @@ func (s *servedHosts) policy(logger *slog.Logger) autocert.HostPolicy {
 		}
 		if kind == "" {
 			logger.Debug("automatic HTTPS: refused a certificate for a host that is neither server.base_url's nor a verified custom domain", "host", host)
-			return fmt.Errorf("linkbolt: %q is neither server.base_url's host nor a verified custom domain", host)
+			return fmt.Errorf("%w: %q", errNotServed, host)
 		}
 		return nil
 	}
 }
+
+// errNotServed refuses a certificate for a host linkbolt does not serve.
+var errNotServed = errors.New("linkbolt: neither server.base_url's host nor a verified custom domain")
 
 // plainHTTP answers the plain HTTP listener (server.http_listen) when
 // HTTPS is on. Every request is sent to HTTPS with 308, except (when

@@ -103,7 +103,7 @@ func newHTTPS(cfg *Config, db *storage.DB, main http.Handler, logger *slog.Logge
 			Email:      cfg.Server.ACMEEmail,
 			Client:     client,
 		}
-		get := m.GetCertificate
+		get, policy := m.GetCertificate, m.HostPolicy
 		h.tls = &tls.Config{
 			MinVersion: tls.VersionTLS12,
 			// HTTP/1.1 only: the server's connection wrapper (connection
@@ -116,6 +116,12 @@ func newHTTPS(cfg *Config, db *storage.DB, main http.Handler, logger *slog.Logge
 					h.ServerName = cfg.Server.BaseURL.Hostname()
 					hello = &h
 				}
+				challenge := wantsChallenge(hello)
+				if !challenge { // refused here, a stranger's name is not logged below
+					if err := policy(context.Background(), hello.ServerName); err != nil {
+						return nil, err
+					}
+				}
 				start := time.Now()
 				cert, err := get(hello)
 				if err == nil && time.Since(start) > time.Second && hello.Conn != nil {
@@ -124,7 +130,7 @@ func newHTTPS(cfg *Config, db *storage.DB, main http.Handler, logger *slog.Logge
 					// gives any request.
 					_ = hello.Conn.SetReadDeadline(time.Now().Add(5 * time.Second))
 				}
-				if err != nil && !errors.Is(err, errNotServed) && !wantsChallenge(hello) {
+				if err != nil && !challenge {
 					logger.Warn("automatic HTTPS: no certificate for a served host; its handshakes fail until one is issued",
 						"host", hello.ServerName, "err", err)
 				}

@@ -6,11 +6,13 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -492,8 +494,50 @@ func (a *app) listenHTTPS(ln *net.Listener) error {
 		a.plain = a.server.HTTPServer(a.cfg.Server.HTTPListen)
 		a.plain.Handler = https.plain
 	}
-	*ln = tls.NewListener(*ln, https.tls)
+	*ln = httpsListener{tls.NewListener(*ln, https.tls)}
 	return nil
+}
+
+// httpsListener is the TLS listener of the main port; its connections
+// answer a plain HTTP request with a problem+json 400 instead of a dropped
+// connection.
+type httpsListener struct{ net.Listener }
+
+func (l httpsListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &httpsConn{c.(*tls.Conn)}, nil
+}
+
+// httpsConn is a server TLS connection; see httpsListener.
+type httpsConn struct{ *tls.Conn }
+
+// plainOnHTTPS is the answer to a plain HTTP request on the HTTPS port.
+const plainOnHTTPS = `{"type":"https://linkbolt.dev/problems/invalid_request","title":"Bad Request","status":400,` +
+	`"detail":"this port serves HTTPS: use an https:// URL","code":"invalid_request"}` + "\n"
+
+func (c *httpsConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	var re tls.RecordHeaderError
+	if err != nil && errors.As(err, &re) && re.Conn != nil && looksLikeHTTP(re.RecordHeader) {
+		_ = re.Conn.SetWriteDeadline(time.Now().Add(5 * time.Second))
+		_, _ = io.WriteString(re.Conn, "HTTP/1.0 400 Bad Request\r\nContent-Type: application/problem+json\r\n"+
+			"Cache-Control: no-store\r\nConnection: close\r\nContent-Length: "+strconv.Itoa(len(plainOnHTTPS))+"\r\n\r\n"+plainOnHTTPS)
+		return 0, io.EOF // answered: the server closes the connection quietly
+	}
+	return n, err
+}
+
+// looksLikeHTTP reports whether the first bytes a client sent are an HTTP
+// request line rather than a TLS record.
+func looksLikeHTTP(hdr [5]byte) bool {
+	switch string(hdr[:]) {
+	case "GET /", "HEAD ", "POST ", "PUT /", "OPTIO", "DELET", "PATCH":
+		return true
+	}
+	return false
 }
 
 // plainAddr returns the address of the plain HTTP listener, "" when there

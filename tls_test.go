@@ -508,6 +508,28 @@ func TestHTTPSFilesReload(t *testing.T) {
 		t.Fatalf("after the fix, serial %s served, want 1", got)
 	}
 
+	// Plain HTTP sent to the HTTPS port gets a problem+json 400.
+	resp, out := fetch(t, webClient(a.addr(), nil), "GET", "http://lb.test/healthz", "", "")
+	if resp.StatusCode != 400 || resp.Header.Get("Content-Type") != "application/problem+json" || out["code"] != "invalid_request" ||
+		!strings.Contains(fmt.Sprint(out["detail"]), "https://") {
+		t.Fatalf("plain HTTP on the HTTPS port: %d %q %v", resp.StatusCode, resp.Header.Get("Content-Type"), out)
+	}
+
+	// A malformed request over HTTPS gets problem+json too: the server's
+	// connection wrapper sits above TLS.
+	conn, err := tls.Dial("tcp", a.addr(), &tls.Config{ServerName: "lb.test", RootCAs: roots})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := io.WriteString(conn, "GET /%zz HTTP/1.1\r\nHost: lb.test\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(conn)
+	if !bytes.HasPrefix(raw, []byte("HTTP/1.1 400 ")) || !bytes.Contains(raw, []byte("application/problem+json")) {
+		t.Fatalf("a malformed request over HTTPS: %q", raw)
+	}
+
 	// Plain HTTP redirects everything to HTTPS (server.tls_redirects_http
 	// defaults to true), short links included.
 	plain := webClient(a.plainAddr(), nil)

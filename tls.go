@@ -375,6 +375,9 @@ func (w *redirectsOnly) WriteHeader(code int) {
 	writeToHTTPS(w.ResponseWriter, w.to)
 }
 
+// Unwrap lets http.ResponseController reach the connection.
+func (w *redirectsOnly) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
 func (w *redirectsOnly) Write(b []byte) (int, error) {
 	if !w.decided {
 		w.WriteHeader(http.StatusOK)

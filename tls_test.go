@@ -372,6 +372,17 @@ func TestHTTPSACMEEndToEnd(t *testing.T) {
 	if n := pb.orders.Load(); n != 2 {
 		t.Fatalf("%d orders after a restart, want still 2", n)
 	}
+
+	// No longer verified: its stored certificate is not served either.
+	web = webClient(again.addr(), pb.roots())
+	_, out = mustFetch(t, web, "POST", "https://lb.test/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)
+	mustFetch(t, web, "PATCH", "https://lb.test/v1/domains/"+domainID, out["token"].(string), `{"verified":false}`, 200)
+	if _, err := web.Get("https://go.test/abc"); err == nil {
+		t.Fatal("an unverified domain still gets a TLS connection")
+	}
+	if n := pb.orders.Load(); n != 2 {
+		t.Fatalf("%d orders at the end, want still 2", n)
+	}
 }
 
 func TestHTTPSACMEOverHTTP01(t *testing.T) {

@@ -38,6 +38,11 @@ type app struct {
 	server    *server.Server
 	http      *http.Server
 	listener  net.Listener
+	// plain serves server.http_listen when server.tls is on (the ACME
+	// challenge, redirects to HTTPS); nil otherwise. See tls.go.
+	plain         *http.Server
+	plainListener net.Listener
+	https         *httpsSetup // nil: server.tls is off
 }
 
 // newApp opens the data file, wires the services, bootstraps the admin or
@@ -55,6 +60,9 @@ func newApp(ctx context.Context, cfg *Config, logger *slog.Logger) (*app, error)
 	if err := db.CatchDamage(func() error { return a.wire(ctx) }); err != nil {
 		if a.listener != nil {
 			a.listener.Close()
+		}
+		if a.plainListener != nil {
+			a.plainListener.Close()
 		}
 		if a.geo != nil {
 			a.geo.Close()
@@ -173,6 +181,9 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 	if err := a.bootstrap(ctx); err != nil {
 		return err
 	}
+	if err := a.listenHTTPS(&ln); err != nil {
+		return err
+	}
 	a.listener = srv.Listener(ln)
 	a.http = srv.HTTPServer(cfg.Server.Listen)
 	return nil
@@ -217,8 +228,13 @@ func (a *app) run(ctx context.Context) error {
 	go func() { defer close(dispatched); a.dispatch.Run(pruneCtx) }()
 	discovered := make(chan struct{})
 	go func() { defer close(discovered); a.discoverOIDC(pruneCtx) }()
-	errc := make(chan error, 1)
+	errc := make(chan error, 2)
 	go func() { errc <- a.http.Serve(a.listener) }()
+	if a.plain != nil {
+		go func() { errc <- a.plain.Serve(a.plainListener) }()
+		a.logger.Info("serving HTTPS; plain HTTP answers the ACME challenge and redirects", "tls", a.cfg.Server.TLS,
+			"http_listen", a.plainListener.Addr().String())
+	}
 	a.logger.Info("linkbolt is serving", "version", versionString(), "listen", a.addr(),
 		"base_url", a.cfg.Server.BaseURL.String(), "data", a.cfg.Storage.Path)
 	var serveErr error
@@ -229,6 +245,9 @@ func (a *app) run(ctx context.Context) error {
 	a.logger.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.Server.ShutdownTimeout)
 	defer cancel()
+	if a.plain != nil {
+		_ = a.plain.Shutdown(sctx)
+	}
 	if err := a.http.Shutdown(sctx); err != nil {
 		a.logger.Error("shutdown: requests still running after server.shutdown_timeout are cut off", "err", err)
 		a.http.Close()
@@ -249,6 +268,7 @@ func (a *app) run(ctx context.Context) error {
 	if a.geo != nil {
 		a.geo.Close()
 	}
+	a.https.close() // before the data file: autocert writes from goroutines of its own
 	if err := a.db.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("closing the data file: %w", err))
 	}

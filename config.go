@@ -45,6 +45,16 @@ type Config struct {
 		// MemoryLimit is the Go runtime's soft memory limit in bytes
 		// (debug.SetMemoryLimit); 0 is off. See applyMemoryLimit.
 		MemoryLimit int64 `mapstructure:"memory_limit"`
+
+		// HTTPS: off, acme (automatic certificates) or files; see tls.go.
+		TLS              string `mapstructure:"tls"`
+		TLSCert          string `mapstructure:"tls_cert"`
+		TLSKey           string `mapstructure:"tls_key"`
+		ACMEEmail        string `mapstructure:"acme_email"`
+		ACMEDirectory    string `mapstructure:"acme_directory"`
+		ACMECARoot       string `mapstructure:"acme_ca_root"`
+		HTTPListen       string `mapstructure:"http_listen"`
+		TLSRedirectsHTTP bool   `mapstructure:"tls_redirects_http"`
 	} `mapstructure:"server"`
 	Storage struct {
 		Path string `mapstructure:"path"`
@@ -139,6 +149,15 @@ var defaults = map[string]any{
 	"server.max_connections":    1000,
 	"server.cors_origins":       []string{},
 	"server.memory_limit":       256 << 20,
+
+	"server.tls":                "off",
+	"server.tls_cert":           "",
+	"server.tls_key":            "",
+	"server.acme_email":         "",
+	"server.acme_directory":     "https://acme-v02.api.letsencrypt.org/directory",
+	"server.acme_ca_root":       "",
+	"server.http_listen":        ":80",
+	"server.tls_redirects_http": true,
 
 	"storage.path":            "./data/linkbolt.db",
 	"auth.jwt_secret":         "",
@@ -351,6 +370,7 @@ func (c *Config) Validate() error {
 	if c.Server.SearchScanLimit < 0 {
 		errs = append(errs, fmt.Errorf("server.search_scan_limit: must not be negative (0 means no bound)"))
 	}
+	errs = append(errs, c.validateTLS()...)
 	if origins, err := server.ParseCORSOrigins(c.Server.CORSOrigins); err != nil {
 		errs = append(errs, fmt.Errorf("server.cors_origins: %w", err))
 	} else {

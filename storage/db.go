@@ -152,6 +152,7 @@ var allBuckets = [][]byte{
 	bucketLinksSearch,
 	bucketLinksArchived, bucketBlocklist,
 	bucketImports,
+	bucketACME,
 }
 
 // bucketClicksLinkV2 held the per-link click counters up to schema

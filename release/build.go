@@ -75,13 +75,16 @@ func (r *release) buildAll(ctx context.Context) error {
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
 	errs := make([]error, len(r.targets))
 	var wg sync.WaitGroup
+	var logMu sync.Mutex
 	for i, t := range r.targets {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
+			logMu.Lock()
 			fmt.Fprintf(r.log, "building %s\n", t)
+			logMu.Unlock()
 			errs[i] = r.build(ctx, t)
 		}()
 	}

@@ -62,7 +62,7 @@ func TestSystemdUnit(t *testing.T) {
 		{"Service", "ProtectKernelModules", "yes"},
 		{"Service", "ProtectKernelLogs", "yes"},
 		{"Service", "ProtectControlGroups", "yes"},
-		{"Service", "RestrictAddressFamilies", "AF_INET AF_INET6 AF_UNIX"},
+		{"Service", "RestrictAddressFamilies", "AF_INET AF_INET6 AF_UNIX AF_NETLINK"},
 		{"Service", "SystemCallFilter", "@system-service"},
 		{"Service", "SystemCallArchitectures", "native"},
 		{"Service", "CapabilityBoundingSet", ""},

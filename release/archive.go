@@ -25,10 +25,18 @@ const sumsFile = "SHA256SUMS"
 // besides the binary: the CA certificates and the empty data directory.
 const dockerDir = "docker"
 
-// releaseEntry matches the names the release command writes into its
-// output directory, so an earlier release may be replaced and anything
-// else is left alone.
-var releaseEntry = regexp.MustCompile(`^(linkbolt_.+\.(tar\.gz|zip)|` + sumsFile + `|` + dockerDir + `|[a-z0-9]+_[a-z0-9]+)$`)
+// releaseArchive matches the archives' names.
+var releaseArchive = regexp.MustCompile(`^linkbolt_.+\.(tar\.gz|zip)$`)
+
+// isReleaseEntry reports whether name is one the release command writes
+// into its output directory, so an earlier release may be replaced and
+// anything else is left alone.
+func isReleaseEntry(name string) bool {
+	if name == sumsFile || name == dockerDir || releaseArchive.MatchString(name) {
+		return true
+	}
+	return slices.ContainsFunc(allTargets, func(t target) bool { return t.dir() == name })
+}
 
 // prepareOut makes out an empty directory. One holding an earlier release
 // (only names the command writes) is emptied; one holding anything else is
@@ -41,7 +49,7 @@ func prepareOut(out string) error {
 		return fmt.Errorf("--out %s: %w", out, err)
 	}
 	for _, e := range entries {
-		if !releaseEntry.MatchString(e.Name()) {
+		if !isReleaseEntry(e.Name()) {
 			return fmt.Errorf("--out %s holds %s, which is not part of a linkbolt release: choose a new or empty directory", out, e.Name())
 		}
 	}

@@ -12,14 +12,19 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"strings"
 	"syscall"
 	_ "time/tzdata" // analytics time zones work on hosts without a zone database
 )
 
-// version is set at build time with -ldflags "-X main.version=v1.2.3".
-var version = ""
+// version and commit are set at build time with -ldflags "-X
+// main.version=v1.2.3 -X main.commit=<git commit>" (go run ./release does).
+var (
+	version = ""
+	commit  = ""
+)
 
 func main() {
 	// Redirects allocate little but often; a larger heap goal trades a few
@@ -68,10 +73,13 @@ var versionCommand = &command{
 	name:     "version",
 	synopsis: "version",
 	summary:  "print the version",
-	about:    "Print linkbolt's version.",
+	about: `Print linkbolt's version on the first line ("linkbolt v1.2.3"), then the
+git commit it was built from ("-dirty" when it had uncommitted changes),
+the Go version and the platform.`,
 	define: func(*flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
 		return func(_ context.Context, stdout, _ io.Writer) error {
-			fmt.Fprintln(stdout, "linkbolt", versionString())
+			fmt.Fprintf(stdout, "linkbolt %s\ncommit   %s\ngo       %s\nplatform %s/%s\n",
+				versionString(), commitString(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 			return nil
 		}
 	},
@@ -300,6 +308,35 @@ func versionString() string {
 		return bi.Main.Version
 	}
 	return "dev"
+}
+
+// commitString is the git commit linkbolt was built from: the one the
+// release stamped, else the one go build recorded ("-dirty" when the
+// checkout had changes), else "unknown".
+func commitString() string {
+	if commit != "" {
+		return commit
+	}
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	switch {
+	case rev == "":
+		return "unknown"
+	case modified == "true":
+		return rev + "-dirty"
+	}
+	return rev
 }
 
 func runServe(ctx context.Context, configPath string, stderr io.Writer) error {

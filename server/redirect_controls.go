@@ -82,20 +82,22 @@ func (s *Server) redirectControlled(w http.ResponseWriter, r *http.Request, d *l
 	if l.PasswordHash != "" && !s.unlockedGet(w, r, d, l) {
 		return
 	}
-	s.redirectTo(w, r, l, s.pickDestination(r, l), 0)
+	dest, variant := s.pickDestination(r, l)
+	s.redirectTo(w, r, l, dest, variant, 0)
 }
 
 // redirectTo records a click for a GET (or a POST of the right password)
-// and redirects to dest with the link's UTM values. status 0 is the link's
-// redirect code. Answers vary by visitor, so none is cached.
-func (s *Server) redirectTo(w http.ResponseWriter, r *http.Request, l *link.Link, dest string, status int) {
+// and redirects to dest, the link's variant (from 1; 0 for none), with the
+// link's UTM values. status 0 is the link's redirect code. Answers vary by
+// visitor, so none is cached.
+func (s *Server) redirectTo(w http.ResponseWriter, r *http.Request, l *link.Link, dest string, variant uint8, status int) {
 	if s.loops(dest) {
 		s.writeError(w, r, errHTTP(codeRedirectLoop,
 			"short link "+strconv.Quote(l.Alias)+" points back into this service ("+hostOf(dest)+"), which would loop: change its destination"))
 		return
 	}
 	if r.Method != http.MethodHead {
-		s.recordClick(r, l)
+		s.recordClick(r, l, variant)
 	}
 	h := w.Header()
 	h["Location"] = []string{destinationTo(l, dest)}
@@ -126,11 +128,11 @@ func isLower(s string) bool {
 	return true
 }
 
-func (s *Server) recordClick(r *http.Request, l *link.Link) {
+func (s *Server) recordClick(r *http.Request, l *link.Link, variant uint8) {
 	s.recorder.Record(link.Click{
 		LinkID: l.ID, WorkspaceID: l.WorkspaceID, CampaignID: l.CampaignID, Time: s.now(),
 		Referrer: link.ReferrerHost(r.Header.Get("Referer")), UserAgent: clickUA(r.Header.Get("User-Agent")),
-		Addr: s.clientAddr(r),
+		Addr: s.clientAddr(r), Variant: variant,
 	})
 }
 
@@ -250,19 +252,21 @@ func preferredLanguage(h string) string {
 }
 
 // pickDestination returns where the request goes: the first rule that
-// matches, else the visitor's variant, else the link's destination. Rules
-// come first: a rule takes its visitors out of the A/B split.
-func (s *Server) pickDestination(r *http.Request, l *link.Link) string {
+// matches, else the visitor's variant (and its number, from 1, which the
+// click carries), else the link's destination. Rules come first: a rule
+// takes its visitors out of the A/B split.
+func (s *Server) pickDestination(r *http.Request, l *link.Link) (dest string, variant uint8) {
 	f := visitorFacts{r: r, s: s}
 	for i := range l.Rules {
 		if f.matches(&l.Rules[i].If) {
-			return l.Rules[i].Then
+			return l.Rules[i].Then, 0
 		}
 	}
 	if len(l.Variants) > 0 {
-		return l.Variants[s.variantOf(&f, l)].DestinationURL
+		i := s.variantOf(&f, l)
+		return l.Variants[i].DestinationURL, uint8(i + 1)
 	}
-	return l.DestinationURL
+	return l.DestinationURL, 0
 }
 
 // variantOf returns the index of the visitor's variant of l: the visitor
@@ -432,5 +436,6 @@ func (s *Server) unlockPost(w http.ResponseWriter, r *http.Request, d *link.Doma
 		return
 	}
 	s.setUnlockCookie(w, d, l)
-	s.redirectTo(w, r, l, s.pickDestination(r, l), http.StatusSeeOther)
+	dest, variant := s.pickDestination(r, l)
+	s.redirectTo(w, r, l, dest, variant, http.StatusSeeOther)
 }

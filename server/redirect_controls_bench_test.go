@@ -76,7 +76,7 @@ func BenchmarkPickDestination(b *testing.B) {
 	req.Header.Set("Accept-Language", "en-GB,en;q=0.9")
 	b.ReportAllocs()
 	for b.Loop() {
-		if d := e.srv.pickDestination(req, l); d != "https://example.com/a" && d != "https://example.com/b" {
+		if d, _ := e.srv.pickDestination(req, l); d != "https://example.com/a" && d != "https://example.com/b" {
 			b.Fatal(d)
 		}
 	}

@@ -147,6 +147,7 @@ func newClickBatch(n int) *clickBatch {
 	for _, d := range rawStrings {
 		b.strVals[d] = map[string]uint32{}
 	}
+	b.strVals[dimVariants] = map[string]uint32{}
 	return b
 }
 
@@ -236,6 +237,9 @@ func (b *clickBatch) add(c *parsedClick) {
 	for _, d := range rawStrings {
 		vals[d] = b.strValue(d, c.vals[d])
 	}
+	if c.variant != 0 {
+		vals[dimVariants] = b.strValue(dimVariants, c.vals[dimVariants])
+	}
 	var bot uint64
 	if c.bot {
 		bot = 1
@@ -256,8 +260,11 @@ func (b *clickBatch) add(c *parsedClick) {
 		for _, p := range [2]int32{b.period(s, false, c.hour), b.period(s, true, c.day)} {
 			b.periods[p].add.clicks++
 			b.periods[p].add.bots += bot
-			for d := first; d < numDims; d++ {
+			for d := first; d < dimVariants; d++ {
 				b.cells = append(b.cells, uint64(p)<<cellPeriodShift|uint64(d)<<cellDimShift|uint64(vals[d])<<1|bot)
+			}
+			if s == ls && c.variant != 0 { // variants are a link's only
+				b.cells = append(b.cells, uint64(p)<<cellPeriodShift|uint64(dimVariants)<<cellDimShift|uint64(vals[dimVariants])<<1|bot)
 			}
 		}
 	}
@@ -350,7 +357,7 @@ func (b *clickBatch) rankValues(ranked *[numDims][]string) (valRank [numDims][]u
 	for r, id := range rankedIDs {
 		valRank[dimLinks][b.links[id].val] = uint64(r)
 	}
-	for _, d := range rawStrings {
+	for _, d := range append(rawStrings[:len(rawStrings):len(rawStrings)], dimVariants) {
 		ranked[d] = slices.Clone(b.strs[d])
 		slices.Sort(ranked[d])
 		valRank[d] = make([]uint64, len(ranked[d]))

@@ -79,7 +79,7 @@ func (s *Server) redirectControlled(w http.ResponseWriter, r *http.Request, d *l
 		s.serveOGPage(w, r, l)
 		return
 	}
-	if l.PasswordHash != "" && !s.unlockedGet(w, r, d, l) {
+	if l.PasswordHash != "" && (!s.unlockedGet(w, r, d, l) || !s.takeClick(w, r, l)) {
 		return
 	}
 	dest, variant := s.pickDestination(r, l)
@@ -428,11 +428,18 @@ func (s *Server) unlockPost(w http.ResponseWriter, r *http.Request, d *link.Doma
 		s.writePasswordPage(w, r, http.StatusBadRequest, l, "The form could not be read. Try again.")
 		return
 	}
+	// An expired, used-up or blocked link asks for no password.
+	if (l.Limited() || s.blocklist.active()) && s.controlRedirect(w, r, l, s.now()) {
+		return
+	}
 	if !s.guessAllowed(w, r, l, true) {
 		return
 	}
 	if !s.linkPasswords().Verify([]byte(l.PasswordHash), r.PostForm.Get("password")) {
 		s.writePasswordPage(w, r, http.StatusUnauthorized, l, "Wrong password. Try again.")
+		return
+	}
+	if !s.takeClick(w, r, l) {
 		return
 	}
 	s.setUnlockCookie(w, d, l)

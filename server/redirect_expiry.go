@@ -102,9 +102,11 @@ const (
 )
 
 // controlRedirect applies the link controls of expiry and limits and the
-// blocklist to a redirect of l at now. It answers and returns true when the
-// link does not go to its destination; a GET of a link with max_clicks
-// that goes on has had its click reserved.
+// blocklist to a redirect of l at now (or to the password form's POST). It
+// answers and returns true when the link does not go to its destination;
+// a GET of a link with max_clicks that goes on has had its click reserved,
+// unless the link has a password: its click is taken once the visitor is
+// through (takeClick), as the form is no click.
 func (s *Server) controlRedirect(w http.ResponseWriter, r *http.Request, l *link.Link, now time.Time) bool {
 	gone := linkLive
 	switch {
@@ -114,7 +116,7 @@ func (s *Server) controlRedirect(w http.ResponseWriter, r *http.Request, l *link
 		gone = linkExpired
 	case l.MaxClicks > 0:
 		// A link-preview bot fetching a social card is no click.
-		click := r.Method == http.MethodGet && (l.OG == nil || !analytics.PreviewBot(r.Header.Get("User-Agent")))
+		click := r.Method == http.MethodGet && l.PasswordHash == "" && (l.OG == nil || !analytics.PreviewBot(r.Header.Get("User-Agent")))
 		ok, err := s.reserveClick(r.Context(), l, click)
 		if err != nil {
 			s.writeError(w, r, err)
@@ -127,15 +129,41 @@ func (s *Server) controlRedirect(w http.ResponseWriter, r *http.Request, l *link
 	if gone == linkLive {
 		return false
 	}
+	s.goneRedirect(w, r, l, gone)
+	return true
+}
+
+// takeClick reserves the click of a visitor let through a protected link
+// with max_clicks (the right password posted, an unlock cookie, the
+// X-Link-Password header), under the same lock and counter as every click
+// of the link. Once the link is used up, or after an error, it has
+// answered and returns false.
+func (s *Server) takeClick(w http.ResponseWriter, r *http.Request, l *link.Link) bool {
+	if l.MaxClicks <= 0 || r.Method == http.MethodHead {
+		return true
+	}
+	ok, err := s.reserveClick(r.Context(), l, true)
+	if err != nil {
+		s.writeError(w, r, err)
+		return false
+	}
+	if !ok {
+		s.goneRedirect(w, r, l, linkUsedUp)
+	}
+	return ok
+}
+
+// goneRedirect answers a redirect of l that no longer goes to its
+// destination: to expired_url, or 410.
+func (s *Server) goneRedirect(w http.ResponseWriter, r *http.Request, l *link.Link, gone linkGone) {
 	if gone != linkBlocked && l.ExpiredURL != "" && !s.loops(l.ExpiredURL) {
 		h := w.Header()
 		h["Location"] = []string{asciiURL(l.ExpiredURL)}
 		h["Cache-Control"] = cacheTemporary
 		w.WriteHeader(http.StatusFound)
-		return true
+		return
 	}
 	s.goneAnswer(w, r, l, gone)
-	return true
 }
 
 var gonePage = template.Must(template.New("410").Parse(`<!doctype html>

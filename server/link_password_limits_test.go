@@ -112,3 +112,82 @@ func TestLinkMaxClicksPassword(t *testing.T) {
 		t.Fatalf("used up with expired_url: %d %q", w.Code, w.Header().Get("Location"))
 	}
 }
+
+// TestClickCountersEvicted: the counter of a limited link not clicked for
+// clickCounterIdle goes at the next sweep, and the new counter, seeded
+// from the stored total, keeps the limit exact; a counter ahead of its
+// stored total (a click reserved, not yet recorded) stays until it is
+// stale; concurrent clicks across sweeps stay exact.
+func TestClickCountersEvicted(t *testing.T) {
+	e := newEnv(t)
+	a := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"lim-a","max_clicks":5}`, 201)
+	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/b","alias":"lim-b","max_clicks":1000}`, 201)
+	for range 3 {
+		e.do("GET", "/lim-a", "", "", 302)
+	}
+	e.do("GET", "/lim-b", "", "", 302)
+	if n := e.srv.clickLimits.size(); n != 2 {
+		t.Fatalf("%d counters, want 2", n)
+	}
+	// Idle long enough: the next click (of another link) sweeps a's away.
+	e.clock.Add(clickCounterIdle)
+	e.do("GET", "/lim-b", "", "", 302)
+	if n := e.srv.clickLimits.size(); n != 1 {
+		t.Fatalf("%d counters after the sweep, want 1", n)
+	}
+	// a's new counter starts from the stored 3: two more, then 410.
+	e.do("GET", "/lim-a", "", "", 302)
+	e.do("GET", "/lim-a", "", "", 302)
+	if r := e.request(newRequest("GET", "/lim-a", "", "")); r.status != 410 {
+		t.Fatalf("sixth click after eviction: %d", r.status)
+	}
+	e.flush()
+	if got := e.do("GET", "/v1/links/"+a.str("id"), e.readKey, "", 200).path("clicks"); got != float64(5) {
+		t.Fatalf("clicks %v, want 5", got)
+	}
+
+	// A click reserved and not yet recorded keeps its counter through a sweep.
+	c := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/c","alias":"lim-c","max_clicks":2}`, 201)
+	lc, err := e.srv.links.FindLinkByID(t.Context(), e.ws, c.str("id"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := e.srv.reserveClick(t.Context(), lc, true); !ok || err != nil {
+		t.Fatalf("reserve: %v %v", ok, err)
+	}
+	e.clock.Add(clickCounterIdle)
+	e.do("GET", "/lim-b", "", "", 302) // sweeps
+	e.do("GET", "/lim-c", "", "", 302) // the second of two
+	if r := e.request(newRequest("GET", "/lim-c", "", "")); r.status != 410 {
+		t.Fatalf("a counter ahead of its stored total was evicted: %d", r.status)
+	}
+
+	// 64 concurrent clicks while the clock moves past the idle time and
+	// sweeps run: exactly the limit is redirected.
+	d := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/d","alias":"lim-d","max_clicks":20}`, 201)
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	var wg sync.WaitGroup
+	for i := range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if i%8 == 0 {
+				e.clock.Add(clickCounterIdle)
+			}
+			w := httptest.NewRecorder()
+			e.srv.ServeHTTP(w, newRequest("GET", "/lim-d", "", ""))
+			mu.Lock()
+			statuses[w.Code]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if statuses[302] != 20 || statuses[410] != 44 {
+		t.Fatalf("statuses %v, want 20 × 302 and 44 × 410", statuses)
+	}
+	e.flush()
+	if got := e.do("GET", "/v1/links/"+d.str("id"), e.readKey, "", 200).path("clicks"); got != float64(20) {
+		t.Fatalf("clicks %v, want 20", got)
+	}
+}

@@ -120,3 +120,24 @@ func TestLinkVariantsTopList(t *testing.T) {
 		t.Errorf("top export lacks the variants' other: %s", r.raw)
 	}
 }
+
+// TestPreferredLanguage: the primary tag of the language with the highest
+// q (the first among equals); q=0 and malformed weights are no choice.
+func TestPreferredLanguage(t *testing.T) {
+	for h, want := range map[string]string{
+		"de-AT,de;q=0.9,en;q=0.8": "de",
+		"en;q=0.5, FR-ca;q=0.8":   "fr",
+		"fr;q=0":                  "",
+		"fr;q=0, es;q=0.001":      "es",
+		"it;q=abc, pt;q=0.3":      "pt",
+		"it;q=1.5, pt;q=0.3":      "pt",
+		"it;q=0.1234, pt;q=0.3":   "pt",
+		"nl;q=1.000, sv":          "nl",
+		"*, ja;q=0.2":             "ja",
+		"":                        "",
+	} {
+		if got := preferredLanguage(h); got != want {
+			t.Errorf("preferredLanguage(%q) = %q, want %q", h, got, want)
+		}
+	}
+}

@@ -48,7 +48,7 @@ const (
 // daily salt of the analytics' visitor hash).
 type controlKeys struct {
 	unlock  []byte
-	variant []byte
+	variant *analytics.VisitorHasher
 }
 
 func newControlKeys(secret []byte) controlKeys {
@@ -57,7 +57,7 @@ func newControlKeys(secret []byte) controlKeys {
 		m.Write([]byte("linkbolt link controls: " + label))
 		return m.Sum(nil)
 	}
-	return controlKeys{unlock: derive("unlock cookie"), variant: derive("variant")}
+	return controlKeys{unlock: derive("unlock cookie"), variant: analytics.NewVisitorHasher(derive("variant"))}
 }
 
 // linkPasswords hashes and checks link passwords: linkPasswordCost, or the
@@ -223,7 +223,7 @@ func (f *visitorFacts) matches(c *link.RuleCondition) bool {
 // an Accept-Language header prefers most (the highest q, the first among
 // equals; q=0 is "not this one"), or "".
 func preferredLanguage(h string) string {
-	best, bestQ := "", 0.0
+	best, bestQ := "", 0
 	for rest := h; rest != ""; {
 		var part string
 		part, rest, _ = strings.Cut(rest, ",")
@@ -232,10 +232,10 @@ func preferredLanguage(h string) string {
 		if tag == "" || tag == "*" {
 			continue
 		}
-		q := 1.0
+		q := 1000
 		if p := strings.TrimSpace(params); strings.HasPrefix(p, "q=") {
-			v, err := strconv.ParseFloat(p[2:], 64)
-			if err != nil {
+			v, ok := qValue(p[2:])
+			if !ok {
 				continue
 			}
 			q = v
@@ -249,6 +249,32 @@ func preferredLanguage(h string) string {
 		best = strings.ToLower(best)
 	}
 	return best
+}
+
+// qValue reads the weight of an Accept-Language entry, in thousandths:
+// 0 to 1 with at most three decimals (RFC 9110's qvalue); ok is false for
+// anything else.
+func qValue(s string) (q int, ok bool) {
+	if s == "" || (s[0] != '0' && s[0] != '1') {
+		return 0, false
+	}
+	q = int(s[0]-'0') * 1000
+	s = s[1:]
+	if s == "" {
+		return q, true
+	}
+	if s[0] != '.' || len(s) > 4 {
+		return 0, false
+	}
+	scale := 100
+	for i := 1; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return 0, false
+		}
+		q += int(s[i]-'0') * scale
+		scale /= 10
+	}
+	return q, q <= 1000
 }
 
 // pickDestination returns where the request goes: the first rule that
@@ -274,7 +300,7 @@ func (s *Server) pickDestination(r *http.Request, l *link.Link) (dest string, va
 // secret and mixed with the link's ID, picks a point in 0–99 that the
 // weights divide. A visitor keeps their variant as long as both stay.
 func (s *Server) variantOf(f *visitorFacts, l *link.Link) int {
-	return variantIndex(l, analytics.VisitorHash(s.controlKeys.variant, f.address(), f.r.Header.Get("User-Agent")))
+	return variantIndex(l, s.controlKeys.variant.Hash(f.address(), f.r.Header.Get("User-Agent")))
 }
 
 func variantIndex(l *link.Link, visitor uint64) int {

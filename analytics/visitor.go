@@ -30,32 +30,6 @@ func VisitorHash(salt []byte, addr netip.Addr, ua string) uint64 {
 	return m.sum(addr, ua)
 }
 
-// VisitorHasher is VisitorHash under one fixed key, with MACs of its own:
-// a caller with a key of its own (the redirect's A/B split) then never
-// keys again the MACs that the recorder keeps keyed with the day's salt.
-type VisitorHasher struct {
-	key  []byte
-	macs sync.Pool
-}
-
-// NewVisitorHasher returns the VisitorHash under key.
-func NewVisitorHasher(key []byte) *VisitorHasher {
-	h := &VisitorHasher{key: bytes.Clone(key)}
-	h.macs.New = func() any {
-		m := new(visitorMAC)
-		m.rekey(h.key)
-		return m
-	}
-	return h
-}
-
-// Hash is VisitorHash(key, addr, ua).
-func (h *VisitorHasher) Hash(addr netip.Addr, ua string) uint64 {
-	m := h.macs.Get().(*visitorMAC)
-	defer h.macs.Put(m)
-	return m.sum(addr, ua)
-}
-
 // visitorMACs holds keyed HMACs with their buffers for VisitorHash: a
 // click's hash is then one HMAC over the message with no allocation, where
 // hmac.New would allocate and hash the key's pads on every click. All

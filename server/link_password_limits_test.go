@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestLinkMaxClicksPassword: a protected link with max_clicks. The form
@@ -189,5 +190,28 @@ func TestClickCountersEvicted(t *testing.T) {
 	e.flush()
 	if got := e.do("GET", "/v1/links/"+d.str("id"), e.readKey, "", 200).path("clicks"); got != float64(20) {
 		t.Fatalf("clicks %v, want 20", got)
+	}
+}
+
+// TestLinkPasswordExpired: the password form's POST of an expired
+// protected link answers as its GET does (410), the right password too.
+func TestLinkPasswordExpired(t *testing.T) {
+	e := newEnv(t)
+	l := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/x","alias":"gone-pw","password":"open-sesame-1",
+		"expires_at":"`+e.clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)+`"}`, 201)
+	w := httptest.NewRecorder()
+	e.srv.ServeHTTP(w, passwordPost("/gone-pw", "10.0.3.1", "open-sesame-1"))
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("before expiry: %d", w.Code)
+	}
+	e.clock.Add(time.Hour)
+	w = httptest.NewRecorder()
+	e.srv.ServeHTTP(w, passwordPost("/gone-pw", "10.0.3.1", "open-sesame-1"))
+	if w.Code != http.StatusGone {
+		t.Fatalf("after expiry, the right password: %d", w.Code)
+	}
+	e.flush()
+	if got := e.do("GET", "/v1/links/"+l.str("id"), e.readKey, "", 200).path("clicks"); got != float64(1) {
+		t.Fatalf("clicks %v, want 1", got)
 	}
 }

@@ -44,6 +44,9 @@ const (
 	DimDevices   = "devices"
 	DimBrowsers  = "browsers"
 	DimOS        = "os"
+	// DimVariants counts a link's clicks by A/B variant (values "1", "2",
+	// …): only a link's analytics have it, so it is not in Dimensions.
+	DimVariants = "variants"
 )
 
 // Dimensions lists the dimensions in the order answers show them.

@@ -94,11 +94,6 @@ func (l *Link) Validate(rules *URLRules) error {
 	}
 	l.validateControls(&v, rules)    // link controls: password, rules, variants, social card
 	l.LinkLimits.validate(&v, rules) // link controls: expiry and limits
-	if l.PasswordHash != "" && l.MaxClicks > 0 {
-		// A click of a limited link is taken before the answer, and the
-		// password form is no click: the two do not go together yet.
-		v.add("max_clicks", "cannot be combined with a password (yet): drop one of them")
-	}
 	return v.err()
 }
 

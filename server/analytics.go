@@ -2,6 +2,7 @@ package server
 
 import (
 	"net/http"
+	"strconv"
 
 	"github.com/linkbolt/linkbolt/analytics"
 	"github.com/linkbolt/linkbolt/link"
@@ -30,6 +31,10 @@ type topEntryResponse struct {
 	Value    string `json:"value"`
 	Clicks   int64  `json:"clicks"`
 	ShortURL string `json:"short_url,omitempty"`
+	// A link's variants list: where the variant sends visitors now, and
+	// its weight.
+	DestinationURL string `json:"destination_url,omitempty"`
+	Weight         int    `json:"weight,omitempty"`
 }
 
 type analyticsResponse struct {
@@ -131,6 +136,11 @@ func (s *Server) writeStats(w http.ResponseWriter, r *http.Request, c *caller, q
 		}
 		out.Top[dim] = entries
 	}
+	if scope == link.ScopeLink {
+		if err := s.addVariantsTop(r, &out, st, c.workspace.ID, id); err != nil {
+			return err
+		}
+	}
 	writeJSON(w, http.StatusOK, out)
 	return nil
 }
@@ -178,4 +188,35 @@ func (s *Server) shortURLOf(r *http.Request, workspaceID, id string) string {
 		return ""
 	}
 	return s.shortURL(l)
+}
+
+// addVariantsTop adds a link's variants top list: its clicks by A/B
+// variant ("1" is the first of the link's variants), each with the
+// destination and weight the variant has now (none for a number the link
+// no longer has). Its other is the clicks sent to no variant: those a rule
+// took, a preview bot's, those from before the split.
+func (s *Server) addVariantsTop(r *http.Request, out *analyticsResponse, st *link.Stats, wsID, id string) error {
+	var variants []link.Variant
+	if len(st.Top[link.DimVariants]) > 0 {
+		l, err := s.links.FindLinkByID(r.Context(), wsID, id)
+		if err != nil && !isNotFound(err) {
+			return err
+		}
+		if l != nil {
+			variants = l.Variants
+		}
+	}
+	entries := make([]topEntryResponse, 0, len(st.Top[link.DimVariants]))
+	other := st.Clicks
+	for _, e := range st.Top[link.DimVariants] {
+		te := topEntryResponse{Value: e.Value, Clicks: e.Clicks}
+		if n, err := strconv.Atoi(e.Value); err == nil && n >= 1 && n <= len(variants) {
+			te.DestinationURL, te.Weight = variants[n-1].DestinationURL, variants[n-1].Weight
+		}
+		entries = append(entries, te)
+		other -= e.Clicks
+	}
+	out.Top[link.DimVariants] = entries
+	out.TopOther[link.DimVariants] = max(other, 0)
+	return nil
 }

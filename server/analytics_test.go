@@ -141,7 +141,7 @@ func TestExport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(rows) != 3 || strings.Join(rows[0], ",") != "time,link_id,campaign_id,referrer,country,device,browser,os,bot,visitor" {
+	if len(rows) != 3 || strings.Join(rows[0], ",") != "time,link_id,campaign_id,referrer,country,device,browser,os,bot,visitor,variant" {
 		t.Fatalf("CSV: %q", rows)
 	}
 	if rows[1][1] != id || rows[1][3] != "news.example" || rows[1][6] != "Chrome" || rows[1][8] != "false" ||

@@ -24,16 +24,23 @@ type exportClick struct {
 	OS         string  `json:"os"`
 	Bot        bool    `json:"bot"`
 	Visitor    string  `json:"visitor"`
+	// Variant is the link's A/B variant the click was sent to, from 1;
+	// null (an empty CSV field) for none.
+	Variant *int `json:"variant"`
 }
 
-var exportClickHeader = []string{"time", "link_id", "campaign_id", "referrer", "country", "device", "browser", "os", "bot", "visitor"}
+var exportClickHeader = []string{"time", "link_id", "campaign_id", "referrer", "country", "device", "browser", "os", "bot", "visitor", "variant"}
 
 func (e *exportClick) record() []string {
 	cmp := ""
 	if e.CampaignID != nil {
 		cmp = *e.CampaignID
 	}
-	return []string{e.Time, e.LinkID, cmp, e.Referrer, e.Country, e.Device, e.Browser, e.OS, strconv.FormatBool(e.Bot), e.Visitor}
+	variant := ""
+	if e.Variant != nil {
+		variant = strconv.Itoa(*e.Variant)
+	}
+	return []string{e.Time, e.LinkID, cmp, e.Referrer, e.Country, e.Device, e.Browser, e.OS, strconv.FormatBool(e.Bot), e.Visitor, variant}
 }
 
 // handleExport streams the workspace's raw clicks of a range (data=clicks,
@@ -142,6 +149,10 @@ func (s *Server) exportClicks(w http.ResponseWriter, body io.Writer, r *http.Req
 		e := exportClick{Time: clk.Time.UTC().Format(millisFormat), LinkID: clk.LinkID, CampaignID: optional(clk.CampaignID),
 			Referrer: clk.Referrer, Country: clk.Country, Device: clk.Device, Browser: clk.Browser, OS: clk.OS, Bot: clk.Bot,
 			Visitor: fmt.Sprintf("%016x", clk.Visitor)}
+		if clk.Variant != 0 {
+			v := int(clk.Variant)
+			e.Variant = &v
+		}
 		if format == "json" {
 			if n > 0 {
 				bw.WriteString(",")
@@ -208,7 +219,18 @@ func (s *Server) exportAggregates(w http.ResponseWriter, r *http.Request, q *sta
 	} else {
 		cw.Write([]string{"dimension", "value", "clicks"})
 		other := topOther(st)
-		for _, dim := range link.Dimensions {
+		dims := link.Dimensions
+		if f.Scope == link.ScopeLink { // a link's export has its variants too
+			dims = append(dims[:len(dims):len(dims)], link.DimVariants)
+		}
+		for _, dim := range dims {
+			if dim == link.DimVariants {
+				n := st.Clicks
+				for _, e := range st.Top[dim] {
+					n -= e.Clicks
+				}
+				other[dim] = max(n, 0)
+			}
 			for _, e := range st.Top[dim] {
 				cw.Write([]string{dim, e.Value, strconv.FormatInt(e.Clicks, 10)})
 			}

@@ -16,27 +16,55 @@ import (
 // link is never followed more than max_clicks times, however many
 // visitors click at once.
 //
-// Each limited link has a counter in memory, seeded once per process: the
-// recorder is flushed first (so that clicks handed to it, perhaps before
-// the link had a limit, are in the stored totals), then the link's stored
-// total is read. From then on the counter is the authority: a GET takes
-// the counter's lock, compares and increments it before it answers, so
-// the (max_clicks+1)-th of any number of concurrent clicks finds the link
-// used up. The click itself still goes to the recorder as every click
-// does. A click the recorder drops (queue full) is still counted here, so
-// the counter errs on the side of fewer redirects; after a restart the
-// stored total, which lacks such a click, is the seed. Links without
-// max_clicks never reach this code.
+// Each limited link has a counter in memory, seeded when it is first
+// needed: the recorder is flushed first (so that clicks handed to it,
+// perhaps before the link had a limit, are in the stored totals), then the
+// link's stored total is read. From then on the counter is the authority:
+// a GET takes the counter's lock, compares and increments it before it
+// answers, so the (max_clicks+1)-th of any number of concurrent clicks
+// finds the link used up. The click itself still goes to the recorder as
+// every click does. A click the recorder drops (queue full) is still
+// counted here, so the counter errs on the side of fewer redirects; after
+// a restart the stored total, which lacks such a click, is the seed. Links
+// without max_clicks never reach this code.
+//
+// Counters of links not clicked for clickCounterIdle are evicted, so that
+// memory follows the links clicked lately, not every limited link ever
+// clicked: at most once every clickSweepEvery, the click that finds a
+// sweep due flushes the recorder and, under each idle counter's lock,
+// reads the link's stored total; a counter whose clicks are all stored
+// (the stored total is at least its count) goes, and the next click seeds
+// a new one from the same total, so no click is allowed twice. A counter
+// ahead of the stored total (a click reserved and not yet handed to the
+// recorder, or one the queue dropped) stays, until clickCounterStale,
+// after which only a dropped click can explain it, and the stored total
+// is the seed again, as after a restart.
 type clickLimits struct {
-	mu       sync.Mutex
-	counters map[string]*clickCounter // link ID → counter
+	mu        sync.Mutex
+	counters  map[string]*clickCounter // link ID → counter
+	lastSweep time.Time
+	sweeping  bool
 }
 
 type clickCounter struct {
-	mu     sync.Mutex
-	seeded bool
-	used   int64
+	mu      sync.Mutex
+	seeded  bool
+	evicted bool // taken out of the map: look the link's counter up again
+	used    int64
+	ws      string    // the link's workspace, to read its stored total
+	last    time.Time // the last click reserved or looked at
 }
+
+const (
+	// clickCounterIdle is how long a link's counter stays after its last
+	// click.
+	clickCounterIdle = 10 * time.Minute
+	// clickCounterStale is when a counter ahead of its stored total goes
+	// anyway.
+	clickCounterStale = time.Hour
+	// clickSweepEvery is how often idle counters are looked for.
+	clickSweepEvery = time.Minute
+)
 
 // counter returns the counter of the link id, created unseeded.
 func (c *clickLimits) counter(id string) *clickCounter {
@@ -51,6 +79,13 @@ func (c *clickLimits) counter(id string) *clickCounter {
 		c.counters[id] = n
 	}
 	return n
+}
+
+// size is the number of counters held.
+func (c *clickLimits) size() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.counters)
 }
 
 // seed sets the counter of l from its stored total, with the clicks the
@@ -68,7 +103,7 @@ func (s *Server) seedClicks(ctx context.Context, n *clickCounter, l *link.Link) 
 	if err != nil {
 		return err
 	}
-	n.used, n.seeded = stored.Clicks, true
+	n.used, n.seeded, n.ws = stored.Clicks, true, l.WorkspaceID
 	return nil
 }
 
@@ -76,12 +111,29 @@ func (s *Server) seedClicks(ctx context.Context, n *clickCounter, l *link.Link) 
 // only looks whether one is left (a HEAD). ok is false once the link is
 // used up.
 func (s *Server) reserveClick(ctx context.Context, l *link.Link, consume bool) (ok bool, err error) {
-	n := s.clickLimits.counter(l.ID)
-	n.mu.Lock()
-	defer n.mu.Unlock()
+	now := s.now()
+	for {
+		n := s.clickLimits.counter(l.ID)
+		n.mu.Lock()
+		if n.evicted { // evicted meanwhile: the map has (or will have) its successor
+			n.mu.Unlock()
+			continue
+		}
+		ok, err = s.reserveLocked(ctx, n, l, consume, now)
+		n.mu.Unlock()
+		break
+	}
+	if err == nil {
+		s.sweepClickCounters(ctx, now)
+	}
+	return ok, err
+}
+
+func (s *Server) reserveLocked(ctx context.Context, n *clickCounter, l *link.Link, consume bool, now time.Time) (bool, error) {
 	if err := s.seedClicks(ctx, n, l); err != nil {
 		return false, err
 	}
+	n.last = now
 	if n.used >= l.MaxClicks {
 		return false, nil
 	}
@@ -89,6 +141,66 @@ func (s *Server) reserveClick(ctx context.Context, l *link.Link, consume bool) (
 		n.used++
 	}
 	return true, nil
+}
+
+// sweepClickCounters evicts the idle counters (see clickLimits) when a
+// sweep is due at now; one request sweeps at a time, the others go on.
+func (s *Server) sweepClickCounters(ctx context.Context, now time.Time) {
+	c := &s.clickLimits
+	c.mu.Lock()
+	if c.sweeping || now.Sub(c.lastSweep) < clickSweepEvery {
+		c.mu.Unlock()
+		return
+	}
+	c.sweeping, c.lastSweep = true, now
+	ids := make([]string, 0, len(c.counters))
+	counters := make([]*clickCounter, 0, len(c.counters))
+	for id, n := range c.counters {
+		ids, counters = append(ids, id), append(counters, n)
+	}
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.sweeping = false
+		c.mu.Unlock()
+	}()
+	idle := func(n *clickCounter) bool { return n.seeded && !n.evicted && now.Sub(n.last) >= clickCounterIdle }
+	flushed := false
+	for i, n := range counters {
+		n.mu.Lock()
+		if idle(n) {
+			if !flushed {
+				if s.recorder != nil && s.recorder.Flush(ctx) != nil {
+					n.mu.Unlock()
+					return // try again at the next sweep
+				}
+				flushed = true
+			}
+			s.evictIfStored(ctx, ids[i], n, now)
+		}
+		n.mu.Unlock()
+	}
+}
+
+// evictIfStored takes the idle counter n of the link id out of the map
+// when the stored total holds its clicks (or the link is gone, or the
+// counter is stale). The caller holds n.mu and has flushed the recorder.
+func (s *Server) evictIfStored(ctx context.Context, id string, n *clickCounter, now time.Time) {
+	stored, err := s.links.FindLinkByID(ctx, n.ws, id)
+	switch {
+	case isNotFound(err):
+	case err != nil:
+		return
+	case stored.Clicks < n.used && now.Sub(n.last) < clickCounterStale:
+		return // a click not stored yet
+	}
+	n.evicted = true
+	c := &s.clickLimits
+	c.mu.Lock()
+	if c.counters[id] == n {
+		delete(c.counters, id)
+	}
+	c.mu.Unlock()
 }
 
 // linkGone says why a link no longer sends visitors to its destination.
@@ -102,9 +214,11 @@ const (
 )
 
 // controlRedirect applies the link controls of expiry and limits and the
-// blocklist to a redirect of l at now. It answers and returns true when the
-// link does not go to its destination; a GET of a link with max_clicks
-// that goes on has had its click reserved.
+// blocklist to a redirect of l at now (or to the password form's POST). It
+// answers and returns true when the link does not go to its destination;
+// a GET of a link with max_clicks that goes on has had its click reserved,
+// unless the link has a password: its click is taken once the visitor is
+// through (takeClick), as the form is no click.
 func (s *Server) controlRedirect(w http.ResponseWriter, r *http.Request, l *link.Link, now time.Time) bool {
 	gone := linkLive
 	switch {
@@ -114,7 +228,7 @@ func (s *Server) controlRedirect(w http.ResponseWriter, r *http.Request, l *link
 		gone = linkExpired
 	case l.MaxClicks > 0:
 		// A link-preview bot fetching a social card is no click.
-		click := r.Method == http.MethodGet && (l.OG == nil || !analytics.PreviewBot(r.Header.Get("User-Agent")))
+		click := r.Method == http.MethodGet && l.PasswordHash == "" && (l.OG == nil || !analytics.PreviewBot(r.Header.Get("User-Agent")))
 		ok, err := s.reserveClick(r.Context(), l, click)
 		if err != nil {
 			s.writeError(w, r, err)
@@ -127,15 +241,41 @@ func (s *Server) controlRedirect(w http.ResponseWriter, r *http.Request, l *link
 	if gone == linkLive {
 		return false
 	}
+	s.goneRedirect(w, r, l, gone)
+	return true
+}
+
+// takeClick reserves the click of a visitor let through a protected link
+// with max_clicks (the right password posted, an unlock cookie, the
+// X-Link-Password header), under the same lock and counter as every click
+// of the link. Once the link is used up, or after an error, it has
+// answered and returns false.
+func (s *Server) takeClick(w http.ResponseWriter, r *http.Request, l *link.Link) bool {
+	if l.MaxClicks <= 0 || r.Method == http.MethodHead {
+		return true
+	}
+	ok, err := s.reserveClick(r.Context(), l, true)
+	if err != nil {
+		s.writeError(w, r, err)
+		return false
+	}
+	if !ok {
+		s.goneRedirect(w, r, l, linkUsedUp)
+	}
+	return ok
+}
+
+// goneRedirect answers a redirect of l that no longer goes to its
+// destination: to expired_url, or 410.
+func (s *Server) goneRedirect(w http.ResponseWriter, r *http.Request, l *link.Link, gone linkGone) {
 	if gone != linkBlocked && l.ExpiredURL != "" && !s.loops(l.ExpiredURL) {
 		h := w.Header()
 		h["Location"] = []string{asciiURL(l.ExpiredURL)}
 		h["Cache-Control"] = cacheTemporary
 		w.WriteHeader(http.StatusFound)
-		return true
+		return
 	}
 	s.goneAnswer(w, r, l, gone)
-	return true
 }
 
 var gonePage = template.Must(template.New("410").Parse(`<!doctype html>

@@ -7,6 +7,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strconv"
 	"time"
 
 	"github.com/linkbolt/linkbolt/link"
@@ -59,7 +60,8 @@ type parsedClick struct {
 	// weight, when not 0, makes this one click count as weight clicks in
 	// the link's total and the aggregates, with no raw click and no
 	// visitor: the clicks an import knows only as a total.
-	weight uint64
+	weight  uint64
+	variant uint8 // the A/B variant, from 1; 0 for none
 }
 
 // parseClick validates c and returns it in the form it is stored in; ok
@@ -89,6 +91,13 @@ func parseClick(ids *idCodec, c *link.Click) (p parsedClick, ok bool) {
 	p.vals[dimBrowsers] = dimValue(c.Browser, unknownValue)
 	p.vals[dimOS] = dimValue(c.OS, unknownValue)
 	p.bot, p.visitor = c.Bot, c.Visitor
+	// A variant no link can have is no variant.
+	if c.Variant <= link.MaxVariants {
+		p.variant = c.Variant
+	}
+	if p.variant != 0 {
+		p.vals[dimVariants] = strconv.Itoa(int(p.variant))
+	}
 	return p, true
 }
 

@@ -150,6 +150,7 @@ func newClickBatch(n int) *clickBatch {
 	for _, d := range rawStrings {
 		b.strVals[d] = map[string]uint32{}
 	}
+	b.strVals[dimVariants] = map[string]uint32{}
 	return b
 }
 
@@ -244,6 +245,9 @@ func (b *clickBatch) add(c *parsedClick) {
 	for _, d := range rawStrings {
 		vals[d] = b.strValue(d, c.vals[d])
 	}
+	if c.variant != 0 {
+		vals[dimVariants] = b.strValue(dimVariants, c.vals[dimVariants])
+	}
 	var bot uint64
 	if c.bot {
 		bot = 1
@@ -264,15 +268,11 @@ func (b *clickBatch) add(c *parsedClick) {
 		for _, p := range [2]int32{b.period(s, false, c.hour), b.period(s, true, c.day)} {
 			b.periods[p].add.clicks += n
 			b.periods[p].add.bots += bot * n
-			for d := first; d < numDims; d++ {
-				cell := uint64(p)<<cellPeriodShift | uint64(d)<<cellDimShift | uint64(vals[d])<<1 | bot
-				b.cells = append(b.cells, cell)
-				if n > 1 {
-					if b.extra == nil {
-						b.extra = map[uint64]uint64{}
-					}
-					b.extra[cell] += n - 1
-				}
+			for d := first; d < dimVariants; d++ {
+				b.addCell(uint64(p)<<cellPeriodShift|uint64(d)<<cellDimShift|uint64(vals[d])<<1|bot, n)
+			}
+			if s == ls && c.variant != 0 { // variants are a link's only
+				b.addCell(uint64(p)<<cellPeriodShift|uint64(dimVariants)<<cellDimShift|uint64(vals[dimVariants])<<1|bot, n)
 			}
 		}
 	}
@@ -290,6 +290,18 @@ func (b *clickBatch) add(c *parsedClick) {
 	v := &b.visitorList[i]
 	for _, s := range scopes[1:nScopes] {
 		v.addScope(s)
+	}
+}
+
+// addCell counts n clicks in cell: one as an entry of cells, the rest in
+// extra (the clicks an import knows only as a total).
+func (b *clickBatch) addCell(cell, n uint64) {
+	b.cells = append(b.cells, cell)
+	if n > 1 {
+		if b.extra == nil {
+			b.extra = map[uint64]uint64{}
+		}
+		b.extra[cell] += n - 1
 	}
 }
 
@@ -368,7 +380,7 @@ func (b *clickBatch) rankValues(ranked *[numDims][]string) (valRank [numDims][]u
 	for r, id := range rankedIDs {
 		valRank[dimLinks][b.links[id].val] = uint64(r)
 	}
-	for _, d := range rawStrings {
+	for _, d := range append(rawStrings[:len(rawStrings):len(rawStrings)], dimVariants) {
 		ranked[d] = slices.Clone(b.strs[d])
 		slices.Sort(ranked[d])
 		valRank[d] = make([]uint64, len(ranked[d]))

@@ -134,6 +134,9 @@ func (c *clickCheck) blob(name []byte, k, v []byte, daily bool) (periodHeader, [
 			}
 			continue
 		}
+		if d == dimVariants && k[0] != scopeKindLink && len(sections[d].entries) != 0 {
+			c.fail("%s %x: variants outside a link", name, k)
+		}
 		c.section(name, k, d, sections[d], h)
 	}
 	return h, scope, period, true
@@ -168,7 +171,12 @@ func (c *clickCheck) section(name, k []byte, d byte, sec section, h periodHeader
 	if n > topCap[d] || sec.v2 && uint64(n) != sec.n {
 		c.fail("%s %x dim %d: %d entries, cap %d, prefix says %d", name, k, d, n, topCap[d], sec.n)
 	}
-	if sum != (pair{h.clicks, h.bots}) {
+	if d == dimVariants {
+		// Only the clicks sent to a variant are in it.
+		if sum.all > h.clicks || sum.bots > h.bots {
+			c.fail("%s %x dim %d: counts sum to %v, more than the totals %d, %d", name, k, d, sum, h.clicks, h.bots)
+		}
+	} else if sum != (pair{h.clicks, h.bots}) {
 		c.fail("%s %x dim %d: counts sum to %v, totals %d, %d", name, k, d, sum, h.clicks, h.bots)
 	}
 }

@@ -92,10 +92,11 @@ const (
 	dimDevices
 	dimBrowsers
 	dimOS
+	dimVariants // a link's A/B variants: only in link scopes, an optional last section
 	numDims
 )
 
-var dimNames = [numDims]string{link.DimLinks, link.DimReferrers, link.DimCountries, link.DimDevices, link.DimBrowsers, link.DimOS}
+var dimNames = [numDims]string{link.DimLinks, link.DimReferrers, link.DimCountries, link.DimDevices, link.DimBrowsers, link.DimOS, link.DimVariants}
 
 // Values stored for what a click does not say.
 const (
@@ -180,12 +181,17 @@ func hourTime(h uint32) time.Time { return time.Unix(int64(h)*secondsPerHour, 0)
 // with uvarint(clicks), never 0), no section prefix and no inherited
 // counts; they are read as they are and written back as version 2, bounded,
 // by the next batch that touches them.
+//
+// The variants section (a link's clicks by A/B variant, values "1" to
+// "10") came later, as an optional last section: it is written only when
+// it is not empty, so a blob without variants is byte for byte what it
+// was, and a blob that ends after the os section has no variants.
 
 // blobVersion is the version of the period blobs written.
 const blobVersion = 2
 
 // topCap is the most entries a section of each dimension keeps.
-var topCap = [numDims]int{dimLinks: 1024, dimReferrers: 256, dimCountries: 256, dimDevices: 256, dimBrowsers: 256, dimOS: 256}
+var topCap = [numDims]int{dimLinks: 1024, dimReferrers: 256, dimCountries: 256, dimDevices: 256, dimBrowsers: 256, dimOS: 256, dimVariants: 16}
 
 // periodHeader is the totals of a period blob.
 type periodHeader struct {
@@ -229,6 +235,9 @@ func parsePeriodBlob(v []byte, daily bool) (h periodHeader, sections [numDims]se
 		*f, v = n, v[l:]
 	}
 	for d := range sections {
+		if d >= int(dimVariants) && len(v) == 0 {
+			break // an optional section left out: empty
+		}
 		n, l := binary.Uvarint(v)
 		if l <= 0 || n > uint64(len(v)-l) {
 			return h, sections, errBadBlob
@@ -318,6 +327,9 @@ func mergePeriodBlob(old []byte, daily bool, add periodHeader, deltas *[numDims]
 			enc = binary.AppendUvarint(enc, sec.other[1])
 			enc = append(enc, sec.entries...)
 			scratch.sec = enc
+		}
+		if d >= dimVariants && len(enc) == 0 {
+			continue // optional, and the last: left out when empty
 		}
 		out = binary.AppendUvarint(out, uint64(len(enc)))
 		out = append(out, enc...)
@@ -655,6 +667,7 @@ func (h *entryHeap) pop() {
 //	referrer              uvarint(host id) with bit 2, else uvarint(len) value
 //	uvarint(len) value    four times: country, device, browser, os
 //	visitor(8)
+//	[variant(1)]          with bit 3: the A/B variant, from 1
 //
 // under the key workspace id(8) + unix nanos(8) + sequence(4). Never the
 // address or the user agent.
@@ -668,6 +681,7 @@ const (
 	rawFlagBot      = 1 << 0
 	rawFlagCampaign = 1 << 1
 	rawFlagHostRef  = 1 << 2
+	rawFlagVariant  = 1 << 3
 )
 
 // rawStrings are the string fields of a raw click after the campaign, in
@@ -693,6 +707,9 @@ func appendRawClick(b []byte, c *parsedClick, ref rawReferrer) []byte {
 	if ref.ref {
 		flags |= rawFlagHostRef
 	}
+	if c.variant != 0 {
+		flags |= rawFlagVariant
+	}
 	b = append(b, flags)
 	b = binary.AppendUvarint(b, c.link)
 	if c.campaign != "" {
@@ -709,7 +726,11 @@ func appendRawClick(b []byte, c *parsedClick, ref rawReferrer) []byte {
 		b = binary.AppendUvarint(b, uint64(len(c.vals[d])))
 		b = append(b, c.vals[d]...)
 	}
-	return binary.BigEndian.AppendUint64(b, c.visitor)
+	b = binary.BigEndian.AppendUint64(b, c.visitor)
+	if c.variant != 0 {
+		b = append(b, c.variant)
+	}
+	return b
 }
 
 var errBadRawClick = errors.New("malformed raw click")
@@ -769,6 +790,13 @@ func decodeRawClick(ids idFormatter, k, v []byte, c *link.Click, str func([]byte
 			return errBadRawClick
 		}
 		*f = s
+	}
+	c.Variant = 0
+	if flags&rawFlagVariant != 0 {
+		if len(v) != 9 || v[8] == 0 {
+			return errBadRawClick
+		}
+		c.Variant, v = v[8], v[:8]
 	}
 	if len(v) != 8 {
 		return errBadRawClick

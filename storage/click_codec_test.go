@@ -372,3 +372,105 @@ func TestRawClickRoundTrip(t *testing.T) {
 		t.Fatal("decoded a raw click of a missing host")
 	}
 }
+
+// TestPeriodBlobVariants: the variants section is optional and last. A
+// blob without variants is written as before (six sections), a blob of the
+// six sections reads with no variants, and variants merged into it are
+// written as a seventh section.
+func TestPeriodBlobVariants(t *testing.T) {
+	var deltas [numDims][]dimDelta
+	var vals [numDims][]string
+	for d := range dimVariants {
+		deltas[d] = []dimDelta{{v: 0, human: 1}}
+		vals[d] = []string{"a"}
+	}
+	var scratch mergeScratch
+	blob, err := mergePeriodBlob(nil, false, periodHeader{clicks: 1}, &deltas, &vals, &scratch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob = slices.Clone(blob)
+	// Walk the sections as a reader of six would: nothing follows them.
+	rest := blob[2:]
+	for range 2 {
+		_, l := binary.Uvarint(rest)
+		rest = rest[l:]
+	}
+	for d := range dimVariants {
+		n, l := binary.Uvarint(rest)
+		if l <= 0 || n > uint64(len(rest)-l) {
+			t.Fatalf("section %d: malformed", d)
+		}
+		rest = rest[l+int(n):]
+	}
+	if len(rest) != 0 {
+		t.Fatalf("a blob without variants has %d bytes after the os section", len(rest))
+	}
+	_, sections, err := parsePeriodBlob(blob, false)
+	if err != nil || len(sections[dimVariants].entries) != 0 || fmt.Sprint(readBlob(t, dimOS, sections[dimOS])) != "map[a:[1 0]]" {
+		t.Fatalf("six sections: %v", err)
+	}
+
+	for d := range numDims {
+		deltas[d] = nil
+	}
+	deltas[dimVariants], vals[dimVariants] = []dimDelta{{v: 0, human: 2}, {v: 1, human: 3, bot: 1}}, []string{"1", "2"}
+	blob, err = mergePeriodBlob(blob, false, periodHeader{clicks: 6, bots: 1}, &deltas, &vals, &scratch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blob = slices.Clone(blob)
+	h, sections, err := parsePeriodBlob(blob, false)
+	if err != nil || h.clicks != 7 || fmt.Sprint(readBlob(t, dimVariants, sections[dimVariants])) != "map[1:[2 0] 2:[3 1]]" ||
+		fmt.Sprint(readBlob(t, dimOS, sections[dimOS])) != "map[a:[1 0]]" {
+		t.Fatalf("with variants: %+v, %v", h, err)
+	}
+	// Another batch without variants keeps them.
+	deltas[dimVariants] = nil
+	deltas[dimOS] = []dimDelta{{v: 0, human: 1}}
+	blob, err = mergePeriodBlob(blob, false, periodHeader{clicks: 1}, &deltas, &vals, &scratch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, sections, err = parsePeriodBlob(blob, false); err != nil || fmt.Sprint(readBlob(t, dimVariants, sections[dimVariants])) != "map[1:[2 0] 2:[3 1]]" {
+		t.Fatalf("variants kept: %v", err)
+	}
+	// An empty variants section written out is malformed (it is left out).
+	bad := append(slices.Clone(blob[:len(blob)-len(sections[dimVariants].entries)]), 0)
+	if _, _, err := parsePeriodBlob(bad, false); err == nil {
+		t.Fatal("read a blob with a trailing byte")
+	}
+}
+
+// TestRawClickVariant: a raw click keeps its variant; one without is
+// written as before (no variant byte).
+func TestRawClickVariant(t *testing.T) {
+	ids := testCodec(t, nil)
+	in := link.Click{LinkID: ids.formatID(prefixLink, 100), WorkspaceID: ids.formatID(prefixWorkspace, 1), Time: time.Unix(1740830400, 0).UTC(),
+		Referrer: "direct", Country: "DE", Device: "mobile", Browser: "Safari", OS: "iOS", Visitor: 42}
+	k := concat(itob(1), itob(uint64(in.Time.UnixNano())), be32(7))
+	str := func(b []byte) string { return string(b) }
+	noHost := func(uint32, uint64) (string, error) { return "", fmt.Errorf("no host") }
+	p, _ := parseClick(ids, &in)
+	plain := appendRawClick(nil, &p, rawReferrer{inline: "direct"})
+	in.Variant = 3
+	p, _ = parseClick(ids, &in)
+	v := appendRawClick(nil, &p, rawReferrer{inline: "direct"})
+	if len(v) != len(plain)+1 || v[0]&^rawFlagVariant != plain[0] {
+		t.Fatalf("with a variant % x, without % x", v, plain)
+	}
+	var out link.Click
+	if err := decodeRawClick(ids, k, v, &out, str, noHost); err != nil || out != in {
+		t.Fatalf("round trip %+v, %v", out, err)
+	}
+	if err := decodeRawClick(ids, k, plain, &out, str, noHost); err != nil || out.Variant != 0 {
+		t.Fatalf("without a variant: %+v, %v", out, err)
+	}
+	if err := decodeRawClick(ids, k, v[:len(v)-1], &out, str, noHost); err == nil {
+		t.Fatal("decoded a raw click without its variant byte")
+	}
+	in.Variant = 11 // no link has 11 variants: none
+	if p, ok := parseClick(ids, &in); !ok || p.variant != 0 {
+		t.Fatalf("variant 11: %d, %v", p.variant, ok)
+	}
+}

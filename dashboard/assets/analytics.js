@@ -85,7 +85,7 @@ export function AnalyticsPage() {
     ${Object.keys(fields).length ? html`<p class="msg error" role="alert">${error.message}</p>` : null}
     ${!data && !error && ready ? html`<p role="status">Loading analytics…</p>` : null}
     ${!ready ? html`<p class="empty">Choose the start and end of the range.</p>` : null}
-    ${data ? html`<${Report} data=${data} link=${link} />` : null}
+    ${data ? html`<${Report} data=${data} link=${link} variants=${info && info.variants} />` : null}
     <${Export} query=${query} ready=${ready} link=${link} />`;
 }
 
@@ -122,7 +122,7 @@ export function Picker({ query, setQuery, fields }) {
   </form>`;
 }
 
-export function Report({ data, link }) {
+export function Report({ data, link, variants }) {
   const t = data.totals;
   const r = data.range;
   return html`<section aria-labelledby="an-totals-h">
@@ -139,10 +139,33 @@ export function Report({ data, link }) {
       ${t.clicks === 0 && t.bot_clicks === 0 ? html`<p class="empty" id="an-empty">No clicks in this range.</p>` : null}
       <${Chart} points=${data.timeseries} tz=${r.tz} />
     </section>
+    ${link && ((variants && variants.length) || (data.top.variants && data.top.variants.length)) ? html`<${Variants} variants=${variants || []} rows=${data.top.variants || []} other=${data.top_other.variants || 0} />` : null}
     <section aria-labelledby="an-top-h">
       <h2 id="an-top-h">Top lists</h2>
       <div class="an-tops">${TOPS.filter(([k]) => !link || k !== 'links').map(([k, label]) => html`<${Top} key=${k} name=${k} label=${label} rows=${data.top[k]} other=${data.top_other[k]} />`)}</div>
     </section>`;
+}
+
+// Variants reads a link's A/B test: each variant's clicks and share of
+// the clicks sent to a variant, in the link's order, then the numbers the
+// link no longer has, then the clicks sent to none.
+function Variants({ variants, rows, other }) {
+  const clicks = new Map(rows.map(e => [e.value, e.clicks]));
+  const total = rows.reduce((n, e) => n + e.clicks, 0);
+  const list = variants.map((v, i) => ({ n: String(i + 1), dest: v.destination_url, weight: v.weight }));
+  for (const e of rows) if (Number(e.value) > variants.length) list.push({ n: e.value, dest: e.destination_url || '', weight: null });
+  const share = n => total > 0 ? Math.round(n * 1000 / total) / 10 + ' %' : '–';
+  return html`<section aria-labelledby="an-variants-h" class="card">
+    <h2 id="an-variants-h">A/B test</h2>
+    <div class="table-wrap"><table id="top-variants" aria-labelledby="an-variants-h">
+      <thead><tr><th scope="col">Variant</th><th scope="col" class="num">Clicks</th><th scope="col" class="num">Share</th></tr></thead>
+      <tbody>${list.map(v => html`<tr>
+        <td class="an-dest"><span class="an-variant-n">${v.n}</span> ${v.dest || 'no longer in the link'}<br /><span class="hint">${v.weight == null ? 'not in the split now' : 'weight ' + v.weight + ' %'}</span></td>
+        <td class="num">${fmtNumber(clicks.get(v.n) || 0)}</td>
+        <td class="num">${share(clicks.get(v.n) || 0)}</td></tr>`)}
+        ${other > 0 ? html`<tr class="an-other"><td>In no variant (rules, preview bots, before the test)</td><td class="num">${fmtNumber(other)}</td><td></td></tr>` : null}
+      </tbody></table></div>
+  </section>`;
 }
 
 function Top({ name, label, rows, other }) {

@@ -159,7 +159,7 @@ export function LinksPage({ workspace }) {
           <th scope="col" aria-sort=${view.sort === 'created' ? 'descending' : undefined}>Created${view.sort === 'created' ? html`<span aria-hidden="true"> ↓</span>` : ''}</th>
           <th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
         <tbody>${list.data.map(l => html`<tr key=${l.id} data-alias=${l.alias} data-id=${l.id}>
-          <td class="short" data-label="Short URL"><a href=${l.short_url} target="_blank" rel="noopener noreferrer">${l.short_url.replace(/^https?:\/\//, '')}</a> <${CopyButton} text=${l.short_url} label="Copy" describe=${'Copy short URL ' + l.short_url} /></td>
+          <td class="short" data-label="Short URL"><a href=${l.short_url} target="_blank" rel="noopener noreferrer">${l.short_url.replace(/^https?:\/\//, '')}</a> <${CopyButton} text=${l.short_url} label="Copy" describe=${'Copy short URL ' + l.short_url} /><${LinkMeta} link=${l} /></td>
           <td class="dest" data-label="Destination" title=${l.destination_url}>${l.destination_url}</td>
           <td class="tags" data-label="Tags">${(l.tags || []).map(t => html`<button type="button" class="tag" aria-label=${'Show the links tagged ' + t} onClick=${() => go({ ...view, tag: t, page: 1 })}>${t}</button>`)}</td>
           <td class="campaign" data-label="Campaign">${l.campaign_id ? campaignName(l.campaign_id) : '—'}</td>
@@ -180,6 +180,40 @@ export function LinksPage({ workspace }) {
         <button type="button" class="secondary" disabled=${view.page >= pages} onClick=${() => go({ ...view, page: view.page + 1 })}>Next</button>
       </nav>` : null}
     </section>`;
+}
+
+// SOON is how close an expiry is shown as a warning.
+const SOON = 7 * 24 * 3600 * 1000;
+
+// linkBadges lists what a person should know of a link at a glance, from
+// its controls: [class, text, description], the ones that stop the
+// link first.
+export function linkBadges(l, now = Date.now()) {
+  const out = [];
+  const exp = l.expires_at ? Date.parse(l.expires_at) : NaN;
+  if (exp <= now) out.push(['bad expired', 'Expired', 'Expired on ' + fmtDate(l.expires_at)]);
+  if (l.max_clicks && l.clicks >= l.max_clicks) out.push(['bad used-up', 'Used up', 'All ' + fmtNumber(l.max_clicks) + ' clicks used']);
+  if (exp > now) {
+    const day = new Date(exp).toLocaleDateString(undefined, { month: 'short', day: 'numeric', year: exp - now > 300 * 24 * 3600 * 1000 ? 'numeric' : undefined });
+    out.push([exp - now <= SOON ? 'warn expires' : 'expires', 'Expires ' + day, 'Expires on ' + fmtDate(l.expires_at)]);
+  }
+  if (l.max_clicks && l.clicks < l.max_clicks) out.push(['clicks-left', fmtNumber(l.max_clicks - l.clicks) + ' of ' + fmtNumber(l.max_clicks) + ' clicks left', 'Click limit ' + fmtNumber(l.max_clicks)]);
+  if (l.archived) out.push(['archived', 'Archived', 'Hidden from the default list; still redirects']);
+  if (l.has_password) out.push(['password', 'Password', 'Visitors need the password']);
+  if (l.rules && l.rules.length) out.push(['rules', count(l.rules.length, 'rule', 'rules'), 'Targeting rules']);
+  if (l.variants && l.variants.length) out.push(['ab', 'A/B ' + l.variants.map(v => v.weight).join('/'), 'A/B split of ' + count(l.variants.length, 'variant', 'variants')]);
+  return out;
+}
+
+// LinkMeta is a link's title (a second line under its short URL) and its
+// badges.
+function LinkMeta({ link }) {
+  const badges = linkBadges(link);
+  if (!link.title && badges.length === 0) return null;
+  return html`<div class="link-meta">
+    ${link.title ? html`<span class="link-title">${link.title}</span>` : null}
+    ${badges.length ? html`<span class="badges">${badges.map(([cls, text, desc]) => html`<span class=${'badge ' + cls} title=${desc}>${text}</span>`)}</span>` : null}
+  </div>`;
 }
 
 // focusLater moves the focus to sel once the page has drawn it (after a

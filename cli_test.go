@@ -1,0 +1,247 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// adminInstance is a data file set up by a real server with its admin
+// (admin@example.com), a read_write key and a link, the server stopped.
+type adminInstance struct {
+	t       *testing.T
+	cfg     *Config
+	cfgPath string
+	key     string // the read_write key's token
+}
+
+const adminYAML = "admin:\n  email: admin@example.com\n  password: a long password\n"
+
+func newAdminInstance(t *testing.T) *adminInstance {
+	t.Helper()
+	cfg := testConfig(t, adminYAML)
+	in := &adminInstance{t: t, cfg: cfg, cfgPath: filepath.Join(filepath.Dir(filepath.Dir(cfg.Storage.Path)), "config.yaml")}
+	in.serve(func(c client) {
+		tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+		in.key = c.must("POST", "/v1/keys", tok, `{"name":"deploy","scope":"read_write"}`, 201)["key"].(string)
+		c.must("POST", "/v1/links", in.key, `{"destination_url":"https://example.com/","alias":"kept"}`, 201)
+	})
+	return in
+}
+
+// serve starts a server on the data file, runs f against it and stops it.
+func (in *adminInstance) serve(f func(c client)) {
+	in.t.Helper()
+	cfg, err := loadConfig(in.cfgPath)
+	if err != nil {
+		in.t.Fatal(err)
+	}
+	base, stop := startApp(in.t, cfg, nil)
+	f(client{in.t, base})
+	if err := stop(); err != nil {
+		in.t.Fatal(err)
+	}
+}
+
+// cli runs linkbolt with the instance's configuration and stdin.
+func (in *adminInstance) cli(input string, args ...string) (int, string, string) {
+	in.t.Helper()
+	stdin = strings.NewReader(input)
+	defer func() { stdin = os.Stdin }()
+	return runCLI(in.t, append(args, "--config", in.cfgPath)...)
+}
+
+// mustCLI runs linkbolt and fails unless it exits 0.
+func (in *adminInstance) mustCLI(args ...string) string {
+	in.t.Helper()
+	code, stdout, stderr := in.cli("", args...)
+	if code != 0 {
+		in.t.Fatalf("linkbolt %v: exit %d: %s%s", args, code, stdout, stderr)
+	}
+	return stdout
+}
+
+var printedPassword = regexp.MustCompile(`(?m)^password: (\S+)$`)
+
+// password returns the password a command printed once.
+func password(t *testing.T, out string) string {
+	t.Helper()
+	m := printedPassword.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("no password printed: %s", out)
+	}
+	return m[1]
+}
+
+func loginAs(c client, email, pw string, want int) string {
+	out := c.must("POST", "/v1/auth/login", "", `{"email":"`+email+`","password":"`+pw+`"}`, want)
+	tok, _ := out["token"].(string)
+	return tok
+}
+
+// TestAdminCommandsOffline runs users, workspaces and keys on the data file
+// of a stopped server, and checks their effect through the server started
+// again.
+func TestAdminCommandsOffline(t *testing.T) {
+	in := newAdminInstance(t)
+
+	out := in.mustCLI("users", "create", "--email", "Bea@Example.com", "--name", "Bea")
+	beaPassword := password(t, out)
+	if !strings.Contains(out, "created user bea@example.com") {
+		t.Fatalf("create said %q", out)
+	}
+	code, out, _ := in.cli("a chosen long password\n", "users", "create", "--email", "ops@example.com", "--admin", "--password-stdin")
+	if code != 0 || printedPassword.MatchString(out) || !strings.Contains(out, "instance admin ops@example.com") {
+		t.Fatalf("create --admin --password-stdin: exit %d, %q", code, out)
+	}
+	if code, _, stderr := in.cli("", "users", "create", "--email", "bea@example.com"); code != 1 || !strings.Contains(stderr, "exists already") {
+		t.Fatalf("a taken e-mail: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr := in.cli("password\n", "users", "create", "--email", "weak@example.com", "--password-stdin"); code != 1 || !strings.Contains(stderr, "password") {
+		t.Fatalf("a weak password: exit %d, %q", code, stderr)
+	}
+
+	list := in.mustCLI("users", "list")
+	for _, want := range []string{"admin@example.com", "bea@example.com    Bea", "ops@example.com"} {
+		if !strings.Contains(list, want) {
+			t.Errorf("users list does not show %q:\n%s", want, list)
+		}
+	}
+	if strings.Contains(list, "$2") || strings.Contains(list, "hash") {
+		t.Errorf("users list shows a password hash:\n%s", list)
+	}
+
+	in.mustCLI("users", "disable", "--user", "bea@example.com")
+	out = in.mustCLI("users", "reset-password", "--user", "admin@example.com")
+	adminPassword := password(t, out)
+
+	wsList := in.mustCLI("workspaces", "list")
+	wsID := regexp.MustCompile(`(?m)^(ws_\S+)\s+Default\s+free\s+1\s`).FindStringSubmatch(wsList)
+	if wsID == nil {
+		t.Fatalf("workspaces list:\n%s", wsList)
+	}
+	in.mustCLI("workspaces", "set-plan", "--workspace", wsID[1], "--plan", "pro")
+	if !regexp.MustCompile(`Default\s+pro`).MatchString(in.mustCLI("workspaces", "list")) {
+		t.Fatal("the plan did not change")
+	}
+	if code, _, stderr := in.cli("", "workspaces", "set-plan", "--workspace", wsID[1], "--plan", "gold"); code != 2 || !strings.Contains(stderr, "free, pro or enterprise") {
+		t.Fatalf("an unknown plan: exit %d, %q", code, stderr)
+	}
+
+	keys := in.mustCLI("keys", "list")
+	keyID := regexp.MustCompile(`(?m)^(key_\S+)\s+` + wsID[1] + `\s+deploy\s+read_write\s+(\S+)…\s+active`).FindStringSubmatch(keys)
+	if keyID == nil || !strings.HasPrefix(in.key, keyID[2]) {
+		t.Fatalf("keys list:\n%s", keys)
+	}
+	if strings.Contains(keys, in.key) {
+		t.Fatalf("keys list shows the token:\n%s", keys)
+	}
+	in.mustCLI("keys", "revoke", "--key", keyID[1])
+	if !regexp.MustCompile(`deploy\s+read_write\s+\S+…\s+revoked`).MatchString(in.mustCLI("keys", "list", "--workspace", wsID[1])) {
+		t.Fatal("the key is not listed as revoked")
+	}
+	if code, _, stderr := in.cli("", "keys", "revoke", "--key", "key_nope"); code != 1 || !strings.Contains(stderr, "not found") {
+		t.Fatalf("an unknown key: exit %d, %q", code, stderr)
+	}
+
+	// The server started again sees every change.
+	in.serve(func(c client) {
+		loginAs(c, "admin@example.com", "a long password", 401)
+		tok := loginAs(c, "admin@example.com", adminPassword, 200)
+		loginAs(c, "ops@example.com", "a chosen long password", 200)
+		loginAs(c, "bea@example.com", beaPassword, 403) // disabled
+		if got := c.must("GET", "/v1/workspaces/"+wsID[1], tok, "", 200)["plan"]; got != "pro" {
+			t.Errorf("plan %v, want pro", got)
+		}
+		c.must("GET", "/v1/links", in.key, "", 401)
+	})
+
+	// Neither admin may leave the instance without one.
+	in.mustCLI("users", "disable", "--user", "ops@example.com")
+	if code, _, stderr := in.cli("", "users", "disable", "--user", "admin@example.com"); code != 1 || !strings.Contains(stderr, "only enabled instance admin") {
+		t.Fatalf("disabling the last admin: exit %d, %q", code, stderr)
+	}
+}
+
+// TestAdminCommandsLive runs the same commands while a server holds the
+// data file: they read a hot backup and change through the admin API.
+func TestAdminCommandsLive(t *testing.T) {
+	in := newAdminInstance(t)
+	cfg, err := loadConfig(in.cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := startApp(t, cfg, nil)
+	c := client{t, base}
+	raw, _ := os.ReadFile(in.cfgPath)
+	live := strings.Replace(string(raw), "listen: 127.0.0.1:0", "listen: 127.0.0.1:0\n  base_url: "+base, 1)
+	in.cfgPath += ".live"
+	if err := os.WriteFile(in.cfgPath, []byte(live), 0o600); err != nil {
+		t.Fatal(err)
+	}
+
+	code, out, stderr := in.cli("", "users", "create", "--email", "ops@example.com", "--admin")
+	if code != 0 || !strings.Contains(stderr, "running server") {
+		t.Fatalf("create: exit %d, %s%s", code, out, stderr)
+	}
+	opsTok := loginAs(c, "ops@example.com", password(t, out), 200)
+	c.must("GET", "/v1/users", opsTok, "", 200) // an instance admin
+	if !strings.Contains(in.mustCLI("users", "list"), "ops@example.com") {
+		t.Fatal("users list does not show the new admin")
+	}
+
+	adminTok := loginAs(c, "admin@example.com", "a long password", 200)
+	// With --token (the ops admin's), the config's admin is changed.
+	code, out, stderr = runCLI(t, "users", "reset-password", "--user", "admin@example.com", "--token", opsTok, "--config", in.cfgPath)
+	if code != 0 {
+		t.Fatalf("reset-password: exit %d, %s%s", code, out, stderr)
+	}
+	c.must("GET", "/v1/me", adminTok, "", 401) // its tokens ended
+	newAdmin := password(t, out)
+	adminTok = loginAs(c, "admin@example.com", newAdmin, 200)
+
+	wsID := regexp.MustCompile(`(?m)^(ws_\S+)\s+Default`).FindStringSubmatch(runOK(t, "workspaces", "list", "--token", opsTok, "--config", in.cfgPath))
+	if wsID == nil {
+		t.Fatal("no workspace listed")
+	}
+	runOK(t, "workspaces", "set-plan", "--workspace", wsID[1], "--plan", "enterprise", "--token", opsTok, "--config", in.cfgPath)
+	if got := c.must("GET", "/v1/workspaces/"+wsID[1], adminTok, "", 200)["plan"]; got != "enterprise" {
+		t.Fatalf("plan %v", got)
+	}
+
+	keyID := regexp.MustCompile(`(?m)^(key_\S+)\s+.*deploy`).FindStringSubmatch(runOK(t, "keys", "list", "--token", opsTok, "--config", in.cfgPath))
+	if keyID == nil {
+		t.Fatal("no key listed")
+	}
+	c.must("GET", "/v1/links", in.key, "", 200)
+	runOK(t, "keys", "revoke", "--key", keyID[1], "--token", opsTok, "--config", in.cfgPath)
+	c.must("GET", "/v1/links", in.key, "", 401)
+
+	runOK(t, "users", "disable", "--user", "ops@example.com", "--token", adminTok, "--config", in.cfgPath)
+	c.must("GET", "/v1/me", opsTok, "", 401)
+	loginAs(c, "ops@example.com", "whatever it was", 401)
+
+	// The audit log names the admin who made each change.
+	log := c.must("GET", "/v1/admin/audit-log?limit=100", adminTok, "", 200)["data"].([]any)
+	actions := map[string]bool{}
+	for _, e := range log {
+		actions[e.(map[string]any)["action"].(string)] = true
+	}
+	for _, want := range []string{"user.created", "user.password_changed", "key.revoked", "user.disabled"} {
+		if !actions[want] {
+			t.Errorf("the audit log has no %s: %v", want, actions)
+		}
+	}
+}
+
+func runOK(t *testing.T, args ...string) string {
+	t.Helper()
+	code, stdout, stderr := runCLI(t, args...)
+	if code != 0 {
+		t.Fatalf("linkbolt %v: exit %d: %s%s", args, code, stdout, stderr)
+	}
+	return stdout
+}
+

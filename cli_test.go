@@ -244,4 +244,3 @@ func runOK(t *testing.T, args ...string) string {
 	}
 	return stdout
 }
-

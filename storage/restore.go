@@ -88,8 +88,7 @@ func RestoreFile(from, to string, now time.Time) (*RestoreReport, error) {
 		r.Size = st.Size()
 	}
 	if _, err := os.Stat(to); err == nil {
-		r.Replaced = to + ".replaced-" + now.UTC().Format("20060102T150405Z")
-		if err := os.Link(to, r.Replaced); err != nil {
+		if r.Replaced, err = keepReplaced(to, now); err != nil {
 			return nil, fmt.Errorf("keep the replaced data file: %w", err)
 		}
 	}
@@ -99,6 +98,21 @@ func RestoreFile(from, to string, now time.Time) (*RestoreReport, error) {
 	installed = true
 	syncDir(filepath.Dir(to))
 	return r, nil
+}
+
+// keepReplaced hard-links the data file at path to
+// path+".replaced-"+now (UTC, to the second; a second restore within the
+// same second adds "-2", "-3", ...) and returns that name.
+func keepReplaced(path string, now time.Time) (string, error) {
+	base := path + ".replaced-" + now.UTC().Format("20060102T150405Z")
+	name := base
+	for i := 2; ; i++ {
+		err := os.Link(path, name)
+		if !errors.Is(err, os.ErrExist) || i > 100 {
+			return name, err
+		}
+		name = base + "-" + strconv.Itoa(i)
+	}
 }
 
 // holdDataFile locks the data file at path, when there is one, until

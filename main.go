@@ -49,7 +49,7 @@ type command struct {
 // itself is handled by run.
 var commands = []*command{serveCommand, versionCommand, backupCommand, checkCommand, compactCommand,
 	restoreCommand, usersListCommand, usersCreateCommand, usersDisableCommand, usersResetPasswordCommand,
-	workspacesListCommand, workspacesSetPlanCommand, keysListCommand, keysRevokeCommand}
+	workspacesListCommand, workspacesSetPlanCommand, keysListCommand, keysRevokeCommand, exportCommand}
 
 var serveCommand = &command{
 	name:     "serve",

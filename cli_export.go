@@ -280,4 +280,3 @@ func nonNil(s []string) []string {
 	}
 	return s
 }
-

@@ -167,7 +167,7 @@ func TestCheckReportsInvariants(t *testing.T) {
 	if code != 1 || !strings.Contains(stdout, "is damaged:") {
 		t.Fatalf("exit %d, %q", code, stdout)
 	}
-	for _, want := range []string{`alias "\x00kept"`, "links.count", "counter 7, brute force 1"} {
+	for _, want := range []string{`alias "\x00kept": no links.alias entry`, "links.count", "counter 7, brute force 1"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("the report does not say %q:\n%s", want, stdout)
 		}

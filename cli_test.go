@@ -244,3 +244,80 @@ func runOK(t *testing.T, args ...string) string {
 	}
 	return stdout
 }
+
+// TestAdminCommandsHelp: the list names every admin command, each one's
+// help shows its flags by either spelling, a group without a subcommand
+// names its subcommands, and a missing required flag is a usage error.
+func TestAdminCommandsHelp(t *testing.T) {
+	code, list, _ := runCLI(t, "help")
+	if code != 0 {
+		t.Fatalf("help: exit %d", code)
+	}
+	for _, tc := range []struct {
+		cmd   []string
+		flags []string
+	}{
+		{[]string{"restore"}, []string{"--config FILE", "--from FILE"}},
+		{[]string{"users", "list"}, []string{"--config FILE", "--token TOKEN"}},
+		{[]string{"users", "create"}, []string{"--config FILE", "--token TOKEN", "--email EMAIL", "--name NAME", "--admin", "--password-stdin"}},
+		{[]string{"users", "disable"}, []string{"--config FILE", "--token TOKEN", "--user EMAIL or ID"}},
+		{[]string{"users", "reset-password"}, []string{"--config FILE", "--token TOKEN", "--user EMAIL or ID", "--password-stdin"}},
+		{[]string{"workspaces", "list"}, []string{"--config FILE", "--token TOKEN"}},
+		{[]string{"workspaces", "set-plan"}, []string{"--config FILE", "--token TOKEN", "--workspace ID", "--plan PLAN"}},
+		{[]string{"keys", "list"}, []string{"--config FILE", "--token TOKEN", "--workspace ID"}},
+		{[]string{"keys", "revoke"}, []string{"--config FILE", "--token TOKEN", "--key ID"}},
+		{[]string{"export"}, []string{"--config FILE", "--token TOKEN", "--workspace ID", "--out FILE"}},
+	} {
+		name := strings.Join(tc.cmd, " ")
+		if !strings.Contains(list, "\n  linkbolt "+name+" ") {
+			t.Errorf("the list does not name %s", name)
+		}
+		var first string
+		for _, args := range [][]string{append([]string{"help"}, tc.cmd...), append(append([]string{}, tc.cmd...), "--help")} {
+			code, stdout, stderr := runCLI(t, args...)
+			if code != 0 || stderr != "" || !strings.Contains(stdout, "Usage:\n  linkbolt "+name+" ") {
+				t.Fatalf("%v: exit %d, stderr %q:\n%s", args, code, stderr, stdout)
+			}
+			if first == "" {
+				first = stdout
+			} else if stdout != first {
+				t.Errorf("%s: help differs by spelling", name)
+			}
+			for _, f := range tc.flags {
+				if !strings.Contains(stdout, "\n  "+f+"\n") {
+					t.Errorf("%v: no flag %q:\n%s", args, f, stdout)
+				}
+			}
+			if got := strings.Count(stdout, "\n  --"); got != len(tc.flags) {
+				t.Errorf("%v: %d flags, want %d", args, got, len(tc.flags))
+			}
+		}
+	}
+	for _, tc := range []struct {
+		args []string
+		say  string
+	}{
+		{[]string{"users"}, "linkbolt users: name one of list, create, disable, reset-password"},
+		{[]string{"keys", "rotate"}, "linkbolt keys: name one of list, revoke"},
+		{[]string{"users", "create"}, "linkbolt users create: --email EMAIL is required"},
+		{[]string{"users", "disable"}, "linkbolt users disable: --user EMAIL|ID is required"},
+		{[]string{"users", "reset-password"}, "linkbolt users reset-password: --user EMAIL|ID is required"},
+		{[]string{"users", "create", "--password", "x"}, "linkbolt users create: unknown flag --password"},
+		{[]string{"workspaces", "set-plan", "--plan", "pro"}, "linkbolt workspaces set-plan: --workspace ID is required"},
+		{[]string{"keys", "revoke"}, "linkbolt keys revoke: --key ID is required"},
+		{[]string{"keys", "list", "extra"}, `linkbolt keys list: unexpected argument "extra"`},
+		{[]string{"restore"}, "linkbolt restore: --from FILE is required"},
+		{[]string{"export"}, "linkbolt export: --workspace ID is required"},
+	} {
+		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			code, stdout, stderr := runCLI(t, tc.args...)
+			if code != 2 || stdout != "" || !strings.HasPrefix(stderr, tc.say) || strings.Count(stderr, "\n") != 1 {
+				t.Fatalf("exit %d, stdout %q, stderr %q, want 2 and one line starting %q", code, stdout, stderr, tc.say)
+			}
+			if entries, _ := os.ReadDir("."); len(entries) != 0 {
+				t.Fatalf("a usage error left files behind: %v", entries)
+			}
+		})
+	}
+}

@@ -87,8 +87,10 @@ func checkInvariants(tx *bolt.Tx) []error {
 	gotAlias := map[string][]byte{}
 	_ = tx.Bucket(bucketLinksAlias).ForEach(func(k, v []byte) error { gotAlias[string(k)] = cloneBytes(v); return nil })
 	for k, id := range wantAlias {
-		if !bytes.Equal(gotAlias[k], id) {
-			errs = append(errs, fmt.Errorf("alias %q: index %x, want %x", k, gotAlias[k], id))
+		if got, ok := gotAlias[k]; !ok {
+			errs = append(errs, fmt.Errorf("alias %q: no links.alias entry for link %x", k, id))
+		} else if !bytes.Equal(got, id) {
+			errs = append(errs, fmt.Errorf("alias %q: links.alias names link %x, want %x", k, got, id))
 		}
 	}
 	for k := range gotAlias {

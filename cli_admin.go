@@ -38,6 +38,8 @@ type instance struct {
 	dir string    // the snapshot's temporary directory; "" offline
 	// passwords hashes the passwords the commands set offline.
 	passwords auth.Passwords
+	// baseURL is server.base_url, where one-time password links lead.
+	baseURL string
 }
 
 // openInstance opens the data file of cfg, or a snapshot of it through the
@@ -112,6 +114,7 @@ func withInstance(ctx context.Context, configPath, token string, stderr io.Write
 		return err
 	}
 	in.passwords = auth.Passwords{Cost: cfg.Auth.PasswordCost}
+	in.baseURL = cfg.Server.BaseURL.String()
 	ctx = link.WithActor(ctx, link.SystemActor, "")
 	err = f(ctx, in)
 	if cerr := in.close(); err == nil {

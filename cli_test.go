@@ -261,7 +261,7 @@ func TestAdminCommandsHelp(t *testing.T) {
 		{[]string{"users", "list"}, []string{"--config FILE", "--token TOKEN"}},
 		{[]string{"users", "create"}, []string{"--config FILE", "--token TOKEN", "--email EMAIL", "--name NAME", "--admin", "--password-stdin"}},
 		{[]string{"users", "disable"}, []string{"--config FILE", "--token TOKEN", "--user EMAIL or ID"}},
-		{[]string{"users", "reset-password"}, []string{"--config FILE", "--token TOKEN", "--user EMAIL or ID", "--password-stdin"}},
+		{[]string{"users", "reset-password"}, []string{"--config FILE", "--token TOKEN", "--user EMAIL or ID", "--password-stdin", "--setup-link"}},
 		{[]string{"workspaces", "list"}, []string{"--config FILE", "--token TOKEN"}},
 		{[]string{"workspaces", "set-plan"}, []string{"--config FILE", "--token TOKEN", "--workspace ID", "--plan PLAN"}},
 		{[]string{"keys", "list"}, []string{"--config FILE", "--token TOKEN", "--workspace ID"}},
@@ -320,4 +320,50 @@ func TestAdminCommandsHelp(t *testing.T) {
 			}
 		})
 	}
+}
+
+var printedLink = regexp.MustCompile(`(?m)^\S+/auth/reset-password\?token=(\S+)$`)
+
+// TestResetPasswordSetupLink: reset-password --setup-link prints a
+// one-time link, offline and through a running server; the user chooses a
+// password with its token once, and the old password works until then.
+func TestResetPasswordSetupLink(t *testing.T) {
+	in := newAdminInstance(t)
+	if code, _, stderr := in.cli("x\n", "users", "reset-password", "--user", "admin@example.com", "--setup-link", "--password-stdin"); code != 2 || !strings.Contains(stderr, "not both") {
+		t.Fatalf("both: exit %d, %q", code, stderr)
+	}
+	out := in.mustCLI("users", "reset-password", "--user", "admin@example.com", "--setup-link")
+	m := printedLink.FindStringSubmatch(out)
+	if m == nil || printedPassword.MatchString(out) {
+		t.Fatalf("no link printed: %q", out)
+	}
+	in.serve(func(c client) {
+		loginAs(c, "admin@example.com", "a long password", 200) // until the link is used
+		c.must("POST", "/v1/auth/password-reset", "", `{"token":"`+m[1]+`","password":"chosen by the admin 1"}`, 200)
+		c.must("POST", "/v1/auth/password-reset", "", `{"token":"`+m[1]+`","password":"chosen by the admin 2"}`, 403)
+		loginAs(c, "admin@example.com", "a long password", 401)
+		loginAs(c, "admin@example.com", "chosen by the admin 1", 200)
+	})
+
+	cfg, err := loadConfig(in.cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := startApp(t, cfg, nil)
+	c := client{t, base}
+	raw, _ := os.ReadFile(in.cfgPath)
+	live := in.cfgPath + ".live"
+	os.WriteFile(live, []byte(strings.Replace(string(raw), "listen: 127.0.0.1:0", "listen: 127.0.0.1:0\n  base_url: "+base, 1)), 0o600)
+	tok := loginAs(c, "admin@example.com", "chosen by the admin 1", 200)
+	out = runOK(t, "users", "reset-password", "--user", "admin@example.com", "--setup-link", "--token", tok, "--config", live)
+	m = printedLink.FindStringSubmatch(out)
+	if m == nil || !strings.Contains(out, cfg.Server.BaseURL.String()+"/auth/reset-password?token=") { // the server's base_url
+		t.Fatalf("no link printed: %q", out)
+	}
+	if status, _, _ := c.call("GET", "/auth/reset-password?token="+m[1], "", ""); status != 200 {
+		t.Fatalf("the link's page: %d", status)
+	}
+	c.must("POST", "/v1/auth/password-reset", "", `{"token":"`+m[1]+`","password":"chosen by the admin 3"}`, 200)
+	c.must("GET", "/v1/me", tok, "", 401)
+	loginAs(c, "admin@example.com", "chosen by the admin 3", 200)
 }

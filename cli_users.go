@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/linkbolt/linkbolt/auth"
 	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/server"
 	"github.com/linkbolt/linkbolt/storage"
 )
 
@@ -112,18 +114,31 @@ enabled instance admin cannot be disabled: nobody would be left to undo it.` + o
 
 var usersResetPasswordCommand = &command{
 	name:     "users reset-password",
-	synopsis: "users reset-password --user EMAIL|ID [--password-stdin] [--config FILE] [--token TOKEN]",
-	summary:  "give a user a new password; prints it once",
+	synopsis: "users reset-password --user EMAIL|ID [--password-stdin | --setup-link] [--config FILE] [--token TOKEN]",
+	summary:  "give a user a new password, or a link to choose one; printed once",
 	about: `Give a user a new password and end every session they hold. Without
 --password-stdin a random password is made and printed once; with it, the
-password is the first line of stdin.` + onlineNote,
+password is the first line of stdin. With --setup-link the password is left
+as it is and a one-time link is printed instead (server.base_url +
+/auth/reset-password?token=…, valid for 24 hours, replacing any earlier
+link of the user): the user opens it and chooses a password, which ends
+their sessions then.` + onlineNote,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
 		configPath, token := adminFlags(fs)
 		ref := fs.String("user", "", "the user's `EMAIL or ID` (required)")
 		fromStdin := fs.Bool("password-stdin", false, "read the password from the first line of stdin instead of making one")
+		setupLink := fs.Bool("setup-link", false, "print a one-time link with which the user chooses a password")
 		return func(ctx context.Context, stdout, stderr io.Writer) error {
 			if *ref == "" {
 				return usageError{"--user EMAIL|ID is required"}
+			}
+			if *setupLink && *fromStdin {
+				return usageError{"give --password-stdin or --setup-link, not both"}
+			}
+			if *setupLink {
+				return withInstance(ctx, *configPath, *token, stderr, func(ctx context.Context, in *instance) error {
+					return printPasswordLink(ctx, in, *ref, stdout)
+				})
 			}
 			pw, made, err := choosePassword(*fromStdin)
 			if err != nil {
@@ -254,4 +269,30 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// printPasswordLink makes a one-time link for the user ref to choose a
+// password and prints it.
+func printPasswordLink(ctx context.Context, in *instance, ref string, stdout io.Writer) error {
+	u, err := findUser(ctx, in.db, ref)
+	if err != nil {
+		return err
+	}
+	var out struct {
+		URL       string    `json:"url"`
+		ExpiresAt time.Time `json:"expires_at"`
+	}
+	if in.api != nil {
+		err = in.api.call(ctx, "POST", "/v1/admin/users/"+u.ID+"/password-link", nil, &out)
+	} else {
+		token, hash := server.NewPasswordLinkToken()
+		out.URL, out.ExpiresAt = server.PasswordLinkURL(in.baseURL, token), time.Now().Add(server.PasswordLinkTTL)
+		err = storage.NewUserService(in.db).CreatePasswordReset(ctx, u.ID, hash, out.ExpiresAt)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "one-time link for %s (%s) to choose a password, valid until %s:\n%s\n(shown once; their current password works until the link is used)\n",
+		u.Email, u.ID, out.ExpiresAt.UTC().Format("2006-01-02 15:04 MST"), out.URL)
+	return nil
 }

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -150,10 +151,11 @@ func checkLinkbolt(db *bolt.DB) []string {
 }
 
 // hasEveryBucket reports whether tx holds every bucket of the current
-// schema.
+// schema; users.reset came without a schema change, and a file no server
+// has opened since may lack it.
 func hasEveryBucket(tx *bolt.Tx) bool {
 	for _, name := range allBuckets {
-		if tx.Bucket(name) == nil {
+		if tx.Bucket(name) == nil && !bytes.Equal(name, bucketUsersReset) {
 			return false
 		}
 	}

@@ -23,7 +23,11 @@ func mustFullFile(t *testing.T) string {
 	t.Helper()
 	s, admin, ws := mustSetup(t)
 	ctx := context.Background()
-	if err := s.Users.CreateUser(ctx, &link.User{Email: "b@example.com", Name: "B", PasswordHash: []byte("h")}); err != nil {
+	b := &link.User{Email: "b@example.com", Name: "B", PasswordHash: []byte("h")}
+	if err := s.Users.CreateUser(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Users.CreatePasswordReset(ctx, b.ID, []byte("a token's hash"), t0.Add(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	mustKey(t, s, newKey(ws.ID, "lb_live_check"))
@@ -108,6 +112,9 @@ func TestCheckFile_Invariants(t *testing.T) {
 			return tx.Bucket([]byte("clicks.totals")).Put(k, v)
 		}, "hourly totals"},
 		{"a search entry missing", del("links.search"), "links.search"},
+		{"a password link of nobody", func(tx *bolt.Tx) error {
+			return tx.Bucket([]byte("users.reset")).Put([]byte("another hash"), make([]byte, 16))
+		}, "users.reset"},
 		{"an audit index entry missing", del("audit.time"), "audit.time"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {

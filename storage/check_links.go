@@ -116,6 +116,7 @@ func checkInvariants(tx *bolt.Tx) []error {
 
 	errs = append(errs, checkClicks(tx)...)
 	errs = append(errs, checkUsers(tx)...)
+	errs = append(errs, checkResets(tx)...)
 	errs = append(errs, checkKeys(tx)...)
 	slices.SortFunc(errs, func(a, b error) int { return bytes.Compare([]byte(a.Error()), []byte(b.Error())) })
 	return errs

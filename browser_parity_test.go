@@ -36,6 +36,13 @@ var notDashboard = map[string]string{
 	"HEAD /{code}":         "the public redirect: checked by link checkers",
 	"POST /{code}":         "the password form of a protected link, on its own page (link controls)",
 	"GET /{code}+":         "the public preview page: a person opens it before following the link",
+	// The command line's rescue routes (linkbolt users, keys; server/admin_*.go).
+	"POST /v1/admin/users":                        "linkbolt users create --admin, while a server holds the data file",
+	"POST /v1/admin/users/{id}/password":          "linkbolt users reset-password, while a server holds the data file",
+	"POST /v1/admin/users/{id}/password-link":     "linkbolt users reset-password --setup-link, while a server holds the data file",
+	"DELETE /v1/admin/workspaces/{id}/keys/{key}": "linkbolt keys revoke, while a server holds the data file",
+	"GET /auth/reset-password":                    "the page of a one-time password link itself (it calls POST /v1/auth/password-reset)",
+	"POST /v1/auth/password-reset":                "the page of a one-time password link, opened from the link",
 }
 
 // parity is the union of the operations the browser journeys called, and

@@ -20,9 +20,13 @@ var checkCommand = &command{
 	synopsis: "check [--file FILE] [--config FILE] [--token TOKEN]",
 	summary:  "check the data file (or a backup) for damage",
 	about: `Read every page of the data file (storage.path), or of FILE such as a
-backup, run bbolt's consistency check, and check that the search index
-agrees with the links. Print "... is OK" and exit 0,
-or each problem found and exit 1. It never writes to the file. While a
+backup, run bbolt's consistency check, and then linkbolt's own: every
+index entry (aliases, tags, campaigns, custom domains, workspaces' links,
+key hashes, user e-mails, members, the search index, the audit log) names
+a record that names it back, and every counter equals its records (links
+and archived links per workspace, links per tag, clicks per link against
+the hourly and daily aggregates). Print "... is OK" and exit 0, or each
+problem found and exit 1. It never writes to the file. While a
 running server holds the data file, the check reads a hot backup taken
 through that server's admin API, signed in as for linkbolt backup.`,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {

@@ -52,7 +52,9 @@ type command struct {
 
 // commands are linkbolt's subcommands in the order help lists them; help
 // itself is handled by run.
-var commands = []*command{serveCommand, versionCommand, backupCommand, checkCommand, compactCommand, importCommand}
+var commands = []*command{serveCommand, versionCommand, backupCommand, checkCommand, compactCommand,
+	restoreCommand, usersListCommand, usersCreateCommand, usersDisableCommand, usersResetPasswordCommand,
+	workspacesListCommand, workspacesSetPlanCommand, keysListCommand, keysRevokeCommand, exportCommand, importCommand}
 
 var serveCommand = &command{
 	name:     "serve",
@@ -119,8 +121,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if name == "help" {
 		return runHelp(args, stdout, stderr)
 	}
+	name, args = subcommand(name, args)
 	cmd := findCommand(name)
-	if cmd == nil {
+	if cmd == nil && groupMissing(name, stderr) {
+		return 2
+	} else if cmd == nil {
 		fmt.Fprintf(stderr, "linkbolt: unknown command %q (run 'linkbolt help' for the list)\n", name)
 		return 2
 	}
@@ -241,6 +246,10 @@ func findCommand(name string) *command {
 
 // runHelp answers "linkbolt help [COMMAND]".
 func runHelp(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 0 {
+		name, rest := subcommand(args[0], args[1:])
+		args = append([]string{name}, rest...)
+	}
 	switch {
 	case len(args) == 0 || len(args) == 1 && (args[0] == "help" || isHelpFlag(args[0])):
 		usage(stdout)
@@ -269,10 +278,14 @@ Usage:
 
 Commands:
 `)
+	width := 0
 	for _, c := range commands {
-		fmt.Fprintf(w, "  linkbolt %-9s %s\n", c.name, c.summary)
+		width = max(width, len(c.name))
 	}
-	fmt.Fprintf(w, "  linkbolt %-9s %s\n", "help", "print this list, or a command's help (linkbolt help COMMAND)")
+	for _, c := range commands {
+		fmt.Fprintf(w, "  linkbolt %-*s %s\n", width, c.name, c.summary)
+	}
+	fmt.Fprintf(w, "  linkbolt %-*s %s\n", width, "help", "print this list, or a command's help (linkbolt help COMMAND)")
 	fmt.Fprint(w, `
 Run 'linkbolt help COMMAND' or 'linkbolt COMMAND --help' for a command's flags.
 

@@ -561,6 +561,8 @@ func (s *Server) routes() {
 	s.handle("PATCH", "/v1/workspaces/:id", accessUser, s.handleUpdateWorkspace)
 	s.handle("GET", "/v1/admin/backup", accessAdmin, s.handleBackup)
 	s.accountRoutes()
+	s.adminRoutes()        // the command line's rescue routes (admin_accounts.go)
+	s.passwordLinkRoutes() // one-time password links (admin_password_link.go)
 	s.handle("GET", "/v1/audit-log", accessRead, s.handleAuditLog)
 	s.handle("GET", "/v1/admin/audit-log", accessAdmin, s.handleAdminAuditLog)
 

@@ -1,10 +1,12 @@
 package storage
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"strconv"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -36,8 +38,10 @@ func (r *CheckReport) OK() bool { return len(r.Problems) == 0 }
 // every bucket and the free-page list (read through ReadAt, so a damaged
 // page cannot fault), and then, when that structure is sound enough to
 // map safely, bbolt's own consistency check (tx.Check: page types, key
-// order, pages neither in use nor free), and then that the search index
-// agrees with the links. A file a server holds fails with
+// order, pages neither in use nor free), and then linkbolt's own
+// invariants: every index entry names a record that names it back, and
+// every counter equals its records (see checkInvariants). A file a server
+// holds fails with
 // an error matching ErrLocked; a damaged file is a report with problems,
 // not an error.
 func CheckFile(path string) (*CheckReport, error) {
@@ -82,7 +86,7 @@ func CheckFile(path string) (*CheckReport, error) {
 		r.Problems = append(r.Problems, err.Error())
 	}
 	if r.OK() {
-		r.Problems = append(r.Problems, checkSearch(ro)...)
+		r.Problems = append(r.Problems, checkLinkbolt(ro)...)
 	}
 	return r, nil
 }
@@ -108,20 +112,52 @@ func boltCheck(db *bolt.DB, r *CheckReport) error {
 	})
 }
 
-// checkSearch checks that the search index agrees with the links (see
-// checkSearchIndex), on a file whose structure is sound.
-func checkSearch(db *bolt.DB) []string {
+// checkLinkbolt checks linkbolt's invariants (see checkInvariants) on a
+// file whose structure is sound, and returns at most maxProblems of them.
+// A bbolt file that is no linkbolt data file (no meta bucket) has none to
+// check; a linkbolt file of an older schema version, whose buckets are
+// created and filled when a server next opens it, only its search index.
+func checkLinkbolt(db *bolt.DB) []string {
 	var problems []string
-	_ = db.View(func(tx *bolt.Tx) error {
-		if tx.Bucket(bucketMeta) == nil || tx.Bucket(bucketLinks) == nil || tx.Bucket(bucketLinksSearch) == nil {
-			return nil
-		}
-		for _, err := range checkSearchIndex(tx) {
+	add := func(errs []error) {
+		for _, err := range errs {
 			if len(problems) < maxProblems {
 				problems = append(problems, err.Error())
 			}
 		}
+	}
+	_ = db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil {
+			return nil
+		}
+		if !hasEveryBucket(tx) || string(meta.Get(metaSchemaVersion)) != strconv.Itoa(SchemaVersion) {
+			if tx.Bucket(bucketLinks) != nil && tx.Bucket(bucketLinksSearch) != nil {
+				add(checkSearchIndex(tx))
+			}
+			return nil
+		}
+		ids, err := loadIDCodec(tx)
+		if err != nil {
+			add([]error{err})
+			return nil
+		}
+		codecs.Store(db, ids)
+		defer codecs.Delete(db)
+		add(checkInvariants(tx))
 		return nil
 	})
 	return problems
+}
+
+// hasEveryBucket reports whether tx holds every bucket of the current
+// schema; users.reset came without a schema change, and a file no server
+// has opened since may lack it.
+func hasEveryBucket(tx *bolt.Tx) bool {
+	for _, name := range allBuckets {
+		if tx.Bucket(name) == nil && !bytes.Equal(name, bucketUsersReset) {
+			return false
+		}
+	}
+	return true
 }

@@ -37,7 +37,9 @@ var benchFile = sync.OnceValues(func() (string, error) {
 
 // fillBenchFile writes about mb megabytes of records shaped like
 // linkbolt's: sequential keys written in order (links, raw clicks) and
-// random keys (an index), 200-byte values.
+// random keys (an index), 200-byte values. They go into buckets of their
+// own: random bytes in linkbolt's buckets would break its invariants,
+// which CheckFile checks too.
 func fillBenchFile(path string, mb int) error {
 	db := storage.NewDB(path)
 	if err := db.Open(); err != nil {
@@ -57,7 +59,14 @@ func fillBenchFile(path string, mb int) error {
 	const perTx = 50000
 	for start := 0; start < n; start += perTx {
 		err := bdb.Update(func(tx *bolt.Tx) error {
-			seq, idx := tx.Bucket([]byte("clicks.raw")), tx.Bucket([]byte("links.alias"))
+			seq, err := tx.CreateBucketIfNotExists([]byte("bench.sequential"))
+			if err != nil {
+				return err
+			}
+			idx, err := tx.CreateBucketIfNotExists([]byte("bench.random"))
+			if err != nil {
+				return err
+			}
 			seq.FillPercent = 1
 			for i := start; i < start+perTx && i < n; i++ {
 				var k [12]byte

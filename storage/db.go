@@ -67,6 +67,7 @@ var (
 	bucketUsersEmail     = []byte("users.email")      // lower(email) → user id
 	bucketUserWorkspaces = []byte("users.workspaces") // user id + workspace id → memberRecord
 	bucketTokensRevoked  = []byte("tokens.revoked")   // JWT id (jti) → the token's expiry, unix nanos(8)
+	bucketUsersReset     = []byte("users.reset")      // reset token hash → user id(8) + expiry unix nanos(8); see password_reset.go
 
 	bucketWorkspaces       = []byte("workspaces")         // workspace id → workspaceRecord
 	bucketWorkspaceMembers = []byte("workspaces.members") // workspace id + user id → memberRecord
@@ -138,7 +139,7 @@ var (
 
 var allBuckets = [][]byte{
 	bucketMeta,
-	bucketUsers, bucketUsersEmail, bucketUserWorkspaces, bucketTokensRevoked,
+	bucketUsers, bucketUsersEmail, bucketUserWorkspaces, bucketTokensRevoked, bucketUsersReset,
 	bucketWorkspaces, bucketWorkspaceMembers, bucketWorkspaceFormer,
 	bucketInvitations, bucketInvitationsHash, bucketInvitationsWorkspace,
 	bucketKeys, bucketKeysHash, bucketKeysWorkspace, bucketKeysUsage, bucketKeysLive,

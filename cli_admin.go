@@ -1,0 +1,237 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/linkbolt/linkbolt/auth"
+	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/storage"
+)
+
+// stdin is where --password-stdin reads; tests replace it.
+var stdin io.Reader = os.Stdin
+
+// instance is what the admin commands (users, workspaces, keys, export)
+// work on. When no server holds the data file, db is the data file itself
+// and every change is made there. While a running server holds it, db is
+// a snapshot of it (a hot backup through the server's admin API, opened
+// from a temporary directory) that the command reads, and api makes the
+// changes through the server, which records them in its audit log.
+type instance struct {
+	db  *storage.DB
+	api *adminAPI // nil offline
+	dir string    // the snapshot's temporary directory; "" offline
+	// passwords hashes the passwords the commands set offline.
+	passwords auth.Passwords
+	// baseURL is server.base_url, where one-time password links lead.
+	baseURL string
+}
+
+// openInstance opens the data file of cfg, or a snapshot of it through the
+// running server that holds it (signed in with token, else admin.email and
+// admin.password).
+func openInstance(ctx context.Context, cfg *Config, token string, stderr io.Writer) (*instance, error) {
+	if _, err := os.Stat(cfg.Storage.Path); err != nil {
+		return nil, fmt.Errorf("no data file at %s: %w", cfg.Storage.Path, err)
+	}
+	db := quietDB(cfg.Storage.Path, stderr)
+	err := db.Open()
+	if err == nil {
+		return &instance{db: db}, nil
+	}
+	if !errors.Is(err, storage.ErrLocked) {
+		return nil, err
+	}
+	fmt.Fprintln(stderr, "the data file is in use; working through the running server at", cfg.Server.BaseURL)
+	api, err := newAdminAPI(ctx, cfg, token)
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "linkbolt-snapshot-")
+	if err != nil {
+		return nil, err
+	}
+	in := &instance{api: api, dir: dir}
+	path := filepath.Join(dir, "linkbolt.db")
+	if err := api.snapshot(ctx, cfg, path); err != nil {
+		in.close()
+		return nil, err
+	}
+	in.db = quietDB(path, stderr)
+	if err := in.db.Open(); err != nil {
+		in.db = nil
+		in.close()
+		return nil, fmt.Errorf("open the server's snapshot: %w", err)
+	}
+	return in, nil
+}
+
+// quietDB returns the storage of the data file at path, logging only
+// warnings (a damaged header page) to stderr.
+func quietDB(path string, stderr io.Writer) *storage.DB {
+	db := storage.NewDB(path)
+	db.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	return db
+}
+
+// close closes the data file, or removes the snapshot.
+func (in *instance) close() error {
+	var err error
+	if in.db != nil {
+		err = in.db.Close()
+	}
+	if in.dir != "" {
+		if rerr := os.RemoveAll(in.dir); err == nil {
+			err = rerr
+		}
+	}
+	return err
+}
+
+// withInstance opens the instance, runs f on it and closes it.
+func withInstance(ctx context.Context, configPath, token string, stderr io.Writer, f func(context.Context, *instance) error) error {
+	cfg, err := loadConfig(configPath)
+	if err != nil {
+		return err
+	}
+	in, err := openInstance(ctx, cfg, token, stderr)
+	if err != nil {
+		return err
+	}
+	in.passwords = auth.Passwords{Cost: cfg.Auth.PasswordCost}
+	in.baseURL = cfg.Server.BaseURL.String()
+	ctx = link.WithActor(ctx, link.SystemActor, "")
+	err = f(ctx, in)
+	if cerr := in.close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// adminFlags declares --config and --token, which every admin command
+// takes.
+func adminFlags(fs *flag.FlagSet) (configPath, token *string) {
+	return configFlag(fs), tokenFlag(fs)
+}
+
+// adminAPI is the admin API of the running server that holds the data
+// file, signed in as an instance admin.
+type adminAPI struct {
+	base  string
+	token string
+}
+
+func newAdminAPI(ctx context.Context, cfg *Config, token string) (*adminAPI, error) {
+	base := cfg.Server.BaseURL.String()
+	if token == "" {
+		if cfg.Admin.Email == "" {
+			return nil, errors.New("a server holds the data file: pass --token (an instance admin's token from POST /v1/auth/login) or set admin.email and admin.password")
+		}
+		var err error
+		if token, err = login(ctx, base, cfg.Admin.Email, cfg.Admin.Password); err != nil {
+			return nil, err
+		}
+	}
+	return &adminAPI{base: base, token: token}, nil
+}
+
+// snapshot writes a hot backup of the data file to path.
+func (a *adminAPI) snapshot(ctx context.Context, cfg *Config, path string) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = backupOverHTTP(ctx, cfg, a.token, f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// call sends in (when not nil) as JSON and decodes the answer into out
+// (when not nil); an answer other than 2xx is an error with the problem's
+// detail.
+func (a *adminAPI) call(ctx context.Context, method, path string, in, out any) error {
+	var body io.Reader
+	if in != nil {
+		b, err := json.Marshal(in)
+		if err != nil {
+			return err
+		}
+		body = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, a.base+path, body)
+	if err != nil {
+		return err
+	}
+	if in != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Authorization", "Bearer "+a.token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode/100 != 2 {
+		return fmt.Errorf("the server answered %s: %s", resp.Status, problemDetail(resp.Body))
+	}
+	if out == nil {
+		return nil
+	}
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// newPassword returns a random password of 24 characters (144 bits).
+func newPassword() string {
+	b := make([]byte, 18)
+	_, _ = rand.Read(b) // never fails (crypto/rand)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// readPasswordStdin reads a password from the first line of stdin.
+func readPasswordStdin() (string, error) {
+	b, err := io.ReadAll(io.LimitReader(stdin, 4096))
+	if err != nil {
+		return "", fmt.Errorf("read the password from stdin: %w", err)
+	}
+	pw, _, _ := strings.Cut(string(b), "\n")
+	pw = strings.TrimSuffix(pw, "\r")
+	if pw == "" {
+		return "", usageError{"--password-stdin: stdin holds no password"}
+	}
+	return pw, nil
+}
+
+// table writes rows under a header, in aligned columns.
+func table(w io.Writer, header string, rows [][]string) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.ReplaceAll(header, " ", "\t"))
+	for _, r := range rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+// day formats a time for a table; "-" for none.
+func day(t *time.Time) string {
+	if t == nil || t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02 15:04")
+}

@@ -70,7 +70,8 @@ type interner struct {
 	uas, refs         map[string]*string
 	uaBytes, refBytes int
 	ids               map[clickIDs]*clickIDs
-	full              bool // a table filled up: start new ones at the next flush
+	full              bool  // a table filled up: start new ones at the next flush
+	bytes             int64 // what the tables cost, counted in the queue's bytes
 	lastIDs           *clickIDs
 	lastRef, lastUA   *string
 	lastRefS, lastUAS string
@@ -80,28 +81,36 @@ func newInterner() *interner {
 	return &interner{uas: map[string]*string{}, refs: map[string]*string{}, ids: map[clickIDs]*clickIDs{}}
 }
 
-// str returns s's interned copy and whether it is one, or a pointer to
-// s of the click's own when the table is full.
-func internStr(m map[string]*string, used *int, maxN, maxBytes int, full *bool, s string) (p *string, shared bool) {
+// entryCost is what an entry of an intern table costs besides its
+// text: the map's key and value, the string the value points to, and
+// the map's own overhead, roughly.
+const entryCost = 80
+
+// lookup returns s's interned copy, or nil and whether a new entry of s
+// fits the table (else the click keeps s as its own).
+func lookup(m map[string]*string, used, maxN, maxBytes int, s string) (p *string, fits bool) {
 	if p, ok := m[s]; ok {
 		return p, true
 	}
-	if len(m) >= maxN || *used+len(s) > maxBytes {
-		*full = true
-		own := s
-		return &own, false
-	}
-	c := string([]byte(s)) // a copy, so the table pins no request's header buffer
-	p = &c
-	m[c] = p
-	*used += len(c)
-	return p, true
+	return nil, len(m) < maxN && used+len(s) <= maxBytes
 }
 
-// put converts c to its queued form and returns it with its cost in
-// bytes: queuedSize plus the strings that are the click's own.
-func (in *interner) put(c *link.Click) (queuedClick, int64) {
-	q := queuedClick{linkID: c.LinkID, variant: c.Variant}
+// intern adds s to m and returns its copy: a copy, so the table pins no
+// request's header buffer.
+func intern(m map[string]*string, used *int, s string) *string {
+	c := string([]byte(s))
+	p := &c
+	m[c] = p
+	*used += len(c)
+	return p
+}
+
+// put converts c to its queued form when what it costs fits in room
+// bytes: the click's own (see cost) and the entries it adds to the intern
+// tables, which the tables' bytes count from then on. It changes nothing
+// and returns false when the click does not fit.
+func (in *interner) put(c *link.Click, room int64) (q queuedClick, cost int64, ok bool) {
+	q = queuedClick{linkID: c.LinkID, variant: c.Variant}
 	compact := c.Browser == "" && c.OS == "" && c.Device == "" && c.Country == "" && !c.Bot && c.Visitor == 0 &&
 		c.Addr.Zone() == "" && len(c.WorkspaceID) <= internIDLen && len(c.CampaignID) <= internIDLen
 	if compact {
@@ -120,7 +129,8 @@ func (in *interner) put(c *link.Click) (queuedClick, int64) {
 	if !compact {
 		full := *c
 		q.full = &full
-		return q, q.cost()
+		cost = q.cost()
+		return q, cost, cost <= room
 	}
 	switch {
 	case c.Addr.Is4():
@@ -131,47 +141,82 @@ func (in *interner) put(c *link.Click) (queuedClick, int64) {
 		q.addrKind = 6
 		q.addr = c.Addr.As16()
 	}
-	if k := (clickIDs{c.WorkspaceID, c.CampaignID}); in.lastIDs != nil && *in.lastIDs == k {
+
+	// Look each value up; count what is new.
+	var add int64
+	ids := clickIDs{c.WorkspaceID, c.CampaignID}
+	newIDs := false
+	if in.lastIDs != nil && *in.lastIDs == ids {
 		q.ids = in.lastIDs
-	} else if p, ok := in.ids[k]; ok {
+	} else if p, ok := in.ids[ids]; ok {
 		q.ids, in.lastIDs = p, p
 	} else if len(in.ids) < internIDs {
-		p := &clickIDs{string([]byte(k.workspace)), string([]byte(k.campaign))}
-		in.ids[*p] = p
-		q.ids, in.lastIDs = p, p
+		newIDs = true
+		add += entryCost + int64(len(ids.workspace)+len(ids.campaign))
 	} else {
-		in.full = true
-		own := k
-		q.ids = &own
 		q.flags |= qOwnIDs
 	}
-	if c.Referrer != "" {
-		if in.lastRef != nil && in.lastRefS == c.Referrer {
+	ref, newRef := c.Referrer, false
+	if ref != "" {
+		if in.lastRef != nil && in.lastRefS == ref {
 			q.ref = in.lastRef
+		} else if p, fits := lookup(in.refs, in.refBytes, internRefs, internBytes, ref); p != nil {
+			q.ref, in.lastRef, in.lastRefS = p, p, *p
+		} else if fits {
+			newRef = true
+			add += entryCost + int64(len(ref))
 		} else {
-			p, shared := internStr(in.refs, &in.refBytes, internRefs, internBytes, &in.full, c.Referrer)
-			q.ref = p
-			if shared {
-				in.lastRef, in.lastRefS = p, *p
-			} else {
-				q.flags |= qOwnRef
-			}
+			q.flags |= qOwnRef
 		}
 	}
-	if ua := truncateUA(c.UserAgent); ua != "" {
+	ua, newUA := truncateUA(c.UserAgent), false
+	if ua != "" {
 		if in.lastUA != nil && in.lastUAS == ua {
 			q.ua = in.lastUA
+		} else if p, fits := lookup(in.uas, in.uaBytes, internUAs, internBytes, ua); p != nil {
+			q.ua, in.lastUA, in.lastUAS = p, p, *p
+		} else if fits {
+			newUA = true
+			add += entryCost + int64(len(ua))
 		} else {
-			p, shared := internStr(in.uas, &in.uaBytes, internUAs, internBytes, &in.full, ua)
-			q.ua = p
-			if shared {
-				in.lastUA, in.lastUAS = p, *p
-			} else {
-				q.flags |= qOwnUA
-			}
+			q.flags |= qOwnUA
 		}
 	}
-	return q, q.cost()
+	// What is not interned is the click's own.
+	if q.flags&qOwnIDs != 0 {
+		own := ids
+		q.ids = &own
+	}
+	if q.flags&qOwnRef != 0 {
+		own := ref
+		q.ref = &own
+	}
+	if q.flags&qOwnUA != 0 {
+		own := ua
+		q.ua = &own
+	}
+	cost = q.cost() + add
+	if cost > room {
+		return queuedClick{}, cost, false
+	}
+	if q.flags&(qOwnIDs|qOwnRef|qOwnUA) != 0 {
+		in.full = true
+	}
+	if newIDs {
+		p := &clickIDs{string([]byte(ids.workspace)), string([]byte(ids.campaign))}
+		in.ids[*p] = p
+		q.ids, in.lastIDs = p, p
+	}
+	if newRef {
+		q.ref = intern(in.refs, &in.refBytes, ref)
+		in.lastRef, in.lastRefS = q.ref, *q.ref
+	}
+	if newUA {
+		q.ua = intern(in.uas, &in.uaBytes, ua)
+		in.lastUA, in.lastUAS = q.ua, *q.ua
+	}
+	in.bytes += add
+	return q, cost, true
 }
 
 // cost returns what q costs in memory: queuedSize, its link ID and what

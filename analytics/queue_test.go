@@ -2,6 +2,7 @@ package analytics
 
 import (
 	"context"
+	"math"
 	"net/netip"
 	"strconv"
 	"strings"
@@ -11,10 +12,12 @@ import (
 	"github.com/linkbolt/linkbolt/link"
 )
 
-// clickBytes returns what c costs in a queue whose intern tables are
-// empty: its strings shared through them, as a usual click's are.
+// clickBytes returns what c costs in a queue whose intern tables hold
+// its strings already, as a usual click's are.
 func clickBytes(c *link.Click) int64 {
-	_, cost := newInterner().put(c)
+	in := newInterner()
+	in.put(c, math.MaxInt64)
+	_, cost, _ := in.put(c, math.MaxInt64)
 	return cost
 }
 
@@ -48,7 +51,10 @@ func TestQueuedClickKeepsEveryField(t *testing.T) {
 			in := newInterner()
 			want := base
 			edit(&want)
-			q, cost := in.put(&want)
+			q, cost, ok := in.put(&want, math.MaxInt64)
+			if !ok {
+				t.Fatal("put refused a click with all the room there is")
+			}
 			got := q.click()
 			if got != want || got.Time.Location() != want.Time.Location() {
 				t.Fatalf("queued and back:\n got %+v\nwant %+v", got, want)
@@ -57,8 +63,11 @@ func TestQueuedClickKeepsEveryField(t *testing.T) {
 			if (q.full != nil) != whole {
 				t.Fatalf("kept whole = %v, want %v", q.full != nil, whole)
 			}
-			if cost != q.cost() || cost < clickSize+int64(len(want.LinkID)) {
-				t.Fatalf("cost = %d, q.cost() = %d", cost, q.cost())
+			if cost != q.cost()+in.bytes || cost < clickSize+int64(len(want.LinkID)) {
+				t.Fatalf("cost = %d, q.cost() = %d, tables %d", cost, q.cost(), in.bytes)
+			}
+			if _, _, ok := newInterner().put(&want, cost-1); ok {
+				t.Fatalf("put took a click of %d bytes into %d", cost, cost-1)
 			}
 		})
 	}
@@ -73,17 +82,26 @@ func TestQueuedClickInterns(t *testing.T) {
 	in := newInterner()
 	ua := strings.Repeat("u", 2*MaxUALength)
 	c := link.Click{LinkID: "lnk_1", WorkspaceID: "ws_1", Time: clickTime, Referrer: "example.com", UserAgent: ua}
-	q1, cost1 := in.put(&c)
+	q1, cost1, _ := in.put(&c, math.MaxInt64)
 	c.LinkID = "lnk_2"
-	q2, cost2 := in.put(&c)
+	q2, cost2, _ := in.put(&c, math.MaxInt64)
 	if q1.ua != q2.ua || q1.ref != q2.ref || q1.ids != q2.ids {
 		t.Fatal("two clicks with the same strings do not share them")
 	}
 	if got := len(*q1.ua); got != MaxUALength {
 		t.Fatalf("queued user agent of %d bytes, want it cut to %d", got, MaxUALength)
 	}
-	if want := clickSize + 5; cost1 != want || cost2 != want {
-		t.Fatalf("costs %d and %d, want %d", cost1, cost2, want)
+	if want := clickSize + 5; cost2 != want {
+		t.Fatalf("the second click costs %d, want %d", cost2, want)
+	}
+	if want := clickSize + 5 + 3*entryCost + int64(len("ws_1")+len("example.com")+MaxUALength); cost1 != want || in.bytes != want-clickSize-5 {
+		t.Fatalf("the first click costs %d and the tables %d, want %d with its new entries", cost1, in.bytes, want)
+	}
+	// A click that does not fit changes nothing.
+	before := *in
+	c.UserAgent, c.Referrer = "curl/8.0", "other.example"
+	if _, _, ok := in.put(&c, clickSize+5+entryCost); ok || len(in.uas) != 1 || len(in.refs) != 1 || in.bytes != before.bytes {
+		t.Fatalf("a click that does not fit: put = %v, tables %d user agents, %d referrers, %d bytes", ok, len(in.uas), len(in.refs), in.bytes)
 	}
 	if clickSize > 80 {
 		t.Fatalf("a queued click takes %d bytes, want at most 80", clickSize)
@@ -93,7 +111,7 @@ func TestQueuedClickInterns(t *testing.T) {
 	var last int64
 	for i := range 3 * internBytes / MaxUALength {
 		c.UserAgent = strings.Repeat(string(rune('a'+i%26)), MaxUALength-8) + strings.Repeat("0", 8-len(strconv.Itoa(i))) + strconv.Itoa(i)
-		q, cost := in.put(&c)
+		q, cost, _ := in.put(&c, math.MaxInt64)
 		if got := q.click(); got.UserAgent != c.UserAgent {
 			t.Fatalf("user agent %d changed in the queue", i)
 		}

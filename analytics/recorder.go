@@ -72,8 +72,11 @@ type Recorder struct {
 	// strBytes is what the strings of buf and held cost; the arrays cost
 	// (cap(buf)+cap(held))*clickSize.
 	strBytes  int64
-	heldBytes int64      // the part of strBytes that is held's
-	flushMu   sync.Mutex // one flush at a time
+	heldBytes int64 // the part of strBytes that is held's
+	// heldTables is what the intern tables of held cost once the queue
+	// has new ones (see interner), until held is written.
+	heldTables int64
+	flushMu    sync.Mutex // one flush at a time
 
 	// The health of writes, under mu.
 	failing     bool
@@ -217,14 +220,20 @@ func (r *Recorder) Record(c link.Click) {
 		return
 	}
 	r.mu.Lock()
-	q, cost := r.in.put(&c)
-	if len(r.held)+len(r.buf) >= r.max || !r.roomFor(cost) {
+	// A slot, then what the click needs besides (its slot is counted in
+	// the array's capacity).
+	var q queuedClick
+	ok := len(r.held)+len(r.buf) < r.max && r.roomFor(clickSize+int64(len(c.LinkID)))
+	if ok {
+		q, _, ok = r.in.put(&c, r.maxBytes-r.queueBytes()+clickSize)
+	}
+	if !ok {
 		r.mu.Unlock()
 		r.drop(1, "click queue is full: clicks are being DROPPED; the disk cannot keep up")
 		return
 	}
 	r.buf = append(r.buf, q)
-	r.strBytes += cost - clickSize
+	r.strBytes += q.cost() - clickSize
 	// Write early when the batch grows large, unless writes are failing:
 	// then the next try waits for the interval.
 	early := (len(r.buf) == batchHint || r.queueBytes() > r.maxBytes/2) && !r.failing
@@ -239,7 +248,13 @@ func (r *Recorder) Record(c link.Click) {
 
 // queueBytes returns the memory the queue holds. r.mu is held.
 func (r *Recorder) queueBytes() int64 {
-	return int64(cap(r.buf)+cap(r.held))*clickSize + r.strBytes
+	return int64(cap(r.buf)+cap(r.held))*clickSize + r.outside()
+}
+
+// outside returns the memory the queue holds outside its arrays: what the
+// clicks own and the intern tables they use. r.mu is held.
+func (r *Recorder) outside() int64 {
+	return r.strBytes + r.in.bytes + r.heldTables
 }
 
 // roomFor reports whether a click of cost bytes fits in the queue, growing
@@ -252,7 +267,7 @@ func (r *Recorder) roomFor(cost int64) bool {
 	if len(r.buf) < cap(r.buf) {
 		return true
 	}
-	fit := (r.maxBytes - r.strBytes - (cost - clickSize)) / clickSize
+	fit := (r.maxBytes - r.outside() - (cost - clickSize)) / clickSize
 	fit -= int64(cap(r.held))
 	c := min(int64(cap(r.buf)+max(cap(r.buf)/4, 64)), fit)
 	if c <= int64(len(r.buf)) {
@@ -326,12 +341,13 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	}
 	r.held, r.heldBytes = r.buf, r.strBytes
 	if r.in.full {
-		// The old tables live on in the clicks taken until they are written.
-		r.in = newInterner()
+		// The old tables live on in the clicks taken until they are
+		// written (held is empty here: writeHeld succeeded).
+		r.heldTables, r.in = r.in.bytes, newInterner()
 	}
 	// The next batch will likely be as large as this one: size it so that
 	// redirects do not pay for growing it, as far as the bound allows.
-	room := (r.maxBytes-r.strBytes)/clickSize - int64(cap(r.held))
+	room := (r.maxBytes-r.outside())/clickSize - int64(cap(r.held))
 	r.buf = make([]queuedClick, 0, max(min(int64(max(len(r.held), 64)), int64(r.max), room), 0))
 	r.mu.Unlock()
 	return r.writeHeld(ctx)
@@ -390,6 +406,9 @@ func (r *Recorder) writeHeld(ctx context.Context) error {
 		r.held = rest
 		r.strBytes += n - r.heldBytes
 		r.heldBytes = n
+		if rest == nil {
+			r.heldTables = 0
+		}
 		r.mu.Unlock()
 		if err != nil {
 			return err

@@ -53,9 +53,9 @@ const fullSize = int64(unsafe.Sizeof(link.Click{}))
 // The intern tables' bounds. A table that is full interns nothing more
 // until the queue it serves has been taken by a flush, which starts
 // empty tables: the clicks of an old table keep its strings alive until
-// they are written, so the tables hold at most twice these besides the
-// queue's bound (about 3 MiB in all). A value that is not interned is
-// the click's own, counted in its cost.
+// they are written, and the queue counts the old tables' bytes until
+// then. A value that is not interned is the click's own, counted in its
+// cost.
 const (
 	internUAs   = 4096    // distinct user agents…
 	internBytes = 1 << 20 // …and their bytes, as for referrers

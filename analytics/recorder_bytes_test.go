@@ -169,6 +169,7 @@ func TestRecorderWhileWritesFail(t *testing.T) {
 func TestRecorderWritesBacklogInParts(t *testing.T) {
 	store := &memStore{}
 	r := NewRecorder(store, time.Hour, 0, discardLogger())
+	r.SetQueueBytes(4 * (2*maxWrite + 5000) * clickBytes(&[]link.Click{testClick(0)}[0]))
 	const n = 2*maxWrite + 5000
 	for i := range n {
 		r.Record(testClick(i))

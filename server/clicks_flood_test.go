@@ -24,13 +24,14 @@ var floodHeaders = [][2]string{
 }
 
 // flood sends n GET redirects of /code with floodHeaders through the real
-// router.
+// router, each user agent made distinct by a number in front, so that the
+// queue cannot share one click's with another's.
 func (e *env) flood(code string, n int) {
 	e.t.Helper()
 	for i := range n {
 		h := floodHeaders[i%len(floodHeaders)]
 		req := newRequest("GET", "/"+code, "", "")
-		req.Header.Set("User-Agent", h[0])
+		req.Header.Set("User-Agent", strconv.Itoa(i)+h[0])
 		req.Header.Set("Referer", h[1])
 		if r := e.request(req); r.status != 302 {
 			e.t.Fatalf("redirect %d: status %d", i, r.status)

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
+	"runtime/metrics"
 	"strconv"
 	"testing"
 	"time"
@@ -21,7 +23,10 @@ import (
 // in the same hour, by LINKBOLT_BENCH_VISITORS visitors (5,000 unless
 // set; bench/scale.sh's wrk is 1), LINKBOLT_BENCH_BATCH a flush (20,000
 // unless set). It reports per flush the pages bolt allocated and
-// wrote (pages/flush, MB/flush), ns/click, and the file's size after.
+// wrote (pages/flush, MB/flush), ns/click, the file's size after, and
+// the most heap in use during the flushes (peak-heap-MB, sampled every
+// millisecond: what a flush of that size costs in memory, the clicks of
+// the batch included).
 // It uses only what every schema version has, so the same file run
 // against an older tree compares the layouts:
 //
@@ -104,11 +109,14 @@ func BenchmarkFlushUniform(b *testing.B) {
 	}
 
 	before := db.db.Stats().TxStats
+	runtime.GC()
+	stopPeak := sampleHeapPeak()
 	b.ResetTimer()
 	for range b.N {
 		flush(func(int) int { return rng.IntN(n) + 1 })
 	}
 	b.StopTimer()
+	b.ReportMetric(float64(stopPeak())/1e6, "peak-heap-MB")
 	st := db.db.Stats().TxStats
 	pages := float64(st.GetPageAlloc()-before.GetPageAlloc()) / float64(os.Getpagesize()) / float64(b.N)
 	b.ReportMetric(pages, "pages/flush")
@@ -117,4 +125,27 @@ func BenchmarkFlushUniform(b *testing.B) {
 	if fi, err := os.Stat(db.Path); err == nil {
 		b.ReportMetric(float64(fi.Size())/1e6, "file-MB")
 	}
+}
+
+// sampleHeapPeak samples the heap in use every millisecond until the
+// returned function is called, which returns the most it saw.
+func sampleHeapPeak() func() uint64 {
+	stop, done := make(chan struct{}), make(chan uint64)
+	go func() {
+		sample := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var peak uint64
+		t := time.NewTicker(time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(sample)
+			peak = max(peak, sample[0].Value.Uint64())
+			select {
+			case <-stop:
+				done <- peak
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 { close(stop); return <-done }
 }

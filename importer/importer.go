@@ -209,6 +209,15 @@ func (r *run) item(l *Link) (*link.ImportItem, string) {
 	if r.opts.Blocked != nil && r.opts.Blocked(nl.DestinationURL) {
 		return nil, "bad URL: is on this service's blocklist"
 	}
+	if !l.CreatedAt.IsZero() && (l.CreatedAt.Before(time.Unix(0, 0)) || l.CreatedAt.After(r.opts.Now().Add(24*time.Hour))) {
+		return nil, fmt.Sprintf("created_at %s is before 1970 or in the future", l.CreatedAt.UTC().Format(time.RFC3339))
+	}
+	if l.Clicks > MaxLinkClicks {
+		return nil, fmt.Sprintf("clicks %d is more than linkbolt counts on one link (%d)", l.Clicks, int64(MaxLinkClicks))
+	}
+	if len(l.Visits) > MaxLinkVisits {
+		l.Visits = l.Visits[:MaxLinkVisits] // the rest count undated
+	}
 	it := &link.ImportItem{Key: l.Key, Link: nl, Rename: r.opts.OnConflict == ConflictRename}
 	it.Clicks = visitClicks(l.Key, l.Visits)
 	if rest := l.Clicks - int64(len(it.Clicks)); rest > 0 {

@@ -399,3 +399,42 @@ func stats(t *testing.T, e *env, scope link.StatsScope, id string, start, end ti
 	}
 	return st
 }
+
+// A hostile or broken source cannot overflow the click counts nor date a
+// link outside of time: such rows are skipped with their reason, the
+// others imported.
+func TestRun_ImplausibleClicksAndDates(t *testing.T) {
+	e := newEnv(t)
+	now := e.clock.Now().UTC()
+	data := "url,alias,created_at,clicks\n" +
+		"https://a.example/,huge,,9000000000000000000\n" +
+		"https://b.example/,huge2,,9000000000000000000\n" +
+		"https://c.example/,most,," + fmt.Sprint(int64(importer.MaxLinkClicks)) + "\n" +
+		"https://d.example/,future,2999-01-01,5\n" +
+		"https://e.example/,old,1969-12-31,5\n" +
+		"https://f.example/,negative,,-3\n" +
+		"https://g.example/,tomorrow," + now.Add(12*time.Hour).Format(time.RFC3339) + ",1\n"
+	r := e.run(t, importer.NewCSV(strings.NewReader(data)), importer.Options{})
+	wantCounts(t, r, 2, 4, 1, importer.MaxLinkClicks+1)
+	got := items(r)
+	for where, want := range map[string]string{
+		"line 2": "skipped: clicks 9000000000000000000 is more than linkbolt counts on one link (1000000000000)",
+		"line 3": "skipped: clicks 9000000000000000000 is more than linkbolt counts on one link (1000000000000)",
+		"line 4": "imported: ",
+		"line 5": "skipped: created_at 2999-01-01T00:00:00Z is before 1970 or in the future",
+		"line 6": "skipped: created_at 1969-12-31T00:00:00Z is before 1970 or in the future",
+		"line 7": `failed: clicks "-3" is not a number of clicks`,
+		"line 8": "imported: ",
+	} {
+		if got[where] != want {
+			t.Errorf("%s: %q, want %q", where, got[where], want)
+		}
+	}
+	if l := e.link(t, "", "most"); l.Clicks != importer.MaxLinkClicks {
+		t.Fatalf("link with the most clicks: %d", l.Clicks)
+	}
+	st := stats(t, e, link.ScopeWorkspace, "", now.Add(-48*time.Hour), now.Add(48*time.Hour))
+	if st.Clicks != importer.MaxLinkClicks+1 {
+		t.Fatalf("workspace clicks %d, want %d", st.Clicks, int64(importer.MaxLinkClicks+1))
+	}
+}

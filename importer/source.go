@@ -45,6 +45,16 @@ type Link struct {
 	Where string
 }
 
+// MaxLinkVisits bounds the dated clicks one link brings: an API source
+// stops reading a link's visits there (a source that lies about its
+// pages, or counts more views than memory holds, cannot exhaust the
+// server), and the rest of the link's total counts undated.
+const MaxLinkVisits = 100_000
+
+// MaxLinkClicks is the largest click total an imported link may carry; a
+// link claiming more is skipped, so that no count overflows.
+const MaxLinkClicks = 1_000_000_000_000
+
 // A Visit is one dated click kept by the source.
 type Visit struct {
 	At        time.Time

@@ -328,7 +328,8 @@ func shortLinkPath(path string, domain bool) bool {
 
 // httpsURL is the HTTPS URL of a plain HTTP request: on the host it named
 // when linkbolt serves it (server.base_url's and server.alt_base_url's
-// with their port, a custom domain on 443), else on server.base_url's.
+// with their port, a custom domain on 443), else on server.base_url's;
+// never on a host the request-target names.
 func httpsURL(cfg *Config, kind, hostname string, r *http.Request) string {
 	host := cfg.Server.BaseURL.Host
 	switch kind {
@@ -337,7 +338,13 @@ func httpsURL(cfg *Config, kind, hostname string, r *http.Request) string {
 	case "domain":
 		host = hostname
 	}
-	return "https://" + host + r.URL.RequestURI()
+	uri := r.URL.RequestURI()
+	if !strings.HasPrefix(uri, "/") {
+		// A request-target that is no path ("http:@evil.test", "*") would
+		// otherwise write the host of the Location.
+		uri = "/"
+	}
+	return "https://" + host + uri
 }
 
 // writeToHTTPS answers a permanent redirect to to, keeping the method.

@@ -241,3 +241,46 @@ func TestImport_ItemsCapped(t *testing.T) {
 		t.Fatalf("imported %v, items %d, truncated %v, more %v", r.path("imported"), len(r.path("items").([]any)), r.path("items_truncated"), r.path("more_items"))
 	}
 }
+
+// TestImport_APIWaitHoldsNoSlot: while an import waits for a slow (or
+// hostile, never-ending) source's API, it holds no slot of the costly-work
+// gate, so other workspaces' searches and analytics are served; the links
+// are written all the same.
+func TestImport_APIWaitHoldsNoSlot(t *testing.T) {
+	const apiKey = "s3cret-api-key-0123"
+	asked, answer := make(chan struct{}), make(chan struct{})
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Query().Get("page") {
+		case "1":
+			fmt.Fprint(w, `{"links":[{"code":"s1","url":"https://example.com/s1"}]}`)
+		case "2":
+			close(asked)
+			<-answer // a source taking its time
+			fmt.Fprint(w, `{"links":[{"code":"s2","url":"https://example.com/s2"}]}`)
+		default:
+			fmt.Fprint(w, `{"links":[]}`)
+		}
+	}))
+	defer api.Close()
+	var once sync.Once
+	letGo := func() { once.Do(func() { close(answer) }) }
+	defer letGo() // before api.Close, should the test fail first
+	e := newEnvWith(t, func(d *Deps) {
+		d.WebhookTargets = webhook.TargetGuard{AllowPrivate: true}
+		d.ImportClient = webhook.NewClient(true)
+	}, func(c *Config) { c.CostlyConcurrency = 1; c.CostlyWait = 0 })
+
+	done := make(chan *response, 1)
+	go func() {
+		done <- e.request(newRequest("POST", "/v1/imports", e.writeKey, importBody(t, map[string]any{"from": "testapi", "url": api.URL, "api_key": apiKey})))
+	}()
+	<-asked
+	e.do("GET", "/v1/links?search=example", e.readKey, "", http.StatusOK)
+	e.do("GET", "/v1/analytics/workspace", e.readKey, "", http.StatusOK)
+	letGo()
+	r := <-done
+	if r.status != 200 || r.path("imported") != 2.0 || r.path("complete") != true {
+		t.Fatalf("import: %d %s", r.status, r.raw)
+	}
+	e.do("GET", "/v1/links?search=example", e.readKey, "", http.StatusOK) // the slot was given back
+}

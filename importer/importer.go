@@ -50,6 +50,10 @@ type Options struct {
 	BatchSize int
 	// MaxItems bounds Report.Items (the counts go on); 0 keeps them all.
 	MaxItems int
+	// MaxLinks stops the import, with an error, once about this many links
+	// were imported (in a dry run, would be) or rows failed, so that a
+	// source without end ends; running it again carries on. 0 is no bound.
+	MaxLinks int
 	// Now is the clock (the time of links and clicks a source does not
 	// date); nil is time.Now.
 	Now func() time.Time
@@ -114,6 +118,9 @@ func Run(ctx context.Context, store link.ImportService, src Source, opts Options
 	srcErr := src.Each(ctx, func(l Link, rowErr *RowError) error {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		if n := r.report.Imported + r.report.Failed; opts.MaxLinks > 0 && n >= opts.MaxLinks {
+			return fmt.Errorf("stopped after %d links and failed rows, the most one import takes: run it again to carry on", n)
 		}
 		r.add(l, rowErr)
 		if len(r.batch.Items) >= r.opts.BatchSize || r.batchClicks >= maxBatchClicks {

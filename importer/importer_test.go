@@ -438,3 +438,39 @@ func TestRun_ImplausibleClicksAndDates(t *testing.T) {
 		t.Fatalf("workspace clicks %d, want %d", st.Clicks, int64(importer.MaxLinkClicks+1))
 	}
 }
+
+// endlessSource hands over new links without end, as a source whose
+// pagination lies would.
+type endlessSource struct{}
+
+func (endlessSource) Name() string { return "endless" }
+
+func (endlessSource) Each(ctx context.Context, fn func(importer.Link, *importer.RowError) error) error {
+	for i := 0; ; i++ {
+		code := fmt.Sprint("e", i)
+		if err := fn(importer.Link{Key: code, Alias: code, URL: "https://example.com/" + code, Where: "link " + code}, nil); err != nil {
+			return err
+		}
+	}
+}
+
+// TestRun_EndlessSourceEnds: Options.MaxLinks stops an import from a
+// source without end (with an error; what was read is imported), a dry
+// run too, and running it again carries on past the links imported before.
+func TestRun_EndlessSourceEnds(t *testing.T) {
+	e := newEnv(t)
+	opts := importer.Options{WorkspaceID: e.ws, Now: e.clock.Now, MaxLinks: 2500}
+	for _, dry := range []bool{true, false, false} {
+		opts.DryRun = dry
+		r, err := importer.Run(context.Background(), e.imports, endlessSource{}, opts)
+		if err == nil || importer.IsInputError(err) || !strings.Contains(err.Error(), "run it again to carry on") {
+			t.Fatalf("dry %v: %v", dry, err)
+		}
+		if r.Imported != 3000 {
+			t.Fatalf("dry %v: imported %d, want the 3 batches that reached the bound", dry, r.Imported)
+		}
+	}
+	if got := e.linkCount(t); got != 6000 {
+		t.Fatalf("%d links after two runs, want 6000", got)
+	}
+}

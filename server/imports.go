@@ -18,6 +18,10 @@ const costlyImport = "import"
 const (
 	maxImportBody  = 32 << 20
 	maxImportItems = 1000
+	// maxImportLinks bounds the links one request imports (and the rows
+	// that fail), so that a source whose pages never end ends; the next
+	// run carries on.
+	maxImportLinks = 1_000_000
 )
 
 func (s *Server) importRoutes() {
@@ -97,7 +101,7 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request, c *caller)
 	if err := s.work(costlyImport, func() error {
 		rep, runErr = importer.Run(r.Context(), s.imports, src, importer.Options{
 			WorkspaceID: c.workspace.ID, DryRun: in.DryRun, OnConflict: onConflict,
-			Rules: s.servedRules, Blocked: s.blocklist.blocks, MaxItems: maxImportItems, Now: s.now,
+			Rules: s.servedRules, Blocked: s.blocklist.blocks, MaxItems: maxImportItems, MaxLinks: maxImportLinks, Now: s.now,
 		})
 		return nil
 	}); err != nil {

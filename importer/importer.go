@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/linkbolt/linkbolt/analytics"
@@ -190,7 +191,13 @@ func (r *run) item(l *Link) (*link.ImportItem, string) {
 		WorkspaceID: r.opts.WorkspaceID, DestinationURL: l.URL, Alias: l.Alias, Domain: l.Domain,
 		Tags: l.Tags, CreatedAt: l.CreatedAt,
 	}
-	nl.Title = cut(strings.TrimSpace(l.Title), link.MaxTitleLength)
+	nl.Title = cut(clean(l.Title), link.MaxTitleLength)
+	nl.Tags = nil
+	for _, tag := range l.Tags {
+		if tag = clean(tag); tag != "" {
+			nl.Tags = append(nl.Tags, tag)
+		}
+	}
 	nl.Normalize()
 	// Tags beyond linkbolt's limits are cut rather than the link left out.
 	for i := range nl.Tags {
@@ -318,6 +325,20 @@ func (r *run) record(it Item) {
 		return
 	}
 	r.report.Items = append(r.report.Items, it)
+}
+
+// clean makes a source's title or tag fit for a link rather than leave
+// the link out: a page title often holds line breaks and tabs. Whitespace
+// runs become one space, other control characters and bytes that are not
+// UTF-8 are dropped.
+func clean(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && !unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(s, ""))
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // cut shortens s to at most n characters.

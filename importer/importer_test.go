@@ -474,3 +474,17 @@ func TestRun_EndlessSourceEnds(t *testing.T) {
 		t.Fatalf("%d links after two runs, want 6000", got)
 	}
 }
+
+// TestRun_ControlCharacters: a title or tag with line breaks, tabs or
+// other control characters (a page title often has them) is cleaned, not
+// the link left out.
+func TestRun_ControlCharacters(t *testing.T) {
+	e := newEnv(t)
+	data := "url,alias,tags,title\nhttps://a.example/,ctl,\"x\ty|a\x01b|\x00\",\"  The\r\n\tpage\x07 title\xff \"\n"
+	r := e.run(t, importer.NewCSV(strings.NewReader(data)), importer.Options{})
+	wantCounts(t, r, 1, 0, 0, 0)
+	l := e.link(t, "", "ctl")
+	if l.Title != "The page title" || strings.Join(l.Tags, ",") != "x y,ab" {
+		t.Fatalf("title %q, tags %q", l.Title, l.Tags)
+	}
+}

@@ -317,13 +317,15 @@ func (p *plainHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // shortLinkPath reports whether path may be a short link: /{alias} with an
-// alias that is not a reserved word, or / on a custom domain.
+// alias that has a short code's syntax and is not a reserved word, or / on
+// a custom domain. A page of one segment (/yourls-api.php, which acts on
+// an API key) never is.
 func shortLinkPath(path string, domain bool) bool {
 	if path == "/" {
 		return domain
 	}
 	alias := strings.TrimPrefix(path, "/")
-	return alias != "" && !strings.Contains(alias, "/") && !link.IsReserved(alias)
+	return link.ValidCodeSyntax(alias) && !link.IsReserved(alias)
 }
 
 // httpsURL is the HTTPS URL of a plain HTTP request: on the host it named

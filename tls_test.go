@@ -652,6 +652,11 @@ func TestHTTPSShortLinksOverHTTP(t *testing.T) {
 		{"GET", "http://lb.test/v1/links", 308, "https://lb.test/v1/links"},
 		{"POST", "http://lb.test/v1/links", 308, "https://lb.test/v1/links"},
 		{"GET", "http://stranger.test/abc", 308, "https://lb.test/abc"},
+		// The YOURLS API is no short link: not run over plain HTTP.
+		{"GET", "http://lb.test/yourls-api.php?action=shorturl&format=json&url=https://example.com/plain&signature=" + key, 308,
+			"https://lb.test/yourls-api.php?action=shorturl&format=json&url=https://example.com/plain&signature=" + key},
+		{"GET", "http://lb.test/yourls-api.php?action=expand&format=json&shorturl=nope&signature=" + key, 308,
+			"https://lb.test/yourls-api.php?action=expand&format=json&shorturl=nope&signature=" + key},
 	} {
 		resp, _ := fetch(t, plain, c.method, c.url, "", "")
 		if resp.StatusCode != c.status || resp.Header.Get("Location") != c.location {
@@ -660,6 +665,9 @@ func TestHTTPSShortLinksOverHTTP(t *testing.T) {
 		if resp.StatusCode == 308 && resp.Header.Get("Set-Cookie") != "" {
 			t.Errorf("%s %s: a cookie over plain HTTP", c.method, c.url)
 		}
+	}
+	if _, out := mustFetch(t, web, "GET", "https://lb.test/v1/links?search=plain", key, "", 200); out["meta"].(map[string]any)["total"] != 0.0 {
+		t.Errorf("a YOURLS request over plain HTTP made a link: %v", out)
 	}
 	// A hostile request-target or Host never chooses the host of the
 	// redirect: only server.base_url's or a verified domain's.

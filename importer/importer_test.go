@@ -488,3 +488,27 @@ func TestRun_ControlCharacters(t *testing.T) {
 		t.Fatalf("title %q, tags %q", l.Title, l.Tags)
 	}
 }
+
+// TestRun_TooManyColumns: a row of more than MaxCSVFields fields fails the
+// file before the CSV reader holds them (a line of millions of commas
+// would take gigabytes); commas inside quotes do not count.
+func TestRun_TooManyColumns(t *testing.T) {
+	e := newEnv(t)
+	quoted := "\"" + strings.Repeat(",", 5000) + "\n" + strings.Repeat(",", 5000) + "\""
+	data := "url,alias,title\nhttps://a.example/,wide," + quoted + strings.Repeat(",", importer.MaxCSVFields-4) + "\n" +
+		"https://b.example/,b,\"x\"\"" + strings.Repeat(",", 10) + "\"\"\"\n" +
+		"https://c.example/,c" + strings.Repeat(",", 30<<20) + "\nhttps://d.example/,d\n"
+	r, err := importer.Run(context.Background(), e.imports, importer.NewCSV(strings.NewReader(data)), importer.Options{WorkspaceID: e.ws, Now: e.clock.Now})
+	if !importer.IsInputError(err) || !strings.Contains(err.Error(), "line 5 has more than 1000 columns") {
+		t.Fatalf("error %v", err)
+	}
+	wantCounts(t, r, 2, 0, 0, 0)
+	if l := e.link(t, "", "b"); l.Title != `x"`+strings.Repeat(",", 10)+`"` {
+		t.Fatalf("title %q", l.Title)
+	}
+	for _, alias := range []string{"c", "d"} {
+		if _, err := e.links.FindLinkByAlias(context.Background(), "", alias); err == nil {
+			t.Fatalf("link %s imported after the file failed", alias)
+		}
+	}
+}

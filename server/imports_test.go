@@ -284,3 +284,15 @@ func TestImport_APIWaitHoldsNoSlot(t *testing.T) {
 	}
 	e.do("GET", "/v1/links?search=example", e.readKey, "", http.StatusOK) // the slot was given back
 }
+
+// TestImport_MillionColumns: a CSV line of 30 million commas (gigabytes
+// as encoding/csv's fields) is refused as bad input, not read.
+func TestImport_MillionColumns(t *testing.T) {
+	e := newEnv(t)
+	data := "url,alias\nhttps://example.com/a,a\nhttps://example.com/b,b" + strings.Repeat(",", 30<<20) + "\n"
+	r := e.request(newRequest("POST", "/v1/imports", e.writeKey, importBody(t, map[string]any{"from": "csv", "data": data})))
+	wantProblem(t, r, 422, "validation_failed")
+	if !strings.Contains(r.str("detail"), "line 3 has more than 1000 columns") {
+		t.Fatalf("%s", r.raw)
+	}
+}

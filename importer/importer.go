@@ -229,9 +229,6 @@ func (r *run) item(l *Link) (*link.ImportItem, string) {
 	if l.Clicks > MaxLinkClicks {
 		return nil, fmt.Sprintf("clicks %d is more than linkbolt counts on one link (%d)", l.Clicks, int64(MaxLinkClicks))
 	}
-	if len(l.Visits) > MaxLinkVisits {
-		l.Visits = l.Visits[:MaxLinkVisits] // the rest count undated
-	}
 	it := &link.ImportItem{Key: l.Key, Link: nl, Rename: r.opts.OnConflict == ConflictRename}
 	it.Clicks = visitClicks(l.Key, l.Visits)
 	if rest := l.Clicks - int64(len(it.Clicks)); rest > 0 {

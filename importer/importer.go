@@ -51,9 +51,11 @@ type Options struct {
 	BatchSize int
 	// MaxItems bounds Report.Items (the counts go on); 0 keeps them all.
 	MaxItems int
-	// MaxLinks stops the import, with an error, once about this many links
-	// were imported (in a dry run, would be) or rows failed, so that a
-	// source without end ends; running it again carries on. 0 is no bound.
+	// MaxLinks stops the import, with an error, once about this many rows
+	// were imported (in a dry run, would be), skipped or failed, or ten
+	// times as many rows were read counting those imported before, so
+	// that a source without end ends; running it again carries on past
+	// the links imported before. 0 is no bound.
 	MaxLinks int
 	// Now is the clock (the time of links and clicks a source does not
 	// date); nil is time.Now.
@@ -120,11 +122,16 @@ func Run(ctx context.Context, store link.ImportService, src Source, opts Options
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if n := r.report.Imported + r.report.Failed; opts.MaxLinks > 0 && n >= opts.MaxLinks {
-			return fmt.Errorf("stopped after %d links and failed rows, the most one import takes: run it again to carry on", n)
+		if rows := r.report.Imported + r.report.Skipped + r.report.Failed; opts.MaxLinks > 0 &&
+			(rows-r.existing >= opts.MaxLinks || rows >= 10*opts.MaxLinks) {
+			return fmt.Errorf("stopped after %d rows, the most one import reads: run it again to carry on", rows)
 		}
 		r.add(l, rowErr)
-		if len(r.batch.Items) >= r.opts.BatchSize || r.batchClicks >= maxBatchClicks {
+		// Rows decided without storage (failed, skipped, met before in a
+		// dry run) wait in pending too: a batch's worth flushes, whatever
+		// the kind, so that a source of such rows without end holds no
+		// more than that.
+		if len(r.pending) >= r.opts.BatchSize || r.batchClicks >= maxBatchClicks {
 			return r.flush(ctx)
 		}
 		return nil
@@ -150,6 +157,8 @@ type run struct {
 	// seen holds the keys a dry run met, which a real run finds in the
 	// imports bucket.
 	seen map[string]bool
+	// existing counts the rows imported before (Status "exists").
+	existing int
 }
 
 type pendingRow struct {
@@ -309,6 +318,9 @@ func (r *run) flush(ctx context.Context) error {
 }
 
 func (r *run) record(it Item) {
+	if it.Status == link.ImportExists {
+		r.existing++
+	}
 	switch it.Status {
 	case link.ImportImported:
 		r.report.Imported++

@@ -512,3 +512,45 @@ func TestRun_TooManyColumns(t *testing.T) {
 		}
 	}
 }
+
+// repeatingSource hands over the same few links, or rows that fail,
+// without end, as a source whose pagination lies on the same page would.
+type repeatingSource struct{ fail bool }
+
+func (repeatingSource) Name() string { return "repeating" }
+
+func (s repeatingSource) Each(ctx context.Context, fn func(importer.Link, *importer.RowError) error) error {
+	for i := 0; ; i++ {
+		code := fmt.Sprint("r", i%3)
+		var rowErr *importer.RowError
+		if s.fail {
+			rowErr = &importer.RowError{Where: "item " + fmt.Sprint(i), Reason: "not a link"}
+		}
+		if err := fn(importer.Link{Key: code, Alias: code, URL: "https://example.com/" + code, Where: "link " + code}, rowErr); err != nil {
+			return err
+		}
+	}
+}
+
+// TestRun_RepeatingSourceEnds: a source repeating links imported before
+// (or met before in a dry run), or rows that fail, without end ends too,
+// its rows reported as it goes rather than held.
+func TestRun_RepeatingSourceEnds(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []struct {
+		dry, fail bool
+		rows      int
+	}{{true, false, 25000}, {false, false, 25000}, {false, true, 3000}} {
+		opts := importer.Options{WorkspaceID: e.ws, Now: e.clock.Now, MaxLinks: 2500, MaxItems: 10, DryRun: c.dry}
+		r, err := importer.Run(context.Background(), e.imports, repeatingSource{fail: c.fail}, opts)
+		if err == nil || !strings.Contains(err.Error(), "run it again to carry on") {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		if rows := r.Imported + r.Skipped + r.Failed; rows != c.rows || len(r.Items) != 10 || r.MoreItems != rows-10 {
+			t.Fatalf("%+v: %d rows, %d items, %d more", c, rows, len(r.Items), r.MoreItems)
+		}
+	}
+	if got := e.linkCount(t); got != 3 {
+		t.Fatalf("%d links, want 3", got)
+	}
+}

@@ -18,9 +18,9 @@ const costlyImport = "import"
 const (
 	maxImportBody  = 32 << 20
 	maxImportItems = 1000
-	// maxImportLinks bounds the links one request imports (and the rows
-	// that fail), so that a source whose pages never end ends; the next
-	// run carries on.
+	// maxImportLinks bounds the rows one request imports, skips or fails
+	// (see importer.Options.MaxLinks), so that a source whose pages never
+	// end ends; the next run carries on.
 	maxImportLinks = 1_000_000
 )
 

@@ -87,6 +87,18 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request, c *caller)
 	if err != nil {
 		return s.importInputError(err, &in)
 	}
+	if cfg.URL != "" {
+		// An import from an API gives its slot of the costly-work gate
+		// back while it waits for the API (see gatedSource), but holds
+		// a page of up to 64 MB: no more of them run at once than the
+		// gate has slots.
+		select {
+		case s.apiImports <- struct{}{}:
+			defer func() { <-s.apiImports }()
+		default:
+			return s.costly.busy(w, costlyImport)
+		}
+	}
 	release, err := s.admit(w, r, costlyImport)
 	if err != nil {
 		return err

@@ -277,6 +277,10 @@ func TestImport_APIWaitHoldsNoSlot(t *testing.T) {
 	<-asked
 	e.do("GET", "/v1/links?search=example", e.readKey, "", http.StatusOK)
 	e.do("GET", "/v1/analytics/workspace", e.readKey, "", http.StatusOK)
+	// But no more API imports run at once than the gate has slots (each
+	// holds up to a page of 64 MB).
+	second := e.request(newRequest("POST", "/v1/imports", e.writeKey, importBody(t, map[string]any{"from": "testapi", "url": api.URL, "api_key": apiKey})))
+	wantProblem(t, second, http.StatusServiceUnavailable, "server_busy")
 	letGo()
 	r := <-done
 	if r.status != 200 || r.path("imported") != 2.0 || r.path("complete") != true {

@@ -136,9 +136,7 @@ type Server struct {
 	// shorteners' APIs for them.
 	imports      link.ImportService
 	importClient *http.Client
-	// apiImports holds a slot per import from an API under way (see
-	// handleImport).
-	apiImports chan struct{}
+	apiImports   chan struct{} // a slot per import from an API under way (see handleImport)
 	dispatcher   *webhook.Dispatcher
 	recorder     *analytics.Recorder
 

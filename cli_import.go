@@ -30,7 +30,8 @@ tags, creation times, click totals and, where the source keeps them, their
 dated clicks. --from csv (url, alias, tags, title, created_at, clicks),
 bitly (Bitly's CSV export) and yourls (its yourls_url table as CSV, with
 --log its yourls_log table as CSV) read --file; shlink, kutt and yourls
-with --url and --api-key read the shortener's API. A link keeps its alias
+with --url and --api-key (or LINKBOLT_IMPORT_API_KEY) read the shortener's
+API. A link keeps its alias
 when free; a taken alias is skipped, or renamed alias-2, alias-3, … with
 --on-conflict rename. --dry-run checks everything and writes nothing.
 Running it again adds nothing: a source's links are remembered, so after a
@@ -50,7 +51,7 @@ admin.password; the server then fetches API sources itself.`,
 		fs.StringVar(&o.file, "file", "", "the exported `FILE` (CSV) to read")
 		fs.StringVar(&o.log, "log", "", "YOURLS's yourls_log table as CSV `FILE`, for dated clicks")
 		fs.StringVar(&o.url, "url", "", "the source's API base `URL`")
-		fs.StringVar(&o.apiKey, "api-key", "", "the source's API `KEY`")
+		fs.StringVar(&o.apiKey, "api-key", os.Getenv("LINKBOLT_IMPORT_API_KEY"), "the source's API `KEY`; default: $LINKBOLT_IMPORT_API_KEY, which,\nunlike the command line, other users of the machine cannot see")
 		fs.BoolVar(&o.dryRun, "dry-run", false, "check everything, write nothing")
 		fs.StringVar(&o.onConflict, "on-conflict", "skip", "what to do with an alias another link has: skip or rename")
 		token := tokenFlag(fs)

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -93,5 +96,33 @@ func TestImportCommand(t *testing.T) {
 		if code != c.code || !strings.Contains(stderr, c.want) {
 			t.Errorf("%v: exit %d, want %d with %q\n%s%s", c.args, code, c.code, c.want, stdout, stderr)
 		}
+	}
+}
+
+// TestImportCommandAPIKeyFromEnv: the source's API key may come from
+// LINKBOLT_IMPORT_API_KEY, out of the process list.
+func TestImportCommandAPIKeyFromEnv(t *testing.T) {
+	const apiKey = "shlink-key-from-the-environment"
+	shlink := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Api-Key") != apiKey {
+			w.WriteHeader(401)
+			return
+		}
+		fmt.Fprint(w, `{"shortUrls":{"data":[{"shortCode":"env1","longUrl":"https://example.com/env","dateCreated":"2024-01-01T00:00:00+00:00","tags":[],"visitsSummary":{"total":0}}],"pagination":{"currentPage":1,"pagesCount":1}}}`)
+	}))
+	defer shlink.Close()
+	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
+	cfgPath := filepath.Join(filepath.Dir(filepath.Dir(cfg.Storage.Path)), "config.yaml")
+	base, stop := startApp(t, cfg, nil)
+	c := client{t, base}
+	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+	ws := c.must("GET", "/v1/me", tok, "", 200)["workspaces"].([]any)[0].(map[string]any)["id"].(string)
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("LINKBOLT_IMPORT_API_KEY", apiKey)
+	code, stdout, stderr := runCLI(t, "import", "--config", cfgPath, "--from", "shlink", "--workspace", ws, "--url", shlink.URL)
+	if code != 0 || !strings.Contains(stdout, "imported 1,") || strings.Contains(stdout+stderr, apiKey) {
+		t.Fatalf("exit %d\n%s%s", code, stdout, stderr)
 	}
 }

@@ -317,18 +317,21 @@ func (p *plainHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // shortLinkPath reports whether path may be a short link: /{alias} with an
-// alias that is not a reserved word, or / on a custom domain.
+// alias that has a short code's syntax and is not a reserved word, or / on
+// a custom domain. A page of one segment (/yourls-api.php, which acts on
+// an API key) never is.
 func shortLinkPath(path string, domain bool) bool {
 	if path == "/" {
 		return domain
 	}
 	alias := strings.TrimPrefix(path, "/")
-	return alias != "" && !strings.Contains(alias, "/") && !link.IsReserved(alias)
+	return link.ValidCodeSyntax(alias) && !link.IsReserved(alias)
 }
 
 // httpsURL is the HTTPS URL of a plain HTTP request: on the host it named
 // when linkbolt serves it (server.base_url's and server.alt_base_url's
-// with their port, a custom domain on 443), else on server.base_url's.
+// with their port, a custom domain on 443), else on server.base_url's;
+// never on a host the request-target names.
 func httpsURL(cfg *Config, kind, hostname string, r *http.Request) string {
 	host := cfg.Server.BaseURL.Host
 	switch kind {
@@ -337,7 +340,13 @@ func httpsURL(cfg *Config, kind, hostname string, r *http.Request) string {
 	case "domain":
 		host = hostname
 	}
-	return "https://" + host + r.URL.RequestURI()
+	uri := r.URL.RequestURI()
+	if !strings.HasPrefix(uri, "/") {
+		// A request-target that is no path ("http:@evil.test", "*") would
+		// otherwise write the host of the Location.
+		uri = "/"
+	}
+	return "https://" + host + uri
 }
 
 // writeToHTTPS answers a permanent redirect to to, keeping the method.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/ecdsa"
@@ -651,6 +652,11 @@ func TestHTTPSShortLinksOverHTTP(t *testing.T) {
 		{"GET", "http://lb.test/v1/links", 308, "https://lb.test/v1/links"},
 		{"POST", "http://lb.test/v1/links", 308, "https://lb.test/v1/links"},
 		{"GET", "http://stranger.test/abc", 308, "https://lb.test/abc"},
+		// The YOURLS API is no short link: not run over plain HTTP.
+		{"GET", "http://lb.test/yourls-api.php?action=shorturl&format=json&url=https://example.com/plain&signature=" + key, 308,
+			"https://lb.test/yourls-api.php?action=shorturl&format=json&url=https://example.com/plain&signature=" + key},
+		{"GET", "http://lb.test/yourls-api.php?action=expand&format=json&shorturl=nope&signature=" + key, 308,
+			"https://lb.test/yourls-api.php?action=expand&format=json&shorturl=nope&signature=" + key},
 	} {
 		resp, _ := fetch(t, plain, c.method, c.url, "", "")
 		if resp.StatusCode != c.status || resp.Header.Get("Location") != c.location {
@@ -658,6 +664,37 @@ func TestHTTPSShortLinksOverHTTP(t *testing.T) {
 		}
 		if resp.StatusCode == 308 && resp.Header.Get("Set-Cookie") != "" {
 			t.Errorf("%s %s: a cookie over plain HTTP", c.method, c.url)
+		}
+	}
+	if _, out := mustFetch(t, web, "GET", "https://lb.test/v1/links?search=plain", key, "", 200); out["meta"].(map[string]any)["total"] != 0.0 {
+		t.Errorf("a YOURLS request over plain HTTP made a link: %v", out)
+	}
+	// A hostile request-target or Host never chooses the host of the
+	// redirect: only server.base_url's or a verified domain's.
+	for _, c := range []struct{ target, host, location string }{
+		{"http:@evil.test/x", "lb.test", "https://lb.test/"},
+		{"http:.evil.test", "lb.test", "https://lb.test/"},
+		{"*", "lb.test", "https://lb.test/"},
+		{"//evil.test/x", "lb.test", "https://lb.test//evil.test/x"},
+		{"http://evil.test/v1/links", "lb.test", "https://lb.test/v1/links"},
+		{"/login", "evil.test", "https://lb.test/login"},
+		{"/login", "GO.TEST.:80", "https://go.test./login"},
+		{"/login", "go.test.evil.test", "https://lb.test/login"},
+		{"/login", "evil.test@go.test", "https://lb.test/login"},
+	} {
+		conn, err := net.Dial("tcp", a.plainAddr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(conn, "GET %s HTTP/1.1\r\nHost: %s\r\nConnection: close\r\n\r\n", c.target, c.host)
+		resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatalf("GET %s (Host %s): %v", c.target, c.host, err)
+		}
+		resp.Body.Close()
+		conn.Close()
+		if loc := resp.Header.Get("Location"); resp.StatusCode == 308 && loc != c.location || resp.StatusCode != 308 && resp.StatusCode != 400 {
+			t.Errorf("GET %s (Host %s): %d %q, want 308 %q", c.target, c.host, resp.StatusCode, loc, c.location)
 		}
 	}
 }

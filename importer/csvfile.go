@@ -21,7 +21,7 @@ type csvFile struct {
 }
 
 func newCSVFile(r io.Reader, name string) *csvFile {
-	cr := csv.NewReader(r)
+	cr := csv.NewReader(&fieldLimit{r: r, line: 1, started: 1})
 	cr.FieldsPerRecord = -1 // rows of any length; each source checks its own
 	cr.ReuseRecord = false
 	return &csvFile{r: cr, name: name}
@@ -154,4 +154,42 @@ func splitTags(s string) []string {
 // missingColumn is the error of a file without a column its source needs.
 func missingColumn(source, what string, names []string) error {
 	return link.Errorf(link.EINVALID, "%s: the file's header has no %s column (one of %s)", source, what, strings.Join(names, ", "))
+}
+
+// MaxCSVFields bounds the fields of one CSV row. encoding/csv keeps a row's
+// fields in memory at 16 bytes or more each, so a line of 30 million
+// commas would take gigabytes; no export this package reads has more than
+// a few dozen columns.
+const MaxCSVFields = 1000
+
+// fieldLimit passes a CSV file through, counting the fields of each row
+// as encoding/csv splits them (a delimiter or line break inside quotes
+// does not count), and fails the file at a row of more than MaxCSVFields
+// fields, before the CSV reader holds them.
+type fieldLimit struct {
+	r       io.Reader
+	quoted  bool
+	fields  int
+	line    int // the line the bytes read are on, for the error
+	started int // the line the row began on
+}
+
+func (f *fieldLimit) Read(p []byte) (int, error) {
+	n, err := f.r.Read(p)
+	for i, c := range p[:n] {
+		switch {
+		case c == '"':
+			f.quoted = !f.quoted // a doubled "" inside quotes flips twice
+		case c == '\n':
+			f.line++
+			if !f.quoted {
+				f.fields, f.started = 0, f.line
+			}
+		case c == ',' && !f.quoted:
+			if f.fields++; f.fields >= MaxCSVFields {
+				return i, link.Errorf(link.EINVALID, "line %d has more than %d columns: no export linkbolt imports has so many", f.started, MaxCSVFields)
+			}
+		}
+	}
+	return n, err
 }

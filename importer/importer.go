@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/linkbolt/linkbolt/analytics"
@@ -50,6 +51,12 @@ type Options struct {
 	BatchSize int
 	// MaxItems bounds Report.Items (the counts go on); 0 keeps them all.
 	MaxItems int
+	// MaxLinks stops the import, with an error, once about this many rows
+	// were imported (in a dry run, would be), skipped or failed, or ten
+	// times as many rows were read counting those imported before, so
+	// that a source without end ends; running it again carries on past
+	// the links imported before. 0 is no bound.
+	MaxLinks int
 	// Now is the clock (the time of links and clicks a source does not
 	// date); nil is time.Now.
 	Now func() time.Time
@@ -115,8 +122,16 @@ func Run(ctx context.Context, store link.ImportService, src Source, opts Options
 		if err := ctx.Err(); err != nil {
 			return err
 		}
+		if rows := r.report.Imported + r.report.Skipped + r.report.Failed; opts.MaxLinks > 0 &&
+			(rows-r.existing >= opts.MaxLinks || rows >= 10*opts.MaxLinks) {
+			return fmt.Errorf("stopped after %d rows, the most one import reads: run it again to carry on", rows)
+		}
 		r.add(l, rowErr)
-		if len(r.batch.Items) >= r.opts.BatchSize || r.batchClicks >= maxBatchClicks {
+		// Rows decided without storage (failed, skipped, met before in a
+		// dry run) wait in pending too: a batch's worth flushes, whatever
+		// the kind, so that a source of such rows without end holds no
+		// more than that.
+		if len(r.pending) >= r.opts.BatchSize || r.batchClicks >= maxBatchClicks {
 			return r.flush(ctx)
 		}
 		return nil
@@ -142,6 +157,8 @@ type run struct {
 	// seen holds the keys a dry run met, which a real run finds in the
 	// imports bucket.
 	seen map[string]bool
+	// existing counts the rows imported before (Status "exists").
+	existing int
 }
 
 type pendingRow struct {
@@ -183,7 +200,13 @@ func (r *run) item(l *Link) (*link.ImportItem, string) {
 		WorkspaceID: r.opts.WorkspaceID, DestinationURL: l.URL, Alias: l.Alias, Domain: l.Domain,
 		Tags: l.Tags, CreatedAt: l.CreatedAt,
 	}
-	nl.Title = cut(strings.TrimSpace(l.Title), link.MaxTitleLength)
+	nl.Title = cut(clean(l.Title), link.MaxTitleLength)
+	nl.Tags = nil
+	for _, tag := range l.Tags {
+		if tag = clean(tag); tag != "" {
+			nl.Tags = append(nl.Tags, tag)
+		}
+	}
 	nl.Normalize()
 	// Tags beyond linkbolt's limits are cut rather than the link left out.
 	for i := range nl.Tags {
@@ -208,6 +231,12 @@ func (r *run) item(l *Link) (*link.ImportItem, string) {
 	}
 	if r.opts.Blocked != nil && r.opts.Blocked(nl.DestinationURL) {
 		return nil, "bad URL: is on this service's blocklist"
+	}
+	if !l.CreatedAt.IsZero() && (l.CreatedAt.Before(time.Unix(0, 0)) || l.CreatedAt.After(r.opts.Now().Add(24*time.Hour))) {
+		return nil, fmt.Sprintf("created_at %s is before 1970 or in the future", l.CreatedAt.UTC().Format(time.RFC3339))
+	}
+	if l.Clicks > MaxLinkClicks {
+		return nil, fmt.Sprintf("clicks %d is more than linkbolt counts on one link (%d)", l.Clicks, int64(MaxLinkClicks))
 	}
 	it := &link.ImportItem{Key: l.Key, Link: nl, Rename: r.opts.OnConflict == ConflictRename}
 	it.Clicks = visitClicks(l.Key, l.Visits)
@@ -289,6 +318,9 @@ func (r *run) flush(ctx context.Context) error {
 }
 
 func (r *run) record(it Item) {
+	if it.Status == link.ImportExists {
+		r.existing++
+	}
 	switch it.Status {
 	case link.ImportImported:
 		r.report.Imported++
@@ -302,6 +334,20 @@ func (r *run) record(it Item) {
 		return
 	}
 	r.report.Items = append(r.report.Items, it)
+}
+
+// clean makes a source's title or tag fit for a link rather than leave
+// the link out: a page title often holds line breaks and tabs. Whitespace
+// runs become one space, other control characters and bytes that are not
+// UTF-8 are dropped.
+func clean(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) && !unicode.IsSpace(r) {
+			return -1
+		}
+		return r
+	}, strings.ToValidUTF8(s, ""))
+	return strings.Join(strings.Fields(s), " ")
 }
 
 // cut shortens s to at most n characters.

@@ -399,3 +399,158 @@ func stats(t *testing.T, e *env, scope link.StatsScope, id string, start, end ti
 	}
 	return st
 }
+
+// A hostile or broken source cannot overflow the click counts nor date a
+// link outside of time: such rows are skipped with their reason, the
+// others imported.
+func TestRun_ImplausibleClicksAndDates(t *testing.T) {
+	e := newEnv(t)
+	now := e.clock.Now().UTC()
+	data := "url,alias,created_at,clicks\n" +
+		"https://a.example/,huge,,9000000000000000000\n" +
+		"https://b.example/,huge2,,9000000000000000000\n" +
+		"https://c.example/,most,," + fmt.Sprint(int64(importer.MaxLinkClicks)) + "\n" +
+		"https://d.example/,future,2999-01-01,5\n" +
+		"https://e.example/,old,1969-12-31,5\n" +
+		"https://f.example/,negative,,-3\n" +
+		"https://g.example/,tomorrow," + now.Add(12*time.Hour).Format(time.RFC3339) + ",1\n"
+	r := e.run(t, importer.NewCSV(strings.NewReader(data)), importer.Options{})
+	wantCounts(t, r, 2, 4, 1, importer.MaxLinkClicks+1)
+	got := items(r)
+	for where, want := range map[string]string{
+		"line 2": "skipped: clicks 9000000000000000000 is more than linkbolt counts on one link (1000000000000)",
+		"line 3": "skipped: clicks 9000000000000000000 is more than linkbolt counts on one link (1000000000000)",
+		"line 4": "imported: ",
+		"line 5": "skipped: created_at 2999-01-01T00:00:00Z is before 1970 or in the future",
+		"line 6": "skipped: created_at 1969-12-31T00:00:00Z is before 1970 or in the future",
+		"line 7": `failed: clicks "-3" is not a number of clicks`,
+		"line 8": "imported: ",
+	} {
+		if got[where] != want {
+			t.Errorf("%s: %q, want %q", where, got[where], want)
+		}
+	}
+	if l := e.link(t, "", "most"); l.Clicks != importer.MaxLinkClicks {
+		t.Fatalf("link with the most clicks: %d", l.Clicks)
+	}
+	st := stats(t, e, link.ScopeWorkspace, "", now.Add(-48*time.Hour), now.Add(48*time.Hour))
+	if st.Clicks != importer.MaxLinkClicks+1 {
+		t.Fatalf("workspace clicks %d, want %d", st.Clicks, int64(importer.MaxLinkClicks+1))
+	}
+}
+
+// endlessSource hands over new links without end, as a source whose
+// pagination lies would.
+type endlessSource struct{}
+
+func (endlessSource) Name() string { return "endless" }
+
+func (endlessSource) Each(ctx context.Context, fn func(importer.Link, *importer.RowError) error) error {
+	for i := 0; ; i++ {
+		code := fmt.Sprint("e", i)
+		if err := fn(importer.Link{Key: code, Alias: code, URL: "https://example.com/" + code, Where: "link " + code}, nil); err != nil {
+			return err
+		}
+	}
+}
+
+// TestRun_EndlessSourceEnds: Options.MaxLinks stops an import from a
+// source without end (with an error; what was read is imported), a dry
+// run too, and running it again carries on past the links imported before.
+func TestRun_EndlessSourceEnds(t *testing.T) {
+	e := newEnv(t)
+	opts := importer.Options{WorkspaceID: e.ws, Now: e.clock.Now, MaxLinks: 2500}
+	for _, dry := range []bool{true, false, false} {
+		opts.DryRun = dry
+		r, err := importer.Run(context.Background(), e.imports, endlessSource{}, opts)
+		if err == nil || importer.IsInputError(err) || !strings.Contains(err.Error(), "run it again to carry on") {
+			t.Fatalf("dry %v: %v", dry, err)
+		}
+		if r.Imported != 3000 {
+			t.Fatalf("dry %v: imported %d, want the 3 batches that reached the bound", dry, r.Imported)
+		}
+	}
+	if got := e.linkCount(t); got != 6000 {
+		t.Fatalf("%d links after two runs, want 6000", got)
+	}
+}
+
+// TestRun_ControlCharacters: a title or tag with line breaks, tabs or
+// other control characters (a page title often has them) is cleaned, not
+// the link left out.
+func TestRun_ControlCharacters(t *testing.T) {
+	e := newEnv(t)
+	data := "url,alias,tags,title\nhttps://a.example/,ctl,\"x\ty|a\x01b|\x00\",\"  The\r\n\tpage\x07 title\xff \"\n"
+	r := e.run(t, importer.NewCSV(strings.NewReader(data)), importer.Options{})
+	wantCounts(t, r, 1, 0, 0, 0)
+	l := e.link(t, "", "ctl")
+	if l.Title != "The page title" || strings.Join(l.Tags, ",") != "x y,ab" {
+		t.Fatalf("title %q, tags %q", l.Title, l.Tags)
+	}
+}
+
+// TestRun_TooManyColumns: a row of more than MaxCSVFields fields fails the
+// file before the CSV reader holds them (a line of millions of commas
+// would take gigabytes); commas inside quotes do not count.
+func TestRun_TooManyColumns(t *testing.T) {
+	e := newEnv(t)
+	quoted := "\"" + strings.Repeat(",", 5000) + "\n" + strings.Repeat(",", 5000) + "\""
+	data := "url,alias,title\nhttps://a.example/,wide," + quoted + strings.Repeat(",", importer.MaxCSVFields-4) + "\n" +
+		"https://b.example/,b,\"x\"\"" + strings.Repeat(",", 10) + "\"\"\"\n" +
+		"https://c.example/,c" + strings.Repeat(",", 30<<20) + "\nhttps://d.example/,d\n"
+	r, err := importer.Run(context.Background(), e.imports, importer.NewCSV(strings.NewReader(data)), importer.Options{WorkspaceID: e.ws, Now: e.clock.Now})
+	if !importer.IsInputError(err) || !strings.Contains(err.Error(), "line 5 has more than 1000 columns") {
+		t.Fatalf("error %v", err)
+	}
+	wantCounts(t, r, 2, 0, 0, 0)
+	if l := e.link(t, "", "b"); l.Title != `x"`+strings.Repeat(",", 10)+`"` {
+		t.Fatalf("title %q", l.Title)
+	}
+	for _, alias := range []string{"c", "d"} {
+		if _, err := e.links.FindLinkByAlias(context.Background(), "", alias); err == nil {
+			t.Fatalf("link %s imported after the file failed", alias)
+		}
+	}
+}
+
+// repeatingSource hands over the same few links, or rows that fail,
+// without end, as a source whose pagination lies on the same page would.
+type repeatingSource struct{ fail bool }
+
+func (repeatingSource) Name() string { return "repeating" }
+
+func (s repeatingSource) Each(ctx context.Context, fn func(importer.Link, *importer.RowError) error) error {
+	for i := 0; ; i++ {
+		code := fmt.Sprint("r", i%3)
+		var rowErr *importer.RowError
+		if s.fail {
+			rowErr = &importer.RowError{Where: "item " + fmt.Sprint(i), Reason: "not a link"}
+		}
+		if err := fn(importer.Link{Key: code, Alias: code, URL: "https://example.com/" + code, Where: "link " + code}, rowErr); err != nil {
+			return err
+		}
+	}
+}
+
+// TestRun_RepeatingSourceEnds: a source repeating links imported before
+// (or met before in a dry run), or rows that fail, without end ends too,
+// its rows reported as it goes rather than held.
+func TestRun_RepeatingSourceEnds(t *testing.T) {
+	e := newEnv(t)
+	for _, c := range []struct {
+		dry, fail bool
+		rows      int
+	}{{true, false, 25000}, {false, false, 25000}, {false, true, 3000}} {
+		opts := importer.Options{WorkspaceID: e.ws, Now: e.clock.Now, MaxLinks: 2500, MaxItems: 10, DryRun: c.dry}
+		r, err := importer.Run(context.Background(), e.imports, repeatingSource{fail: c.fail}, opts)
+		if err == nil || !strings.Contains(err.Error(), "run it again to carry on") {
+			t.Fatalf("%+v: %v", c, err)
+		}
+		if rows := r.Imported + r.Skipped + r.Failed; rows != c.rows || len(r.Items) != 10 || r.MoreItems != rows-10 {
+			t.Fatalf("%+v: %d rows, %d items, %d more", c, rows, len(r.Items), r.MoreItems)
+		}
+	}
+	if got := e.linkCount(t); got != 3 {
+		t.Fatalf("%d links, want 3", got)
+	}
+}

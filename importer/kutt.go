@@ -170,7 +170,7 @@ func (k *Kutt) visits(ctx context.Context, id, where string) ([]Visit, error) {
 	now = now.UTC()
 	var visits []Visit
 	add := func(n int64, at time.Time) {
-		for ; n > 0; n-- {
+		for ; n > 0 && len(visits) < MaxLinkVisits; n-- {
 			visits = append(visits, Visit{At: at})
 		}
 	}

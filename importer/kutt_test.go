@@ -217,3 +217,24 @@ func TestKuttBadStats(t *testing.T) {
 		t.Fatalf("a link was handed over without its visits: %v", got.keys())
 	}
 }
+
+// A Kutt (or something answering as one) that counts more views than
+// memory holds: the dated clicks stop at MaxLinkVisits, instead of the
+// server allocating without end.
+func TestKuttViewsBeyondMemory(t *testing.T) {
+	fake := newFakeKutt()
+	fake.links = fake.links[:1]
+	fake.links[0]["visit_count"] = 9_000_000_000_000_000_000
+	day, month := make([]int, 24), make([]int, 30)
+	day[23], month[0] = 9_000_000_000_000_000_000, 9_000_000_000_000_000_000
+	fake.stats[fake.links[0]["id"].(string)] = kuttStatsJSON(fake.links[0], day, month, "2024-04-10T12:00:00.000Z")
+	srv := httptest.NewServer(fake)
+	defer srv.Close()
+	got, err := collect(t, openKutt(t, srv, kuttKey))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.links) != 1 || len(got.links[0].Visits) != MaxLinkVisits || got.links[0].Clicks != 9_000_000_000_000_000_000 {
+		t.Fatalf("%d links, the first with %d visits", len(got.links), len(got.links[0].Visits))
+	}
+}

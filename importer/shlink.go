@@ -156,14 +156,15 @@ func (s *Shlink) link(raw json.RawMessage, page, i int) (Link, *RowError) {
 	return l, nil
 }
 
-// visits reads all of a short URL's visits, a page at a time. A visit
-// without a readable date is left out of them (it still counts in the
-// link's total).
+// visits reads all of a short URL's visits, a page at a time, up to
+// MaxLinkVisits. A visit without a readable date is left out of them (it
+// still counts in the link's total).
 func (s *Shlink) visits(ctx context.Context, l Link) ([]Visit, error) {
 	if l.Clicks == 0 {
 		return nil, nil
 	}
 	var visits []Visit
+	read := 0 // visits listed, dated or not
 	for page := 1; ; page++ {
 		q := url.Values{"page": {strconv.Itoa(page)}, "itemsPerPage": {strconv.Itoa(s.VisitPageSize)}}
 		if l.Domain != "" {
@@ -182,7 +183,9 @@ func (s *Shlink) visits(ctx context.Context, l Link) ([]Visit, error) {
 		if answer.Visits == nil {
 			return nil, s.api.fail(what + " has no visits; is the address that of a Shlink?")
 		}
-		for _, v := range answer.Visits.Data {
+		data := answer.Visits.Data[:min(len(answer.Visits.Data), MaxLinkVisits-read)]
+		read += len(data)
+		for _, v := range data {
 			at, err := time.Parse(time.RFC3339, v.Date)
 			if err != nil {
 				continue
@@ -200,7 +203,7 @@ func (s *Shlink) visits(ctx context.Context, l Link) ([]Visit, error) {
 			visits = append(visits, visit)
 		}
 		p := answer.Visits.Pagination
-		if len(answer.Visits.Data) == 0 || p.CurrentPage >= p.PagesCount {
+		if len(answer.Visits.Data) == 0 || p.CurrentPage >= p.PagesCount || read >= MaxLinkVisits {
 			return visits, nil
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -358,4 +359,46 @@ func TestShlinkUnreachable(t *testing.T) {
 	srv.Close()
 	_, err := collect(t, s)
 	checkStopped(t, err, "after 4 tries", shlinkKey)
+}
+
+// A Shlink (or something answering as one) whose visits' pagination never
+// ends, with dated visits or undated ones: a link's visits stop at
+// MaxLinkVisits read, rather than memory and time without end.
+func TestShlinkEndlessVisits(t *testing.T) {
+	for name, date := range map[string]string{"dated": "2020-01-02T03:04:05+00:00", "undated": "not a date"} {
+		t.Run(name, func(t *testing.T) {
+			var pages atomic.Int64
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+				if r.URL.Path == "/rest/v3/short-urls" {
+					writeJSON(w, map[string]any{"shortUrls": map[string]any{
+						"data":       []any{shlinkShort("lies", "https://example.com/", nil, nil, nil, "2020-01-01T00:00:00+00:00", 1)},
+						"pagination": map[string]any{"currentPage": page, "pagesCount": 1}}})
+					return
+				}
+				pages.Add(1)
+				data := make([]any, 5000)
+				for i := range data {
+					data[i] = map[string]any{"date": date}
+				}
+				// Always one page more, and the current page never moves.
+				writeJSON(w, map[string]any{"visits": map[string]any{"data": data,
+					"pagination": map[string]any{"currentPage": 1, "pagesCount": page + 1}}})
+			}))
+			defer srv.Close()
+			s := openShlink(t, srv, shlinkKey)
+			s.VisitPageSize = 5000
+			got, err := collect(t, s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := MaxLinkVisits
+			if name == "undated" {
+				want = 0
+			}
+			if len(got.links) != 1 || len(got.links[0].Visits) != want || pages.Load() != MaxLinkVisits/5000 {
+				t.Fatalf("%d links, %d visits after %d pages", len(got.links), len(got.links[0].Visits), pages.Load())
+			}
+		})
+	}
 }

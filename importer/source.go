@@ -45,6 +45,17 @@ type Link struct {
 	Where string
 }
 
+// MaxLinkVisits bounds the dated clicks one link brings from an API (a
+// file's log is read whole): the source stops reading a link's visits
+// there, so one that lies about its pages, or counts more views than
+// memory holds, cannot exhaust the server; the rest of the link's total
+// counts undated.
+const MaxLinkVisits = 100_000
+
+// MaxLinkClicks is the largest click total an imported link may carry; a
+// link claiming more is skipped, so that no count overflows.
+const MaxLinkClicks = 1_000_000_000_000
+
 // A Visit is one dated click kept by the source.
 type Visit struct {
 	At        time.Time

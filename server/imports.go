@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,6 +18,10 @@ const costlyImport = "import"
 const (
 	maxImportBody  = 32 << 20
 	maxImportItems = 1000
+	// maxImportLinks bounds the rows one request imports, skips or fails
+	// (see importer.Options.MaxLinks), so that a source whose pages never
+	// end ends; the next run carries on.
+	maxImportLinks = 1_000_000
 )
 
 func (s *Server) importRoutes() {
@@ -82,9 +87,25 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request, c *caller)
 	if err != nil {
 		return s.importInputError(err, &in)
 	}
+	if cfg.URL != "" {
+		// An import from an API gives its slot of the costly-work gate
+		// back while it waits for the API (see gatedSource), but holds
+		// a page of up to 64 MB: no more of them run at once than the
+		// gate has slots.
+		select {
+		case s.apiImports <- struct{}{}:
+			defer func() { <-s.apiImports }()
+		default:
+			return s.costly.busy(w, costlyImport)
+		}
+	}
 	release, err := s.admit(w, r, costlyImport)
 	if err != nil {
 		return err
+	}
+	if cfg.URL != "" {
+		gated := &gatedSource{Source: src, a: s.costly, release: release}
+		src, release = gated, func() { gated.release() }
 	}
 	defer release()
 	var rep *importer.Report
@@ -92,7 +113,7 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request, c *caller)
 	if err := s.work(costlyImport, func() error {
 		rep, runErr = importer.Run(r.Context(), s.imports, src, importer.Options{
 			WorkspaceID: c.workspace.ID, DryRun: in.DryRun, OnConflict: onConflict,
-			Rules: s.servedRules, Blocked: s.blocklist.blocks, MaxItems: maxImportItems, Now: s.now,
+			Rules: s.servedRules, Blocked: s.blocklist.blocks, MaxItems: maxImportItems, MaxLinks: maxImportLinks, Now: s.now,
 		})
 		return nil
 	}); err != nil {
@@ -180,4 +201,47 @@ func scrubSecret(msg, secret string) string {
 		return msg
 	}
 	return strings.ReplaceAll(msg, secret, "…")
+}
+
+// gatedSource holds the slot of the costly-work gate only while the
+// import works on what an API source handed over, not while it waits for
+// that API (up to a minute an answer, as many pages as it claims): an
+// import from a slow or hostile shortener never keeps the searches,
+// exports and analytics of every workspace waiting. The slot is taken
+// again, as long as the request lives, for each link and for the last
+// batch's write.
+type gatedSource struct {
+	importer.Source
+	a       *admission
+	release func() // of the slot held, or a no-op
+}
+
+func (g *gatedSource) Each(ctx context.Context, fn func(importer.Link, *importer.RowError) error) error {
+	g.leave()
+	err := g.Source.Each(ctx, func(l importer.Link, rowErr *importer.RowError) error {
+		if err := g.enter(ctx); err != nil {
+			return err
+		}
+		defer g.leave()
+		return fn(l, rowErr)
+	})
+	if enterErr := g.enter(ctx); err == nil {
+		err = enterErr
+	}
+	return err
+}
+
+func (g *gatedSource) enter(ctx context.Context) error {
+	select {
+	case g.a.slots <- struct{}{}:
+		g.release = g.a.held(costlyImport, true)
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (g *gatedSource) leave() {
+	g.release()
+	g.release = func() {}
 }

@@ -241,3 +241,62 @@ func TestImport_ItemsCapped(t *testing.T) {
 		t.Fatalf("imported %v, items %d, truncated %v, more %v", r.path("imported"), len(r.path("items").([]any)), r.path("items_truncated"), r.path("more_items"))
 	}
 }
+
+// TestImport_APIWaitHoldsNoSlot: while an import waits for a slow (or
+// hostile, never-ending) source's API, it holds no slot of the costly-work
+// gate, so other workspaces' searches and analytics are served; the links
+// are written all the same.
+func TestImport_APIWaitHoldsNoSlot(t *testing.T) {
+	const apiKey = "s3cret-api-key-0123"
+	asked, answer := make(chan struct{}), make(chan struct{})
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Query().Get("page") {
+		case "1":
+			fmt.Fprint(w, `{"links":[{"code":"s1","url":"https://example.com/s1"}]}`)
+		case "2":
+			close(asked)
+			<-answer // a source taking its time
+			fmt.Fprint(w, `{"links":[{"code":"s2","url":"https://example.com/s2"}]}`)
+		default:
+			fmt.Fprint(w, `{"links":[]}`)
+		}
+	}))
+	defer api.Close()
+	var once sync.Once
+	letGo := func() { once.Do(func() { close(answer) }) }
+	defer letGo() // before api.Close, should the test fail first
+	e := newEnvWith(t, func(d *Deps) {
+		d.WebhookTargets = webhook.TargetGuard{AllowPrivate: true}
+		d.ImportClient = webhook.NewClient(true)
+	}, func(c *Config) { c.CostlyConcurrency = 1; c.CostlyWait = 0 })
+
+	done := make(chan *response, 1)
+	go func() {
+		done <- e.request(newRequest("POST", "/v1/imports", e.writeKey, importBody(t, map[string]any{"from": "testapi", "url": api.URL, "api_key": apiKey})))
+	}()
+	<-asked
+	e.do("GET", "/v1/links?search=example", e.readKey, "", http.StatusOK)
+	e.do("GET", "/v1/analytics/workspace", e.readKey, "", http.StatusOK)
+	// But no more API imports run at once than the gate has slots (each
+	// holds up to a page of 64 MB).
+	second := e.request(newRequest("POST", "/v1/imports", e.writeKey, importBody(t, map[string]any{"from": "testapi", "url": api.URL, "api_key": apiKey})))
+	wantProblem(t, second, http.StatusServiceUnavailable, "server_busy")
+	letGo()
+	r := <-done
+	if r.status != 200 || r.path("imported") != 2.0 || r.path("complete") != true {
+		t.Fatalf("import: %d %s", r.status, r.raw)
+	}
+	e.do("GET", "/v1/links?search=example", e.readKey, "", http.StatusOK) // the slot was given back
+}
+
+// TestImport_MillionColumns: a CSV line of 30 million commas (gigabytes
+// as encoding/csv's fields) is refused as bad input, not read.
+func TestImport_MillionColumns(t *testing.T) {
+	e := newEnv(t)
+	data := "url,alias\nhttps://example.com/a,a\nhttps://example.com/b,b" + strings.Repeat(",", 30<<20) + "\n"
+	r := e.request(newRequest("POST", "/v1/imports", e.writeKey, importBody(t, map[string]any{"from": "csv", "data": data})))
+	wantProblem(t, r, 422, "validation_failed")
+	if !strings.Contains(r.str("detail"), "line 3 has more than 1000 columns") {
+		t.Fatalf("%s", r.raw)
+	}
+}

@@ -136,6 +136,7 @@ type Server struct {
 	// shorteners' APIs for them.
 	imports      link.ImportService
 	importClient *http.Client
+	apiImports   chan struct{} // a slot per import from an API under way (see handleImport)
 	dispatcher   *webhook.Dispatcher
 	recorder     *analytics.Recorder
 
@@ -303,6 +304,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	if s.importClient == nil {
 		s.importClient = webhook.NewClient(false)
 	}
+	s.apiImports = make(chan struct{}, cap(s.costly.slots))
 	// link controls: password, rules, variants, social card
 	s.uas, s.geo, s.controlKeys = analytics.NewUACache(analytics.DefaultUACacheSize), d.Geo, newControlKeys(d.JWT.Secret)
 	s.cors = newCORSPolicy(cfg.CORSOrigins)

@@ -13,6 +13,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -805,5 +806,39 @@ func TestYOURLSCustomDomain(t *testing.T) {
 	r = e.onHost("go.example.com", "GET", yourlsPath+"?action=version&format=json&signature="+e.readKey, "", "")
 	if r.status != 404 {
 		t.Fatalf("the YOURLS API on a custom domain: %d %s", r.status, r.raw)
+	}
+}
+
+// TestYOURLSShorturlRace: shorturl requests for the same long URL at once
+// make one link; every other one gets YOURLS's "already exists" with it.
+func TestYOURLSShorturlRace(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.CostlyWait = time.Hour }) // all wait their turn at the gate
+	const n = 8
+	var wg sync.WaitGroup
+	answers := make([]*response, n)
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			answers[i] = e.yourlsPost(url.Values{"signature": {e.writeKey}, "action": {"shorturl"}, "url": {"https://example.com/race"}, "format": {"json"}})
+		}()
+	}
+	wg.Wait()
+	made, dup := 0, 0
+	for _, r := range answers {
+		switch {
+		case r.status == 200 && r.str("status") == "success":
+			made++
+		case r.status == 400 && r.str("code") == "error:url":
+			dup++
+		default:
+			t.Fatalf("%d %s", r.status, r.raw)
+		}
+	}
+	if made != 1 || dup != n-1 {
+		t.Fatalf("%d made, %d duplicates", made, dup)
+	}
+	if total := e.do("GET", "/v1/links", e.readKey, "", 200).path("meta", "total"); total != 1.0 {
+		t.Fatalf("%v links", total)
 	}
 }

@@ -145,6 +145,16 @@ func TestAdminCommandsOffline(t *testing.T) {
 	if code, _, stderr := in.cli("", "keys", "revoke", "--key", "key_nope"); code != 1 || !strings.Contains(stderr, "not found") {
 		t.Fatalf("an unknown key: exit %d, %q", code, stderr)
 	}
+	// A wrong ID says what is wrong in words, without the codes meant for programs.
+	for _, args := range [][]string{
+		{"workspaces", "set-plan", "--workspace", "ws_nope", "--plan", "pro"},
+		{"keys", "list", "--workspace", "ws_nope"},
+		{"export", "--workspace", "ws_nope"},
+	} {
+		if code, _, stderr := in.cli("", args...); code != 1 || stderr != "linkbolt: workspace \"ws_nope\" not found\n" {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+	}
 
 	// The server started again sees every change.
 	in.serve(func(c client) {
@@ -290,6 +300,26 @@ func TestAdminCommandsHelp(t *testing.T) {
 			}
 			if got := strings.Count(stdout, "\n  --"); got != len(tc.flags) {
 				t.Errorf("%v: %d flags, want %d", args, got, len(tc.flags))
+			}
+		}
+	}
+	// A command group's help lists its commands, as the list does.
+	for _, group := range []string{"users", "workspaces", "keys"} {
+		var first string
+		for _, args := range [][]string{{"help", group}, {group, "--help"}, {group, "-h"}} {
+			code, stdout, stderr := runCLI(t, args...)
+			if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "Usage:\n  linkbolt "+group+" COMMAND [FLAGS]\n") {
+				t.Fatalf("%v: exit %d, stderr %q:\n%s", args, code, stderr, stdout)
+			}
+			if first == "" {
+				first = stdout
+			} else if stdout != first {
+				t.Errorf("%v: group help differs by spelling", args)
+			}
+			for _, c := range commands {
+				if strings.HasPrefix(c.name, group+" ") && !strings.Contains(stdout, "\n  linkbolt "+c.name+" ") {
+					t.Errorf("%v does not name %s:\n%s", args, c.name, stdout)
+				}
 			}
 		}
 	}

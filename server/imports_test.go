@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -239,5 +240,19 @@ func TestImport_ItemsCapped(t *testing.T) {
 	r := e.do("POST", "/v1/imports", e.writeKey, importBody(t, map[string]any{"from": "csv", "dry_run": true, "data": b.String()}), 200)
 	if r.path("imported") != 1005.0 || len(r.path("items").([]any)) != 1000 || r.path("items_truncated") != true || r.path("more_items") != 5.0 {
 		t.Fatalf("imported %v, items %d, truncated %v, more %v", r.path("imported"), len(r.path("items").([]any)), r.path("items_truncated"), r.path("more_items"))
+	}
+}
+
+// TestImportedClicksInYOURLSTotals: clicks an import dates before the
+// workspace was made count in the YOURLS API's total_clicks, which are the
+// workspace's clicks of all time (a WordPress plugin shows them).
+func TestImportedClicksInYOURLSTotals(t *testing.T) {
+	e := newEnv(t)
+	e.do("POST", "/v1/imports", e.writeKey, importBody(t, map[string]any{"from": "csv", "data": importCSV}), 200)
+	e.flush()
+	r := e.yourlsGet(url.Values{"signature": {e.writeKey}, "action": {"db-stats"}, "format": {"json"}})
+	wantYOURLS(t, r, 200, "application/json; charset=utf-8")
+	if got := string(r.raw); got != `{"db-stats":{"total_links":2,"total_clicks":45},"statusCode":"200","message":"success"}` {
+		t.Fatalf("db-stats: %s", got)
 	}
 }

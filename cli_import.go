@@ -52,7 +52,7 @@ admin.password; the server then fetches API sources itself.`,
 		fs.StringVar(&o.url, "url", "", "the source's API base `URL`")
 		fs.StringVar(&o.apiKey, "api-key", "", "the source's API `KEY`")
 		fs.BoolVar(&o.dryRun, "dry-run", false, "check everything, write nothing")
-		fs.StringVar(&o.onConflict, "on-conflict", "skip", "what to do with an alias another link has: skip or rename")
+		fs.StringVar(&o.onConflict, "on-conflict", "skip", "`WHAT` to do with a link whose alias another link has: skip (the default) or rename")
 		token := tokenFlag(fs)
 		return func(ctx context.Context, stdout, stderr io.Writer) error {
 			o.token = *token
@@ -82,6 +82,14 @@ func runImport(ctx context.Context, configPath string, o importOptions, stdout, 
 		return usageError{"give --file FILE (an exported file) or --url URL (the source's API)"}
 	case o.log != "" && o.file == "":
 		return usageError{"--log goes with --file (YOURLS's url table as CSV)"}
+	}
+	switch file, api := importer.Kind(o.from); {
+	case !file && !api:
+		return usageError{fmt.Sprintf("--from %q: want one of %s", o.from, strings.Join(importer.Names(), ", "))}
+	case o.file != "" && !file:
+		return usageError{fmt.Sprintf("--from %s reads the source's API: give --url URL and --api-key KEY instead of --file", o.from)}
+	case o.url != "" && !api:
+		return usageError{fmt.Sprintf("--from %s reads an exported file: give --file FILE instead of --url", o.from)}
 	}
 	onConflict, err := importer.ParseOnConflict(o.onConflict)
 	if err != nil {

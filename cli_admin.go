@@ -137,17 +137,11 @@ type adminAPI struct {
 }
 
 func newAdminAPI(ctx context.Context, cfg *Config, token string) (*adminAPI, error) {
-	base := cfg.Server.BaseURL.String()
-	if token == "" {
-		if cfg.Admin.Email == "" {
-			return nil, errors.New("a server holds the data file: pass --token (an instance admin's token from POST /v1/auth/login) or set admin.email and admin.password")
-		}
-		var err error
-		if token, err = login(ctx, base, cfg.Admin.Email, cfg.Admin.Password); err != nil {
-			return nil, err
-		}
+	token, err := serverToken(ctx, cfg, token, adminCredential)
+	if err != nil {
+		return nil, err
 	}
-	return &adminAPI{base: base, token: token}, nil
+	return &adminAPI{base: cfg.Server.BaseURL.String(), token: token}, nil
 }
 
 // snapshot writes a hot backup of the data file to path.

@@ -250,14 +250,9 @@ func importOverHTTP(ctx context.Context, cfg *Config, o importOptions) (*importR
 		return nil, err
 	}
 	base := cfg.Server.BaseURL.String()
-	token := o.token
-	if token == "" {
-		if cfg.Admin.Email == "" {
-			return nil, errors.New("a server holds the data file: pass --token (a login token from POST /v1/auth/login or a read_write API key of the workspace) or set admin.email and admin.password")
-		}
-		if token, err = login(ctx, base, cfg.Admin.Email, cfg.Admin.Password); err != nil {
-			return nil, err
-		}
+	token, err := serverToken(ctx, cfg, o.token, "a login token from POST /v1/auth/login or a read_write API key of the workspace")
+	if err != nil {
+		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/imports", bytes.NewReader(raw))
 	if err != nil {

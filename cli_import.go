@@ -54,6 +54,7 @@ admin.password; the server then fetches API sources itself.`,
 		fs.BoolVar(&o.dryRun, "dry-run", false, "check everything, write nothing")
 		fs.StringVar(&o.onConflict, "on-conflict", "skip", "`WHAT` to do with a link whose alias another link has: skip (the default) or rename")
 		token := tokenFlag(fs)
+		fs.Lookup("token").Usage = "a login `TOKEN` (from POST /v1/auth/login) or a read_write API key of the\nworkspace, used only when a running server holds the data file; default:\n$LINKBOLT_TOKEN, else a login with admin.email and admin.password"
 		return func(ctx context.Context, stdout, stderr io.Writer) error {
 			o.token = *token
 			return runImport(ctx, *configPath, o, stdout, stderr)

@@ -50,8 +50,8 @@ func runBackup(ctx context.Context, configPath, out, token string, stdout, stder
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(cfg.Storage.Path); err != nil {
-		return fmt.Errorf("backup: no data file at %s: %w", cfg.Storage.Path, err)
+	if err := statDataFile(cfg); err != nil {
+		return fmt.Errorf("backup: %w", err)
 	}
 	if err := refuseDataFile(out, cfg.Storage.Path); err != nil {
 		return fmt.Errorf("backup: %w", err)

@@ -53,6 +53,9 @@ func runCheck(ctx context.Context, configPath, file, token string, stdout, stder
 	}
 	if path == "" {
 		path = cfg.Storage.Path
+		if err := statDataFile(cfg); err != nil {
+			return fmt.Errorf("check: %w", err)
+		}
 	}
 	r, err := storage.CheckFile(path)
 	if errors.Is(err, storage.ErrLocked) {

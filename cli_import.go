@@ -100,8 +100,8 @@ func runImport(ctx context.Context, configPath string, o importOptions, stdout, 
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(cfg.Storage.Path); err != nil {
-		return fmt.Errorf("import: no data file at %s: %w", cfg.Storage.Path, err)
+	if err := statDataFile(cfg); err != nil {
+		return fmt.Errorf("import: %w", err)
 	}
 	db := storage.NewDB(cfg.Storage.Path)
 	err = db.Open()

@@ -397,3 +397,29 @@ func TestResetPasswordSetupLink(t *testing.T) {
 	c.must("GET", "/v1/me", tok, "", 401)
 	loginAs(c, "admin@example.com", "chosen by the admin 3", 200)
 }
+
+// TestCommandsWithoutDataFile: a command run where there is no data file
+// says so and how a new instance gets one, and creates nothing.
+func TestCommandsWithoutDataFile(t *testing.T) {
+	for _, args := range [][]string{
+		{"users", "list"},
+		{"workspaces", "list"},
+		{"keys", "list"},
+		{"export", "--workspace", "ws_x"},
+		{"backup", "--out", "b.db"},
+		{"check"},
+		{"import", "--from", "csv", "--workspace", "ws_x", "--file", "links.csv"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			code, stdout, stderr := runCLI(t, args...)
+			want := "no data file at ./data/linkbolt.db (storage.path): start linkbolt serve once to make one"
+			if code != 1 || stdout != "" || !strings.Contains(stderr, want) || strings.Count(stderr, "\n") != 1 {
+				t.Fatalf("exit %d, stdout %q, stderr %q, want 1 and %q", code, stdout, stderr, want)
+			}
+			if entries, _ := os.ReadDir("."); len(entries) != 0 {
+				t.Fatalf("left files behind: %v", entries)
+			}
+		})
+	}
+}

@@ -50,8 +50,8 @@ func runBackup(ctx context.Context, configPath, out, token string, stdout, stder
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(cfg.Storage.Path); err != nil {
-		return fmt.Errorf("backup: no data file at %s: %w", cfg.Storage.Path, err)
+	if err := statDataFile(cfg); err != nil {
+		return fmt.Errorf("backup: %w", err)
 	}
 	if err := refuseDataFile(out, cfg.Storage.Path); err != nil {
 		return fmt.Errorf("backup: %w", err)
@@ -152,14 +152,9 @@ func writeAtomically(path string, write func(io.Writer) (int64, error)) (int64, 
 
 func backupOverHTTP(ctx context.Context, cfg *Config, token string, w io.Writer) (int64, error) {
 	base := cfg.Server.BaseURL.String()
-	if token == "" {
-		if cfg.Admin.Email == "" {
-			return 0, errors.New("a server holds the data file: pass --token (an instance admin's token from POST /v1/auth/login) or set admin.email and admin.password")
-		}
-		var err error
-		if token, err = login(ctx, base, cfg.Admin.Email, cfg.Admin.Password); err != nil {
-			return 0, err
-		}
+	token, err := serverToken(ctx, cfg, token, adminCredential)
+	if err != nil {
+		return 0, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+"/v1/admin/backup", nil)
 	if err != nil {
@@ -179,6 +174,23 @@ func backupOverHTTP(ctx context.Context, cfg *Config, token string, w io.Writer)
 		err = fmt.Errorf("the backup was cut short: %d of %d bytes", n, resp.ContentLength)
 	}
 	return n, err
+}
+
+// adminCredential is what --token takes for the admin API.
+const adminCredential = "an instance admin's token from POST /v1/auth/login"
+
+// serverToken returns token, the command's --token or LINKBOLT_TOKEN, or
+// when it is empty a login token of admin.email and admin.password from
+// the running server at server.base_url. credential says what --token
+// may be, for the error when there is neither.
+func serverToken(ctx context.Context, cfg *Config, token, credential string) (string, error) {
+	if token != "" {
+		return token, nil
+	}
+	if cfg.Admin.Email == "" {
+		return "", fmt.Errorf("a server holds the data file: pass --token (%s) or set admin.email and admin.password", credential)
+	}
+	return login(ctx, cfg.Server.BaseURL.String(), cfg.Admin.Email, cfg.Admin.Password)
 }
 
 func login(ctx context.Context, base, email, password string) (string, error) {

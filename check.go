@@ -53,6 +53,9 @@ func runCheck(ctx context.Context, configPath, file, token string, stdout, stder
 	}
 	if path == "" {
 		path = cfg.Storage.Path
+		if err := statDataFile(cfg); err != nil {
+			return fmt.Errorf("check: %w", err)
+		}
 	}
 	r, err := storage.CheckFile(path)
 	if errors.Is(err, storage.ErrLocked) {
@@ -80,7 +83,11 @@ func runCheck(ctx context.Context, configPath, file, token string, stdout, stder
 			"Restore a backup instead only if it holds writes made after that transaction.")
 		return errDamaged
 	}
-	fmt.Fprintln(stdout, "Restore it from a backup: stop the server and put a good backup file in its place.")
+	if file != "" && !sameFile(path, cfg.Storage.Path) {
+		fmt.Fprintln(stdout, "Do not restore from this file: check another backup.")
+		return errDamaged
+	}
+	fmt.Fprintln(stdout, "Restore it from a backup: stop the server and run linkbolt restore --from BACKUP.")
 	return errDamaged
 }
 

@@ -42,12 +42,25 @@ type instance struct {
 	baseURL string
 }
 
+// statDataFile reports when cfg's data file is missing or cannot be
+// read, saying how a new instance gets one.
+func statDataFile(cfg *Config) error {
+	_, err := os.Stat(cfg.Storage.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("no data file at %s (storage.path): start linkbolt serve once to make one, or give --config with the instance's configuration", cfg.Storage.Path)
+	}
+	if err != nil {
+		return fmt.Errorf("the data file: %w", err)
+	}
+	return nil
+}
+
 // openInstance opens the data file of cfg, or a snapshot of it through the
 // running server that holds it (signed in with token, else admin.email and
 // admin.password).
 func openInstance(ctx context.Context, cfg *Config, token string, stderr io.Writer) (*instance, error) {
-	if _, err := os.Stat(cfg.Storage.Path); err != nil {
-		return nil, fmt.Errorf("no data file at %s: %w", cfg.Storage.Path, err)
+	if err := statDataFile(cfg); err != nil {
+		return nil, err
 	}
 	db := quietDB(cfg.Storage.Path, stderr)
 	err := db.Open()
@@ -137,17 +150,11 @@ type adminAPI struct {
 }
 
 func newAdminAPI(ctx context.Context, cfg *Config, token string) (*adminAPI, error) {
-	base := cfg.Server.BaseURL.String()
-	if token == "" {
-		if cfg.Admin.Email == "" {
-			return nil, errors.New("a server holds the data file: pass --token (an instance admin's token from POST /v1/auth/login) or set admin.email and admin.password")
-		}
-		var err error
-		if token, err = login(ctx, base, cfg.Admin.Email, cfg.Admin.Password); err != nil {
-			return nil, err
-		}
+	token, err := serverToken(ctx, cfg, token, adminCredential)
+	if err != nil {
+		return nil, err
 	}
-	return &adminAPI{base: base, token: token}, nil
+	return &adminAPI{base: cfg.Server.BaseURL.String(), token: token}, nil
 }
 
 // snapshot writes a hot backup of the data file to path.

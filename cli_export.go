@@ -11,6 +11,7 @@ import (
 
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/storage"
+	"github.com/linkbolt/linkbolt/wire"
 )
 
 var exportCommand = &command{
@@ -87,9 +88,27 @@ type exporter struct {
 	lines int64
 }
 
-func (e *exporter) write(typ string, data any) error {
+func (e *exporter) write(typ string, data map[string]any) error {
 	e.lines++
+	for k, v := range data {
+		data[k] = exportTime(v)
+	}
 	return e.enc.Encode(exportLine{Type: typ, Data: data})
+}
+
+// exportTime is v with a time as the API writes it (RFC 3339 UTC, whole
+// seconds; null for a nil *time.Time); other values are kept.
+func exportTime(v any) any {
+	switch t := v.(type) {
+	case time.Time:
+		return wire.Time(t)
+	case *time.Time:
+		if t == nil {
+			return nil
+		}
+		return wire.Time(*t)
+	}
+	return v
 }
 
 // exportWorkspace writes the lines of the workspace wsID to w and returns
@@ -264,11 +283,15 @@ func exportKeys(ctx context.Context, db *storage.DB, wsID string, e *exporter) e
 	return nil
 }
 
+// clickTimeFormat is a raw click's time as GET /v1/analytics/export writes
+// it (RFC 3339 UTC with milliseconds).
+const clickTimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
 // exportClicks writes the raw clicks still kept, oldest first, as the
 // analytics export has them.
 func exportClicks(ctx context.Context, db *storage.DB, wsID string, e *exporter) error {
 	return storage.NewClickService(db).ExportClicks(ctx, wsID, time.Unix(0, 0), time.Now().Add(24*time.Hour), func(c *link.Click) error {
-		return e.write("click", map[string]any{"time": c.Time.UTC(), "link_id": c.LinkID, "campaign_id": c.CampaignID,
+		return e.write("click", map[string]any{"time": c.Time.UTC().Format(clickTimeFormat), "link_id": c.LinkID, "campaign_id": c.CampaignID,
 			"referrer": c.Referrer, "country": c.Country, "device": c.Device, "browser": c.Browser, "os": c.OS,
 			"bot": c.Bot, "variant": c.Variant, "visitor": fmt.Sprintf("%016x", c.Visitor)})
 	})

@@ -32,6 +32,11 @@ func exportLines(t *testing.T, out string) map[string][]map[string]any {
 // TestExport: an export holds everything the workspace owns, one JSON
 // object a line, and none of its secrets; offline, to a file, and through
 // a running server.
+var (
+	apiTime   = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$`)
+	clickTime = regexp.MustCompile(`^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$`)
+)
+
 func TestExport(t *testing.T) {
 	in := newAdminInstance(t)
 	var secrets []string
@@ -70,6 +75,19 @@ func TestExport(t *testing.T) {
 		}
 		if k := lines["key"]; len(k) == 1 && (k[0]["name"] != "deploy" || !strings.HasPrefix(in.key, k[0]["start"].(string))) {
 			t.Errorf("the key: %v", k[0])
+		}
+		// Times as the API writes them: RFC 3339 UTC in whole seconds; a
+		// raw click's with milliseconds, as the analytics export has it.
+		for typ, field := range map[string]string{"workspace": "created_at", "member": "joined_at", "link": "created_at", "key": "last_used_at", "click": "time"} {
+			want := apiTime
+			if typ == "click" {
+				want = clickTime
+			}
+			for _, l := range lines[typ] {
+				if s, _ := l[field].(string); !want.MatchString(s) {
+					t.Errorf("%s %s %q is not written as the API writes it", typ, field, l[field])
+				}
+			}
 		}
 		for _, s := range secrets {
 			if strings.Contains(out, s) {

@@ -16,19 +16,49 @@ func subcommand(name string, args []string) (string, []string) {
 	return name, args
 }
 
+// groupCommands returns the commands of the command group name ("users"),
+// none when name is no group.
+func groupCommands(name string) []*command {
+	var cmds []*command
+	for _, c := range commands {
+		if strings.HasPrefix(c.name, name+" ") {
+			cmds = append(cmds, c)
+		}
+	}
+	return cmds
+}
+
 // groupMissing reports, when name is a command group ("users") without a
 // subcommand it knows, the group's subcommands on stderr, and whether it
 // did.
 func groupMissing(name string, stderr io.Writer) bool {
 	var subs []string
-	for _, c := range commands {
-		if sub, ok := strings.CutPrefix(c.name, name+" "); ok {
-			subs = append(subs, sub)
-		}
+	for _, c := range groupCommands(name) {
+		subs = append(subs, strings.TrimPrefix(c.name, name+" "))
 	}
 	if len(subs) == 0 {
 		return false
 	}
-	fmt.Fprintf(stderr, "linkbolt %s: name one of %s (run 'linkbolt help' for the list)\n", name, strings.Join(subs, ", "))
+	fmt.Fprintf(stderr, "linkbolt %s: name one of %s (run 'linkbolt help %s' for what each does)\n", name, strings.Join(subs, ", "), name)
+	return true
+}
+
+// groupHelp prints, when name is a command group ("users"), its commands
+// and what each does, as "linkbolt help users" and "linkbolt users --help"
+// ask, and reports whether it did.
+func groupHelp(w io.Writer, name string) bool {
+	cmds := groupCommands(name)
+	if len(cmds) == 0 {
+		return false
+	}
+	width := 0
+	for _, c := range cmds {
+		width = max(width, len(c.name))
+	}
+	fmt.Fprintf(w, "Usage:\n  linkbolt %s COMMAND [FLAGS]\n\nCommands:\n", name)
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  linkbolt %-*s %s\n", width, c.name, c.summary)
+	}
+	fmt.Fprintf(w, "\nRun 'linkbolt help %s COMMAND' or 'linkbolt %s COMMAND --help' for a command's flags.\n", name, name)
 	return true
 }

@@ -53,8 +53,9 @@ admin.password; the server then fetches API sources itself.`,
 		fs.StringVar(&o.url, "url", "", "the source's API base `URL`")
 		fs.StringVar(&o.apiKey, "api-key", os.Getenv("LINKBOLT_IMPORT_API_KEY"), "the source's API `KEY`; default: $LINKBOLT_IMPORT_API_KEY, which,\nunlike the command line, other users of the machine cannot see")
 		fs.BoolVar(&o.dryRun, "dry-run", false, "check everything, write nothing")
-		fs.StringVar(&o.onConflict, "on-conflict", "skip", "what to do with an alias another link has: skip or rename")
+		fs.StringVar(&o.onConflict, "on-conflict", "skip", "`WHAT` to do with a link whose alias another link has: skip (the default) or rename")
 		token := tokenFlag(fs)
+		fs.Lookup("token").Usage = "a login `TOKEN` (from POST /v1/auth/login) or a read_write API key of the\nworkspace, used only when a running server holds the data file; default:\n$LINKBOLT_TOKEN, else a login with admin.email and admin.password"
 		return func(ctx context.Context, stdout, stderr io.Writer) error {
 			o.token = *token
 			return runImport(ctx, *configPath, o, stdout, stderr)
@@ -84,6 +85,14 @@ func runImport(ctx context.Context, configPath string, o importOptions, stdout, 
 	case o.log != "" && o.file == "":
 		return usageError{"--log goes with --file (YOURLS's url table as CSV)"}
 	}
+	switch file, api := importer.Kind(o.from); {
+	case !file && !api:
+		return usageError{fmt.Sprintf("--from %q: want one of %s", o.from, strings.Join(importer.Names(), ", "))}
+	case o.file != "" && !file:
+		return usageError{fmt.Sprintf("--from %s reads the source's API: give --url URL and --api-key KEY instead of --file", o.from)}
+	case o.url != "" && !api:
+		return usageError{fmt.Sprintf("--from %s reads an exported file: give --file FILE instead of --url", o.from)}
+	}
 	onConflict, err := importer.ParseOnConflict(o.onConflict)
 	if err != nil {
 		return usageError{"--on-conflict must be skip or rename"}
@@ -92,8 +101,8 @@ func runImport(ctx context.Context, configPath string, o importOptions, stdout, 
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(cfg.Storage.Path); err != nil {
-		return fmt.Errorf("import: no data file at %s: %w", cfg.Storage.Path, err)
+	if err := statDataFile(cfg); err != nil {
+		return fmt.Errorf("import: %w", err)
 	}
 	db := storage.NewDB(cfg.Storage.Path)
 	err = db.Open()
@@ -243,14 +252,9 @@ func importOverHTTP(ctx context.Context, cfg *Config, o importOptions) (*importR
 		return nil, err
 	}
 	base := cfg.Server.BaseURL.String()
-	token := o.token
-	if token == "" {
-		if cfg.Admin.Email == "" {
-			return nil, errors.New("a server holds the data file: pass --token (a login token from POST /v1/auth/login or a read_write API key of the workspace) or set admin.email and admin.password")
-		}
-		if token, err = login(ctx, base, cfg.Admin.Email, cfg.Admin.Password); err != nil {
-			return nil, err
-		}
+	token, err := serverToken(ctx, cfg, o.token, "a login token from POST /v1/auth/login or a read_write API key of the workspace")
+	if err != nil {
+		return nil, err
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/imports", bytes.NewReader(raw))
 	if err != nil {

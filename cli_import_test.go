@@ -88,7 +88,9 @@ func TestImportCommand(t *testing.T) {
 		{[]string{"import", "--config", cfgPath, "--from", "csv", "--file", csvFile}, 2, "--workspace ID is required"},
 		{[]string{"import", "--config", cfgPath, "--from", "csv", "--workspace", ws}, 2, "give --file FILE"},
 		{[]string{"import", "--config", cfgPath, "--from", "csv", "--workspace", ws, "--file", csvFile, "--on-conflict", "merge"}, 2, "--on-conflict must be skip or rename"},
-		{[]string{"import", "--config", cfgPath, "--from", "tinyurl", "--workspace", ws, "--file", csvFile}, 1, `unknown source "tinyurl"`},
+		{[]string{"import", "--config", cfgPath, "--from", "tinyurl", "--workspace", ws, "--file", csvFile}, 2, `--from "tinyurl": want one of bitly, csv, kutt, shlink, yourls (run`},
+		{[]string{"import", "--config", cfgPath, "--from", "shlink", "--workspace", ws, "--file", csvFile}, 2, "--from shlink reads the source's API: give --url URL and --api-key KEY"},
+		{[]string{"import", "--config", cfgPath, "--from", "bitly", "--workspace", ws, "--url", "https://bit.example"}, 2, "--from bitly reads an exported file: give --file FILE"},
 		{[]string{"import", "--config", cfgPath, "--from", "csv", "--workspace", ws, "--file", logs}, 1, "no url column"},
 		{[]string{"import", "--config", cfgPath, "--from", "csv", "--workspace", "ws_nothere", "--file", csvFile}, 1, "not found"},
 	} {

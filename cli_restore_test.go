@@ -173,3 +173,31 @@ func TestCheckReportsInvariants(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckDamagedAdvice: check's last line says what to do with a
+// damaged data file (restore a backup) and with a damaged backup (do not
+// restore from it).
+func TestCheckDamagedAdvice(t *testing.T) {
+	in := newAdminInstance(t)
+	raw, err := os.ReadFile(in.cfg.Storage.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut := filepath.Join(t.TempDir(), "cut.db")
+	if err := os.WriteFile(cut, raw[:len(raw)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, _ := in.cli("", "check", "--file", cut)
+	if code != 1 || !strings.Contains(stdout, "is damaged:") || !strings.HasSuffix(stdout, "Do not restore from this file: check another backup.\n") {
+		t.Fatalf("a damaged backup: exit %d\n%s", code, stdout)
+	}
+	if err := os.WriteFile(in.cfg.Storage.Path, raw[:len(raw)/2], 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{{"check"}, {"check", "--file", in.cfg.Storage.Path}} {
+		code, stdout, _ = in.cli("", args...)
+		if code != 1 || !strings.HasSuffix(stdout, "Restore it from a backup: stop the server and run linkbolt restore --from BACKUP.\n") {
+			t.Fatalf("%v on a damaged data file: exit %d\n%s", args, code, stdout)
+		}
+	}
+}

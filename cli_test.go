@@ -145,6 +145,16 @@ func TestAdminCommandsOffline(t *testing.T) {
 	if code, _, stderr := in.cli("", "keys", "revoke", "--key", "key_nope"); code != 1 || !strings.Contains(stderr, "not found") {
 		t.Fatalf("an unknown key: exit %d, %q", code, stderr)
 	}
+	// A wrong ID says what is wrong in words, without the codes meant for programs.
+	for _, args := range [][]string{
+		{"workspaces", "set-plan", "--workspace", "ws_nope", "--plan", "pro"},
+		{"keys", "list", "--workspace", "ws_nope"},
+		{"export", "--workspace", "ws_nope"},
+	} {
+		if code, _, stderr := in.cli("", args...); code != 1 || stderr != "linkbolt: workspace \"ws_nope\" not found\n" {
+			t.Errorf("%v: exit %d, %q", args, code, stderr)
+		}
+	}
 
 	// The server started again sees every change.
 	in.serve(func(c client) {
@@ -293,6 +303,26 @@ func TestAdminCommandsHelp(t *testing.T) {
 			}
 		}
 	}
+	// A command group's help lists its commands, as the list does.
+	for _, group := range []string{"users", "workspaces", "keys"} {
+		var first string
+		for _, args := range [][]string{{"help", group}, {group, "--help"}, {group, "-h"}} {
+			code, stdout, stderr := runCLI(t, args...)
+			if code != 0 || stderr != "" || !strings.HasPrefix(stdout, "Usage:\n  linkbolt "+group+" COMMAND [FLAGS]\n") {
+				t.Fatalf("%v: exit %d, stderr %q:\n%s", args, code, stderr, stdout)
+			}
+			if first == "" {
+				first = stdout
+			} else if stdout != first {
+				t.Errorf("%v: group help differs by spelling", args)
+			}
+			for _, c := range commands {
+				if strings.HasPrefix(c.name, group+" ") && !strings.Contains(stdout, "\n  linkbolt "+c.name+" ") {
+					t.Errorf("%v does not name %s:\n%s", args, c.name, stdout)
+				}
+			}
+		}
+	}
 	for _, tc := range []struct {
 		args []string
 		say  string
@@ -366,4 +396,30 @@ func TestResetPasswordSetupLink(t *testing.T) {
 	c.must("POST", "/v1/auth/password-reset", "", `{"token":"`+m[1]+`","password":"chosen by the admin 3"}`, 200)
 	c.must("GET", "/v1/me", tok, "", 401)
 	loginAs(c, "admin@example.com", "chosen by the admin 3", 200)
+}
+
+// TestCommandsWithoutDataFile: a command run where there is no data file
+// says so and how a new instance gets one, and creates nothing.
+func TestCommandsWithoutDataFile(t *testing.T) {
+	for _, args := range [][]string{
+		{"users", "list"},
+		{"workspaces", "list"},
+		{"keys", "list"},
+		{"export", "--workspace", "ws_x"},
+		{"backup", "--out", "b.db"},
+		{"check"},
+		{"import", "--from", "csv", "--workspace", "ws_x", "--file", "links.csv"},
+	} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			t.Chdir(t.TempDir())
+			code, stdout, stderr := runCLI(t, args...)
+			want := "no data file at ./data/linkbolt.db (storage.path): start linkbolt serve once to make one"
+			if code != 1 || stdout != "" || !strings.Contains(stderr, want) || strings.Count(stderr, "\n") != 1 {
+				t.Fatalf("exit %d, stdout %q, stderr %q, want 1 and %q", code, stdout, stderr, want)
+			}
+			if entries, _ := os.ReadDir("."); len(entries) != 0 {
+				t.Fatalf("left files behind: %v", entries)
+			}
+		})
+	}
 }

@@ -19,7 +19,7 @@ keys in order onto filled pages, leaving out the free space that deleted
 links and pruned clicks leave behind; the copy is checked like linkbolt
 check does. The data file is only read. It needs the server stopped
 (a running server holds the data file) and refuses an existing FILE. To
-use the copy, keep the server stopped and move FILE over the data file.`,
+use the copy, keep the server stopped and run linkbolt restore --from FILE.`,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
 		configPath := configFlag(fs)
 		out := fs.String("out", "", "the new `FILE` to write the compacted copy to (required)")

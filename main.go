@@ -17,6 +17,8 @@ import (
 	"strings"
 	"syscall"
 	_ "time/tzdata" // analytics time zones work on hosts without a zone database
+
+	"github.com/linkbolt/linkbolt/link"
 )
 
 // version and commit are set at build time with -ldflags "-X
@@ -123,7 +125,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	name, args = subcommand(name, args)
 	cmd := findCommand(name)
-	if cmd == nil && groupMissing(name, stderr) {
+	if cmd == nil && len(args) == 1 && isHelpFlag(args[0]) && groupHelp(stdout, name) {
+		return 0
+	} else if cmd == nil && groupMissing(name, stderr) {
 		return 2
 	} else if cmd == nil {
 		fmt.Fprintf(stderr, "linkbolt: unknown command %q (run 'linkbolt help' for the list)\n", name)
@@ -153,9 +157,25 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	case errors.Is(err, errDamaged):
 		return 1 // the report says why
 	default:
-		fmt.Fprintln(stderr, "linkbolt:", err)
+		fmt.Fprintln(stderr, "linkbolt:", errorLine(err))
 		return 1
 	}
+}
+
+// errorLine is err as one line for a person: a linkbolt error says its
+// message, without the code and field names meant for programs.
+func errorLine(err error) string {
+	msg := err.Error()
+	if le := (*link.Error)(nil); errors.As(err, &le) && le.Message != "" {
+		say := le.Message
+		for _, f := range le.Fields {
+			if fe := f.Field + ": " + f.Message; !strings.Contains(say, fe) {
+				say += "; " + fe
+			}
+		}
+		msg = strings.Replace(msg, le.Error(), say, 1)
+	}
+	return msg
 }
 
 // newFlagSet returns the flag set of cmd. It prints nothing itself: run
@@ -259,7 +279,9 @@ func runHelp(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	cmd := findCommand(args[0])
-	if cmd == nil {
+	if cmd == nil && groupHelp(stdout, args[0]) {
+		return 0
+	} else if cmd == nil {
 		fmt.Fprintf(stderr, "linkbolt help: unknown command %q (run 'linkbolt help' for the list)\n", args[0])
 		return 2
 	}

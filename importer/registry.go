@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/linkbolt/linkbolt/link"
@@ -57,7 +58,9 @@ func Names() []string {
 		ns = append(ns, n)
 	}
 	for n := range registry {
-		if _, ok := fileSources[n]; !ok {
+		_, isFile := fileSources[n]
+		_, hasFile := fileSources[strings.TrimSuffix(n, "-api")] // "yourls-api" is "yourls" with a URL
+		if !isFile && !hasFile {
 			ns = append(ns, n)
 		}
 	}
@@ -97,7 +100,7 @@ func Open(name string, cfg SourceConfig) (Source, error) {
 	isAPI := apiOpen != nil
 	switch {
 	case !isFile && !isAPI:
-		return nil, link.Errorf(link.EINVALID, "unknown source %q: one of %v", name, Names())
+		return nil, link.Errorf(link.EINVALID, "unknown source %q: one of %s", name, strings.Join(Names(), ", "))
 	case cfg.File != nil && cfg.URL != "":
 		return nil, link.Errorf(link.EINVALIDREQUEST, "give a file or a URL, not both")
 	case cfg.File != nil && isFile:

@@ -66,12 +66,18 @@ func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request, _ *cal
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		return err
 	}
+	return s.createUser(w, r, adminCreateUserRequest{Email: in.Email, Name: in.Name, Password: in.Password}, false)
+}
+
+// createUser checks in and makes the user, for POST /v1/users and POST
+// /v1/admin/users (nameOptional: an empty name is no name there).
+func (s *Server) createUser(w http.ResponseWriter, r *http.Request, in adminCreateUserRequest, nameOptional bool) error {
 	in.Email, in.Name = strings.ToLower(strings.TrimSpace(in.Email)), strings.TrimSpace(in.Name)
 	var fields []link.FieldError
 	if msg := link.CheckEmail(in.Email); msg != "" {
 		fields = append(fields, link.FieldError{Field: "email", Message: msg})
 	}
-	if msg := link.CheckUserName(in.Name); msg != "" {
+	if msg := link.CheckUserName(in.Name); msg != "" && (in.Name != "" || !nameOptional) {
 		fields = append(fields, link.FieldError{Field: "name", Message: msg})
 	}
 	if msg := auth.CheckPassword(in.Password); msg != "" {
@@ -84,7 +90,7 @@ func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request, _ *cal
 	if err != nil {
 		return err
 	}
-	u := &link.User{Email: in.Email, Name: in.Name, PasswordHash: hash}
+	u := &link.User{Email: in.Email, Name: in.Name, PasswordHash: hash, Admin: in.Admin}
 	if err := s.accounts.CreateUser(r.Context(), u); err != nil {
 		return err
 	}

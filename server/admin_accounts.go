@@ -2,7 +2,6 @@ package server
 
 import (
 	"net/http"
-	"strings"
 
 	"github.com/linkbolt/linkbolt/auth"
 	"github.com/linkbolt/linkbolt/link"
@@ -33,30 +32,7 @@ func (s *Server) handleAdminCreateUser(w http.ResponseWriter, r *http.Request, _
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	in.Email, in.Name = strings.ToLower(strings.TrimSpace(in.Email)), strings.TrimSpace(in.Name)
-	var fields []link.FieldError
-	if msg := link.CheckEmail(in.Email); msg != "" {
-		fields = append(fields, link.FieldError{Field: "email", Message: msg})
-	}
-	if msg := link.CheckUserName(in.Name); in.Name != "" && msg != "" {
-		fields = append(fields, link.FieldError{Field: "name", Message: msg})
-	}
-	if msg := auth.CheckPassword(in.Password); msg != "" {
-		fields = append(fields, link.FieldError{Field: "password", Message: msg})
-	}
-	if len(fields) > 0 {
-		return &link.Error{Code: link.EINVALID, Message: fields[0].Field + ": " + fields[0].Message, Fields: fields}
-	}
-	hash, err := s.passwords.Hash(in.Password)
-	if err != nil {
-		return err
-	}
-	u := &link.User{Email: in.Email, Name: in.Name, PasswordHash: hash, Admin: in.Admin}
-	if err := s.accounts.CreateUser(r.Context(), u); err != nil {
-		return err
-	}
-	writeJSON(w, http.StatusCreated, newUserResponse(u))
-	return nil
+	return s.createUser(w, r, in, true)
 }
 
 type adminSetPasswordRequest struct {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -298,5 +299,19 @@ func TestImport_MillionColumns(t *testing.T) {
 	wantProblem(t, r, 422, "validation_failed")
 	if !strings.Contains(r.str("detail"), "line 3 has more than 1000 columns") {
 		t.Fatalf("%s", r.raw)
+	}
+}
+
+// TestImportedClicksInYOURLSTotals: clicks an import dates before the
+// workspace was made count in the YOURLS API's total_clicks, which are the
+// workspace's clicks of all time (a WordPress plugin shows them).
+func TestImportedClicksInYOURLSTotals(t *testing.T) {
+	e := newEnv(t)
+	e.do("POST", "/v1/imports", e.writeKey, importBody(t, map[string]any{"from": "csv", "data": importCSV}), 200)
+	e.flush()
+	r := e.yourlsGet(url.Values{"signature": {e.writeKey}, "action": {"db-stats"}, "format": {"json"}})
+	wantYOURLS(t, r, 200, "application/json; charset=utf-8")
+	if got := string(r.raw); got != `{"db-stats":{"total_links":2,"total_clicks":45},"statusCode":"200","message":"success"}` {
+		t.Fatalf("db-stats: %s", got)
 	}
 }

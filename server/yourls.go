@@ -443,19 +443,17 @@ func (s *Server) yourlsDBStats(w http.ResponseWriter, r *http.Request, c *caller
 }
 
 // yourlsTotals counts the workspace's links (archived ones too) and its
-// clicks of all time, as its analytics count them.
+// clicks of all time, as its analytics count them: from the first hour
+// the aggregates hold, since an import brings clicks dated before the
+// workspace was made.
 func (s *Server) yourlsTotals(ctx context.Context, c *caller) (yourlsResult, error) {
 	p, err := s.links.FindLinkPage(ctx, link.LinkFilter{WorkspaceID: c.workspace.ID, Page: 1, Limit: 1, Archived: link.ArchivedAll})
 	if err != nil {
 		return nil, err
 	}
 	now := s.now().UTC()
-	start := c.workspace.CreatedAt.UTC()
-	if start.IsZero() || start.After(now) {
-		start = now
-	}
 	st, err := s.clicks.Stats(ctx, link.StatsFilter{WorkspaceID: c.workspace.ID, Scope: link.ScopeWorkspace,
-		Start: start.Truncate(time.Hour), End: now.Truncate(time.Hour).Add(time.Hour), TopLimit: 1})
+		Start: time.Unix(0, 0).UTC(), End: now.Truncate(time.Hour).Add(time.Hour), TopLimit: 1})
 	if err != nil {
 		return nil, err
 	}

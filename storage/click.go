@@ -76,9 +76,17 @@ func parseClick(ids *idCodec, c *link.Click) (p parsedClick, ok bool) {
 	if c.CampaignID != "" && !validCampaignID(c.CampaignID) {
 		return p, false
 	}
+	return clickAt(p.ws, p.link, c)
+}
+
+// clickAt is click c of link lid in workspace wid, whose campaign is
+// valid or none, in the form it is stored in; ok is false for a time out
+// of range. RecordClicks and an import both store clicks so.
+func clickAt(wid, lid uint64, c *link.Click) (p parsedClick, ok bool) {
 	if c.Time.Unix() < 0 || !c.Time.Before(maxClickTime) {
 		return p, false
 	}
+	p.ws, p.link = wid, lid
 	p.campaign = c.CampaignID
 	p.nanos = c.Time.UnixNano()
 	sec := c.Time.Unix()

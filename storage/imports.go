@@ -159,7 +159,7 @@ func (im *importTx) importItem(it *link.ImportItem, ix *searchIndexer, clicks *c
 	it.Link.Domain = rec.Domain
 	for i := range it.Clicks {
 		c := it.Clicks[i]
-		c.WorkspaceID, c.LinkID, c.CampaignID = "", "", ""
+		c.WorkspaceID, c.LinkID, c.CampaignID, c.Variant = "", "", "", 0
 		p, ok := clickAt(im.wid, id, &c)
 		if !ok {
 			continue // a time out of range: counted nowhere
@@ -248,25 +248,6 @@ func findLinkRecord(tx *bolt.Tx, lid uint64) (*linkRecord, error) {
 		return nil, link.Errorf(link.ENOTFOUND, "link not found")
 	}
 	return &rec, nil
-}
-
-// clickAt is a classified imported click of link lid in the form it is
-// stored in; ok is false for a time out of range.
-func clickAt(wid, lid uint64, c *link.Click) (p parsedClick, ok bool) {
-	if c.Time.Unix() < 0 || !c.Time.Before(maxClickTime) {
-		return p, false
-	}
-	p.ws, p.link = wid, lid
-	p.nanos = c.Time.UnixNano()
-	sec := c.Time.Unix()
-	p.hour, p.day = uint32(sec/secondsPerHour), uint32(sec/secondsPerDay)
-	p.vals[dimReferrers] = dimValue(link.CanonicalReferrer(c.Referrer), directReferrer)
-	p.vals[dimCountries] = dimValue(c.Country, unknownValue)
-	p.vals[dimDevices] = dimValue(c.Device, unknownValue)
-	p.vals[dimBrowsers] = dimValue(c.Browser, unknownValue)
-	p.vals[dimOS] = dimValue(c.OS, unknownValue)
-	p.bot, p.visitor = c.Bot, c.Visitor
-	return p, true
 }
 
 // writeImportedClicks writes a batch's clicks as RecordClicks does,

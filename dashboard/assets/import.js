@@ -10,7 +10,7 @@ import { Message, Field, CopyAsCurl, fmtNumber, count } from './ui.js';
 // shortener exports, or its API. from is what the route takes.
 const SOURCES = [
   { id: 'csv', from: 'csv', label: 'CSV file (url, alias, tags, title, created_at, clicks)', file: 'CSV file',
-    hint: 'A header line naming the columns: url is required; alias, tags (separated by spaces or commas inside quotes), title, created_at (ISO 8601) and clicks are optional.' },
+    hint: 'A header line naming the columns: url is required; alias, tags (separated by |, or by commas inside quotes), title, created_at (2024-01-15T10:00:00Z, 2024-01-15 10:00:00 or 2024-01-15; UTC unless it says otherwise) and clicks are optional.' },
   { id: 'bitly', from: 'bitly', label: 'Bitly: its CSV export', file: 'Bitly export (CSV)',
     hint: 'The CSV Bitly\'s "Export" of your links gives.' },
   { id: 'yourls', from: 'yourls', label: 'YOURLS: its tables as CSV', file: 'yourls_url table (CSV)', log: true,

@@ -37,6 +37,22 @@ type apiClient struct {
 // defaultBackoff is the wait before a first retry: 1 s, then 2 s, 4 s.
 const defaultBackoff = time.Second
 
+// newHeaderKeyClient is newAPIClient for an API that takes its key in the
+// header named header and lives under the path suffixes (the innermost
+// first), which an address given as the API's own loses.
+func newHeaderKeyClient(source string, cfg SourceConfig, header string, suffixes ...string) (*apiClient, error) {
+	key := strings.TrimSpace(cfg.APIKey)
+	api, err := newAPIClient(source, cfg, func(r *http.Request) { r.Header.Set(header, key) })
+	if err != nil {
+		return nil, err
+	}
+	api.base.Path = strings.TrimSuffix(api.base.Path, "/")
+	for _, suffix := range suffixes {
+		api.base.Path = strings.TrimSuffix(api.base.Path, suffix)
+	}
+	return api, nil
+}
+
 // newAPIClient checks the source's address and key and returns a client
 // for them; what is wrong with either is a field error (url, api_key).
 func newAPIClient(source string, cfg SourceConfig, auth func(*http.Request)) (*apiClient, error) {

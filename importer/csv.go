@@ -82,31 +82,16 @@ func eachHeaderRow(ctx context.Context, r io.Reader, source string, names map[st
 			return missingColumn(source, required, names[required])
 		}
 	}
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		row, where, rowErr, err := f.next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return f.each(ctx, func(row []string, where string, rowErr *RowError) error {
 		if rowErr != nil {
-			if err := fn(Link{}, rowErr); err != nil {
-				return err
-			}
-			continue
+			return fn(Link{}, rowErr)
 		}
 		l, rowErr := read(cols, row, where)
 		if rowErr != nil {
 			l = Link{}
 		}
-		if err := fn(l, rowErr); err != nil {
-			return err
-		}
-	}
+		return fn(l, rowErr)
+	})
 }
 
 // trimScheme drops a URL's scheme: "https://bit.ly/x" → "bit.ly/x".

@@ -1,6 +1,7 @@
 package importer
 
 import (
+	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -25,6 +26,27 @@ func newCSVFile(r io.Reader, name string) *csvFile {
 	cr.FieldsPerRecord = -1 // rows of any length; each source checks its own
 	cr.ReuseRecord = false
 	return &csvFile{r: cr, name: name}
+}
+
+// each hands every row left in f to fn, with where it is or the RowError
+// of a row that cannot be parsed, until the end of f (nil), the end of ctx
+// or an error from the file or from fn.
+func (f *csvFile) each(ctx context.Context, fn func(row []string, where string, rowErr *RowError) error) error {
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		row, where, rowErr, err := f.next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if err := fn(row, where, rowErr); err != nil {
+			return err
+		}
+	}
 }
 
 // next returns the next row and where it is, a RowError for a row that

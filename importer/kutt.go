@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -38,15 +36,10 @@ type Kutt struct {
 // NewKutt opens the Kutt at cfg.URL (its address, as https://kutt.it) with
 // the API key cfg.APIKey.
 func NewKutt(cfg SourceConfig) (*Kutt, error) {
-	key := strings.TrimSpace(cfg.APIKey)
-	api, err := newAPIClient("Kutt", cfg, func(r *http.Request) { r.Header.Set("X-API-KEY", key) })
+	// An address given as the API's own (…/api/v2) is its base.
+	api, err := newHeaderKeyClient("Kutt", cfg, "X-API-KEY", "/v2", "/api")
 	if err != nil {
 		return nil, err
-	}
-	// An address given as the API's own (…/api/v2) is its base.
-	api.base.Path = strings.TrimSuffix(api.base.Path, "/")
-	for _, suffix := range []string{"/v2", "/api"} {
-		api.base.Path = strings.TrimSuffix(api.base.Path, suffix)
 	}
 	return &Kutt{api: api, PageSize: 50, Backoff: defaultBackoff}, nil
 }

@@ -4,10 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -31,15 +29,10 @@ type Shlink struct {
 // NewShlink opens the Shlink at cfg.URL (its address, as https://s.test)
 // with the API key cfg.APIKey.
 func NewShlink(cfg SourceConfig) (*Shlink, error) {
-	key := strings.TrimSpace(cfg.APIKey)
-	api, err := newAPIClient("Shlink", cfg, func(r *http.Request) { r.Header.Set("X-Api-Key", key) })
+	// An address given as the API's own (…/rest or …/rest/v3) is its base.
+	api, err := newHeaderKeyClient("Shlink", cfg, "X-Api-Key", "/v3", "/rest")
 	if err != nil {
 		return nil, err
-	}
-	// An address given as the API's own (…/rest or …/rest/v3) is its base.
-	api.base.Path = strings.TrimSuffix(api.base.Path, "/")
-	for _, suffix := range []string{"/v3", "/rest"} {
-		api.base.Path = strings.TrimSuffix(api.base.Path, suffix)
 	}
 	return &Shlink{api: api, PageSize: 100, VisitPageSize: 5000, Backoff: defaultBackoff}, nil
 }

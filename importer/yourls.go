@@ -2,7 +2,6 @@ package importer
 
 import (
 	"context"
-	"errors"
 	"io"
 )
 
@@ -44,31 +43,19 @@ func (s *YOURLS) Each(ctx context.Context, fn func(Link, *RowError) error) error
 	}
 	f := newCSVFile(s.urls, "line")
 	var cols *yourlsCols
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		row, where, rowErr, err := f.next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return f.each(ctx, func(row []string, where string, rowErr *RowError) error {
 		if rowErr == nil && cols == nil {
 			c := yourlsHeader(row, yourlsURLColumns)
 			if cols = &c; c.header {
-				continue
+				return nil
 			}
 		}
 		var l Link
 		if rowErr == nil {
 			l, rowErr = yourlsLink(cols.columns, row, where, visits)
 		}
-		if err := fn(l, rowErr); err != nil {
-			return err
-		}
-	}
+		return fn(l, rowErr)
+	})
 }
 
 // yourlsLink reads one row of yourls_url.
@@ -107,21 +94,11 @@ func (s *YOURLS) readLog(ctx context.Context, visits map[string][]Visit, fn func
 		return v
 	}
 	var cols *yourlsCols
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		row, where, rowErr, err := f.next()
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return err
-		}
+	return f.each(ctx, func(row []string, where string, rowErr *RowError) error {
 		if rowErr == nil && cols == nil {
 			c := yourlsHeader(row, yourlsLogColumns)
 			if cols = &c; c.header {
-				continue
+				return nil
 			}
 		}
 		if rowErr == nil {
@@ -135,13 +112,11 @@ func (s *YOURLS) readLog(ctx context.Context, visits map[string][]Visit, fn func
 			default:
 				visits[kw] = append(visits[kw], Visit{At: at, Referrer: intern(cols.get(row, "referrer")),
 					UserAgent: intern(cols.get(row, "user_agent")), Country: cols.get(row, "country_code")})
-				continue
+				return nil
 			}
 		}
-		if err := fn(Link{}, rowErr); err != nil {
-			return err
-		}
-	}
+		return fn(Link{}, rowErr)
+	})
 }
 
 // yourlsCols are a table's columns, and whether they came from a header

@@ -39,24 +39,6 @@ import (
 	"github.com/linkbolt/linkbolt/storage"
 )
 
-// syncBuffer is a bytes.Buffer safe for the loggers of several goroutines.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startLoopbackDNS serves DNS on 127.0.0.1 (UDP) answering every A query
 // with 127.0.0.1 and every other query with no record, so that the ACME
 // server's validation of any test hostname reaches linkbolt's listeners.
@@ -92,7 +74,7 @@ type pebble struct {
 	srv     *httptest.Server
 	handler atomic.Pointer[http.Handler]
 	orders  atomic.Int64 // new-order requests received
-	log     syncBuffer
+	log     syncWriter
 	ca      *ca.CAImpl
 }
 
@@ -277,7 +259,7 @@ const tlsAdmin = "admin:\n  email: admin@example.com\n  password: a long passwor
 func TestHTTPSACMEEndToEnd(t *testing.T) {
 	resolver := startLoopbackDNS(t)
 	pb := newPebble(t)
-	logs := &syncBuffer{}
+	logs := &syncWriter{}
 	cfg := tlsConfig(t, fmt.Sprintf(`  base_url: https://lb.test
   tls: acme
   acme_directory: %s/dir
@@ -467,7 +449,7 @@ func TestHTTPSFilesReload(t *testing.T) {
 	_, otherKey, _ := selfSigned(t, 3)
 	start := time.Now()
 	writePair(t, certPath, keyPath, oldCert, oldKey, start.Add(-time.Hour))
-	logs := &syncBuffer{}
+	logs := &syncWriter{}
 	cfg := tlsConfig(t, fmt.Sprintf(`  base_url: https://lb.test
   tls: files
   tls_cert: %s

@@ -99,12 +99,7 @@ func BenchmarkRedirectControls(b *testing.B) {
 			*first = append(*first, t1.Sub(t0))
 			*second = append(*second, t2.Sub(t1))
 		}
-		slices.Sort(plain)
-		slices.Sort(ctl)
-		p50, c50 := plain[len(plain)/2], ctl[len(ctl)/2]
-		b.ReportMetric(float64(p50.Nanoseconds()), "plain-p50-ns")
-		b.ReportMetric(float64(c50.Nanoseconds()), "ctl-p50-ns")
-		b.ReportMetric(float64(c50)/float64(p50), "ctl/plain")
+		reportMedians(b, plain, ctl)
 	})
 	// over-http is interleaved through a real listener and a keep-alive
 	// client, which is what a visitor's redirect costs the server: the
@@ -155,13 +150,19 @@ func BenchmarkRedirectControls(b *testing.B) {
 				ctl = append(ctl, get("/ctl"))
 			}
 		}
-		slices.Sort(plain)
-		slices.Sort(ctl)
-		p50, c50 := plain[len(plain)/2], ctl[len(ctl)/2]
-		b.ReportMetric(float64(p50.Nanoseconds()), "plain-p50-ns")
-		b.ReportMetric(float64(c50.Nanoseconds()), "ctl-p50-ns")
-		b.ReportMetric(float64(c50)/float64(p50), "ctl/plain")
+		reportMedians(b, plain, ctl)
 	})
+}
+
+// reportMedians reports the medians of the single requests to a plain
+// link and to a controlled one, and their ratio.
+func reportMedians(b *testing.B, plain, ctl []time.Duration) {
+	slices.Sort(plain)
+	slices.Sort(ctl)
+	p50, c50 := plain[len(plain)/2], ctl[len(ctl)/2]
+	b.ReportMetric(float64(p50.Nanoseconds()), "plain-p50-ns")
+	b.ReportMetric(float64(c50.Nanoseconds()), "ctl-p50-ns")
+	b.ReportMetric(float64(c50)/float64(p50), "ctl/plain")
 }
 
 // BenchmarkPickDestination measures what the controls add to a redirect:

@@ -126,7 +126,8 @@ func (a *app) wire(ctx context.Context) error {
 }
 
 // serve builds the HTTP server over the wired services on ln, with the
-// JWT secret, and bootstraps the admin.
+// JWT secret, puts HTTPS on it when server.tls is on, and bootstraps the
+// admin.
 func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 	cfg := a.cfg
 	users := storage.NewUserService(a.db)
@@ -178,10 +179,13 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		return err
 	}
 	a.server = srv
-	if err := a.bootstrap(ctx); err != nil {
+	// HTTPS before the bootstrap: a pair that does not load or a taken
+	// server.http_listen ends start-up before the file gets an admin or
+	// a setup link is logged.
+	if err := a.listenHTTPS(&ln); err != nil {
 		return err
 	}
-	if err := a.listenHTTPS(&ln); err != nil {
+	if err := a.bootstrap(ctx); err != nil {
 		return err
 	}
 	a.listener = srv.Listener(ln)

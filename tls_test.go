@@ -542,9 +542,15 @@ func TestHTTPSFilesStartNeedsAPair(t *testing.T) {
 	_, otherKey, _ := selfSigned(t, 2)
 	writePair(t, certPath, keyPath, certPEM, otherKey, time.Now())
 	cfg := tlsConfig(t, fmt.Sprintf("  base_url: https://lb.test\n  tls: files\n  tls_cert: %s\n  tls_key: %s\n  http_listen: 127.0.0.1:0\n", certPath, keyPath))
-	_, err := newApp(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	logs := &syncWriter{}
+	_, err := newApp(context.Background(), cfg, slog.New(slog.NewTextHandler(logs, nil)))
 	if err == nil || !strings.Contains(err.Error(), "server.tls_cert and server.tls_key") {
 		t.Fatalf("start with a mismatched pair: %v", err)
+	}
+	// It ended before the bootstrap: no setup link for a server that is
+	// not running.
+	if strings.Contains(logs.String(), "setup link") {
+		t.Fatalf("a failed start logged a setup link:\n%s", logs.String())
 	}
 	// The data file was closed: a server starts on it.
 	cfg.Server.TLS = tlsOff

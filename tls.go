@@ -82,12 +82,13 @@ func (h *httpsSetup) close() {
 // newHTTPS returns the HTTPS of cfg for the server main serves, or nil when
 // server.tls is off. With files, the certificate and key must load.
 func newHTTPS(cfg *Config, db *storage.DB, main http.Handler, logger *slog.Logger) (*httpsSetup, error) {
+	if cfg.Server.TLS == tlsOff {
+		return nil, nil
+	}
 	h := &httpsSetup{}
 	hosts := &servedHosts{cfg: cfg, domains: storage.NewDomainService(db), db: db}
 	redirect := &plainHTTP{hosts: hosts, main: main, redirects: cfg.Server.TLSRedirectsHTTP}
 	switch cfg.Server.TLS {
-	case tlsOff:
-		return nil, nil
 	case tlsACME:
 		client := &acme.Client{DirectoryURL: cfg.Server.ACMEDirectory, UserAgent: "linkbolt/" + versionString()}
 		if path := cfg.Server.ACMECARoot; path != "" {

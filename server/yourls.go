@@ -135,7 +135,9 @@ func (s *Server) yourlsForm(w http.ResponseWriter, r *http.Request) (url.Values,
 	if errors.As(err, &tooLarge) {
 		msg, code = "the request body is over the limit of "+strconv.FormatInt(s.cfg.MaxBody, 10)+" bytes", "413"
 	}
-	return q, cleanup, yourlsResult{{"simple", msg}, {"message", msg}, {"errorCode", code}, {"callback", q.Get("callback")}}
+	res := yourlsError(msg, code)
+	res.set("callback", q.Get("callback"))
+	return q, cleanup, res
 }
 
 // yourlsAuthenticate checks the signature, which is a linkbolt API key,
@@ -143,7 +145,9 @@ func (s *Server) yourlsForm(w http.ResponseWriter, r *http.Request) (url.Values,
 // 403 as YOURLS's auth.php gives it, or a 429 over the workspace's rate.
 func (s *Server) yourlsAuthenticate(w http.ResponseWriter, r *http.Request, form url.Values) (*caller, yourlsResult) {
 	refuse := func(msg string) yourlsResult {
-		return yourlsResult{{"simple", msg}, {"message", msg}, {"errorCode", "403"}, {"callback", form.Get("callback")}}
+		res := yourlsError(msg, "403")
+		res.set("callback", form.Get("callback"))
+		return res
 	}
 	sig := form.Get("signature")
 	switch {
@@ -182,7 +186,13 @@ func (s *Server) yourlsFailure(r *http.Request, err error) yourlsResult {
 		s.logger.LogAttrs(r.Context(), slog.LevelError, "internal error",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path), slog.Any("err", err))
 	}
-	return yourlsResult{{"simple", msg}, {"message", msg}, {"errorCode", strconv.Itoa(status)}}
+	return yourlsError(msg, strconv.Itoa(status))
+}
+
+// yourlsError is a failed answer: msg, and the HTTP status code as YOURLS
+// writes errorCode, a string.
+func yourlsError(msg, code string) yourlsResult {
+	return yourlsResult{{"simple", msg}, {"message", msg}, {"errorCode", code}}
 }
 
 // yourlsAction runs the action the request names.
@@ -193,12 +203,10 @@ func (s *Server) yourlsAction(w http.ResponseWriter, r *http.Request, c *caller,
 	case "shorturl":
 		if r.Method == http.MethodHead {
 			// A HEAD (a link checker, a prefetch) makes nothing.
-			msg := "the shorturl action makes a link: send it with GET or POST, not HEAD"
-			return yourlsResult{{"simple", msg}, {"message", msg}, {"errorCode", "400"}}
+			return yourlsError("the shorturl action makes a link: send it with GET or POST, not HEAD", "400")
 		}
 		if !c.scope.Allows(link.ScopeReadWrite) {
-			msg := "this API key has the read scope; the shorturl action needs read_write"
-			return yourlsResult{{"simple", msg}, {"message", msg}, {"errorCode", "403"}}
+			return yourlsError("this API key has the read scope; the shorturl action needs read_write", "403")
 		}
 		res, err = s.yourlsShorten(w, r, c, form)
 	case "expand":

@@ -443,29 +443,34 @@ func (s *Server) yourlsDBStats(w http.ResponseWriter, r *http.Request, c *caller
 		return nil, err
 	}
 	defer release()
-	totals, err := s.yourlsTotals(r.Context(), c)
+	links, clicks, err := s.yourlsTotals(r.Context(), c)
 	if err != nil {
 		return nil, err
 	}
-	return yourlsResult{{"db-stats", totals}, {"statusCode", "200"}, {"simple", yourlsNeedFormat}, {"message", "success"}}, nil
+	return yourlsResult{{"db-stats", totalsResult(links, clicks)}, {"statusCode", "200"}, {"simple", yourlsNeedFormat}, {"message", "success"}}, nil
 }
 
 // yourlsTotals counts the workspace's links (archived ones too) and its
 // clicks of all time, as its analytics count them: from the first hour
 // the aggregates hold, since an import brings clicks dated before the
 // workspace was made.
-func (s *Server) yourlsTotals(ctx context.Context, c *caller) (yourlsResult, error) {
+func (s *Server) yourlsTotals(ctx context.Context, c *caller) (links int, clicks int64, err error) {
 	p, err := s.links.FindLinkPage(ctx, link.LinkFilter{WorkspaceID: c.workspace.ID, Page: 1, Limit: 1, Archived: link.ArchivedAll})
 	if err != nil {
-		return nil, err
+		return 0, 0, err
 	}
 	now := s.now().UTC()
 	st, err := s.clicks.Stats(ctx, link.StatsFilter{WorkspaceID: c.workspace.ID, Scope: link.ScopeWorkspace,
 		Start: time.Unix(0, 0).UTC(), End: now.Truncate(time.Hour).Add(time.Hour), TopLimit: 1})
 	if err != nil {
-		return nil, err
+		return 0, 0, err
 	}
-	return yourlsResult{{"total_links", int64(p.Total)}, {"total_clicks", st.Clicks}}, nil
+	return p.Total, st.Clicks, nil
+}
+
+// totalsResult is the totals of the stats actions as YOURLS writes them.
+func totalsResult(links int, clicks int64) yourlsResult {
+	return yourlsResult{{"total_links", int64(links)}, {"total_clicks", clicks}}
 }
 
 // yourlsStats is the stats action: up to limit links from start, by
@@ -477,10 +482,15 @@ func (s *Server) yourlsStats(w http.ResponseWriter, r *http.Request, c *caller, 
 		return nil, err
 	}
 	defer release()
+	// The totals first: the rand filter draws from the number of links.
+	total, clicks, err := s.yourlsTotals(r.Context(), c)
+	if err != nil {
+		return nil, err
+	}
 	var res yourlsResult
 	limit, start := min(phpIntval(form.Get("limit")), yourlsMaxStatsLimit), max(phpIntval(form.Get("start")), 0)
 	if limit > 0 {
-		links, err := s.yourlsStatsLinks(r.Context(), c, form.Get("filter"), limit, start)
+		links, err := s.yourlsStatsLinks(r.Context(), c, form.Get("filter"), limit, start, total)
 		if err != nil {
 			return nil, err
 		}
@@ -492,11 +502,7 @@ func (s *Server) yourlsStats(w http.ResponseWriter, r *http.Request, c *caller, 
 			res.set("links", list)
 		}
 	}
-	totals, err := s.yourlsTotals(r.Context(), c)
-	if err != nil {
-		return nil, err
-	}
-	res.set("stats", totals)
+	res.set("stats", totalsResult(total, clicks))
 	res.set("statusCode", "200")
 	res.set("simple", yourlsNeedFormat)
 	res.set("message", "success")
@@ -524,20 +530,17 @@ func phpIntval(v string) int {
 // yourlsStatsLinks lists the links of the stats action. top and bottom
 // order by clicks (reading as far as a list sorted by clicks does,
 // server.search_scan_limit), last by creation, newest first; rand is a
-// run of links from a random place, in random order.
-func (s *Server) yourlsStatsLinks(ctx context.Context, c *caller, filter string, limit, start int) ([]*link.Link, error) {
+// run of links from a random place of the workspace's total, in random
+// order.
+func (s *Server) yourlsStatsLinks(ctx context.Context, c *caller, filter string, limit, start, total int) ([]*link.Link, error) {
 	f := link.LinkFilter{WorkspaceID: c.workspace.ID, Archived: link.ArchivedAll}
 	switch filter {
 	case "last":
 		return s.linkWindow(ctx, f, start, limit)
 	case "rand", "random":
-		p, err := s.links.FindLinkPage(ctx, link.LinkFilter{WorkspaceID: c.workspace.ID, Archived: link.ArchivedAll, Page: 1, Limit: 1})
-		if err != nil {
-			return nil, err
-		}
 		from := 0
-		if p.Total > limit {
-			from = mathrand.IntN(p.Total - limit + 1)
+		if total > limit {
+			from = mathrand.IntN(total - limit + 1)
 		}
 		links, err := s.linkWindow(ctx, f, from, limit)
 		mathrand.Shuffle(len(links), func(i, j int) { links[i], links[j] = links[j], links[i] })

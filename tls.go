@@ -53,9 +53,12 @@ func (c *Config) validateTLS() []error {
 	default:
 		return []error{fmt.Errorf("server.tls: %q must be off, acme or files", s.TLS)}
 	}
-	for key, u := range map[string]*url.URL{"server.base_url": s.BaseURL, "server.alt_base_url": s.AltBaseURL} {
-		if u != nil && u.Scheme != "https" {
-			errs = append(errs, fmt.Errorf("%s: %q must be https:// when server.tls is %s", key, u, s.TLS))
+	for _, b := range []struct {
+		key string
+		u   *url.URL
+	}{{"server.base_url", s.BaseURL}, {"server.alt_base_url", s.AltBaseURL}} {
+		if b.u != nil && b.u.Scheme != "https" {
+			errs = append(errs, fmt.Errorf("%s: %q must be https:// when server.tls is %s", b.key, b.u, s.TLS))
 		}
 	}
 	return errs

@@ -270,10 +270,7 @@ func (s *servedHosts) kind(ctx context.Context, hostname string) (string, error)
 // host linkbolt serves; any other name is refused before any ACME request.
 func (s *servedHosts) policy(logger *slog.Logger) autocert.HostPolicy {
 	return func(ctx context.Context, host string) error {
-		if h, _, err := net.SplitHostPort(host); err == nil { // the Host of an HTTP-01 request
-			host = h
-		}
-		kind, err := s.kind(ctx, strings.ToLower(host))
+		kind, err := s.kind(ctx, hostnameOf(host)) // a TLS server name, or the Host of an HTTP-01 request
 		if err != nil {
 			logger.Error("automatic HTTPS: looking up a custom domain failed", "host", host, "err", err)
 			return err
@@ -284,6 +281,15 @@ func (s *servedHosts) policy(logger *slog.Logger) autocert.HostPolicy {
 		}
 		return nil
 	}
+}
+
+// hostnameOf is host (a name, or a Host header with a port) in lower
+// case without its port.
+func hostnameOf(host string) string {
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	return strings.ToLower(host)
 }
 
 // errNotServed refuses a certificate for a host linkbolt does not serve.
@@ -305,10 +311,7 @@ type plainHTTP struct {
 }
 
 func (p *plainHTTP) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	hostname := strings.ToLower(r.Host)
-	if h, _, err := net.SplitHostPort(r.Host); err == nil {
-		hostname = strings.ToLower(h)
-	}
+	hostname := hostnameOf(r.Host)
 	kind, err := p.hosts.kind(r.Context(), hostname)
 	if err != nil {
 		kind = "" // the primary host's URL below

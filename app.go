@@ -236,7 +236,7 @@ func (a *app) run(ctx context.Context) error {
 	go func() { errc <- a.http.Serve(a.listener) }()
 	if a.plain != nil {
 		go func() { errc <- a.plain.Serve(a.plainListener) }()
-		a.logger.Info("serving HTTPS; plain HTTP answers the ACME challenge and redirects", "tls", a.cfg.Server.TLS,
+		a.logger.Info("serving HTTPS; plain HTTP redirects to it (and answers the ACME challenge with tls: acme)", "tls", a.cfg.Server.TLS,
 			"http_listen", a.plainListener.Addr().String())
 	}
 	a.logger.Info("linkbolt is serving", "version", versionString(), "listen", a.addr(),
@@ -249,13 +249,20 @@ func (a *app) run(ctx context.Context) error {
 	a.logger.Info("shutting down")
 	sctx, cancel := context.WithTimeout(context.Background(), a.cfg.Server.ShutdownTimeout)
 	defer cancel()
-	if a.plain != nil {
-		_ = a.plain.Shutdown(sctx)
-	}
+	// Both servers drain at once, within the one timeout; what is still
+	// running after it is cut off before the data file closes.
+	plainDone := make(chan struct{})
+	go func() {
+		defer close(plainDone)
+		if a.plain != nil && a.plain.Shutdown(sctx) != nil {
+			a.plain.Close()
+		}
+	}()
 	if err := a.http.Shutdown(sctx); err != nil {
 		a.logger.Error("shutdown: requests still running after server.shutdown_timeout are cut off", "err", err)
 		a.http.Close()
 	}
+	<-plainDone
 	stopPrune()
 	<-pruned
 	<-dispatched // a delivery cut off here is sent again after a restart

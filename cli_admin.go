@@ -142,6 +142,23 @@ func adminFlags(fs *flag.FlagSet) (configPath, token *string) {
 	return configFlag(fs), tokenFlag(fs)
 }
 
+// instanceCommand declares --config and --token and returns the run of an
+// admin command: check (when not nil) looks at the command's own flags
+// before anything is opened, then f runs on the instance.
+func instanceCommand(fs *flag.FlagSet, check func() error, f func(ctx context.Context, in *instance, stdout io.Writer) error) func(context.Context, io.Writer, io.Writer) error {
+	configPath, token := adminFlags(fs)
+	return func(ctx context.Context, stdout, stderr io.Writer) error {
+		if check != nil {
+			if err := check(); err != nil {
+				return err
+			}
+		}
+		return withInstance(ctx, *configPath, *token, stderr, func(ctx context.Context, in *instance) error {
+			return f(ctx, in, stdout)
+		})
+	}
+}
+
 // adminAPI is the admin API of the running server that holds the data
 // file, signed in as an instance admin.
 type adminAPI struct {

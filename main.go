@@ -95,8 +95,9 @@ func configFlag(fs *flag.FlagSet) *string {
 	return fs.String("config", "", "configuration `FILE` (YAML); default: config.yaml in the working\ndirectory when it exists")
 }
 
-// tokenFlag declares --token, the admin's login token with which backup
-// and check reach a running server that holds the data file.
+// tokenFlag declares --token, the admin's login token with which backup,
+// check, import and the admin commands (users, workspaces, keys, export)
+// reach a running server that holds the data file.
 func tokenFlag(fs *flag.FlagSet) *string {
 	return fs.String("token", os.Getenv("LINKBOLT_TOKEN"), "an instance admin's login `TOKEN` (from POST /v1/auth/login), used only\nwhen a running server holds the data file; default: $LINKBOLT_TOKEN,\nelse a login with admin.email and admin.password")
 }

@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	_ "time/tzdata" // analytics time zones work on hosts without a zone database
@@ -301,20 +302,26 @@ Usage:
 
 Commands:
 `)
-	width := 0
-	for _, c := range commands {
-		width = max(width, len(c.name))
-	}
-	for _, c := range commands {
-		fmt.Fprintf(w, "  linkbolt %-*s %s\n", width, c.name, c.summary)
-	}
-	fmt.Fprintf(w, "  linkbolt %-*s %s\n", width, "help", "print this list, or a command's help (linkbolt help COMMAND)")
+	help := &command{name: "help", summary: "print this list, or a command's help (linkbolt help COMMAND)"}
+	listCommands(w, append(slices.Clip(commands), help))
 	fmt.Fprint(w, `
 Run 'linkbolt help COMMAND' or 'linkbolt COMMAND --help' for a command's flags.
 
 Configuration: config.yaml in the working directory (or --config FILE) and
 LINKBOLT_<SECTION>_<KEY> environment variables; see config.example.yaml.
 `)
+}
+
+// listCommands writes a line for each of cmds: its name, padded to the
+// longest, and its summary.
+func listCommands(w io.Writer, cmds []*command) {
+	width := 0
+	for _, c := range cmds {
+		width = max(width, len(c.name))
+	}
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  linkbolt %-*s %s\n", width, c.name, c.summary)
+	}
 }
 
 // commandHelp prints cmd's usage, what it does and every flag it takes.

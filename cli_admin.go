@@ -55,6 +55,30 @@ func statDataFile(cfg *Config) error {
 	return nil
 }
 
+// runOffline runs op on the configuration of a command that works on the
+// data file only while no server holds it (restore, compact), once the
+// command's required file flag (flagUsage, "--out FILE") was given. A
+// running server in the way is said as such, why saying why the command
+// does not go through it; other errors of op are prefixed with the
+// command's name.
+func runOffline(name, configPath, file, flagUsage, why string, op func(*Config) error) error {
+	if file == "" {
+		return usageError{flagUsage + " is required"}
+	}
+	cfg, err := loadConfig(configPath)
+	if err != nil {
+		return err
+	}
+	err = op(cfg)
+	if errors.Is(err, storage.ErrLocked) {
+		return fmt.Errorf("%s: %s is in use by a running linkbolt: stop it first (%s)", name, cfg.Storage.Path, why)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
 // openInstance opens the data file of cfg, or a snapshot of it through the
 // running server that holds it (signed in with token, else admin.email and
 // admin.password).
@@ -140,6 +164,23 @@ func withInstance(ctx context.Context, configPath, token string, stderr io.Write
 // takes.
 func adminFlags(fs *flag.FlagSet) (configPath, token *string) {
 	return configFlag(fs), tokenFlag(fs)
+}
+
+// instanceCommand declares --config and --token and returns the run of an
+// admin command: check (when not nil) looks at the command's own flags
+// before anything is opened, then f runs on the instance.
+func instanceCommand(fs *flag.FlagSet, check func() error, f func(ctx context.Context, in *instance, stdout io.Writer) error) func(context.Context, io.Writer, io.Writer) error {
+	configPath, token := adminFlags(fs)
+	return func(ctx context.Context, stdout, stderr io.Writer) error {
+		if check != nil {
+			if err := check(); err != nil {
+				return err
+			}
+		}
+		return withInstance(ctx, *configPath, *token, stderr, func(ctx context.Context, in *instance) error {
+			return f(ctx, in, stdout)
+		})
+	}
 }
 
 // adminAPI is the admin API of the running server that holds the data

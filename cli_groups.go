@@ -51,14 +51,8 @@ func groupHelp(w io.Writer, name string) bool {
 	if len(cmds) == 0 {
 		return false
 	}
-	width := 0
-	for _, c := range cmds {
-		width = max(width, len(c.name))
-	}
 	fmt.Fprintf(w, "Usage:\n  linkbolt %s COMMAND [FLAGS]\n\nCommands:\n", name)
-	for _, c := range cmds {
-		fmt.Fprintf(w, "  linkbolt %-*s %s\n", width, c.name, c.summary)
-	}
+	listCommands(w, cmds)
 	fmt.Fprintf(w, "\nRun 'linkbolt help %s COMMAND' or 'linkbolt %s COMMAND --help' for a command's flags.\n", name, name)
 	return true
 }

@@ -20,23 +20,20 @@ workspace, name, scope, the token's first characters, state, expiry and
 last use. A key's token is never stored, and its hash is never shown; the
 first characters tell a leaked token's key apart.` + onlineNote,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
-		configPath, token := adminFlags(fs)
 		wsID := fs.String("workspace", "", "only the keys of the workspace `ID`")
-		return func(ctx context.Context, stdout, stderr io.Writer) error {
-			return withInstance(ctx, *configPath, *token, stderr, func(ctx context.Context, in *instance) error {
-				keys, err := instanceKeys(ctx, in.db, *wsID)
-				if err != nil {
-					return err
-				}
-				now := time.Now()
-				rows := make([][]string, 0, len(keys))
-				for _, k := range keys {
-					rows = append(rows, []string{k.ID, k.WorkspaceID, k.Name, string(k.Scope), k.Start + "…",
-						string(k.State(now)), day(k.ExpiresAt), day(k.LastUsedAt)})
-				}
-				return table(stdout, "ID WORKSPACE NAME SCOPE START STATE EXPIRES LAST_USED", rows)
-			})
-		}
+		return instanceCommand(fs, nil, func(ctx context.Context, in *instance, stdout io.Writer) error {
+			keys, err := instanceKeys(ctx, in.db, *wsID)
+			if err != nil {
+				return err
+			}
+			now := time.Now()
+			rows := make([][]string, 0, len(keys))
+			for _, k := range keys {
+				rows = append(rows, []string{k.ID, k.WorkspaceID, k.Name, string(k.Scope), k.Start + "…",
+					string(k.State(now)), day(k.ExpiresAt), day(k.LastUsedAt)})
+			}
+			return table(stdout, "ID WORKSPACE NAME SCOPE START STATE EXPIRES LAST_USED", rows)
+		})
 	},
 }
 
@@ -48,29 +45,29 @@ var keysRevokeCommand = &command{
 leaks and nobody who could revoke it can sign in. Find its ID with
 linkbolt keys list (the START column shows the token's first characters).` + onlineNote,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
-		configPath, token := adminFlags(fs)
 		id := fs.String("key", "", "the key's `ID` (required)")
-		return func(ctx context.Context, stdout, stderr io.Writer) error {
+		check := func() error {
 			if *id == "" {
 				return usageError{"--key ID is required"}
 			}
-			return withInstance(ctx, *configPath, *token, stderr, func(ctx context.Context, in *instance) error {
-				k, err := findInstanceKey(ctx, in.db, *id)
-				if err != nil {
-					return err
-				}
-				if in.api != nil {
-					err = in.api.call(ctx, "DELETE", "/v1/admin/workspaces/"+k.WorkspaceID+"/keys/"+k.ID, nil, nil)
-				} else {
-					err = storage.NewKeyService(in.db).RevokeKey(ctx, k.WorkspaceID, k.ID)
-				}
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(stdout, "revoked key %s (%q, %s…) of workspace %s\n", k.ID, k.Name, k.Start, k.WorkspaceID)
-				return nil
-			})
+			return nil
 		}
+		return instanceCommand(fs, check, func(ctx context.Context, in *instance, stdout io.Writer) error {
+			k, err := findInstanceKey(ctx, in.db, *id)
+			if err != nil {
+				return err
+			}
+			if in.api != nil {
+				err = in.api.call(ctx, "DELETE", "/v1/admin/workspaces/"+k.WorkspaceID+"/keys/"+k.ID, nil, nil)
+			} else {
+				err = storage.NewKeyService(in.db).RevokeKey(ctx, k.WorkspaceID, k.ID)
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "revoked key %s (%q, %s…) of workspace %s\n", k.ID, k.Name, k.Start, k.WorkspaceID)
+			return nil
+		})
 	},
 }
 

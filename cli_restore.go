@@ -35,31 +35,24 @@ renamed into place in one step. The backup itself is only read.`,
 
 // runRestore restores the backup from over the data file.
 func runRestore(configPath, from string, stdout io.Writer) error {
-	if from == "" {
-		return usageError{"--from FILE is required"}
-	}
-	cfg, err := loadConfig(configPath)
-	if err != nil {
-		return err
-	}
-	r, err := storage.RestoreFile(from, cfg.Storage.Path, time.Now())
-	var refused *storage.RefusedBackupError
-	switch {
-	case errors.Is(err, storage.ErrLocked):
-		return fmt.Errorf("restore: %s is in use by a running linkbolt: stop it first (a restore never replaces the data file under a running server)", cfg.Storage.Path)
-	case errors.As(err, &refused):
-		fmt.Fprintf(stdout, "%s is refused:\n", from)
-		for _, p := range refused.Problems {
-			fmt.Fprintln(stdout, "  -", p)
+	why := "a restore never replaces the data file under a running server"
+	return runOffline("restore", configPath, from, "--from FILE", why, func(cfg *Config) error {
+		r, err := storage.RestoreFile(from, cfg.Storage.Path, time.Now())
+		if refused := (*storage.RefusedBackupError)(nil); errors.As(err, &refused) {
+			fmt.Fprintf(stdout, "%s is refused:\n", from)
+			for _, p := range refused.Problems {
+				fmt.Fprintln(stdout, "  -", p)
+			}
+			fmt.Fprintf(stdout, "The data file %s was not touched. Restore another backup.\n", cfg.Storage.Path)
+			return errDamaged
 		}
-		fmt.Fprintf(stdout, "The data file %s was not touched. Restore another backup.\n", cfg.Storage.Path)
-		return errDamaged
-	case err != nil:
-		return fmt.Errorf("restore: %w", err)
-	}
-	fmt.Fprintf(stdout, "restored %s (%d bytes, schema version %d) into %s\n", r.From, r.Size, r.Schema, r.To)
-	if r.Replaced != "" {
-		fmt.Fprintf(stdout, "the replaced data file is kept as %s\n", r.Replaced)
-	}
-	return nil
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "restored %s (%d bytes, schema version %d) into %s\n", r.From, r.Size, r.Schema, r.To)
+		if r.Replaced != "" {
+			fmt.Fprintf(stdout, "the replaced data file is kept as %s\n", r.Replaced)
+		}
+		return nil
+	})
 }

@@ -27,20 +27,17 @@ var usersListCommand = &command{
 	summary:  "list the instance's users",
 	about:    "List every user of the instance: ID, e-mail, name, admin, disabled." + onlineNote,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
-		configPath, token := adminFlags(fs)
-		return func(ctx context.Context, stdout, stderr io.Writer) error {
-			return withInstance(ctx, *configPath, *token, stderr, func(ctx context.Context, in *instance) error {
-				users, err := storage.NewUserService(in.db).ListUsers(ctx)
-				if err != nil {
-					return err
-				}
-				rows := make([][]string, 0, len(users))
-				for _, u := range users {
-					rows = append(rows, []string{u.ID, u.Email, orDash(u.Name), yesNo(u.Admin), yesNo(u.Disabled), day(&u.CreatedAt)})
-				}
-				return table(stdout, "ID EMAIL NAME ADMIN DISABLED CREATED", rows)
-			})
-		}
+		return instanceCommand(fs, nil, func(ctx context.Context, in *instance, stdout io.Writer) error {
+			users, err := storage.NewUserService(in.db).ListUsers(ctx)
+			if err != nil {
+				return err
+			}
+			rows := make([][]string, 0, len(users))
+			for _, u := range users {
+				rows = append(rows, []string{u.ID, u.Email, orDash(u.Name), yesNo(u.Admin), yesNo(u.Disabled), day(&u.CreatedAt)})
+			}
+			return table(stdout, "ID EMAIL NAME ADMIN DISABLED CREATED", rows)
+		})
 	},
 }
 
@@ -54,35 +51,34 @@ the dashboard's account page). With --password-stdin the password is the
 first line of stdin, so it stays out of the shell's history. --admin makes
 an instance admin.` + onlineNote,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
-		configPath, token := adminFlags(fs)
 		email := fs.String("email", "", "the user's `EMAIL` (required)")
 		name := fs.String("name", "", "the user's `NAME`")
 		admin := fs.Bool("admin", false, "make the user an instance admin")
 		fromStdin := fs.Bool("password-stdin", false, "read the password from the first line of stdin instead of making one")
-		return func(ctx context.Context, stdout, stderr io.Writer) error {
+		var pw string
+		var made bool
+		check := func() (err error) {
 			if *email == "" {
 				return usageError{"--email EMAIL is required"}
 			}
-			pw, made, err := choosePassword(*fromStdin)
+			pw, made, err = choosePassword(*fromStdin)
+			return err
+		}
+		return instanceCommand(fs, check, func(ctx context.Context, in *instance, stdout io.Writer) error {
+			u, err := createUser(ctx, in, strings.ToLower(strings.TrimSpace(*email)), strings.TrimSpace(*name), pw, *admin)
 			if err != nil {
 				return err
 			}
-			return withInstance(ctx, *configPath, *token, stderr, func(ctx context.Context, in *instance) error {
-				u, err := createUser(ctx, in, strings.ToLower(strings.TrimSpace(*email)), strings.TrimSpace(*name), pw, *admin)
-				if err != nil {
-					return err
-				}
-				role := "user"
-				if u.Admin {
-					role = "instance admin"
-				}
-				fmt.Fprintf(stdout, "created %s %s (%s)\n", role, u.Email, u.ID)
-				if made {
-					fmt.Fprintf(stdout, "password: %s\n(shown once: hand it on; they change it when they sign in)\n", pw)
-				}
-				return nil
-			})
-		}
+			role := "user"
+			if u.Admin {
+				role = "instance admin"
+			}
+			fmt.Fprintf(stdout, "created %s %s (%s)\n", role, u.Email, u.ID)
+			if made {
+				fmt.Fprintf(stdout, "password: %s\n(shown once: hand it on; they change it when they sign in)\n", pw)
+			}
+			return nil
+		})
 	},
 }
 
@@ -94,21 +90,21 @@ var usersDisableCommand = &command{
 once, and the API keys they made stop unless an owner keeps them. The only
 enabled instance admin cannot be disabled: nobody would be left to undo it.` + onlineNote,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
-		configPath, token := adminFlags(fs)
 		ref := fs.String("user", "", "the user's `EMAIL or ID` (required)")
-		return func(ctx context.Context, stdout, stderr io.Writer) error {
+		check := func() error {
 			if *ref == "" {
 				return usageError{"--user EMAIL|ID is required"}
 			}
-			return withInstance(ctx, *configPath, *token, stderr, func(ctx context.Context, in *instance) error {
-				u, err := disableUser(ctx, in, *ref)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(stdout, "disabled %s (%s); their sessions have ended\n", u.Email, u.ID)
-				return nil
-			})
+			return nil
 		}
+		return instanceCommand(fs, check, func(ctx context.Context, in *instance, stdout io.Writer) error {
+			u, err := disableUser(ctx, in, *ref)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(stdout, "disabled %s (%s); their sessions have ended\n", u.Email, u.ID)
+			return nil
+		})
 	},
 }
 
@@ -124,11 +120,12 @@ as it is and a one-time link is printed instead (server.base_url +
 link of the user): the user opens it and chooses a password, which ends
 their sessions then.` + onlineNote,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
-		configPath, token := adminFlags(fs)
 		ref := fs.String("user", "", "the user's `EMAIL or ID` (required)")
 		fromStdin := fs.Bool("password-stdin", false, "read the password from the first line of stdin instead of making one")
 		setupLink := fs.Bool("setup-link", false, "print a one-time link with which the user chooses a password")
-		return func(ctx context.Context, stdout, stderr io.Writer) error {
+		var pw string
+		var made bool
+		check := func() (err error) {
 			if *ref == "" {
 				return usageError{"--user EMAIL|ID is required"}
 			}
@@ -136,26 +133,25 @@ their sessions then.` + onlineNote,
 				return usageError{"give --password-stdin or --setup-link, not both"}
 			}
 			if *setupLink {
-				return withInstance(ctx, *configPath, *token, stderr, func(ctx context.Context, in *instance) error {
-					return printPasswordLink(ctx, in, *ref, stdout)
-				})
+				return nil
 			}
-			pw, made, err := choosePassword(*fromStdin)
+			pw, made, err = choosePassword(*fromStdin)
+			return err
+		}
+		return instanceCommand(fs, check, func(ctx context.Context, in *instance, stdout io.Writer) error {
+			if *setupLink {
+				return printPasswordLink(ctx, in, *ref, stdout)
+			}
+			u, err := resetPassword(ctx, in, *ref, pw)
 			if err != nil {
 				return err
 			}
-			return withInstance(ctx, *configPath, *token, stderr, func(ctx context.Context, in *instance) error {
-				u, err := resetPassword(ctx, in, *ref, pw)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(stdout, "new password for %s (%s); their sessions have ended\n", u.Email, u.ID)
-				if made {
-					fmt.Fprintf(stdout, "password: %s\n(shown once: hand it on; they change it when they sign in)\n", pw)
-				}
-				return nil
-			})
-		}
+			fmt.Fprintf(stdout, "new password for %s (%s); their sessions have ended\n", u.Email, u.ID)
+			if made {
+				fmt.Fprintf(stdout, "password: %s\n(shown once: hand it on; they change it when they sign in)\n", pw)
+			}
+			return nil
+		})
 	},
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -31,21 +30,13 @@ use the copy, keep the server stopped and run linkbolt restore --from FILE.`,
 
 // runCompact writes a compacted copy of the data file to out.
 func runCompact(configPath, out string, stdout io.Writer) error {
-	if out == "" {
-		return usageError{"--out FILE is required"}
-	}
-	cfg, err := loadConfig(configPath)
-	if err != nil {
-		return err
-	}
-	r, err := storage.CompactFile(cfg.Storage.Path, out)
-	if errors.Is(err, storage.ErrLocked) {
-		return fmt.Errorf("compact: %s is in use by a running linkbolt: stop it first (compact runs offline)", cfg.Storage.Path)
-	}
-	if err != nil {
-		return fmt.Errorf("compact: %w", err)
-	}
-	fmt.Fprintf(stdout, "compacted %s (%d bytes) into %s (%d bytes, %.0f%%): %d buckets, %d keys\n",
-		r.From, r.FromSize, r.To, r.ToSize, 100*float64(r.ToSize)/float64(max(r.FromSize, 1)), r.Buckets, r.Keys)
-	return nil
+	return runOffline("compact", configPath, out, "--out FILE", "compact runs offline", func(cfg *Config) error {
+		r, err := storage.CompactFile(cfg.Storage.Path, out)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "compacted %s (%d bytes) into %s (%d bytes, %.0f%%): %d buckets, %d keys\n",
+			r.From, r.FromSize, r.To, r.ToSize, 100*float64(r.ToSize)/float64(max(r.FromSize, 1)), r.Buckets, r.Keys)
+		return nil
+	})
 }

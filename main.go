@@ -14,6 +14,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 	_ "time/tzdata" // analytics time zones work on hosts without a zone database
@@ -95,8 +96,9 @@ func configFlag(fs *flag.FlagSet) *string {
 	return fs.String("config", "", "configuration `FILE` (YAML); default: config.yaml in the working\ndirectory when it exists")
 }
 
-// tokenFlag declares --token, the admin's login token with which backup
-// and check reach a running server that holds the data file.
+// tokenFlag declares --token, the admin's login token with which backup,
+// check, import and the admin commands (users, workspaces, keys, export)
+// reach a running server that holds the data file.
 func tokenFlag(fs *flag.FlagSet) *string {
 	return fs.String("token", os.Getenv("LINKBOLT_TOKEN"), "an instance admin's login `TOKEN` (from POST /v1/auth/login), used only\nwhen a running server holds the data file; default: $LINKBOLT_TOKEN,\nelse a login with admin.email and admin.password")
 }
@@ -300,20 +302,26 @@ Usage:
 
 Commands:
 `)
-	width := 0
-	for _, c := range commands {
-		width = max(width, len(c.name))
-	}
-	for _, c := range commands {
-		fmt.Fprintf(w, "  linkbolt %-*s %s\n", width, c.name, c.summary)
-	}
-	fmt.Fprintf(w, "  linkbolt %-*s %s\n", width, "help", "print this list, or a command's help (linkbolt help COMMAND)")
+	help := &command{name: "help", summary: "print this list, or a command's help (linkbolt help COMMAND)"}
+	listCommands(w, append(slices.Clip(commands), help))
 	fmt.Fprint(w, `
 Run 'linkbolt help COMMAND' or 'linkbolt COMMAND --help' for a command's flags.
 
 Configuration: config.yaml in the working directory (or --config FILE) and
 LINKBOLT_<SECTION>_<KEY> environment variables; see config.example.yaml.
 `)
+}
+
+// listCommands writes a line for each of cmds: its name, padded to the
+// longest, and its summary.
+func listCommands(w io.Writer, cmds []*command) {
+	width := 0
+	for _, c := range cmds {
+		width = max(width, len(c.name))
+	}
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  linkbolt %-*s %s\n", width, c.name, c.summary)
+	}
 }
 
 // commandHelp prints cmd's usage, what it does and every flag it takes.

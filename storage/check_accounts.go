@@ -124,3 +124,19 @@ func checkKeys(tx *bolt.Tx) []error {
 	})
 	return errs
 }
+
+// checkResets checks that every password reset names an existing user.
+func checkResets(tx *bolt.Tx) []error {
+	var errs []error
+	b := tx.Bucket(bucketUsersReset)
+	if b == nil {
+		return nil // a file no server has opened since the bucket came
+	}
+	_ = b.ForEach(func(k, v []byte) error {
+		if len(v) != 16 || tx.Bucket(bucketUsers).Get(v[:8]) == nil {
+			errs = append(errs, fmt.Errorf("users.reset %x: names no user (%x)", k, v))
+		}
+		return nil
+	})
+	return errs
+}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
-	"fmt"
 	"time"
 
 	"github.com/linkbolt/linkbolt/link"
@@ -85,20 +84,4 @@ func (s *UserService) UsePasswordReset(ctx context.Context, hash, passwordHash [
 		return nil, err
 	}
 	return u, nil
-}
-
-// checkResets checks that every password reset names an existing user.
-func checkResets(tx *bolt.Tx) []error {
-	var errs []error
-	b := tx.Bucket(bucketUsersReset)
-	if b == nil {
-		return nil // a file no server has opened since the bucket came
-	}
-	_ = b.ForEach(func(k, v []byte) error {
-		if len(v) != 16 || tx.Bucket(bucketUsers).Get(v[:8]) == nil {
-			errs = append(errs, fmt.Errorf("users.reset %x: names no user (%x)", k, v))
-		}
-		return nil
-	})
-	return errs
 }

@@ -24,7 +24,6 @@ type csvFile struct {
 func newCSVFile(r io.Reader, name string) *csvFile {
 	cr := csv.NewReader(&fieldLimit{r: r, line: 1, started: 1})
 	cr.FieldsPerRecord = -1 // rows of any length; each source checks its own
-	cr.ReuseRecord = false
 	return &csvFile{r: cr, name: name}
 }
 

@@ -19,7 +19,7 @@ type SourceConfig struct {
 	File    io.Reader
 	LogFile io.Reader
 	// URL and APIKey reach a shortener's API; HTTPClient makes the
-	// requests (nil: http.DefaultClient). The server hands in a client
+	// requests (nil: a client with a timeout of a minute). The server hands in a client
 	// that refuses private addresses unless configured otherwise.
 	URL        string
 	APIKey     string

@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/linkbolt/linkbolt/importer"
 	"github.com/linkbolt/linkbolt/link"
@@ -119,7 +118,7 @@ func runImport(ctx context.Context, configPath string, o importOptions, stdout, 
 	}
 	defer db.Close()
 
-	srcCfg := importer.SourceConfig{URL: o.url, APIKey: o.apiKey, HTTPClient: &http.Client{Timeout: time.Minute}}
+	srcCfg := importer.SourceConfig{URL: o.url, APIKey: o.apiKey}
 	if o.file != "" {
 		f, err := os.Open(o.file)
 		if err != nil {

@@ -40,8 +40,13 @@ func TestImportCommand(t *testing.T) {
 
 	// While the server runs, through its API.
 	live := cfgPath + ".live"
-	raw, _ := os.ReadFile(cfgPath)
-	os.WriteFile(live, []byte(strings.Replace(string(raw), "listen: 127.0.0.1:0", "listen: 127.0.0.1:0\n  base_url: "+base, 1)), 0o600)
+	raw, err := os.ReadFile(cfgPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(live, []byte(strings.Replace(string(raw), "listen: 127.0.0.1:0", "listen: 127.0.0.1:0\n  base_url: "+base, 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	args := []string{"import", "--config", live, "--from", "yourls", "--workspace", ws, "--file", urls, "--log", logs}
 	code, stdout, stderr := runCLI(t, append(args, "--dry-run")...)
 	if code != 0 || !strings.Contains(stdout, "dry run: nothing was written") || !strings.Contains(stdout, "imported 1, skipped 1 (imported before: 0), failed 1; 1 clicks") ||
@@ -72,7 +77,9 @@ func TestImportCommand(t *testing.T) {
 	}
 	// A CSV offline.
 	csvFile := filepath.Join(dir, "links.csv")
-	os.WriteFile(csvFile, []byte("url,alias,tags,clicks\nhttps://example.com/docs,docs-page,a|b,5\nftp://nope,nope,,\n"), 0o600)
+	if err := os.WriteFile(csvFile, []byte("url,alias,tags,clicks\nhttps://example.com/docs,docs-page,a|b,5\nftp://nope,nope,,\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	code, stdout, stderr = runCLI(t, "import", "--config", cfgPath, "--from", "csv", "--workspace", ws, "--file", csvFile)
 	if code != 0 || !strings.Contains(stdout, "imported 1, skipped 1 (imported before: 0), failed 0; 5 clicks") || !strings.Contains(stdout, "skipped  line 3 (nope): bad URL") {
 		t.Fatalf("offline csv: exit %d\n%s%s", code, stdout, stderr)

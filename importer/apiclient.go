@@ -8,6 +8,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -212,6 +213,20 @@ func jsonProblem(err error) string {
 		return fmt.Sprintf("%s holds a JSON %s", te.Field, te.Value)
 	}
 	return "unreadable"
+}
+
+// setCreatedAt reads value, a link's creation date as the source's API
+// gives it in field (ISO 8601), into l.CreatedAt; "" leaves it unset.
+func setCreatedAt(l *Link, field, value string) *RowError {
+	if value == "" {
+		return nil
+	}
+	t, err := time.Parse(time.RFC3339, value)
+	if err != nil {
+		return &RowError{Where: l.Where, Reason: field + " " + strconv.Quote(value) + " is not an ISO 8601 date"}
+	}
+	l.CreatedAt = t.UTC()
+	return nil
 }
 
 // countryCode is code when it is an ISO 3166-1 alpha-2 code, else "".

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/linkbolt/linkbolt/link"
 )
@@ -101,5 +102,23 @@ func checkStopped(t *testing.T, err error, want, key string) {
 	}
 	if !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), key) {
 		t.Fatalf("error = %v, want …%s… and not the key", err, want)
+	}
+}
+
+// TestSetCreatedAt: a creation date from Kutt's or Shlink's API is read as
+// ISO 8601 into the link, in UTC; "" leaves it unset; anything else is the
+// link's row error, naming the source's field.
+func TestSetCreatedAt(t *testing.T) {
+	l := Link{Where: "short URL abc"}
+	if rowErr := setCreatedAt(&l, "dateCreated", ""); rowErr != nil || !l.CreatedAt.IsZero() {
+		t.Fatalf("empty: %v, %v", rowErr, l.CreatedAt)
+	}
+	if rowErr := setCreatedAt(&l, "dateCreated", "2024-01-02T03:04:05+02:00"); rowErr != nil ||
+		l.CreatedAt != time.Date(2024, 1, 2, 1, 4, 5, 0, time.UTC) {
+		t.Fatalf("ISO 8601: %v, %v", rowErr, l.CreatedAt)
+	}
+	rowErr := setCreatedAt(&l, "created_at", "yesterday")
+	if rowErr == nil || rowErr.Where != "short URL abc" || rowErr.Reason != `created_at "yesterday" is not an ISO 8601 date` {
+		t.Fatalf("not a date: %+v", rowErr)
 	}
 }

@@ -23,7 +23,7 @@ func BenchmarkRun_CSV100k(b *testing.B) {
 	}
 	for range b.N {
 		b.StopTimer()
-		e := newEnv(&testing.T{})
+		e := newEnv(b)
 		b.StartTimer()
 		r, err := importer.Run(context.Background(), e.imports, importer.NewCSV(bytes.NewReader(data.Bytes())), importer.Options{WorkspaceID: e.ws, BatchSize: benchBatch})
 		if err != nil || r.Imported != benchRows {

@@ -56,12 +56,8 @@ func (s *Bitly) Each(ctx context.Context, fn func(Link, *RowError) error) error 
 			}
 			l.Where = where + " (" + l.Key + ")"
 		}
-		var ok bool
-		if l.CreatedAt, ok = parseTime(cols.get(row, "created")); !ok {
-			return l, rowErrorf(where, "created %q is not a date", cols.get(row, "created"))
-		}
-		if l.Clicks, ok = parseClicks(cols.get(row, "clicks")); !ok {
-			return l, rowErrorf(where, "clicks %q is not a number of clicks", cols.get(row, "clicks"))
+		if rowErr := cols.readCreatedAndClicks(&l, row, where, "created"); rowErr != nil {
+			return l, rowErr
 		}
 		if l.Key == "" {
 			l.Key = "url " + l.URL + " " + cols.get(row, "created")

@@ -41,12 +41,8 @@ func (s *CSV) Each(ctx context.Context, fn func(Link, *RowError) error) error {
 		if l.URL == "" {
 			return l, rowErrorf(where, "no URL")
 		}
-		var ok bool
-		if l.CreatedAt, ok = parseTime(cols.get(row, "created_at")); !ok {
-			return l, rowErrorf(where, "created_at %q is not a date", cols.get(row, "created_at"))
-		}
-		if l.Clicks, ok = parseClicks(cols.get(row, "clicks")); !ok {
-			return l, rowErrorf(where, "clicks %q is not a number of clicks", cols.get(row, "clicks"))
+		if rowErr := cols.readCreatedAndClicks(&l, row, where, "created_at"); rowErr != nil {
+			return l, rowErr
 		}
 		l.Key = l.Alias
 		if l.Key == "" {

@@ -24,7 +24,6 @@ type csvFile struct {
 func newCSVFile(r io.Reader, name string) *csvFile {
 	cr := csv.NewReader(&fieldLimit{r: r, line: 1, started: 1})
 	cr.FieldsPerRecord = -1 // rows of any length; each source checks its own
-	cr.ReuseRecord = false
 	return &csvFile{r: cr, name: name}
 }
 
@@ -120,6 +119,19 @@ func (c columns) get(row []string, field string) string {
 		return ""
 	}
 	return strings.TrimSpace(row[i])
+}
+
+// readCreatedAndClicks reads a row's creation date, from the field
+// created, and its click total, from clicks, into l.
+func (c columns) readCreatedAndClicks(l *Link, row []string, where, created string) *RowError {
+	var ok bool
+	if l.CreatedAt, ok = parseTime(c.get(row, created)); !ok {
+		return rowErrorf(where, "%s %q is not a date", created, c.get(row, created))
+	}
+	if l.Clicks, ok = parseClicks(c.get(row, "clicks")); !ok {
+		return rowErrorf(where, "clicks %q is not a number of clicks", c.get(row, "clicks"))
+	}
+	return nil
 }
 
 // timeLayouts are the forms of a date the file sources read, UTC unless

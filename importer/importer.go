@@ -198,10 +198,9 @@ func (r *run) item(l *Link) (*link.ImportItem, string) {
 	}
 	nl := link.Link{
 		WorkspaceID: r.opts.WorkspaceID, DestinationURL: l.URL, Alias: l.Alias, Domain: l.Domain,
-		Tags: l.Tags, CreatedAt: l.CreatedAt,
+		CreatedAt: l.CreatedAt,
 	}
 	nl.Title = cut(clean(l.Title), link.MaxTitleLength)
-	nl.Tags = nil
 	for _, tag := range l.Tags {
 		if tag = clean(tag); tag != "" {
 			nl.Tags = append(nl.Tags, tag)

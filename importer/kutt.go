@@ -137,14 +137,7 @@ func (k *Kutt) link(raw json.RawMessage, i int) (Link, *RowError) {
 	case kl.Banned:
 		return l, &RowError{Where: l.Where, Reason: "banned at Kutt"}
 	}
-	if kl.CreatedAt != "" {
-		t, err := time.Parse(time.RFC3339, kl.CreatedAt)
-		if err != nil {
-			return l, &RowError{Where: l.Where, Reason: "created_at " + strconv.Quote(kl.CreatedAt) + " is not an ISO 8601 date"}
-		}
-		l.CreatedAt = t.UTC()
-	}
-	return l, nil
+	return l, setCreatedAt(&l, "created_at", kl.CreatedAt)
 }
 
 // visits turns a link's stats into its dated clicks: an hour's views of the

@@ -19,7 +19,7 @@ type SourceConfig struct {
 	File    io.Reader
 	LogFile io.Reader
 	// URL and APIKey reach a shortener's API; HTTPClient makes the
-	// requests (nil: http.DefaultClient). The server hands in a client
+	// requests (nil: a client with a timeout of a minute). The server hands in a client
 	// that refuses private addresses unless configured otherwise.
 	URL        string
 	APIKey     string
@@ -71,14 +71,20 @@ func Names() []string {
 // Kind says whether the source name reads a file, its API, or both (YOURLS).
 func Kind(name string) (file, api bool) {
 	_, file = fileSources[name]
+	return file, apiOpener(name) != nil
+}
+
+// apiOpener is the opener of the API source registered under name, or
+// name-api or nameapi (YOURLS's API beside its file), or nil.
+func apiOpener(name string) func(SourceConfig) (Source, error) {
 	registryMu.RLock()
 	defer registryMu.RUnlock()
 	for _, n := range []string{name, name + "-api", name + "api"} {
-		if _, ok := registry[n]; ok {
-			api = true
+		if open := registry[n]; open != nil {
+			return open
 		}
 	}
-	return file, api
+	return nil
 }
 
 // Open returns the source name reading cfg: a file source when cfg has a
@@ -89,14 +95,7 @@ func Kind(name string) (file, api bool) {
 // otherwise.
 func Open(name string, cfg SourceConfig) (Source, error) {
 	fileOpen, isFile := fileSources[name]
-	var apiOpen func(SourceConfig) (Source, error)
-	registryMu.RLock()
-	for _, n := range []string{name, name + "-api", name + "api"} {
-		if apiOpen == nil {
-			apiOpen = registry[n]
-		}
-	}
-	registryMu.RUnlock()
+	apiOpen := apiOpener(name)
 	isAPI := apiOpen != nil
 	switch {
 	case !isFile && !isAPI:
@@ -115,7 +114,7 @@ func Open(name string, cfg SourceConfig) (Source, error) {
 	return nil, link.Errorf(link.EINVALIDREQUEST, "source %s: give its file's data or its API's URL", name)
 }
 
-// errorf is a RowError.
+// rowErrorf is a RowError.
 func rowErrorf(where, format string, args ...any) *RowError {
 	return &RowError{Where: where, Reason: fmt.Sprintf(format, args...)}
 }

@@ -139,14 +139,7 @@ func (s *Shlink) link(raw json.RawMessage, page, i int) (Link, *RowError) {
 	if su.LongURL == "" {
 		return l, &RowError{Where: l.Where, Reason: "no longUrl"}
 	}
-	if su.DateCreated != "" {
-		t, err := time.Parse(time.RFC3339, su.DateCreated)
-		if err != nil {
-			return l, &RowError{Where: l.Where, Reason: "dateCreated " + strconv.Quote(su.DateCreated) + " is not an ISO 8601 date"}
-		}
-		l.CreatedAt = t.UTC()
-	}
-	return l, nil
+	return l, setCreatedAt(&l, "dateCreated", su.DateCreated)
 }
 
 // visits reads all of a short URL's visits, a page at a time, up to

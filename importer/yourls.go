@@ -69,12 +69,8 @@ func yourlsLink(cols columns, row []string, where string, visits map[string][]Vi
 		return Link{}, rowErrorf(where, "no URL")
 	}
 	l.Where = where + " (" + kw + ")"
-	var ok bool
-	if l.CreatedAt, ok = parseTime(cols.get(row, "timestamp")); !ok {
-		return Link{}, rowErrorf(where, "timestamp %q is not a date", cols.get(row, "timestamp"))
-	}
-	if l.Clicks, ok = parseClicks(cols.get(row, "clicks")); !ok {
-		return Link{}, rowErrorf(where, "clicks %q is not a number of clicks", cols.get(row, "clicks"))
+	if rowErr := cols.readCreatedAndClicks(&l, row, where, "timestamp"); rowErr != nil {
+		return Link{}, rowErr
 	}
 	l.Visits = visits[kw]
 	delete(visits, kw)

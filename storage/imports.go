@@ -124,7 +124,7 @@ func (im *importTx) importItem(it *link.ImportItem, ix *searchIndexer, clicks *c
 	if v := imports.Get(key); v != nil {
 		it.Status, it.Reason = link.ImportExists, "imported before"
 		it.LinkID = im.ids.formatID(prefixLink, btoi(v))
-		if rec, err := findLinkRecord(im.tx, btoi(v)); err == nil {
+		if rec, err := findLink(im.tx, 0, btoi(v)); err == nil {
 			it.Alias = rec.Alias
 		}
 		return nil
@@ -233,21 +233,8 @@ func (im *importTx) aliasLink(domain, alias string) (*linkRecord, bool) {
 	if v == nil {
 		return nil, false
 	}
-	rec, err := findLinkRecord(im.tx, btoi(v))
+	rec, err := findLink(im.tx, 0, btoi(v))
 	return rec, err == nil
-}
-
-// findLinkRecord reads the record of link lid.
-func findLinkRecord(tx *bolt.Tx, lid uint64) (*linkRecord, error) {
-	var rec linkRecord
-	ok, err := getJSON(tx.Bucket(bucketLinks), itob(lid), &rec)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, link.Errorf(link.ENOTFOUND, "link not found")
-	}
-	return &rec, nil
 }
 
 // writeImportedClicks writes a batch's clicks as RecordClicks does,

@@ -99,7 +99,8 @@ func Open(name string, cfg SourceConfig) (Source, error) {
 	isAPI := apiOpen != nil
 	switch {
 	case !isFile && !isAPI:
-		return nil, link.Errorf(link.EINVALID, "unknown source %q: one of %s", name, strings.Join(Names(), ", "))
+		msg := fmt.Sprintf("unknown source %q: one of %s", name, strings.Join(Names(), ", "))
+		return nil, &link.Error{Code: link.EINVALID, Message: msg, Fields: []link.FieldError{{Field: "from", Message: msg}}}
 	case cfg.File != nil && cfg.URL != "":
 		return nil, link.Errorf(link.EINVALIDREQUEST, "give a file or a URL, not both")
 	case cfg.File != nil && isFile:

@@ -182,12 +182,12 @@ func (s *Server) importSourceConfig(r *http.Request, in *importRequest) (importe
 }
 
 // importInputError is the problem answer of a source that refused its
-// input, without the API key.
+// input, with its field errors, without the API key.
 func (s *Server) importInputError(err error, in *importRequest) error {
 	if code := link.ErrorCode(err); code != link.EINTERNAL {
 		e := &link.Error{Code: code, Message: scrubSecret(link.ErrorMessage(err), in.APIKey)}
-		if code == link.EINVALID && strings.HasPrefix(e.Message, "unknown source") {
-			e.Fields = []link.FieldError{{Field: "from", Message: e.Message}}
+		for _, f := range link.ErrorFields(err) {
+			e.Fields = append(e.Fields, link.FieldError{Field: f.Field, Message: scrubSecret(f.Message, in.APIKey)})
 		}
 		return e
 	}

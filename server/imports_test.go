@@ -315,3 +315,27 @@ func TestImportedClicksInYOURLSTotals(t *testing.T) {
 		t.Fatalf("db-stats: %s", got)
 	}
 }
+
+// TestImport_SourceFieldErrors: a source that refuses its input says at
+// which field (the key a Shlink refused, an unknown source), and the
+// answer never quotes the key.
+func TestImport_SourceFieldErrors(t *testing.T) {
+	const apiKey = "wrong-shlink-key-0123"
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/problem+json")
+		w.WriteHeader(http.StatusUnauthorized)
+		fmt.Fprint(w, `{"type":"https://shlink.io/api/error/invalid-api-key","title":"Invalid API key","status":401}`)
+	}))
+	defer api.Close()
+	e := newEnvWith(t, func(d *Deps) {
+		d.WebhookTargets = webhook.TargetGuard{AllowPrivate: true}
+		d.ImportClient = webhook.NewClient(true)
+	})
+	r := e.request(newRequest("POST", "/v1/imports", e.writeKey, importBody(t, map[string]any{"from": "shlink", "url": api.URL, "api_key": apiKey})))
+	wantFieldError(t, r, "api_key", "refused this key")
+	if strings.Contains(string(r.raw), apiKey) {
+		t.Fatalf("the answer quotes the key: %s", r.raw)
+	}
+	r = e.request(newRequest("POST", "/v1/imports", e.writeKey, importBody(t, map[string]any{"from": "nosuch", "data": "url\n"})))
+	wantFieldError(t, r, "from", "unknown source")
+}

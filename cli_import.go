@@ -170,6 +170,7 @@ type importReport struct {
 	DryRun    bool               `json:"dry_run"`
 	Imported  int                `json:"imported"`
 	Skipped   int                `json:"skipped"`
+	Exists    int                `json:"exists"`
 	Failed    int                `json:"failed"`
 	Clicks    int64              `json:"clicks"`
 	Complete  bool               `json:"complete"`
@@ -188,7 +189,7 @@ type importReportItem struct {
 }
 
 func importReportJSON(r *importer.Report) *importReport {
-	out := &importReport{DryRun: r.DryRun, Imported: r.Imported, Skipped: r.Skipped, Failed: r.Failed, Clicks: r.Clicks, MoreItems: r.MoreItems}
+	out := &importReport{DryRun: r.DryRun, Imported: r.Imported, Skipped: r.Skipped, Exists: r.Exists, Failed: r.Failed, Clicks: r.Clicks, MoreItems: r.MoreItems}
 	for _, it := range r.Items {
 		out.Items = append(out.Items, importReportItem{it.Where, it.Key, it.Alias, string(it.Status), it.Reason, it.LinkID})
 	}
@@ -202,14 +203,8 @@ func printImportReport(w io.Writer, r *importReport) {
 	if r.DryRun {
 		fmt.Fprintln(w, "dry run: nothing was written; this is what the import would do")
 	}
-	exists := 0
-	for _, it := range r.Items {
-		if it.Status == string(link.ImportExists) {
-			exists++
-		}
-	}
 	fmt.Fprintf(w, "imported %d, skipped %d (imported before: %d), failed %d; %d clicks\n",
-		r.Imported, r.Skipped, exists, r.Failed, r.Clicks)
+		r.Imported, r.Skipped, r.Exists, r.Failed, r.Clicks)
 	for _, it := range r.Items {
 		if it.Status == string(link.ImportExists) || (it.Status == string(link.ImportImported) && it.Reason == "") {
 			continue

@@ -73,9 +73,10 @@ const maxBatchClicks = 200_000
 type Report struct {
 	DryRun bool
 	// Imported links were created; Skipped ones were not (their alias
-	// taken, their URL bad, or imported before: Status "exists"); Failed
-	// rows could not be read from the source.
+	// taken, their URL bad, or imported before: Status "exists", counted
+	// in Exists too); Failed rows could not be read from the source.
 	Imported, Skipped, Failed int
+	Exists                    int
 	// Clicks is the imported links' clicks, dated and undated.
 	Clicks int64
 	// Items are the rows in the source's order, at most Options.MaxItems;
@@ -123,7 +124,7 @@ func Run(ctx context.Context, store link.ImportService, src Source, opts Options
 			return err
 		}
 		if rows := r.report.Imported + r.report.Skipped + r.report.Failed; opts.MaxLinks > 0 &&
-			(rows-r.existing >= opts.MaxLinks || rows >= 10*opts.MaxLinks) {
+			(rows-r.report.Exists >= opts.MaxLinks || rows >= 10*opts.MaxLinks) {
 			return fmt.Errorf("stopped after %d rows, the most one import reads: run it again to carry on", rows)
 		}
 		r.add(l, rowErr)
@@ -157,8 +158,6 @@ type run struct {
 	// seen holds the keys a dry run met, which a real run finds in the
 	// imports bucket.
 	seen map[string]bool
-	// existing counts the rows imported before (Status "exists").
-	existing int
 }
 
 type pendingRow struct {
@@ -318,7 +317,7 @@ func (r *run) flush(ctx context.Context) error {
 
 func (r *run) record(it Item) {
 	if it.Status == link.ImportExists {
-		r.existing++
+		r.report.Exists++
 	}
 	switch it.Status {
 	case link.ImportImported:

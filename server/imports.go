@@ -51,6 +51,7 @@ type importResponse struct {
 	DryRun   bool  `json:"dry_run"`
 	Imported int   `json:"imported"`
 	Skipped  int   `json:"skipped"`
+	Exists   int   `json:"exists"`
 	Failed   int   `json:"failed"`
 	Clicks   int64 `json:"clicks"`
 	// Complete is false when the source stopped before its end (Error
@@ -122,7 +123,7 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request, c *caller)
 	if runErr != nil && (importer.IsInputError(runErr) || r.Context().Err() != nil) {
 		return s.importInputError(runErr, &in)
 	}
-	out := importResponse{DryRun: rep.DryRun, Imported: rep.Imported, Skipped: rep.Skipped, Failed: rep.Failed,
+	out := importResponse{DryRun: rep.DryRun, Imported: rep.Imported, Skipped: rep.Skipped, Exists: rep.Exists, Failed: rep.Failed,
 		Clicks: rep.Clicks, Complete: runErr == nil, Items: make([]importItemResponse, 0, len(rep.Items)),
 		ItemsTruncated: rep.MoreItems > 0, MoreItems: rep.MoreItems}
 	if runErr != nil {

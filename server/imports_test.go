@@ -241,6 +241,12 @@ func TestImport_ItemsCapped(t *testing.T) {
 	if r.path("imported") != 1005.0 || len(r.path("items").([]any)) != 1000 || r.path("items_truncated") != true || r.path("more_items") != 5.0 {
 		t.Fatalf("imported %v, items %d, truncated %v, more %v", r.path("imported"), len(r.path("items").([]any)), r.path("items_truncated"), r.path("more_items"))
 	}
+	// The count of links imported before covers those past the list too.
+	e.do("POST", "/v1/imports", e.writeKey, importBody(t, map[string]any{"from": "csv", "data": b.String()}), 200)
+	r = e.do("POST", "/v1/imports", e.writeKey, importBody(t, map[string]any{"from": "csv", "data": b.String()}), 200)
+	if r.path("imported") != 0.0 || r.path("skipped") != 1005.0 || r.path("exists") != 1005.0 || len(r.path("items").([]any)) != 1000 {
+		t.Fatalf("again: imported %v, skipped %v, exists %v, items %d", r.path("imported"), r.path("skipped"), r.path("exists"), len(r.path("items").([]any)))
+	}
 }
 
 // TestImport_APIWaitHoldsNoSlot: while an import waits for a slow (or

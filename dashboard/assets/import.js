@@ -159,7 +159,7 @@ function FileField({ id, label, hint, file, error, onChange }) {
 function ImportReport({ report }) {
   const items = report.items || [];
   const rest = items.filter(i => i.status !== 'imported');
-  const already = items.filter(i => i.status === 'exists').length;
+  const already = report.exists;
   const d = report.dry_run;
   const parts = [
     (d ? 'would import ' : 'imported ') + count(report.imported, 'link', 'links'),

@@ -3,7 +3,7 @@
 // file downloaded with the session's token (never in a URL).
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call, fetchFile, saveFile, ApiError } from './api.js';
-import { Message, Field, CopyAsCurl, Confirm, fmtDate, count, useList, useApiForm } from './ui.js';
+import { Message, Field, CopyAsCurl, Confirm, fmtDate, count, useAction, useList, useApiForm } from './ui.js';
 import { actorText, changesText } from './audit.js';
 import { Blocklist } from './admin_blocklist.js';
 
@@ -18,24 +18,13 @@ export function AdminPage({ me }) {
 
 function Users({ me }) {
   const { list, error, setError, reload } = useList('/v1/users');
-  const [notice, setNotice] = useState('');
-  const [busy, setBusy] = useState('');
+  const { act, busy, notice, setNotice } = useAction({ reload, setError });
 
-  const setDisabled = async (u, disabled) => {
-    setBusy(u.id);
-    setError(null);
-    setNotice('');
-    try {
-      await call('PATCH', '/v1/users/' + u.id, { disabled });
-      await reload();
-      setNotice(disabled ? u.email + ' is disabled: they cannot sign in, and their sessions and keys stopped working.'
-        : u.email + ' is enabled again: they can sign in.');
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy('');
-    }
-  };
+  const setDisabled = (u, disabled) => act(async () => {
+    await call('PATCH', '/v1/users/' + u.id, { disabled });
+    return disabled ? u.email + ' is disabled: they cannot sign in, and their sessions and keys stopped working.'
+      : u.email + ' is enabled again: they can sign in.';
+  }, u.id);
 
   return html`<section aria-labelledby="users-title">
     <h2 id="users-title">Users</h2>

@@ -7,7 +7,7 @@ import { call } from './api.js';
 import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, count, useApiForm, useList } from './ui.js';
 
 export function DomainsPage({ me }) {
-  const { list, setList, error, setError, reload } = useList('/v1/domains');
+  const { list, error, setError, reload } = useList('/v1/domains');
   const [notice, setNotice] = useState('');
 
   // again shows msg with the list read after a change, so the notice

@@ -37,7 +37,7 @@ export function useApiForm(initial, send, onDone) {
 // and resolves with the list (null when refused: the refusal is in error),
 // so a page can show what a change did together with the list after it.
 // version counts the reads, for keys that must start rows afresh (a form
-// showing a refused change). setList and setError stay the page's.
+// showing a refused change). setError stays the page's.
 export function useList(path) {
   const [list, setList] = useState(null);
   const [error, setError] = useState(null);
@@ -56,7 +56,33 @@ export function useList(path) {
       return null;
     }
   };
-  return { list, setList, error, setError, reload, version };
+  return { list, error, setError, reload, version };
+}
+
+// useAction makes the changes a page's buttons ask of a list read with
+// useList. act(f, key) clears the list's error and the notice, marks key
+// busy, runs f, then reads the list again, after a refusal too, so that the
+// page shows what the server holds; f's answer, a sentence, becomes the
+// notice, shown with the list it speaks of and never before it.
+export function useAction({ reload, setError }) {
+  const [notice, setNotice] = useState('');
+  const [busy, setBusy] = useState('');
+  const act = async (f, key = '') => {
+    setError(null);
+    setNotice('');
+    setBusy(key);
+    let said = '';
+    let failed = null;
+    try {
+      said = await f();
+    } catch (e) {
+      failed = e;
+    }
+    const fresh = await reload();
+    setBusy('');
+    if (failed) setError(failed); else if (fresh && said) setNotice(said);
+  };
+  return { act, busy, notice, setNotice };
 }
 
 export function fmtNumber(n) {

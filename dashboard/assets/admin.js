@@ -77,32 +77,25 @@ function filename(disposition) {
 }
 
 function Backup() {
-  const [error, setError] = useState(null);
-  const [notice, setNotice] = useState('');
-  const [busy, setBusy] = useState(false);
-  const download = async () => {
-    setBusy(true);
-    setError(null);
-    setNotice('');
+  const { act, busy, error, notice } = useAction();
+  const download = () => act(async () => {
     try {
       const res = await fetchFile('/v1/admin/backup');
       const blob = await res.blob();
       const name = filename(res.headers.get('Content-Disposition'));
       saveFile(blob, name);
-      setNotice('Saved ' + name + ' (' + Math.ceil(blob.size / 1024).toLocaleString() + ' KB).');
+      return 'Saved ' + name + ' (' + Math.ceil(blob.size / 1024).toLocaleString() + ' KB).';
     } catch (e) {
-      setError(e instanceof ApiError ? e : new ApiError(0, { detail: 'The backup could not be downloaded: the server cannot be reached or the copy was cut short. Try again.' }));
-    } finally {
-      setBusy(false);
+      throw e instanceof ApiError ? e : new ApiError(0, { detail: 'The backup could not be downloaded: the server cannot be reached or the copy was cut short. Try again.' });
     }
-  };
+  }, 'backup');
   return html`<section class="card" aria-labelledby="backup-title">
     <h2 id="backup-title">Backup</h2>
     <p>A consistent copy of the whole data file (every workspace, user, key, link and click), taken while linkbolt keeps serving.
       It is a bbolt file: check it with <code>linkbolt check --file FILE</code>. To restore, stop the server, move the data file away,
       put the backup in its place and start the server again. Keep it safe: it holds everything, password and key hashes too.</p>
     <${Message} error=${error} notice=${notice} />
-    <div class="actions"><button type="button" id="download-backup" disabled=${busy} onClick=${download}>${busy ? 'Downloading…' : 'Download a backup'}</button>
+    <div class="actions"><button type="button" id="download-backup" disabled=${!!busy} onClick=${download}>${busy ? 'Downloading…' : 'Download a backup'}</button>
       <${CopyAsCurl} method="GET" path="/v1/admin/backup" /></div>
   </section>`;
 }

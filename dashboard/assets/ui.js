@@ -59,14 +59,18 @@ export function useList(path) {
   return { list, error, setError, reload, version };
 }
 
-// useAction makes the changes a page's buttons ask of a list read with
-// useList. act(f, key) clears the list's error and the notice, marks key
-// busy, runs f, then reads the list again, after a refusal too, so that the
-// page shows what the server holds; f's answer, a sentence, becomes the
-// notice, shown with the list it speaks of and never before it.
-export function useAction({ reload, setError }) {
+// useAction runs what a page's buttons ask: act(f, key) clears the error
+// and the notice, marks key busy, runs f and shows f's answer, a sentence,
+// as the notice. Given a list read with useList (its reload and setError),
+// it reads the list again after f, after a refusal too, so that the page
+// shows what the server holds and the notice comes with the list it speaks
+// of, never before it; a refusal is then the list's error. Without a list
+// the hook keeps the error itself.
+export function useAction(list) {
+  const [ownError, setOwnError] = useState(null);
   const [notice, setNotice] = useState('');
   const [busy, setBusy] = useState('');
+  const setError = list ? list.setError : setOwnError;
   const act = async (f, key = '') => {
     setError(null);
     setNotice('');
@@ -78,11 +82,11 @@ export function useAction({ reload, setError }) {
     } catch (e) {
       failed = e;
     }
-    const fresh = await reload();
+    const fresh = list ? await list.reload() : true;
     setBusy('');
     if (failed) setError(failed); else if (fresh && said) setNotice(said);
   };
-  return { act, busy, notice, setNotice };
+  return { act, busy, notice, setNotice, error: ownError };
 }
 
 export function fmtNumber(n) {

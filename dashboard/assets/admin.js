@@ -3,7 +3,7 @@
 // file downloaded with the session's token (never in a URL).
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call, fetchFile, saveFile, ApiError } from './api.js';
-import { Message, Field, CopyAsCurl, Confirm, fmtDate, count, useAction, useList, useApiForm } from './ui.js';
+import { Message, Field, CopyAsCurl, Confirm, fmtDate, count, useAction, useList, useApiForm, usePages } from './ui.js';
 import { actorText, changesText } from './audit.js';
 import { Blocklist } from './admin_blocklist.js';
 
@@ -104,29 +104,10 @@ function Backup() {
 // a workspace filter and "Load more".
 function InstanceLog({ me }) {
   const [ws, setWs] = useState('');
-  const [entries, setEntries] = useState(null);
-  const [cursor, setCursor] = useState(null);
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
+  const { entries, setEntries, cursor, error, busy, load: loadPage } = usePages();
   const names = Object.fromEntries(me.workspaces.map(w => [w.id, w.name]));
 
-  const load = async (after) => {
-    setBusy(true);
-    setError(null);
-    const q = new URLSearchParams();
-    if (ws) q.set('workspace_id', ws);
-    if (after) q.set('cursor', after);
-    const s = q.toString();
-    try {
-      const page = await call('GET', '/v1/admin/audit-log' + (s ? '?' + s : ''));
-      setEntries(old => after && old ? old.concat(page.data) : page.data);
-      setCursor(page.next_cursor);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const load = after => loadPage('/v1/admin/audit-log' + (ws ? '?' + new URLSearchParams({ workspace_id: ws }) : ''), after);
   useEffect(() => { setEntries(null); load(); }, [ws]);
 
   return html`<section aria-labelledby="instance-log">

@@ -89,6 +89,31 @@ export function useAction(list) {
   return { act, busy, notice, setNotice, error: ownError };
 }
 
+// usePages reads a list a page at a time (the API's next_cursor):
+// load(path) reads its first page, load(path, after) the page after the
+// cursor after, added to entries; cursor is the next page's, none after
+// the last.
+export function usePages() {
+  const [entries, setEntries] = useState(null);
+  const [cursor, setCursor] = useState(null);
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const load = async (path, after) => {
+    setBusy(true);
+    setError(null);
+    try {
+      const page = await call('GET', after ? path + (path.includes('?') ? '&' : '?') + new URLSearchParams({ cursor: after }) : path);
+      setEntries(old => after && old ? old.concat(page.data) : page.data);
+      setCursor(page.next_cursor);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { entries, setEntries, cursor, error, setError, busy, load };
+}
+
 export function fmtNumber(n) {
   return (n || 0).toLocaleString();
 }

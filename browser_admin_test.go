@@ -118,6 +118,18 @@ func TestBrowserAdmin(t *testing.T) {
 		chromedp.WaitVisible(`#instance-audit tr[data-action="user.enabled"]`),
 		chromedp.WaitVisible(`#instance-audit tr[data-action="user.created"]`))
 
+	// Narrowed to the admin's workspace, the log leaves out the instance's
+	// own entries, such as the backup download.
+	var instanceRows, shown int
+	b.run("the instance's audit log of one workspace",
+		chromedp.Evaluate(`(() => { const s = document.querySelector('#log-workspace'); s.value = s.options[1].value; s.dispatchEvent(new Event('change', { bubbles: true })); })()`, nil),
+		chromedp.Poll(`!document.querySelector('#instance-audit tr[data-action="backup.downloaded"]') && !!(document.querySelector('#instance-audit tbody tr') || [...document.querySelectorAll('p.empty')].some(p => p.textContent === 'No entries.'))`, nil),
+		chromedp.Evaluate(`[...document.querySelectorAll('#instance-audit tbody tr')].filter(r => r.cells[1].textContent.trim() === 'instance').length`, &instanceRows),
+		chromedp.Evaluate(`document.querySelectorAll('#instance-audit tbody tr').length`, &shown))
+	if instanceRows != 0 {
+		t.Errorf("the log of one workspace shows %d of the instance's own entries among %d", instanceRows, shown)
+	}
+
 	// Ann is not the admin: no Admin entry, and the page says why.
 	b2 := newBrowser(t, base)
 	var entries int

@@ -2,7 +2,7 @@
 // signing out of every session.
 import { html, useState } from './vendor/htm-preact-standalone.js';
 import { call, session } from './api.js';
-import { Message, Field, CopyAsCurl, Confirm, fmtDate } from './ui.js';
+import { Message, Field, CopyAsCurl, Confirm, fmtDate, useAction } from './ui.js';
 
 export function AccountPage({ me, reloadMe, signedOutEverywhere }) {
   return html`<h1>Account</h1>
@@ -12,36 +12,24 @@ export function AccountPage({ me, reloadMe, signedOutEverywhere }) {
     <${LogoutAll} done=${signedOutEverywhere} />`;
 }
 
-// submitter runs one request for a form and keeps its answer.
+// useSubmit runs one request of a form with useAction and has the API's
+// field errors at hand.
 function useSubmit() {
-  const [error, setError] = useState(null);
-  const [notice, setNotice] = useState('');
-  const [busy, setBusy] = useState(false);
-  const run = async (f, ok) => {
-    setBusy(true);
-    setError(null);
-    setNotice('');
-    try {
-      const res = await f();
-      setNotice(ok);
-      return res;
-    } catch (e) {
-      setError(e);
-      return undefined;
-    } finally {
-      setBusy(false);
-    }
-  };
-  return { error, notice, busy, run, fields: (error && error.fields) || {} };
+  const a = useAction();
+  return { ...a, busy: !!a.busy, fields: (a.error && a.error.fields) || {} };
 }
 
 function NameForm({ me, reloadMe }) {
   const [name, setName] = useState(me.name);
   const s = useSubmit();
   const body = { name };
-  const submit = async e => {
+  const submit = e => {
     e.preventDefault();
-    if (await s.run(() => call('PATCH', '/v1/me', body), 'Your name is saved.')) reloadMe();
+    s.act(async () => {
+      await call('PATCH', '/v1/me', body);
+      reloadMe();
+      return 'Your name is saved.';
+    }, 'name');
   };
   return html`<section class="card" aria-labelledby="account-name">
     <h2 id="account-name">Name</h2>
@@ -58,13 +46,14 @@ function PasswordForm() {
   const [form, setForm] = useState({ current_password: '', new_password: '' });
   const s = useSubmit();
   const set = e => setForm({ ...form, [e.target.name]: e.target.value });
-  const submit = async e => {
+  const submit = e => {
     e.preventDefault();
-    const res = await s.run(() => call('POST', '/v1/me/password', form), 'Your password is changed. Your other sessions are signed out.');
-    if (res) {
+    s.act(async () => {
+      const res = await call('POST', '/v1/me/password', form);
       session.token = res.token; // this session goes on with a fresh token
       setForm({ current_password: '', new_password: '' });
-    }
+      return 'Your password is changed. Your other sessions are signed out.';
+    }, 'password');
   };
   return html`<section class="card" aria-labelledby="account-password">
     <h2 id="account-password">Password</h2>
@@ -82,9 +71,10 @@ function PasswordForm() {
 
 function LogoutAll({ done }) {
   const s = useSubmit();
-  const go = async () => {
-    if (await s.run(() => call('POST', '/v1/auth/logout-all'), '') !== undefined) done();
-  };
+  const go = () => s.act(async () => {
+    await call('POST', '/v1/auth/logout-all');
+    done();
+  }, 'logout');
   return html`<section class="card" aria-labelledby="account-sessions">
     <h2 id="account-sessions">Sessions</h2>
     <p>Signing out everywhere ends every session of your account, on every device, this one included. API keys keep working.</p>

@@ -3,7 +3,7 @@
 // file downloaded with the session's token (never in a URL).
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call, fetchFile, saveFile, ApiError } from './api.js';
-import { Message, Field, CopyAsCurl, Confirm, fmtDate, count, useList, useApiForm } from './ui.js';
+import { Message, Field, CopyAsCurl, Confirm, fmtDate, count, useAction, useList, useApiForm, usePages } from './ui.js';
 import { actorText, changesText } from './audit.js';
 import { Blocklist } from './admin_blocklist.js';
 
@@ -18,24 +18,13 @@ export function AdminPage({ me }) {
 
 function Users({ me }) {
   const { list, error, setError, reload } = useList('/v1/users');
-  const [notice, setNotice] = useState('');
-  const [busy, setBusy] = useState('');
+  const { act, busy, notice, setNotice } = useAction({ reload, setError });
 
-  const setDisabled = async (u, disabled) => {
-    setBusy(u.id);
-    setError(null);
-    setNotice('');
-    try {
-      await call('PATCH', '/v1/users/' + u.id, { disabled });
-      await reload();
-      setNotice(disabled ? u.email + ' is disabled: they cannot sign in, and their sessions and keys stopped working.'
-        : u.email + ' is enabled again: they can sign in.');
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy('');
-    }
-  };
+  const setDisabled = (u, disabled) => act(async () => {
+    await call('PATCH', '/v1/users/' + u.id, { disabled });
+    return disabled ? u.email + ' is disabled: they cannot sign in, and their sessions and keys stopped working.'
+      : u.email + ' is enabled again: they can sign in.';
+  }, u.id);
 
   return html`<section aria-labelledby="users-title">
     <h2 id="users-title">Users</h2>
@@ -88,32 +77,25 @@ function filename(disposition) {
 }
 
 function Backup() {
-  const [error, setError] = useState(null);
-  const [notice, setNotice] = useState('');
-  const [busy, setBusy] = useState(false);
-  const download = async () => {
-    setBusy(true);
-    setError(null);
-    setNotice('');
+  const { act, busy, error, notice } = useAction();
+  const download = () => act(async () => {
     try {
       const res = await fetchFile('/v1/admin/backup');
       const blob = await res.blob();
       const name = filename(res.headers.get('Content-Disposition'));
       saveFile(blob, name);
-      setNotice('Saved ' + name + ' (' + Math.ceil(blob.size / 1024).toLocaleString() + ' KB).');
+      return 'Saved ' + name + ' (' + Math.ceil(blob.size / 1024).toLocaleString() + ' KB).';
     } catch (e) {
-      setError(e instanceof ApiError ? e : new ApiError(0, { detail: 'The backup could not be downloaded: the server cannot be reached or the copy was cut short. Try again.' }));
-    } finally {
-      setBusy(false);
+      throw e instanceof ApiError ? e : new ApiError(0, { detail: 'The backup could not be downloaded: the server cannot be reached or the copy was cut short. Try again.' });
     }
-  };
+  }, 'backup');
   return html`<section class="card" aria-labelledby="backup-title">
     <h2 id="backup-title">Backup</h2>
     <p>A consistent copy of the whole data file (every workspace, user, key, link and click), taken while linkbolt keeps serving.
       It is a bbolt file: check it with <code>linkbolt check --file FILE</code>. To restore, stop the server, move the data file away,
       put the backup in its place and start the server again. Keep it safe: it holds everything, password and key hashes too.</p>
     <${Message} error=${error} notice=${notice} />
-    <div class="actions"><button type="button" id="download-backup" disabled=${busy} onClick=${download}>${busy ? 'Downloading…' : 'Download a backup'}</button>
+    <div class="actions"><button type="button" id="download-backup" disabled=${!!busy} onClick=${download}>${busy ? 'Downloading…' : 'Download a backup'}</button>
       <${CopyAsCurl} method="GET" path="/v1/admin/backup" /></div>
   </section>`;
 }
@@ -122,29 +104,10 @@ function Backup() {
 // a workspace filter and "Load more".
 function InstanceLog({ me }) {
   const [ws, setWs] = useState('');
-  const [entries, setEntries] = useState(null);
-  const [cursor, setCursor] = useState(null);
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
+  const { entries, setEntries, cursor, error, busy, load: loadPage } = usePages();
   const names = Object.fromEntries(me.workspaces.map(w => [w.id, w.name]));
 
-  const load = async (after) => {
-    setBusy(true);
-    setError(null);
-    const q = new URLSearchParams();
-    if (ws) q.set('workspace_id', ws);
-    if (after) q.set('cursor', after);
-    const s = q.toString();
-    try {
-      const page = await call('GET', '/v1/admin/audit-log' + (s ? '?' + s : ''));
-      setEntries(old => after && old ? old.concat(page.data) : page.data);
-      setCursor(page.next_cursor);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const load = after => loadPage('/v1/admin/audit-log' + (ws ? '?' + new URLSearchParams({ workspace_id: ws }) : ''), after);
   useEffect(() => { setEntries(null); load(); }, [ws]);
 
   return html`<section aria-labelledby="instance-log">

@@ -4,12 +4,12 @@
 // remove one added here.
 import { html, useState } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
-import { Message, Field, CopyAsCurl, Confirm, fmtDate, useList } from './ui.js';
+import { Message, Field, CopyAsCurl, Confirm, fmtDate, useAction, useList } from './ui.js';
 
 export function Blocklist() {
   const { list, error, setError, reload } = useList('/v1/admin/blocklist');
   const [entry, setEntry] = useState('');
-  const [notice, setNotice] = useState('');
+  const { act, notice, setNotice } = useAction({ reload, setError });
   const [busy, setBusy] = useState(false);
   const [fieldError, setFieldError] = useState('');
 
@@ -31,17 +31,10 @@ export function Blocklist() {
       setBusy(false);
     }
   };
-  const remove = async e => {
-    setError(null);
-    setNotice('');
-    try {
-      await call('DELETE', '/v1/admin/blocklist?entry=' + encodeURIComponent(e.entry));
-      await reload();
-      setNotice('Removed ' + e.entry + '.');
-    } catch (err) {
-      setError(err);
-    }
-  };
+  const remove = e => act(async () => {
+    await call('DELETE', '/v1/admin/blocklist?entry=' + encodeURIComponent(e.entry));
+    return 'Removed ' + e.entry + '.';
+  });
   return html`<section aria-labelledby="blocklist-title" class="card">
     <h2 id="blocklist-title">Destination blocklist</h2>
     <p class="hint">A host blocks itself and its subdomains; an entry with “/” or “*” is a pattern over host/path?query.

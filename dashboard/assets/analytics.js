@@ -4,7 +4,7 @@
 import { html, useState, useEffect, useRef } from './vendor/htm-preact-standalone.js';
 import uPlot from './vendor/uPlot.esm.js';
 import { call, fetchFile, saveFile } from './api.js';
-import { Message, fmtNumber, fmtDate } from './ui.js';
+import { Message, fmtNumber, fmtDate, useAction } from './ui.js';
 
 const RANGES = [
   ['today', 'Today'], ['yesterday', 'Yesterday'], ['24h', 'Last 24 hours'], ['7d', 'Last 7 days'],
@@ -219,30 +219,25 @@ function Chart({ points, tz }) {
 // plain link could not send it): the workspace's, or one link's or one
 // campaign's (link_id, campaign_id), narrowed by the server.
 export function Export({ query, ready, link, campaign }) {
-  const [state, setState] = useState({ busy: false, error: null, notice: '' });
+  const { act, busy, error, notice } = useAction();
   const kinds = [['clicks', 'csv', 'Clicks (CSV)'], ['clicks', 'json', 'Clicks (JSON)'], ['timeseries', 'csv', 'Timeseries (CSV)'], ['top', 'csv', 'Top lists (CSV)']];
-  const run = async (data, format) => {
-    setState({ busy: true, error: null, notice: '' });
+  const run = (data, format) => act(async () => {
     const p = rangeQuery(query);
     p.set('data', data);
     p.set('format', format);
     if (link) p.set('link_id', link);
     else if (campaign) p.set('campaign_id', campaign);
-    try {
-      const res = await fetchFile('/v1/analytics/export?' + p);
-      const text = await res.text();
-      const rows = format === 'json' ? JSON.parse(text).length : Math.max(0, text.split('\n').filter(Boolean).length - 1);
-      const name = 'linkbolt-' + (link || campaign ? (link || campaign) + '-' : '') + data + '-' + (query.range === 'custom' ? 'custom' : query.range) + '.' + format;
-      saveFile(new Blob([text], { type: format === 'json' ? 'application/json' : 'text/csv' }), name);
-      setState({ busy: false, error: null, notice: 'Saved ' + name + ' (' + fmtNumber(rows) + (rows === 1 ? ' row' : ' rows') + ').' });
-    } catch (e) {
-      setState({ busy: false, error: e, notice: '' });
-    }
-  };
+    const res = await fetchFile('/v1/analytics/export?' + p);
+    const text = await res.text();
+    const rows = format === 'json' ? JSON.parse(text).length : Math.max(0, text.split('\n').filter(Boolean).length - 1);
+    const name = 'linkbolt-' + (link || campaign ? (link || campaign) + '-' : '') + data + '-' + (query.range === 'custom' ? 'custom' : query.range) + '.' + format;
+    saveFile(new Blob([text], { type: format === 'json' ? 'application/json' : 'text/csv' }), name);
+    return 'Saved ' + name + ' (' + fmtNumber(rows) + (rows === 1 ? ' row' : ' rows') + ').';
+  }, 'export');
   return html`<section aria-labelledby="an-export-h" class="card">
     <h2 id="an-export-h">Export</h2>
     <p class="hint">${link ? 'This link’s' : campaign ? 'This campaign’s' : 'The workspace’s'} raw clicks, timeseries or top lists of the range; raw clicks are kept for the analytics retention (90 days by default).</p>
-    <div class="actions" id="an-export">${kinds.map(([d, f, label]) => html`<button type="button" class="secondary" data-export=${d + '.' + f} disabled=${state.busy || !ready} onClick=${() => run(d, f)}>${label}</button>`)}</div>
-    <${Message} error=${state.error} notice=${state.notice} />
+    <div class="actions" id="an-export">${kinds.map(([d, f, label]) => html`<button type="button" class="secondary" data-export=${d + '.' + f} disabled=${!!busy || !ready} onClick=${() => run(d, f)}>${label}</button>`)}</div>
+    <${Message} error=${error} notice=${notice} />
   </section>`;
 }

@@ -3,7 +3,7 @@
 // export saved as a file.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call, fetchFile, saveFile, ApiError } from './api.js';
-import { Message, fmtDate } from './ui.js';
+import { Message, fmtDate, usePages } from './ui.js';
 
 const actions = ['auth.login_succeeded', 'auth.login_failed', 'auth.logout', 'auth.logout_all',
   'user.password_changed', 'user.created', 'user.disabled', 'user.enabled', 'user.renamed',
@@ -48,10 +48,7 @@ const empty = { action: '', actor: '', target: '', range: 'all', start: '', end:
 export function AuditPage() {
   const [form, setForm] = useState(empty);
   const [filters, setFilters] = useState(empty);
-  const [entries, setEntries] = useState(null);
-  const [cursor, setCursor] = useState(null);
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState(false);
+  const { entries, setEntries, cursor, error, setError, busy, load: loadPage } = usePages();
   const [saved, setSaved] = useState('');
   const [people, setPeople] = useState([]); // suggestions for the actor filter
 
@@ -61,19 +58,7 @@ export function AuditPage() {
     return () => { live = false; };
   }, []);
 
-  const load = async (f, after) => {
-    setBusy(true);
-    setError(null);
-    try {
-      const page = await call('GET', query(f, after ? { cursor: after } : {}));
-      setEntries(old => after && old ? old.concat(page.data) : page.data);
-      setCursor(page.next_cursor);
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy(false);
-    }
-  };
+  const load = (f, after) => loadPage(query(f), after);
   useEffect(() => { load(filters); }, [filters]);
 
   const fe = (error && error.fields) || {};

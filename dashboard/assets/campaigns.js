@@ -5,7 +5,7 @@
 // analytics.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
-import { Message, Field, CopyAsCurl, Confirm, fmtDate, fmtNumber, count, useApiForm, useList } from './ui.js';
+import { Message, Field, CopyAsCurl, Confirm, fmtDate, fmtNumber, count, useAction, useApiForm, useList } from './ui.js';
 import { Picker, Report, Export, rangeQuery, browserZone } from './analytics.js';
 
 const STATUSES = ['active', 'paused', 'archived'];
@@ -36,22 +36,15 @@ export function CampaignsPage() {
 }
 
 function CampaignList() {
-  const { list, setList, error, setError, reload } = useList('/v1/campaigns');
-  const [notice, setNotice] = useState('');
+  const { list, error, setError, reload } = useList('/v1/campaigns');
+  const { act, notice, setNotice } = useAction({ reload, setError });
   const [editing, setEditing] = useState(null); // the campaign being edited
 
-  const remove = async c => {
-    setError(null);
-    setNotice('');
-    try {
-      await call('DELETE', deletePath(c));
-      if (editing && editing.id === c.id) setEditing(null);
-      setNotice('Deleted the campaign ' + c.name + (c.links > 0 ? '; its ' + count(c.links, 'link keeps', 'links keep') + ' working without its UTM values.' : '.'));
-      reload();
-    } catch (e) {
-      setError(e);
-    }
-  };
+  const remove = c => act(async () => {
+    await call('DELETE', deletePath(c));
+    if (editing && editing.id === c.id) setEditing(null);
+    return 'Deleted the campaign ' + c.name + (c.links > 0 ? '; its ' + count(c.links, 'link keeps', 'links keep') + ' working without its UTM values.' : '.');
+  });
 
   return html`<h1>Campaigns</h1>
     <p class="hint">A campaign groups links and gives them UTM values on redirect where a link sets none of its own. Its status is for people and filters: links of a paused or archived campaign keep redirecting.</p>

@@ -4,10 +4,10 @@
 // redirects are edited from the domain read fresh.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
-import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, count, useApiForm, useList } from './ui.js';
+import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, count, useAction, useApiForm, useList } from './ui.js';
 
 export function DomainsPage({ me }) {
-  const { list, setList, error, setError, reload } = useList('/v1/domains');
+  const { list, error, setError, reload } = useList('/v1/domains');
   const [notice, setNotice] = useState('');
 
   // again shows msg with the list read after a change, so the notice
@@ -46,26 +46,22 @@ function AddDomain({ onCreated }) {
 }
 
 function DomainCard({ d, admin, onChanged, onDeleted }) {
-  const [error, setError] = useState(null);
-  const [busy, setBusy] = useState('');
+  const { act, busy, error } = useAction();
   const path = '/v1/domains/' + d.id;
   const slug = d.hostname.replace(/[^a-z0-9]/g, '-');
 
-  const act = async (what, f, done) => {
-    setBusy(what);
-    setError(null);
-    try {
-      await f();
-      done();
-    } catch (e) {
-      setError(e);
-    } finally {
-      setBusy('');
-    }
-  };
-  const verify = () => act('verify', () => call('POST', path + '/verify'), () => onChanged(d.hostname + ' is verified: it serves this workspace\'s short links.'));
-  const markVerified = v => act('mark', () => call('PATCH', path, { verified: v }), () => onChanged(v ? 'Marked ' + d.hostname + ' verified.' : d.hostname + ' no longer serves links.'));
-  const remove = () => act('delete', () => call('DELETE', path), onDeleted);
+  const verify = () => act(async () => {
+    await call('POST', path + '/verify');
+    onChanged(d.hostname + ' is verified: it serves this workspace\'s short links.');
+  }, 'verify');
+  const markVerified = v => act(async () => {
+    await call('PATCH', path, { verified: v });
+    onChanged(v ? 'Marked ' + d.hostname + ' verified.' : d.hostname + ' no longer serves links.');
+  }, 'mark');
+  const remove = () => act(async () => {
+    await call('DELETE', path);
+    onDeleted();
+  }, 'delete');
 
   return html`<li class="card domain" data-domain=${d.hostname} aria-labelledby=${'domain-' + slug}>
     <h3 id=${'domain-' + slug}>${d.hostname} <span class=${'state ' + (d.verified ? 'verified' : 'unverified')}>${d.verified ? 'verified' : 'not verified'}</span></h3>

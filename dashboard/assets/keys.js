@@ -3,33 +3,23 @@
 // working when its creator is disabled.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
-import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, fmtNumber, useApiForm, useList } from './ui.js';
+import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, fmtNumber, useAction, useApiForm, useList } from './ui.js';
 
 export function KeysPage({ workspace }) {
-  const { list, setList, error, setError, reload } = useList('/v1/keys');
-  const [notice, setNotice] = useState('');
+  const { list, error, setError, reload } = useList('/v1/keys');
+  const { act, notice, setNotice } = useAction({ reload, setError });
   const [shown, setShown] = useState(null); // a key just created or rotated
   const [open, setOpen] = useState({}); // key id → its details are shown
 
-  const act = async (what, f) => {
-    setError(null);
-    setNotice('');
-    try {
-      await f();
-      reload();
-    } catch (e) {
-      setError(e);
-    }
-  };
-  const rotate = k => act('rotate', async () => {
+  const rotate = k => act(async () => {
     const n = await call('POST', '/v1/keys/' + k.id + '/rotate');
     setShown({ ...n, rotatedFrom: k });
   });
   const graceOf = k => list && (list.data.find(x => x.id === k.id) || {}).grace_ends_at;
-  const revoke = k => act('revoke', async () => {
+  const revoke = k => act(async () => {
     await call('DELETE', '/v1/keys/' + k.id);
     setShown(null);
-    setNotice('Revoked ' + k.name + ' (' + k.start + '…). It no longer works.');
+    return 'Revoked ' + k.name + ' (' + k.start + '…). It no longer works.';
   });
 
   return html`<h1>API keys</h1>

@@ -46,7 +46,7 @@ function viewQuery(v) {
   if (v.campaign) q.set('campaign', v.campaign);
   if (v.domain !== ANY) q.set('domain', v.domain);
   if (v.sort === 'clicks') q.set('sort', 'clicks');
-  if (v.archived && v.archived !== 'false') q.set('archived', v.archived);
+  if (v.archived !== 'false') q.set('archived', v.archived);
   if (v.page > 1) q.set('page', v.page);
   return q.toString();
 }
@@ -59,11 +59,11 @@ function listPath(v) {
   if (v.campaign) q.set('campaign_id', v.campaign);
   if (v.domain !== ANY) q.set('domain', v.domain);
   if (v.sort === 'clicks') q.set('sort', 'clicks');
-  if (v.archived && v.archived !== 'false') q.set('archived', v.archived);
+  if (v.archived !== 'false') q.set('archived', v.archived);
   return '/v1/links?' + q;
 }
 
-const filtered = v => !!(v.search || v.tag || v.campaign || v.domain !== ANY || (v.archived && v.archived !== 'false'));
+const filtered = v => !!(v.search || v.tag || v.campaign || v.domain !== ANY || v.archived !== 'false');
 
 // shownWorkspace is the workspace whose links the page showed last: after a
 // switch to another one the view starts afresh (its campaigns and domains

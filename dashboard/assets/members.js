@@ -3,7 +3,7 @@
 // and revoked. Owners manage; everyone else sees the list and may leave.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
-import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, useApiForm, useList } from './ui.js';
+import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, useAction, useApiForm, useList } from './ui.js';
 
 const roles = [
   { value: 'read', label: 'read' },
@@ -21,29 +21,18 @@ function RoleSelect({ id, value, onChange, label = 'Role' }) {
 export function MembersPage({ workspace, me, reloadMe }) {
   const owner = workspace && workspace.role === 'owner';
   const { list: members, error, setError, reload, version } = useList('/v1/members');
-  const [notice, setNotice] = useState('');
+  const { act, notice, setNotice } = useAction({ reload, setError });
 
-  // act makes a change, then reads the members again and shows what
-  // happened with them (never a notice before the list it speaks of).
-  const act = async (f, done) => {
-    setError(null);
-    setNotice('');
-    let failed = null;
-    try {
-      await f();
-    } catch (e) {
-      failed = e;
-    }
-    const fresh = await reload();
-    if (failed) setError(failed); else if (fresh) setNotice(done);
-  };
   const who = m => m.name ? m.name + ' (' + m.email + ')' : m.email;
   const changeRole = (m, role) => act(async () => {
     const got = await call('PATCH', '/v1/members/' + m.user_id, { role });
     if (got.user_id === me.id) await reloadMe();
-    return got;
-  }, who(m) + ' is now ' + roleLabel(role) + '.');
-  const remove = m => act(() => call('DELETE', '/v1/members/' + m.user_id), who(m) + ' is no longer a member.');
+    return who(m) + ' is now ' + roleLabel(role) + '.';
+  });
+  const remove = m => act(async () => {
+    await call('DELETE', '/v1/members/' + m.user_id);
+    return who(m) + ' is no longer a member.';
+  });
   const leave = async () => {
     setError(null);
     try {
@@ -93,22 +82,15 @@ function MemberRole({ m, onChange }) {
 }
 
 function Invitations({ members, onInvited }) {
-  const { list, setList, error, setError, reload } = useList('/v1/invitations');
-  const [notice, setNotice] = useState('');
+  const { list, error, setError, reload } = useList('/v1/invitations');
+  const { act, notice, setNotice } = useAction({ reload, setError });
   const [shown, setShown] = useState(null); // an invitation just made, with its link
 
-  const revoke = async inv => {
-    setError(null);
-    setNotice('');
-    try {
-      await call('DELETE', '/v1/invitations/' + inv.id);
-      if (shown && shown.id === inv.id) setShown(null);
-      setNotice('Revoked the invitation for ' + inv.email + '. Its link no longer works.');
-    } catch (e) {
-      setError(e);
-    }
-    reload();
-  };
+  const revoke = inv => act(async () => {
+    await call('DELETE', '/v1/invitations/' + inv.id);
+    if (shown && shown.id === inv.id) setShown(null);
+    return 'Revoked the invitation for ' + inv.email + '. Its link no longer works.';
+  });
   const inviter = id => {
     const m = members && members.data.find(x => x.user_id === id);
     return m ? (m.name || m.email) : id;

@@ -3,7 +3,7 @@
 // and the link's saved designs (apply, save, delete).
 import { html, useState, useEffect, useRef } from './vendor/htm-preact-standalone.js';
 import { call, fetchFile, saveFile } from './api.js';
-import { Message, Field, CopyAsCurl, Confirm, useApiForm, useList } from './ui.js';
+import { Message, Field, CopyAsCurl, Confirm, useAction, useApiForm, useList } from './ui.js';
 
 // DEFAULTS are the API's defaults; the form keeps every value as the
 // string its control holds.
@@ -92,7 +92,7 @@ function Preview({ base, opts, setOpt, reset, alias }) {
   const path = base + imageQuery(opts, opts.format);
   const [img, setImg] = useState({ url: '', bytes: 0, type: '', error: null, loading: true });
   const [dims, setDims] = useState(null);
-  const [dl, setDl] = useState({ busy: '', error: null, notice: '' });
+  const dl = useAction();
 
   useEffect(() => {
     let live = true;
@@ -106,16 +106,11 @@ function Preview({ base, opts, setOpt, reset, alias }) {
   // when the dialog closes.
   useEffect(() => () => { if (img.url) URL.revokeObjectURL(img.url); }, [img.url]);
 
-  const download = async format => {
+  const download = format => dl.act(async () => {
     const name = alias + '-qr.' + format;
-    setDl({ busy: format, error: null, notice: '' });
-    try {
-      saveFile(await fetchImage(base + imageQuery(opts, format)), name);
-      setDl({ busy: '', error: null, notice: 'Saved ' + name + '.' });
-    } catch (e) {
-      setDl({ busy: '', error: e, notice: '' });
-    }
-  };
+    saveFile(await fetchImage(base + imageQuery(opts, format)), name);
+    return 'Saved ' + name + '.';
+  }, format);
 
   const f = (img.error && img.error.fields) || {};
   const change = k => e => setOpt(k, e.target.value);

@@ -37,7 +37,7 @@ export function useApiForm(initial, send, onDone) {
 // and resolves with the list (null when refused: the refusal is in error),
 // so a page can show what a change did together with the list after it.
 // version counts the reads, for keys that must start rows afresh (a form
-// showing a refused change). setList and setError stay the page's.
+// showing a refused change). setError stays the page's.
 export function useList(path) {
   const [list, setList] = useState(null);
   const [error, setError] = useState(null);
@@ -56,7 +56,62 @@ export function useList(path) {
       return null;
     }
   };
-  return { list, setList, error, setError, reload, version };
+  return { list, error, setError, reload, version };
+}
+
+// useAction runs what a page's buttons ask: act(f, key) clears the error
+// and the notice, marks key busy, runs f and shows f's answer, a sentence,
+// as the notice. Given a list read with useList (its reload and setError),
+// it reads the list again after f, after a refusal too, so that the page
+// shows what the server holds and the notice comes with the list it speaks
+// of, never before it; a refusal is then the list's error. Without a list
+// the hook keeps the error itself.
+export function useAction(list) {
+  const [ownError, setOwnError] = useState(null);
+  const [notice, setNotice] = useState('');
+  const [busy, setBusy] = useState('');
+  const setError = list ? list.setError : setOwnError;
+  const act = async (f, key = '') => {
+    setError(null);
+    setNotice('');
+    setBusy(key);
+    let said = '';
+    let failed = null;
+    try {
+      said = await f();
+    } catch (e) {
+      failed = e;
+    }
+    const fresh = list ? await list.reload() : true;
+    setBusy('');
+    if (failed) setError(failed); else if (fresh && said) setNotice(said);
+  };
+  return { act, busy, notice, setNotice, error: ownError };
+}
+
+// usePages reads a list a page at a time (the API's next_cursor):
+// load(path) reads its first page, load(path, after) the page after the
+// cursor after, added to entries; cursor is the next page's, none after
+// the last.
+export function usePages() {
+  const [entries, setEntries] = useState(null);
+  const [cursor, setCursor] = useState(null);
+  const [error, setError] = useState(null);
+  const [busy, setBusy] = useState(false);
+  const load = async (path, after) => {
+    setBusy(true);
+    setError(null);
+    try {
+      const page = await call('GET', after ? path + (path.includes('?') ? '&' : '?') + new URLSearchParams({ cursor: after }) : path);
+      setEntries(old => after && old ? old.concat(page.data) : page.data);
+      setCursor(page.next_cursor);
+    } catch (e) {
+      setError(e);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { entries, setEntries, cursor, error, setError, busy, load };
 }
 
 export function fmtNumber(n) {

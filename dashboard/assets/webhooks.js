@@ -4,7 +4,7 @@
 // with retry, delete.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
-import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, count, useApiForm, useList } from './ui.js';
+import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, count, useAction, useApiForm, useList } from './ui.js';
 
 // EVENTS are the event types the API documents for webhooks.
 const EVENTS = [
@@ -16,33 +16,23 @@ const EVENTS = [
 ];
 
 export function WebhooksPage() {
-  const { list, setList, error, setError, reload } = useList('/v1/webhooks');
-  const [notice, setNotice] = useState('');
+  const { list, error, setError, reload } = useList('/v1/webhooks');
+  const { act, notice, setNotice } = useAction({ reload, setError });
   const [shown, setShown] = useState(null); // a secret just created or rolled
   const [open, setOpen] = useState({}); // webhook id → its log is shown
   const [logTick, setLogTick] = useState(0); // makes the open logs read again
   const [editing, setEditing] = useState(''); // the webhook whose edit form is open
 
-  const act = async f => {
-    setError(null);
-    setNotice('');
-    try {
-      await f();
-      reload();
-    } catch (e) {
-      setError(e);
-    }
-  };
   const path = h => '/v1/webhooks/' + h.id;
   const setEnabled = (h, enabled) => act(async () => {
     await call('PATCH', path(h), { enabled });
-    setNotice(enabled ? 'Enabled ' + h.url + '. Queued events are sent again, in order.' : 'Disabled ' + h.url + '. It receives nothing until enabled again.');
+    return enabled ? 'Enabled ' + h.url + '. Queued events are sent again, in order.' : 'Disabled ' + h.url + '. It receives nothing until enabled again.';
   });
   const ping = h => act(async () => {
     await call('POST', path(h) + '/test');
     setOpen(o => ({ ...o, [h.id]: true }));
     setLogTick(n => n + 1);
-    setNotice('A ping is on its way to ' + h.url + '. Its delivery is in the log below.');
+    return 'A ping is on its way to ' + h.url + '. Its delivery is in the log below.';
   });
   const roll = h => act(async () => {
     const n = await call('POST', path(h) + '/secret');
@@ -52,7 +42,7 @@ export function WebhooksPage() {
     await call('DELETE', path(h));
     if (shown && shown.id === h.id) setShown(null);
     if (editing === h.id) setEditing('');
-    setNotice('Deleted the webhook for ' + h.url + ' and its delivery log.');
+    return 'Deleted the webhook for ' + h.url + ' and its delivery log.';
   });
 
   return html`<h1>Webhooks</h1>

@@ -5,7 +5,7 @@
 // creating another workspace, which the page then opens.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call, session } from './api.js';
-import { Message, Field, CopyAsCurl, fmtDate, fmtNumber } from './ui.js';
+import { Message, Field, CopyAsCurl, fmtDate, fmtNumber, useAction } from './ui.js';
 
 const plans = [['free', 'Free'], ['pro', 'Pro'], ['enterprise', 'Enterprise']];
 const planName = p => (plans.find(([v]) => v === p) || [p, p])[1];
@@ -84,24 +84,13 @@ function YourWorkspaces({ current, reloadMe, version }) {
 // usePatchWorkspace sends a PATCH of the workspace and reads the person's
 // workspaces again; the notice says what the server answered (said(w)).
 function usePatchWorkspace(ws, reloadMe, said) {
-  const [error, setError] = useState(null);
-  const [notice, setNotice] = useState('');
-  const [busy, setBusy] = useState(false);
-  const send = async body => {
-    setBusy(true);
-    setError(null);
-    setNotice('');
-    try {
-      const w = await call('PATCH', '/v1/workspaces/' + ws.id, body);
-      setNotice(said(w));
-      await reloadMe();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
-  return { error, notice, busy, send };
+  const { act, busy, error, notice } = useAction();
+  const send = body => act(async () => {
+    const w = await call('PATCH', '/v1/workspaces/' + ws.id, body);
+    await reloadMe();
+    return said(w);
+  }, 'patch');
+  return { error, notice, busy: !!busy, send };
 }
 
 function RenameForm({ ws, reloadMe }) {

@@ -220,29 +220,40 @@ const (
 // unless the link has a password: its click is taken once the visitor is
 // through (takeClick), as the form is no click.
 func (s *Server) controlRedirect(w http.ResponseWriter, r *http.Request, l *link.Link, now time.Time) bool {
-	gone := linkLive
-	switch {
-	case s.blocklist.blocks(l.DestinationURL):
-		gone = linkBlocked
-	case l.ExpiredAt(now):
-		gone = linkExpired
-	case l.MaxClicks > 0:
-		// A link-preview bot fetching a social card is no click.
-		click := r.Method == http.MethodGet && l.PasswordHash == "" && (l.OG == nil || !analytics.PreviewBot(r.Header.Get("User-Agent")))
-		ok, err := s.reserveClick(r.Context(), l, click)
-		if err != nil {
-			s.writeError(w, r, err)
-			return true
-		}
-		if !ok {
-			gone = linkUsedUp
-		}
+	// A link-preview bot fetching a social card is no click.
+	click := l.MaxClicks > 0 && r.Method == http.MethodGet && l.PasswordHash == "" &&
+		(l.OG == nil || !analytics.PreviewBot(r.Header.Get("User-Agent")))
+	gone, err := s.linkState(r.Context(), l, now, click)
+	if err != nil {
+		s.writeError(w, r, err)
+		return true
 	}
 	if gone == linkLive {
 		return false
 	}
 	s.goneRedirect(w, r, l, gone)
 	return true
+}
+
+// linkState says whether l still goes to its destination at now: the
+// blocklist, then the expiry, then the click limit, whose click it takes
+// when consume is set.
+func (s *Server) linkState(ctx context.Context, l *link.Link, now time.Time, consume bool) (linkGone, error) {
+	switch {
+	case s.blocklist.blocks(l.DestinationURL):
+		return linkBlocked, nil
+	case l.ExpiredAt(now):
+		return linkExpired, nil
+	case l.MaxClicks > 0:
+		ok, err := s.reserveClick(ctx, l, consume)
+		if err != nil {
+			return linkLive, err
+		}
+		if !ok {
+			return linkUsedUp, nil
+		}
+	}
+	return linkLive, nil
 }
 
 // takeClick reserves the click of a visitor let through a protected link

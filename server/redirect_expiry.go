@@ -107,11 +107,10 @@ func (s *Server) seedClicks(ctx context.Context, n *clickCounter, l *link.Link) 
 	return nil
 }
 
-// reserveClick takes one of the clicks left to l (consume, for a GET) or
-// only looks whether one is left (a HEAD). ok is false once the link is
-// used up.
-func (s *Server) reserveClick(ctx context.Context, l *link.Link, consume bool) (ok bool, err error) {
-	now := s.now()
+// reserveClick takes one of the clicks left to l at now (consume, for a
+// GET) or only looks whether one is left (a HEAD). ok is false once the
+// link is used up.
+func (s *Server) reserveClick(ctx context.Context, l *link.Link, now time.Time, consume bool) (ok bool, err error) {
 	for {
 		n := s.clickLimits.counter(l.ID)
 		n.mu.Lock()
@@ -245,7 +244,7 @@ func (s *Server) linkState(ctx context.Context, l *link.Link, now time.Time, con
 	case l.ExpiredAt(now):
 		return linkExpired, nil
 	case l.MaxClicks > 0:
-		ok, err := s.reserveClick(ctx, l, consume)
+		ok, err := s.reserveClick(ctx, l, now, consume)
 		if err != nil {
 			return linkLive, err
 		}
@@ -265,7 +264,7 @@ func (s *Server) takeClick(w http.ResponseWriter, r *http.Request, l *link.Link)
 	if l.MaxClicks <= 0 || r.Method == http.MethodHead {
 		return true
 	}
-	ok, err := s.reserveClick(r.Context(), l, true)
+	ok, err := s.reserveClick(r.Context(), l, s.now(), true)
 	if err != nil {
 		s.writeError(w, r, err)
 		return false

@@ -239,7 +239,7 @@ func (s *Server) controlRedirect(w http.ResponseWriter, r *http.Request, l *link
 // when consume is set.
 func (s *Server) linkState(ctx context.Context, l *link.Link, now time.Time, consume bool) (linkGone, error) {
 	switch {
-	case s.blocklist.blocks(l.DestinationURL):
+	case s.blocklist.blocksAt(l.DestinationURL, now):
 		return linkBlocked, nil
 	case l.ExpiredAt(now):
 		return linkExpired, nil

@@ -104,14 +104,13 @@ func newBlocklist(ctx context.Context, path string, poll time.Duration, store li
 // entries, or a file to look at again.
 func (b *blocklist) active() bool { return b.path != "" || b.list.Load() != nil }
 
-// refresh reloads the file when the poll interval has passed and the file
-// changed (modification time or size). A failed read keeps the list as it
-// was and is logged.
-func (b *blocklist) refresh() {
+// refresh reloads the file when the poll interval has passed at now and
+// the file changed (modification time or size). A failed read keeps the
+// list as it was and is logged.
+func (b *blocklist) refresh(now time.Time) {
 	if b.path == "" {
 		return
 	}
-	now := b.now()
 	next := b.next.Load()
 	if now.UnixNano() < next || !b.next.CompareAndSwap(next, now.Add(b.poll).UnixNano()) {
 		return
@@ -188,15 +187,18 @@ func isBlockPattern(e string) bool { return strings.ContainsAny(e, "/*") }
 
 // blocks reports whether the destination rawURL is blocked, after a look
 // at the file when one is due.
-func (b *blocklist) blocks(rawURL string) bool {
-	b.refresh()
+func (b *blocklist) blocks(rawURL string) bool { return b.blocksAt(rawURL, b.now()) }
+
+// blocksAt is blocks for a redirect, which has read the clock already.
+func (b *blocklist) blocksAt(rawURL string, now time.Time) bool {
+	b.refresh(now)
 	c := b.list.Load()
 	return c != nil && c.matches(rawURL)
 }
 
 // entries returns the entries in force: the file's and the API's.
 func (b *blocklist) entries() (file, api []string) {
-	b.refresh()
+	b.refresh(b.now())
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return slices.Clone(b.fileLines), slices.Clone(b.apiLines)

@@ -77,7 +77,8 @@ func TestLinkMaxClicksConcurrent(t *testing.T) {
 	if got := l.path("max_clicks"); got != float64(10) {
 		t.Fatalf("max_clicks %v", got)
 	}
-	// A click before the limit is seeded, still in the recorder's queue.
+	// HEADs look at the limit (and seed its counter) but take no click:
+	// all ten are left. (A click queued before the seed: SeededFromQueue.)
 	for range 3 {
 		if r := e.request(newRequest("HEAD", "/ten", "", "")); r.status != 302 {
 			t.Fatalf("HEAD: %d", r.status)

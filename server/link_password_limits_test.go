@@ -153,7 +153,7 @@ func TestClickCountersEvicted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := e.srv.reserveClick(t.Context(), lc, true); !ok || err != nil {
+	if ok, err := e.srv.reserveClick(t.Context(), lc, e.srv.now(), true); !ok || err != nil {
 		t.Fatalf("reserve: %v %v", ok, err)
 	}
 	e.clock.Add(clickCounterIdle)

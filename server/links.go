@@ -111,14 +111,20 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *cal
 
 // createLink validates and stores a link for both APIs.
 func (s *Server) createLink(r *http.Request, l *link.Link) error {
+	if err := s.checkNewLink(l); err != nil {
+		return err
+	}
+	return s.links.CreateLink(r.Context(), l)
+}
+
+// checkNewLink normalises and validates a link to create, one alone or
+// one of a bulk creation, and refuses a destination on the blocklist.
+func (s *Server) checkNewLink(l *link.Link) error {
 	l.Normalize()
 	if err := l.Validate(s.servedRules); err != nil {
 		return err
 	}
-	if err := s.checkBlocked(l.DestinationURL); err != nil { // link controls: the blocklist
-		return err
-	}
-	return s.links.CreateLink(r.Context(), l)
+	return s.checkBlocked(l.DestinationURL) // link controls: the blocklist
 }
 
 func (s *Server) handleGetLink(w http.ResponseWriter, r *http.Request, c *caller) error {

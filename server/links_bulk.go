@@ -106,12 +106,7 @@ func (s *Server) handleBulkCreateLinks(w http.ResponseWriter, r *http.Request, c
 			fail(i, err)
 			continue
 		}
-		l.Normalize()
-		if err := l.Validate(s.servedRules); err != nil {
-			fail(i, err)
-			continue
-		}
-		if err := s.checkBlocked(l.DestinationURL); err != nil { // link controls: the blocklist
+		if err := s.checkNewLink(l); err != nil {
 			fail(i, err)
 			continue
 		}

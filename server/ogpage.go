@@ -72,7 +72,7 @@ var ogPage = template.Must(template.New("og").Parse(`<!doctype html>
 // recorded as a click, which analytics classify as a bot's.
 func (s *Server) serveOGPage(w http.ResponseWriter, r *http.Request, l *link.Link) {
 	if r.Method != http.MethodHead {
-		s.recordClick(r, l, 0) // sent to no variant
+		s.recordClick(r, l, s.now(), 0) // sent to no variant
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")

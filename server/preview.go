@@ -64,17 +64,8 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request, host, code stri
 }
 
 // previewGone says whether l still goes to its destination, without
-// taking a click.
+// taking a click; a failure to read its click count shows it as live.
 func (s *Server) previewGone(r *http.Request, l *link.Link) linkGone {
-	switch {
-	case s.blocklist.blocks(l.DestinationURL):
-		return linkBlocked
-	case l.ExpiredAt(s.now()):
-		return linkExpired
-	case l.MaxClicks > 0:
-		if ok, err := s.reserveClick(r.Context(), l, false); err == nil && !ok {
-			return linkUsedUp
-		}
-	}
-	return linkLive
+	gone, _ := s.linkState(r.Context(), l, s.now(), false)
+	return gone
 }

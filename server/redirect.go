@@ -68,11 +68,7 @@ func (s *Server) redirect(w http.ResponseWriter, r *http.Request, d *link.Domain
 		if now.IsZero() {
 			now = s.now()
 		}
-		s.recorder.Record(link.Click{
-			LinkID: l.ID, WorkspaceID: l.WorkspaceID, CampaignID: l.CampaignID, Time: now,
-			Referrer: link.ReferrerHost(r.Header.Get("Referer")), UserAgent: clickUA(r.Header.Get("User-Agent")),
-			Addr: s.clientAddr(r),
-		})
+		s.recordClick(r, l, now, 0)
 	}
 	h := w.Header()
 	h["Location"] = []string{Destination(l)}
@@ -210,6 +206,16 @@ func overridden(key string, set [][2]string) bool {
 		}
 	}
 	return false
+}
+
+// recordClick hands the click of r on l at now, sent to variant (from 1;
+// 0 for none), to the recorder.
+func (s *Server) recordClick(r *http.Request, l *link.Link, now time.Time, variant uint8) {
+	s.recorder.Record(link.Click{
+		LinkID: l.ID, WorkspaceID: l.WorkspaceID, CampaignID: l.CampaignID, Time: now,
+		Referrer: link.ReferrerHost(r.Header.Get("Referer")), UserAgent: clickUA(r.Header.Get("User-Agent")),
+		Addr: s.clientAddr(r), Variant: variant,
+	})
 }
 
 // clickUA returns what a click keeps of a User-Agent header: the first

@@ -98,7 +98,7 @@ func (s *Server) redirectTo(w http.ResponseWriter, r *http.Request, l *link.Link
 		return
 	}
 	if r.Method != http.MethodHead {
-		s.recordClick(r, l, variant)
+		s.recordClick(r, l, s.now(), variant)
 	}
 	h := w.Header()
 	h["Location"] = []string{destinationTo(l, dest)}
@@ -127,14 +127,6 @@ func isLower(s string) bool {
 		}
 	}
 	return true
-}
-
-func (s *Server) recordClick(r *http.Request, l *link.Link, variant uint8) {
-	s.recorder.Record(link.Click{
-		LinkID: l.ID, WorkspaceID: l.WorkspaceID, CampaignID: l.CampaignID, Time: s.now(),
-		Referrer: link.ReferrerHost(r.Header.Get("Referer")), UserAgent: clickUA(r.Header.Get("User-Agent")),
-		Addr: s.clientAddr(r), Variant: variant,
-	})
 }
 
 // visitorFacts are what rules test of a request, each worked out once

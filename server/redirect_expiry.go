@@ -107,11 +107,10 @@ func (s *Server) seedClicks(ctx context.Context, n *clickCounter, l *link.Link) 
 	return nil
 }
 
-// reserveClick takes one of the clicks left to l (consume, for a GET) or
-// only looks whether one is left (a HEAD). ok is false once the link is
-// used up.
-func (s *Server) reserveClick(ctx context.Context, l *link.Link, consume bool) (ok bool, err error) {
-	now := s.now()
+// reserveClick takes one of the clicks left to l at now (consume, for a
+// GET) or only looks whether one is left (a HEAD). ok is false once the
+// link is used up.
+func (s *Server) reserveClick(ctx context.Context, l *link.Link, now time.Time, consume bool) (ok bool, err error) {
 	for {
 		n := s.clickLimits.counter(l.ID)
 		n.mu.Lock()
@@ -220,29 +219,40 @@ const (
 // unless the link has a password: its click is taken once the visitor is
 // through (takeClick), as the form is no click.
 func (s *Server) controlRedirect(w http.ResponseWriter, r *http.Request, l *link.Link, now time.Time) bool {
-	gone := linkLive
-	switch {
-	case s.blocklist.blocks(l.DestinationURL):
-		gone = linkBlocked
-	case l.ExpiredAt(now):
-		gone = linkExpired
-	case l.MaxClicks > 0:
-		// A link-preview bot fetching a social card is no click.
-		click := r.Method == http.MethodGet && l.PasswordHash == "" && (l.OG == nil || !analytics.PreviewBot(r.Header.Get("User-Agent")))
-		ok, err := s.reserveClick(r.Context(), l, click)
-		if err != nil {
-			s.writeError(w, r, err)
-			return true
-		}
-		if !ok {
-			gone = linkUsedUp
-		}
+	// A link-preview bot fetching a social card is no click.
+	click := l.MaxClicks > 0 && r.Method == http.MethodGet && l.PasswordHash == "" &&
+		(l.OG == nil || !analytics.PreviewBot(r.Header.Get("User-Agent")))
+	gone, err := s.linkState(r.Context(), l, now, click)
+	if err != nil {
+		s.writeError(w, r, err)
+		return true
 	}
 	if gone == linkLive {
 		return false
 	}
 	s.goneRedirect(w, r, l, gone)
 	return true
+}
+
+// linkState says whether l still goes to its destination at now: the
+// blocklist, then the expiry, then the click limit, whose click it takes
+// when consume is set.
+func (s *Server) linkState(ctx context.Context, l *link.Link, now time.Time, consume bool) (linkGone, error) {
+	switch {
+	case s.blocklist.blocksAt(l.DestinationURL, now):
+		return linkBlocked, nil
+	case l.ExpiredAt(now):
+		return linkExpired, nil
+	case l.MaxClicks > 0:
+		ok, err := s.reserveClick(ctx, l, now, consume)
+		if err != nil {
+			return linkLive, err
+		}
+		if !ok {
+			return linkUsedUp, nil
+		}
+	}
+	return linkLive, nil
 }
 
 // takeClick reserves the click of a visitor let through a protected link
@@ -254,7 +264,7 @@ func (s *Server) takeClick(w http.ResponseWriter, r *http.Request, l *link.Link)
 	if l.MaxClicks <= 0 || r.Method == http.MethodHead {
 		return true
 	}
-	ok, err := s.reserveClick(r.Context(), l, true)
+	ok, err := s.reserveClick(r.Context(), l, s.now(), true)
 	if err != nil {
 		s.writeError(w, r, err)
 		return false

@@ -432,5 +432,3 @@ func buildSearchIndex(bdb *bolt.DB, log *slog.Logger) error {
 	}
 	return nil
 }
-
-func trailingZeros(w uint64) int { return bits.TrailingZeros64(w) }

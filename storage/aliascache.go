@@ -25,6 +25,25 @@ func entryBytes(key string, l *link.Link) int {
 	for _, t := range l.Tags {
 		n += 16 + len(t)
 	}
+	// The link controls: a link of many variants or a long social card
+	// costs more than its destination says.
+	n += len(l.PasswordHash) + len(l.ExpiredURL) + len(l.Title)
+	if l.ExpiresAt != nil {
+		n += int(unsafe.Sizeof(*l.ExpiresAt))
+	}
+	for _, r := range l.Rules {
+		n += int(unsafe.Sizeof(r)) + len(r.Then) + len(r.If.Device) + len(r.If.OS) + len(r.If.Browser) +
+			len(r.If.Country) + len(r.If.Language)
+		if q := r.If.Query; q != nil {
+			n += int(unsafe.Sizeof(*q)) + len(q.Name) + len(q.Value)
+		}
+	}
+	for _, v := range l.Variants {
+		n += int(unsafe.Sizeof(v)) + len(v.DestinationURL)
+	}
+	if og := l.OG; og != nil {
+		n += int(unsafe.Sizeof(*og)) + len(og.Title) + len(og.Description) + len(og.ImageURL)
+	}
 	return n
 }
 

@@ -47,6 +47,13 @@ func TestAliasCacheBytes(t *testing.T) {
 	if _, ok := c.get(key); ok || c.bytes != before-entryBytes(key, l) || c.bytes != sum() {
 		t.Fatalf("forget: %d bytes, want %d", c.bytes, before-entryBytes(key, l))
 	}
+	plain := &link.Link{ID: "lnk_c", DestinationURL: "https://example.com/"}
+	controlled := *plain
+	controlled.Variants = []link.Variant{{DestinationURL: "https://example.com/" + strings.Repeat("v", 1000), Weight: 1}}
+	controlled.OG = &link.OG{Description: strings.Repeat("d", 1000)}
+	if got, least := entryBytes("c", &controlled), entryBytes("c", plain)+2000; got < least {
+		t.Fatalf("a link of a long variant and social card: %d bytes, want at least %d", got, least)
+	}
 	huge := &link.Link{ID: "lnk_huge", DestinationURL: "https://example.com/" + strings.Repeat("y", 30_000)}
 	c.put("huge", huge, c.generation())
 	if _, ok := c.get("huge"); ok || c.bytes != sum() {

@@ -29,14 +29,21 @@ const totalsValueSize = totalsBlock * 8
 
 func totalsKey(lid uint64) []byte { return itob(lid / totalsBlock) }
 
+// totalsValue returns the clicks.totals block of key k, nil when there is
+// none, and an error for a value of the wrong size.
+func totalsValue(b *bolt.Bucket, k []byte) ([]byte, error) {
+	v := b.Get(k)
+	if v != nil && len(v) != totalsValueSize {
+		return nil, fmt.Errorf("click totals %x: %d bytes, want %d", k, len(v), totalsValueSize)
+	}
+	return v, nil
+}
+
 // linkClicks returns the clicks recorded for link lid.
 func linkClicks(tx *bolt.Tx, lid uint64) (uint64, error) {
-	v := tx.Bucket(bucketClicksTotals).Get(totalsKey(lid))
+	v, err := totalsValue(tx.Bucket(bucketClicksTotals), totalsKey(lid))
 	if v == nil {
-		return 0, nil
-	}
-	if len(v) != totalsValueSize {
-		return 0, fmt.Errorf("click totals %x: %d bytes, want %d", totalsKey(lid), len(v), totalsValueSize)
+		return 0, err
 	}
 	return binary.BigEndian.Uint64(v[lid%totalsBlock*8:]), nil
 }
@@ -55,10 +62,11 @@ func writeLinkTotals(tx *bolt.Tx, ts []linkTotal, set bool, mem *arena) error {
 		k := mem.alloc(8)
 		binary.BigEndian.PutUint64(k, blk)
 		v := mem.alloc(totalsValueSize)
-		if old := b.Get(k); old != nil {
-			if len(old) != totalsValueSize {
-				return fmt.Errorf("click totals %x: %d bytes, want %d", k, len(old), totalsValueSize)
-			}
+		old, err := totalsValue(b, k)
+		if err != nil {
+			return err
+		}
+		if old != nil {
 			copy(v, old)
 		} else {
 			clear(v)
@@ -83,12 +91,9 @@ func writeLinkTotals(tx *bolt.Tx, ts []linkTotal, set bool, mem *arena) error {
 func deleteLinkTotal(tx *bolt.Tx, lid uint64) error {
 	b := tx.Bucket(bucketClicksTotals)
 	k := totalsKey(lid)
-	old := b.Get(k)
+	old, err := totalsValue(b, k)
 	if old == nil {
-		return nil
-	}
-	if len(old) != totalsValueSize {
-		return fmt.Errorf("click totals %x: %d bytes, want %d", k, len(old), totalsValueSize)
+		return err
 	}
 	v := slices.Clone(old)
 	clear(v[lid%totalsBlock*8:][:8])

@@ -157,9 +157,11 @@ func copyBuckets(src, dst *bolt.DB, r *CompactReport) error {
 					if err := dtx.Commit(); err != nil {
 						return fmt.Errorf("write %s: %w", name, err)
 					}
-					if dtx, err = dst.Begin(true); err != nil {
-						return err
+					next, err := dst.Begin(true)
+					if err != nil {
+						return err // dtx, committed, is left for the deferred Rollback
 					}
+					dtx = next
 					db, size = dtx.Bucket(name), len(k)+len(v)
 				}
 				db.FillPercent = compactFill(name)

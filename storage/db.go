@@ -246,17 +246,12 @@ func (db *DB) Open() error {
 	if err := db.inspect(); err != nil {
 		return err
 	}
-	bdb, ids, err := openBolt(db.Path)
+	bdb, ids, err := openBolt(db.Path, db.logger())
 	if err != nil {
 		return err
 	}
 	db.db, db.ids = bdb, ids
 	codecs.Store(bdb, ids)
-	if err := buildSearchIndex(bdb, db.logger()); err != nil {
-		_ = bdb.Close()
-		db.db = nil
-		return err
-	}
 	db.removeBackupLeftovers()
 	bdb.MaxBatchDelay = DefaultBatchDelay
 	if db.BatchDelay > 0 {
@@ -283,11 +278,12 @@ func (db *DB) inspect() error {
 	return nil
 }
 
-// openBolt opens the bbolt file at path, creates or upgrades its schema,
+// openBolt opens the bbolt file at path, creates or upgrades its schema
+// (the click counters and the search index of an older file included),
 // loads its ID codec and counts its webhook outbox. A fault on a damaged
 // file is an error matching ErrDamaged, a file held by another process
 // one matching ErrLocked.
-func openBolt(path string) (*bolt.DB, *idCodec, error) {
+func openBolt(path string, log *slog.Logger) (*bolt.DB, *idCodec, error) {
 	var bdb *bolt.DB
 	var ids *idCodec
 	err := catchDamage(path, func() error {
@@ -310,6 +306,10 @@ func openBolt(path string) (*bolt.DB, *idCodec, error) {
 			return err
 		}
 		if _, err := moveLinkCounters(bdb); err != nil {
+			_ = bdb.Close()
+			return err
+		}
+		if err := buildSearchIndex(bdb, log); err != nil {
 			_ = bdb.Close()
 			return err
 		}

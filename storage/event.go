@@ -79,6 +79,9 @@ func pingEvent(tx *bolt.Tx, enc link.EventEncoder, wid uint64, now time.Time) (s
 func appendEvent(tx *bolt.Tx, enc link.EventEncoder, wid uint64, ev *link.Event, data func() ([]byte, error)) error {
 	hooks, err := subscribers(tx, wid, ev.Type)
 	if err != nil || len(hooks) == 0 {
+		// Without a subscriber nothing would ever read the event, and a
+		// million links created would leave a million copies of
+		// themselves for the pruner.
 		return err
 	}
 	if ev.Data, err = data(); err != nil {
@@ -122,8 +125,9 @@ func newEventWriter(tx *bolt.Tx, enc link.EventEncoder, batch bool) *eventWriter
 }
 
 // append writes one event of workspace wid, with valid JSON data, and a
-// pending delivery of it to each of hooks. It sets ev.ID, and
-// ev.WorkspaceID when empty.
+// pending delivery of it to each of hooks, at least one: its callers
+// write no event no webhook is subscribed to (see appendEvent). It sets
+// ev.ID, and ev.WorkspaceID when empty.
 func (w *eventWriter) append(wid uint64, ev *link.Event, hooks []uint64) error {
 	if ev.CreatedAt.IsZero() {
 		ev.CreatedAt = time.Now()
@@ -150,20 +154,13 @@ func (w *eventWriter) append(wid uint64, ev *link.Event, hooks []uint64) error {
 	b = append(b, `,"data":`...)
 	b = append(b, data...)
 	b = append(b, '}')
-	// An event is kept in the outbox only when a webhook is subscribed to
-	// it: without one nothing would ever read it, and a million links
-	// created would leave a million copies of themselves for the pruner.
 	// A click's event lives only in the deliveries it fans out to: clicks
 	// come by the tens of thousands a second, and a second copy of each
 	// would double the writes of every batch for nothing a webhook needs.
-	if ev.Type != link.EventLinkClicked && len(hooks) > 0 {
+	if ev.Type != link.EventLinkClicked {
 		if err := w.events.Put(w.key(seq), w.copy(b)); err != nil {
 			return fmt.Errorf("put event: %w", err)
 		}
-	}
-	if len(hooks) == 0 {
-		w.body = b
-		return nil
 	}
 
 	// The body of the deliveries.

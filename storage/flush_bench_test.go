@@ -32,28 +32,9 @@ import (
 //
 //	go test ./storage/ -run '^$' -bench FlushUniform -benchtime 20x
 func BenchmarkFlushUniform(b *testing.B) {
-	n := 1_000_000
-	if s := os.Getenv("LINKBOLT_BENCH_LINKS"); s != "" {
-		var err error
-		if n, err = strconv.Atoi(s); err != nil {
-			b.Fatal(err)
-		}
-	}
-	visitors := uint64(5000)
-	if s := os.Getenv("LINKBOLT_BENCH_VISITORS"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil || v == 0 {
-			b.Fatalf("LINKBOLT_BENCH_VISITORS=%q", s)
-		}
-		visitors = v
-	}
-	batch := 20_000
-	if s := os.Getenv("LINKBOLT_BENCH_BATCH"); s != "" {
-		var err error
-		if batch, err = strconv.Atoi(s); err != nil || batch <= 0 {
-			b.Fatalf("LINKBOLT_BENCH_BATCH=%q", s)
-		}
-	}
+	n := benchSetting(b, "LINKBOLT_BENCH_LINKS", 1_000_000)
+	visitors := uint64(benchSetting(b, "LINKBOLT_BENCH_VISITORS", 5000))
+	batch := benchSetting(b, "LINKBOLT_BENCH_BATCH", 20_000)
 	db := NewDB(filepath.Join(b.TempDir(), "flush.db"))
 	if err := db.Open(); err != nil {
 		b.Fatal(err)
@@ -125,6 +106,20 @@ func BenchmarkFlushUniform(b *testing.B) {
 	if fi, err := os.Stat(db.Path); err == nil {
 		b.ReportMetric(float64(fi.Size())/1e6, "file-MB")
 	}
+}
+
+// benchSetting is the positive number in the environment variable name,
+// def when it is not set.
+func benchSetting(b *testing.B, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		b.Fatalf("%s=%q: want a positive number", name, s)
+	}
+	return n
 }
 
 // sampleHeapPeak samples the heap in use every millisecond until the

@@ -332,7 +332,9 @@ func (q *linkQuery) walk(tx *bolt.Tx, wid uint64, it *linkIndex, page *link.Link
 			return n, err
 		}
 		scanned++
-		if q.quick != nil && !q.quick(raw) {
+		// With rawSearch, quick is the search's own rough test: the raw
+		// match below answers it exactly.
+		if q.rawSearch == nil && q.quick != nil && !q.quick(raw) {
 			continue
 		}
 		if q.rawSearch != nil {

@@ -249,8 +249,9 @@ func (ix *searchIndexer) write(tx *bolt.Tx) error {
 	for i := range keys {
 		c := ix.changes[keys[i]]
 		key := keys[i][:] // bolt keeps it until the commit: keys outlives the loop
-		if v := b.Get(key); v != nil {
-			if err := decodeSearchSet(v, &set); err != nil {
+		old := b.Get(key)
+		if old != nil {
+			if err := decodeSearchSet(old, &set); err != nil {
 				return fmt.Errorf("%w at %x", err, key)
 			}
 		} else {
@@ -263,8 +264,14 @@ func (ix *searchIndexer) write(tx *bolt.Tx) error {
 				set.remove(op)
 			}
 		}
+		// An update that keeps a link's trigrams removes and adds it
+		// again: its keys are left as they are, their pages clean.
+		v := set.encode()
+		if bytes.Equal(v, old) {
+			continue
+		}
 		var err error
-		if v := set.encode(); v == nil {
+		if v == nil {
 			err = b.Delete(key)
 		} else {
 			err = b.Put(key, v)
@@ -432,5 +439,3 @@ func buildSearchIndex(bdb *bolt.DB, log *slog.Logger) error {
 	}
 	return nil
 }
-
-func trailingZeros(w uint64) int { return bits.TrailingZeros64(w) }

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"math/bits"
 	"slices"
 
 	bolt "go.etcd.io/bbolt"
@@ -76,7 +77,7 @@ func checkSearchIndex(tx *bolt.Tx) []error {
 		wid, block, gram := searchKeyParts(k)
 		for i, w := range set {
 			for ; w != 0; w &= w - 1 {
-				low := uint64(i*64 + trailingZeros(w))
+				low := uint64(i*64 + bits.TrailingZeros64(w))
 				got.add(wid, gram, uint64(block)<<searchBlockBits|low)
 			}
 		}

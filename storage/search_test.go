@@ -305,35 +305,8 @@ func TestCheck_DamagedSearchIndex(t *testing.T) {
 		}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "linkbolt.db")
-			db := storage.NewDB(path)
-			if err := db.Open(); err != nil {
-				t.Fatal(err)
-			}
-			s := newServices(db, nil)
-			u := &link.User{Email: "admin@example.com", PasswordHash: []byte("hash")}
-			ws := &link.Workspace{Name: "Default", Plan: link.PlanFree}
-			if err := s.Users.Bootstrap(context.Background(), u, ws); err != nil {
-				t.Fatal(err)
-			}
-			mustLink(t, s, ws.ID, &link.Link{Alias: "damaged", DestinationURL: "https://example.com/x"})
-			if err := db.CheckIndexes(); err != nil {
-				t.Fatalf("before the damage: %v", err)
-			}
-			if err := db.Close(); err != nil {
-				t.Fatal(err)
-			}
-			bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := bdb.Update(func(tx *bolt.Tx) error { return tt.damage(tx.Bucket([]byte("links.search"))) }); err != nil {
-				t.Fatal(err)
-			}
-			if err := bdb.Close(); err != nil {
-				t.Fatal(err)
-			}
-			r, err := storage.CheckFile(path)
+			db, _, _ := mustDamagedSearchIndex(t, tt.damage)
+			r, err := storage.CheckFile(db.Path)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -355,6 +328,27 @@ func TestCheck_DamagedSearchIndex(t *testing.T) {
 // does not decode answers an error, whichever order it lists in, rather
 // than a page that silently leaves links out.
 func TestSearch_DamagedIndexIsAnError(t *testing.T) {
+	db, s, ws := mustDamagedSearchIndex(t, func(b *bolt.Bucket) error {
+		return b.ForEach(func(k, _ []byte) error { return b.Put(append([]byte(nil), k...), []byte{'L', 0}) })
+	})
+	if err := db.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, sort := range []link.LinkSort{"", link.SortClicks} {
+		p, err := s.Links.FindLinkPage(context.Background(), link.LinkFilter{WorkspaceID: ws.ID, Search: "damaged", Limit: 20, Page: 1, Sort: sort})
+		if err == nil || !strings.Contains(err.Error(), "links.search") {
+			t.Errorf("sort %q: page %+v, error %v; want an error about links.search", sort, p, err)
+		}
+	}
+}
+
+// mustDamagedSearchIndex writes a data file holding one link, "damaged",
+// whose indexes check out, and applies damage to its links.search bucket
+// with the file closed. It returns the closed DB, its services and the
+// link's workspace.
+func mustDamagedSearchIndex(t *testing.T, damage func(b *bolt.Bucket) error) (*storage.DB, *Services, *link.Workspace) {
+	t.Helper()
 	path := filepath.Join(t.TempDir(), "linkbolt.db")
 	db := storage.NewDB(path)
 	if err := db.Open(); err != nil {
@@ -367,6 +361,9 @@ func TestSearch_DamagedIndexIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustLink(t, s, ws.ID, &link.Link{Alias: "damaged", DestinationURL: "https://example.com/x"})
+	if err := db.CheckIndexes(); err != nil {
+		t.Fatalf("before the damage: %v", err)
+	}
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -374,23 +371,11 @@ func TestSearch_DamagedIndexIsAnError(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := bdb.Update(func(tx *bolt.Tx) error {
-		b := tx.Bucket([]byte("links.search"))
-		return b.ForEach(func(k, _ []byte) error { return b.Put(append([]byte(nil), k...), []byte{'L', 0}) })
-	}); err != nil {
+	if err := bdb.Update(func(tx *bolt.Tx) error { return damage(tx.Bucket([]byte("links.search"))) }); err != nil {
 		t.Fatal(err)
 	}
 	if err := bdb.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := db.Open(); err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	for _, sort := range []link.LinkSort{"", link.SortClicks} {
-		p, err := s.Links.FindLinkPage(context.Background(), link.LinkFilter{WorkspaceID: ws.ID, Search: "damaged", Limit: 20, Page: 1, Sort: sort})
-		if err == nil || !strings.Contains(err.Error(), "links.search") {
-			t.Errorf("sort %q: page %+v, error %v; want an error about links.search", sort, p, err)
-		}
-	}
+	return db, s, ws
 }

@@ -43,10 +43,10 @@ func v1Click(i int) link.Click {
 	return c
 }
 
-// copyFixture copies the version 1 fixture into a temporary directory.
-func copyFixture(t *testing.T) string {
+// copyFixture copies the fixture file into a temporary directory.
+func copyFixture(t *testing.T, fixture string) string {
 	t.Helper()
-	src, err := os.Open(v1Fixture)
+	src, err := os.Open(fixture)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +120,7 @@ func wantVersion1File(t *testing.T, path string) {
 // referrers and the new clicks' dictionary ones; and the file passes the
 // index, click and bolt checks.
 func TestUpgradeVersion1File(t *testing.T) {
-	path := copyFixture(t)
+	path := copyFixture(t, v1Fixture)
 	wantVersion1File(t, path)
 	ctx := context.Background()
 	now := v1Start.Add(26 * time.Hour)

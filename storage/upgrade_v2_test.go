@@ -3,9 +3,6 @@ package storage
 import (
 	"context"
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -41,28 +38,6 @@ func v2Clicks(wsID, campaignID string, lid func(i int) string) []link.Click {
 		}
 	}
 	return clicks
-}
-
-// copyV2Fixture copies the version 2 fixture into a temporary directory.
-func copyV2Fixture(t *testing.T) string {
-	t.Helper()
-	src, err := os.Open(v2Fixture)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer src.Close()
-	path := filepath.Join(t.TempDir(), "linkbolt.db")
-	dst, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		t.Fatal(err)
-	}
-	if err := dst.Close(); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // fileDump is every key and value of every bucket of a data file.
@@ -125,7 +100,7 @@ func wantVersion2File(t *testing.T, path string) fileDump {
 func TestUpgradeVersion2File(t *testing.T) {
 	for _, interrupted := range []bool{false, true} {
 		mustRun(t, fmt.Sprintf("interrupted=%v", interrupted), func(t *testing.T) {
-			path := copyV2Fixture(t)
+			path := copyFixture(t, v2Fixture)
 			before := wantVersion2File(t, path)
 			if interrupted {
 				killedUpgrade(t, path)

@@ -359,6 +359,16 @@ func TestLinkMaxClicksPreviewBot(t *testing.T) {
 			t.Fatalf("the bot: %d, want the card (200)", got)
 		}
 	}
+	// The counter is swept away (as after a restart) and seeded again from
+	// the stored total: the bot's fetches are not in it.
+	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/b","alias":"other","max_clicks":1000}`, 201)
+	e.do("GET", "/other", "", "", 302)
+	e.flush()
+	e.clock.Add(clickCounterIdle)
+	e.do("GET", "/other", "", "", 302) // sweeps
+	if n := e.srv.clickLimits.size(); n != 1 {
+		t.Fatalf("%d counters after the sweep, want 1 (the card's link's evicted)", n)
+	}
 	if got := get(chromeUA); got != 302 {
 		t.Fatalf("the one click after the bot's fetches: %d, want 302", got)
 	}

@@ -69,9 +69,12 @@ var ogPage = template.Must(template.New("og").Parse(`<!doctype html>
 `))
 
 // serveOGPage answers a link-preview bot with l's social card; a GET is
-// recorded as a click, which analytics classify as a bot's.
+// recorded as a click, which analytics classify as a bot's. Not for a
+// link with max_clicks: its stored total seeds its click counter again
+// (after a restart, or once the counter was idle), so a fetch recorded
+// there would use up a click the counter never gave.
 func (s *Server) serveOGPage(w http.ResponseWriter, r *http.Request, l *link.Link) {
-	if r.Method != http.MethodHead {
+	if r.Method != http.MethodHead && l.MaxClicks == 0 {
 		s.recordClick(r, l, s.now(), 0) // sent to no variant
 	}
 	h := w.Header()

@@ -154,8 +154,8 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		CostlyConcurrency:   server.ReserveCostlyProcs(cfg.Server.CostlyConcurrency), CostlyWait: cfg.Server.CostlyWait,
 		SearchScanLimit: cfg.Server.SearchScanLimit, MaxConnections: cfg.Server.MaxConnections,
 		CORSOrigins:   cfg.Server.CORSOrigins,
-		UnlockTTL:     cfg.Links.UnlockTTL,                                             // link controls
-		BlocklistPath: cfg.Links.BlocklistPath, BlocklistPoll: cfg.Links.BlocklistPoll, // link controls
+		UnlockTTL:     cfg.Links.UnlockTTL,
+		BlocklistPath: cfg.Links.BlocklistPath, BlocklistPoll: cfg.Links.BlocklistPoll,
 	}, server.Deps{
 		DB: a.db, Links: a.links, Keys: a.keys,
 		Users: users, Workspaces: storage.NewWorkspaceService(a.db),
@@ -165,7 +165,7 @@ func (a *app) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		WebhookTargets: webhook.TargetGuard{AllowPrivate: cfg.Webhooks.AllowPrivate}, Setup: a.setup,
 		Members: storage.NewMemberService(a.db), Invitations: storage.NewInvitationService(a.db),
 		Domains: storage.NewDomainService(a.db), Audit: a.audit,
-		Blocklist: storage.NewBlocklistService(a.db), // link controls
+		Blocklist: storage.NewBlocklistService(a.db),
 		Imports:   storage.NewImportService(a.db), ImportClient: webhook.NewClient(cfg.Webhooks.AllowPrivate),
 		Accounts:  accounts,
 		Sessions:  sessions,

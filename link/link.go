@@ -66,7 +66,7 @@ func (l *Link) Normalize() {
 	if l.RedirectCode == 0 {
 		l.RedirectCode = 302
 	}
-	l.normalizeControls() // link controls: password, rules, variants, social card
+	l.normalizeControls()
 }
 
 // Validate checks a link against the rules of the service, with rules
@@ -92,8 +92,8 @@ func (l *Link) Validate(rules *URLRules) error {
 	if !ValidRedirectCode(l.RedirectCode) {
 		v.add("redirect_code", "must be one of 301, 302, 307, 308")
 	}
-	l.validateControls(&v, rules)    // link controls: password, rules, variants, social card
-	l.LinkLimits.validate(&v, rules) // link controls: expiry and limits
+	l.validateControls(&v, rules)
+	l.LinkLimits.validate(&v, rules)
 	return v.err()
 }
 
@@ -168,7 +168,7 @@ func (u LinkUpdate) Apply(l *Link) {
 		og := *u.OG
 		l.OG = &og
 	}
-	u.Limits.apply(&l.LinkLimits) // link controls: expiry and limits
+	u.Limits.apply(&l.LinkLimits)
 	l.Normalize()
 }
 

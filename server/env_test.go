@@ -115,7 +115,7 @@ func newEnvDeps(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickSto
 		Clicks: clicks, Campaigns: campaigns, QRCodes: storage.NewQRCodeService(db), Webhooks: hooks, Outbox: hooks, Recorder: rec,
 		Members: storage.NewMemberService(db), Invitations: storage.NewInvitationService(db),
 		Domains: storage.NewDomainService(db), Audit: storage.NewAuditService(db),
-		Blocklist:      storage.NewBlocklistService(db), // link controls
+		Blocklist:      storage.NewBlocklistService(db),
 		Imports:        storage.NewImportService(db),
 		DomainVerifier: dnscheck.NewDomains(""), WebhookTargets: webhook.TargetGuard{}, Setup: setup,
 		JWT:       &auth.JWT{Secret: []byte("test-secret-test-secret-test-secret!"), TTL: 24 * time.Hour, Now: clk.Now},

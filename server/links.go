@@ -72,7 +72,7 @@ type createLinkRequest struct {
 	RedirectCode   int      `json:"redirect_code"`
 	// link controls: password, rules, variants, social card
 	linkControlsRequest
-	linkLimitsRequest // link controls: expiry and limits (links_limits.go)
+	linkLimitsRequest
 }
 
 // link is the link the request asks for in the workspace, on domain (the
@@ -96,10 +96,10 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *cal
 	}
 	now := s.now()
 	l := in.link(c.workspace.ID, domain, now)
-	if err := in.linkLimitsRequest.applyTo(l, now); err != nil { // link controls: expiry and limits
+	if err := in.linkLimitsRequest.applyTo(l, now); err != nil {
 		return err
 	}
-	if err := s.setControls(l, in.linkControlsRequest); err != nil { // link controls
+	if err := s.setControls(l, in.linkControlsRequest); err != nil {
 		return err
 	}
 	if err := s.createLink(r, l); err != nil {
@@ -124,7 +124,7 @@ func (s *Server) checkNewLink(l *link.Link) error {
 	if err := l.Validate(s.servedRules); err != nil {
 		return err
 	}
-	return s.checkBlocked(l.DestinationURL) // link controls: the blocklist
+	return s.checkBlocked(l.DestinationURL)
 }
 
 func (s *Server) handleGetLink(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -148,7 +148,7 @@ type updateLinkRequest struct {
 	// link controls: password, rules, variants, social card
 	linkControlsRequest
 
-	linkLimitsPatch // link controls: expiry and limits (links_limits.go)
+	linkLimitsPatch
 }
 
 func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -172,10 +172,10 @@ func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *cal
 		UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode,
 	}
-	if err := s.updateControls(&upd, in.linkControlsRequest); err != nil { // link controls
+	if err := s.updateControls(&upd, in.linkControlsRequest); err != nil {
 		return err
 	}
-	limits, err := in.linkLimitsPatch.update() // link controls: expiry and limits
+	limits, err := in.linkLimitsPatch.update()
 	if err != nil {
 		return err
 	}
@@ -188,7 +188,7 @@ func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *cal
 			if in.DestinationURL == nil {
 				return nil // a link turned off by the blocklist may still be archived, retitled…
 			}
-			return s.checkBlocked(l.DestinationURL) // link controls: the blocklist
+			return s.checkBlocked(l.DestinationURL)
 		})
 	if err != nil {
 		return err
@@ -256,7 +256,7 @@ func (s *Server) handleListLinks(w http.ResponseWriter, r *http.Request, c *call
 	default:
 		return link.Errorf(link.EINVALIDREQUEST, "sort must be %q or %q, not %q", link.SortCreated, link.SortClicks, sort)
 	}
-	if f.Archived, err = archivedParam(q); err != nil { // link controls: expiry and limits
+	if f.Archived, err = archivedParam(q); err != nil {
 		return err
 	}
 	if f.Search == "" && f.CampaignID == "" && f.Domain == nil && f.Sort == "" {

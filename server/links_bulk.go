@@ -95,11 +95,11 @@ func (s *Server) handleBulkCreateLinks(w http.ResponseWriter, r *http.Request, c
 			domain, domains[req.Domain] = d, d
 		}
 		l := req.link(c.workspace.ID, domain, now)
-		if err := req.linkLimitsRequest.applyTo(l, now); err != nil { // link controls: expiry and limits
+		if err := req.linkLimitsRequest.applyTo(l, now); err != nil {
 			fail(i, err)
 			continue
 		}
-		if err := s.setControls(l, req.linkControlsRequest); err != nil { // link controls
+		if err := s.setControls(l, req.linkControlsRequest); err != nil {
 			if link.ErrorCode(err) == link.EINTERNAL {
 				return err
 			}

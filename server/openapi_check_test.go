@@ -351,7 +351,7 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 		"GET /{code}": true, "HEAD /{code}": true,
 		// ServeHTTP serves the password form of a protected link (link controls).
 		"POST /{code}": true,
-		"GET /{code}+": true, "HEAD /{code}+": true, // link controls: the preview page
+		"GET /{code}+": true, "HEAD /{code}+": true,
 	}
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {

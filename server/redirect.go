@@ -30,7 +30,7 @@ func (s *Server) redirect(w http.ResponseWriter, r *http.Request, d *link.Domain
 	}
 	if !link.ValidCodeSyntax(code) {
 		if p, ok := strings.CutSuffix(code, "+"); ok && link.ValidCodeSyntax(p) {
-			s.preview(w, r, host, p) // link controls: the preview page (preview.go)
+			s.preview(w, r, host, p)
 			return
 		}
 		s.linkNotFound(w, r, d, code)
@@ -60,7 +60,7 @@ func (s *Server) redirect(w http.ResponseWriter, r *http.Request, d *link.Domain
 			return
 		}
 	}
-	if l.HasControls() { // link controls: password, rules, variants, social card
+	if l.HasControls() {
 		s.redirectControlled(w, r, d, l)
 		return
 	}

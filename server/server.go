@@ -315,7 +315,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.dashboard = dash
 	s.rules = newURLRules(primary, alt, cfg.Listen)
 	s.servedRules = s.servedURLRules()
-	if s.blocklist, err = newBlocklist(context.Background(), cfg.BlocklistPath, cfg.BlocklistPoll, d.Blocklist, d.Now, d.Logger); err != nil { // link controls
+	if s.blocklist, err = newBlocklist(context.Background(), cfg.BlocklistPath, cfg.BlocklistPoll, d.Blocklist, d.Now, d.Logger); err != nil {
 		return nil, err
 	}
 	s.routes()
@@ -598,7 +598,7 @@ func (s *Server) routes() {
 	s.memberRoutes()
 
 	s.handle("POST", "/api/urls", accessWrite, s.handleSimpleCreate)
-	s.blocklistRoutes() // link controls: expiry and limits (blocklist.go)
+	s.blocklistRoutes()
 	s.importRoutes()
 
 	s.yourlsRoutes() // the YOURLS-compatible API (yourls.go)

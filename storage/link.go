@@ -59,7 +59,7 @@ type linkRecord struct {
 	// link controls: password, rules, variants, social card
 	linkControls
 
-	linkLimitsRecord // link controls: expiry and limits (link_limits.go)
+	linkLimitsRecord
 }
 
 func (r *linkRecord) link(ids *idCodec, id uint64, clicks uint64) *link.Link {
@@ -79,8 +79,8 @@ func (r *linkRecord) link(ids *idCodec, id uint64, clicks uint64) *link.Link {
 		CreatedAt:      r.CreatedAt,
 		UpdatedAt:      r.UpdatedAt,
 	}
-	r.controls(l)             // link controls: password, rules, variants, social card
-	l.LinkLimits = r.limits() // link controls: expiry and limits
+	r.controls(l)
+	l.LinkLimits = r.limits()
 	return l
 }
 
@@ -207,7 +207,7 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 		if err := workspaceExists(tx, wid); err != nil {
 			return err
 		}
-		if err := q.filterArchived(tx, wid, f.Archived); err != nil { // link controls
+		if err := q.filterArchived(tx, wid, f.Archived); err != nil {
 			return err
 		}
 		var it linkIndex
@@ -697,8 +697,8 @@ func newLinkRecord(wid uint64, in *link.Link, now time.Time) *linkRecord {
 		CreatedAt:    now,
 		UpdatedAt:    now,
 	}
-	rec.linkLimitsRecord = limitsRecord(in.LinkLimits) // link controls: expiry and limits
-	rec.setControls(in)                                // link controls: password, rules, variants, social card
+	rec.linkLimitsRecord = limitsRecord(in.LinkLimits)
+	rec.setControls(in)
 	return rec
 }
 
@@ -775,7 +775,7 @@ func addLink(tx *bolt.Tx, rec *linkRecord, ix *searchIndexer) (uint64, error) {
 	if err := addCounter(tx.Bucket(bucketLinksCount), itob(rec.Workspace), 1); err != nil {
 		return 0, err
 	}
-	if err := countArchived(tx, rec.Workspace, false, rec.Archived); err != nil { // link controls
+	if err := countArchived(tx, rec.Workspace, false, rec.Archived); err != nil {
 		return 0, err
 	}
 	for _, t := range rec.Tags {
@@ -905,7 +905,7 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 			return err
 		}
 		rec.linkLimitsRecord = limitsRecord(l.LinkLimits)
-		rec.setControls(l) // link controls: password, rules, variants, social card
+		rec.setControls(l)
 		rec.UpdatedAt = now
 		if err := putJSON(tx.Bucket(bucketLinks), idb, rec); err != nil {
 			return err
@@ -1056,7 +1056,7 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 		if err := addCounter(tx.Bucket(bucketLinksCount), itob(wid), -1); err != nil {
 			return err
 		}
-		if err := countArchived(tx, wid, rec.Archived, false); err != nil { // link controls
+		if err := countArchived(tx, wid, rec.Archived, false); err != nil {
 			return err
 		}
 		for _, t := range rec.Tags {

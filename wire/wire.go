@@ -105,7 +105,7 @@ type Link struct {
 	// link controls: password, rules, variants, social card
 	LinkControls
 
-	LinkLimits // link controls: expiry and limits
+	LinkLimits
 }
 
 // Link returns l as the API shows it.
@@ -125,8 +125,8 @@ func (s ShortURLs) Link(l *link.Link) Link {
 		UTMSource: Optional(l.UTMSource), UTMMedium: Optional(l.UTMMedium), UTMCampaign: Optional(l.UTMCampaign),
 		CampaignID: Optional(l.CampaignID), RedirectCode: l.RedirectCode, Clicks: l.Clicks,
 		CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
-		LinkControls: NewLinkControls(l),           // link controls: password, rules, variants, social card
-		LinkLimits:   newLinkLimits(&l.LinkLimits), // link controls: expiry and limits
+		LinkControls: NewLinkControls(l),
+		LinkLimits:   newLinkLimits(&l.LinkLimits),
 	}
 }
 

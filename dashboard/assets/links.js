@@ -8,7 +8,7 @@ import { call } from './api.js';
 import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, fmtNumber, count, useApiForm, useList } from './ui.js';
 import { QRButton } from './qr.js';
 import { BulkCreate } from './bulk.js';
-import { TargetingFields, TARGETING_EMPTY, targetingFormOf, targetingBody } from './link_targeting.js'; // link controls
+import { TargetingFields, TARGETING_EMPTY, targetingFormOf, targetingBody } from './link_targeting.js';
 import { LimitsFields, limitsForm, limitsBody, LIMITS_EMPTY, readArchived, ArchivedFilter } from './link_limits.js';
 
 const LIMIT = 20;
@@ -287,7 +287,7 @@ function formOf(l) {
     destination_url: l.destination_url, alias: l.alias, domain: l.domain, tags: (l.tags || []).join(', '),
     utm_source: l.utm_source || '', utm_medium: l.utm_medium || '', utm_campaign: l.utm_campaign || '',
     campaign_id: l.campaign_id || '', redirect_code: String(l.redirect_code || 302),
-    ...targetingFormOf(l), // link controls
+    ...targetingFormOf(l),
     ...limitsForm(l),
   };
 }
@@ -305,7 +305,7 @@ function createBody(form) {
   for (const [k] of UTM) if (form[k].trim()) body[k] = form[k].trim();
   if (form.campaign_id) body.campaign_id = form.campaign_id;
   if (form.redirect_code !== '302') body.redirect_code = Number(form.redirect_code);
-  Object.assign(body, targetingBody(form, null)); // link controls
+  Object.assign(body, targetingBody(form, null));
   return Object.assign(body, limitsBody(form));
 }
 
@@ -322,7 +322,7 @@ function editBody(form, l) {
   if (tags.join(',') !== splitTags(was.tags).join(',')) body.tags = tags;
   if (form.campaign_id !== was.campaign_id) body.campaign_id = form.campaign_id;
   if (form.redirect_code !== was.redirect_code) body.redirect_code = Number(form.redirect_code);
-  Object.assign(body, targetingBody(form, was)); // link controls
+  Object.assign(body, targetingBody(form, was));
   return Object.assign(body, limitsBody(form, was));
 }
 

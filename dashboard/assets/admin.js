@@ -92,8 +92,9 @@ function Backup() {
   return html`<section class="card" aria-labelledby="backup-title">
     <h2 id="backup-title">Backup</h2>
     <p>A consistent copy of the whole data file (every workspace, user, key, link and click), taken while linkbolt keeps serving.
-      It is a bbolt file: check it with <code>linkbolt check --file FILE</code>. To restore, stop the server, move the data file away,
-      put the backup in its place and start the server again. Keep it safe: it holds everything, password and key hashes too.</p>
+      It is a bbolt file: check it with <code>linkbolt check --file FILE</code>. To restore, stop the server and
+      run <code>linkbolt restore --from FILE</code> (it checks the backup first and keeps the replaced file beside it). Keep it safe: it
+      holds everything, password and key hashes and the HTTPS certificates' keys too.</p>
     <${Message} error=${error} notice=${notice} />
     <div class="actions"><button type="button" id="download-backup" disabled=${!!busy} onClick=${download}>${busy ? 'Downloading…' : 'Download a backup'}</button>
       <${CopyAsCurl} method="GET" path="/v1/admin/backup" /></div>

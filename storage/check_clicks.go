@@ -59,6 +59,7 @@ func checkClicks(tx *bolt.Tx) []error {
 	c.visitorRecords(visitorCounts)
 	raw := c.rawClicks()
 	c.hosts()
+	c.errs = append(c.errs, checkBacklog(tx)...)
 	for k, n := range raw {
 		if p := hourly[k]; n > p.all {
 			c.fail("workspace hour %x: %d raw clicks, total %d", k, n, p.all)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/linkbolt/linkbolt/link"
@@ -31,6 +32,8 @@ type ClickService struct {
 	// interleave writes there).
 	pruneChunk int
 	pruned     func(bucket []byte)
+	// drainMu holds one DrainClicks at a time.
+	drainMu sync.Mutex
 	// Events encodes the link.clicked events a batch writes for the
 	// workspaces that subscribe to them; nil writes none.
 	Events link.EventEncoder
@@ -145,22 +148,32 @@ func (s *ClickService) RecordClicks(ctx context.Context, clicks []link.Click) (s
 	if len(b.clicks) == 0 {
 		return skipped, nil
 	}
+	if err := s.write(b, nil); err != nil {
+		return skipped, fmt.Errorf("record clicks: %w", err)
+	}
+	return skipped, nil
+}
+
+// write stores the clicks of b in one transaction, which also runs also
+// when it is not nil.
+func (s *ClickService) write(b *clickBatch, also func(tx *bolt.Tx) error) error {
 	for i := range b.clicks {
 		b.add(&b.clicks[i])
 	}
 	w := b.plan()
 	now := s.db.now()
-	err = s.db.db.Update(func(tx *bolt.Tx) error {
+	return s.db.db.Update(func(tx *bolt.Tx) error {
 		if err := w.write(tx); err != nil {
 			return err
+		}
+		if also != nil {
+			if err := also(tx); err != nil {
+				return err
+			}
 		}
 		// link.clicked events for the workspaces that subscribe to them.
 		return appendClickEvents(tx, s.Events, w.clicks, now)
 	})
-	if err != nil {
-		return skipped, fmt.Errorf("record clicks: %w", err)
-	}
-	return skipped, nil
 }
 
 // ExportClicks calls fn for each raw click of the workspace in [start,

@@ -125,6 +125,7 @@ var (
 	bucketClicksVisitors = []byte("clicks.visitors") // unix UTC day(4) + workspace id(8) + visitor(8) → visitor record
 	bucketClicksSalts    = []byte("clicks.salts")    // unix UTC day(4) → salt(32)
 	bucketClicksHosts    = []byte("clicks.hosts")    // unix UTC day(4) + workspace id(8) + 0 + id(4) → host, and + 1 + host → id
+	bucketClicksBacklog  = []byte("clicks.backlog")  // sequence(8) → a classified click not yet in the aggregates (see click_backlog.go)
 
 	// The audit log; see audit.go. scope is a workspace id, 0 for the
 	// instance's own entries, or auditAllScope for every entry.
@@ -148,7 +149,7 @@ var allBuckets = [][]byte{
 	bucketWebhooks, bucketWebhooksWorkspace, bucketWebhooksEvent, bucketDeliveries, bucketDeliveriesWebhook, bucketDeliveriesQueue,
 	bucketQRCodes, bucketQRCodesWorkspace,
 	bucketDomains, bucketDomainsHostname, bucketDomainsWorkspace,
-	bucketClicksTotals, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily, bucketClicksVisitors, bucketClicksSalts, bucketClicksHosts,
+	bucketClicksTotals, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily, bucketClicksVisitors, bucketClicksSalts, bucketClicksHosts, bucketClicksBacklog,
 	bucketAudit, bucketAuditTime, bucketAuditActor, bucketAuditAction, bucketAuditTarget,
 	bucketLinksSearch,
 	bucketLinksArchived, bucketBlocklist,

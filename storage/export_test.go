@@ -202,3 +202,9 @@ func SetSearchBuildBatch(n int) (restore func()) {
 	searchBuildBatch = n
 	return func() { searchBuildBatch = was }
 }
+
+// PutBacklogRecord overwrites the value of the click backlog's record seq:
+// a damaged record, for tests.
+func (db *DB) PutBacklogRecord(seq uint64, v []byte) error {
+	return db.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketClicksBacklog).Put(itob(seq), v) })
+}

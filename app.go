@@ -112,6 +112,11 @@ func (a *app) wire(ctx context.Context) error {
 	a.recorder = analytics.NewRecorder(damageSafeClicks{clicks, a.db}, cfg.Clicks.FlushInterval, cfg.Clicks.QueueSize, a.logger)
 	a.recorder.SetQueueBytes(cfg.Clicks.QueueBytes)
 	a.recorder.SetEnrich(analytics.Enricher(analytics.NewClassifier(geo), clicks))
+	if cfg.Clicks.BacklogBytes > 0 {
+		if err := a.recorder.SetBacklog(ctx, damageSafeClicks{clicks, a.db}, cfg.Clicks.BacklogBytes); err != nil {
+			return fmt.Errorf("click backlog: %w", err)
+		}
+	}
 	// Listening first tells the server its real port (server.listen may
 	// say :0), which destinations must not point back into.
 	ln, err := net.Listen("tcp", cfg.Server.Listen)
@@ -393,4 +398,20 @@ func (c damageSafeClicks) RecordClicks(ctx context.Context, clicks []link.Click)
 		return err
 	})
 	return skipped, err
+}
+
+func (c damageSafeClicks) SpillClicks(ctx context.Context, clicks []link.Click, limit int64) (spilled, skipped int, err error) {
+	err = c.db.CatchDamage(func() (err error) {
+		spilled, skipped, err = c.ClickService.SpillClicks(ctx, clicks, limit)
+		return err
+	})
+	return spilled, skipped, err
+}
+
+func (c damageSafeClicks) DrainClicks(ctx context.Context, max int) (taken, skipped int, err error) {
+	err = c.db.CatchDamage(func() (err error) {
+		taken, skipped, err = c.ClickService.DrainClicks(ctx, max)
+		return err
+	})
+	return taken, skipped, err
 }

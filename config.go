@@ -110,6 +110,7 @@ type Config struct {
 		FlushInterval time.Duration `mapstructure:"flush_interval"`
 		QueueSize     int           `mapstructure:"queue_size"`
 		QueueBytes    int64         `mapstructure:"queue_bytes"`
+		BacklogBytes  int64         `mapstructure:"backlog_bytes"`
 	} `mapstructure:"clicks"`
 	Analytics struct {
 		GeoIPPath string        `mapstructure:"geoip_path"`
@@ -185,6 +186,7 @@ var defaults = map[string]any{
 	"clicks.flush_interval":   "1s",
 	"clicks.queue_size":       1_000_000,
 	"clicks.queue_bytes":      16 << 20,
+	"clicks.backlog_bytes":    512 << 20,
 	"analytics.geoip_path":    "",
 	"analytics.retention":     "2160h",
 	"audit.retention":         "8760h",
@@ -416,6 +418,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Clicks.QueueBytes < 1<<20 {
 		errs = append(errs, fmt.Errorf("clicks.queue_bytes: must be at least 1048576 (1 MiB)"))
+	}
+	if b := c.Clicks.BacklogBytes; b != 0 && b < 1<<20 {
+		errs = append(errs, fmt.Errorf("clicks.backlog_bytes: must be 0 (no backlog) or at least 1048576 (1 MiB)"))
 	}
 	if r := c.Domains.Resolver; r != "" {
 		host, port, err := net.SplitHostPort(r)

@@ -94,6 +94,19 @@ type Recorder struct {
 	dropLogN     int64     // dropped when it was
 	once         sync.Once
 	started      atomic.Bool
+
+	// The backlog on disk (see SetBacklog); nil drops clicks the queue
+	// cannot hold.
+	backlog      Backlog
+	backlogLimit int64
+	// What the backlog holds, as last read from the store.
+	backlogClicks, backlogBytes atomic.Int64
+	// arrived counts the clicks queued, for the rate the writer sees.
+	arrived atomic.Int64
+	// The drain's pace, under flushMu (see cycle).
+	lastCycle   time.Time
+	lastArrived int64
+	nextDrain   time.Time
 }
 
 // batchHint is the size at which a batch is written before its interval.
@@ -137,12 +150,21 @@ func (r *Recorder) SetEnrich(fn func(ctx context.Context, batch []link.Click) er
 // write classifies a batch and writes it, and keeps the health of writes.
 // It returns the number of clicks written. Clicks the store skipped as
 // invalid are counted as dropped: tried again they would fail again.
-func (r *Recorder) write(ctx context.Context, batch []link.Click) (int, error) {
-	skipped, err := r.writeBatch(ctx, batch)
+func (r *Recorder) write(ctx context.Context, batch []link.Click, spill bool) (int, error) {
+	skipped, err := r.writeBatch(ctx, batch, spill)
 	if err == nil && skipped > 0 {
 		r.drop(int64(skipped), "clicks that cannot be stored (malformed ID or time out of range) were DROPPED",
 			"skipped", skipped)
 	}
+	r.noteWrite(err)
+	if err != nil {
+		return 0, err
+	}
+	return len(batch) - skipped, nil
+}
+
+// noteWrite keeps the health of writes after a write that returned err.
+func (r *Recorder) noteWrite(err error) {
 	now := r.now()
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -161,19 +183,18 @@ func (r *Recorder) write(ctx context.Context, batch []link.Click) (int, error) {
 		r.failing, r.lastFailLog = false, time.Time{}
 		r.logger.Info("writing clicks works again", "failing_since", r.failSince)
 	}
-	if err != nil {
-		return 0, err
-	}
-	return len(batch) - skipped, nil
 }
 
-func (r *Recorder) writeBatch(ctx context.Context, batch []link.Click) (skipped int, err error) {
+func (r *Recorder) writeBatch(ctx context.Context, batch []link.Click, spill bool) (skipped int, err error) {
 	if r.enrich != nil {
 		if err := r.enrich(ctx, batch); err != nil {
 			return 0, err
 		}
 	}
-	return r.store.RecordClicks(ctx, batch)
+	if !spill {
+		return r.store.RecordClicks(ctx, batch)
+	}
+	return r.spillBatch(ctx, batch)
 }
 
 // WriteFailing reports whether the last write of clicks failed, and since
@@ -203,7 +224,7 @@ func (r *Recorder) loop() {
 		case <-t.C:
 		case <-r.kick:
 		}
-		_ = r.Flush(context.Background()) // write logs failures
+		_ = r.cycle(context.Background()) // write logs failures
 	}
 }
 
@@ -211,7 +232,7 @@ func (r *Recorder) loop() {
 // writes every click at once (Interval 0).
 func (r *Recorder) Record(c link.Click) {
 	if r.interval <= 0 {
-		n, err := r.write(context.Background(), []link.Click{c})
+		n, err := r.write(context.Background(), []link.Click{c}, false)
 		if err != nil {
 			r.drop(1, "writing a click failed; it is lost", "link", c.LinkID, "err", err)
 			return
@@ -234,6 +255,7 @@ func (r *Recorder) Record(c link.Click) {
 	}
 	r.buf = append(r.buf, q)
 	r.strBytes += q.cost() - clickSize
+	r.arrived.Add(1)
 	// Write early when the batch grows large, unless writes are failing:
 	// then the next try waits for the interval.
 	early := (len(r.buf) == batchHint || r.queueBytes() > r.maxBytes/2) && !r.failing
@@ -324,14 +346,36 @@ func (r *Recorder) Written() int64 { return r.written.Load() }
 // FailedWrites returns the number of writes of clicks (batches) that failed.
 func (r *Recorder) FailedWrites() int64 { return r.failedWrites.Load() }
 
-// Flush writes every queued click: first a batch whose write failed
-// before, then the clicks recorded since, in transactions of at most
-// maxWrite clicks. On failure the clicks not written are kept, and tried
-// again first by the next Flush.
+// Flush writes every queued click into the store's aggregates: first a
+// batch whose write failed before, then the clicks recorded since, in
+// transactions of at most maxWrite clicks, and with a backlog (see
+// SetBacklog) every click it holds. On failure the clicks not written
+// are kept, and tried again first by the next Flush.
 func (r *Recorder) Flush(ctx context.Context) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
-	if err := r.writeHeld(ctx); err != nil {
+	if r.backlogClicks.Load() == 0 {
+		return r.writeQueue(ctx, false)
+	}
+	if err := r.writeQueue(ctx, true); err != nil {
+		return err
+	}
+	for r.backlogClicks.Load() > 0 {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if err := r.drain(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeQueue writes the clicks queued: a batch whose write failed before,
+// then the clicks recorded since, into the aggregates, or with spill into
+// the backlog. r.flushMu is held.
+func (r *Recorder) writeQueue(ctx context.Context, spill bool) error {
+	if err := r.writeHeld(ctx, spill); err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -350,7 +394,7 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	room := (r.maxBytes-r.outside())/clickSize - int64(cap(r.held))
 	r.buf = make([]queuedClick, 0, max(min(int64(max(len(r.held), 64)), int64(r.max), room), 0))
 	r.mu.Unlock()
-	return r.writeHeld(ctx)
+	return r.writeHeld(ctx, spill)
 }
 
 // maxWrite is the most clicks written in one transaction. A flush takes
@@ -374,7 +418,7 @@ const (
 // writeHeld writes the held batch in parts of at most maxWrite clicks.
 // r.flushMu is held: only a flush changes held, so it is read here
 // without r.mu.
-func (r *Recorder) writeHeld(ctx context.Context) error {
+func (r *Recorder) writeHeld(ctx context.Context, spill bool) error {
 	whole := true // held is still the array it was taken with
 	for len(r.held) > 0 {
 		r.mu.Lock()
@@ -388,11 +432,13 @@ func (r *Recorder) writeHeld(ctx context.Context) error {
 		for i := range part {
 			clicks[i] = part[i].click()
 		}
-		wrote, err := r.write(ctx, clicks)
+		wrote, err := r.write(ctx, clicks, spill)
 		rest := r.held
 		if err == nil {
 			rest = r.held[len(part):]
-			r.written.Add(int64(wrote))
+			if !spill {
+				r.written.Add(int64(wrote))
+			}
 		}
 		if len(rest) == 0 {
 			rest = nil
@@ -420,7 +466,8 @@ func (r *Recorder) writeHeld(ctx context.Context) error {
 	return nil
 }
 
-// Close stops the flush loop and writes what is left. Records that arrive
+// Close stops the flush loop and stores what is queued (see Persist): a
+// backlog stays on disk for the next start to drain. Records that arrive
 // after Close are still queued and written by a later Flush; the server
 // stops taking requests before it closes the recorder.
 func (r *Recorder) Close(ctx context.Context) error {
@@ -432,5 +479,5 @@ func (r *Recorder) Close(ctx context.Context) error {
 			return ctx.Err()
 		}
 	}
-	return r.Flush(ctx)
+	return r.Persist(ctx)
 }

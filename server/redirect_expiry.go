@@ -95,16 +95,32 @@ func (s *Server) seedClicks(ctx context.Context, n *clickCounter, l *link.Link) 
 		return nil
 	}
 	if s.recorder != nil {
-		if err := s.recorder.Flush(ctx); err != nil {
+		if err := s.recorder.Persist(ctx); err != nil {
 			return err
 		}
 	}
-	stored, err := s.links.FindLinkByID(ctx, l.WorkspaceID, l.ID)
+	used, err := s.storedClicks(ctx, l.WorkspaceID, l.ID)
 	if err != nil {
 		return err
 	}
-	n.used, n.seeded, n.ws = stored.Clicks, true, l.WorkspaceID
+	n.used, n.seeded, n.ws = used, true, l.WorkspaceID
 	return nil
+}
+
+// storedClicks returns what the link has been clicked of the clicks on
+// disk: its stored total and its clicks waiting in the click backlog.
+// Clicks still queued in memory are not counted: callers persist the
+// recorder first.
+func (s *Server) storedClicks(ctx context.Context, wsID, id string) (int64, error) {
+	stored, err := s.links.FindLinkByID(ctx, wsID, id)
+	if err != nil {
+		return 0, err
+	}
+	waiting, err := s.clicks.BacklogLinkClicks(ctx, wsID, id)
+	if err != nil {
+		return 0, err
+	}
+	return stored.Clicks + waiting, nil
 }
 
 // reserveClick takes one of the clicks left to l at now (consume, for a
@@ -169,7 +185,7 @@ func (s *Server) sweepClickCounters(ctx context.Context, now time.Time) {
 		n.mu.Lock()
 		if idle(n) {
 			if !flushed {
-				if s.recorder != nil && s.recorder.Flush(ctx) != nil {
+				if s.recorder != nil && s.recorder.Persist(ctx) != nil {
 					n.mu.Unlock()
 					return // try again at the next sweep
 				}
@@ -183,14 +199,14 @@ func (s *Server) sweepClickCounters(ctx context.Context, now time.Time) {
 
 // evictIfStored takes the idle counter n of the link id out of the map
 // when the stored total holds its clicks (or the link is gone, or the
-// counter is stale). The caller holds n.mu and has flushed the recorder.
+// counter is stale). The caller holds n.mu and has persisted the recorder.
 func (s *Server) evictIfStored(ctx context.Context, id string, n *clickCounter, now time.Time) {
-	stored, err := s.links.FindLinkByID(ctx, n.ws, id)
+	stored, err := s.storedClicks(ctx, n.ws, id)
 	switch {
 	case isNotFound(err):
 	case err != nil:
 		return
-	case stored.Clicks < n.used && now.Sub(n.last) < clickCounterStale:
+	case stored < n.used && now.Sub(n.last) < clickCounterStale:
 		return // a click not stored yet
 	}
 	n.evicted = true

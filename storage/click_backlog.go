@@ -53,17 +53,18 @@ func putBacklogSize(tx *bolt.Tx, n BacklogSize) error {
 	return tx.Bucket(bucketMeta).Put(metaClickBacklog, v)
 }
 
-// Backlog returns what the click backlog holds.
-func (s *ClickService) Backlog(ctx context.Context) (BacklogSize, error) {
+// Backlog returns the clicks the backlog holds and the bytes of their
+// keys and values.
+func (s *ClickService) Backlog(ctx context.Context) (clicks, bytes int64, err error) {
 	if err := ctx.Err(); err != nil {
-		return BacklogSize{}, err
+		return 0, 0, err
 	}
 	var n BacklogSize
-	err := s.db.db.View(func(tx *bolt.Tx) error {
+	err = s.db.db.View(func(tx *bolt.Tx) error {
 		n = readBacklogSize(tx)
 		return nil
 	})
-	return n, err
+	return n.Clicks, n.Bytes, err
 }
 
 // SpillClicks appends clicks to the backlog in one transaction, as long as

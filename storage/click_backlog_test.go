@@ -52,11 +52,11 @@ func (f *backlogFixture) clicks(seed uint64, n int) (direct, spilled []link.Clic
 
 func mustBacklog(t *testing.T, s *Services) storage.BacklogSize {
 	t.Helper()
-	n, err := s.Clicks.Backlog(context.Background())
+	clicks, bytes, err := s.Clicks.Backlog(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return storage.BacklogSize{Clicks: clicks, Bytes: bytes}
 }
 
 // sameAnalytics compares every link's total and the analytics of every

@@ -179,7 +179,8 @@ func parseWrk(out string) (wrkRun, error) {
 
 // countClicks waits until linkbolt has written every click it took (the
 // workspace's total over the last 24 hours unchanged for two reads two
-// seconds apart, nothing pending) and reads the dropped counter.
+// seconds apart, nothing pending in memory or in the click backlog) and
+// reads the dropped counter.
 func countClicks(ctx context.Context, a *apiClient, r *results) error {
 	t := time.Now()
 	last := int64(-1)
@@ -190,7 +191,7 @@ func countClicks(ctx context.Context, a *apiClient, r *results) error {
 		if err := a.call(ctx, "GET", "/v1/analytics/workspace?range=24h", nil, &st); err != nil {
 			return fmt.Errorf("count clicks: %w", err)
 		}
-		if st.Totals.Clicks == last && a.metric(ctx, "linkbolt_clicks_pending") <= 0 {
+		if st.Totals.Clicks == last && a.metric(ctx, "linkbolt_clicks_pending") <= 0 && a.metric(ctx, "linkbolt_clicks_backlog") <= 0 {
 			break
 		}
 		last = st.Totals.Clicks

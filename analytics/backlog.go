@@ -1,0 +1,161 @@
+package analytics
+
+import (
+	"context"
+	"time"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// Backlog is a store that keeps clicks on disk, classified, until they
+// are written into the aggregates (storage.ClickService): appending a
+// click there costs a small part of writing it into the aggregates.
+type Backlog interface {
+	// SpillClicks appends clicks while the backlog holds at most limit
+	// bytes; spilled is how many it took, in order.
+	SpillClicks(ctx context.Context, clicks []link.Click, limit int64) (spilled, skipped int, err error)
+	// DrainClicks writes the oldest at most max clicks into the
+	// aggregates and takes them out of the backlog, in one transaction.
+	DrainClicks(ctx context.Context, max int) (taken, skipped int, err error)
+	// Backlog returns the clicks it holds and their bytes.
+	Backlog(ctx context.Context) (clicks, bytes int64, err error)
+}
+
+// The pace of the drain. While clicks come faster than floodRate a second
+// and the backlog holds less than half its bound, the writer drains at
+// most one part in drainShare of the time (it waits drainShare-1 times
+// what a drain took before the next), so that redirects keep the CPU
+// during a flood; the rest of the time it only spills. Otherwise it
+// drains as fast as it can.
+const (
+	floodRate  = 5000
+	drainShare = 4
+)
+
+// SetBacklog makes the recorder keep clicks in b, on disk and at most
+// limit bytes of it, rather than drop them, when they come faster than it
+// writes them into the aggregates; it drains them as traffic allows, and
+// at start what an earlier run left. Call it before Start.
+func (r *Recorder) SetBacklog(ctx context.Context, b Backlog, limit int64) error {
+	r.backlog, r.backlogLimit = b, limit
+	return r.readBacklog(ctx)
+}
+
+// Backlogged returns the clicks waiting in the backlog and their bytes on
+// disk.
+func (r *Recorder) Backlogged() (clicks, bytes int64) {
+	return r.backlogClicks.Load(), r.backlogBytes.Load()
+}
+
+// BacklogLimit returns the bound of the backlog's bytes (0: no backlog).
+func (r *Recorder) BacklogLimit() int64 {
+	if r.backlog == nil {
+		return 0
+	}
+	return r.backlogLimit
+}
+
+func (r *Recorder) readBacklog(ctx context.Context) error {
+	n, size, err := r.backlog.Backlog(ctx)
+	if err != nil {
+		return err
+	}
+	r.backlogClicks.Store(n)
+	r.backlogBytes.Store(size)
+	return nil
+}
+
+// spillBatch appends a classified batch to the backlog; what does not fit
+// is dropped. It returns the clicks skipped as invalid.
+func (r *Recorder) spillBatch(ctx context.Context, batch []link.Click) (skipped int, err error) {
+	spilled, skipped, err := r.backlog.SpillClicks(ctx, batch, r.backlogLimit)
+	if err != nil {
+		return 0, err
+	}
+	if err := r.readBacklog(ctx); err != nil {
+		return skipped, err
+	}
+	if lost := len(batch) - spilled; lost > 0 {
+		r.drop(int64(lost), "click backlog is full (clicks.backlog_bytes): clicks are being DROPPED; the disk cannot keep up",
+			"backlog_clicks", r.backlogClicks.Load(), "backlog_bytes", r.backlogBytes.Load())
+	}
+	return skipped, nil
+}
+
+// drain writes the oldest maxWrite clicks of the backlog into the
+// aggregates. r.flushMu is held.
+func (r *Recorder) drain(ctx context.Context) error {
+	taken, skipped, err := r.backlog.DrainClicks(ctx, maxWrite)
+	if err == nil {
+		r.written.Add(int64(taken - skipped))
+		if skipped > 0 {
+			r.drop(int64(skipped), "click backlog records that cannot be read were DROPPED", "skipped", skipped)
+		}
+		err = r.readBacklog(ctx)
+	}
+	r.noteWrite(err)
+	return err
+}
+
+// Persist stores every queued click: into the aggregates while the
+// backlog is empty and the queue small, into the backlog otherwise (a
+// click there is on disk, and counted once drained).
+func (r *Recorder) Persist(ctx context.Context) error {
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	return r.writeQueue(ctx, r.behind())
+}
+
+// behind reports whether the writer is behind: the backlog holds clicks,
+// or more are queued than one transaction writes. r.flushMu is held.
+func (r *Recorder) behind() bool {
+	return r.backlog != nil && (r.backlogClicks.Load() > 0 || r.Pending() > maxWrite)
+}
+
+// cycle is one turn of the flush loop. With nothing behind it writes the
+// queue into the aggregates, as Flush does. Behind, it spills the queue
+// into the backlog and drains one part of the backlog, at the pace of
+// floodRate and drainShare, and comes back at once while there is more
+// to drain and no flood.
+func (r *Recorder) cycle(ctx context.Context) error {
+	if r.backlog == nil {
+		return r.Flush(ctx)
+	}
+	r.flushMu.Lock()
+	defer r.flushMu.Unlock()
+	now := r.now()
+	arrived := r.arrived.Load()
+	flood := false
+	if el := now.Sub(r.lastCycle); !r.lastCycle.IsZero() && el > 0 {
+		flood = float64(arrived-r.lastArrived)/el.Seconds() >= floodRate
+	}
+	r.lastCycle, r.lastArrived = now, arrived
+	if !r.behind() {
+		return r.writeQueue(ctx, false)
+	}
+	if err := r.writeQueue(ctx, true); err != nil {
+		return err
+	}
+	if r.backlogClicks.Load() == 0 {
+		return nil
+	}
+	pace := flood && r.backlogBytes.Load() < r.backlogLimit/2
+	if pace && now.Before(r.nextDrain) {
+		return nil
+	}
+	start := r.now()
+	if err := r.drain(ctx); err != nil {
+		return err
+	}
+	r.nextDrain = time.Time{}
+	if pace {
+		end := r.now()
+		r.nextDrain = end.Add(end.Sub(start) * (drainShare - 1))
+	} else if r.backlogClicks.Load() > 0 {
+		select {
+		case r.kick <- struct{}{}:
+		default:
+		}
+	}
+	return nil
+}

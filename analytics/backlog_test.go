@@ -1,0 +1,251 @@
+package analytics
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/linkbolt/linkbolt/internal/clocktest"
+	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/storage"
+)
+
+// backlogSetup is a real data file with one workspace and a hundred links,
+// and a recorder writing to it with a backlog of limit bytes.
+type backlogSetup struct {
+	db     *storage.DB
+	clicks *storage.ClickService
+	links  *storage.LinkService
+	ws     string
+	ids    []string
+	clock  *clocktest.Clock
+	rec    *Recorder
+	n      int // clicks recorded
+}
+
+var backlogT0 = time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+
+func newBacklogSetup(t *testing.T, limit int64) *backlogSetup {
+	t.Helper()
+	b := &backlogSetup{clock: clocktest.New(backlogT0)}
+	b.db = storage.NewDB(filepath.Join(t.TempDir(), "linkbolt.db"))
+	b.db.Now = b.clock.Now
+	if err := b.db.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { b.db.Close() })
+	ctx := context.Background()
+	u := &link.User{Email: "admin@example.com", PasswordHash: []byte("hash")}
+	ws := &link.Workspace{Name: "Default", Plan: link.PlanFree}
+	if err := storage.NewUserService(b.db).Bootstrap(ctx, u, ws); err != nil {
+		t.Fatal(err)
+	}
+	b.ws = ws.ID
+	b.links, b.clicks = storage.NewLinkService(b.db), storage.NewClickService(b.db)
+	for i := range 100 {
+		l := &link.Link{WorkspaceID: ws.ID, Alias: fmt.Sprintf("l%d", i), DestinationURL: "https://example.com/"}
+		if err := b.links.CreateLink(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+		b.ids = append(b.ids, l.ID)
+	}
+	b.rec = b.newRecorder(t, limit)
+	return b
+}
+
+// newRecorder returns a recorder on the data file, as a server start makes
+// one: it reads what the backlog holds.
+func (b *backlogSetup) newRecorder(t *testing.T, limit int64) *Recorder {
+	t.Helper()
+	r := NewRecorder(timedDrains{b.clicks, b.clock}, time.Hour, 0, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	r.SetClock(b.clock.Now)
+	if limit > 0 {
+		if err := r.SetBacklog(context.Background(), timedDrains{b.clicks, b.clock}, limit); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return r
+}
+
+// timedDrains is the real click store on a clock that a drain moves on by
+// 300 ms: what a drain takes at a million links under a flood.
+type timedDrains struct {
+	*storage.ClickService
+	clock *clocktest.Clock
+}
+
+func (s timedDrains) DrainClicks(ctx context.Context, max int) (int, int, error) {
+	s.clock.Add(300 * time.Millisecond)
+	return s.ClickService.DrainClicks(ctx, max)
+}
+
+// record queues n clicks spread over the links.
+func (b *backlogSetup) record(n int) {
+	for range n {
+		b.rec.Record(link.Click{LinkID: b.ids[b.n%len(b.ids)], WorkspaceID: b.ws, Time: b.clock.Now(), Referrer: "t.co"})
+		b.n++
+	}
+}
+
+func (b *backlogSetup) backlog(t *testing.T) int64 {
+	t.Helper()
+	n, _, err := b.clicks.Backlog(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := b.rec.Backlogged(); got != n {
+		t.Fatalf("the recorder says %d clicks wait in the backlog, the file %d", got, n)
+	}
+	return n
+}
+
+// counted is the sum of every link's stored total.
+func (b *backlogSetup) counted(t *testing.T) int64 {
+	t.Helper()
+	var sum int64
+	for _, id := range b.ids {
+		l, err := b.links.FindLinkByID(context.Background(), b.ws, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum += l.Clicks
+	}
+	return sum
+}
+
+// TestRecorderBacklog_Flood walks the writer through a flood: a queue
+// larger than one write spills to the backlog; while clicks come faster
+// than floodRate, a drain is followed by a pause of three times its
+// length in which the writer only spills; once the flood is over it
+// drains at once; nothing is dropped and every click is counted once.
+func TestRecorderBacklog_Flood(t *testing.T) {
+	b := newBacklogSetup(t, 64<<20)
+	ctx := context.Background()
+	step := func(what string, wantBacklog int64) {
+		t.Helper()
+		if err := b.rec.cycle(ctx); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if got := b.backlog(t); got != wantBacklog {
+			t.Fatalf("%s: backlog %d, want %d", what, got, wantBacklog)
+		}
+		if p := b.rec.Pending(); p != 0 {
+			t.Fatalf("%s: %d clicks still queued", what, p)
+		}
+	}
+
+	// A small queue is written straight into the aggregates.
+	b.record(500)
+	step("a small queue", 0)
+	if got := b.counted(t); got != 500 {
+		t.Fatalf("%d clicks counted, want 500", got)
+	}
+	// More than a write's worth: spilled, and one part drained.
+	b.clock.Add(time.Second)
+	b.record(maxWrite + 10_000)
+	step("a queue larger than one write", 10_000)
+	// Still flooding (30,000 in 1.3 s): spill, drain one part (it takes
+	// 300 ms), then wait 900 ms before the next.
+	b.clock.Add(time.Second)
+	b.record(30_000)
+	step("flooding, the first drain", 20_000)
+	b.clock.Add(100 * time.Millisecond)
+	b.record(5_000)
+	step("flooding, within the pause", 25_000)
+	b.clock.Add(time.Second)
+	b.record(6_000)
+	step("flooding, after the pause", 11_000)
+	if d := b.rec.Dropped(); d != 0 {
+		t.Fatalf("%d clicks dropped", d)
+	}
+	// The flood is over: the backlog drains at once, and a cycle queues
+	// the next one itself.
+	b.clock.Add(time.Second)
+	step("the flood is over", 0)
+	if got, want := b.counted(t), int64(b.n); got != want {
+		t.Fatalf("%d clicks counted, want %d", got, want)
+	}
+	if got := b.rec.Written(); got != int64(b.n) {
+		t.Fatalf("written = %d, want %d", got, b.n)
+	}
+}
+
+// TestRecorderBacklog_DrainsAfterFlood: the cycle after a drain that left
+// clicks behind, with no flood, is queued at once (a kick), so the writer
+// empties the backlog without waiting for its interval.
+func TestRecorderBacklog_DrainsAfterFlood(t *testing.T) {
+	b := newBacklogSetup(t, 64<<20)
+	b.record(3*maxWrite + 5)
+	if err := b.rec.cycle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-b.rec.kick:
+	default:
+		t.Fatal("a drain that left clicks behind did not queue the next cycle")
+	}
+	for i := 0; b.backlog(t) > 0; i++ {
+		if i > 3 {
+			t.Fatalf("backlog %d after %d cycles", b.backlog(t), i)
+		}
+		b.clock.Add(time.Minute)
+		if err := b.rec.cycle(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := b.counted(t); got != int64(b.n) {
+		t.Fatalf("%d counted, want %d", got, b.n)
+	}
+}
+
+// TestRecorderBacklog_Full: past clicks.backlog_bytes clicks are dropped,
+// counted and never half-written; what was kept is counted exactly.
+func TestRecorderBacklog_Full(t *testing.T) {
+	b := newBacklogSetup(t, 1<<20)
+	b.record(maxWrite + 30_000) // about 2.5 MB of backlog records
+	if err := b.rec.Persist(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	kept := b.backlog(t)
+	_, bytes := b.rec.Backlogged()
+	if kept == 0 || bytes > 1<<20 || b.rec.Dropped() == 0 || kept+b.rec.Dropped() != int64(b.n) {
+		t.Fatalf("backlog %d clicks (%d bytes), %d dropped, of %d", kept, bytes, b.rec.Dropped(), b.n)
+	}
+	if err := b.rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.counted(t); got != kept || b.backlog(t) != 0 {
+		t.Fatalf("%d counted, want %d; backlog %d", got, kept, b.backlog(t))
+	}
+}
+
+// TestRecorderBacklog_CloseKeepsBacklog: a stop while behind spills the
+// queue and leaves the backlog on disk instead of writing it all; the next
+// recorder on the file drains it.
+func TestRecorderBacklog_CloseKeepsBacklog(t *testing.T) {
+	b := newBacklogSetup(t, 64<<20)
+	b.record(maxWrite + 1)
+	if err := b.rec.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.backlog(t); got != maxWrite+1 {
+		t.Fatalf("backlog after close: %d, want %d", got, maxWrite+1)
+	}
+	if got := b.counted(t); got != 0 {
+		t.Fatalf("%d counted before a drain", got)
+	}
+	b.rec = b.newRecorder(t, 64<<20)
+	if got, _ := b.rec.Backlogged(); got != maxWrite+1 {
+		t.Fatalf("a new recorder sees %d clicks in the backlog", got)
+	}
+	if err := b.rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.counted(t); got != int64(b.n) {
+		t.Fatalf("%d counted, want %d", got, b.n)
+	}
+}

@@ -1,9 +1,11 @@
 package storage_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -68,12 +70,23 @@ func (f *backlogFixture) sameAnalytics(t *testing.T) {
 	stats := func(i int, scope link.StatsScope, id string) string {
 		s := []*Services{f.direct, f.spilled}[i]
 		st := statsOf(t, s, link.StatsFilter{WorkspaceID: f.ws[i], Scope: scope, ID: id, Start: start, End: end})
-		// The IDs differ between the instances; the aliases do not.
-		out := fmt.Sprintf("%d %d %d %v %v", st.Clicks, st.UniqueVisitors, len(st.Hourly), st.Hourly, st.Top)
+		// The IDs differ between the instances, the aliases do not; ties
+		// in a top list go by ID, so each list is sorted again by alias.
+		alias := map[string]string{}
 		for j, l := range f.links[i] {
-			out = strings.ReplaceAll(out, l.ID, f.links[0][j].Alias)
+			alias[l.ID] = f.links[0][j].Alias
 		}
-		return out
+		for _, entries := range st.Top {
+			for k := range entries {
+				if a, ok := alias[entries[k].Value]; ok {
+					entries[k].Value = a
+				}
+			}
+			slices.SortFunc(entries, func(x, y link.TopEntry) int {
+				return cmp.Or(cmp.Compare(y.Clicks, x.Clicks), cmp.Compare(x.Value, y.Value))
+			})
+		}
+		return fmt.Sprintf("%d %d %d %v %v", st.Clicks, st.UniqueVisitors, len(st.Hourly), st.Hourly, st.Top)
 	}
 	for j := range f.links[0] {
 		for i, s := range []*Services{f.direct, f.spilled} {

@@ -555,20 +555,26 @@ func (w *batchWrite) write(tx *bolt.Tx) error {
 // scopes of links deleted meanwhile to be skipped. The totals go in link
 // ID order, so each block of clicks.totals is written once.
 func (w *batchWrite) countLinkClicks(tx *bolt.Tx) error {
-	links := tx.Bucket(bucketLinks)
-	var ts []linkTotal
+	// The links are looked up in ID order, so the lookups walk the links
+	// bucket front to back instead of at random.
+	var order []int32
 	for i := range w.scopes {
-		sc := &w.scopes[i]
-		if sc.link == 0 {
-			continue
+		if w.scopes[i].link != 0 {
+			order = append(order, int32(i))
 		}
-		if links.Get(itob(sc.link)) == nil {
+	}
+	slices.SortFunc(order, func(x, y int32) int { return cmp.Compare(w.scopes[x].link, w.scopes[y].link) })
+	links := tx.Bucket(bucketLinks).Cursor()
+	ts := make([]linkTotal, 0, len(order))
+	for _, i := range order {
+		sc := &w.scopes[i]
+		k := itob(sc.link)
+		if got, _ := links.Seek(k); !bytes.Equal(got, k) {
 			sc.skip = true
 			continue
 		}
 		ts = append(ts, linkTotal{sc.link, sc.clicks})
 	}
-	slices.SortFunc(ts, func(x, y linkTotal) int { return cmp.Compare(x.lid, y.lid) })
 	if err := writeLinkTotals(tx, ts, false, &w.mem); err != nil {
 		return fmt.Errorf("count link clicks: %w", err)
 	}

@@ -144,3 +144,48 @@ func sampleHeapPeak() func() uint64 {
 	}()
 	return func() uint64 { close(stop); return <-done }
 }
+
+// BenchmarkSpillClicks measures what the writer pays to append a click to
+// the click backlog during a flood (see click_backlog.go): batches of
+// 20,000 classified clicks over a million link IDs, appended to a backlog
+// that grows to b.N batches. Compare its ns/click with
+// BenchmarkFlushUniform's, which writes the same clicks into the
+// aggregates.
+//
+//	go test ./storage/ -run '^$' -bench SpillClicks -benchtime 50x
+func BenchmarkSpillClicks(b *testing.B) {
+	const batch, links = 20_000, 1_000_000
+	db := NewDB(filepath.Join(b.TempDir(), "spill.db"))
+	if err := db.Open(); err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	ws := db.ids.formatID(prefixWorkspace, 1)
+	cs := NewClickService(db)
+	rng := rand.New(rand.NewPCG(1, 2))
+	refs := []string{"", "t.co", "www.google.com", "news.ycombinator.com", "example.org"}
+	countries := []string{"DE", "FR", "US", "GB", "NL", "IT"}
+	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	clicks := make([]link.Click, batch)
+	b.ResetTimer()
+	for range b.N {
+		b.StopTimer()
+		for i := range clicks {
+			at = at.Add(time.Millisecond)
+			clicks[i] = link.Click{WorkspaceID: ws, LinkID: db.ids.formatID(prefixLink, uint64(rng.IntN(links)+1)), Time: at,
+				Referrer: refs[rng.IntN(len(refs))], Country: countries[rng.IntN(len(countries))],
+				Browser: "Chrome", OS: "Linux", Device: "desktop", Visitor: rng.Uint64()}
+		}
+		b.StartTimer()
+		if n, skipped, err := cs.SpillClicks(context.Background(), clicks, 0); n != batch || skipped != 0 || err != nil {
+			b.Fatalf("spill: %d, %d skipped, %v", n, skipped, err)
+		}
+	}
+	b.StopTimer()
+	n, size, _ := cs.Backlog(context.Background())
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/click")
+	b.ReportMetric(float64(size)/float64(n), "bytes/click")
+	if fi, err := os.Stat(db.Path); err == nil {
+		b.ReportMetric(float64(fi.Size())/float64(n), "file-bytes/click")
+	}
+}

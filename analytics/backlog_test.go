@@ -144,28 +144,41 @@ func TestRecorderBacklog_Flood(t *testing.T) {
 	if got := b.counted(t); got != 500 {
 		t.Fatalf("%d clicks counted, want 500", got)
 	}
-	// More than a write's worth: spilled, and one part drained.
+	// More than a write's worth, and fast (30,000 in a second): spilled,
+	// and a small part drained (it takes 300 ms); then a pause three times
+	// as long.
 	b.clock.Add(time.Second)
 	b.record(maxWrite + 10_000)
-	step("a queue larger than one write", 10_000)
-	// Still flooding (30,000 in 1.3 s): spill, drain one part (it takes
-	// 300 ms), then wait 900 ms before the next.
-	b.clock.Add(time.Second)
-	b.record(30_000)
-	step("flooding, the first drain", 20_000)
+	backlog := int64(maxWrite + 10_000 - paceWrite)
+	step("a flood", backlog)
 	b.clock.Add(100 * time.Millisecond)
 	b.record(5_000)
-	step("flooding, within the pause", 25_000)
+	backlog += 5_000
+	step("flooding, within the pause", backlog)
 	b.clock.Add(time.Second)
-	b.record(6_000)
-	step("flooding, after the pause", 11_000)
+	b.record(30_000)
+	backlog += 30_000 - paceWrite
+	step("flooding, after the pause", backlog)
 	if d := b.rec.Dropped(); d != 0 {
 		t.Fatalf("%d clicks dropped", d)
 	}
-	// The flood is over: the backlog drains at once, and a cycle queues
-	// the next one itself.
-	b.clock.Add(time.Second)
-	step("the flood is over", 0)
+	// The flood is over: the backlog drains in full parts, each cycle
+	// queueing the next itself.
+	for backlog > 0 {
+		b.clock.Add(time.Second)
+		backlog = max(backlog-maxWrite, 0)
+		step("the flood is over", backlog)
+		select {
+		case <-b.rec.kick:
+			if backlog == 0 {
+				t.Fatal("an empty backlog queued another cycle")
+			}
+		default:
+			if backlog > 0 {
+				t.Fatal("a drain that left clicks behind did not queue the next cycle")
+			}
+		}
+	}
 	if got, want := b.counted(t), int64(b.n); got != want {
 		t.Fatalf("%d clicks counted, want %d", got, want)
 	}

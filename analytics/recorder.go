@@ -364,7 +364,7 @@ func (r *Recorder) Flush(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := r.drain(ctx); err != nil {
+		if err := r.drain(ctx, maxWrite); err != nil {
 			return err
 		}
 	}

@@ -84,9 +84,14 @@ func redirectLoad(ctx context.Context, a *apiClient, srv *server, o options, dir
 			first, second = second, first
 			firstURL, secondURL = secondURL, firstURL
 		}
+		// Each run starts with linkbolt idle: catching up with the last
+		// round's clicks in the background would take CPU from the
+		// baseline's run and flatter the ratio.
+		waitIdle(ctx, a)
 		if *first, err = runWrk(ctx, o, script, firstURL); err != nil {
 			return err
 		}
+		waitIdle(ctx, a)
 		if *second, err = runWrk(ctx, o, script, secondURL); err != nil {
 			return err
 		}
@@ -105,6 +110,21 @@ func redirectLoad(ctx context.Context, a *apiClient, srv *server, o options, dir
 	r.memDuring = sampler()
 	r.memAfter, _ = readStatus(srv.pid())
 	return nil
+}
+
+// waitIdle waits until linkbolt holds no click in memory or in its click
+// backlog (at most 10 minutes), and logs how long that took.
+func waitIdle(ctx context.Context, a *apiClient) {
+	t := time.Now()
+	for time.Since(t) < 10*time.Minute && ctx.Err() == nil {
+		if a.metric(ctx, "linkbolt_clicks_pending") <= 0 && a.metric(ctx, "linkbolt_clicks_backlog") <= 0 {
+			break
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+	if d := time.Since(t); d > time.Second {
+		logf("linkbolt caught up with the clicks of the last run in %.0f s", d.Seconds())
+	}
 }
 
 // startBaseline runs this program as the baseline and waits until it

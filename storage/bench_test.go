@@ -134,6 +134,24 @@ func BenchmarkFindLinkByAlias(b *testing.B) {
 	}
 }
 
+// BenchmarkFindLinkByAliasMiss is the redirect's lookup of a link the
+// redirect cache does not hold: what most redirects spread over a million
+// links cost.
+func BenchmarkFindLinkByAliasMiss(b *testing.B) {
+	s := mustBigWorkspace(b)
+	s.DB.SetAliasCacheBytes(1)
+	ctx := context.Background()
+	b.ReportAllocs()
+	b.ResetTimer()
+	i := 0
+	for b.Loop() {
+		i = (i + 7919) % benchLinks
+		if _, err := s.Links.FindLinkByAlias(ctx, "", fmt.Sprintf("bench%06d", i-i%7+1)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkCreateLinkParallel creates links from 32 goroutines; bolt's
 // Batch gives them shared commits.
 func BenchmarkCreateLinkParallel(b *testing.B) {

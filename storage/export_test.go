@@ -208,3 +208,10 @@ func SetSearchBuildBatch(n int) (restore func()) {
 func (db *DB) PutBacklogRecord(seq uint64, v []byte) error {
 	return db.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketClicksBacklog).Put(itob(seq), v) })
 }
+
+// SetAliasCacheBytes bounds the redirect cache (1: nothing fits).
+func (db *DB) SetAliasCacheBytes(n int) {
+	db.aliases.mu.Lock()
+	defer db.aliases.mu.Unlock()
+	db.aliases.max = n
+}

@@ -354,6 +354,11 @@ func (r *Recorder) FailedWrites() int64 { return r.failedWrites.Load() }
 func (r *Recorder) Flush(ctx context.Context) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
+	if r.backlog != nil {
+		if err := r.readBacklog(ctx); err != nil {
+			return err
+		}
+	}
 	if r.backlogClicks.Load() == 0 {
 		return r.writeQueue(ctx, false)
 	}

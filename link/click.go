@@ -126,9 +126,9 @@ type ClickService interface {
 	// DailySalt returns the secret salt of the UTC day of t, creating it
 	// once; salts of past days are deleted by PruneClicks.
 	DailySalt(ctx context.Context, day time.Time) ([]byte, error)
-	// BacklogLinkClicks returns how many clicks of the link wait in the
-	// click backlog (clicks on disk not yet in the aggregates, see
-	// analytics.Backlog); with the link's stored total, what it has been
-	// clicked.
-	BacklogLinkClicks(ctx context.Context, workspaceID, linkID string) (int64, error)
+	// LinkClicks returns what the link has been clicked of the clicks on
+	// disk: its stored total and its clicks waiting in the click backlog
+	// (not yet in the aggregates, see analytics.Backlog), read at one
+	// moment. ENOTFOUND for a link not of the workspace.
+	LinkClicks(ctx context.Context, workspaceID, linkID string) (int64, error)
 }

@@ -86,6 +86,11 @@ func newEnvDeps(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickSto
 	rec := analytics.NewRecorder(store, time.Hour, 0, logger) // flushed by hand
 	rec.SetClock(clk.Now)
 	rec.SetEnrich(analytics.Enricher(analytics.NewClassifier(nil), clicks))
+	if wrap == nil { // a click backlog, as a server has by default
+		if err := rec.SetBacklog(context.Background(), clicks, 64<<20); err != nil {
+			t.Fatal(err)
+		}
+	}
 	cfg := Config{
 		BaseURL: &url.URL{Scheme: "http", Host: "lb.test"}, AltBaseURL: &url.URL{Scheme: "http", Host: "s.test"}, MaxBody: 1 << 20, KeyPrefix: "lb",
 		TokenTTL: 24 * time.Hour, RotationGrace: 24 * time.Hour,

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http/httptest"
 	"os"
@@ -9,6 +10,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/storage"
 )
 
 // TestLinkExpiry: a link expires at the instant expires_at, then redirects
@@ -136,6 +140,35 @@ func TestLinkMaxClicksSeededFromQueue(t *testing.T) {
 	e.do("GET", "/seed", "", "", 302)
 	if r := e.request(newRequest("GET", "/seed", "", "")); r.status != 410 {
 		t.Fatalf("fifth click: %d", r.status)
+	}
+}
+
+// TestLinkMaxClicksCountsBacklog: clicks waiting in the click backlog (a
+// flood the writer has not caught up with) count against max_clicks.
+func TestLinkMaxClicksCountsBacklog(t *testing.T) {
+	e := newEnv(t)
+	l := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"flood"}`, 201)
+	clicks := make([]link.Click, 3)
+	for i := range clicks {
+		clicks[i] = link.Click{LinkID: l.str("id"), WorkspaceID: e.ws, Time: e.clock.Now(), Country: "DE"}
+	}
+	store := storage.NewClickService(e.db)
+	if n, _, err := store.SpillClicks(context.Background(), clicks, 0); n != 3 || err != nil {
+		t.Fatalf("spill: %d, %v", n, err)
+	}
+	if got := e.do("GET", "/v1/links/"+l.str("id"), e.readKey, "", 200).path("clicks"); got != float64(0) {
+		t.Fatalf("clicks before the drain: %v", got)
+	}
+	e.do("PATCH", "/v1/links/"+l.str("id"), e.writeKey, `{"max_clicks":4}`, 200)
+	e.do("GET", "/flood", "", "", 302)
+	if r := e.request(newRequest("GET", "/flood", "", "")); r.status != 410 {
+		t.Fatalf("fifth click, three of them in the backlog: %d", r.status)
+	}
+	if err := e.recorder.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := e.do("GET", "/v1/links/"+l.str("id"), e.readKey, "", 200).path("clicks"); got != float64(4) {
+		t.Fatalf("clicks after the drain: %v, want 4", got)
 	}
 }
 

@@ -88,8 +88,9 @@ func (c *clickLimits) size() int {
 	return len(c.counters)
 }
 
-// seed sets the counter of l from its stored total, with the clicks the
-// recorder holds written first. The caller holds n.mu.
+// seed sets the counter of l from what it has been clicked on disk (its
+// stored total and its clicks in the click backlog), with the clicks the
+// recorder holds persisted first. The caller holds n.mu.
 func (s *Server) seedClicks(ctx context.Context, n *clickCounter, l *link.Link) error {
 	if n.seeded {
 		return nil
@@ -112,15 +113,7 @@ func (s *Server) seedClicks(ctx context.Context, n *clickCounter, l *link.Link) 
 // Clicks still queued in memory are not counted: callers persist the
 // recorder first.
 func (s *Server) storedClicks(ctx context.Context, wsID, id string) (int64, error) {
-	stored, err := s.links.FindLinkByID(ctx, wsID, id)
-	if err != nil {
-		return 0, err
-	}
-	waiting, err := s.clicks.BacklogLinkClicks(ctx, wsID, id)
-	if err != nil {
-		return 0, err
-	}
-	return stored.Clicks + waiting, nil
+	return s.clicks.LinkClicks(ctx, wsID, id)
 }
 
 // reserveClick takes one of the clicks left to l at now (consume, for a

@@ -189,23 +189,33 @@ func (s *ClickService) DrainClicks(ctx context.Context, max int) (taken, skipped
 	return taken, skipped, nil
 }
 
-// BacklogLinkClicks returns how many clicks of a link wait in the backlog:
-// with its stored total, what the link has been clicked. It reads the
-// whole backlog, which is empty but under floods.
-func (s *ClickService) BacklogLinkClicks(ctx context.Context, workspaceID, linkID string) (int64, error) {
+// LinkClicks returns what a link has been clicked of the clicks on disk:
+// its stored total and its clicks waiting in the backlog, read in one
+// transaction, so that a drain moving clicks from one to the other never
+// hides them. The backlog is read whole; it is empty but under floods.
+// ENOTFOUND for a link not of the workspace.
+func (s *ClickService) LinkClicks(ctx context.Context, workspaceID, linkID string) (int64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
 	}
 	wid, ok := s.db.ids.parseID(prefixWorkspace, workspaceID)
 	if !ok {
-		return 0, nil
+		return 0, link.Errorf(link.ENOTFOUND, "link %q not found", linkID)
 	}
 	lid, ok := s.db.ids.parseID(prefixLink, linkID)
 	if !ok {
-		return 0, nil
+		return 0, link.Errorf(link.ENOTFOUND, "link %q not found", linkID)
 	}
 	var n int64
 	err := s.db.db.View(func(tx *bolt.Tx) error {
+		if _, err := findLink(tx, wid, lid); err != nil {
+			return err
+		}
+		stored, err := linkClicks(tx, lid)
+		if err != nil {
+			return err
+		}
+		n = int64(stored)
 		if readBacklogSize(tx).Clicks == 0 {
 			return nil
 		}

@@ -137,7 +137,7 @@ func TestClickBacklog_SameAsStraight(t *testing.T) {
 	}
 	// What waits for each link, and what it then has.
 	for j, l := range f.links[1] {
-		got, err := f.spilled.Clicks.BacklogLinkClicks(ctx, l.WorkspaceID, l.ID)
+		got, err := f.spilled.Clicks.LinkClicks(ctx, l.WorkspaceID, l.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -151,11 +151,11 @@ func checkLinkbolt(db *bolt.DB) []string {
 }
 
 // hasEveryBucket reports whether tx holds every bucket of the current
-// schema; users.reset came without a schema change, and a file no server
-// has opened since may lack it.
+// schema; users.reset and clicks.backlog came without a schema change, and
+// a file no server has opened since may lack them.
 func hasEveryBucket(tx *bolt.Tx) bool {
 	for _, name := range allBuckets {
-		if tx.Bucket(name) == nil && !bytes.Equal(name, bucketUsersReset) {
+		if tx.Bucket(name) == nil && !bytes.Equal(name, bucketUsersReset) && !bytes.Equal(name, bucketClicksBacklog) {
 			return false
 		}
 	}

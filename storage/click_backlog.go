@@ -329,7 +329,11 @@ func readBacklogString(v []byte) (string, []byte, error) {
 func checkBacklog(tx *bolt.Tx) []error {
 	var errs []error
 	var got BacklogSize
-	c := tx.Bucket(bucketClicksBacklog).Cursor()
+	b := tx.Bucket(bucketClicksBacklog)
+	if b == nil { // a file no server of this version has opened
+		return nil
+	}
+	c := b.Cursor()
 	for k, v := c.First(); k != nil; k, v = c.Next() {
 		got.Clicks++
 		got.Bytes += int64(len(k) + len(v))

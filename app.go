@@ -329,10 +329,10 @@ func (a *app) discoverOIDC(ctx context.Context) {
 // delivery log.
 const deliveryRetention = 30 * 24 * time.Hour
 
-// pruneLoop deletes raw clicks older than analytics.retention, old webhook
+// pruneLoop deletes raw clicks older than analytics.retention, per-link
+// hourly analytics older than analytics.link_hours_retention, old webhook
 // deliveries, ended alias holds and audit entries older than
-// audit.retention at start and then every hour, until ctx
-// ends.
+// audit.retention at start and then every hour, until ctx ends.
 func (a *app) pruneLoop(ctx context.Context) {
 	t := time.NewTicker(time.Hour)
 	defer t.Stop()
@@ -342,6 +342,13 @@ func (a *app) pruneLoop(ctx context.Context) {
 			return a.clicks.PruneClicks(ctx, now.Add(-a.cfg.Analytics.Retention))
 		}); n > 0 {
 			a.logger.Info("pruned raw clicks past the retention", "clicks", n, "retention", a.cfg.Analytics.Retention)
+		}
+		if r := a.cfg.Analytics.LinkHoursRetention; r > 0 {
+			if n := a.upkeep(ctx, "rolling up link hours", func() (int, error) {
+				return a.clicks.RollUpLinkHours(ctx, now.Add(-r))
+			}); n > 0 {
+				a.logger.Info("rolled per-link hourly analytics up into days", "hours", n, "link_hours_retention", r)
+			}
 		}
 		a.upkeep(ctx, "pruning old webhook deliveries", func() (int, error) {
 			return a.webhooks.PruneDeliveries(ctx, now.Add(-deliveryRetention))

@@ -113,8 +113,9 @@ type Config struct {
 		BacklogBytes  int64         `mapstructure:"backlog_bytes"`
 	} `mapstructure:"clicks"`
 	Analytics struct {
-		GeoIPPath string        `mapstructure:"geoip_path"`
-		Retention time.Duration `mapstructure:"retention"`
+		GeoIPPath          string        `mapstructure:"geoip_path"`
+		Retention          time.Duration `mapstructure:"retention"`
+		LinkHoursRetention time.Duration `mapstructure:"link_hours_retention"`
 	} `mapstructure:"analytics"`
 	Audit struct {
 		Retention time.Duration `mapstructure:"retention"`
@@ -160,41 +161,42 @@ var defaults = map[string]any{
 	"server.http_listen":        ":80",
 	"server.tls_redirects_http": true,
 
-	"storage.path":            "./data/linkbolt.db",
-	"auth.jwt_secret":         "",
-	"auth.token_ttl":          "24h",
-	"auth.key_prefix":         "lb",
-	"auth.rotation_grace":     "24h",
-	"auth.invitation_ttl":     "168h",
-	"auth.login_per_ip":       20,
-	"auth.login_per_address":  5,
-	"auth.login_window":       "15m",
-	"auth.login_per_account":  10,
-	"auth.login_max_delay":    "15m",
-	"keys.max_per_workspace":  link.DefaultMaxKeysPerWorkspace,
-	"auth.password_cost":      12,
-	"plans.free":              100,
-	"plans.pro":               1000,
-	"plans.enterprise":        0,
-	"workspaces.default_plan": "free",
-	"admin.email":             "",
-	"admin.password":          "",
-	"links.alias_hold":        "720h",
-	"links.unlock_ttl":        "24h",
-	"links.blocklist_path":    "",
-	"links.blocklist_poll":    "5s",
-	"clicks.flush_interval":   "1s",
-	"clicks.queue_size":       1_000_000,
-	"clicks.queue_bytes":      16 << 20,
-	"clicks.backlog_bytes":    512 << 20,
-	"analytics.geoip_path":    "",
-	"analytics.retention":     "2160h",
-	"audit.retention":         "8760h",
-	"domains.resolver":        "",
-	"domains.scheme":          "https",
-	"webhooks.allow_private":  false,
-	"log.level":               "info",
-	"log.format":              "text",
+	"storage.path":                   "./data/linkbolt.db",
+	"auth.jwt_secret":                "",
+	"auth.token_ttl":                 "24h",
+	"auth.key_prefix":                "lb",
+	"auth.rotation_grace":            "24h",
+	"auth.invitation_ttl":            "168h",
+	"auth.login_per_ip":              20,
+	"auth.login_per_address":         5,
+	"auth.login_window":              "15m",
+	"auth.login_per_account":         10,
+	"auth.login_max_delay":           "15m",
+	"keys.max_per_workspace":         link.DefaultMaxKeysPerWorkspace,
+	"auth.password_cost":             12,
+	"plans.free":                     100,
+	"plans.pro":                      1000,
+	"plans.enterprise":               0,
+	"workspaces.default_plan":        "free",
+	"admin.email":                    "",
+	"admin.password":                 "",
+	"links.alias_hold":               "720h",
+	"links.unlock_ttl":               "24h",
+	"links.blocklist_path":           "",
+	"links.blocklist_poll":           "5s",
+	"clicks.flush_interval":          "1s",
+	"clicks.queue_size":              1_000_000,
+	"clicks.queue_bytes":             16 << 20,
+	"clicks.backlog_bytes":           512 << 20,
+	"analytics.geoip_path":           "",
+	"analytics.retention":            "2160h",
+	"analytics.link_hours_retention": "840h",
+	"audit.retention":                "8760h",
+	"domains.resolver":               "",
+	"domains.scheme":                 "https",
+	"webhooks.allow_private":         false,
+	"log.level":                      "info",
+	"log.format":                     "text",
 
 	"auth.oidc.issuer":          "",
 	"auth.oidc.client_id":       "",
@@ -418,6 +420,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Clicks.QueueBytes < 1<<20 {
 		errs = append(errs, fmt.Errorf("clicks.queue_bytes: must be at least 1048576 (1 MiB)"))
+	}
+	if r := c.Analytics.LinkHoursRetention; r != 0 && r < 48*time.Hour {
+		errs = append(errs, fmt.Errorf("analytics.link_hours_retention: %s must be 0 (keep for good) or at least 48h", r))
 	}
 	if b := c.Clicks.BacklogBytes; b != 0 && b < 1<<20 {
 		errs = append(errs, fmt.Errorf("clicks.backlog_bytes: must be 0 (no backlog) or at least 1048576 (1 MiB)"))

@@ -123,6 +123,11 @@ type ClickService interface {
 	// PruneClicks deletes the raw clicks (and daily visitor sets) older
 	// than before; aggregates are kept. It returns how many clicks it deleted.
 	PruneClicks(ctx context.Context, before time.Time) (int, error)
+	// RollUpLinkHours deletes the per-link hourly aggregates of the UTC
+	// days before the one holding before: a link's analytics then answer
+	// those days from its daily aggregates (whole days, one point a day
+	// in the time series). It returns how many it deleted.
+	RollUpLinkHours(ctx context.Context, before time.Time) (int, error)
 	// DailySalt returns the secret salt of the UTC day of t, creating it
 	// once; salts of past days are deleted by PruneClicks.
 	DailySalt(ctx context.Context, day time.Time) ([]byte, error)

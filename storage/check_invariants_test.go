@@ -110,7 +110,7 @@ func TestCheckFile_Invariants(t *testing.T) {
 				}
 			}
 			return tx.Bucket([]byte("clicks.totals")).Put(k, v)
-		}, "hourly totals"},
+		}, "daily totals"},
 		{"a search entry missing", del("links.search"), "links.search"},
 		{"a password link of nobody", func(tx *bolt.Tx) error {
 			return tx.Bucket([]byte("users.reset")).Put([]byte("another hash"), make([]byte, 16))

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"fmt"
 	"slices"
 	"time"
@@ -214,4 +215,18 @@ func (db *DB) SetAliasCacheBytes(n int) {
 	db.aliases.mu.Lock()
 	defer db.aliases.mu.Unlock()
 	db.aliases.max = n
+}
+
+// LinkHourKeys counts the per-link hourly blobs before the hour of t.
+func (db *DB) LinkHourKeys(t time.Time) (int, error) {
+	n := 0
+	err := db.db.View(func(tx *bolt.Tx) error {
+		c := tx.Bucket(bucketClicksHourly).Cursor()
+		end := append([]byte{scopeKindLink}, be32(floorHour(t))...)
+		for k, _ := c.Seek([]byte{scopeKindLink}); k != nil && bytes.Compare(k, end) < 0; k, _ = c.Next() {
+			n++
+		}
+		return nil
+	})
+	return n, err
 }

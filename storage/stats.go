@@ -120,6 +120,9 @@ type statsQuery struct {
 	accs   [numDims]*topAcc
 	hourly *bolt.Bucket
 	daily  *bolt.Bucket
+	// hoursFrom is the first hour whose per-link hourly blobs are kept
+	// (see RollUpLinkHours).
+	hoursFrom uint32
 }
 
 func (q *statsQuery) run(tx *bolt.Tx) (*link.Stats, error) {
@@ -131,6 +134,7 @@ func (q *statsQuery) run(tx *bolt.Tx) (*link.Stats, error) {
 		return q.st, nil
 	}
 	q.hourly, q.daily = tx.Bucket(bucketClicksHourly), tx.Bucket(bucketClicksDaily)
+	q.hoursFrom = linkHoursFrom(tx)
 	for d := q.firstDim; d < numDims; d++ {
 		q.accs[d] = newTopAcc()
 	}
@@ -239,9 +243,29 @@ func (q *statsQuery) readRanges() error {
 	return nil
 }
 
+// addRolledDay adds a day of a link whose hours are rolled up (see
+// RollUpLinkHours) from its daily blob: the whole day, even at an edge of
+// the range, as one hour at 12:00 UTC in the time series (which folds it
+// into that day in any time zone within 12 hours of UTC).
+func (q *statsQuery) addRolledDay(k, v []byte, d uint32) error {
+	h, _, err := parsePeriodBlob(v, true)
+	if err != nil {
+		return fmt.Errorf("daily clicks %x: %w", k, err)
+	}
+	q.st.Hourly = append(q.st.Hourly, link.Bucket{Start: hourTime(d*hoursPerDay + hoursPerDay/2), Clicks: int64(h.clicks), BotClicks: int64(h.bots)})
+	q.st.Clicks += int64(h.clicks)
+	q.bots += int64(h.bots)
+	if q.excludeBots {
+		q.st.UniqueVisitors += int64(h.humans)
+	} else {
+		q.st.UniqueVisitors += int64(h.visitors)
+	}
+	return q.addTop(k, v, true)
+}
+
 // readLink reads a link: its keys are time first, so it looks up each day
 // of the range that any link has clicks on, and the hours of the days its
-// link has clicks on.
+// link has clicks on (but for the days rolled up, see addRolledDay).
 func (q *statsQuery) readLink() error {
 	first, last, ok := linkDays(q.daily)
 	if !ok {
@@ -252,6 +276,12 @@ func (q *statsQuery) readLink() error {
 		k := periodBlobKey(q.scope, d)
 		v := q.daily.Get(k)
 		if v == nil {
+			continue
+		}
+		if (d+1)*hoursPerDay <= q.hoursFrom {
+			if err := q.addRolledDay(k, v, d); err != nil {
+				return err
+			}
 			continue
 		}
 		if err := q.addDay(k, v, d); err != nil {

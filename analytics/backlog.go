@@ -78,7 +78,9 @@ func (r *Recorder) spillBatch(ctx context.Context, batch []link.Click) (skipped 
 	if err != nil {
 		return 0, err
 	}
-	if err := r.readBacklog(ctx); err != nil {
+	// The spill is committed: whatever becomes of ctx, the batch must not
+	// be kept for a retry, which would spill it twice.
+	if err := r.readBacklog(context.WithoutCancel(ctx)); err != nil {
 		return skipped, err
 	}
 	if lost := len(batch) - spilled; lost > 0 {
@@ -97,7 +99,7 @@ func (r *Recorder) drain(ctx context.Context, n int) error {
 		if skipped > 0 {
 			r.drop(int64(skipped), "click backlog records that cannot be read were DROPPED", "skipped", skipped)
 		}
-		err = r.readBacklog(ctx)
+		err = r.readBacklog(context.WithoutCancel(ctx)) // the drain is committed
 	}
 	r.noteWrite(err)
 	return err

@@ -262,3 +262,42 @@ func TestRecorderBacklog_CloseKeepsBacklog(t *testing.T) {
 		t.Fatalf("%d counted, want %d", got, b.n)
 	}
 }
+
+// cancelAfterSpill is the real click store whose spill cancels the
+// context once it has committed: a redirect's client that goes away while
+// the redirect persists the recorder (a limited link's counter is seeded).
+type cancelAfterSpill struct {
+	*storage.ClickService
+	cancel context.CancelFunc
+}
+
+func (s cancelAfterSpill) SpillClicks(ctx context.Context, clicks []link.Click, limit int64) (int, int, error) {
+	spilled, skipped, err := s.ClickService.SpillClicks(ctx, clicks, limit)
+	s.cancel()
+	return spilled, skipped, err
+}
+
+// TestRecorderBacklog_SpillThenCancel: a spill that committed is never
+// spilled again, even when the context ends right after it; every click
+// is counted once.
+func TestRecorderBacklog_SpillThenCancel(t *testing.T) {
+	b := newBacklogSetup(t, 64<<20)
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := b.rec.SetBacklog(context.Background(), cancelAfterSpill{b.clicks, cancel}, 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	b.record(maxWrite + 1)
+	_ = b.rec.Persist(ctx) // the context may end the rest
+	if err := b.rec.Persist(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.backlog(t); got != maxWrite+1 {
+		t.Fatalf("backlog %d, want %d: a committed spill was spilled again", got, maxWrite+1)
+	}
+	if err := b.rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.counted(t); got != int64(b.n) {
+		t.Fatalf("%d counted, want %d", got, b.n)
+	}
+}

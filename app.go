@@ -112,10 +112,10 @@ func (a *app) wire(ctx context.Context) error {
 	a.recorder = analytics.NewRecorder(damageSafeClicks{clicks, a.db}, cfg.Clicks.FlushInterval, cfg.Clicks.QueueSize, a.logger)
 	a.recorder.SetQueueBytes(cfg.Clicks.QueueBytes)
 	a.recorder.SetEnrich(analytics.Enricher(analytics.NewClassifier(geo), clicks))
-	if cfg.Clicks.BacklogBytes > 0 {
-		if err := a.recorder.SetBacklog(ctx, damageSafeClicks{clicks, a.db}, cfg.Clicks.BacklogBytes); err != nil {
-			return fmt.Errorf("click backlog: %w", err)
-		}
+	// With clicks.backlog_bytes 0 the backlog takes no click, but what an
+	// earlier run left there is still drained.
+	if err := a.recorder.SetBacklog(ctx, damageSafeClicks{clicks, a.db}, cfg.Clicks.BacklogBytes); err != nil {
+		return fmt.Errorf("click backlog: %w", err)
 	}
 	// Listening first tells the server its real port (server.listen may
 	// say :0), which destinations must not point back into.

@@ -41,7 +41,9 @@ const (
 // SetBacklog makes the recorder keep clicks in b, on disk and at most
 // limit bytes of it, rather than drop them, when they come faster than it
 // writes them into the aggregates; it drains them as traffic allows, and
-// at start what an earlier run left. Call it before Start.
+// at start what an earlier run left. With limit 0 it keeps no click there
+// but still drains what an earlier run left, so that turning the backlog
+// off never strands clicks on disk. Call it before Start.
 func (r *Recorder) SetBacklog(ctx context.Context, b Backlog, limit int64) error {
 	r.backlog, r.backlogLimit = b, limit
 	return r.readBacklog(ctx)
@@ -111,14 +113,18 @@ func (r *Recorder) drain(ctx context.Context, n int) error {
 func (r *Recorder) Persist(ctx context.Context) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
-	return r.writeQueue(ctx, r.behind())
+	return r.writeQueue(ctx, r.behind() && r.spills())
 }
 
 // behind reports whether the writer is behind: the backlog holds clicks,
-// or more are queued than one transaction writes. r.flushMu is held.
+// or more are queued than one transaction writes (and the backlog takes
+// them). r.flushMu is held.
 func (r *Recorder) behind() bool {
-	return r.backlog != nil && (r.backlogClicks.Load() > 0 || r.Pending() > maxWrite)
+	return r.backlog != nil && (r.backlogClicks.Load() > 0 || r.spills() && r.Pending() > maxWrite)
 }
+
+// spills reports whether the backlog takes new clicks: it has a bound.
+func (r *Recorder) spills() bool { return r.backlog != nil && r.backlogLimit > 0 }
 
 // cycle is one turn of the flush loop. With nothing behind it writes the
 // queue into the aggregates, as Flush does. Behind, it spills the queue
@@ -141,7 +147,7 @@ func (r *Recorder) cycle(ctx context.Context) error {
 	if !r.behind() {
 		return r.writeQueue(ctx, false)
 	}
-	if err := r.writeQueue(ctx, true); err != nil {
+	if err := r.writeQueue(ctx, r.spills()); err != nil {
 		return err
 	}
 	if r.backlogClicks.Load() == 0 {

@@ -301,3 +301,80 @@ func TestRecorderBacklog_SpillThenCancel(t *testing.T) {
 		t.Fatalf("%d counted, want %d", got, b.n)
 	}
 }
+
+// leaveBacklog leaves n clicks in the backlog of the file, as a run
+// stopped during a flood does.
+func (b *backlogSetup) leaveBacklog(t *testing.T, n int) {
+	t.Helper()
+	b.record(n)
+	if err := b.rec.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.backlog(t); got != int64(n) {
+		t.Fatalf("backlog %d, want %d", got, n)
+	}
+}
+
+// TestRecorderBacklog_Off: a recorder whose backlog is off (limit 0) on a
+// file an earlier run left a backlog in drains it, and spills nothing new,
+// however far behind it is.
+func TestRecorderBacklog_Off(t *testing.T) {
+	b := newBacklogSetup(t, 64<<20)
+	b.leaveBacklog(t, maxWrite+1)
+	b.rec = NewRecorder(timedDrains{b.clicks, b.clock}, time.Hour, 0, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b.rec.SetClock(b.clock.Now)
+	if err := b.rec.SetBacklog(context.Background(), b.clicks, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.rec.BacklogLimit(); got != 0 {
+		t.Fatalf("BacklogLimit = %d, want 0", got)
+	}
+	b.record(2*maxWrite + 1)
+	if err := b.rec.Persist(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.backlog(t); got > maxWrite+1 {
+		t.Fatalf("backlog %d: a recorder with the backlog off spilled", got)
+	}
+	for i := 0; b.backlog(t) > 0; i++ {
+		if i > 3 {
+			t.Fatalf("backlog %d after %d cycles", b.backlog(t), i)
+		}
+		b.clock.Add(time.Minute)
+		if err := b.rec.cycle(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := b.counted(t); got != int64(b.n) {
+		t.Fatalf("%d counted, want %d", got, b.n)
+	}
+}
+
+// TestRecorderBacklog_DrainsWithoutInterval: with clicks written before
+// each redirect answers (Interval 0), the backlog an earlier run left is
+// drained all the same.
+func TestRecorderBacklog_DrainsWithoutInterval(t *testing.T) {
+	b := newBacklogSetup(t, 64<<20)
+	b.leaveBacklog(t, maxWrite+1)
+	b.rec = NewRecorder(b.clicks, 0, 0, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := b.rec.SetBacklog(context.Background(), b.clicks, 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	b.rec.Start()
+	b.record(10) // written at once
+	for i := 0; ; i++ {
+		if n, _ := b.rec.Backlogged(); n == 0 {
+			break
+		}
+		if i > 1000 {
+			t.Fatal("the backlog was never drained")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := b.rec.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.counted(t); got != int64(b.n) {
+		t.Fatalf("%d counted, want %d", got, b.n)
+	}
+}

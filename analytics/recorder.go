@@ -205,17 +205,29 @@ func (r *Recorder) WriteFailing() (since time.Time, failing bool) {
 	return r.failSince, r.failing
 }
 
-// Start runs the flush loop until Close.
+// Start runs the flush loop until Close. With Interval 0 there is no
+// loop, unless the backlog holds clicks an earlier run left: then the loop
+// drains them.
 func (r *Recorder) Start() {
-	if r.interval <= 0 || !r.started.CompareAndSwap(false, true) {
+	if r.interval <= 0 && (r.backlog == nil || r.backlogClicks.Load() == 0) {
 		return
+	}
+	if !r.started.CompareAndSwap(false, true) {
+		return
+	}
+	if r.backlogClicks.Load() > 0 {
+		r.kick <- struct{}{} // drain what an earlier run left at once
 	}
 	go r.loop()
 }
 
 func (r *Recorder) loop() {
 	defer close(r.done)
-	t := time.NewTicker(r.interval)
+	every := r.interval
+	if every <= 0 {
+		every = time.Second // only drains (see Start)
+	}
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
 		select {
@@ -362,7 +374,7 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	if r.backlogClicks.Load() == 0 {
 		return r.writeQueue(ctx, false)
 	}
-	if err := r.writeQueue(ctx, true); err != nil {
+	if err := r.writeQueue(ctx, r.spills()); err != nil {
 		return err
 	}
 	for r.backlogClicks.Load() > 0 {

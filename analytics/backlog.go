@@ -117,10 +117,25 @@ func (r *Recorder) Persist(ctx context.Context) error {
 }
 
 // behind reports whether the writer is behind: the backlog holds clicks,
-// or more are queued than one transaction writes (and the backlog takes
-// them). r.flushMu is held.
+// or (when the backlog takes them) more are queued than one transaction
+// writes or than half what the queue holds at most, by count or by
+// memory: a queue bounded below one write's worth (clicks.queue_size,
+// clicks.queue_bytes) would otherwise drop clicks before it ever spilled.
+// r.flushMu is held.
 func (r *Recorder) behind() bool {
-	return r.backlog != nil && (r.backlogClicks.Load() > 0 || r.spills() && r.Pending() > maxWrite)
+	if r.backlog == nil {
+		return false
+	}
+	if r.backlogClicks.Load() > 0 {
+		return true
+	}
+	if !r.spills() {
+		return false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := len(r.held) + len(r.buf)
+	return n > maxWrite || n > r.max/2 || int64(n)*clickSize+r.outside() > r.maxBytes/2
 }
 
 // spills reports whether the backlog takes new clicks: it has a bound.

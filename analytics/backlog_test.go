@@ -378,3 +378,68 @@ func TestRecorderBacklog_DrainsWithoutInterval(t *testing.T) {
 		t.Fatalf("%d counted, want %d", got, b.n)
 	}
 }
+
+// drainWatch is the real click store that notes, at each drain, what the
+// recorder still holds in memory.
+type drainWatch struct {
+	*storage.ClickService
+	rec     **Recorder
+	pending *[]int
+}
+
+func (s drainWatch) DrainClicks(ctx context.Context, max int) (int, int, error) {
+	*s.pending = append(*s.pending, (*s.rec).Pending())
+	return s.ClickService.DrainClicks(ctx, max)
+}
+
+// TestRecorderBacklog_SmallQueue: with a queue bounded below one write's
+// worth of clicks (clicks.queue_bytes at its least, or a small
+// clicks.queue_size), a queue more than half full is behind all the same:
+// it is spilled, and written into the aggregates from the backlog, so that
+// the queue is empty, free for the next clicks, while that slow write
+// runs.
+func TestRecorderBacklog_SmallQueue(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		bytes int64
+		size  int
+	}{
+		{"queue_bytes 1 MiB", 1 << 20, 0},
+		{"queue_size 1000", 0, 1000},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := newBacklogSetup(t, 64<<20)
+			b.rec = NewRecorder(b.clicks, time.Hour, tc.size, slog.New(slog.NewTextHandler(io.Discard, nil)))
+			b.rec.SetClock(b.clock.Now)
+			b.rec.SetQueueBytes(tc.bytes)
+			var pending []int
+			if err := b.rec.SetBacklog(context.Background(), drainWatch{b.clicks, &b.rec, &pending}, 64<<20); err != nil {
+				t.Fatal(err)
+			}
+			// Fill the queue to its bound.
+			for b.rec.Dropped() == 0 {
+				b.record(1)
+			}
+			b.n-- // the one dropped
+			select {
+			case <-b.rec.kick:
+			default:
+				t.Fatal("a queue past half its bound did not queue a write")
+			}
+			if err := b.rec.cycle(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if len(pending) == 0 {
+				t.Fatalf("a full queue of %d clicks was written while it held them, not spilled", b.n)
+			}
+			for _, p := range pending {
+				if p != 0 {
+					t.Fatalf("%d clicks held in memory during a drain", p)
+				}
+			}
+			if got := b.counted(t); got != int64(b.n) {
+				t.Fatalf("%d counted, want %d", got, b.n)
+			}
+		})
+	}
+}

@@ -270,7 +270,7 @@ func (r *Recorder) Record(c link.Click) {
 	r.arrived.Add(1)
 	// Write early when the batch grows large, unless writes are failing:
 	// then the next try waits for the interval.
-	early := (len(r.buf) == batchHint || r.queueBytes() > r.maxBytes/2) && !r.failing
+	early := (len(r.buf) == min(batchHint, max(r.max/2, 1)) || r.queueBytes() > r.maxBytes/2) && !r.failing
 	r.mu.Unlock()
 	if early {
 		select {

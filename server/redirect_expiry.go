@@ -30,8 +30,9 @@ import (
 //
 // Counters of links not clicked for clickCounterIdle are evicted, so that
 // memory follows the links clicked lately, not every limited link ever
-// clicked: at most once every clickSweepEvery, the click that finds a
-// sweep due flushes the recorder and, under each idle counter's lock,
+// clicked: at most once every clickSweepEvery (and not while the click
+// backlog holds clicks), the click that finds a sweep due flushes the
+// recorder and, under each idle counter's lock,
 // reads the link's stored total; a counter whose clicks are all stored
 // (the stored total is at least its count) goes, and the next click seeds
 // a new one from the same total, so no click is allowed twice. A counter
@@ -173,12 +174,26 @@ func (s *Server) sweepClickCounters(ctx context.Context, now time.Time) {
 		c.mu.Unlock()
 	}()
 	idle := func(n *clickCounter) bool { return n.seeded && !n.evicted && now.Sub(n.last) >= clickCounterIdle }
+	// While the click backlog holds clicks (a flood), reading a link's
+	// clicks reads the whole backlog: the sweep waits until it is drained
+	// rather than read it once for every idle counter on a visitor's
+	// redirect. The counters stay the authority meanwhile.
+	backlogged := func() bool {
+		if s.recorder == nil {
+			return false
+		}
+		n, _ := s.recorder.Backlogged()
+		return n > 0
+	}
+	if backlogged() {
+		return
+	}
 	flushed := false
 	for i, n := range counters {
 		n.mu.Lock()
 		if idle(n) {
 			if !flushed {
-				if s.recorder != nil && s.recorder.Persist(ctx) != nil {
+				if s.recorder != nil && s.recorder.Persist(ctx) != nil || backlogged() {
 					n.mu.Unlock()
 					return // try again at the next sweep
 				}

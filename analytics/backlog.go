@@ -85,6 +85,21 @@ func (r *Recorder) spillBatch(ctx context.Context, batch []link.Click) (skipped 
 	if err := r.readBacklog(context.WithoutCancel(ctx)); err != nil {
 		return skipped, err
 	}
+	if spilled < len(batch) && r.closing.Load() {
+		// A graceful stop loses no click: what the full backlog cannot
+		// take goes into the aggregates. The spill is committed, so a
+		// failure here drops the rest rather than keep the batch for a
+		// retry that would spill it twice.
+		rest := batch[spilled:]
+		sk, err := r.store.RecordClicks(ctx, rest)
+		if err == nil {
+			r.written.Add(int64(len(rest) - sk))
+			skipped += sk
+			spilled = len(batch)
+		} else {
+			r.logger.Error("writing the clicks the full click backlog cannot take failed", "err", err)
+		}
+	}
 	if lost := len(batch) - spilled; lost > 0 {
 		r.drop(int64(lost), "click backlog is full (clicks.backlog_bytes): clicks are being DROPPED; the disk cannot keep up",
 			"backlog_clicks", r.backlogClicks.Load(), "backlog_bytes", r.backlogBytes.Load())

@@ -443,3 +443,31 @@ func TestRecorderBacklog_SmallQueue(t *testing.T) {
 		})
 	}
 }
+
+// TestRecorderBacklog_CloseWhenFull: a graceful stop loses no click: what
+// a full backlog cannot take goes into the aggregates.
+func TestRecorderBacklog_CloseWhenFull(t *testing.T) {
+	b := newBacklogSetup(t, 1<<20)
+	b.record(maxWrite + 30_000) // more than the backlog holds
+	if err := b.rec.Persist(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	kept, dropped := b.backlog(t), b.rec.Dropped()
+	if dropped == 0 {
+		t.Fatal("the backlog was not filled")
+	}
+	b.record(1000)
+	if err := b.rec.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.rec.Dropped(); got != dropped {
+		t.Fatalf("a graceful stop dropped %d clicks", got-dropped)
+	}
+	b.rec = b.newRecorder(t, 1<<20)
+	if err := b.rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.counted(t), kept+1000; got != want {
+		t.Fatalf("%d counted, want %d", got, want)
+	}
+}

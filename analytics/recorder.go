@@ -101,6 +101,8 @@ type Recorder struct {
 	backlogLimit int64
 	// What the backlog holds, as last read from the store.
 	backlogClicks, backlogBytes atomic.Int64
+	// closing is set by Close: a full backlog no longer drops clicks.
+	closing atomic.Bool
 	// arrived counts the clicks queued, for the rate the writer sees.
 	arrived atomic.Int64
 	// The drain's pace, under flushMu (see cycle).
@@ -484,11 +486,13 @@ func (r *Recorder) writeHeld(ctx context.Context, spill bool) error {
 }
 
 // Close stops the flush loop and stores what is queued (see Persist): a
-// backlog stays on disk for the next start to drain. Records that arrive
+// backlog stays on disk for the next start to drain; what a full backlog
+// cannot take is written into the aggregates. Records that arrive
 // after Close are still queued and written by a later Flush; the server
 // stops taking requests before it closes the recorder.
 func (r *Recorder) Close(ctx context.Context) error {
 	r.once.Do(func() { close(r.stop) })
+	r.closing.Store(true)
 	if r.started.Load() {
 		select {
 		case <-r.done:

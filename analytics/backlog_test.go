@@ -471,3 +471,26 @@ func TestRecorderBacklog_CloseWhenFull(t *testing.T) {
 		t.Fatalf("%d counted, want %d", got, want)
 	}
 }
+
+// TestRecorderBacklog_StartAfterEarlyWrite: a start with a backlog left
+// behind does not wait on a write already queued by clicks recorded
+// before it.
+func TestRecorderBacklog_StartAfterEarlyWrite(t *testing.T) {
+	b := newBacklogSetup(t, 64<<20)
+	b.leaveBacklog(t, maxWrite+1)
+	b.rec = NewRecorder(b.clicks, time.Hour, 10, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err := b.rec.SetBacklog(context.Background(), b.clicks, 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	b.record(5) // half the queue: a write is queued
+	started := make(chan struct{})
+	go func() { b.rec.Start(); close(started) }()
+	select {
+	case <-started:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Start blocked")
+	}
+	if err := b.rec.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -218,7 +218,10 @@ func (r *Recorder) Start() {
 		return
 	}
 	if r.backlogClicks.Load() > 0 {
-		r.kick <- struct{}{} // drain what an earlier run left at once
+		select { // drain what an earlier run left at once
+		case r.kick <- struct{}{}:
+		default:
+		}
 	}
 	go r.loop()
 }

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"fmt"
+	"net/http/httptest"
+	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -60,5 +62,53 @@ func TestLinkMaxClicksSweepDuringBacklog(t *testing.T) {
 	e.do("GET", "/lim0", "", "", 302)
 	if n := e.srv.clickLimits.size(); n != 1 {
 		t.Fatalf("%d counters after the backlog drained, want 1 (the idle ones evicted)", n)
+	}
+}
+
+// TestLinkMaxClicksFlood: a link given a limit while a flood of its clicks
+// waits in the click backlog, and more still queued, lets exactly the
+// rest of its limit through, however many visitors click at once, before
+// and after the backlog is drained and its counter seeded again.
+func TestLinkMaxClicksFlood(t *testing.T) {
+	e := newEnv(t)
+	l := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"hot"}`, 201)
+	id := l.str("id")
+	for range 20_001 {
+		e.recorder.Record(link.Click{LinkID: id, WorkspaceID: e.ws, Time: e.clock.Now()})
+	}
+	if err := e.recorder.Persist(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for range 100 { // queued, not yet written
+		e.recorder.Record(link.Click{LinkID: id, WorkspaceID: e.ws, Time: e.clock.Now()})
+	}
+	e.do("PATCH", "/v1/links/"+id, e.writeKey, `{"max_clicks":20131}`, 200)
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	var wg sync.WaitGroup
+	for range 64 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rec := httptest.NewRecorder()
+			e.srv.ServeHTTP(rec, newRequest("GET", "/hot", "", ""))
+			mu.Lock()
+			statuses[rec.Code]++
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	if statuses[302] != 30 || statuses[410] != 34 {
+		t.Fatalf("statuses %v, want 30 redirects and 34 × 410", statuses)
+	}
+	e.flush()
+	if got := e.do("GET", "/v1/links/"+id, e.readKey, "", 200).path("clicks"); got != float64(20131) {
+		t.Fatalf("clicks %v, want 20131", got)
+	}
+	e.clock.Add(clickCounterIdle)
+	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/b","alias":"other","max_clicks":5}`, 201)
+	e.do("GET", "/other", "", "", 302) // sweeps the idle counter away
+	if r := e.request(newRequest("GET", "/hot", "", "")); r.status != 410 {
+		t.Fatalf("seeded again after the drain: %d, want 410", r.status)
 	}
 }

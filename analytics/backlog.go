@@ -80,10 +80,12 @@ func (r *Recorder) spillBatch(ctx context.Context, batch []link.Click) (skipped 
 	if err != nil {
 		return 0, err
 	}
-	// The spill is committed: whatever becomes of ctx, the batch must not
-	// be kept for a retry, which would spill it twice.
+	// The clicks are on disk: nothing may fail this write now, or the
+	// batch would be spilled, and counted, twice. The size is read past
+	// the caller's context (a request may end here); if it cannot be
+	// read, the count is kept by hand until the next read.
 	if err := r.readBacklog(context.WithoutCancel(ctx)); err != nil {
-		return skipped, err
+		r.backlogClicks.Add(int64(spilled - skipped))
 	}
 	if spilled < len(batch) && r.closing.Load() {
 		// A graceful stop loses no click: what the full backlog cannot
@@ -111,15 +113,20 @@ func (r *Recorder) spillBatch(ctx context.Context, batch []link.Click) (skipped 
 // r.flushMu is held.
 func (r *Recorder) drain(ctx context.Context, n int) error {
 	taken, skipped, err := r.backlog.DrainClicks(ctx, n)
-	if err == nil {
-		r.written.Add(int64(taken - skipped))
-		if skipped > 0 {
-			r.drop(int64(skipped), "click backlog records that cannot be read were DROPPED", "skipped", skipped)
-		}
-		err = r.readBacklog(context.WithoutCancel(ctx)) // the drain is committed
-	}
 	r.noteWrite(err)
-	return err
+	if err != nil {
+		return err
+	}
+	r.written.Add(int64(taken - skipped))
+	if skipped > 0 {
+		r.drop(int64(skipped), "click backlog records that cannot be read were DROPPED", "skipped", skipped)
+	}
+	// The drain committed: as after a spill, its size is read past the
+	// caller's context, or kept by hand.
+	if err := r.readBacklog(context.WithoutCancel(ctx)); err != nil {
+		r.backlogClicks.Add(-int64(taken))
+	}
+	return nil
 }
 
 // Persist stores every queued click: into the aggregates while the

@@ -494,3 +494,60 @@ func TestRecorderBacklog_StartAfterEarlyWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// cancelAfterCommit is the real click store whose context ends right after
+// a spill commits: a redirect seeding a limited link (Persist with the
+// request's context) whose client goes away.
+type cancelAfterCommit struct {
+	*storage.ClickService
+	cancel context.CancelFunc
+}
+
+func (s cancelAfterCommit) SpillClicks(ctx context.Context, clicks []link.Click, limit int64) (int, int, error) {
+	n, skipped, err := s.ClickService.SpillClicks(ctx, clicks, limit)
+	s.cancel()
+	return n, skipped, err
+}
+
+func (s cancelAfterCommit) DrainClicks(ctx context.Context, max int) (int, int, error) {
+	n, skipped, err := s.ClickService.DrainClicks(ctx, max)
+	s.cancel()
+	return n, skipped, err
+}
+
+// TestRecorderBacklog_SpillCommittedOnce: once a spill has committed, the
+// batch is out of the queue even if the context ends before the recorder
+// reads the backlog's size again; spilled again, its clicks would be
+// counted twice. A drain that committed is no failed write either.
+func TestRecorderBacklog_SpillCommittedOnce(t *testing.T) {
+	b := newBacklogSetup(t, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if err := b.rec.SetBacklog(ctx, cancelAfterCommit{b.clicks, cancel}, 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	b.record(maxWrite + 1)
+	_ = b.rec.Persist(ctx)
+	if got, want := b.backlog(t)+int64(b.rec.Pending()), int64(b.n); got != want {
+		t.Fatalf("%d clicks in the backlog and %d queued, of %d", b.backlog(t), b.rec.Pending(), b.n)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	defer cancel()
+	b.rec.backlog = cancelAfterCommit{b.clicks, cancel}
+	failed := b.rec.FailedWrites() // the spill after the context ended
+	if err := b.rec.drain(ctx, 100); err != nil || b.rec.FailedWrites() != failed {
+		t.Fatalf("a drain that committed: %v, %d failed writes, %d before", err, b.rec.FailedWrites(), failed)
+	}
+	if got, want := b.backlog(t), int64(maxWrite-100); got != want {
+		t.Fatalf("backlog after the drain: %d, want %d", got, want)
+	}
+	if err := b.rec.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.counted(t), int64(b.n); got != want {
+		t.Fatalf("%d clicks counted, want %d", got, want)
+	}
+	if got := b.rec.Written(); got != int64(b.n) {
+		t.Fatalf("written = %d, want %d", got, b.n)
+	}
+}

@@ -122,7 +122,9 @@ func (s *ClickService) SpillClicks(ctx context.Context, clicks []link.Click, lim
 // aggregates, as RecordClicks writes clicks, and takes them out of the
 // backlog in the same transaction. It returns how many it took; a record
 // that cannot be read (a damaged file) is taken out and counted in
-// skipped rather than stall every click after it.
+// skipped rather than stall every click after it. A size in the meta
+// that says more than the backlog holds (a damaged file) is set to
+// nothing once the backlog is empty.
 func (s *ClickService) DrainClicks(ctx context.Context, max int) (taken, skipped int, err error) {
 	if err := ctx.Err(); err != nil {
 		return 0, 0, err
@@ -137,8 +139,10 @@ func (s *ClickService) DrainClicks(ctx context.Context, max int) (taken, skipped
 	defer s.drainMu.Unlock()
 	var first, last uint64
 	var bytesRead int64
+	var size BacklogSize
 	b := newClickBatch(max)
 	err = s.db.db.View(func(tx *bolt.Tx) error {
+		size = readBacklogSize(tx)
 		c := tx.Bucket(bucketClicksBacklog).Cursor()
 		for k, v := c.First(); k != nil && taken < max; k, v = c.Next() {
 			if taken == 0 {
@@ -156,8 +160,22 @@ func (s *ClickService) DrainClicks(ctx context.Context, max int) (taken, skipped
 		}
 		return nil
 	})
-	if err != nil || taken == 0 {
+	if err != nil {
 		return 0, 0, err
+	}
+	if taken == 0 {
+		if size != (BacklogSize{}) { // a damaged size: the recorder would drain for ever
+			err = s.db.db.Update(func(tx *bolt.Tx) error {
+				if k, _ := tx.Bucket(bucketClicksBacklog).Cursor().First(); k != nil {
+					return nil // a spill came meanwhile
+				}
+				return putBacklogSize(tx, BacklogSize{})
+			})
+		}
+		if err != nil {
+			return 0, 0, fmt.Errorf("drain clicks: %w", err)
+		}
+		return 0, 0, nil
 	}
 	err = s.write(b, func(tx *bolt.Tx) error {
 		bl := tx.Bucket(bucketClicksBacklog)
@@ -178,7 +196,7 @@ func (s *ClickService) DrainClicks(ctx context.Context, max int) (taken, skipped
 		size := readBacklogSize(tx)
 		size.Clicks -= int64(taken)
 		size.Bytes -= bytesRead
-		if size.Clicks <= 0 {
+		if k, _ := c.First(); size.Clicks <= 0 || k == nil {
 			size = BacklogSize{}
 		}
 		return putBacklogSize(tx, size)

@@ -267,3 +267,31 @@ func TestClickBacklog_DamagedRecord(t *testing.T) {
 		t.Fatalf("backlog after the drain: %+v", mustBacklog(t, f.spilled))
 	}
 }
+
+// TestClickBacklog_DamagedSize: a size in the meta larger than what the
+// backlog holds (a damaged file) is put right by the drain that empties
+// the backlog, and by one that finds it empty; otherwise the recorder,
+// which drains while the size says clicks wait, would drain for ever.
+func TestClickBacklog_DamagedSize(t *testing.T) {
+	f := newBacklogFixture(t)
+	ctx := context.Background()
+	_, clicks := f.clicks(7, 5)
+	if _, _, err := f.spilled.Clicks.SpillClicks(ctx, clicks, 0); err != nil {
+		t.Fatal(err)
+	}
+	for _, drains := range []int{1, 2} {
+		size := mustBacklog(t, f.spilled)
+		size.Clicks += 10
+		if err := f.spilled.DB.SetBacklogSize(size); err != nil {
+			t.Fatal(err)
+		}
+		for range drains {
+			if _, _, err := f.spilled.Clicks.DrainClicks(ctx, 100); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := mustBacklog(t, f.spilled); got != (storage.BacklogSize{}) {
+			t.Fatalf("backlog after %d drains: %+v, want empty", drains, got)
+		}
+	}
+}

@@ -230,3 +230,9 @@ func (db *DB) LinkHourKeys(t time.Time) (int, error) {
 	})
 	return n, err
 }
+
+// SetBacklogSize overwrites the click backlog's size in the meta: a
+// damaged count, for tests.
+func (db *DB) SetBacklogSize(n BacklogSize) error {
+	return db.db.Update(func(tx *bolt.Tx) error { return putBacklogSize(tx, n) })
+}

@@ -352,12 +352,14 @@ func (r *Recorder) PendingBytes() int64 {
 // QueueBytes returns the bound of PendingBytes.
 func (r *Recorder) QueueBytes() int64 { return r.maxBytes }
 
-// Dropped returns the number of clicks dropped because the queue was full,
-// because the store could not take them (malformed, see ClickStore) or,
+// Dropped returns the number of clicks dropped because the queue or the
+// backlog was full, because the store could not take them
+// (malformed, see ClickStore, or an unreadable backlog record) or,
 // with Interval 0, because writing failed.
 func (r *Recorder) Dropped() int64 { return r.dropped.Load() }
 
-// Written returns the number of clicks written to the store.
+// Written returns the number of clicks written into the store's
+// aggregates: a click spilled to the backlog counts once drained.
 func (r *Recorder) Written() int64 { return r.written.Load() }
 
 // FailedWrites returns the number of writes of clicks (batches) that failed.

@@ -39,8 +39,8 @@ func (s *Server) metricsHandler() httprouter.Handle {
 	reg.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
-		counter("linkbolt_clicks_written_total", "Clicks written to the data file.", func() int64 { return s.recorder.Written() }),
-		counter("linkbolt_clicks_dropped_total", "Clicks dropped because the click queue was full (clicks.queue_size or clicks.queue_bytes), because the click could not be stored (malformed ID or time), or, with clicks.flush_interval 0, their write failed.", func() int64 { return s.recorder.Dropped() }),
+		counter("linkbolt_clicks_written_total", "Clicks written into analytics; a click spilled to the click backlog counts once drained.", func() int64 { return s.recorder.Written() }),
+		counter("linkbolt_clicks_dropped_total", "Clicks dropped because the click queue was full (clicks.queue_size or clicks.queue_bytes) or the click backlog was (clicks.backlog_bytes), because the click could not be stored (malformed ID or time, or an unreadable backlog record), or, with clicks.flush_interval 0, their write failed.", func() int64 { return s.recorder.Dropped() }),
 		gauge("linkbolt_clicks_pending", "Clicks in memory not yet written: queued, being written, or waiting for a failed write to be retried.", func() int64 { return int64(s.recorder.Pending()) }),
 		gauge("linkbolt_clicks_pending_bytes", "Memory held by the clicks not yet written, bounded by clicks.queue_bytes.", func() int64 { return s.recorder.PendingBytes() }),
 		gauge("linkbolt_clicks_queue_bytes", "The bound of linkbolt_clicks_pending_bytes (clicks.queue_bytes).", func() int64 { return s.recorder.QueueBytes() }),

@@ -551,3 +551,39 @@ func TestRecorderBacklog_SpillCommittedOnce(t *testing.T) {
 		t.Fatalf("written = %d, want %d", got, b.n)
 	}
 }
+
+// TestRecorderBacklog_OffDrainsLeftover: a backlog turned off
+// (clicks.backlog_bytes 0) after a run that left clicks there takes no new
+// clicks, but still drains what it holds into the aggregates.
+func TestRecorderBacklog_OffDrainsLeftover(t *testing.T) {
+	b := newBacklogSetup(t, 64<<20)
+	b.record(maxWrite + 1)
+	if err := b.rec.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	b.rec = b.newRecorder(t, 0)
+	if err := b.rec.SetBacklog(context.Background(), b.clicks, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.rec.BacklogLimit(); got != 0 {
+		t.Fatalf("limit of a backlog turned off: %d", got)
+	}
+	b.record(maxWrite + 1)
+	for i := 0; b.backlog(t) > 0 || b.rec.Pending() > 0; i++ {
+		if i > 3 {
+			t.Fatalf("backlog %d, %d queued after %d cycles", b.backlog(t), b.rec.Pending(), i)
+		}
+		if err := b.rec.cycle(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		if got := b.backlog(t); got > 1 {
+			t.Fatalf("backlog %d after cycle %d: a backlog turned off took clicks", got, i)
+		}
+	}
+	if got := b.counted(t); got != int64(b.n) {
+		t.Fatalf("%d counted, want %d", got, b.n)
+	}
+	if d := b.rec.Dropped(); d != 0 {
+		t.Fatalf("%d dropped", d)
+	}
+}

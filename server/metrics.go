@@ -45,7 +45,7 @@ func (s *Server) metricsHandler() httprouter.Handle {
 		gauge("linkbolt_clicks_pending_bytes", "Memory held by the clicks not yet written, bounded by clicks.queue_bytes.", func() int64 { return s.recorder.PendingBytes() }),
 		gauge("linkbolt_clicks_queue_bytes", "The bound of linkbolt_clicks_pending_bytes (clicks.queue_bytes).", func() int64 { return s.recorder.QueueBytes() }),
 		gauge("linkbolt_clicks_backlog", "Clicks waiting on disk in the click backlog, not yet in analytics: the writer fell behind a flood and catches up.", func() int64 { n, _ := s.recorder.Backlogged(); return n }),
-		gauge("linkbolt_clicks_backlog_bytes", "Bytes of the data file the click backlog holds, bounded by clicks.backlog_bytes.", func() int64 { _, b := s.recorder.Backlogged(); return b }),
+		gauge("linkbolt_clicks_backlog_bytes", "Bytes of the click backlog's records (keys and values; the data file's pages hold 16 bytes more a record), bounded by clicks.backlog_bytes.", func() int64 { _, b := s.recorder.Backlogged(); return b }),
 		gauge("linkbolt_clicks_backlog_limit_bytes", "The bound of linkbolt_clicks_backlog_bytes (clicks.backlog_bytes; 0: no backlog).", func() int64 { return s.recorder.BacklogLimit() }),
 		counter("linkbolt_click_writes_failed_total", "Writes of a batch of clicks that failed (the batch stays queued and is retried).", func() int64 { return s.recorder.FailedWrites() }),
 		gauge("linkbolt_webhook_outbox_pending", "Webhook deliveries waiting to be sent or retried.", func() int64 {

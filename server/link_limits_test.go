@@ -409,3 +409,43 @@ func TestLinkMaxClicksPreviewBot(t *testing.T) {
 		t.Fatalf("the click past the limit: %d, want 410", got)
 	}
 }
+
+// TestLinkMaxClicksSweepWaitsForBacklog: while clicks wait in the click
+// backlog, the sweep keeps the idle counters: whether a counter's clicks
+// are stored would take a read of the whole backlog for each of them, on
+// the redirect that sweeps. Once the backlog is drained they go.
+func TestLinkMaxClicksSweepWaitsForBacklog(t *testing.T) {
+	e := newEnv(t)
+	a := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"idle","max_clicks":10}`, 201)
+	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/b","alias":"busy","max_clicks":1000}`, 201)
+	e.do("GET", "/idle", "", "", 302)
+	e.flush()
+	clicks := []link.Click{{LinkID: a.str("id"), WorkspaceID: e.ws, Time: e.clock.Now(), Country: "DE"}}
+	store := storage.NewClickService(e.db)
+	if _, _, err := store.SpillClicks(context.Background(), clicks, 0); err != nil {
+		t.Fatal(err)
+	}
+	// The recorder reads the backlog's size as at a start.
+	if err := e.recorder.SetBacklog(context.Background(), store, 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	e.clock.Add(clickCounterIdle)
+	e.do("GET", "/busy", "", "", 302) // sweeps
+	if n := e.srv.clickLimits.size(); n != 2 {
+		t.Fatalf("%d counters after a sweep with a backlog, want 2", n)
+	}
+	e.flush()
+	e.clock.Add(clickCounterIdle)
+	e.do("GET", "/busy", "", "", 302) // sweeps
+	if n := e.srv.clickLimits.size(); n != 1 {
+		t.Fatalf("%d counters after a sweep with the backlog drained, want 1", n)
+	}
+	for i := range 8 {
+		if got := e.request(newRequest("GET", "/idle", "", "")).status; got != 302 {
+			t.Fatalf("click %d of 10: %d", i+3, got)
+		}
+	}
+	if got := e.request(newRequest("GET", "/idle", "", "")).status; got != 410 {
+		t.Fatalf("the eleventh click: %d, want 410", got)
+	}
+}

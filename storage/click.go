@@ -154,8 +154,8 @@ func (s *ClickService) RecordClicks(ctx context.Context, clicks []link.Click) (s
 	return skipped, nil
 }
 
-// write stores the clicks of b in one transaction, which also runs also
-// when it is not nil.
+// write stores the clicks of b in one transaction, in which also runs too
+// when it is not nil (a drain takes its clicks out of the backlog there).
 func (s *ClickService) write(b *clickBatch, also func(tx *bolt.Tx) error) error {
 	for i := range b.clicks {
 		b.add(&b.clicks[i])

@@ -28,7 +28,7 @@ import (
 // A record holds what RecordClicks stores of a click, never an address or
 // a user agent: the clicks are classified before they are spilled.
 
-// backlogStats is the meta value holding the backlog's size: clicks(8) +
+// metaClickBacklog is the meta key of the backlog's size: clicks(8) +
 // bytes(8) of keys and values, kept by every spill and drain.
 var metaClickBacklog = []byte("click_backlog")
 

@@ -130,8 +130,9 @@ func (r *Recorder) drain(ctx context.Context, n int) error {
 }
 
 // Persist stores every queued click: into the aggregates while the
-// backlog is empty and the queue small, into the backlog otherwise (a
-// click there is on disk, and counted once drained).
+// backlog is empty and the queue small (or the backlog is off, limit 0),
+// into the backlog otherwise (a click there is on disk, and counted once
+// drained).
 func (r *Recorder) Persist(ctx context.Context) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()

@@ -198,15 +198,6 @@ func (s *Server) sweepClickCounters(ctx context.Context, now time.Time) {
 					return // try again at the next sweep
 				}
 				flushed = true
-				// While clicks wait in the click backlog, whether a
-				// counter's clicks are stored takes a read of the whole
-				// backlog, each: the counters wait for it to drain.
-				if s.recorder != nil {
-					if waiting, _ := s.recorder.Backlogged(); waiting > 0 {
-						n.mu.Unlock()
-						return
-					}
-				}
 			}
 			s.evictIfStored(ctx, ids[i], n, now)
 		}

@@ -408,17 +408,30 @@ func (s *ClickService) pruneRawClicks(ctx context.Context, cut int64) (int, erro
 // deleteDaysBefore deletes the keys of a day-first bucket before day, in
 // chunks.
 func (s *ClickService) deleteDaysBefore(ctx context.Context, name []byte, day uint32) error {
-	end := be32(day)
+	_, err := s.deleteRange(ctx, name, nil, be32(day))
+	return err
+}
+
+// deleteRange deletes the keys of a bucket from from (nil: the first) up
+// to before end, in transactions of at most pruneChunk keys so that
+// clicks keep being recorded meanwhile, and returns how many it deleted.
+func (s *ClickService) deleteRange(ctx context.Context, name, from, end []byte) (int, error) {
+	deleted := 0
 	for {
 		if err := ctx.Err(); err != nil {
-			return err
+			return deleted, err
 		}
 		var more bool
+		var n int
 		err := s.db.db.Update(func(tx *bolt.Tx) error {
 			b := tx.Bucket(name)
 			c := b.Cursor()
+			k, _ := c.First()
+			if from != nil {
+				k, _ = c.Seek(from)
+			}
 			var dels [][]byte
-			for k, _ := c.First(); k != nil && bytes.Compare(k, end) < 0; k, _ = c.Next() {
+			for ; k != nil && bytes.Compare(k, end) < 0; k, _ = c.Next() {
 				if len(dels) == s.pruneChunk {
 					more = true
 					break
@@ -430,13 +443,18 @@ func (s *ClickService) deleteDaysBefore(ctx context.Context, name []byte, day ui
 					return fmt.Errorf("delete %x: %w", k, err)
 				}
 			}
+			n = len(dels)
 			return nil
 		})
-		if err == nil && s.pruned != nil {
+		if err != nil {
+			return deleted, err
+		}
+		deleted += n
+		if s.pruned != nil {
 			s.pruned(name)
 		}
-		if err != nil || !more {
-			return err
+		if !more {
+			return deleted, nil
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
@@ -60,42 +59,9 @@ func (s *ClickService) RollUpLinkHours(ctx context.Context, before time.Time) (i
 	if err != nil {
 		return 0, fmt.Errorf("roll up link hours: %w", err)
 	}
-	end := append([]byte{scopeKindLink}, be32(from)...)
-	deleted := 0
-	for {
-		if err := ctx.Err(); err != nil {
-			return deleted, err
-		}
-		var more bool
-		var n int
-		err := s.db.db.Update(func(tx *bolt.Tx) error {
-			b := tx.Bucket(bucketClicksHourly)
-			c := b.Cursor()
-			var dels [][]byte
-			for k, _ := c.Seek([]byte{scopeKindLink}); k != nil && bytes.Compare(k, end) < 0; k, _ = c.Next() {
-				if len(dels) == s.pruneChunk {
-					more = true
-					break
-				}
-				dels = append(dels, cloneBytes(k))
-			}
-			for _, k := range dels {
-				if err := b.Delete(k); err != nil {
-					return fmt.Errorf("delete %x: %w", k, err)
-				}
-			}
-			n = len(dels)
-			return nil
-		})
-		if err != nil {
-			return deleted, fmt.Errorf("roll up link hours: %w", err)
-		}
-		deleted += n
-		if s.pruned != nil {
-			s.pruned(bucketClicksHourly)
-		}
-		if !more {
-			return deleted, nil
-		}
+	deleted, err := s.deleteRange(ctx, bucketClicksHourly, []byte{scopeKindLink}, append([]byte{scopeKindLink}, be32(from)...))
+	if err != nil {
+		return deleted, fmt.Errorf("roll up link hours: %w", err)
 	}
+	return deleted, nil
 }

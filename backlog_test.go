@@ -19,24 +19,9 @@ import (
 // and returns the link's workspace and ID.
 func leaveBacklog(t *testing.T, path string, n int) (ws, id string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	db := storage.NewDB(path)
-	if err := db.Open(); err != nil {
-		t.Fatal(err)
-	}
+	db, w, l := offlineLink(t, path, "flooded")
 	defer db.Close()
 	ctx := context.Background()
-	u := &link.User{Email: "admin@example.com", PasswordHash: []byte("hash")}
-	w := &link.Workspace{Name: "Default", Plan: link.PlanFree}
-	if err := storage.NewUserService(db).Bootstrap(ctx, u, w); err != nil {
-		t.Fatal(err)
-	}
-	l := &link.Link{WorkspaceID: w.ID, Alias: "flooded", DestinationURL: "https://example.com/"}
-	if err := storage.NewLinkService(db).CreateLink(ctx, l); err != nil {
-		t.Fatal(err)
-	}
 	clicks := make([]link.Click, n)
 	for i := range clicks {
 		clicks[i] = link.Click{LinkID: l.ID, WorkspaceID: w.ID, Time: time.Now(), Country: "unknown",
@@ -46,6 +31,33 @@ func leaveBacklog(t *testing.T, path string, n int) (ws, id string) {
 		t.Fatalf("spilled %d of %d: %v", spilled, n, err)
 	}
 	return w.ID, l.ID
+}
+
+// offlineLink opens a new data file at path with the storage package, as
+// a server would, with an admin, a workspace and a link of alias; the
+// caller closes it.
+func offlineLink(t *testing.T, path, alias string) (*storage.DB, *link.Workspace, *link.Link) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	db := storage.NewDB(path)
+	if err := db.Open(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	u := &link.User{Email: "admin@example.com", PasswordHash: []byte("hash")}
+	w := &link.Workspace{Name: "Default", Plan: link.PlanFree}
+	if err := storage.NewUserService(db).Bootstrap(ctx, u, w); err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	l := &link.Link{WorkspaceID: w.ID, Alias: alias, DestinationURL: "https://example.com/"}
+	if err := storage.NewLinkService(db).CreateLink(ctx, l); err != nil {
+		db.Close()
+		t.Fatal(err)
+	}
+	return db, w, l
 }
 
 // metric returns the line of the metric name on /metrics.

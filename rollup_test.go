@@ -16,19 +16,7 @@ import (
 func TestLinkHoursRolledUpWired(t *testing.T) {
 	cfg := testConfig(t, "")
 	ctx := context.Background()
-	db := storage.NewDB(cfg.Storage.Path)
-	if err := db.Open(); err != nil {
-		t.Fatal(err)
-	}
-	u := &link.User{Email: "admin@example.com", PasswordHash: []byte("x")}
-	ws := &link.Workspace{Name: "Default", Plan: link.PlanFree}
-	if err := storage.NewUserService(db).Bootstrap(ctx, u, ws); err != nil {
-		t.Fatal(err)
-	}
-	l := &link.Link{WorkspaceID: ws.ID, Alias: "old", DestinationURL: "https://example.com/"}
-	if err := storage.NewLinkService(db).CreateLink(ctx, l); err != nil {
-		t.Fatal(err)
-	}
+	db, ws, l := offlineLink(t, cfg.Storage.Path, "old")
 	old := time.Now().Add(-40 * 24 * time.Hour)
 	clicks := storage.NewClickService(db)
 	if _, err := clicks.RecordClicks(ctx, []link.Click{

@@ -28,14 +28,17 @@ type Backlog interface {
 // during a flood; the rest of the time it only spills. Otherwise it
 // drains as fast as it can.
 //
-// During a flood a drain writes paceWrite clicks, not maxWrite: a
-// transaction's memory (bolt's changed pages, some 150 MB for 20,000
-// clicks over a million links) comes on top of the redirects', so a
-// smaller one keeps the process's peak down when memory is most used.
+// A drain writes drainWrite clicks, not maxWrite: a transaction's
+// memory (bolt's changed pages, some 150 MB for 20,000 clicks spread over
+// a million links) comes on top of everything else, and the backlog
+// exists because the writer is behind. At a million links under uniform
+// load, drains of 20,000 took the process to 331 MB of anonymous memory
+// while it caught up, drains of 5,000 to 252 MB, catching up as fast
+// (bench/scale; see the README's "The click backlog").
 const (
 	floodRate  = 5000
 	drainShare = 4
-	paceWrite  = maxWrite / 4
+	drainWrite = maxWrite / 4
 )
 
 // SetBacklog makes the recorder keep clicks in b, on disk and at most
@@ -196,11 +199,7 @@ func (r *Recorder) cycle(ctx context.Context) error {
 		return nil
 	}
 	start := r.now()
-	part := maxWrite
-	if pace {
-		part = paceWrite
-	}
-	if err := r.drain(ctx, part); err != nil {
+	if err := r.drain(ctx, drainWrite); err != nil {
 		return err
 	}
 	r.nextDrain = time.Time{}

@@ -388,7 +388,7 @@ func (r *Recorder) Flush(ctx context.Context) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if err := r.drain(ctx, maxWrite); err != nil {
+		if err := r.drain(ctx, drainWrite); err != nil {
 			return err
 		}
 	}

@@ -31,9 +31,9 @@ import (
 // Counters of links not clicked for clickCounterIdle are evicted, so that
 // memory follows the links clicked lately, not every limited link ever
 // clicked: at most once every clickSweepEvery (and not while the click
-// backlog holds clicks), the click that finds a sweep due flushes the
-// recorder and, under each idle counter's lock,
-// reads the link's stored total; a counter whose clicks are all stored
+// backlog holds clicks), the click that finds a sweep due persists the
+// recorder and, under each idle counter's lock, reads the link's stored
+// total; a counter whose clicks are all stored
 // (the stored total is at least its count) goes, and the next click seeds
 // a new one from the same total, so no click is allowed twice. A counter
 // ahead of the stored total (a click reserved and not yet handed to the
@@ -101,20 +101,12 @@ func (s *Server) seedClicks(ctx context.Context, n *clickCounter, l *link.Link) 
 			return err
 		}
 	}
-	used, err := s.storedClicks(ctx, l.WorkspaceID, l.ID)
+	used, err := s.clicks.LinkClicks(ctx, l.WorkspaceID, l.ID)
 	if err != nil {
 		return err
 	}
 	n.used, n.seeded, n.ws = used, true, l.WorkspaceID
 	return nil
-}
-
-// storedClicks returns what the link has been clicked of the clicks on
-// disk: its stored total and its clicks waiting in the click backlog.
-// Clicks still queued in memory are not counted: callers persist the
-// recorder first.
-func (s *Server) storedClicks(ctx context.Context, wsID, id string) (int64, error) {
-	return s.clicks.LinkClicks(ctx, wsID, id)
 }
 
 // reserveClick takes one of the clicks left to l at now (consume, for a
@@ -209,7 +201,7 @@ func (s *Server) sweepClickCounters(ctx context.Context, now time.Time) {
 // when the stored total holds its clicks (or the link is gone, or the
 // counter is stale). The caller holds n.mu and has persisted the recorder.
 func (s *Server) evictIfStored(ctx context.Context, id string, n *clickCounter, now time.Time) {
-	stored, err := s.storedClicks(ctx, n.ws, id)
+	stored, err := s.clicks.LinkClicks(ctx, n.ws, id)
 	switch {
 	case isNotFound(err):
 	case err != nil:

@@ -118,19 +118,19 @@ func (s *ClickService) SpillClicks(ctx context.Context, clicks []link.Click, lim
 	return spilled, skipped, nil
 }
 
-// DrainClicks writes the oldest at most max clicks of the backlog into the
+// DrainClicks writes the oldest clicks of the backlog, at most most, into the
 // aggregates, as RecordClicks writes clicks, and takes them out of the
 // backlog in the same transaction. It returns how many it took; a record
 // that cannot be read (a damaged file) is taken out and counted in
 // skipped rather than stall every click after it. A size in the meta
 // that says more than the backlog holds (a damaged file) is set to
 // nothing once the backlog is empty.
-func (s *ClickService) DrainClicks(ctx context.Context, max int) (taken, skipped int, err error) {
+func (s *ClickService) DrainClicks(ctx context.Context, most int) (taken, skipped int, err error) {
 	if err := ctx.Err(); err != nil {
 		return 0, 0, err
 	}
-	max = min(max, maxBatch)
-	if max <= 0 {
+	most = min(most, maxBatch)
+	if most <= 0 {
 		return 0, 0, nil
 	}
 	// One drain at a time: what a drain read is still the front of the
@@ -140,11 +140,11 @@ func (s *ClickService) DrainClicks(ctx context.Context, max int) (taken, skipped
 	var first, last uint64
 	var bytesRead int64
 	var size BacklogSize
-	b := newClickBatch(max)
+	b := newClickBatch(most)
 	err = s.db.db.View(func(tx *bolt.Tx) error {
 		size = readBacklogSize(tx)
 		c := tx.Bucket(bucketClicksBacklog).Cursor()
-		for k, v := c.First(); k != nil && taken < max; k, v = c.Next() {
+		for k, v := c.First(); k != nil && taken < most; k, v = c.Next() {
 			if taken == 0 {
 				first = btoi(k)
 			}
@@ -264,16 +264,11 @@ func appendBacklogClick(b []byte, c *parsedClick) []byte {
 		flags |= backlogFlagBot
 	}
 	b = append(b, flags, c.variant)
-	b = appendBacklogString(b, c.campaign)
+	b = appendLenString(b, c.campaign)
 	for _, d := range rawStrings {
-		b = appendBacklogString(b, c.vals[d])
+		b = appendLenString(b, c.vals[d])
 	}
 	return b
-}
-
-func appendBacklogString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
 }
 
 var errBadBacklogClick = errors.New("malformed click backlog record")
@@ -335,11 +330,11 @@ func decodeBacklogClick(v []byte) (p parsedClick, err error) {
 }
 
 func readBacklogString(v []byte) (string, []byte, error) {
-	l, n := binary.Uvarint(v)
-	if n <= 0 || l > uint64(len(v)-n) {
+	b, rest, ok := readLenBytes(v)
+	if !ok {
 		return "", nil, errBadBacklogClick
 	}
-	return string(v[n : n+int(l)]), v[n+int(l):], nil
+	return string(b), rest, nil
 }
 
 // checkBacklog reads every record of the backlog and compares the count

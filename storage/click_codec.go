@@ -713,24 +713,38 @@ func appendRawClick(b []byte, c *parsedClick, ref rawReferrer) []byte {
 	b = append(b, flags)
 	b = binary.AppendUvarint(b, c.link)
 	if c.campaign != "" {
-		b = binary.AppendUvarint(b, uint64(len(c.campaign)))
-		b = append(b, c.campaign...)
+		b = appendLenString(b, c.campaign)
 	}
 	if ref.ref {
 		b = binary.AppendUvarint(b, ref.id)
 	} else {
-		b = binary.AppendUvarint(b, uint64(len(ref.inline)))
-		b = append(b, ref.inline...)
+		b = appendLenString(b, ref.inline)
 	}
 	for _, d := range rawStrings[1:] {
-		b = binary.AppendUvarint(b, uint64(len(c.vals[d])))
-		b = append(b, c.vals[d]...)
+		b = appendLenString(b, c.vals[d])
 	}
 	b = binary.BigEndian.AppendUint64(b, c.visitor)
 	if c.variant != 0 {
 		b = append(b, c.variant)
 	}
 	return b
+}
+
+// appendLenString appends s with its length before it, a uvarint: how
+// raw clicks and click backlog records hold their strings.
+func appendLenString(b []byte, s string) []byte {
+	b = binary.AppendUvarint(b, uint64(len(s)))
+	return append(b, s...)
+}
+
+// readLenBytes reads what appendLenString wrote at the start of v, and
+// returns the rest of v; ok is false for a length past v's end.
+func readLenBytes(v []byte) (b, rest []byte, ok bool) {
+	l, n := binary.Uvarint(v)
+	if n <= 0 || l > uint64(len(v)-n) {
+		return nil, nil, false
+	}
+	return v[n : n+int(l)], v[n+int(l):], true
 }
 
 var errBadRawClick = errors.New("malformed raw click")
@@ -755,13 +769,12 @@ func decodeRawClick(ids idFormatter, k, v []byte, c *link.Click, str func([]byte
 	v = v[n:]
 	c.LinkID = ids.formatID(prefixLink, lid)
 	readString := func() (string, bool) {
-		l, n := binary.Uvarint(v)
-		if n <= 0 || l > uint64(len(v)-n) {
+		b, rest, ok := readLenBytes(v)
+		if !ok {
 			return "", false
 		}
-		s := str(v[n : n+int(l)])
-		v = v[n+int(l):]
-		return s, true
+		v = rest
+		return str(b), true
 	}
 	c.CampaignID = ""
 	if flags&rawFlagCampaign != 0 {

@@ -3,8 +3,6 @@ package server
 import (
 	"context"
 	"fmt"
-	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -83,21 +81,7 @@ func TestLinkMaxClicksFlood(t *testing.T) {
 		e.recorder.Record(link.Click{LinkID: id, WorkspaceID: e.ws, Time: e.clock.Now()})
 	}
 	e.do("PATCH", "/v1/links/"+id, e.writeKey, `{"max_clicks":20131}`, 200)
-	var mu sync.Mutex
-	statuses := map[int]int{}
-	var wg sync.WaitGroup
-	for range 64 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rec := httptest.NewRecorder()
-			e.srv.ServeHTTP(rec, newRequest("GET", "/hot", "", ""))
-			mu.Lock()
-			statuses[rec.Code]++
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+	statuses := e.concurrentGETs("/hot", 64, nil, nil)
 	if statuses[302] != 30 || statuses[410] != 34 {
 		t.Fatalf("statuses %v, want 30 redirects and 34 × 410", statuses)
 	}

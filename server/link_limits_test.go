@@ -88,24 +88,11 @@ func TestLinkMaxClicksConcurrent(t *testing.T) {
 			t.Fatalf("HEAD: %d", r.status)
 		}
 	}
-	var mu sync.Mutex
-	statuses := map[int]int{}
-	var wg sync.WaitGroup
-	for range 64 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			rec := httptest.NewRecorder()
-			e.srv.ServeHTTP(rec, newRequest("GET", "/ten", "", ""))
-			mu.Lock()
-			statuses[rec.Code]++
-			if rec.Code == 302 && rec.Header().Get("Location") != "https://example.com/a" {
-				t.Errorf("Location %q", rec.Header().Get("Location"))
-			}
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+	statuses := e.concurrentGETs("/ten", 64, nil, func(rec *httptest.ResponseRecorder) {
+		if rec.Code == 302 && rec.Header().Get("Location") != "https://example.com/a" {
+			t.Errorf("Location %q", rec.Header().Get("Location"))
+		}
+	})
 	if statuses[302] != 10 || statuses[410] != 54 {
 		t.Fatalf("statuses %v, want 10 redirects and 54 × 410", statuses)
 	}
@@ -126,6 +113,35 @@ func TestLinkMaxClicksConcurrent(t *testing.T) {
 	if r := e.request(newRequest("GET", "/ten", "", "")); r.status != 302 {
 		t.Fatalf("after clearing: %d", r.status)
 	}
+}
+
+// concurrentGETs sends n GETs of path at once and counts the answers by
+// status. before, when not nil, runs in each request's goroutine before
+// it is sent (i counts from 0); each, when not nil, sees every answer, one
+// at a time.
+func (e *env) concurrentGETs(path string, n int, before func(i int), each func(*httptest.ResponseRecorder)) map[int]int {
+	var mu sync.Mutex
+	statuses := map[int]int{}
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if before != nil {
+				before(i)
+			}
+			rec := httptest.NewRecorder()
+			e.srv.ServeHTTP(rec, newRequest("GET", path, "", ""))
+			mu.Lock()
+			defer mu.Unlock()
+			statuses[rec.Code]++
+			if each != nil {
+				each(rec)
+			}
+		}()
+	}
+	wg.Wait()
+	return statuses
 }
 
 // TestLinkMaxClicksSeededFromQueue: clicks taken before a limit was set,

@@ -166,24 +166,11 @@ func TestClickCountersEvicted(t *testing.T) {
 	// 64 concurrent clicks while the clock moves past the idle time and
 	// sweeps run: exactly the limit is redirected.
 	d := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/d","alias":"lim-d","max_clicks":20}`, 201)
-	var mu sync.Mutex
-	statuses := map[int]int{}
-	var wg sync.WaitGroup
-	for i := range 64 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if i%8 == 0 {
-				e.clock.Add(clickCounterIdle)
-			}
-			w := httptest.NewRecorder()
-			e.srv.ServeHTTP(w, newRequest("GET", "/lim-d", "", ""))
-			mu.Lock()
-			statuses[w.Code]++
-			mu.Unlock()
-		}()
-	}
-	wg.Wait()
+	statuses := e.concurrentGETs("/lim-d", 64, func(i int) {
+		if i%8 == 0 {
+			e.clock.Add(clickCounterIdle)
+		}
+	}, nil)
 	if statuses[302] != 20 || statuses[410] != 44 {
 		t.Fatalf("statuses %v, want 20 × 302 and 44 × 410", statuses)
 	}

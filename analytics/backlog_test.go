@@ -103,6 +103,21 @@ func (b *backlogSetup) backlog(t *testing.T) int64 {
 	return n
 }
 
+// cycleUntilDrained runs the writer's cycle, a minute apart, at least once
+// and until the backlog is empty, failing after most cycles.
+func (b *backlogSetup) cycleUntilDrained(t *testing.T, most int) {
+	t.Helper()
+	for i := 0; i == 0 || b.backlog(t) > 0; i++ {
+		if i >= most {
+			t.Fatalf("backlog %d after %d cycles", b.backlog(t), i)
+		}
+		b.clock.Add(time.Minute)
+		if err := b.rec.cycle(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
 // counted is the sum of every link's stored total.
 func (b *backlogSetup) counted(t *testing.T) int64 {
 	t.Helper()
@@ -201,15 +216,7 @@ func TestRecorderBacklog_DrainsAfterFlood(t *testing.T) {
 	default:
 		t.Fatal("a drain that left clicks behind did not queue the next cycle")
 	}
-	for i := 0; b.backlog(t) > 0; i++ {
-		if i > (3*maxWrite+5)/drainWrite {
-			t.Fatalf("backlog %d after %d cycles", b.backlog(t), i)
-		}
-		b.clock.Add(time.Minute)
-		if err := b.rec.cycle(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b.cycleUntilDrained(t, (3*maxWrite+5)/drainWrite)
 	if got := b.counted(t); got != int64(b.n) {
 		t.Fatalf("%d counted, want %d", got, b.n)
 	}
@@ -336,15 +343,7 @@ func TestRecorderBacklog_Off(t *testing.T) {
 	if got := b.backlog(t); got > maxWrite+1 {
 		t.Fatalf("backlog %d: a recorder with the backlog off spilled", got)
 	}
-	for i := 0; b.backlog(t) > 0; i++ {
-		if i > (maxWrite+1)/drainWrite+1 {
-			t.Fatalf("backlog %d after %d cycles", b.backlog(t), i)
-		}
-		b.clock.Add(time.Minute)
-		if err := b.rec.cycle(context.Background()); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b.cycleUntilDrained(t, (maxWrite+1)/drainWrite+2)
 	if got := b.counted(t); got != int64(b.n) {
 		t.Fatalf("%d counted, want %d", got, b.n)
 	}
@@ -428,14 +427,7 @@ func TestRecorderBacklog_SmallQueue(t *testing.T) {
 			}
 			// A cycle spills the queue and drains one part, the next
 			// ones the rest.
-			for i := 0; i == 0 || b.backlog(t) > 0; i++ {
-				if i > b.n/drainWrite+1 {
-					t.Fatalf("backlog %d after %d cycles", b.backlog(t), i)
-				}
-				if err := b.rec.cycle(context.Background()); err != nil {
-					t.Fatal(err)
-				}
-			}
+			b.cycleUntilDrained(t, b.n/drainWrite+2)
 			if len(pending) == 0 {
 				t.Fatalf("a full queue of %d clicks was written while it held them, not spilled", b.n)
 			}

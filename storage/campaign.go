@@ -268,7 +268,7 @@ func (s *CampaignService) DeleteCampaign(ctx context.Context, workspaceID, id st
 				return fmt.Errorf("campaign link index: %w", err)
 			}
 			rec.CampaignID, rec.UpdatedAt = "", now
-			if err := putJSON(links, itob(lid), rec); err != nil {
+			if err := putLink(links, itob(lid), rec); err != nil {
 				return err
 			}
 			if s.Events != nil {

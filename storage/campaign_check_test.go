@@ -58,7 +58,7 @@ func TestCheckIndexes_Campaigns(t *testing.T) {
 			return err
 		}
 		rec.CampaignID, rec.Workspace = campaign, ws
-		return putJSON(tx.Bucket(bucketLinks), itob(lid), rec)
+		return putLink(tx.Bucket(bucketLinks), itob(lid), rec)
 	}
 	for _, tt := range []struct {
 		name   string

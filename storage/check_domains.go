@@ -87,7 +87,7 @@ func checkDomains(tx *bolt.Tx) []error {
 	}
 	_ = tx.Bucket(bucketLinks).ForEach(func(k, v []byte) error {
 		var rec linkRecord
-		if err := decodeJSON(v, &rec); err != nil || rec.Domain == "" {
+		if err := decodeLink(v, &rec); err != nil || rec.Domain == "" {
 			return nil // a decoding error is reported by checkIndexes
 		}
 		id := names.Get([]byte(rec.Domain))

@@ -30,7 +30,7 @@ func checkInvariants(tx *bolt.Tx) []error {
 	wantCampaign := map[string]bool{}
 	err := tx.Bucket(bucketLinks).ForEach(func(k, v []byte) error {
 		var rec linkRecord
-		if err := decodeJSON(v, &rec); err != nil {
+		if err := decodeLink(v, &rec); err != nil {
 			return err
 		}
 		wsCount[string(itob(rec.Workspace))]++

@@ -33,7 +33,10 @@ import (
 // Version 3 keeps the per-link click counters in blocks of 120 links
 // (clicks.totals, see clicktotals.go) instead of a key per link
 // (clicks.link); Open moves them over (see moveLinkCounters).
-const SchemaVersion = 3
+//
+// Version 4 stores link records in a binary form instead of JSON (see
+// link_codec.go); Open rewrites them (see upgradeLinkRecords).
+const SchemaVersion = 4
 
 // DefaultBatchDelay is how long concurrent link creations are gathered
 // into one commit when DB.BatchDelay is zero. bbolt's default (10 ms) suits
@@ -307,6 +310,10 @@ func openBolt(path string, log *slog.Logger) (*bolt.DB, *idCodec, error) {
 			return err
 		}
 		if _, err := moveLinkCounters(bdb); err != nil {
+			_ = bdb.Close()
+			return err
+		}
+		if _, err := upgradeLinkRecords(bdb, log); err != nil {
 			_ = bdb.Close()
 			return err
 		}

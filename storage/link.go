@@ -5,7 +5,6 @@ import (
 	"cmp"
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -238,10 +237,8 @@ type linkQuery struct {
 	offset, limit, scanLimit int
 	tags                     []string // trimmed, each once
 	search                   string   // lower-cased
-	rawSearch                []byte   // search, when it is the only filter that reads records
 	grams                    []string // of search, when the search index finds the candidates
 	campaign                 []byte   // the links.campaign prefix, when that index finds the candidates
-	quick                    func([]byte) bool
 	match                    func(*linkRecord) bool
 }
 
@@ -258,10 +255,7 @@ func newLinkQuery(f link.LinkFilter) linkQuery {
 	}
 	q := linkQuery{offset: offset, limit: f.Limit, scanLimit: f.ScanLimit,
 		search: strings.ToLower(strings.TrimSpace(f.Search))}
-	q.quick, q.match = linkMatcher(f)
-	if q.search != "" && f.CampaignID == "" && f.Domain == nil {
-		q.rawSearch = []byte(q.search)
-	}
+	q.match = linkMatcher(f)
 	return q
 }
 
@@ -332,43 +326,17 @@ func (q *linkQuery) walk(tx *bolt.Tx, wid uint64, it *linkIndex, page *link.Link
 			return n, err
 		}
 		scanned++
-		// With rawSearch, quick is the search's own rough test: the raw
-		// match below answers it exactly.
-		if q.rawSearch == nil && q.quick != nil && !q.quick(raw) {
-			continue
-		}
-		if q.rawSearch != nil {
-			// Most records are read without decoding them.
-			w, ok, known := rawSearchMatch(raw, q.rawSearch)
-			if known && w != wid {
-				return n, fmt.Errorf("link index: link %x belongs to workspace %d, not %d", idb, w, wid)
-			}
-			if known && !ok {
-				continue
-			}
-			if known && !inPage {
-				n++
-				continue
-			}
-		}
-		// The fields the filters read first: most records met are not
-		// in the page, and their times are costly to decode.
 		var rec linkRecord
-		var view linkFilterView
-		if err := decodeJSON(raw, &view); err != nil {
-			return n, err
+		if err := decodeLink(raw, &rec); err != nil {
+			return n, fmt.Errorf("link %x: %w", idb, err)
 		}
-		if view.Workspace != wid {
-			return n, fmt.Errorf("link index: link %x belongs to workspace %d, not %d", idb, view.Workspace, wid)
+		if rec.Workspace != wid {
+			return n, fmt.Errorf("link index: link %x belongs to workspace %d, not %d", idb, rec.Workspace, wid)
 		}
-		view.record(&rec)
 		if q.match != nil && !q.match(&rec) {
 			continue
 		}
 		if inPage {
-			if err := decodeJSON(raw, &rec); err != nil {
-				return n, err
-			}
 			l, err := linkWithClicks(tx, btoi(idb), &rec)
 			if err != nil {
 				return n, err
@@ -378,21 +346,6 @@ func (q *linkQuery) walk(tx *bolt.Tx, wid uint64, it *linkIndex, page *link.Link
 		n++
 	}
 	return n, it.err
-}
-
-// linkFilterView is the part of a link record that the filters of a
-// list read.
-type linkFilterView struct {
-	Workspace   uint64   `json:"ws"`
-	Alias       string   `json:"alias"`
-	Domain      string   `json:"domain,omitempty"`
-	Destination string   `json:"dest"`
-	Tags        []string `json:"tags,omitempty"`
-	CampaignID  string   `json:"campaign_id,omitempty"`
-}
-
-func (v *linkFilterView) record(r *linkRecord) {
-	r.Workspace, r.Alias, r.Domain, r.Destination, r.Tags, r.CampaignID = v.Workspace, v.Alias, v.Domain, v.Destination, v.Tags, v.CampaignID
 }
 
 // walkByClicks is walk for SortClicks: it reads the click counter of
@@ -421,12 +374,9 @@ func (q *linkQuery) walkByClicks(tx *bolt.Tx, wid uint64, it *linkIndex, page *l
 			if err != nil {
 				return len(all), err
 			}
-			if q.quick != nil && !q.quick(raw) {
-				continue
-			}
 			var rec linkRecord
-			if err := decodeJSON(raw, &rec); err != nil {
-				return len(all), err
+			if err := decodeLink(raw, &rec); err != nil {
+				return len(all), fmt.Errorf("link %x: %w", idb, err)
 			}
 			if rec.Workspace != wid {
 				return len(all), fmt.Errorf("link index: link %x belongs to workspace %d, not %d", idb, rec.Workspace, wid)
@@ -485,49 +435,19 @@ func (r *linkReader) get(idb []byte) ([]byte, error) {
 }
 
 // linkMatcher returns the test of the filters that need the record, or
-// nils when there are none. quick is a cheap necessary condition on the
-// encoded record that spares decoding most records that do not match; it
-// relies on encoding/json writing a string's bytes unchanged unless they
-// include characters it escapes.
-func linkMatcher(f link.LinkFilter) (quick func([]byte) bool, match func(*linkRecord) bool) {
+// nil when there are none.
+func linkMatcher(f link.LinkFilter) func(*linkRecord) bool {
 	search := strings.ToLower(strings.TrimSpace(f.Search))
 	campaign := f.CampaignID
 	domain := f.Domain
 	if search == "" && campaign == "" && domain == nil {
-		return nil, nil
+		return nil
 	}
 	if domain != nil {
 		d := strings.ToLower(strings.TrimSpace(*domain))
 		domain = &d
 	}
-	var needles [][]byte
-	if campaign != "" {
-		needles = append(needles, jsonField("campaign_id", campaign))
-	}
-	var noDomain []byte // the primary host: the field is left out
-	if domain != nil && *domain != "" {
-		needles = append(needles, jsonField("domain", *domain))
-	} else if domain != nil {
-		noDomain = []byte(`"domain":`)
-	}
-	searchRaw := search != "" && !strings.ContainsAny(search, jsonEscaped)
-	var lower []byte // reused: FindLinkPage calls quick from one goroutine
-	quick = func(raw []byte) bool {
-		for _, n := range needles {
-			if !bytes.Contains(raw, n) {
-				return false
-			}
-		}
-		if noDomain != nil && bytes.Contains(raw, noDomain) {
-			return false
-		}
-		if !searchRaw {
-			return true
-		}
-		lower = appendLower(lower[:0], raw)
-		return bytes.Contains(lower, []byte(search))
-	}
-	match = func(r *linkRecord) bool {
+	return func(r *linkRecord) bool {
 		if campaign != "" && r.CampaignID != campaign {
 			return false
 		}
@@ -539,36 +459,6 @@ func linkMatcher(f link.LinkFilter) (quick func([]byte) bool, match func(*linkRe
 		}
 		return true
 	}
-	return quick, match
-}
-
-// appendLower appends the lower case of b to dst. ASCII is lowered in
-// place; anything else goes through bytes.ToLower, whose Unicode mapping
-// the field test (strings.ToLower) uses too.
-func appendLower(dst, b []byte) []byte {
-	for _, c := range b {
-		if c >= 0x80 {
-			return append(dst, bytes.ToLower(b)...)
-		}
-	}
-	for _, c := range b {
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		dst = append(dst, c)
-	}
-	return dst
-}
-
-// jsonEscaped holds the characters encoding/json may write other than as
-// themselves (besides control characters and invalid UTF-8, which
-// validated fields do not hold).
-const jsonEscaped = "\"\\<>&\u2028\u2029"
-
-// jsonField returns `"name":"value"` as encoding/json writes it.
-func jsonField(name, value string) []byte {
-	v, _ := json.Marshal(value) // a string always encodes
-	return concat([]byte(`"`+name+`":`), v)
 }
 
 // linkCount says how many links n is, in words: "1 link", "2 links".
@@ -754,7 +644,7 @@ func addLink(tx *bolt.Tx, rec *linkRecord, ix *searchIndexer) (uint64, error) {
 	// ranges: filling the pages before a split leaves them full rather
 	// than half empty. Aliases come in any order and keep bolt's default.
 	links.FillPercent = linkFill
-	if err := putJSON(links, idb, rec); err != nil {
+	if err := putLink(links, idb, rec); err != nil {
 		return 0, err
 	}
 	if err := aliases.Put(aliasKey(rec.Domain, rec.Alias), idb); err != nil {
@@ -907,7 +797,7 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 		rec.linkLimitsRecord = limitsRecord(l.LinkLimits)
 		rec.setControls(l)
 		rec.UpdatedAt = now
-		if err := putJSON(tx.Bucket(bucketLinks), idb, rec); err != nil {
+		if err := putLink(tx.Bucket(bucketLinks), idb, rec); err != nil {
 			return err
 		}
 		ix.add(lid, rec)
@@ -1077,7 +967,7 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 // is 0). ENOTFOUND.
 func findLink(tx *bolt.Tx, wid, lid uint64) (*linkRecord, error) {
 	var rec linkRecord
-	ok, err := getJSON(tx.Bucket(bucketLinks), itob(lid), &rec)
+	ok, err := getLink(tx.Bucket(bucketLinks), itob(lid), &rec)
 	if err != nil {
 		return nil, err
 	}

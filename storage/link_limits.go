@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"bytes"
 	"time"
 
 	"github.com/linkbolt/linkbolt/link"
@@ -51,10 +50,6 @@ func countArchived(tx *bolt.Tx, wid uint64, was, is bool) error {
 	}
 }
 
-// archivedField is how encoding/json writes the flag of an archived link
-// (the field is left out otherwise).
-var archivedField = []byte(`"archived":true`)
-
 // filterArchived adds the archived filter to the query. A workspace with
 // no archived link needs none for the default list (ArchivedExclude), so
 // that the list keeps reading its total from a counter and stops at the
@@ -72,19 +67,9 @@ func (q *linkQuery) filterArchived(tx *bolt.Tx, wid uint64, f link.ArchivedFilte
 	if !want && n == 0 {
 		return nil
 	}
-	quick, match := q.quick, q.match
-	q.quick = func(raw []byte) bool {
-		// encoding/json writes the field only when true, and no string of
-		// a record holds it unescaped (quotes are escaped in strings).
-		if bytes.Contains(raw, archivedField) != want {
-			return false
-		}
-		return quick == nil || quick(raw)
+	match := q.match
+	q.match = func(r *linkRecord) bool {
+		return r.Archived == want && (match == nil || match(r))
 	}
-	if match == nil {
-		match = func(*linkRecord) bool { return true }
-	}
-	q.match = match
-	q.rawSearch = nil
 	return nil
 }

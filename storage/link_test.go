@@ -494,8 +494,7 @@ func TestFindLinks_HugePage(t *testing.T) {
 }
 
 // TestFindLinks_SearchEncoding checks search and filters on values that
-// JSON escapes or that change under Unicode case mapping, where the quick
-// test on encoded records must not drop a match.
+// JSON escapes or that change under Unicode case mapping.
 func TestFindLinks_SearchEncoding(t *testing.T) {
 	s, _, ws := mustSetup(t)
 	amp := mustLink(t, s, ws.ID, &link.Link{Alias: "amp", DestinationURL: "https://example.com/?a=1&b=<2>"})

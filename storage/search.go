@@ -411,7 +411,7 @@ func buildSearchIndex(bdb *bolt.DB, log *slog.Logger) error {
 			}
 			for ; k != nil && n < searchBuildBatch; k, v = c.Next() {
 				var rec linkRecord
-				if err := decodeJSON(v, &rec); err != nil {
+				if err := decodeLink(v, &rec); err != nil {
 					return fmt.Errorf("link %x: %w", k, err)
 				}
 				ix.add(btoi(k), &rec)

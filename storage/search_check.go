@@ -50,7 +50,7 @@ func checkSearchIndex(tx *bolt.Tx) []error {
 	got := &searchSum{seed: seed, entries: map[uint64]*searchTally{}}
 	err := tx.Bucket(bucketLinks).ForEach(func(k, v []byte) error {
 		var rec linkRecord
-		if err := decodeJSON(v, &rec); err != nil {
+		if err := decodeLink(v, &rec); err != nil {
 			return fmt.Errorf("link %x: %w", k, err)
 		}
 		for _, g := range trigrams(searchFields(&rec)...) {

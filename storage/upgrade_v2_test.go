@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"strconv"
 	"testing"
 	"time"
 
@@ -131,8 +133,8 @@ func killedUpgrade(t *testing.T, path string) {
 	if err := bdb.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if v := d["meta"][string(metaSchemaVersion)]; v != "3" {
-		t.Fatalf("half-moved file says schema version %q, want 3 (older linkbolt must refuse it)", v)
+	if v := d["meta"][string(metaSchemaVersion)]; v != strconv.Itoa(SchemaVersion) {
+		t.Fatalf("half-moved file says schema version %q, want %d (older linkbolt must refuse it)", v, SchemaVersion)
 	}
 	if n := len(d[string(bucketClicksLinkV2)]); n != 139 {
 		t.Fatalf("%d counters left in clicks.link, want 139", n)
@@ -162,9 +164,13 @@ func checkUpgradedV2(t *testing.T, path string, before fileDump, round int) {
 			}
 			for k, v := range keys {
 				if name == string(bucketMeta) && k == string(metaSchemaVersion) {
-					if got := after[name][k]; got != "3" {
-						t.Errorf("schema version %q, want 3", got)
+					if got := after[name][k]; got != strconv.Itoa(SchemaVersion) {
+						t.Errorf("schema version %q, want %d", got, SchemaVersion)
 					}
+					continue
+				}
+				if name == string(bucketLinks) {
+					wantSameLink(t, k, after[name][k], v)
 					continue
 				}
 				if got, ok := after[name][k]; !ok || got != v {
@@ -173,13 +179,16 @@ func checkUpgradedV2(t *testing.T, path string, before fileDump, round int) {
 			}
 			want := len(keys)
 			if name == string(bucketMeta) {
-				// The search index, built for a file that had none, is
-				// marked done in meta (its own bucket is checked by
-				// CheckFile below).
+				// The search index, built for a file that had none, and
+				// the link records' upgrade are marked done in meta (the
+				// index's own bucket is checked by CheckFile below).
 				if after[name][string(metaSearchIndex)] == "" {
 					t.Error("the search index is not marked built")
 				}
-				want++
+				if after[name][string(metaLinkCodec)] == "" {
+					t.Error("the link records' upgrade is not marked done")
+				}
+				want += 2
 			}
 			if len(after[name]) != want {
 				t.Errorf("bucket %s: %d keys, want %d", name, len(after[name]), want)
@@ -336,6 +345,28 @@ func checkUpgradedV2(t *testing.T, path string, before fileDump, round int) {
 			t.Fatalf("check file: %+v, %v", r, err)
 		}
 	})
+}
+
+// wantSameLink fails unless the link record got, read by today's code,
+// is the record want an older version wrote, and got is in the binary
+// form.
+func wantSameLink(t *testing.T, key, got, want string) {
+	t.Helper()
+	var g, w linkRecord
+	if got == "" || got[0] != linkCodecBinary {
+		t.Errorf("link %x: record %x, want it rewritten in the binary form", key, got)
+		return
+	}
+	if err := decodeLink([]byte(got), &g); err != nil {
+		t.Errorf("link %x: %v", key, err)
+		return
+	}
+	if err := decodeJSON([]byte(want), &w); err != nil {
+		t.Fatalf("link %x in the fixture: %v", key, err)
+	}
+	if !reflect.DeepEqual(g, w) {
+		t.Errorf("link %x: %+v, want %+v", key, g, w)
+	}
 }
 
 func btoiBool(b bool) int {

@@ -1,0 +1,440 @@
+package storage
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Link records are stored in a binary form (schema version 4): at a
+// million links the records are the largest part of a file without
+// clicks, and a redirect the cache misses decodes one. A record is
+//
+//	0x01, flags (uvarint), workspace (uvarint), alias, domain,
+//	destination, created at, redirect code (uvarint),
+//
+// then, each only when its flag says so: updated at, tags (a uvarint
+// count, then each), UTM source, medium and campaign, campaign ID,
+// password hash, rules, variants, social card, expiry, click limit
+// (varint), expired URL, title. A string is a uvarint length and its
+// bytes; a time is its Unix seconds (varint) and nanoseconds (uvarint),
+// read back in UTC. A rule is its device, OS, browser, country, language,
+// a byte 1 and the query's name and value (0 without a query), and its
+// destination; a variant its destination and weight (uvarint); a social
+// card its title, description and image URL.
+//
+// Records of schema version 3 and before are JSON, which always starts
+// with '{'; decodeLink reads both, and Open rewrites the JSON ones (see
+// upgradeLinkRecords).
+const linkCodecBinary = 0x01
+
+// The flags of a binary link record.
+const (
+	lfUpdated     = 1 << iota // updated at differs from created at
+	lfTags                    // tags follow
+	lfUTMSource               // the UTM source follows
+	lfUTMMedium               // the UTM medium follows
+	lfUTMCampaign             // the UTM campaign follows
+	lfCampaign                // the campaign ID follows
+	lfPassword                // the password hash follows
+	lfRules                   // rules follow
+	lfVariants                // variants follow
+	lfOG                      // a social card follows
+	lfExpires                 // an expiry follows
+	lfMaxClicks               // a click limit follows
+	lfExpiredURL              // the expired URL follows
+	lfTitle                   // the title follows
+	lfArchived                // the link is archived (nothing follows)
+	lfAll         = 1<<iota - 1
+)
+
+// appendLink appends the binary form of r to dst.
+func appendLink(dst []byte, r *linkRecord) []byte {
+	var flags uint64
+	set := func(f uint64, on bool) {
+		if on {
+			flags |= f
+		}
+	}
+	set(lfUpdated, !r.UpdatedAt.Equal(r.CreatedAt))
+	set(lfTags, len(r.Tags) > 0)
+	set(lfUTMSource, r.UTMSource != "")
+	set(lfUTMMedium, r.UTMMedium != "")
+	set(lfUTMCampaign, r.UTMCampaign != "")
+	set(lfCampaign, r.CampaignID != "")
+	set(lfPassword, r.Password != "")
+	set(lfRules, len(r.Rules) > 0)
+	set(lfVariants, len(r.Variants) > 0)
+	set(lfOG, r.OG != nil)
+	set(lfExpires, r.ExpiresAt != nil)
+	set(lfMaxClicks, r.MaxClicks != 0)
+	set(lfExpiredURL, r.ExpiredURL != "")
+	set(lfTitle, r.Title != "")
+	set(lfArchived, r.Archived)
+
+	dst = append(dst, linkCodecBinary)
+	dst = binary.AppendUvarint(dst, flags)
+	dst = binary.AppendUvarint(dst, r.Workspace)
+	dst = appendLinkString(dst, r.Alias)
+	dst = appendLinkString(dst, r.Domain)
+	dst = appendLinkString(dst, r.Destination)
+	dst = appendLinkTime(dst, r.CreatedAt)
+	dst = binary.AppendUvarint(dst, uint64(r.RedirectCode))
+	if flags&lfUpdated != 0 {
+		dst = appendLinkTime(dst, r.UpdatedAt)
+	}
+	if flags&lfTags != 0 {
+		dst = binary.AppendUvarint(dst, uint64(len(r.Tags)))
+		for _, t := range r.Tags {
+			dst = appendLinkString(dst, t)
+		}
+	}
+	for _, f := range []struct {
+		flag uint64
+		s    string
+	}{{lfUTMSource, r.UTMSource}, {lfUTMMedium, r.UTMMedium}, {lfUTMCampaign, r.UTMCampaign},
+		{lfCampaign, r.CampaignID}, {lfPassword, r.Password}} {
+		if flags&f.flag != 0 {
+			dst = appendLinkString(dst, f.s)
+		}
+	}
+	if flags&lfRules != 0 {
+		dst = binary.AppendUvarint(dst, uint64(len(r.Rules)))
+		for _, x := range r.Rules {
+			for _, s := range []string{x.Device, x.OS, x.Browser, x.Country, x.Language} {
+				dst = appendLinkString(dst, s)
+			}
+			if x.HasQuery {
+				dst = append(dst, 1)
+				dst = appendLinkString(dst, x.QueryName)
+				dst = appendLinkString(dst, x.QueryValue)
+			} else {
+				dst = append(dst, 0)
+			}
+			dst = appendLinkString(dst, x.Then)
+		}
+	}
+	if flags&lfVariants != 0 {
+		dst = binary.AppendUvarint(dst, uint64(len(r.Variants)))
+		for _, v := range r.Variants {
+			dst = appendLinkString(dst, v.Destination)
+			dst = binary.AppendUvarint(dst, uint64(v.Weight))
+		}
+	}
+	if flags&lfOG != 0 {
+		dst = appendLinkString(dst, r.OG.Title)
+		dst = appendLinkString(dst, r.OG.Description)
+		dst = appendLinkString(dst, r.OG.ImageURL)
+	}
+	if flags&lfExpires != 0 {
+		dst = appendLinkTime(dst, *r.ExpiresAt)
+	}
+	if flags&lfMaxClicks != 0 {
+		dst = binary.AppendVarint(dst, r.MaxClicks)
+	}
+	if flags&lfExpiredURL != 0 {
+		dst = appendLinkString(dst, r.ExpiredURL)
+	}
+	if flags&lfTitle != 0 {
+		dst = appendLinkString(dst, r.Title)
+	}
+	return dst
+}
+
+func appendLinkString(dst []byte, s string) []byte {
+	return append(binary.AppendUvarint(dst, uint64(len(s))), s...)
+}
+
+func appendLinkTime(dst []byte, t time.Time) []byte {
+	return binary.AppendUvarint(binary.AppendVarint(dst, t.Unix()), uint64(t.Nanosecond()))
+}
+
+// errLinkRecord is the error of a record decodeLink cannot read.
+var errLinkRecord = errors.New("malformed link record")
+
+// decodeLink decodes a link record, binary or JSON (a file not yet
+// upgraded). A binary record's strings share one allocation.
+func decodeLink(raw []byte, r *linkRecord) error {
+	if len(raw) > 0 && raw[0] == '{' {
+		*r = linkRecord{}
+		return decodeJSON(raw, r)
+	}
+	if len(raw) == 0 || raw[0] != linkCodecBinary {
+		return fmt.Errorf("decode record: %w", errLinkRecord)
+	}
+	d := linkDecoder{s: string(raw), i: 1}
+	flags := d.uvarint()
+	if flags&^lfAll != 0 {
+		return fmt.Errorf("decode record: %w: unknown flags %#x", errLinkRecord, flags)
+	}
+	*r = linkRecord{
+		Workspace:   d.uvarint(),
+		Alias:       d.str(),
+		Domain:      d.str(),
+		Destination: d.str(),
+		CreatedAt:   d.time(),
+	}
+	r.RedirectCode = d.int()
+	r.UpdatedAt = r.CreatedAt
+	if flags&lfUpdated != 0 {
+		r.UpdatedAt = d.time()
+	}
+	if flags&lfTags != 0 {
+		r.Tags = make([]string, d.count())
+		for i := range r.Tags {
+			r.Tags[i] = d.str()
+		}
+	}
+	for _, f := range []struct {
+		flag uint64
+		s    *string
+	}{{lfUTMSource, &r.UTMSource}, {lfUTMMedium, &r.UTMMedium}, {lfUTMCampaign, &r.UTMCampaign},
+		{lfCampaign, &r.CampaignID}, {lfPassword, &r.Password}} {
+		if flags&f.flag != 0 {
+			*f.s = d.str()
+		}
+	}
+	if flags&lfRules != 0 {
+		r.Rules = make([]ruleRecord, d.count())
+		for i := range r.Rules {
+			x := &r.Rules[i]
+			x.Device, x.OS, x.Browser, x.Country, x.Language = d.str(), d.str(), d.str(), d.str(), d.str()
+			switch d.byte() {
+			case 0:
+			case 1:
+				x.HasQuery, x.QueryName, x.QueryValue = true, d.str(), d.str()
+			default:
+				d.fail()
+			}
+			x.Then = d.str()
+		}
+	}
+	if flags&lfVariants != 0 {
+		r.Variants = make([]variantRecord, d.count())
+		for i := range r.Variants {
+			r.Variants[i] = variantRecord{Destination: d.str(), Weight: d.int()}
+		}
+	}
+	if flags&lfOG != 0 {
+		r.OG = &ogRecord{Title: d.str(), Description: d.str(), ImageURL: d.str()}
+	}
+	if flags&lfExpires != 0 {
+		t := d.time()
+		r.ExpiresAt = &t
+	}
+	if flags&lfMaxClicks != 0 {
+		r.MaxClicks = d.varint()
+	}
+	if flags&lfExpiredURL != 0 {
+		r.ExpiredURL = d.str()
+	}
+	if flags&lfTitle != 0 {
+		r.Title = d.str()
+	}
+	r.Archived = flags&lfArchived != 0
+	if d.err || d.i != len(d.s) {
+		*r = linkRecord{}
+		return fmt.Errorf("decode record: %w", errLinkRecord)
+	}
+	return nil
+}
+
+// linkDecoder reads a binary link record; a read past its end or a
+// malformed number sets err and yields zero values from then on.
+type linkDecoder struct {
+	s   string
+	i   int
+	err bool
+}
+
+func (d *linkDecoder) fail() { d.err, d.i = true, len(d.s) }
+
+func (d *linkDecoder) byte() byte {
+	if d.i >= len(d.s) {
+		d.fail()
+		return 0
+	}
+	d.i++
+	return d.s[d.i-1]
+}
+
+func (d *linkDecoder) uvarint() uint64 {
+	var v uint64
+	for shift := 0; shift < 64; shift += 7 {
+		if d.i >= len(d.s) {
+			break
+		}
+		c := d.s[d.i]
+		d.i++
+		if c < 0x80 {
+			if shift == 63 && c > 1 {
+				break
+			}
+			return v | uint64(c)<<shift
+		}
+		v |= uint64(c&0x7f) << shift
+	}
+	d.fail()
+	return 0
+}
+
+func (d *linkDecoder) varint() int64 {
+	u := d.uvarint()
+	return int64(u>>1) ^ -int64(u&1)
+}
+
+// int reads a uvarint that must fit an int32 (a redirect code, a weight).
+func (d *linkDecoder) int() int {
+	v := d.uvarint()
+	if v > 1<<31-1 {
+		d.fail()
+		return 0
+	}
+	return int(v)
+}
+
+// count reads the length of a list, each of whose items takes a byte at
+// least: a damaged count cannot ask for more than the record holds.
+func (d *linkDecoder) count() int {
+	n := d.uvarint()
+	if n > uint64(len(d.s)-d.i) {
+		d.fail()
+		return 0
+	}
+	return int(n)
+}
+
+func (d *linkDecoder) str() string {
+	n := d.uvarint()
+	if n > uint64(len(d.s)-d.i) {
+		d.fail()
+		return ""
+	}
+	s := d.s[d.i : d.i+int(n)]
+	d.i += int(n)
+	return s
+}
+
+func (d *linkDecoder) time() time.Time {
+	sec := d.varint()
+	nsec := d.uvarint()
+	if nsec >= 1e9 {
+		d.fail()
+		return time.Time{}
+	}
+	return time.Unix(sec, int64(nsec)).UTC()
+}
+
+// putLink stores the binary record of the link under key.
+func putLink(b *bolt.Bucket, key []byte, r *linkRecord) error {
+	if err := b.Put(key, appendLink(nil, r)); err != nil {
+		return fmt.Errorf("put record: %w", err)
+	}
+	return nil
+}
+
+// getLink decodes the link record under key into r; it reports false when
+// there is none.
+func getLink(b *bolt.Bucket, key []byte, r *linkRecord) (bool, error) {
+	raw := b.Get(key)
+	if raw == nil {
+		return false, nil
+	}
+	if err := decodeLink(raw, r); err != nil {
+		return false, fmt.Errorf("link %x: %w", key, err)
+	}
+	return true, nil
+}
+
+// Keys of the meta bucket for the upgrade of link records to the binary
+// form: metaLinkCodec says every record is binary; metaLinkCodecFrom,
+// while the upgrade runs, the first link ID not yet rewritten.
+var (
+	metaLinkCodec     = []byte("link_records_binary")
+	metaLinkCodecFrom = []byte("link_records_binary_from")
+)
+
+// linkUpgradeChunk is how many link records one transaction of the
+// upgrade rewrites: its memory is that of one chunk, not of the file.
+var linkUpgradeChunk = 20_000
+
+// upgradeLinkRecords rewrites the JSON link records of a file of schema
+// version 3 or before in the binary form, linkUpgradeChunk of them a
+// transaction, in ID order. Each transaction records where the next one
+// starts, so a process killed midway carries on at its next start; as
+// decodeLink reads both forms, a half-upgraded file reads right (and the
+// schema version already says 4, so an older linkbolt refuses it). It
+// returns the number of records rewritten.
+func upgradeLinkRecords(bdb *bolt.DB, log *slog.Logger) (int, error) {
+	var done bool
+	if err := bdb.View(func(tx *bolt.Tx) error {
+		done = tx.Bucket(bucketMeta).Get(metaLinkCodec) != nil
+		return nil
+	}); err != nil || done {
+		return 0, err
+	}
+	start := time.Now()
+	total := 0
+	for !done {
+		n, err := upgradeLinkChunk(bdb, linkUpgradeChunk)
+		if err != nil {
+			return total, fmt.Errorf("upgrade link records: %w", err)
+		}
+		total += n
+		done = n < 0
+	}
+	if total > 0 {
+		log.Info("rewrote the link records in their binary form", "links", total, "took", time.Since(start).Round(time.Millisecond))
+	}
+	return total, nil
+}
+
+// upgradeLinkChunk rewrites the JSON records among the next chunk links
+// in one transaction and returns how many it rewrote, or -1 once the
+// upgrade is done (which it records).
+func upgradeLinkChunk(bdb *bolt.DB, chunk int) (int, error) {
+	n := 0
+	err := bdb.Update(func(tx *bolt.Tx) error {
+		meta, links := tx.Bucket(bucketMeta), tx.Bucket(bucketLinks)
+		c := links.Cursor()
+		k, v := c.First()
+		if from := meta.Get(metaLinkCodecFrom); len(from) == 8 {
+			k, v = c.Seek(cloneBytes(from))
+		}
+		type rewrite struct{ k, v []byte }
+		var out []rewrite
+		read := 0
+		for ; k != nil && read < chunk; k, v = c.Next() {
+			read++
+			if len(v) == 0 || v[0] != '{' {
+				continue // already binary (written since the upgrade began)
+			}
+			var rec linkRecord
+			if err := decodeLink(v, &rec); err != nil {
+				return fmt.Errorf("link %x: %w", k, err)
+			}
+			out = append(out, rewrite{cloneBytes(k), appendLink(nil, &rec)})
+		}
+		// The cursor's position is lost once the bucket changes: the keys
+		// were copied first.
+		for _, r := range out {
+			if err := links.Put(r.k, r.v); err != nil {
+				return err
+			}
+		}
+		if k != nil {
+			n = len(out)
+			return meta.Put(metaLinkCodecFrom, cloneBytes(k))
+		}
+		n = -1
+		if err := meta.Delete(metaLinkCodecFrom); err != nil {
+			return err
+		}
+		return meta.Put(metaLinkCodec, []byte("1"))
+	})
+	return n, err
+}

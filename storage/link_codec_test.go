@@ -1,0 +1,125 @@
+package storage
+
+import (
+	"encoding/json"
+	"errors"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+// codecRecords are link records that between them set every field, at
+// the edges of its encoding: empty and long strings (lengths of two
+// varint bytes), non-ASCII and characters JSON escapes, times before 1970
+// and the zero time, nanoseconds, an update time apart from the creation.
+func codecRecords() []linkRecord {
+	created := time.Date(2026, 11, 24, 8, 0, 0, 123456789, time.UTC)
+	past := time.Date(1969, 7, 20, 20, 17, 40, 999999999, time.UTC)
+	long := strings.Repeat("é/", 200)
+	return []linkRecord{
+		{},
+		{Workspace: 1, Alias: "abc", Destination: "https://example.com/", RedirectCode: 302, CreatedAt: created, UpdatedAt: created},
+		{Workspace: 1 << 40, Alias: "Ünï\"<>&\u2028", Domain: "go.example.com", Destination: "https://example.com/?a=1&b=<2>#" + long,
+			Tags: []string{"red", "", long}, UTMSource: "s", UTMMedium: "m", UTMCampaign: "c", CampaignID: "cmp_1",
+			RedirectCode: 308, CreatedAt: created, UpdatedAt: created.Add(time.Nanosecond),
+			linkControls: linkControls{
+				Password: "$2a$10$hash",
+				Rules: []ruleRecord{
+					{Device: "mobile", OS: "iOS", Browser: "Safari", Country: "DE", Language: "de", Then: "https://a.example/"},
+					{HasQuery: true, QueryName: "ref", QueryValue: "", Then: "https://b.example/"},
+					{HasQuery: true, QueryName: "q", QueryValue: long, Then: ""},
+				},
+				Variants: []variantRecord{{Destination: "https://a.example/", Weight: 70}, {Destination: "", Weight: 0}},
+				OG:       &ogRecord{Title: "T", Description: long, ImageURL: "https://img.example/i.png"},
+			},
+			linkLimitsRecord: linkLimitsRecord{ExpiresAt: &past, MaxClicks: 1<<62 + 5, ExpiredURL: "https://example.com/gone", Archived: true, Title: long},
+		},
+		{Workspace: 7, Alias: "z", Destination: "https://z.example/", UpdatedAt: created, linkControls: linkControls{OG: &ogRecord{}},
+			linkLimitsRecord: linkLimitsRecord{ExpiresAt: &time.Time{}, MaxClicks: -3}},
+	}
+}
+
+// TestLinkCodec_RoundTrip checks that a record reads back from the binary
+// form as it does from the JSON form of schema version 3, field for
+// field, and that the binary form is the smaller.
+func TestLinkCodec_RoundTrip(t *testing.T) {
+	for i, r := range codecRecords() {
+		bin := appendLink(nil, &r)
+		var got linkRecord
+		if err := decodeLink(bin, &got); err != nil {
+			t.Fatalf("record %d: %v", i, err)
+		}
+		js, err := json.Marshal(&r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fromJSON linkRecord
+		if err := decodeLink(js, &fromJSON); err != nil {
+			t.Fatalf("record %d as JSON: %v", i, err)
+		}
+		if !reflect.DeepEqual(got, fromJSON) {
+			t.Errorf("record %d:\nbinary %+v\nJSON   %+v", i, got, fromJSON)
+		}
+		if len(bin) >= len(js) {
+			t.Errorf("record %d: %d bytes binary, %d JSON", i, len(bin), len(js))
+		}
+		// A record decoded into one that held another keeps nothing of it.
+		other := codecRecords()[2]
+		if err := decodeLink(bin, &other); err != nil || !reflect.DeepEqual(other, got) {
+			t.Errorf("record %d decoded over another: %+v, %v", i, other, err)
+		}
+	}
+}
+
+// TestLinkCodec_Damaged checks that a damaged binary record is an error
+// matching errLinkRecord, never a panic or a record read wrong without
+// one: every truncation, trailing bytes, unknown flags, an unknown first
+// byte, and random bytes changed.
+func TestLinkCodec_Damaged(t *testing.T) {
+	rec := codecRecords()[2]
+	bin := appendLink(nil, &rec)
+	wantErr := func(name string, raw []byte) {
+		t.Helper()
+		var r linkRecord
+		if err := decodeLink(raw, &r); !errors.Is(err, errLinkRecord) {
+			t.Errorf("%s: %v, want a malformed record", name, err)
+		} else if !reflect.DeepEqual(r, linkRecord{}) {
+			t.Errorf("%s: the record holds %+v after the error", name, r)
+		}
+	}
+	for n := range len(bin) {
+		wantErr("truncated", bin[:n])
+	}
+	wantErr("trailing byte", append(append([]byte{}, bin...), 0))
+	wantErr("unknown flag", append([]byte{linkCodecBinary}, 0x80, 0x80, 0x02, 0, 0, 0, 0, 0, 0, 0))
+	wantErr("unknown form", append([]byte{0x02}, bin[1:]...))
+	wantErr("overlong varint", append([]byte{linkCodecBinary}, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f))
+
+	rng := rand.New(rand.NewPCG(13, 4))
+	for range 20_000 {
+		raw := append([]byte{}, bin...)
+		for range 1 + rng.IntN(3) {
+			raw[1+rng.IntN(len(raw)-1)] = byte(rng.Uint32())
+		}
+		var r linkRecord
+		if err := decodeLink(raw, &r); err == nil {
+			// Some changes leave a readable record (a changed letter):
+			// it must write back to exactly those bytes.
+			if back := appendLink(nil, &r); string(back) != string(raw) && !sameButTime(back, raw, &r) {
+				t.Fatalf("%x read as %+v, which writes %x", raw, r, back)
+			}
+		} else if !errors.Is(err, errLinkRecord) {
+			t.Fatalf("%x: %v", raw, err)
+		}
+	}
+}
+
+// sameButTime reports whether back and raw differ only in how a record
+// whose update time equals its creation time says so (the flag, or the
+// time written twice): both read as r.
+func sameButTime(back, raw []byte, r *linkRecord) bool {
+	var a, b linkRecord
+	return decodeLink(back, &a) == nil && decodeLink(raw, &b) == nil && reflect.DeepEqual(a, b) && reflect.DeepEqual(a, *r)
+}

@@ -380,12 +380,11 @@ func upgradeLinkRecords(bdb *bolt.DB, log *slog.Logger) (int, error) {
 	start := time.Now()
 	total := 0
 	for !done {
-		n, err := upgradeLinkChunk(bdb, linkUpgradeChunk)
+		n, finished, err := upgradeLinkChunk(bdb, linkUpgradeChunk)
 		if err != nil {
 			return total, fmt.Errorf("upgrade link records: %w", err)
 		}
-		total += n
-		done = n < 0
+		total, done = total+n, finished
 	}
 	if total > 0 {
 		log.Info("rewrote the link records in their binary form", "links", total, "took", time.Since(start).Round(time.Millisecond))
@@ -394,11 +393,10 @@ func upgradeLinkRecords(bdb *bolt.DB, log *slog.Logger) (int, error) {
 }
 
 // upgradeLinkChunk rewrites the JSON records among the next chunk links
-// in one transaction and returns how many it rewrote, or -1 once the
-// upgrade is done (which it records).
-func upgradeLinkChunk(bdb *bolt.DB, chunk int) (int, error) {
-	n := 0
-	err := bdb.Update(func(tx *bolt.Tx) error {
+// in one transaction; it returns how many it rewrote and whether the
+// upgrade is done (which it then records).
+func upgradeLinkChunk(bdb *bolt.DB, chunk int) (n int, done bool, err error) {
+	err = bdb.Update(func(tx *bolt.Tx) error {
 		meta, links := tx.Bucket(bucketMeta), tx.Bucket(bucketLinks)
 		c := links.Cursor()
 		k, v := c.First()
@@ -426,15 +424,18 @@ func upgradeLinkChunk(bdb *bolt.DB, chunk int) (int, error) {
 				return err
 			}
 		}
+		n = len(out)
 		if k != nil {
-			n = len(out)
 			return meta.Put(metaLinkCodecFrom, cloneBytes(k))
 		}
-		n = -1
+		done = true
 		if err := meta.Delete(metaLinkCodecFrom); err != nil {
 			return err
 		}
 		return meta.Put(metaLinkCodec, []byte("1"))
 	})
-	return n, err
+	if err != nil {
+		return 0, false, err
+	}
+	return n, done, nil
 }

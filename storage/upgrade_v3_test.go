@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"reflect"
 	"strconv"
@@ -94,8 +95,8 @@ func killedLinkUpgrade(t *testing.T, path string) {
 	if err := bdb.Update(func(tx *bolt.Tx) error { return initSchema(tx, path) }); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := upgradeLinkChunk(bdb, 40); n != 40 || err != nil {
-		t.Fatalf("first chunk: %d rewritten, %v", n, err)
+	if n, done, err := upgradeLinkChunk(bdb, 40); n != 40 || done || err != nil {
+		t.Fatalf("first chunk: %d rewritten, done %v, %v", n, done, err)
 	}
 	d := dumpFile(t, bdb)
 	if err := bdb.Close(); err != nil {
@@ -263,4 +264,31 @@ func upgradedUpdate(w *link.Link) *link.Link {
 	l.DestinationURL = "https://example.com/moved"
 	l.UpdatedAt = time.Date(2026, 11, 23, 13, 0, 0, 0, time.UTC)
 	return &l
+}
+
+// TestUpgradeLinkRecordsCount checks the upgrade's count of rewritten
+// records, which its log line reports, also when a chunk both rewrites
+// records and reaches the end, and that a second run rewrites nothing.
+func TestUpgradeLinkRecordsCount(t *testing.T) {
+	for _, chunk := range []int{50, 119, 500} {
+		path := copyFixture(t, v3Fixture)
+		bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := bdb.Update(func(tx *bolt.Tx) error { return initSchema(tx, path) }); err != nil {
+			t.Fatal(err)
+		}
+		was := linkUpgradeChunk
+		linkUpgradeChunk = chunk
+		n, err := upgradeLinkRecords(bdb, slog.New(slog.DiscardHandler))
+		again, err2 := upgradeLinkRecords(bdb, slog.New(slog.DiscardHandler))
+		linkUpgradeChunk = was
+		if n != 119 || err != nil || again != 0 || err2 != nil {
+			t.Errorf("chunks of %d: %d rewritten (%v), then %d (%v); want 119, then 0", chunk, n, err, again, err2)
+		}
+		if err := bdb.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

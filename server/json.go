@@ -11,6 +11,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -164,8 +165,8 @@ func checkFieldNames(data []byte, t reflect.Type, path string) error {
 	}
 	switch t.Kind() {
 	case reflect.Slice, reflect.Array:
-		var items []json.RawMessage
-		if json.Unmarshal(data, &items) != nil {
+		items, ok := arrayItems(data)
+		if !ok {
 			return nil // null
 		}
 		for i, it := range items {
@@ -182,7 +183,7 @@ func checkFieldNames(data []byte, t reflect.Type, path string) error {
 	if !ok {
 		return nil // null
 	}
-	fields := jsonFields(t)
+	fields := cachedJSONFields(t)
 	seen := make(map[string]bool, len(obj))
 	for _, m := range obj {
 		name, raw := m.name, m.raw
@@ -215,33 +216,123 @@ func checkFieldNames(data []byte, t reflect.Type, path string) error {
 
 type member struct {
 	name string
-	raw  json.RawMessage
+	raw  []byte
 }
+
+// The walks below read JSON text that encoding/json has accepted already
+// (checkFieldNames runs after the decoding), so they only find where each
+// value ends; on text that is not JSON they stop without reading past
+// its end. They hand out parts of the text rather than copies.
 
 // objectMembers returns the members of the JSON object data in order,
 // duplicates kept; false when data is not an object.
 func objectMembers(data []byte) ([]member, bool) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+	i := skipJSONSpace(data, 0)
+	if i >= len(data) || data[i] != '{' {
 		return nil, false
 	}
 	var out []member
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
+	i = skipJSONSpace(data, i+1)
+	for i < len(data) && data[i] == '"' {
+		end := skipJSONValue(data, i)
+		name := string(data[i+1 : max(i+1, end-1)])
+		if bytes.IndexByte(data[i:end], '\\') >= 0 {
+			if json.Unmarshal(data[i:end], &name) != nil {
+				return nil, false
+			}
+		}
+		i = skipJSONSpace(data, end)
+		if i >= len(data) || data[i] != ':' {
 			return nil, false
 		}
-		name, ok := tok.(string)
-		if !ok {
-			return nil, false
+		start := skipJSONSpace(data, i+1)
+		end = skipJSONValue(data, start)
+		out = append(out, member{name, data[start:end]})
+		i = skipJSONSpace(data, end)
+		if i < len(data) && data[i] == ',' {
+			i = skipJSONSpace(data, i+1)
 		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return nil, false
-		}
-		out = append(out, member{name, raw})
 	}
 	return out, true
+}
+
+// arrayItems returns the items of the JSON array data; false when data is
+// not an array.
+func arrayItems(data []byte) ([][]byte, bool) {
+	i := skipJSONSpace(data, 0)
+	if i >= len(data) || data[i] != '[' {
+		return nil, false
+	}
+	var out [][]byte
+	i = skipJSONSpace(data, i+1)
+	for i < len(data) && data[i] != ']' {
+		end := skipJSONValue(data, i)
+		if end == i {
+			return nil, false
+		}
+		out = append(out, data[i:end])
+		i = skipJSONSpace(data, end)
+		if i < len(data) && data[i] == ',' {
+			i = skipJSONSpace(data, i+1)
+		}
+	}
+	return out, true
+}
+
+func skipJSONSpace(data []byte, i int) int {
+	for i < len(data) && (data[i] == ' ' || data[i] == '\t' || data[i] == '\n' || data[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipJSONValue returns the offset just past the value that starts at
+// data[i]: a string, an object or array (whatever it holds), a number or
+// a literal.
+func skipJSONValue(data []byte, i int) int {
+	depth := 0
+	for i < len(data) {
+		switch c := data[i]; c {
+		case '"':
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+			i++
+		case '{', '[':
+			depth++
+			i++
+		case '}', ']':
+			depth--
+			i++
+		default:
+			if depth == 0 {
+				for i < len(data) && !strings.ContainsRune(",}] \t\n\r", rune(data[i])) {
+					i++
+				}
+				return i
+			}
+			i++
+		}
+		if depth <= 0 {
+			return min(i, len(data))
+		}
+	}
+	return len(data)
+}
+
+// jsonFieldsOf caches jsonFields by type: the check of a bulk creation
+// asks for the same few types a thousand times.
+var jsonFieldsOf sync.Map // reflect.Type → map[string]reflect.Type
+
+func cachedJSONFields(t reflect.Type) map[string]reflect.Type {
+	if f, ok := jsonFieldsOf.Load(t); ok {
+		return f.(map[string]reflect.Type)
+	}
+	f := jsonFields(t)
+	jsonFieldsOf.Store(t, f)
+	return f
 }
 
 // jsonFields returns the JSON names of the fields of struct type t (those

@@ -198,6 +198,9 @@ type DB struct {
 
 	// aliases caches the links redirects look up; see aliasCache.
 	aliases aliasCache
+	// creations gathers concurrent link creations into shared commits;
+	// see creationBatch.
+	creations creationBatch
 	// domains holds the verified custom domains requests are routed by;
 	// see domainCache.
 	domains domainCache

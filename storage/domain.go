@@ -344,7 +344,7 @@ func (s *DomainService) SetDomainVerified(ctx context.Context, workspaceID, id s
 
 // DeleteDomain deletes a domain and its index entries. ECONFLICT while
 // links are on it, counted in the deleting transaction: bolt serialises
-// write transactions and createLink checks the domain in its own, so a
+// write transactions and addLink checks the domain in its own, so a
 // link is either counted here or refused there. ENOTFOUND.
 func (s *DomainService) DeleteDomain(ctx context.Context, workspaceID, id string) error {
 	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)

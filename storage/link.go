@@ -533,9 +533,10 @@ func (m *mergedIndex) next() []byte {
 // (field domain) unless Domain is empty or a verified domain of the
 // workspace; ECONFLICT if the alias is taken on the domain.
 //
-// Concurrent creations share one commit (bolt's Batch). The batch function
-// may run more than once, so it computes everything from the input and the
-// result reaches l only after success.
+// Concurrent creations share one commit and one write of the search
+// index (see creationBatch). The batch function may run more than once,
+// so it computes everything from the input and the result reaches l only
+// after success.
 func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -550,14 +551,16 @@ func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
 	now := s.db.now()
 
 	var created *link.Link
-	err := s.db.batch(func(tx *bolt.Tx) error {
+	err := s.db.batchIndexed(func(tx *bolt.Tx, ix *searchIndexer) error {
 		created = nil
 		if err := workspaceExists(tx, wid); err != nil {
-			return err
+			return refusal{err}
 		}
 		rec := newLinkRecord(wid, &in, now)
-		id, err := createLink(tx, rec)
-		if err != nil {
+		id, err := addLink(tx, rec, ix)
+		if code := link.ErrorCode(err); code == link.ECONFLICT || code == link.EINVALID {
+			return refusal{err} // addLink checks before it writes
+		} else if err != nil {
 			return err
 		}
 		created = rec.link(s.db.ids, id, 0)
@@ -592,24 +595,14 @@ func newLinkRecord(wid uint64, in *link.Link, now time.Time) *linkRecord {
 	return rec
 }
 
-// createLink stores a link record with all its index entries and counters;
+// addLink stores a link record with all its index entries and counters;
 // an empty alias is replaced by a generated code. A non-empty rec.Domain
 // must be a verified domain of rec.Workspace, checked here, in the
-// transaction that stores the link (EINVALID, field domain).
-func createLink(tx *bolt.Tx, rec *linkRecord) (uint64, error) {
-	var ix searchIndexer
-	id, err := addLink(tx, rec, &ix)
-	if err != nil {
-		return 0, err
-	}
-	return id, ix.write(tx)
-}
-
-// addLink is createLink with the link's search index entries gathered in
-// ix, for the caller to write (several links' at once). It checks
-// everything that can refuse the link (domain, campaign, alias) before it
-// writes anything, so that a refused link leaves the transaction as it
-// was.
+// transaction that stores the link (EINVALID, field domain). The link's
+// search index entries are gathered in ix, for the caller to write
+// (several links' at once). It checks everything that can refuse the link
+// (domain, campaign, alias) before it writes anything, so that a refused
+// link leaves the transaction as it was.
 func addLink(tx *bolt.Tx, rec *linkRecord, ix *searchIndexer) (uint64, error) {
 	if rec.Domain != "" {
 		if err := domainForLink(tx, rec.Workspace, rec.Domain); err != nil {

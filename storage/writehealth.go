@@ -53,11 +53,3 @@ func (db *DB) update(fn func(*bolt.Tx) error) error {
 	db.writes.note(err, db.Now)
 	return err
 }
-
-// batch runs fn in a write transaction shared with concurrent callers,
-// like bolt's Batch, and notes whether the write failed.
-func (db *DB) batch(fn func(*bolt.Tx) error) error {
-	err := db.db.Batch(fn)
-	db.writes.note(err, db.Now)
-	return err
-}

@@ -1,0 +1,137 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// creationBatch gathers concurrent calls into one write transaction, as
+// bolt's Batch does (at most MaxBatchSize calls, waiting at most
+// MaxBatchDelay for more), and lets them share one searchIndexer that is
+// written once before the commit: the links one commit creates rewrite
+// each search set they have in common (a trigram such as "htt" is in
+// every link of a block) once, not once a link.
+//
+// A call that fails with a refusal (see refusal) leaves the transaction
+// as it was and gets its error once the others commit. Any other failure
+// of a call rolls the transaction back; that call gets its error and the
+// others run again without it. A panic in a call is such a failure.
+type creationBatch struct {
+	mu      sync.Mutex
+	pending *creationGroup
+}
+
+type creationGroup struct {
+	calls []creationCall
+	timer *time.Timer
+	start sync.Once
+}
+
+type creationCall struct {
+	fn  func(*bolt.Tx, *searchIndexer) error
+	err chan error
+}
+
+// refusal wraps an error a call returns before it wrote anything in the
+// transaction (a taken alias, an unknown workspace): the batch need not
+// roll back the other calls' writes for it.
+type refusal struct{ error }
+
+func (r refusal) Unwrap() error { return r.error }
+
+// batchIndexed runs fn in a write transaction shared with concurrent
+// callers (see creationBatch) and notes whether the write failed. fn may
+// run more than once: it must compute everything from its input, and
+// hand out its result only once batchIndexed returns nil.
+func (db *DB) batchIndexed(fn func(*bolt.Tx, *searchIndexer) error) error {
+	errc := make(chan error, 1)
+	b := &db.creations
+	b.mu.Lock()
+	g := b.pending
+	if g == nil {
+		g = &creationGroup{}
+		g.timer = time.AfterFunc(db.db.MaxBatchDelay, func() { db.runCreations(g) })
+		b.pending = g
+	}
+	g.calls = append(g.calls, creationCall{fn: fn, err: errc})
+	full := db.db.MaxBatchSize > 0 && len(g.calls) >= db.db.MaxBatchSize
+	if full {
+		b.pending = nil // later callers start a new group
+	}
+	b.mu.Unlock()
+	if full {
+		go db.runCreations(g)
+	}
+	err := <-errc
+	var r refusal
+	if errors.As(err, &r) {
+		return r.error
+	}
+	return err
+}
+
+// runCreations runs the calls of g, once, whichever of its timer and its
+// last caller comes first.
+func (db *DB) runCreations(g *creationGroup) {
+	g.start.Do(func() {
+		b := &db.creations
+		b.mu.Lock()
+		if b.pending == g {
+			b.pending = nil
+		}
+		b.mu.Unlock()
+		g.timer.Stop()
+		calls := g.calls
+		for len(calls) > 0 {
+			failed := -1
+			refused := make([]error, len(calls))
+			err := db.update(func(tx *bolt.Tx) error {
+				clear(refused)
+				var ix searchIndexer
+				for i, c := range calls {
+					err := callSafely(c.fn, tx, &ix)
+					if errors.As(err, new(refusal)) {
+						refused[i] = err
+						continue
+					}
+					if err != nil {
+						failed = i
+						return err
+					}
+				}
+				return ix.write(tx)
+			})
+			if failed >= 0 {
+				// Rolled back: the failed call has its answer, the others
+				// run again (a refusal too: it may have met a write of the
+				// failed call).
+				calls[failed].err <- err
+				calls = slices.Delete(calls, failed, failed+1)
+				continue
+			}
+			for i, c := range calls {
+				if refused[i] != nil {
+					c.err <- refused[i]
+				} else {
+					c.err <- err
+				}
+			}
+			return
+		}
+	})
+}
+
+// callSafely runs fn, turning a panic into an error.
+func callSafely(fn func(*bolt.Tx, *searchIndexer) error, tx *bolt.Tx, ix *searchIndexer) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("panic while creating: %v", p)
+		}
+	}()
+	return fn(tx, ix)
+}

@@ -1,0 +1,188 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// batchDB opens a data file whose creations gather in batches of size
+// calls, started only once that many have come (the delay is far longer
+// than any test), so that a test decides exactly what shares a commit.
+func batchDB(t *testing.T, size int) (*DB, *link.Workspace) {
+	t.Helper()
+	db := NewDB(filepath.Join(t.TempDir(), "linkbolt.db"))
+	if err := db.Open(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	ws := &link.Workspace{Name: "Default", Plan: link.PlanFree}
+	if err := NewUserService(db).Bootstrap(context.Background(), &link.User{Email: "a@example.com", PasswordHash: []byte("h")}, ws); err != nil {
+		t.Fatal(err)
+	}
+	db.db.MaxBatchSize, db.db.MaxBatchDelay = size, time.Hour
+	return db, ws
+}
+
+// runBatch runs the calls at once, each in its own goroutine, and returns
+// their errors.
+func runBatch(db *DB, calls []func(*bolt.Tx, *searchIndexer) error) []error {
+	errs := make([]error, len(calls))
+	var wg sync.WaitGroup
+	for i, fn := range calls {
+		wg.Go(func() { errs[i] = db.batchIndexed(fn) })
+	}
+	wg.Wait()
+	return errs
+}
+
+// TestCreateLinksShareCommits creates links from 40 goroutines in batches
+// of 8, some of them asking for the same alias: each batch is one commit,
+// exactly one creation of each alias wins and the others are refused,
+// and every link is in the search index and found by a search (the index
+// was written once a batch, for all its links).
+func TestCreateLinksShareCommits(t *testing.T) {
+	db, ws := batchDB(t, 8)
+	links := NewLinkService(db)
+	ctx := context.Background()
+	var mu sync.Mutex
+	txs := map[int]int{} // transaction → creations in it
+	var wg sync.WaitGroup
+	errs := make([]error, 40)
+	created := make([]*link.Link, 40)
+	for i := range 40 {
+		wg.Go(func() {
+			alias := fmt.Sprintf("same%d", i%4) // 10 creations ask for each
+			if i >= 16 {
+				alias = fmt.Sprintf("own%02d", i)
+			}
+			l := &link.Link{WorkspaceID: ws.ID, Alias: alias, DestinationURL: fmt.Sprintf("https://shop.example.com/item/%d", i)}
+			errs[i] = links.CreateLink(ctx, l)
+			if errs[i] == nil {
+				created[i] = l
+				err := db.db.View(func(tx *bolt.Tx) error {
+					mu.Lock()
+					defer mu.Unlock()
+					txs[int(tx.ID())]++
+					return nil
+				})
+				if err != nil {
+					t.Error(err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	won := map[string]int{}
+	for i, err := range errs {
+		switch {
+		case err == nil:
+			won[created[i].Alias]++
+		case link.ErrorCode(err) != link.ECONFLICT || i >= 16:
+			t.Errorf("creation %d: %v", i, err)
+		}
+	}
+	if len(won) != 4+24 {
+		t.Errorf("%d aliases created, want 28", len(won))
+	}
+	for a, n := range won {
+		if n != 1 {
+			t.Errorf("alias %s created %d times", a, n)
+		}
+	}
+	if err := db.CheckIndexes(); err != nil {
+		t.Fatal(err)
+	}
+	p, err := links.FindLinkPage(ctx, link.LinkFilter{WorkspaceID: ws.ID, Search: "shop.example", Limit: 100})
+	if err != nil || p.Total != 28 {
+		t.Fatalf("search: %d links, %v; want 28", p.Total, err)
+	}
+	// 40 calls in batches of 8: 5 commits (a refused creation commits
+	// nothing of its own, but waits for its batch).
+	if len(txs) > 5 {
+		t.Errorf("the creations committed in %d transactions, want at most 5: %v", len(txs), txs)
+	}
+}
+
+// TestBatchFailureRollsBack checks a batch whose calls fail: a refused
+// call keeps nothing and the others commit; a call that fails after
+// writing (or panics) is rolled back alone, its writes gone, while the
+// other calls of its batch commit once, and a refusal that met the failed
+// call's write is run again and succeeds.
+func TestBatchFailureRollsBack(t *testing.T) {
+	db, _ := batchDB(t, 5)
+	put := func(key string) func(*bolt.Tx, *searchIndexer) error {
+		return func(tx *bolt.Tx, _ *searchIndexer) error {
+			return tx.Bucket(bucketMeta).Put([]byte(key), []byte("1"))
+		}
+	}
+	boom := errors.New("boom")
+	var runs sync.Map
+	count := func(name string, fn func(*bolt.Tx, *searchIndexer) error) func(*bolt.Tx, *searchIndexer) error {
+		return func(tx *bolt.Tx, ix *searchIndexer) error {
+			n, _ := runs.LoadOrStore(name, new(int))
+			*n.(*int)++
+			return fn(tx, ix)
+		}
+	}
+	errs := runBatch(db, []func(*bolt.Tx, *searchIndexer) error{
+		count("a", put("test_a")),
+		count("fails", func(tx *bolt.Tx, ix *searchIndexer) error {
+			if err := put("test_fails")(tx, ix); err != nil {
+				return err
+			}
+			return boom
+		}),
+		count("panics", func(tx *bolt.Tx, ix *searchIndexer) error {
+			if err := put("test_panics")(tx, ix); err != nil {
+				return err
+			}
+			panic("bad")
+		}),
+		// Refused while a failed call's key is there; run again once it
+		// is gone, it succeeds.
+		count("refused", func(tx *bolt.Tx, ix *searchIndexer) error {
+			if tx.Bucket(bucketMeta).Get([]byte("test_fails")) != nil {
+				return refusal{link.Errorf(link.ECONFLICT, "taken")}
+			}
+			return put("test_refused")(tx, ix)
+		}),
+		count("b", put("test_b")),
+	})
+	if !errors.Is(errs[1], boom) || errs[2] == nil || errs[0] != nil || errs[3] != nil || errs[4] != nil {
+		t.Fatalf("errors %v; want nil, boom, a panic, nil, nil", errs)
+	}
+	var refusalErr refusal
+	if errors.As(errs[2], &refusalErr) {
+		t.Fatalf("the panic came back as a refusal: %v", errs[2])
+	}
+	err := db.db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		for key, want := range map[string]bool{"test_a": true, "test_b": true, "test_refused": true, "test_fails": false, "test_panics": false} {
+			if got := meta.Get([]byte(key)) != nil; got != want {
+				t.Errorf("key %s kept: %v, want %v", key, got, want)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// A refusal alone keeps nothing and is answered as its own error.
+	errs = runBatch(db, []func(*bolt.Tx, *searchIndexer) error{
+		put("test_c"), put("test_d"), put("test_e"), put("test_f"),
+		func(tx *bolt.Tx, ix *searchIndexer) error { return refusal{link.Errorf(link.ECONFLICT, "taken")} },
+	})
+	if link.ErrorCode(errs[4]) != link.ECONFLICT || errors.As(errs[4], &refusalErr) || errs[0] != nil || errs[3] != nil {
+		t.Fatalf("errors %v; want nil ×4, a conflict", errs)
+	}
+}

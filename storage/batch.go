@@ -21,9 +21,14 @@ import (
 // as it was and gets its error once the others commit. Any other failure
 // of a call rolls the transaction back; that call gets its error and the
 // others run again without it. A panic in a call is such a failure.
+//
+// Close commits the calls still gathering (see closeCreations): a group
+// must not run once the file is closed.
 type creationBatch struct {
 	mu      sync.Mutex
 	pending *creationGroup
+	groups  sync.WaitGroup // the groups not yet run to their end
+	closed  bool           // Close began: no new calls
 }
 
 type creationGroup struct {
@@ -52,9 +57,14 @@ func (db *DB) batchIndexed(fn func(*bolt.Tx, *searchIndexer) error) error {
 	errc := make(chan error, 1)
 	b := &db.creations
 	b.mu.Lock()
+	if b.closed {
+		b.mu.Unlock()
+		return errors.New("storage: data file not open")
+	}
 	g := b.pending
 	if g == nil {
 		g = &creationGroup{}
+		b.groups.Add(1)
 		g.timer = time.AfterFunc(db.db.MaxBatchDelay, func() { db.runCreations(g) })
 		b.pending = g
 	}
@@ -80,6 +90,7 @@ func (db *DB) batchIndexed(fn func(*bolt.Tx, *searchIndexer) error) error {
 func (db *DB) runCreations(g *creationGroup) {
 	g.start.Do(func() {
 		b := &db.creations
+		defer b.groups.Done()
 		b.mu.Lock()
 		if b.pending == g {
 			b.pending = nil
@@ -124,6 +135,20 @@ func (db *DB) runCreations(g *creationGroup) {
 			return
 		}
 	})
+}
+
+// closeCreations takes no new calls and runs the calls gathered so far,
+// for Close: it returns once every group has committed or failed.
+func (db *DB) closeCreations() {
+	b := &db.creations
+	b.mu.Lock()
+	b.closed = true
+	g := b.pending
+	b.mu.Unlock()
+	if g != nil {
+		db.runCreations(g)
+	}
+	b.groups.Wait()
 }
 
 // callSafely runs fn, turning a panic into an error.

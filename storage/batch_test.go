@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -184,5 +185,40 @@ func TestBatchFailureRollsBack(t *testing.T) {
 	})
 	if link.ErrorCode(errs[4]) != link.ECONFLICT || errors.As(errs[4], &refusalErr) || errs[0] != nil || errs[3] != nil {
 		t.Fatalf("errors %v; want nil ×4, a conflict", errs)
+	}
+}
+
+// TestCreateLinkAtClose checks a creation still gathering its batch when
+// the file closes (a request the shutdown's timeout left running): Close
+// commits it before it closes the file, so its caller gets its answer
+// and the link is there at the next start, instead of the batch running
+// later against a closed file; a creation after Close is an error.
+func TestCreateLinkAtClose(t *testing.T) {
+	db, ws := batchDB(t, 100) // the batch starts only at Close
+	done := make(chan error, 1)
+	l := &link.Link{WorkspaceID: ws.ID, Alias: "closing", DestinationURL: "https://example.com/closing"}
+	go func() { done <- NewLinkService(db).CreateLink(context.Background(), l) }()
+	for waiting := false; !waiting; {
+		db.creations.mu.Lock()
+		waiting = db.creations.pending != nil && len(db.creations.pending.calls) == 1
+		db.creations.mu.Unlock()
+		runtime.Gosched()
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	again := NewDB(db.Path)
+	if err := again.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if got, err := NewLinkService(again).FindLinkByAlias(context.Background(), "", "closing"); err != nil || got.DestinationURL != "https://example.com/closing" {
+		t.Fatalf("after Close: %+v, %v; want the link created", got, err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("creation: %v", err)
+	}
+	if err := db.batchIndexed(func(*bolt.Tx, *searchIndexer) error { return nil }); err == nil {
+		t.Fatal("a creation after Close succeeded")
 	}
 }

@@ -258,6 +258,9 @@ func (db *DB) Open() error {
 		return err
 	}
 	db.db, db.ids = bdb, ids
+	db.creations.mu.Lock()
+	db.creations.closed = false // a DB closed before opens again
+	db.creations.mu.Unlock()
 	codecs.Store(bdb, ids)
 	db.removeBackupLeftovers()
 	bdb.MaxBatchDelay = DefaultBatchDelay
@@ -409,6 +412,7 @@ func (db *DB) Close() error {
 	if db.db == nil {
 		return nil
 	}
+	db.closeCreations()
 	close(db.stop)
 	<-db.done
 	flushErr := db.FlushKeyUsage()

@@ -20,7 +20,8 @@ import (
 // A call that fails with a refusal (see refusal) leaves the transaction
 // as it was and gets its error once the others commit. Any other failure
 // of a call rolls the transaction back; that call gets its error and the
-// others run again without it. A panic in a call is such a failure.
+// others run again without it. A panic in a call is such a failure; a
+// panic while writing the shared index fails every call.
 //
 // Close commits the calls still gathering (see closeCreations): a group
 // must not run once the file is closed.
@@ -115,7 +116,10 @@ func (db *DB) runCreations(g *creationGroup) {
 						return err
 					}
 				}
-				return ix.write(tx)
+				// A damaged page of the index panics here, in this
+				// goroutine: every call gets the error, as a call that
+				// panics does, and the process goes on.
+				return callSafely(func(tx *bolt.Tx, ix *searchIndexer) error { return ix.write(tx) }, tx, &ix)
 			})
 			if failed >= 0 {
 				// Rolled back: the failed call has its answer, the others

@@ -2,8 +2,10 @@ package storage
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
@@ -220,5 +222,85 @@ func TestCreateLinkAtClose(t *testing.T) {
 	}
 	if err := db.batchIndexed(func(*bolt.Tx, *searchIndexer) error { return nil }); err == nil {
 		t.Fatal("a creation after Close succeeded")
+	}
+}
+
+// TestCreateLinkDamagedSearchPage checks a creation whose batch meets a
+// damaged page of links.search when it writes the search index (bbolt
+// panics on a page of an unknown type): the creation fails with an error
+// and nothing of it is kept, as a creation that panics does, instead of
+// the panic ending the process from the batch's goroutine.
+func TestCreateLinkDamagedSearchPage(t *testing.T) {
+	db, ws := batchDB(t, 1)
+	links := NewLinkService(db)
+	ctx := context.Background()
+	var bulk []*link.Link
+	for i := range 400 {
+		bulk = append(bulk, &link.Link{DestinationURL: fmt.Sprintf("https://shop%d.example.com/item/%d", i%37, i*7919)})
+	}
+	if errs, err := links.CreateLinks(ctx, ws.ID, bulk); err != nil || errors.Join(errs...) != nil {
+		t.Fatal(err, errs)
+	}
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Give the leaf pages of links.search but the first (which the check
+	// at start reads) a page type bbolt does not know.
+	bdb, err := bolt.Open(db.Path, 0o600, &bolt.Options{ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var root uint64
+	_ = bdb.View(func(tx *bolt.Tx) error { root = uint64(tx.Bucket(bucketLinksSearch).Root()); return nil })
+	pageSize := bdb.Info().PageSize
+	bdb.Close()
+	file, err := os.ReadFile(db.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var leaves []uint64
+	var walk func(id uint64)
+	walk = func(id uint64) { // a page: id, flags, count, overflow; a branch's elements: pos, ksize, pgid
+		p := file[int(id)*pageSize:]
+		switch flags := binary.LittleEndian.Uint16(p[8:]); flags {
+		case 0x01:
+			for i := range int(binary.LittleEndian.Uint16(p[10:])) {
+				walk(binary.LittleEndian.Uint64(p[16+16*i+8:]))
+			}
+		case 0x02:
+			leaves = append(leaves, id)
+		default:
+			t.Fatalf("page %d of links.search has flags %#x", id, flags)
+		}
+	}
+	if root == 0 {
+		t.Fatal("links.search is inline")
+	}
+	walk(root)
+	if len(leaves) < 2 {
+		t.Fatalf("leaf pages %v", leaves)
+	}
+	f, err := os.OpenFile(db.Path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range leaves[1:] {
+		if _, err := f.WriteAt([]byte{0x40, 0}, int64(id)*int64(pageSize)+8); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.Open(); err != nil {
+		t.Fatal(err)
+	}
+	db.db.MaxBatchSize, db.db.MaxBatchDelay = 1, time.Hour
+	err = links.CreateLink(ctx, &link.Link{WorkspaceID: ws.ID, Alias: "after", DestinationURL: "https://shop1.example.com/item/1"})
+	if err == nil || link.ErrorCode(err) != link.EINTERNAL {
+		t.Fatalf("creation on a damaged index: %v, want an internal error", err)
+	}
+	if _, err := links.FindLinkByAlias(ctx, "", "after"); link.ErrorCode(err) != link.ENOTFOUND {
+		t.Fatalf("the failed creation left its link: %v", err)
 	}
 }

@@ -79,9 +79,9 @@ func appendLink(dst []byte, r *linkRecord) []byte {
 	dst = append(dst, linkCodecBinary)
 	dst = binary.AppendUvarint(dst, flags)
 	dst = binary.AppendUvarint(dst, r.Workspace)
-	dst = appendLinkString(dst, r.Alias)
-	dst = appendLinkString(dst, r.Domain)
-	dst = appendLinkString(dst, r.Destination)
+	dst = appendLenString(dst, r.Alias)
+	dst = appendLenString(dst, r.Domain)
+	dst = appendLenString(dst, r.Destination)
 	dst = appendLinkTime(dst, r.CreatedAt)
 	dst = binary.AppendUvarint(dst, uint64(r.RedirectCode))
 	if flags&lfUpdated != 0 {
@@ -90,7 +90,7 @@ func appendLink(dst []byte, r *linkRecord) []byte {
 	if flags&lfTags != 0 {
 		dst = binary.AppendUvarint(dst, uint64(len(r.Tags)))
 		for _, t := range r.Tags {
-			dst = appendLinkString(dst, t)
+			dst = appendLenString(dst, t)
 		}
 	}
 	for _, f := range []struct {
@@ -99,36 +99,36 @@ func appendLink(dst []byte, r *linkRecord) []byte {
 	}{{lfUTMSource, r.UTMSource}, {lfUTMMedium, r.UTMMedium}, {lfUTMCampaign, r.UTMCampaign},
 		{lfCampaign, r.CampaignID}, {lfPassword, r.Password}} {
 		if flags&f.flag != 0 {
-			dst = appendLinkString(dst, f.s)
+			dst = appendLenString(dst, f.s)
 		}
 	}
 	if flags&lfRules != 0 {
 		dst = binary.AppendUvarint(dst, uint64(len(r.Rules)))
 		for _, x := range r.Rules {
 			for _, s := range []string{x.Device, x.OS, x.Browser, x.Country, x.Language} {
-				dst = appendLinkString(dst, s)
+				dst = appendLenString(dst, s)
 			}
 			if x.HasQuery {
 				dst = append(dst, 1)
-				dst = appendLinkString(dst, x.QueryName)
-				dst = appendLinkString(dst, x.QueryValue)
+				dst = appendLenString(dst, x.QueryName)
+				dst = appendLenString(dst, x.QueryValue)
 			} else {
 				dst = append(dst, 0)
 			}
-			dst = appendLinkString(dst, x.Then)
+			dst = appendLenString(dst, x.Then)
 		}
 	}
 	if flags&lfVariants != 0 {
 		dst = binary.AppendUvarint(dst, uint64(len(r.Variants)))
 		for _, v := range r.Variants {
-			dst = appendLinkString(dst, v.Destination)
+			dst = appendLenString(dst, v.Destination)
 			dst = binary.AppendUvarint(dst, uint64(v.Weight))
 		}
 	}
 	if flags&lfOG != 0 {
-		dst = appendLinkString(dst, r.OG.Title)
-		dst = appendLinkString(dst, r.OG.Description)
-		dst = appendLinkString(dst, r.OG.ImageURL)
+		dst = appendLenString(dst, r.OG.Title)
+		dst = appendLenString(dst, r.OG.Description)
+		dst = appendLenString(dst, r.OG.ImageURL)
 	}
 	if flags&lfExpires != 0 {
 		dst = appendLinkTime(dst, *r.ExpiresAt)
@@ -137,16 +137,12 @@ func appendLink(dst []byte, r *linkRecord) []byte {
 		dst = binary.AppendVarint(dst, r.MaxClicks)
 	}
 	if flags&lfExpiredURL != 0 {
-		dst = appendLinkString(dst, r.ExpiredURL)
+		dst = appendLenString(dst, r.ExpiredURL)
 	}
 	if flags&lfTitle != 0 {
-		dst = appendLinkString(dst, r.Title)
+		dst = appendLenString(dst, r.Title)
 	}
 	return dst
-}
-
-func appendLinkString(dst []byte, s string) []byte {
-	return append(binary.AppendUvarint(dst, uint64(len(s))), s...)
 }
 
 func appendLinkTime(dst []byte, t time.Time) []byte {

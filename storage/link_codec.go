@@ -347,7 +347,8 @@ func getLink(b *bolt.Bucket, key []byte, r *linkRecord) (bool, error) {
 }
 
 // Keys of the meta bucket for the upgrade of link records to the binary
-// form: metaLinkCodec says every record is binary; metaLinkCodecFrom,
+// form: metaLinkCodec says every record is binary (but one that did not
+// decode, left as it was); metaLinkCodecFrom,
 // while the upgrade runs, the first link ID not yet rewritten.
 var (
 	metaLinkCodec     = []byte("link_records_binary")
@@ -363,7 +364,8 @@ var linkUpgradeChunk = 20_000
 // transaction, in ID order. Each transaction records where the next one
 // starts, so a process killed midway carries on at its next start; as
 // decodeLink reads both forms, a half-upgraded file reads right (and the
-// schema version already says 4, so an older linkbolt refuses it). It
+// schema version already says 4, so an older linkbolt refuses it). A
+// record that does not decode is left as it was, with a warning. It
 // returns the number of records rewritten.
 func upgradeLinkRecords(bdb *bolt.DB, log *slog.Logger) (int, error) {
 	var done bool
@@ -376,9 +378,13 @@ func upgradeLinkRecords(bdb *bolt.DB, log *slog.Logger) (int, error) {
 	start := time.Now()
 	total := 0
 	for !done {
-		n, finished, err := upgradeLinkChunk(bdb, linkUpgradeChunk)
+		n, damaged, finished, err := upgradeLinkChunk(bdb, linkUpgradeChunk)
 		if err != nil {
 			return total, fmt.Errorf("upgrade link records: %w", err)
+		}
+		for _, d := range damaged {
+			log.Warn("a link record does not decode: it is left as it was (reading that link fails, as before the upgrade); `linkbolt check` reports it",
+				"link", fmt.Sprintf("%x", d.key), "err", d.err)
 		}
 		total, done = total+n, finished
 	}
@@ -388,11 +394,19 @@ func upgradeLinkRecords(bdb *bolt.DB, log *slog.Logger) (int, error) {
 	return total, nil
 }
 
+// damagedLink is a link record the upgrade could not decode.
+type damagedLink struct {
+	key []byte
+	err error
+}
+
 // upgradeLinkChunk rewrites the JSON records among the next chunk links
-// in one transaction; it returns how many it rewrote and whether the
-// upgrade is done (which it then records).
-func upgradeLinkChunk(bdb *bolt.DB, chunk int) (n int, done bool, err error) {
+// in one transaction; it returns how many it rewrote, the records it left
+// because they do not decode, and whether the upgrade is done (which it
+// then records).
+func upgradeLinkChunk(bdb *bolt.DB, chunk int) (n int, damaged []damagedLink, done bool, err error) {
 	err = bdb.Update(func(tx *bolt.Tx) error {
+		damaged = nil
 		meta, links := tx.Bucket(bucketMeta), tx.Bucket(bucketLinks)
 		c := links.Cursor()
 		k, v := c.First()
@@ -409,7 +423,11 @@ func upgradeLinkChunk(bdb *bolt.DB, chunk int) (n int, done bool, err error) {
 			}
 			var rec linkRecord
 			if err := decodeLink(v, &rec); err != nil {
-				return fmt.Errorf("link %x: %w", k, err)
+				// Damage is for linkbolt check to report and a backup to
+				// mend: failing the start for one record would take every
+				// other link down with it.
+				damaged = append(damaged, damagedLink{cloneBytes(k), err})
+				continue
 			}
 			out = append(out, rewrite{cloneBytes(k), appendLink(nil, &rec)})
 		}
@@ -431,7 +449,7 @@ func upgradeLinkChunk(bdb *bolt.DB, chunk int) (n int, done bool, err error) {
 		return meta.Put(metaLinkCodec, []byte("1"))
 	})
 	if err != nil {
-		return 0, false, err
+		return 0, nil, false, err
 	}
-	return n, done, nil
+	return n, damaged, done, nil
 }

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"os"
 	"reflect"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -95,8 +97,8 @@ func killedLinkUpgrade(t *testing.T, path string) {
 	if err := bdb.Update(func(tx *bolt.Tx) error { return initSchema(tx, path) }); err != nil {
 		t.Fatal(err)
 	}
-	if n, done, err := upgradeLinkChunk(bdb, 40); n != 40 || done || err != nil {
-		t.Fatalf("first chunk: %d rewritten, done %v, %v", n, done, err)
+	if n, damaged, done, err := upgradeLinkChunk(bdb, 40); n != 40 || damaged != nil || done || err != nil {
+		t.Fatalf("first chunk: %d rewritten, damaged %v, done %v, %v", n, damaged, done, err)
 	}
 	d := dumpFile(t, bdb)
 	if err := bdb.Close(); err != nil {
@@ -291,4 +293,69 @@ func TestUpgradeLinkRecordsCount(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestUpgradeVersion3FileDamagedRecord checks the upgrade of a file one
+// of whose JSON link records does not decode: the server starts as
+// version 3 did on that file, the damaged record is left byte for byte
+// as it was (reading that link is an error, as it was) and named in a
+// warning, and every other record is rewritten and reads right.
+func TestUpgradeVersion3FileDamagedRecord(t *testing.T) {
+	path := copyFixture(t, v3Fixture)
+	before := wantVersion3File(t, path)
+	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var damagedKey []byte
+	damagedRec := []byte(`{"ws":1,"alias":"l0`)
+	if err := bdb.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketLinks)
+		k, _ := b.Cursor().First()
+		k, _ = b.Cursor().Seek(itob(btoi(k) + 7))
+		damagedKey = cloneBytes(k)
+		return b.Put(damagedKey, damagedRec)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := bdb.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var logged bytes.Buffer
+	db := NewDB(path)
+	db.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+	if err := db.Open(); err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	defer db.Close()
+	if !strings.Contains(logged.String(), fmt.Sprintf("%x", damagedKey)) {
+		t.Errorf("the log does not name the damaged record %x:\n%s", damagedKey, logged.String())
+	}
+	err = db.db.View(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketLinks).ForEach(func(k, v []byte) error {
+			if string(k) == string(damagedKey) {
+				if string(v) != string(damagedRec) {
+					t.Errorf("damaged record %x became %x", k, v)
+				}
+				return nil
+			}
+			wantSameLink(t, string(k), string(v), before[string(bucketLinks)][string(k)])
+			return nil
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := findLinkView(db, btoi(damagedKey)); err == nil {
+		t.Error("the damaged link reads without an error")
+	}
+}
+
+func findLinkView(db *DB, id uint64) (*linkRecord, error) {
+	var rec *linkRecord
+	err := db.db.View(func(tx *bolt.Tx) (err error) {
+		rec, err = findLink(tx, 0, id)
+		return err
+	})
+	return rec, err
 }

@@ -123,8 +123,8 @@ func (db *DB) runCreations(g *creationGroup) {
 			})
 			if failed >= 0 {
 				// Rolled back: the failed call has its answer, the others
-				// run again (a refusal too: it may have met a write of the
-				// failed call).
+				// run again (a refusal too: a call before it may take
+				// another path the second time, a new code say).
 				calls[failed].err <- err
 				calls = slices.Delete(calls, failed, failed+1)
 				continue

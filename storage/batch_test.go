@@ -118,8 +118,7 @@ func TestCreateLinksShareCommits(t *testing.T) {
 // TestBatchFailureRollsBack checks a batch whose calls fail: a refused
 // call keeps nothing and the others commit; a call that fails after
 // writing (or panics) is rolled back alone, its writes gone, while the
-// other calls of its batch commit once, and a refusal that met the failed
-// call's write is run again and succeeds.
+// other calls of its batch commit once; a failed call runs once.
 func TestBatchFailureRollsBack(t *testing.T) {
 	db, _ := batchDB(t, 5)
 	put := func(key string) func(*bolt.Tx, *searchIndexer) error {
@@ -150,8 +149,8 @@ func TestBatchFailureRollsBack(t *testing.T) {
 			}
 			panic("bad")
 		}),
-		// Refused while a failed call's key is there; run again once it
-		// is gone, it succeeds.
+		// Refused were a failed call's key there; but a call that fails
+		// ends its try at once, so this one never meets the key.
 		count("refused", func(tx *bolt.Tx, ix *searchIndexer) error {
 			if tx.Bucket(bucketMeta).Get([]byte("test_fails")) != nil {
 				return refusal{link.Errorf(link.ECONFLICT, "taken")}
@@ -166,6 +165,12 @@ func TestBatchFailureRollsBack(t *testing.T) {
 	var refusalErr refusal
 	if errors.As(errs[2], &refusalErr) {
 		t.Fatalf("the panic came back as a refusal: %v", errs[2])
+	}
+	// A failed call has its answer and is not run again.
+	for _, name := range []string{"fails", "panics"} {
+		if n, _ := runs.Load(name); n == nil || *n.(*int) != 1 {
+			t.Errorf("call %s ran more than once, or never", name)
+		}
 	}
 	err := db.db.View(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)

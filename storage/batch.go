@@ -50,6 +50,11 @@ type refusal struct{ error }
 
 func (r refusal) Unwrap() error { return r.error }
 
+// errAllRefused rolls back the transaction of a batch whose calls were
+// all refused: it wrote nothing, and a commit would cost a write of the
+// file for nothing.
+var errAllRefused = errors.New("every creation of the batch was refused")
+
 // batchIndexed runs fn in a write transaction shared with concurrent
 // callers (see creationBatch) and notes whether the write failed. fn may
 // run more than once: it must compute everything from its input, and
@@ -102,9 +107,10 @@ func (db *DB) runCreations(g *creationGroup) {
 		for len(calls) > 0 {
 			failed := -1
 			refused := make([]error, len(calls))
-			err := db.update(func(tx *bolt.Tx) error {
+			err := db.db.Update(func(tx *bolt.Tx) error {
 				clear(refused)
 				var ix searchIndexer
+				wrote := false
 				for i, c := range calls {
 					err := callSafely(c.fn, tx, &ix)
 					if errors.As(err, new(refusal)) {
@@ -115,12 +121,21 @@ func (db *DB) runCreations(g *creationGroup) {
 						failed = i
 						return err
 					}
+					wrote = true
+				}
+				if !wrote {
+					return errAllRefused // nothing to commit
 				}
 				// A damaged page of the index panics here, in this
 				// goroutine: every call gets the error, as a call that
 				// panics does, and the process goes on.
 				return callSafely(func(tx *bolt.Tx, ix *searchIndexer) error { return ix.write(tx) }, tx, &ix)
 			})
+			if err == errAllRefused {
+				err = nil
+			} else {
+				db.writes.note(err, db.Now)
+			}
 			if failed >= 0 {
 				// Rolled back: the failed call has its answer, the others
 				// run again (a refusal too: a call before it may take

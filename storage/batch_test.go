@@ -309,3 +309,35 @@ func TestCreateLinkDamagedSearchPage(t *testing.T) {
 		t.Fatalf("the failed creation left its link: %v", err)
 	}
 }
+
+// TestRefusedCreationCommitsNothing checks that a batch whose creations
+// are all refused (a taken alias, an unknown workspace) commits no
+// transaction: a client sending taken aliases costs the file no write.
+func TestRefusedCreationCommitsNothing(t *testing.T) {
+	db, ws := batchDB(t, 1)
+	links := NewLinkService(db)
+	ctx := context.Background()
+	if err := links.CreateLink(ctx, &link.Link{WorkspaceID: ws.ID, Alias: "taken", DestinationURL: "https://example.com/"}); err != nil {
+		t.Fatal(err)
+	}
+	txid := func() int {
+		var id int
+		_ = db.db.View(func(tx *bolt.Tx) error { id = tx.ID(); return nil })
+		return id
+	}
+	before := txid()
+	err := links.CreateLink(ctx, &link.Link{WorkspaceID: ws.ID, Alias: "taken", DestinationURL: "https://example.com/again"})
+	if link.ErrorCode(err) != link.ECONFLICT {
+		t.Fatalf("a taken alias: %v, want a conflict", err)
+	}
+	err = links.CreateLink(ctx, &link.Link{WorkspaceID: db.ids.formatID(prefixWorkspace, 999), Alias: "other", DestinationURL: "https://example.com/"})
+	if link.ErrorCode(err) != link.ENOTFOUND {
+		t.Fatalf("an unknown workspace: %v, want not found", err)
+	}
+	if after := txid(); after != before {
+		t.Errorf("refused creations committed %d transactions", after-before)
+	}
+	if _, failing := db.WriteFailing(); failing {
+		t.Error("refused creations count as failed writes")
+	}
+}

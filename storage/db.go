@@ -183,8 +183,8 @@ type DB struct {
 	// KeyUsageFlush is how often key usage counted in memory is written;
 	// zero means DefaultKeyUsageFlush.
 	KeyUsageFlush time.Duration
-	// BatchDelay is how long bolt's Batch waits to gather concurrent
-	// writes (link creations) into one commit; zero means DefaultBatchDelay.
+	// BatchDelay is how long concurrent link creations are gathered into
+	// one commit (see creationBatch); zero means DefaultBatchDelay.
 	BatchDelay time.Duration
 	// Logger receives errors of the background key usage flush; nil means
 	// slog.Default().

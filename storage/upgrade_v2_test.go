@@ -67,10 +67,9 @@ func dumpFile(t *testing.T, bdb *bolt.DB) fileDump {
 	return d
 }
 
-// wantVersion2File fails unless the file at path is what version 2
-// wrote, and returns its dump: 239 per-link counters (the links with
-// clicks but l007) in clicks.link, no clicks.totals.
-func wantVersion2File(t *testing.T, path string) fileDump {
+// dumpFixture returns the dump of the fixture copied to path, failing
+// unless it says schema version.
+func dumpFixture(t *testing.T, path, version string) fileDump {
 	t.Helper()
 	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
 	if err != nil {
@@ -78,9 +77,50 @@ func wantVersion2File(t *testing.T, path string) fileDump {
 	}
 	defer bdb.Close()
 	d := dumpFile(t, bdb)
-	if v := d["meta"][string(metaSchemaVersion)]; v != "2" {
-		t.Fatalf("fixture schema version %q, want 2", v)
+	if v := d["meta"][string(metaSchemaVersion)]; v != version {
+		t.Fatalf("fixture schema version %q, want %s", v, version)
 	}
+	return d
+}
+
+// openSchemaOnly opens the file at path and does the first step of Open,
+// recording today's schema version and creating the buckets, and no more:
+// the upgrades' steps are the test's to take.
+func openSchemaOnly(t *testing.T, path string) *bolt.DB {
+	t.Helper()
+	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := bdb.Update(func(tx *bolt.Tx) error { return initSchema(tx, path) }); err != nil {
+		t.Fatal(err)
+	}
+	return bdb
+}
+
+// wantIndexesAndClicks fails unless the indexes and the click aggregates
+// of the open file check clean.
+func wantIndexesAndClicks(t *testing.T, db *DB) {
+	t.Helper()
+	if err := db.CheckIndexes(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.db.View(func(tx *bolt.Tx) error {
+		if errs := checkClicks(tx); len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantVersion2File fails unless the file at path is what version 2
+// wrote, and returns its dump: 239 per-link counters (the links with
+// clicks but l007) in clicks.link, no clicks.totals.
+func wantVersion2File(t *testing.T, path string) fileDump {
+	t.Helper()
+	d := dumpFixture(t, path, "2")
 	if n := len(d[string(bucketClicksLinkV2)]); n != 239 {
 		t.Fatalf("fixture has %d clicks.link counters, want 239", n)
 	}
@@ -119,13 +159,7 @@ func TestUpgradeVersion2File(t *testing.T) {
 // killed right after that commit would.
 func killedUpgrade(t *testing.T, path string) {
 	t.Helper()
-	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := bdb.Update(func(tx *bolt.Tx) error { return initSchema(tx, path) }); err != nil {
-		t.Fatal(err)
-	}
+	bdb := openSchemaOnly(t, path)
 	if n, done, err := moveLinkCounterChunk(bdb, 100); n != 100 || done || err != nil {
 		t.Fatalf("first chunk: %d moved, done %v, %v", n, done, err)
 	}
@@ -326,17 +360,7 @@ func checkUpgradedV2(t *testing.T, path string, before fileDump, round int) {
 		})
 	}
 	mustRun(t, fmt.Sprintf("round %d: indexes, clicks and file check clean", round), func(t *testing.T) {
-		if err := db.CheckIndexes(); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.db.View(func(tx *bolt.Tx) error {
-			if errs := checkClicks(tx); len(errs) > 0 {
-				t.Fatal(errs)
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+		wantIndexesAndClicks(t, db)
 		if err := db.Close(); err != nil {
 			t.Fatal(err)
 		}

@@ -32,15 +32,7 @@ const (
 // (every link record JSON), and returns its dump.
 func wantVersion3File(t *testing.T, path string) fileDump {
 	t.Helper()
-	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer bdb.Close()
-	d := dumpFile(t, bdb)
-	if v := d["meta"][string(metaSchemaVersion)]; v != "3" {
-		t.Fatalf("fixture schema version %q, want 3", v)
-	}
+	d := dumpFixture(t, path, "3")
 	if n := len(d[string(bucketLinks)]); n != 119 {
 		t.Fatalf("fixture has %d links, want 119", n)
 	}
@@ -90,13 +82,7 @@ func TestUpgradeVersion3File(t *testing.T) {
 // process killed right after that commit would.
 func killedLinkUpgrade(t *testing.T, path string) {
 	t.Helper()
-	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := bdb.Update(func(tx *bolt.Tx) error { return initSchema(tx, path) }); err != nil {
-		t.Fatal(err)
-	}
+	bdb := openSchemaOnly(t, path)
 	if n, damaged, done, err := upgradeLinkChunk(bdb, 40); n != 40 || damaged != nil || done || err != nil {
 		t.Fatalf("first chunk: %d rewritten, damaged %v, done %v, %v", n, damaged, done, err)
 	}
@@ -236,18 +222,8 @@ func checkUpgradedV3(t *testing.T, path string, before, last fileDump, want []*l
 		})
 	}
 
-	mustRun(t, fmt.Sprintf("round %d: indexes, clicks and file check clean", round), func(t *testing.T) {
-		if err := db.CheckIndexes(); err != nil {
-			t.Fatal(err)
-		}
-		if err := db.db.View(func(tx *bolt.Tx) error {
-			if errs := checkClicks(tx); len(errs) > 0 {
-				t.Fatal(errs)
-			}
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
+	mustRun(t, fmt.Sprintf("round %d: indexes and clicks check clean", round), func(t *testing.T) {
+		wantIndexesAndClicks(t, db)
 	})
 	after = dumpFile(t, db.db)
 	if err := db.Close(); err != nil {
@@ -274,13 +250,7 @@ func upgradedUpdate(w *link.Link) *link.Link {
 func TestUpgradeLinkRecordsCount(t *testing.T) {
 	for _, chunk := range []int{50, 119, 500} {
 		path := copyFixture(t, v3Fixture)
-		bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := bdb.Update(func(tx *bolt.Tx) error { return initSchema(tx, path) }); err != nil {
-			t.Fatal(err)
-		}
+		bdb := openSchemaOnly(t, path)
 		was := linkUpgradeChunk
 		linkUpgradeChunk = chunk
 		n, err := upgradeLinkRecords(bdb, slog.New(slog.DiscardHandler))

@@ -305,13 +305,9 @@ func (d *linkDecoder) count() int {
 }
 
 func (d *linkDecoder) str() string {
-	n := d.uvarint()
-	if n > uint64(len(d.s)-d.i) {
-		d.fail()
-		return ""
-	}
-	s := d.s[d.i : d.i+int(n)]
-	d.i += int(n)
+	n := d.count() // a byte a character
+	s := d.s[d.i : d.i+n]
+	d.i += n
 	return s
 }
 
@@ -439,14 +435,9 @@ func upgradeLinkChunk(bdb *bolt.DB, chunk int) (n int, damaged []damagedLink, do
 			}
 		}
 		n = len(out)
-		if k != nil {
-			return meta.Put(metaLinkCodecFrom, cloneBytes(k))
-		}
-		done = true
-		if err := meta.Delete(metaLinkCodecFrom); err != nil {
-			return err
-		}
-		return meta.Put(metaLinkCodec, []byte("1"))
+		var err error
+		done, err = markResumable(meta, metaLinkCodecFrom, metaLinkCodec, k)
+		return err
 	})
 	if err != nil {
 		return 0, nil, false, err

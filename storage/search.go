@@ -379,6 +379,20 @@ func (w *searchWalk) next() ([]byte, error) {
 	}
 }
 
+// markResumable records how far a job over the links that runs a
+// transaction at a time has come, in meta: next, the first key it has not
+// done yet, under fromKey; or, once it is done (next nil), doneKey set and
+// fromKey gone. It reports whether the job is done.
+func markResumable(meta *bolt.Bucket, fromKey, doneKey, next []byte) (bool, error) {
+	if next != nil {
+		return false, meta.Put(fromKey, cloneBytes(next))
+	}
+	if err := meta.Delete(fromKey); err != nil {
+		return false, err
+	}
+	return true, meta.Put(doneKey, []byte("1"))
+}
+
 // searchBuildBatch is how many links one transaction of the build of the
 // search index reads: the memory the build takes is that of one batch.
 var searchBuildBatch = 20_000
@@ -425,14 +439,9 @@ func buildSearchIndex(bdb *bolt.DB, log *slog.Logger) error {
 			if err := ix.write(tx); err != nil {
 				return err
 			}
-			if k != nil {
-				return meta.Put(metaSearchIndexFrom, cloneBytes(k))
-			}
-			done = true
-			if err := meta.Delete(metaSearchIndexFrom); err != nil {
-				return err
-			}
-			return meta.Put(metaSearchIndex, []byte("1"))
+			var err error
+			done, err = markResumable(meta, metaSearchIndexFrom, metaSearchIndex, k)
+			return err
 		})
 		if err != nil {
 			return fmt.Errorf("build the search index: %w", err)

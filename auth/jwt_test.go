@@ -160,6 +160,12 @@ func TestJWTRejects(t *testing.T) {
 		{"not yet valid", mustSign(jwt.SigningMethodHS256, withClaims(func(c *jwt.RegisteredClaims) { c.NotBefore = jwt.NewNumericDate(now.Add(time.Minute)) }), testSecret)},
 		{"an API key", "lb_live_0123456789ABCDEFGHIJKLMNOPQRSTUV1atgEh"},
 	}
+	// The cache refuses each as the verifier does, every time: a refused
+	// token is never remembered (the valid one is, first).
+	var cache TokenCache
+	if _, err := cache.VerifyClaims(j, valid); err != nil {
+		t.Fatalf("cache: valid token: %v", err)
+	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			userID, err := j.Verify(tt.token)
@@ -172,7 +178,91 @@ func TestJWTRejects(t *testing.T) {
 			if userID != "" {
 				t.Fatalf("userID = %q, want empty", userID)
 			}
+			for range 2 {
+				if cl, cerr := cache.VerifyClaims(j, tt.token); cerr == nil || cerr.Error() != err.Error() || cl.UserID != "" {
+					t.Fatalf("cache: %+v, %v; want %v", cl, cerr, err)
+				}
+			}
 		})
+	}
+	if len(cache.m) != 1 {
+		t.Fatalf("the cache holds %d tokens, want the valid one alone", len(cache.m))
+	}
+}
+
+// TestTokenCache checks the cache of verified tokens: it answers a token
+// with the claims the verifier gave, refuses it from its expiry on with
+// the verifier's message (and forgets it), answers a JWT of another
+// secret through the verifier alone, and holds at most tokenCacheSize
+// tokens.
+func TestTokenCache(t *testing.T) {
+	c := clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	j := testJWT(c)
+	token, exp, err := j.Issue("u7")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cache TokenCache
+	want, err := j.VerifyClaims(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if got, err := cache.VerifyClaims(j, token); err != nil || got != want {
+			t.Fatalf("cache: %+v, %v; want %+v", got, err, want)
+		}
+	}
+	if len(cache.m) != 1 {
+		t.Fatalf("the cache holds %d tokens, want 1", len(cache.m))
+	}
+
+	// Another secret: its tokens verify (or not) by themselves, and the
+	// cache's token is no token of that secret.
+	other := JWT{Secret: []byte("another secret of thirty-two byte"), TTL: time.Hour, Now: c.Now}
+	if _, err := cache.VerifyClaims(other, token); link.ErrorCode(err) != link.EUNAUTHORIZED {
+		t.Fatalf("a token of another secret: %v, want refused", err)
+	}
+	otherToken, _, err := other.Issue("u8")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := cache.VerifyClaims(other, otherToken); err != nil || got.UserID != "u8" {
+		t.Fatalf("the other secret's own token: %+v, %v", got, err)
+	}
+	if _, err := cache.VerifyClaims(j, otherToken); link.ErrorCode(err) != link.EUNAUTHORIZED {
+		t.Fatalf("the other secret's token under the first: %v, want refused", err)
+	}
+	if len(cache.m) != 1 {
+		t.Fatalf("the cache holds %d tokens, want 1 (none of the other secret)", len(cache.m))
+	}
+
+	c.Set(exp.Add(-time.Second))
+	if _, err := cache.VerifyClaims(j, token); err != nil {
+		t.Fatalf("a second before expiry: %v", err)
+	}
+	for _, at := range []time.Time{exp, exp.Add(time.Hour)} {
+		c.Set(at)
+		_, err := cache.VerifyClaims(j, token)
+		if link.ErrorCode(err) != link.EUNAUTHORIZED || !strings.HasPrefix(link.ErrorMessage(err), "token expired") {
+			t.Fatalf("at %v: %v, want token expired", at, err)
+		}
+	}
+	if len(cache.m) != 0 {
+		t.Fatalf("the cache holds %d tokens after their expiry, want 0", len(cache.m))
+	}
+
+	c.Set(time.Date(2025, 3, 2, 12, 0, 0, 0, time.UTC))
+	for i := range tokenCacheSize + 50 {
+		tok, _, err := j.Issue("u" + strconv.Itoa(i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := cache.VerifyClaims(j, tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(cache.m) != tokenCacheSize {
+		t.Fatalf("the cache holds %d tokens, want %d", len(cache.m), tokenCacheSize)
 	}
 }
 

@@ -142,6 +142,7 @@ type Server struct {
 
 	tokens    auth.Tokens
 	jwt       *auth.JWT
+	verified  auth.TokenCache // of jwt's tokens
 	passwords auth.Passwords
 	limiters  *auth.Limiters
 	logins    *auth.LoginGuard

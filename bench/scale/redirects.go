@@ -113,11 +113,14 @@ func redirectLoad(ctx context.Context, a *apiClient, srv *server, o options, dir
 }
 
 // waitIdle waits until linkbolt holds no click in memory or in its click
-// backlog (at most 10 minutes), and logs how long that took.
+// backlog (at most 10 minutes), and logs how long that took. /metrics
+// unanswered is no answer: it asks again (a binary without a backlog has
+// no backlog metric, which is 0).
 func waitIdle(ctx context.Context, a *apiClient) {
 	t := time.Now()
 	for time.Since(t) < 10*time.Minute && ctx.Err() == nil {
-		if a.metric(ctx, "linkbolt_clicks_pending") <= 0 && a.metric(ctx, "linkbolt_clicks_backlog") <= 0 {
+		_, b, err := a.do(ctx, "GET", "/metrics", nil)
+		if err == nil && metricValue(b, "linkbolt_clicks_pending") <= 0 && metricValue(b, "linkbolt_clicks_backlog") <= 0 {
 			break
 		}
 		time.Sleep(500 * time.Millisecond)

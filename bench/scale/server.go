@@ -307,6 +307,12 @@ func (a *apiClient) metric(ctx context.Context, name string) float64 {
 	if err != nil {
 		return -1
 	}
+	return metricValue(b, name)
+}
+
+// metricValue reads the metric name from the text of /metrics; -1 when it
+// is not there.
+func metricValue(b []byte, name string) float64 {
 	for _, line := range strings.Split(string(b), "\n") {
 		if v, ok := strings.CutPrefix(line, name+" "); ok {
 			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)

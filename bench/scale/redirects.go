@@ -119,8 +119,8 @@ func redirectLoad(ctx context.Context, a *apiClient, srv *server, o options, dir
 func waitIdle(ctx context.Context, a *apiClient) {
 	t := time.Now()
 	for time.Since(t) < 10*time.Minute && ctx.Err() == nil {
-		_, b, err := a.do(ctx, "GET", "/metrics", nil)
-		if err == nil && metricValue(b, "linkbolt_clicks_pending") <= 0 && metricValue(b, "linkbolt_clicks_backlog") <= 0 {
+		status, b, err := a.do(ctx, "GET", "/metrics", nil)
+		if err == nil && status == http.StatusOK && metricValue(b, "linkbolt_clicks_pending") <= 0 && metricValue(b, "linkbolt_clicks_backlog") <= 0 {
 			break
 		}
 		time.Sleep(500 * time.Millisecond)

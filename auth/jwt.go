@@ -1,7 +1,6 @@
 package auth
 
 import (
-	"bytes"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -172,38 +171,32 @@ func CheckSecret(secret []byte) error {
 // tokenCacheSize bounds the tokens a TokenCache holds: about 1 MB.
 const tokenCacheSize = 4096
 
-// TokenCache remembers the claims of tokens JWT.VerifyClaims accepted, so
-// that the requests of a session check the token's signature and parse its
-// claims once, not once a request (a tenth of the work of creating a link
-// through the API). A remembered token is still refused from its expiry
-// on, as VerifyClaims refuses it; whether it was logged out is for
-// Sessions.Check to say on every request, as before. A token is
-// remembered for one secret only: a JWT of another secret bypasses the
-// cache. The zero TokenCache is ready; it holds at most tokenCacheSize
-// tokens, making room by dropping arbitrary ones.
+// TokenCache remembers the claims of tokens its JWT's VerifyClaims
+// accepted, so that the requests of a session check the token's signature
+// and parse its claims once, not once a request (a tenth of the work of
+// creating a link through the API). A remembered token is still refused
+// from its expiry on, as VerifyClaims refuses it; whether it was logged
+// out is for Sessions.Check to say on every request, as before. It holds
+// at most tokenCacheSize tokens, making room by dropping arbitrary ones.
 type TokenCache struct {
-	mu     sync.Mutex
-	secret []byte
-	m      map[string]Claims
+	jwt *JWT // its secret never changes
+	mu  sync.Mutex
+	m   map[string]Claims
 }
 
-// VerifyClaims is j.VerifyClaims(token), from the cache when j's secret
-// accepted the token before and it has not expired since.
-func (c *TokenCache) VerifyClaims(j JWT, token string) (Claims, error) {
+// NewTokenCache returns an empty cache of the tokens of j.
+func NewTokenCache(j *JWT) *TokenCache { return &TokenCache{jwt: j} }
+
+// VerifyClaims is the JWT's VerifyClaims(token), from the cache when it
+// accepted the token before and the token has not expired since.
+func (c *TokenCache) VerifyClaims(token string) (Claims, error) {
 	c.mu.Lock()
-	if c.secret == nil && len(j.Secret) > 0 {
-		c.secret = bytes.Clone(j.Secret)
-	}
-	mine := bytes.Equal(c.secret, j.Secret)
 	cl, ok := c.m[token]
 	c.mu.Unlock()
-	if !mine {
-		return j.VerifyClaims(token)
-	}
-	if ok && j.now().Before(cl.ExpiresAt) {
+	if ok && c.jwt.now().Before(cl.ExpiresAt) {
 		return cl, nil
 	}
-	cl, err := j.VerifyClaims(token)
+	cl, err := c.jwt.VerifyClaims(token)
 	if err != nil {
 		if ok { // it expired: forget it
 			c.mu.Lock()

@@ -105,7 +105,7 @@ func (s *Server) authenticate(r *http.Request) (*caller, error) {
 		if !fromAuthorization {
 			return nil, link.Errorf(link.EUNAUTHORIZED, "malformed API key: keys start with %q", s.cfg.KeyPrefix+"_live_")
 		}
-		claims, err := s.verified.VerifyClaims(*s.jwt, token)
+		claims, err := s.verified.VerifyClaims(token)
 		if err != nil {
 			return nil, err
 		}

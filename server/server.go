@@ -142,7 +142,7 @@ type Server struct {
 
 	tokens    auth.Tokens
 	jwt       *auth.JWT
-	verified  auth.TokenCache // of jwt's tokens
+	verified  *auth.TokenCache // of jwt's tokens
 	passwords auth.Passwords
 	limiters  *auth.Limiters
 	logins    *auth.LoginGuard
@@ -279,7 +279,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		cfg: cfg, logger: d.Logger, now: d.Now,
 		db: d.DB, links: d.Links, keys: d.Keys, users: d.Users, workspaces: d.Workspaces,
 		clicks: d.Clicks, campaigns: d.Campaigns, qrCodes: d.QRCodes, webhooks: d.Webhooks, outbox: d.Outbox, dispatcher: d.Dispatcher, recorder: d.Recorder,
-		tokens: auth.Tokens{Prefix: cfg.KeyPrefix}, jwt: d.JWT, passwords: d.Passwords,
+		tokens: auth.Tokens{Prefix: cfg.KeyPrefix}, jwt: d.JWT, verified: auth.NewTokenCache(d.JWT), passwords: d.Passwords,
 		limiters:  auth.NewLimiters(d.Now),
 		logins:    auth.NewLoginGuard(cfg.LoginPerAddress, cfg.LoginWindow, cfg.LoginPerAccount, cfg.LoginMaxDelay, d.Now),
 		costly:    newAdmission(cfg.CostlyConcurrency, cfg.CostlyWait),

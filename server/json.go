@@ -248,10 +248,7 @@ func objectMembers(data []byte) ([]member, bool) {
 		start := skipJSONSpace(data, i+1)
 		end = skipJSONValue(data, start)
 		out = append(out, member{name, data[start:end]})
-		i = skipJSONSpace(data, end)
-		if i < len(data) && data[i] == ',' {
-			i = skipJSONSpace(data, i+1)
-		}
+		i = nextJSONItem(data, end)
 	}
 	return out, true
 }
@@ -271,12 +268,19 @@ func arrayItems(data []byte) ([][]byte, bool) {
 			return nil, false
 		}
 		out = append(out, data[i:end])
-		i = skipJSONSpace(data, end)
-		if i < len(data) && data[i] == ',' {
-			i = skipJSONSpace(data, i+1)
-		}
+		i = nextJSONItem(data, end)
 	}
 	return out, true
+}
+
+// nextJSONItem returns where the member or item after the value ending at
+// end starts: past the comma and the spaces around it.
+func nextJSONItem(data []byte, end int) int {
+	i := skipJSONSpace(data, end)
+	if i < len(data) && data[i] == ',' {
+		i = skipJSONSpace(data, i+1)
+	}
+	return i
 }
 
 func skipJSONSpace(data []byte, i int) int {

@@ -73,6 +73,8 @@ func TestJWTDefaultTTL(t *testing.T) {
 	}
 }
 
+// TestJWTExpiry checks that a token is refused from its expiry on, by the
+// verifier and by a TokenCache that remembered it (which then forgets it).
 func TestJWTExpiry(t *testing.T) {
 	c := clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	j := testJWT(c)
@@ -80,19 +82,28 @@ func TestJWTExpiry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.Set(exp.Add(-time.Second))
-	if _, err := j.Verify(token); err != nil {
-		t.Fatalf("Verify one second before expiry: %v", err)
+	cache := NewTokenCache(&j)
+	for _, v := range []struct {
+		name   string
+		verify func(string) (Claims, error)
+	}{{"Verify", j.VerifyClaims}, {"the cache", cache.VerifyClaims}} {
+		c.Set(exp.Add(-time.Second))
+		if _, err := v.verify(token); err != nil {
+			t.Fatalf("%s one second before expiry: %v", v.name, err)
+		}
+		for _, at := range []time.Time{exp, exp.Add(time.Hour)} {
+			c.Set(at)
+			_, err := v.verify(token)
+			if got, want := link.ErrorCode(err), link.EUNAUTHORIZED; got != want {
+				t.Fatalf("%s at %v: code = %q, want %q", v.name, at, got, want)
+			}
+			if got := link.ErrorMessage(err); !strings.HasPrefix(got, "token expired") {
+				t.Fatalf("%s at %v: message = %q, want token expired", v.name, at, got)
+			}
+		}
 	}
-	for _, at := range []time.Time{exp, exp.Add(time.Hour)} {
-		c.Set(at)
-		_, err := j.Verify(token)
-		if got, want := link.ErrorCode(err), link.EUNAUTHORIZED; got != want {
-			t.Fatalf("Verify at %v: code = %q, want %q", at, got, want)
-		}
-		if got := link.ErrorMessage(err); !strings.HasPrefix(got, "token expired") {
-			t.Fatalf("Verify at %v: message = %q, want token expired", at, got)
-		}
+	if len(cache.m) != 0 {
+		t.Fatalf("the cache holds %d tokens after their expiry, want 0", len(cache.m))
 	}
 }
 
@@ -191,13 +202,12 @@ func TestJWTRejects(t *testing.T) {
 }
 
 // TestTokenCache checks the cache of verified tokens: it answers a token
-// with the claims the verifier gave, refuses it from its expiry on with
-// the verifier's message (and forgets it), and holds at most
-// tokenCacheSize tokens.
+// with the claims the verifier gave, refuses another secret's, and holds
+// at most tokenCacheSize tokens (TestJWTExpiry checks its expiry).
 func TestTokenCache(t *testing.T) {
 	c := clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	j := testJWT(c)
-	token, exp, err := j.Issue("u7")
+	token, _, err := j.Issue("u7")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,21 +235,6 @@ func TestTokenCache(t *testing.T) {
 	}
 	if len(cache.m) != 1 {
 		t.Fatalf("the cache holds %d tokens, want 1", len(cache.m))
-	}
-
-	c.Set(exp.Add(-time.Second))
-	if _, err := cache.VerifyClaims(token); err != nil {
-		t.Fatalf("a second before expiry: %v", err)
-	}
-	for _, at := range []time.Time{exp, exp.Add(time.Hour)} {
-		c.Set(at)
-		_, err := cache.VerifyClaims(token)
-		if link.ErrorCode(err) != link.EUNAUTHORIZED || !strings.HasPrefix(link.ErrorMessage(err), "token expired") {
-			t.Fatalf("at %v: %v, want token expired", at, err)
-		}
-	}
-	if len(cache.m) != 0 {
-		t.Fatalf("the cache holds %d tokens after their expiry, want 0", len(cache.m))
 	}
 
 	c.Set(time.Date(2025, 3, 2, 12, 0, 0, 0, time.UTC))

@@ -29,9 +29,15 @@ func metricValue(t *testing.T, base, name string) int64 {
 	return v
 }
 
+// floodWorkers is how many clients a flood sends its GETs from, each one
+// GET at a time.
+const floodWorkers = 8
+
 // flood makes links links and sends n GETs over them from several
-// clients at once; it returns the links' IDs and the redirects answered.
-func flood(t *testing.T, c client, key string, links, n int, during func()) (ids []string, sent int64) {
+// clients at once; it returns the links' IDs, the redirects answered, and
+// the GETs that got no answer (a connection the server closed as the
+// request went out): the server may have served and counted those.
+func flood(t *testing.T, c client, key string, links, n int, during func()) (ids []string, sent, unanswered int64) {
 	t.Helper()
 	var aliases []string
 	for i := range links {
@@ -40,17 +46,17 @@ func flood(t *testing.T, c client, key string, links, n int, during func()) (ids
 	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	const workers = 8
-	for w := range workers {
+	for w := range floodWorkers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 			defer hc.CloseIdleConnections()
-			var ok int64
-			for i := w; i < n; i += workers {
+			var ok, failed int64
+			for i := w; i < n; i += floodWorkers {
 				res, err := hc.Get(c.base + "/" + aliases[i%len(aliases)])
 				if err != nil {
+					failed++
 					continue
 				}
 				io.Copy(io.Discard, res.Body)
@@ -64,11 +70,12 @@ func flood(t *testing.T, c client, key string, links, n int, during func()) (ids
 			}
 			mu.Lock()
 			sent += ok
+			unanswered += failed
 			mu.Unlock()
 		}()
 	}
 	wg.Wait()
-	return ids, sent
+	return ids, sent, unanswered
 }
 
 // counted is the sum of the links' clicks.
@@ -100,7 +107,7 @@ func TestProcessFloodGracefulStop(t *testing.T) {
 	p := startChild(t, dir, "1s", floodEnv...)
 	c := p.client()
 	key, _, _ := setupLink(c)
-	ids, sent := flood(t, c, key, 50, 20_000, nil)
+	ids, sent, unanswered := flood(t, c, key, 50, 20_000, nil)
 	dropped := metricValue(t, c.base, "linkbolt_clicks_dropped_total")
 	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -113,10 +120,12 @@ func TestProcessFloodGracefulStop(t *testing.T) {
 	}
 	c = startChild(t, dir, "1s", floodEnv...).client()
 	waitDrained(t, c.base)
-	if got, want := counted(c, key, ids), sent-dropped; got != want {
-		t.Fatalf("%d clicks counted after a graceful stop, want %d (%d answered, %d dropped)", got, want, sent, dropped)
+	// Every click answered and not dropped, and at most the unanswered
+	// ones besides.
+	if got, want := counted(c, key, ids), sent-dropped; got < want || got > want+unanswered {
+		t.Fatalf("%d clicks counted after a graceful stop, want %d..%d (%d answered, %d unanswered, %d dropped)", got, want, want+unanswered, sent, unanswered, dropped)
 	}
-	t.Logf("%d answered, %d dropped", sent, dropped)
+	t.Logf("%d answered, %d unanswered, %d dropped", sent, unanswered, dropped)
 }
 
 // TestProcessFloodCrash: a kill -9 in the middle of a flood loses at most
@@ -129,7 +138,7 @@ func TestProcessFloodCrash(t *testing.T) {
 	key, _, _ := setupLink(c)
 	var onDisk, backlog int64 // written or in the backlog, read before the kill
 	var once sync.Once
-	ids, sent := flood(t, c, key, 50, 20_000, func() {
+	ids, sent, _ := flood(t, c, key, 50, 20_000, func() {
 		once.Do(func() {
 			backlog = metricValue(t, c.base, "linkbolt_clicks_backlog")
 			onDisk = metricValue(t, c.base, "linkbolt_clicks_written_total") + backlog
@@ -145,8 +154,10 @@ func TestProcessFloodCrash(t *testing.T) {
 	c = startChild(t, dir, "50ms", floodEnv...).client()
 	waitDrained(t, c.base)
 	got := counted(c, key, ids)
-	if got < onDisk || got > sent {
-		t.Fatalf("%d clicks counted after kill -9, want %d..%d (on disk before the kill .. answered)", got, onDisk, sent)
+	// A GET in flight at the kill may have been counted and written
+	// without its answer arriving: one a client at most.
+	if got < onDisk || got > sent+floodWorkers {
+		t.Fatalf("%d clicks counted after kill -9, want %d..%d (on disk before the kill .. answered, and one in flight a client)", got, onDisk, sent+floodWorkers)
 	}
 	t.Logf("%d counted of %d answered, %d on disk at the kill (%d in the backlog)", got, sent, onDisk, backlog)
 }

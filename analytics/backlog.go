@@ -120,14 +120,16 @@ func (r *Recorder) drain(ctx context.Context, n int) error {
 	if err != nil {
 		return err
 	}
+	// The drain committed: as after a spill, its size is read past the
+	// caller's context, or kept by hand. It leaves the backlog's count
+	// before it joins the written one, so that a reader of both counts it
+	// at most once (the kill -9 test sums them as what is on disk).
+	if err := r.readBacklog(context.WithoutCancel(ctx)); err != nil {
+		r.backlogClicks.Add(-int64(taken))
+	}
 	r.written.Add(int64(taken - skipped))
 	if skipped > 0 {
 		r.drop(int64(skipped), "click backlog records that cannot be read were DROPPED", "skipped", skipped)
-	}
-	// The drain committed: as after a spill, its size is read past the
-	// caller's context, or kept by hand.
-	if err := r.readBacklog(context.WithoutCancel(ctx)); err != nil {
-		r.backlogClicks.Add(-int64(taken))
 	}
 	return nil
 }

@@ -141,7 +141,7 @@ func (r *Recorder) drain(ctx context.Context, n int) error {
 func (r *Recorder) Persist(ctx context.Context) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
-	return r.writeQueue(ctx, r.behind() && r.spills())
+	return r.writeQueue(ctx, spillMode(r.behind() && r.spills()))
 }
 
 // behind reports whether the writer is behind: the backlog holds clicks,
@@ -170,7 +170,9 @@ func (r *Recorder) behind() bool {
 func (r *Recorder) spills() bool { return r.backlog != nil && r.backlogLimit > 0 }
 
 // cycle is one turn of the flush loop. With nothing behind it writes the
-// queue into the aggregates, as Flush does. Behind, it spills the queue
+// queue into the aggregates, as Flush does, but for one part only when
+// the clicks are of more links than a part takes (maxWriteLinks): the
+// rest is spilled, and drained as below. Behind, it spills the queue
 // into the backlog and drains one part of the backlog, at the pace of
 // floodRate and drainShare, and comes back at once while there is more
 // to drain and no flood.
@@ -188,9 +190,13 @@ func (r *Recorder) cycle(ctx context.Context) error {
 	}
 	r.lastCycle, r.lastArrived = now, arrived
 	if !r.behind() {
-		return r.writeQueue(ctx, false)
+		mode := writeDirect
+		if r.spills() {
+			mode = writeFirstPart
+		}
+		return r.writeQueue(ctx, mode)
 	}
-	if err := r.writeQueue(ctx, r.spills()); err != nil {
+	if err := r.writeQueue(ctx, spillMode(r.spills())); err != nil {
 		return err
 	}
 	if r.backlogClicks.Load() == 0 {

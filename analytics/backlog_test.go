@@ -118,6 +118,27 @@ func (b *backlogSetup) cycleUntilDrained(t *testing.T, most int) {
 	}
 }
 
+// addLinks creates n more links.
+func (b *backlogSetup) addLinks(t *testing.T, n int) {
+	t.Helper()
+	for len(b.ids) < 100+n {
+		var ls []*link.Link
+		for i := range min(1000, 100+n-len(b.ids)) {
+			ls = append(ls, &link.Link{WorkspaceID: b.ws, Alias: fmt.Sprintf("m%d", len(b.ids)+i), DestinationURL: "https://example.com/"})
+		}
+		errs, err := b.links.CreateLinks(context.Background(), b.ws, ls)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, l := range ls {
+			if errs[i] != nil {
+				t.Fatal(errs[i])
+			}
+			b.ids = append(b.ids, l.ID)
+		}
+	}
+}
+
 // counted is the sum of every link's stored total.
 func (b *backlogSetup) counted(t *testing.T) int64 {
 	t.Helper()
@@ -130,6 +151,51 @@ func (b *backlogSetup) counted(t *testing.T) int64 {
 		sum += l.Clicks
 	}
 	return sum
+}
+
+// TestRecorderBacklog_ManyLinks: clicks too few for the writer to be
+// behind, but of more links than one write takes, are written one part
+// (maxWriteLinks links) into the aggregates and the rest spilled, to be
+// drained in parts: the writer does not spend cycle after cycle writing
+// parts while the queue fills up. Clicks of fewer links are written at
+// once.
+func TestRecorderBacklog_ManyLinks(t *testing.T) {
+	b := newBacklogSetup(t, 64<<20)
+	b.addLinks(t, 12_000)
+	b.n = 100 // record one click of each new link
+	b.record(12_000)
+	if err := b.rec.cycle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.rec.Written(), int64(maxWriteLinks); got != want {
+		t.Fatalf("written %d clicks into the aggregates, want one part: %d", got, want)
+	}
+	if got, want := b.backlog(t), int64(12_000-maxWriteLinks); got != want {
+		t.Fatalf("backlog %d, want %d", got, want)
+	}
+	if p := b.rec.Pending(); p != 0 {
+		t.Fatalf("%d clicks still queued", p)
+	}
+	b.cycleUntilDrained(t, 3)
+	// 12,000 clicks of 100 links: not behind, and one part.
+	for i := range 12_000 {
+		b.rec.Record(link.Click{LinkID: b.ids[i%100], WorkspaceID: b.ws, Time: b.clock.Now(), Referrer: "t.co"})
+	}
+	if err := b.rec.cycle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.backlog(t); got != 0 {
+		t.Fatalf("backlog %d after clicks of 100 links, want 0", got)
+	}
+	if got, want := b.counted(t), int64(24_000); got != want {
+		t.Fatalf("%d clicks counted, want %d", got, want)
+	}
+	if got, want := b.rec.Written(), int64(24_000); got != want {
+		t.Fatalf("written %d, want %d", got, want)
+	}
+	if d := b.rec.Dropped(); d != 0 {
+		t.Fatalf("%d clicks dropped", d)
+	}
 }
 
 // TestRecorderBacklog_Flood walks the writer through a flood: a queue

@@ -77,6 +77,8 @@ type Recorder struct {
 	// has new ones (see interner), until held is written.
 	heldTables int64
 	flushMu    sync.Mutex // one flush at a time
+	// partLinks is linksPart's set of links, kept for the next part.
+	partLinks map[string]struct{}
 
 	// The health of writes, under mu.
 	failing     bool
@@ -379,9 +381,9 @@ func (r *Recorder) Flush(ctx context.Context) error {
 		}
 	}
 	if r.backlogClicks.Load() == 0 {
-		return r.writeQueue(ctx, false)
+		return r.writeQueue(ctx, writeDirect)
 	}
-	if err := r.writeQueue(ctx, r.spills()); err != nil {
+	if err := r.writeQueue(ctx, spillMode(r.spills())); err != nil {
 		return err
 	}
 	for r.backlogClicks.Load() > 0 {
@@ -395,11 +397,34 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	return nil
 }
 
-// writeQueue writes the clicks queued: a batch whose write failed before,
-// then the clicks recorded since, into the aggregates, or with spill into
-// the backlog. r.flushMu is held.
-func (r *Recorder) writeQueue(ctx context.Context, spill bool) error {
-	if err := r.writeHeld(ctx, spill); err != nil {
+// writeMode is where writeQueue stores the clicks.
+type writeMode uint8
+
+const (
+	// writeDirect writes every click into the aggregates, in parts.
+	writeDirect writeMode = iota
+	// writeSpill appends every click to the backlog.
+	writeSpill
+	// writeFirstPart writes one part into the aggregates and appends the
+	// rest to the backlog: the clicks are too few for the writer to be
+	// behind, but spread over more links than one part takes (see
+	// maxWriteLinks), and writing every part while redirects go on would
+	// let the queue fill up.
+	writeFirstPart
+)
+
+// spillMode is writeSpill with spill, else writeDirect.
+func spillMode(spill bool) writeMode {
+	if spill {
+		return writeSpill
+	}
+	return writeDirect
+}
+
+// writeQueue writes the clicks queued, a batch whose write failed before
+// then the clicks recorded since, as mode says. r.flushMu is held.
+func (r *Recorder) writeQueue(ctx context.Context, mode writeMode) error {
+	if err := r.writeHeld(ctx, mode); err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -418,10 +443,11 @@ func (r *Recorder) writeQueue(ctx context.Context, spill bool) error {
 	room := (r.maxBytes-r.outside())/clickSize - int64(cap(r.held))
 	r.buf = make([]queuedClick, 0, max(min(int64(max(len(r.held), 64)), int64(r.max), room), 0))
 	r.mu.Unlock()
-	return r.writeHeld(ctx, spill)
+	return r.writeHeld(ctx, mode)
 }
 
-// maxWrite is the most clicks written in one transaction. A flush takes
+// maxWrite is the most clicks written in one transaction, and
+// maxWriteLinks the most links whose clicks one transaction writes. A flush takes
 // every click queued, so when the writer falls behind its batches grow
 // and its cost per click falls (a batch's aggregates are rewritten once
 // for all its clicks of a link or hour, and bolt's pages once for all the
@@ -431,20 +457,33 @@ func (r *Recorder) writeQueue(ctx context.Context, spill bool) error {
 // million links), so a larger backlog is written in parts and that cost
 // stays bounded too: at 100,000 a part, a million links under uniform
 // load took the process to 339 MB of anonymous memory, and 50,000 to 461
-// MB, where 20,000 kept it at 252 MB. While writes fail, each try writes only probeWrite
-// clicks: a failed try wastes little, and once one succeeds the rest
-// follows in parts of maxWrite.
+// MB, where 20,000 kept it at 252 MB. What a write's memory follows is
+// the links it touches rather than its clicks: each link clicked brings
+// its blobs and their pages, whatever its number of clicks. So a part
+// also ends at maxWriteLinks links, the size of a drain (drainWrite):
+// 20,000 clicks over a few hundred hot links are still one write, while
+// 20,000 spread over as many links are four. Without that bound, a
+// million links under uniform load reached 326 MB whenever redirects
+// slowed (a slow spell of the machine) and each flush found just under
+// maxWrite clicks, to write directly rather than spill. Spills append
+// to the backlog whatever the links, and are not bound by links. While
+// writes fail, each try writes only probeWrite clicks: a failed try
+// wastes little, and once one succeeds the rest follows in parts of
+// maxWrite.
 const (
-	maxWrite   = 20_000
-	probeWrite = 1000
+	maxWrite      = 20_000
+	maxWriteLinks = drainWrite
+	probeWrite    = 1000
 )
 
-// writeHeld writes the held batch in parts of at most maxWrite clicks.
+// writeHeld writes the held batch in parts of at most maxWrite clicks
+// (and maxWriteLinks links, into the aggregates), as mode says.
 // r.flushMu is held: only a flush changes held, so it is read here
 // without r.mu.
-func (r *Recorder) writeHeld(ctx context.Context, spill bool) error {
+func (r *Recorder) writeHeld(ctx context.Context, mode writeMode) error {
 	whole := true // held is still the array it was taken with
 	for len(r.held) > 0 {
+		spill := mode == writeSpill
 		r.mu.Lock()
 		size := maxWrite
 		if r.failing {
@@ -452,6 +491,9 @@ func (r *Recorder) writeHeld(ctx context.Context, spill bool) error {
 		}
 		r.mu.Unlock()
 		part := r.held[:min(len(r.held), size)]
+		if !spill {
+			part = part[:r.linksPart(part)]
+		}
 		clicks := make([]link.Click, len(part))
 		for i := range part {
 			clicks[i] = part[i].click()
@@ -485,9 +527,33 @@ func (r *Recorder) writeHeld(ctx context.Context, spill bool) error {
 		if err != nil {
 			return err
 		}
+		if mode == writeFirstPart {
+			mode = writeSpill
+		}
 		whole = false
 	}
 	return nil
+}
+
+// linksPart returns how many of the clicks of part, from the first, are
+// of at most maxWriteLinks links. r.flushMu is held.
+func (r *Recorder) linksPart(part []queuedClick) int {
+	if len(part) <= maxWriteLinks {
+		return len(part)
+	}
+	if r.partLinks == nil {
+		r.partLinks = make(map[string]struct{}, maxWriteLinks)
+	}
+	defer clear(r.partLinks)
+	for i := range part {
+		if _, ok := r.partLinks[part[i].linkID]; !ok {
+			if len(r.partLinks) == maxWriteLinks {
+				return i
+			}
+			r.partLinks[part[i].linkID] = struct{}{}
+		}
+	}
+	return len(part)
 }
 
 // Close stops the flush loop and stores what is queued (see Persist): a

@@ -3,7 +3,9 @@ package analytics
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -162,17 +164,28 @@ func TestRecorderWhileWritesFail(t *testing.T) {
 	}
 }
 
+// hotClick is testClick(i) of one of 100 links.
+func hotClick(i int) link.Click {
+	c := testClick(i)
+	c.LinkID = fmt.Sprintf("l%d", i%100)
+	return c
+}
+
 // TestRecorderWritesBacklogInParts: a backlog (built up while writes
 // failed) is written in transactions of at most maxWrite clicks, so that
 // neither a write nor a failed try costs memory in proportion to the
 // backlog; a part that fails keeps itself and what follows, in order.
+// The clicks are of 100 links, so that the bound by links
+// (TestRecorderWritesFewLinksAPart) does not apply.
 func TestRecorderWritesBacklogInParts(t *testing.T) {
 	store := &memStore{}
 	r := NewRecorder(store, time.Hour, 0, discardLogger())
 	r.SetQueueBytes(4 * (2*maxWrite + 5000) * clickBytes(&[]link.Click{testClick(0)}[0]))
 	const n = 2*maxWrite + 5000
+	var want []link.Click
 	for i := range n {
-		r.Record(testClick(i))
+		want = append(want, hotClick(i))
+		r.Record(want[i])
 	}
 	store.setFail(func(call int) error {
 		if call == 2 {
@@ -202,10 +215,64 @@ func TestRecorderWritesBacklogInParts(t *testing.T) {
 	if got, want := len(batches[1]), probeWrite; got != want {
 		t.Fatalf("the first write after a failure had %d clicks, want %d", got, want)
 	}
-	if got, want := store.Clicks(), testClicks(0, n); !equalClicks(got, want) {
+	if got := store.Clicks(); !equalClicks(got, want) {
 		t.Fatalf("written %d clicks, want all %d in order", len(got), n)
 	}
 	if got := r.Pending(); got != 0 {
 		t.Fatalf("Pending = %d, want 0", got)
+	}
+}
+
+// TestRecorderWritesFewLinksAPart: a write's memory follows the links it
+// touches, so a part of a write also ends at maxWriteLinks links. Each
+// part holds as many clicks as both bounds allow: clicks spread over many
+// links go in parts of maxWriteLinks links, clicks of a few hot links in
+// parts of maxWrite clicks, a mix of both in between.
+func TestRecorderWritesFewLinksAPart(t *testing.T) {
+	store := &memStore{}
+	r := NewRecorder(store, time.Hour, 0, discardLogger())
+	r.SetQueueBytes(50_000 * 4 * clickBytes(&[]link.Click{testClick(0)}[0]))
+	var want []link.Click
+	add := func(c link.Click) {
+		want = append(want, c)
+		r.Record(c)
+	}
+	for i := range 12_000 { // one click each of 12,000 links
+		add(testClick(i))
+	}
+	for i := range 30_000 { // 30,000 clicks of 100 of them
+		add(hotClick(i))
+	}
+	for i := range 3_000 { // then 3,000 more links
+		add(testClick(20_000 + i))
+	}
+	if err := r.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	batches := store.Batches()
+	var sizes []int
+	next := 0 // the first click after b
+	for i, b := range batches {
+		sizes = append(sizes, len(b))
+		next += len(b)
+		links := map[string]bool{}
+		for _, c := range b {
+			links[c.LinkID] = true
+		}
+		if len(b) > maxWrite || len(links) > maxWriteLinks {
+			t.Errorf("batch %d: %d clicks of %d links, more than %d or %d", i, len(b), len(links), maxWrite, maxWriteLinks)
+		}
+		// A part ends at a bound, or with the clicks.
+		if i < len(batches)-1 && len(b) < maxWrite && (len(links) < maxWriteLinks || links[want[next].LinkID]) {
+			t.Errorf("batch %d: %d clicks of %d links ended before a bound", i, len(b), len(links))
+		}
+	}
+	// 5,000 + 5,000 links; 2,000 links and 18,000 hot clicks (2,100
+	// links); 12,000 hot clicks and 3,000 links (3,100).
+	if want := []int{5000, 5000, 20_000, 15_000}; !slices.Equal(sizes, want) {
+		t.Errorf("parts of %v clicks, want %v", sizes, want)
+	}
+	if got := store.Clicks(); !equalClicks(got, want) {
+		t.Fatalf("written %d clicks, want all %d in order", len(got), len(want))
 	}
 }

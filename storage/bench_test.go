@@ -220,3 +220,34 @@ func mustWorkspaceID(b *testing.B, s *Services) string {
 	}
 	return ws[0].Workspace.ID
 }
+
+// BenchmarkCreateLinks is the bulk route's storage: 1,000 links of one
+// workspace in one transaction, with the aliases, destinations and tags
+// of bench/scale's bulk links.
+//
+//	go test ./storage -run '^$' -bench 'CreateLinks$' -benchtime 100x
+func BenchmarkCreateLinks(b *testing.B) {
+	s, _, ws := mustSetup(b)
+	ctx := context.Background()
+	i := 0
+	for b.Loop() {
+		ls := make([]*link.Link, 1000)
+		for j := range ls {
+			ls[j] = &link.Link{WorkspaceID: ws.ID, Alias: fmt.Sprintf("b%d", i), DestinationURL: fmt.Sprintf("https://w%d.example.com/item/%d", i%1000, i)}
+			if i%100 == 0 {
+				ls[j].Tags = []string{fmt.Sprintf("team-%02d", (i/100)%100)}
+			}
+			i++
+		}
+		errs, err := s.Links.CreateLinks(ctx, ws.ID, ls)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportMetric(float64(i)/b.Elapsed().Seconds(), "links/s")
+}

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
@@ -118,8 +119,9 @@ func searchKeyParts(k []byte) (wid uint64, block uint32, gram string) {
 // searchSet is the links of one block, one bit each.
 type searchSet [searchWords]uint64
 
-func (s *searchSet) add(low uint16)    { s[low/64] |= 1 << (low % 64) }
-func (s *searchSet) remove(low uint16) { s[low/64] &^= 1 << (low % 64) }
+func (s *searchSet) add(low uint16)      { s[low/64] |= 1 << (low % 64) }
+func (s *searchSet) remove(low uint16)   { s[low/64] &^= 1 << (low % 64) }
+func (s *searchSet) has(low uint16) bool { return s[low/64]&(1<<(low%64)) != 0 }
 
 func (s *searchSet) count() int {
 	n := 0
@@ -183,76 +185,114 @@ func (s *searchSet) encode() []byte {
 // searchIndexer gathers the changes a transaction makes to links.search
 // and writes each touched key once, in key order: a bulk creation of a
 // thousand links rewrites a block's value once, not a thousand times.
+//
+// A change is one number (see searchOp), appended to its workspace's
+// list; write sorts each list, so that the changes to a key come
+// together, in key order. Sorting loses the order of the changes to one
+// link, which does not matter: a link's changes alternate (an addition of
+// a link not indexed, a removal of one indexed), so whether it ends up in
+// the set is whether it was, plus the additions, minus the removals. Two
+// numbers a change cost, where a map from key to a list of changes cost
+// half a bulk creation's time.
 type searchIndexer struct {
-	changes map[[searchKeyLen]byte]*searchChange
-	grams   []uint32 // reused
+	ws    []searchOps
+	grams []uint32 // reused
+	err   error    // a link id too large for searchOp
 }
 
-// searchChange is the changes to one key's set, in the order made: each
-// a link's low bits, with searchAdd set for an addition. A list, not two
-// sets: a set is 512 bytes and a transaction touches a key per trigram
-// and block, mostly with one change (a bulk creation or a batch of the
-// index build touches hundreds of thousands of keys).
-type searchChange struct{ ops []uint16 }
+// searchOps is the changes to the keys of a workspace.
+type searchOps struct {
+	wid uint64
+	ops []uint64
+}
 
-// searchAdd marks an addition in searchChange.ops (low bits are below
-// searchBlockSize, so bit 15 is free).
-const searchAdd = 1 << 15
+// A searchOp packs a change: the block of the link id, the trigram, the
+// link's low bits, and 1 for an addition, 0 for a removal. A block takes
+// the top 27 bits: link ids below 2^39.
+const (
+	searchOpGram  = searchBlockBits + 1
+	searchOpBlock = searchOpGram + 24
+	searchOpMaxID = 1<<(64-searchOpBlock+searchBlockBits) - 1
+)
 
-func (ix *searchIndexer) change(wid uint64, gram uint32, id uint64) (*searchChange, uint16) {
-	if ix.changes == nil {
-		ix.changes = map[[searchKeyLen]byte]*searchChange{}
+// changes appends a change to each trigram of r for link id.
+func (ix *searchIndexer) changes(id uint64, r *linkRecord, add uint64) {
+	if id > searchOpMaxID {
+		ix.err = fmt.Errorf("links.search: link id %d too large to index", id)
+		return
 	}
-	var k [searchKeyLen]byte
-	binary.BigEndian.PutUint64(k[:], wid)
-	binary.BigEndian.PutUint32(k[8:], uint32(id>>searchBlockBits))
-	k[12], k[13], k[14] = byte(gram>>16), byte(gram>>8), byte(gram)
-	c := ix.changes[k]
-	if c == nil {
-		c = &searchChange{}
-		ix.changes[k] = c
+	var ws *searchOps
+	for i := range ix.ws {
+		if ix.ws[i].wid == r.Workspace {
+			ws = &ix.ws[i]
+		}
 	}
-	return c, uint16(id & (searchBlockSize - 1))
+	if ws == nil {
+		ix.ws = append(ix.ws, searchOps{wid: r.Workspace})
+		ws = &ix.ws[len(ix.ws)-1]
+	}
+	ix.grams = packedTrigrams(ix.grams[:0], searchFields(r))
+	base := id>>searchBlockBits<<searchOpBlock | (id&(searchBlockSize-1))<<1 | add
+	if n := len(ws.ops) + len(ix.grams); n > cap(ws.ops) {
+		// Doubled: append grows a large slice by a quarter, allocating
+		// five times what it ends up holding.
+		ws.ops = slices.Grow(ws.ops, max(n, 2*cap(ws.ops), 256)-len(ws.ops))
+	}
+	for _, g := range ix.grams {
+		ws.ops = append(ws.ops, base|uint64(g)<<searchOpGram)
+	}
 }
 
 // add indexes the link id of record r.
-func (ix *searchIndexer) add(id uint64, r *linkRecord) {
-	ix.grams = packedTrigrams(ix.grams[:0], searchFields(r))
-	for _, g := range ix.grams {
-		c, low := ix.change(r.Workspace, g, id)
-		c.ops = append(c.ops, low|searchAdd)
-	}
-}
+func (ix *searchIndexer) add(id uint64, r *linkRecord) { ix.changes(id, r, 1) }
 
 // remove unindexes the link id of record r.
-func (ix *searchIndexer) remove(id uint64, r *linkRecord) {
-	ix.grams = packedTrigrams(ix.grams[:0], searchFields(r))
-	for _, g := range ix.grams {
-		c, low := ix.change(r.Workspace, g, id)
-		c.ops = append(c.ops, low)
-	}
-}
+func (ix *searchIndexer) remove(id uint64, r *linkRecord) { ix.changes(id, r, 0) }
 
 // write applies the gathered changes to links.search and forgets them.
 func (ix *searchIndexer) write(tx *bolt.Tx) error {
-	if len(ix.changes) == 0 {
+	if err := ix.err; err != nil {
+		ix.ws, ix.err = nil, nil
+		return err
+	}
+	if len(ix.ws) == 0 {
 		return nil
 	}
-	keys := make([][searchKeyLen]byte, 0, len(ix.changes))
-	for k := range ix.changes {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b [searchKeyLen]byte) int { return bytes.Compare(a[:], b[:]) })
+	slices.SortFunc(ix.ws, func(a, b searchOps) int { return cmp.Compare(a.wid, b.wid) })
 	b := tx.Bucket(bucketLinksSearch)
 	// New links add to the trigrams of the last block in no order, and
 	// the sets grow in place: pages split at bolt's default fill stay
 	// fuller (about 67 %) than ones filled up first (about 41 %), which
 	// the next insert splits again.
 	b.FillPercent = bolt.DefaultFillPercent
+	for _, ws := range ix.ws {
+		if err := writeSearchOps(b, ws.wid, ws.ops); err != nil {
+			return err
+		}
+	}
+	ix.ws = nil
+	return nil
+}
+
+// writeSearchOps applies the changes ops to the keys of workspace wid.
+func writeSearchOps(b *bolt.Bucket, wid uint64, ops []uint64) error {
+	radixSort(ops)
+	keys := 0
+	for i := range ops {
+		if i == 0 || ops[i]>>searchOpGram != ops[i-1]>>searchOpGram {
+			keys++
+		}
+	}
+	// bolt keeps the keys until the commit.
+	mem := make([]byte, keys*searchKeyLen)
 	var set searchSet
-	for i := range keys {
-		c := ix.changes[keys[i]]
-		key := keys[i][:] // bolt keeps it until the commit: keys outlives the loop
+	for i := 0; i < len(ops); {
+		key := mem[:searchKeyLen:searchKeyLen]
+		mem = mem[searchKeyLen:]
+		binary.BigEndian.PutUint64(key, wid)
+		binary.BigEndian.PutUint32(key[8:], uint32(ops[i]>>searchOpBlock))
+		g := ops[i] >> searchOpGram
+		key[12], key[13], key[14] = byte(g>>16), byte(g>>8), byte(g)
 		old := b.Get(key)
 		if old != nil {
 			if err := decodeSearchSet(old, &set); err != nil {
@@ -261,11 +301,20 @@ func (ix *searchIndexer) write(tx *bolt.Tx) error {
 		} else {
 			set = searchSet{}
 		}
-		for _, op := range c.ops {
-			if op&searchAdd != 0 {
-				set.add(op &^ searchAdd)
+		for i < len(ops) && ops[i]>>searchOpGram == g {
+			run := ops[i] >> 1 // the key and the link
+			low := uint16(run) & (searchBlockSize - 1)
+			in := 0
+			if set.has(low) {
+				in = 1
+			}
+			for ; i < len(ops) && ops[i]>>1 == run; i++ {
+				in += int(ops[i]&1)*2 - 1
+			}
+			if in > 0 {
+				set.add(low)
 			} else {
-				set.remove(op)
+				set.remove(low)
 			}
 		}
 		// An update that keeps a link's trigrams removes and adds it
@@ -284,7 +333,6 @@ func (ix *searchIndexer) write(tx *bolt.Tx) error {
 			return fmt.Errorf("index search: %w", err)
 		}
 	}
-	ix.changes = nil
 	return nil
 }
 

@@ -4,17 +4,18 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 
 	bolt "go.etcd.io/bbolt"
 )
 
 // TestSearchIndexer_Memory: the changes a transaction gathers for the
-// search index cost bytes per change, not a set of the whole block per
+// search index cost 8 bytes a change, not a set of the whole block per
 // key touched: indexing 1,000 links of distinct destinations (as a bulk
-// creation does, ~17,000 keys) allocates a few MB, where two 512-byte
-// sets a key took 18 MB (and a batch of 20,000 links of the index build
-// over 200 MB).
+// creation does, ~60,000 changes to ~17,000 keys) allocates about 1.5
+// MB, where two 512-byte sets a key took 18 MB (and a batch of 20,000
+// links of the index build over 200 MB).
 func TestSearchIndexer_Memory(t *testing.T) {
 	const chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 	rnd := rand.New(rand.NewPCG(1, 2))
@@ -36,11 +37,12 @@ func TestSearchIndexer_Memory(t *testing.T) {
 		ix.add(uint64(4096+i), &recs[i])
 	}
 	runtime.ReadMemStats(&after)
-	if len(ix.changes) < 10_000 {
-		t.Fatalf("%d keys touched, want the ~17,000 distinct trigrams of the links", len(ix.changes))
+	if len(ix.ws) != 1 || len(ix.ws[0].ops) < 40_000 {
+		t.Fatalf("changes gathered: %v, want one workspace's ~60,000", len(ix.ws))
 	}
-	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(6<<20); got > limit {
-		t.Fatalf("indexing 1,000 links allocated %d bytes for %d keys, want at most %d", got, len(ix.changes), limit)
+	n := len(ix.ws[0].ops)
+	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(2<<20); got > limit {
+		t.Fatalf("indexing 1,000 links allocated %d bytes for %d changes, want at most %d", got, n, limit)
 	}
 }
 
@@ -94,5 +96,105 @@ func TestSearchIndexer_Order(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestSearchIndexer_Model applies random transactions of creations,
+// updates and deletions, several to one link in a transaction, and
+// compares every key of links.search with the sets a model holds: the
+// changes to one link give the same set in whatever order write sorts
+// them.
+func TestSearchIndexer_Model(t *testing.T) {
+	db := NewDB(t.TempDir() + "/linkbolt.db")
+	if err := db.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rnd := rand.New(rand.NewPCG(3, 4))
+	recs := []linkRecord{
+		{Alias: "alpha", Destination: "https://a.example/x", Tags: []string{"red"}},
+		{Alias: "alpine", Destination: "https://a.example/y"},
+		{Alias: "beta", Destination: "https://b.example/x", Tags: []string{"red", "blue"}},
+		{Alias: "gamma", Destination: "https://c.example/"},
+	}
+	indexed := map[[2]uint64]int{} // workspace and link id → index in recs + 1
+	for round := range 60 {
+		err := db.db.Update(func(tx *bolt.Tx) error {
+			var ix searchIndexer
+			for range 1 + rnd.IntN(300) {
+				// three blocks of two workspaces
+				l := [2]uint64{1 + uint64(rnd.IntN(2)), uint64(rnd.IntN(3*searchBlockSize))}
+				for range 1 + rnd.IntN(3) {
+					if was := indexed[l]; was != 0 {
+						r := recs[was-1]
+						r.Workspace = l[0]
+						ix.remove(l[1], &r)
+						delete(indexed, l)
+						if rnd.IntN(2) == 0 {
+							continue // deleted
+						}
+					}
+					n := rnd.IntN(len(recs))
+					r := recs[n]
+					r.Workspace = l[0]
+					ix.add(l[1], &r)
+					indexed[l] = n + 1
+				}
+			}
+			return ix.write(tx)
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := map[string]searchSet{}
+		for l, n := range indexed {
+			for _, g := range trigrams(searchFields(&recs[n-1])...) {
+				k := string(searchKey(l[0], uint32(l[1]>>searchBlockBits), g))
+				s := want[k]
+				s.add(uint16(l[1] & (searchBlockSize - 1)))
+				want[k] = s
+			}
+		}
+		got := map[string]searchSet{}
+		err = db.db.View(func(tx *bolt.Tx) error {
+			return tx.Bucket(bucketLinksSearch).ForEach(func(k, v []byte) error {
+				var s searchSet
+				if err := decodeSearchSet(v, &s); err != nil {
+					return err
+				}
+				got[string(k)] = s
+				return nil
+			})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("round %d: %d keys, want %d", round, len(got), len(want))
+		}
+		for k, s := range want {
+			if g := got[k]; g != s {
+				t.Fatalf("round %d: key %x holds %d links, want %d", round, k, g.count(), s.count())
+			}
+		}
+	}
+}
+
+// TestSearchIndexer_IDTooLarge: a link id past what a change packs is an
+// error of write, not a wrong key.
+func TestSearchIndexer_IDTooLarge(t *testing.T) {
+	db := NewDB(t.TempDir() + "/linkbolt.db")
+	if err := db.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	err := db.db.Update(func(tx *bolt.Tx) error {
+		var ix searchIndexer
+		ix.add(searchOpMaxID, &linkRecord{Workspace: 1, Alias: "fits"})
+		ix.add(searchOpMaxID+1, &linkRecord{Workspace: 1, Alias: "too-large"})
+		return ix.write(tx)
+	})
+	if err == nil || !strings.Contains(err.Error(), "too large") {
+		t.Fatalf("write = %v, want an error for the id too large", err)
 	}
 }

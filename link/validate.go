@@ -84,12 +84,17 @@ func NormalizeDestination(raw string, rules *URLRules) (normalized, problem stri
 	if !utf8.ValidString(raw) {
 		return "", "must be valid UTF-8"
 	}
-	for _, c := range raw {
-		if unicode.IsControl(c) || unicode.IsSpace(c) {
+	// Most URLs are ASCII, where a space or a control character is one
+	// byte and no character is invisible: the runes are read from the
+	// first other byte on.
+	for i := 0; i < len(raw); i++ {
+		if c := raw[i]; c >= utf8.RuneSelf {
+			if msg := checkURLRunes(raw[i:]); msg != "" {
+				return "", msg
+			}
+			break
+		} else if c <= ' ' || c == 0x7f {
 			return "", "must not contain spaces or control characters"
-		}
-		if invisible(c) {
-			return "", fmt.Sprintf("must not contain invisible format or bidi control characters (U+%04X)", c)
 		}
 	}
 	u, err := url.Parse(raw)
@@ -257,6 +262,20 @@ func checkText(s string) string {
 // blank, the combining grapheme joiner, the Khmer inherent vowels, the
 // Mongolian free variation selectors). Emoji variation selectors (U+FE0F)
 // are not: they are part of how emoji are written.
+// checkURLRunes returns the problem of the first space, control or
+// invisible character of s, "" for none.
+func checkURLRunes(s string) string {
+	for _, c := range s {
+		if unicode.IsControl(c) || unicode.IsSpace(c) {
+			return "must not contain spaces or control characters"
+		}
+		if invisible(c) {
+			return fmt.Sprintf("must not contain invisible format or bidi control characters (U+%04X)", c)
+		}
+	}
+	return ""
+}
+
 func invisible(c rune) bool {
 	switch c {
 	case 0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B, 0x180C, 0x180D, 0x180F, 0x2800, 0x3164, 0xFFA0:

@@ -323,6 +323,8 @@ type batchWrite struct {
 	mem arena
 	// enc is scratch space for encoding one record.
 	enc []byte
+	// newLinks is scratch space for the links new to a visitor record.
+	newLinks []uint64
 }
 
 // blobWrite is what a batch adds to one period blob.
@@ -640,29 +642,57 @@ func (w *batchWrite) putVisitors(tx *bolt.Tx) error {
 
 // addVisitorScopes adds the link and campaign scopes v clicked in to rec,
 // counting the visitor in each scope new to rec; it reports whether rec
-// changed.
+// changed. The links new to rec are merged into it at the end, in one
+// pass: a crawler's record lists every link it clicked that day, a
+// million for one walking a million links, and inserting each new link
+// in place moved the whole list each time (a flush of 5,000 clicks of
+// such a crawler took 920 ms at the end of its walk, 223 ms for 5,000
+// visitors; BenchmarkFlushCrawler).
 func (w *batchWrite) addVisitorScopes(rec *visitorRecord, v *batchVisitor) bool {
 	changed := false
+	added := w.newLinks[:0]
 	for j := range int(v.n) {
 		s := v.scope(j)
 		sc := &w.scopes[s]
 		if sc.skip {
 			continue
 		}
-		var added bool
 		if sc.link != 0 {
-			if j, found := slices.BinarySearch(rec.links, sc.link); !found {
-				rec.links, added = slices.Insert(rec.links, j, sc.link), true
+			if _, found := slices.BinarySearch(rec.links, sc.link); found {
+				continue
 			}
+			added = append(added, sc.link) // a visitor's scopes are distinct
 		} else if j, found := slices.BinarySearch(rec.campaigns, sc.campaign); !found {
-			rec.campaigns, added = slices.Insert(rec.campaigns, j, sc.campaign), true
+			rec.campaigns = slices.Insert(rec.campaigns, j, sc.campaign)
+		} else {
+			continue
 		}
-		if added {
-			changed = true
-			w.countVisitor(s, v.day, rec.bot)
+		changed = true
+		w.countVisitor(s, v.day, rec.bot)
+	}
+	if len(added) > 0 {
+		slices.Sort(added)
+		rec.links = mergeSorted(rec.links, added)
+	}
+	w.newLinks = added
+	return changed
+}
+
+// mergeSorted merges b into a, both ascending and without values in
+// common, in place: a grows once and its values move once, from the end.
+func mergeSorted(a, b []uint64) []uint64 {
+	i, j := len(a)-1, len(b)-1
+	a = slices.Grow(a, len(b))[:len(a)+len(b)]
+	for k := len(a) - 1; j >= 0; k-- {
+		if i >= 0 && a[i] > b[j] {
+			a[k] = a[i]
+			i--
+		} else {
+			a[k] = b[j]
+			j--
 		}
 	}
-	return changed
+	return a
 }
 
 // countVisitor counts a visitor new to a scope on a day in that day's blob.

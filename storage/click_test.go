@@ -958,3 +958,44 @@ func TestExportClicks_Chunks(t *testing.T) {
 		}
 	}
 }
+
+// TestStats_CrawlerVisitor: a visitor who walks many links (a crawler)
+// counts once per link and day however its clicks fall into batches:
+// new links of a batch in any order, links clicked again in a later
+// batch or twice in one, and the record shared with another visitor's
+// links.
+func TestStats_CrawlerVisitor(t *testing.T) {
+	s, _, ws := mustSetup(t)
+	rnd := rand.New(rand.NewPCG(7, 8))
+	var links []*link.Link
+	for i := range 120 {
+		links = append(links, mustLink(t, s, ws.ID, &link.Link{Alias: fmt.Sprintf("c%d", i)}))
+	}
+	day := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
+	want := make([]map[uint64]bool, len(links)) // visitors of each link on day
+	for i := range want {
+		want[i] = map[uint64]bool{}
+	}
+	for batch := range 6 {
+		var clicks []link.Click
+		for range 60 {
+			i, v := rnd.IntN(len(links)), uint64(1) // the crawler
+			if rnd.IntN(4) == 0 {
+				v = 2 + uint64(rnd.IntN(3))
+			}
+			want[i][v] = true
+			clicks = append(clicks, link.Click{LinkID: links[i].ID, WorkspaceID: ws.ID,
+				Time: day.Add(time.Duration(batch) * time.Hour), Visitor: v})
+		}
+		mustRecord(t, s, clicks...)
+	}
+	for i, l := range links {
+		f := link.StatsFilter{Scope: link.ScopeLink, ID: l.ID, WorkspaceID: ws.ID, Start: day, End: day.Add(24 * time.Hour)}
+		if got := statsOf(t, s, f).UniqueVisitors; got != int64(len(want[i])) {
+			t.Errorf("link %d: %d visitors, want %d", i, got, len(want[i]))
+		}
+	}
+	if err := s.DB.CheckIndexes(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -108,6 +108,66 @@ func BenchmarkFlushUniform(b *testing.B) {
 	}
 }
 
+// BenchmarkFlushCrawler measures flushes of 5,000 clicks of one visitor
+// walking LINKBOLT_BENCH_LINKS links (1,000,000 unless set) in a random
+// order within one day, a crawler: its visitor record grows by each
+// flush's links. With -benchtime 200x it walks a million links; ms/flush
+// is the mean of the last tenth of the flushes, when the record is
+// largest.
+//
+//	go test ./storage/ -run '^$' -bench FlushCrawler -benchtime 200x
+func BenchmarkFlushCrawler(b *testing.B) {
+	const batch = 5000
+	n := benchSetting(b, "LINKBOLT_BENCH_LINKS", 1_000_000)
+	db := NewDB(filepath.Join(b.TempDir(), "flush.db"))
+	if err := db.Open(); err != nil {
+		b.Fatal(err)
+	}
+	defer db.Close()
+	for start := 1; start <= n; start += 100_000 {
+		err := db.db.Update(func(tx *bolt.Tx) error {
+			links := tx.Bucket(bucketLinks)
+			links.FillPercent = 1
+			for id := start; id < start+100_000 && id <= n; id++ {
+				if err := links.Put(itob(uint64(id)), []byte(`{}`)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	ws := db.ids.formatID(prefixWorkspace, 1)
+	cs := NewClickService(db)
+	rng := rand.New(rand.NewPCG(1, 2))
+	at := time.Date(2026, 11, 20, 1, 0, 0, 0, time.UTC)
+	perm := rng.Perm(n)
+	clicks := make([]link.Click, batch)
+	var last time.Duration
+	next := 0
+	for i := range b.N {
+		b.StopTimer()
+		for j := range clicks {
+			at = at.Add(time.Millisecond)
+			clicks[j] = link.Click{WorkspaceID: ws, LinkID: db.ids.formatID(prefixLink, uint64(perm[next%n]+1)), Time: at,
+				Browser: "Chrome", OS: "Linux", Device: "desktop", Visitor: 1}
+			next++
+		}
+		b.StartTimer()
+		t0 := time.Now()
+		if skipped, err := cs.RecordClicks(context.Background(), clicks); skipped != 0 || err != nil {
+			b.Fatalf("record: %d skipped, %v", skipped, err)
+		}
+		if i >= b.N-max(b.N/10, 1) {
+			last += time.Since(t0)
+		}
+	}
+	b.ReportMetric(float64(last.Microseconds())/1e3/float64(max(b.N/10, 1)), "ms/flush")
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/click")
+}
+
 // benchSetting is the positive number in the environment variable name,
 // def when it is not set.
 func benchSetting(b *testing.B, name string, def int) int {

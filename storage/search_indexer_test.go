@@ -123,7 +123,7 @@ func TestSearchIndexer_Model(t *testing.T) {
 			var ix searchIndexer
 			for range 1 + rnd.IntN(300) {
 				// three blocks of two workspaces
-				l := [2]uint64{1 + uint64(rnd.IntN(2)), uint64(rnd.IntN(3*searchBlockSize))}
+				l := [2]uint64{1 + uint64(rnd.IntN(2)), uint64(rnd.IntN(3 * searchBlockSize))}
 				for range 1 + rnd.IntN(3) {
 					if was := indexed[l]; was != 0 {
 						r := recs[was-1]

@@ -218,6 +218,9 @@ func parsePeriodBlob(v []byte, daily bool) (h periodHeader, sections [numDims]se
 	}
 	v2 := v[0] == 0
 	if v2 {
+		if len(v) >= 2 && v[1] == blobOneClick {
+			return parseOneClickBlob(v[2:], daily)
+		}
 		if len(v) < 2 || v[1] != blobVersion {
 			return h, sections, errBadBlob
 		}
@@ -276,6 +279,12 @@ func parseSection(b []byte, v2 bool) (section, error) {
 
 // periodClicks reads the click totals of a period blob, skipping the rest.
 func periodClicks(v []byte) (clicks, bots uint64, err error) {
+	if len(v) > 2 && v[0] == 0 && v[1] == blobOneClick {
+		if v[2]&^(oneBot|oneVisitor|oneHumanVisitor) != 0 {
+			return 0, 0, errBadBlob
+		}
+		return 1, uint64(v[2] & oneBot), nil
+	}
 	if len(v) > 0 && v[0] == 0 {
 		if len(v) < 2 || v[1] != blobVersion {
 			return 0, 0, errBadBlob
@@ -293,10 +302,11 @@ func periodClicks(v []byte) (clicks, bots uint64, err error) {
 	return clicks, bots, nil
 }
 
-// mergePeriodBlob returns a period blob (version 2, bounded): old plus a
-// batch's totals and its counts of each dimension (sorted by value, each
-// value once; the values of string dimensions are indexes into vals). The
-// blob is built in scratch.out, valid until the next call.
+// mergePeriodBlob returns a period blob (version 2, bounded, or version 3
+// for one click): old plus a batch's totals and its counts of each
+// dimension (sorted by value, each value once; the values of string
+// dimensions are indexes into vals). The blob is built in scratch, valid
+// until the next call.
 func mergePeriodBlob(old []byte, daily bool, add periodHeader, deltas *[numDims][]dimDelta, vals *[numDims][]string, scratch *mergeScratch) ([]byte, error) {
 	h, sections, err := parsePeriodBlob(old, daily)
 	if err != nil {
@@ -335,6 +345,12 @@ func mergePeriodBlob(old []byte, daily bool, add periodHeader, deltas *[numDims]
 		out = append(out, enc...)
 	}
 	scratch.out = out
+	if h.clicks == 1 {
+		if one, ok := appendOneClickBlob(scratch.one[:0], out, daily); ok {
+			scratch.one = one
+			return one, nil
+		}
+	}
 	return out, nil
 }
 
@@ -418,6 +434,7 @@ func (e *topEntry) estimate() uint64 { return e.human + e.bot + e.inherited }
 // mergeScratch is the reusable memory of mergePeriodBlob.
 type mergeScratch struct {
 	out, sec []byte
+	one      []byte // a version 3 blob
 	entries  []topEntry
 	fresh    []int32
 	heap     entryHeap

@@ -36,7 +36,11 @@ import (
 //
 // Version 4 stores link records in a binary form instead of JSON (see
 // link_codec.go); Open rewrites them (see upgradeLinkRecords).
-const SchemaVersion = 4
+//
+// Version 5 writes a period blob of one click in a short form (blob
+// version 3, see click_blob_one.go), which older versions cannot read.
+// Nothing is rewritten: version 2 blobs stay as they are.
+const SchemaVersion = 5
 
 // DefaultBatchDelay is how long concurrent link creations are gathered
 // into one commit when DB.BatchDelay is zero. bbolt's default (10 ms) suits

@@ -77,11 +77,12 @@ func (r *Recorder) readBacklog(ctx context.Context) error {
 }
 
 // spillBatch appends a classified batch to the backlog; what does not fit
-// is dropped. It returns the clicks skipped as invalid.
-func (r *Recorder) spillBatch(ctx context.Context, batch []link.Click) (skipped int, err error) {
+// is dropped, or with keep left to the caller. It returns the clicks
+// taken from the front of batch and the clicks skipped as invalid.
+func (r *Recorder) spillBatch(ctx context.Context, batch []link.Click, keep bool) (taken, skipped int, err error) {
 	spilled, skipped, err := r.backlog.SpillClicks(ctx, batch, r.backlogLimit)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	// The clicks are on disk: nothing may fail this write now, or the
 	// batch would be spilled, and counted, twice. The size is read past
@@ -89,6 +90,9 @@ func (r *Recorder) spillBatch(ctx context.Context, batch []link.Click) (skipped 
 	// read, the count is kept by hand until the next read.
 	if err := r.readBacklog(context.WithoutCancel(ctx)); err != nil {
 		r.backlogClicks.Add(int64(spilled - skipped))
+	}
+	if keep {
+		return spilled, skipped, nil
 	}
 	if spilled < len(batch) && r.closing.Load() {
 		// A graceful stop loses no click: what the full backlog cannot
@@ -109,7 +113,7 @@ func (r *Recorder) spillBatch(ctx context.Context, batch []link.Click) (skipped 
 		r.drop(int64(lost), "click backlog is full (clicks.backlog_bytes): clicks are being DROPPED; the disk cannot keep up",
 			"backlog_clicks", r.backlogClicks.Load(), "backlog_bytes", r.backlogBytes.Load())
 	}
-	return skipped, nil
+	return len(batch), skipped, nil
 }
 
 // drain writes the oldest n clicks of the backlog into the aggregates.

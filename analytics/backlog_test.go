@@ -198,6 +198,40 @@ func TestRecorderBacklog_ManyLinks(t *testing.T) {
 	}
 }
 
+// TestRecorderBacklog_ManyLinksFull: clicks of more links than one part
+// takes, while the writer is not behind, are not dropped when the backlog
+// cannot take the rest: what it cannot take is written into the
+// aggregates, as all of them were before the bound by links.
+func TestRecorderBacklog_ManyLinksFull(t *testing.T) {
+	b := newBacklogSetup(t, 128<<10) // some 2,500 clicks of 7,000
+	b.addLinks(t, 12_000)
+	b.n = 100 // record one click of each new link
+	b.record(12_000)
+	if err := b.rec.cycle(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d := b.rec.Dropped(); d != 0 {
+		t.Fatalf("%d clicks dropped", d)
+	}
+	kept := b.backlog(t)
+	if kept == 0 || kept >= 12_000-maxWriteLinks {
+		t.Fatalf("backlog %d, want some of the %d past the first part", kept, 12_000-maxWriteLinks)
+	}
+	if got, want := b.rec.Written()+kept, int64(12_000); got != want {
+		t.Fatalf("written %d and %d in the backlog, want %d", b.rec.Written(), kept, want)
+	}
+	if p := b.rec.Pending(); p != 0 {
+		t.Fatalf("%d clicks still queued", p)
+	}
+	b.cycleUntilDrained(t, 3)
+	if got, want := b.counted(t), int64(12_000); got != want {
+		t.Fatalf("%d clicks counted, want %d", got, want)
+	}
+	if got, want := b.rec.Written(), int64(12_000); got != want {
+		t.Fatalf("written %d, want %d", got, want)
+	}
+}
+
 // TestRecorderBacklog_Flood walks the writer through a flood: a queue
 // larger than one write spills to the backlog; while clicks come faster
 // than floodRate, a drain is followed by a pause of three times its

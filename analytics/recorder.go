@@ -151,20 +151,22 @@ func (r *Recorder) SetEnrich(fn func(ctx context.Context, batch []link.Click) er
 	r.enrich = fn
 }
 
-// write classifies a batch and writes it, and keeps the health of writes.
-// It returns the number of clicks written. Clicks the store skipped as
-// invalid are counted as dropped: tried again they would fail again.
-func (r *Recorder) write(ctx context.Context, batch []link.Click, spill bool) (int, error) {
-	skipped, err := r.writeBatch(ctx, batch, spill)
+// write classifies a batch and stores it as mode says (writeDirect or a
+// spill), and keeps the health of writes. It returns the number of
+// clicks taken from the front of batch (all but what writeSpillRest
+// leaves) and, of those, stored. Clicks the store skipped as invalid are
+// counted as dropped: tried again they would fail again.
+func (r *Recorder) write(ctx context.Context, batch []link.Click, mode writeMode) (taken, stored int, err error) {
+	taken, skipped, err := r.writeBatch(ctx, batch, mode)
 	if err == nil && skipped > 0 {
 		r.drop(int64(skipped), "clicks that cannot be stored (malformed ID or time out of range) were DROPPED",
 			"skipped", skipped)
 	}
 	r.noteWrite(err)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return len(batch) - skipped, nil
+	return taken, taken - skipped, nil
 }
 
 // noteWrite keeps the health of writes after a write that returned err.
@@ -189,16 +191,17 @@ func (r *Recorder) noteWrite(err error) {
 	}
 }
 
-func (r *Recorder) writeBatch(ctx context.Context, batch []link.Click, spill bool) (skipped int, err error) {
+func (r *Recorder) writeBatch(ctx context.Context, batch []link.Click, mode writeMode) (taken, skipped int, err error) {
 	if r.enrich != nil {
 		if err := r.enrich(ctx, batch); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 	}
-	if !spill {
-		return r.store.RecordClicks(ctx, batch)
+	if mode == writeSpill || mode == writeSpillRest {
+		return r.spillBatch(ctx, batch, mode == writeSpillRest)
 	}
-	return r.spillBatch(ctx, batch)
+	skipped, err = r.store.RecordClicks(ctx, batch)
+	return len(batch), skipped, err
 }
 
 // WriteFailing reports whether the last write of clicks failed, and since
@@ -251,7 +254,7 @@ func (r *Recorder) loop() {
 // writes every click at once (Interval 0).
 func (r *Recorder) Record(c link.Click) {
 	if r.interval <= 0 {
-		n, err := r.write(context.Background(), []link.Click{c}, false)
+		_, n, err := r.write(context.Background(), []link.Click{c}, writeDirect)
 		if err != nil {
 			r.drop(1, "writing a click failed; it is lost", "link", c.LinkID, "err", err)
 			return
@@ -406,11 +409,15 @@ const (
 	// writeSpill appends every click to the backlog.
 	writeSpill
 	// writeFirstPart writes one part into the aggregates and appends the
-	// rest to the backlog: the clicks are too few for the writer to be
+	// rest to the backlog (see writeSpillRest): the clicks are too few for the writer to be
 	// behind, but spread over more links than one part takes (see
 	// maxWriteLinks), and writing every part while redirects go on would
 	// let the queue fill up.
 	writeFirstPart
+	// writeSpillRest is writeFirstPart past its part: it appends to the
+	// backlog what the backlog takes, and writes the rest into the
+	// aggregates, in parts, rather than drop it: the writer is not behind.
+	writeSpillRest
 )
 
 // spillMode is writeSpill with spill, else writeDirect.
@@ -483,7 +490,7 @@ const (
 func (r *Recorder) writeHeld(ctx context.Context, mode writeMode) error {
 	whole := true // held is still the array it was taken with
 	for len(r.held) > 0 {
-		spill := mode == writeSpill
+		spill := mode == writeSpill || mode == writeSpillRest
 		r.mu.Lock()
 		size := maxWrite
 		if r.failing {
@@ -498,10 +505,10 @@ func (r *Recorder) writeHeld(ctx context.Context, mode writeMode) error {
 		for i := range part {
 			clicks[i] = part[i].click()
 		}
-		wrote, err := r.write(ctx, clicks, spill)
+		taken, wrote, err := r.write(ctx, clicks, mode)
 		rest := r.held
 		if err == nil {
-			rest = r.held[len(part):]
+			rest = r.held[taken:]
 			if !spill {
 				r.written.Add(int64(wrote))
 			}
@@ -527,8 +534,11 @@ func (r *Recorder) writeHeld(ctx context.Context, mode writeMode) error {
 		if err != nil {
 			return err
 		}
-		if mode == writeFirstPart {
-			mode = writeSpill
+		switch {
+		case mode == writeFirstPart:
+			mode = writeSpillRest
+		case mode == writeSpillRest && taken < len(part):
+			mode = writeDirect // the backlog is full
 		}
 		whole = false
 	}

@@ -2,6 +2,7 @@ package analytics
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -229,6 +230,62 @@ func TestRecorderBacklog_ManyLinksFull(t *testing.T) {
 	}
 	if got, want := b.rec.Written(), int64(12_000); got != want {
 		t.Fatalf("written %d, want %d", got, want)
+	}
+}
+
+// failingWrites is the real click store whose next fail writes into the
+// aggregates fail.
+type failingWrites struct {
+	timedDrains
+	fail int
+}
+
+func (s *failingWrites) RecordClicks(ctx context.Context, clicks []link.Click) (int, error) {
+	if s.fail > 0 {
+		s.fail--
+		return 0, errors.New("disk full")
+	}
+	return s.timedDrains.RecordClicks(ctx, clicks)
+}
+
+// TestRecorderBacklog_ManyLinksAfterFailure: a cycle that is not behind
+// writes one part into the aggregates also when a failed batch waits
+// before the clicks queued since: the probe of the failed batch, and the
+// rest of both is spilled.
+func TestRecorderBacklog_ManyLinksAfterFailure(t *testing.T) {
+	b := newBacklogSetup(t, 64<<20)
+	b.addLinks(t, 16_000)
+	ctx := context.Background()
+	drains := timedDrains{b.clicks, b.clock}
+	b.rec = NewRecorder(&failingWrites{timedDrains: drains, fail: 1}, time.Hour, 0, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b.rec.SetClock(b.clock.Now)
+	if err := b.rec.SetBacklog(ctx, drains, 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	b.n = 100 // record one click of each new link
+	b.record(8_000)
+	if err := b.rec.cycle(ctx); err == nil {
+		t.Fatal("the first write did not fail")
+	}
+	b.record(8_000)
+	if err := b.rec.cycle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := b.rec.Written(), int64(probeWrite); got != want {
+		t.Fatalf("written %d clicks into the aggregates, want one part: %d", got, want)
+	}
+	if got, want := b.backlog(t), int64(16_000-probeWrite); got != want {
+		t.Fatalf("backlog %d, want %d", got, want)
+	}
+	b.cycleUntilDrained(t, 4)
+	if got, want := b.counted(t), int64(16_000); got != want {
+		t.Fatalf("%d clicks counted, want %d", got, want)
+	}
+	if got, want := b.rec.Written(), int64(16_000); got != want {
+		t.Fatalf("written %d, want %d", got, want)
+	}
+	if d := b.rec.Dropped(); d != 0 {
+		t.Fatalf("%d clicks dropped", d)
 	}
 }
 

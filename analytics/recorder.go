@@ -429,9 +429,12 @@ func spillMode(spill bool) writeMode {
 }
 
 // writeQueue writes the clicks queued, a batch whose write failed before
-// then the clicks recorded since, as mode says. r.flushMu is held.
+// then the clicks recorded since, as mode says: the clicks since go on
+// where the failed batch ended (writeFirstPart writes one part of both).
+// r.flushMu is held.
 func (r *Recorder) writeQueue(ctx context.Context, mode writeMode) error {
-	if err := r.writeHeld(ctx, mode); err != nil {
+	mode, err := r.writeHeld(ctx, mode)
+	if err != nil {
 		return err
 	}
 	r.mu.Lock()
@@ -450,7 +453,8 @@ func (r *Recorder) writeQueue(ctx context.Context, mode writeMode) error {
 	room := (r.maxBytes-r.outside())/clickSize - int64(cap(r.held))
 	r.buf = make([]queuedClick, 0, max(min(int64(max(len(r.held), 64)), int64(r.max), room), 0))
 	r.mu.Unlock()
-	return r.writeHeld(ctx, mode)
+	_, err = r.writeHeld(ctx, mode)
+	return err
 }
 
 // maxWrite is the most clicks written in one transaction, and
@@ -484,10 +488,11 @@ const (
 )
 
 // writeHeld writes the held batch in parts of at most maxWrite clicks
-// (and maxWriteLinks links, into the aggregates), as mode says.
+// (and maxWriteLinks links, into the aggregates), as mode says, and
+// returns the mode its last part left (see writeSpillRest).
 // r.flushMu is held: only a flush changes held, so it is read here
 // without r.mu.
-func (r *Recorder) writeHeld(ctx context.Context, mode writeMode) error {
+func (r *Recorder) writeHeld(ctx context.Context, mode writeMode) (writeMode, error) {
 	whole := true // held is still the array it was taken with
 	for len(r.held) > 0 {
 		spill := mode == writeSpill || mode == writeSpillRest
@@ -532,7 +537,7 @@ func (r *Recorder) writeHeld(ctx context.Context, mode writeMode) error {
 		}
 		r.mu.Unlock()
 		if err != nil {
-			return err
+			return mode, err
 		}
 		switch {
 		case mode == writeFirstPart:
@@ -542,7 +547,7 @@ func (r *Recorder) writeHeld(ctx context.Context, mode writeMode) error {
 		}
 		whole = false
 	}
-	return nil
+	return mode, nil
 }
 
 // linksPart returns how many of the clicks of part, from the first, are

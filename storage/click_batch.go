@@ -507,9 +507,17 @@ func (b *clickBatch) visitorsInOrder(mem *arena) []batchVisitor {
 
 // radixSort sorts a in place, least significant 11 bits first, over the
 // bits its largest value uses.
-func radixSort(a []uint64) {
+func radixSort(a []uint64) { radixSortFrom(a, 0) }
+
+// radixSortFrom sorts a in place by the bits from bit lo up, stably: the
+// values whose bits from lo up are equal keep their order.
+func radixSortFrom(a []uint64, lo int) {
 	if len(a) < 256 {
-		slices.Sort(a)
+		if lo == 0 {
+			slices.Sort(a)
+		} else {
+			slices.SortStableFunc(a, func(x, y uint64) int { return cmp.Compare(x>>lo, y>>lo) })
+		}
 		return
 	}
 	var top uint64
@@ -519,7 +527,7 @@ func radixSort(a []uint64) {
 	const digit = 11
 	tmp := make([]uint64, len(a))
 	src, dst := a, tmp
-	for shift := 0; shift < bits.Len64(top); shift += digit {
+	for shift := lo; shift < bits.Len64(top); shift += digit {
 		var count [1<<digit + 1]int
 		for _, v := range src {
 			count[(v>>shift)&(1<<digit-1)+1]++

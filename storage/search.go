@@ -119,9 +119,8 @@ func searchKeyParts(k []byte) (wid uint64, block uint32, gram string) {
 // searchSet is the links of one block, one bit each.
 type searchSet [searchWords]uint64
 
-func (s *searchSet) add(low uint16)      { s[low/64] |= 1 << (low % 64) }
-func (s *searchSet) remove(low uint16)   { s[low/64] &^= 1 << (low % 64) }
-func (s *searchSet) has(low uint16) bool { return s[low/64]&(1<<(low%64)) != 0 }
+func (s *searchSet) add(low uint16)    { s[low/64] |= 1 << (low % 64) }
+func (s *searchSet) remove(low uint16) { s[low/64] &^= 1 << (low % 64) }
 
 func (s *searchSet) count() int {
 	n := 0
@@ -187,13 +186,13 @@ func (s *searchSet) encode() []byte {
 // thousand links rewrites a block's value once, not a thousand times.
 //
 // A change is one number (see searchOp), appended to its workspace's
-// list; write sorts each list, so that the changes to a key come
-// together, in key order. Sorting loses the order of the changes to one
-// link, which does not matter: a link's changes alternate (an addition of
-// a link not indexed, a removal of one indexed), so whether it ends up in
-// the set is whether it was, plus the additions, minus the removals. Two
-// numbers a change cost, where a map from key to a list of changes cost
-// half a bulk creation's time.
+// list; write sorts each list stably by all but the change's last bit,
+// so that the changes to a key come together, in key order, and those to
+// one link of it in the order made: the last one says whether the link
+// is in the set, as the link's last record says, whatever the set held
+// (an update removes a link and adds it again). Two numbers a change
+// cost, where a map from key to a list of changes cost half a bulk
+// creation's time.
 type searchIndexer struct {
 	ws    []searchOps
 	grams []uint32 // reused
@@ -276,7 +275,7 @@ func (ix *searchIndexer) write(tx *bolt.Tx) error {
 
 // writeSearchOps applies the changes ops to the keys of workspace wid.
 func writeSearchOps(b *bolt.Bucket, wid uint64, ops []uint64) error {
-	radixSort(ops)
+	radixSortFrom(ops, 1)
 	keys := 0
 	for i := range ops {
 		if i == 0 || ops[i]>>searchOpGram != ops[i-1]>>searchOpGram {
@@ -304,14 +303,11 @@ func writeSearchOps(b *bolt.Bucket, wid uint64, ops []uint64) error {
 		for i < len(ops) && ops[i]>>searchOpGram == g {
 			run := ops[i] >> 1 // the key and the link
 			low := uint16(run) & (searchBlockSize - 1)
-			in := 0
-			if set.has(low) {
-				in = 1
-			}
+			var last uint64
 			for ; i < len(ops) && ops[i]>>1 == run; i++ {
-				in += int(ops[i]&1)*2 - 1
+				last = ops[i] & 1
 			}
-			if in > 0 {
+			if last == 1 {
 				set.add(low)
 			} else {
 				set.remove(low)

@@ -198,3 +198,60 @@ func TestSearchIndexer_IDTooLarge(t *testing.T) {
 		t.Fatalf("write = %v, want an error for the id too large", err)
 	}
 }
+
+// TestSearchIndexer_LastChangeWins: a link's changes in a transaction
+// end as the last one made, as its record does, whatever the index held
+// before: a link removed where the index lacks it (an index damaged or
+// written by an older linkbolt) and added again is indexed, one added
+// where the index holds it and then removed is not. Both with a few
+// changes and with enough for write to sort them by radix.
+func TestSearchIndexer_LastChangeWins(t *testing.T) {
+	db := NewDB(t.TempDir() + "/linkbolt.db")
+	if err := db.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var long strings.Builder
+	for i := range 300 {
+		fmt.Fprintf(&long, "%03d", i)
+	}
+	for _, dest := range []string{"https://a.example/", "https://a.example/" + long.String()} {
+		r := &linkRecord{Workspace: 1, Alias: "alpha", Destination: dest}
+		key := searchKey(1, 0, "alp")
+		indexed := func(low uint16) bool {
+			t.Helper()
+			var set searchSet
+			err := db.db.View(func(tx *bolt.Tx) error {
+				v := tx.Bucket(bucketLinksSearch).Get(key)
+				if v == nil {
+					return nil
+				}
+				return decodeSearchSet(v, &set)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			return set[low/64]&(1<<(low%64)) != 0
+		}
+		change := func(fn func(ix *searchIndexer)) {
+			t.Helper()
+			if err := db.db.Update(func(tx *bolt.Tx) error {
+				var ix searchIndexer
+				fn(&ix)
+				return ix.write(tx)
+			}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		change(func(ix *searchIndexer) { ix.add(7, r) })
+		change(func(ix *searchIndexer) { ix.remove(5, r); ix.add(5, r) })
+		if !indexed(5) {
+			t.Errorf("%d bytes: a link removed where not indexed, then added, is not indexed", len(dest))
+		}
+		change(func(ix *searchIndexer) { ix.add(7, r); ix.remove(7, r) })
+		if indexed(7) {
+			t.Errorf("%d bytes: a link added where indexed, then removed, is still indexed", len(dest))
+		}
+		change(func(ix *searchIndexer) { ix.remove(5, r) })
+	}
+}

@@ -14,8 +14,8 @@ import (
 // search index cost 8 bytes a change, not a set of the whole block per
 // key touched: indexing 1,000 links of distinct destinations (as a bulk
 // creation does, ~60,000 changes to ~17,000 keys) allocates about 1.5
-// MB, where two 512-byte sets a key took 18 MB (and a batch of 20,000
-// links of the index build over 200 MB).
+// MB (2.1 MB built with -race), where two 512-byte sets a key took 18 MB
+// (and a batch of 20,000 links of the index build over 200 MB).
 func TestSearchIndexer_Memory(t *testing.T) {
 	const chars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 	rnd := rand.New(rand.NewPCG(1, 2))
@@ -41,7 +41,7 @@ func TestSearchIndexer_Memory(t *testing.T) {
 		t.Fatalf("changes gathered: %v, want one workspace's ~60,000", len(ix.ws))
 	}
 	n := len(ix.ws[0].ops)
-	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(2<<20); got > limit {
+	if got, limit := after.TotalAlloc-before.TotalAlloc, uint64(3<<20); got > limit {
 		t.Fatalf("indexing 1,000 links allocated %d bytes for %d changes, want at most %d", got, n, limit)
 	}
 }

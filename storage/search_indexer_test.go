@@ -102,8 +102,7 @@ func TestSearchIndexer_Order(t *testing.T) {
 // TestSearchIndexer_Model applies random transactions of creations,
 // updates and deletions, several to one link in a transaction, and
 // compares every key of links.search with the sets a model holds: the
-// changes to one link give the same set in whatever order write sorts
-// them.
+// sort of write keeps the order of the changes to one link.
 func TestSearchIndexer_Model(t *testing.T) {
 	db := NewDB(t.TempDir() + "/linkbolt.db")
 	if err := db.Open(); err != nil {

@@ -409,10 +409,10 @@ const (
 	// writeSpill appends every click to the backlog.
 	writeSpill
 	// writeFirstPart writes one part into the aggregates and appends the
-	// rest to the backlog (see writeSpillRest): the clicks are too few for the writer to be
-	// behind, but spread over more links than one part takes (see
-	// maxWriteLinks), and writing every part while redirects go on would
-	// let the queue fill up.
+	// rest to the backlog (see writeSpillRest): the clicks are too few
+	// for the writer to be behind, but spread over more links than one
+	// part takes (see maxWriteLinks), and writing every part while
+	// redirects go on would let the queue fill up.
 	writeFirstPart
 	// writeSpillRest is writeFirstPart past its part: it appends to the
 	// backlog what the backlog takes, and writes the rest into the

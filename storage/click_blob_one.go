@@ -44,14 +44,45 @@ const (
 	oneCode         = 0x80 // a value byte from it on is a code
 )
 
-// commonValue returns the code of a value in commonValues.
-func commonValue(v []byte) (byte, bool) {
+// A short value is what a version 3 blob and a raw click with
+// rawFlagCodes hold for a string: one byte below oneCode, the length of
+// the bytes that follow, or oneCode + i for commonValues[i].
+const maxShortValue = oneCode - 1
+
+// commonValueBytes are commonValues as byte slices, to read without
+// allocating.
+var commonValueBytes = func() (b [len(commonValues)][]byte) {
+	for i, v := range commonValues {
+		b[i] = []byte(v)
+	}
+	return b
+}()
+
+// appendShortValue appends v as a short value; v is at most
+// maxShortValue bytes.
+func appendShortValue(dst []byte, v string) []byte {
 	for i, c := range commonValues {
-		if string(v) == c {
-			return oneCode + byte(i), true
+		if v == c {
+			return append(dst, oneCode+byte(i))
 		}
 	}
-	return 0, false
+	dst = append(dst, byte(len(v)))
+	return append(dst, v...)
+}
+
+// readShortValue reads a short value at the start of v and returns the
+// rest of v; ok is false for a value past v's end or an unknown code.
+func readShortValue(v []byte) (val, rest []byte, ok bool) {
+	if len(v) == 0 {
+		return nil, nil, false
+	}
+	switch b := v[0]; {
+	case b >= oneCode && int(b-oneCode) < len(commonValues):
+		return commonValueBytes[b-oneCode], v[1:], true
+	case b < oneCode && int(b) < len(v):
+		return v[1 : 1+int(b)], v[1+int(b):], true
+	}
+	return nil, nil, false
 }
 
 // appendOneClickBlob appends to dst the version 3 form of the version 2
@@ -91,14 +122,11 @@ func appendOneClickBlob(dst, v []byte, daily bool) ([]byte, bool) {
 		if err != nil || !ok || len(r.buf) != 0 || r.inherited != 0 || human+bot != 1 || bot != h.bots {
 			return dst, false
 		}
-		switch code, common := commonValue(val); {
+		switch {
 		case d == dimLinks:
 			dst = binary.AppendUvarint(dst, binary.BigEndian.Uint64(val))
-		case common:
-			dst = append(dst, code)
-		case len(val) < oneCode:
-			dst = append(dst, byte(len(val)))
-			dst = append(dst, val...)
+		case len(val) <= maxShortValue:
+			dst = appendShortValue(dst, string(val))
 		default:
 			return dst, false
 		}
@@ -145,19 +173,11 @@ func parseOneClickBlob(v []byte, daily bool) (h periodHeader, sections [numDims]
 			}
 			buf, v = binary.AppendUvarint(buf, id), v[n:]
 		} else {
-			if len(v) == 0 {
+			val, rest, ok := readShortValue(v)
+			if !ok {
 				return h, sections, errBadBlob
 			}
-			b := v[0]
-			var val []byte
-			switch {
-			case b >= oneCode && int(b-oneCode) < len(commonValues):
-				val, v = []byte(commonValues[b-oneCode]), v[1:]
-			case b < oneCode && int(b) < len(v):
-				val, v = v[1:1+int(b)], v[1+int(b):]
-			default:
-				return h, sections, errBadBlob
-			}
+			v = rest
 			buf = binary.AppendUvarint(buf, uint64(len(val)))
 			buf = append(buf, val...)
 		}

@@ -178,3 +178,24 @@ func sameSections(a, b *[numDims]section) bool {
 	}
 	return true
 }
+
+// TestOneClickBlob_Sizes pins the sizes the README gives.
+func TestOneClickBlob_Sizes(t *testing.T) {
+	for _, c := range oneClickCases()[:3] {
+		var scratch mergeScratch
+		blob, err := mergePeriodBlob(nil, c.daily, c.add, &c.deltas, &c.vals, &scratch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want3, want2 := 9, 75
+		if c.values[dimBrowsers] == "Chrome" {
+			want3, want2 = 25, 81
+		}
+		if c.daily {
+			want2 += 2 // the visitor counts
+		}
+		if len(blob) != want3 || len(scratch.out) != want2 {
+			t.Errorf("%s: %d bytes (version 2: %d), want %d (%d)", c.name, len(blob), len(scratch.out), want3, want2)
+		}
+	}
+}

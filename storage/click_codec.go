@@ -699,6 +699,11 @@ const (
 	rawFlagCampaign = 1 << 1
 	rawFlagHostRef  = 1 << 2
 	rawFlagVariant  = 1 << 3
+	// rawFlagCodes: the referrer (when inline) and the four values after
+	// it are short values (see readShortValue), "unknown" one byte
+	// instead of eight. Set when each is at most maxShortValue bytes
+	// (schema version 5).
+	rawFlagCodes = 1 << 4
 )
 
 // rawStrings are the string fields of a raw click after the campaign, in
@@ -727,6 +732,15 @@ func appendRawClick(b []byte, c *parsedClick, ref rawReferrer) []byte {
 	if c.variant != 0 {
 		flags |= rawFlagVariant
 	}
+	short := ref.ref || len(ref.inline) <= maxShortValue
+	for _, d := range rawStrings[1:] {
+		short = short && len(c.vals[d]) <= maxShortValue
+	}
+	appendValue := appendLenString
+	if short {
+		flags |= rawFlagCodes
+		appendValue = appendShortValue
+	}
 	b = append(b, flags)
 	b = binary.AppendUvarint(b, c.link)
 	if c.campaign != "" {
@@ -735,10 +749,10 @@ func appendRawClick(b []byte, c *parsedClick, ref rawReferrer) []byte {
 	if ref.ref {
 		b = binary.AppendUvarint(b, ref.id)
 	} else {
-		b = appendLenString(b, ref.inline)
+		b = appendValue(b, ref.inline)
 	}
 	for _, d := range rawStrings[1:] {
-		b = appendLenString(b, c.vals[d])
+		b = appendValue(b, c.vals[d])
 	}
 	b = binary.BigEndian.AppendUint64(b, c.visitor)
 	if c.variant != 0 {
@@ -814,12 +828,16 @@ func decodeRawClick(ids idFormatter, k, v []byte, c *link.Click, str func([]byte
 		}
 		c.Referrer, fields = h, fields[1:]
 	}
+	readValue := readLenBytes
+	if flags&rawFlagCodes != 0 {
+		readValue = readShortValue
+	}
 	for _, f := range fields {
-		s, ok := readString()
+		b, rest, ok := readValue(v)
 		if !ok {
 			return errBadRawClick
 		}
-		*f = s
+		*f, v = str(b), rest
 	}
 	c.Variant = 0
 	if flags&rawFlagVariant != 0 {

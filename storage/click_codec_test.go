@@ -6,6 +6,7 @@ import (
 	"maps"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -370,6 +371,61 @@ func TestRawClickRoundTrip(t *testing.T) {
 	var out link.Click
 	if err := decodeRawClick(ids, k, v, &out, str, host); err == nil {
 		t.Fatal("decoded a raw click of a missing host")
+	}
+}
+
+// TestRawClickShortValues: a raw click whose values are short holds them
+// as short values (rawFlagCodes), common ones in a byte; one with a value
+// too long for that holds them all as before; and a raw click written
+// before schema version 5 (no rawFlagCodes) reads as it did.
+func TestRawClickShortValues(t *testing.T) {
+	ids := testCodec(t, nil)
+	k := concat(itob(1), itob(uint64(time.Unix(1740830400, 0).UnixNano())), be32(7))
+	str := func(b []byte) string { return string(b) }
+	long := strings.Repeat("x", maxShortValue+1)
+	for _, tt := range []struct {
+		ref, country string
+		short        bool
+		size         int
+	}{
+		{"direct", "unknown", true, 1 + 1 + 5 + 8}, // flags, link, five codes, visitor
+		{"t.co", "DE", true, 0},
+		{strings.Repeat("r", maxShortValue), "DE", true, 0},
+		{long, "DE", false, 0},
+		{"t.co", long, false, 0},
+	} {
+		in := link.Click{LinkID: ids.formatID(prefixLink, 100), WorkspaceID: ids.formatID(prefixWorkspace, 1),
+			Time: time.Unix(1740830400, 0).UTC(), Referrer: tt.ref, Country: tt.country, Device: "bot", Browser: "unknown", OS: "unknown", Bot: true, Visitor: 42}
+		p, ok := parseClick(ids, &in)
+		if !ok {
+			t.Fatal("parseClick refused a valid click")
+		}
+		v := appendRawClick(nil, &p, rawReferrer{inline: tt.ref})
+		if got := v[0]&rawFlagCodes != 0; got != tt.short {
+			t.Errorf("%.10s/%.10s: short values %v, want %v", tt.ref, tt.country, got, tt.short)
+		}
+		if tt.size != 0 && len(v) != tt.size {
+			t.Errorf("%.10s/%.10s: %d bytes, want %d", tt.ref, tt.country, len(v), tt.size)
+		}
+		var out link.Click
+		if err := decodeRawClick(ids, k, v, &out, str, nil); err != nil || out != in {
+			t.Fatalf("round trip: %v\n%+v\n%+v", err, out, in)
+		}
+		for i := range v {
+			if err := decodeRawClick(ids, k, v[:i], &out, str, nil); err == nil {
+				t.Fatalf("decoded a raw click cut at %d", i)
+			}
+		}
+		// As schema version 4 wrote it.
+		old := []byte{rawFlagBot}
+		old = binary.AppendUvarint(old, 100)
+		for _, s := range []string{tt.ref, tt.country, "bot", "unknown", "unknown"} {
+			old = appendLenString(old, s)
+		}
+		old = binary.BigEndian.AppendUint64(old, 42)
+		if err := decodeRawClick(ids, k, old, &out, str, nil); err != nil || out != in {
+			t.Fatalf("a raw click of schema version 4: %v\n%+v\n%+v", err, out, in)
+		}
 	}
 }
 

@@ -38,8 +38,9 @@ import (
 // link_codec.go); Open rewrites them (see upgradeLinkRecords).
 //
 // Version 5 writes a period blob of one click in a short form (blob
-// version 3, see click_blob_one.go), which older versions cannot read.
-// Nothing is rewritten: version 2 blobs stay as they are.
+// version 3, see click_blob_one.go) and the values of raw clicks as short
+// values (rawFlagCodes), which older versions cannot read. Nothing is
+// rewritten: what was written before stays as it is.
 const SchemaVersion = 5
 
 // DefaultBatchDelay is how long concurrent link creations are gathered

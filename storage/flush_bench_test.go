@@ -35,27 +35,7 @@ func BenchmarkFlushUniform(b *testing.B) {
 	n := benchSetting(b, "LINKBOLT_BENCH_LINKS", 1_000_000)
 	visitors := uint64(benchSetting(b, "LINKBOLT_BENCH_VISITORS", 5000))
 	batch := benchSetting(b, "LINKBOLT_BENCH_BATCH", 20_000)
-	db := NewDB(filepath.Join(b.TempDir(), "flush.db"))
-	if err := db.Open(); err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	// Link records: the click writer only asks whether a link exists.
-	for start := 1; start <= n; start += 100_000 {
-		err := db.db.Update(func(tx *bolt.Tx) error {
-			links := tx.Bucket(bucketLinks)
-			links.FillPercent = 1
-			for id := start; id < start+100_000 && id <= n; id++ {
-				if err := links.Put(itob(uint64(id)), []byte(`{}`)); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
+	db := flushBenchDB(b, n)
 	ws := db.ids.formatID(prefixWorkspace, 1)
 	ids := make([]string, n+1)
 	for i := 1; i <= n; i++ {
@@ -119,26 +99,7 @@ func BenchmarkFlushUniform(b *testing.B) {
 func BenchmarkFlushCrawler(b *testing.B) {
 	const batch = 5000
 	n := benchSetting(b, "LINKBOLT_BENCH_LINKS", 1_000_000)
-	db := NewDB(filepath.Join(b.TempDir(), "flush.db"))
-	if err := db.Open(); err != nil {
-		b.Fatal(err)
-	}
-	defer db.Close()
-	for start := 1; start <= n; start += 100_000 {
-		err := db.db.Update(func(tx *bolt.Tx) error {
-			links := tx.Bucket(bucketLinks)
-			links.FillPercent = 1
-			for id := start; id < start+100_000 && id <= n; id++ {
-				if err := links.Put(itob(uint64(id)), []byte(`{}`)); err != nil {
-					return err
-				}
-			}
-			return nil
-		})
-		if err != nil {
-			b.Fatal(err)
-		}
-	}
+	db := flushBenchDB(b, n)
 	ws := db.ids.formatID(prefixWorkspace, 1)
 	cs := NewClickService(db)
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -166,6 +127,32 @@ func BenchmarkFlushCrawler(b *testing.B) {
 	}
 	b.ReportMetric(float64(last.Microseconds())/1e3/float64(max(b.N/10, 1)), "ms/flush")
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/click")
+}
+
+// flushBenchDB returns a data file in b.TempDir() with n link records,
+// closed when b ends: the click writer only asks whether a link exists.
+func flushBenchDB(b *testing.B, n int) *DB {
+	db := NewDB(filepath.Join(b.TempDir(), "flush.db"))
+	if err := db.Open(); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	for start := 1; start <= n; start += 100_000 {
+		err := db.db.Update(func(tx *bolt.Tx) error {
+			links := tx.Bucket(bucketLinks)
+			links.FillPercent = 1
+			for id := start; id < start+100_000 && id <= n; id++ {
+				if err := links.Put(itob(uint64(id)), []byte(`{}`)); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+	}
+	return db
 }
 
 // benchSetting is the positive number in the environment variable name,

@@ -6,6 +6,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/linkbolt/linkbolt/link"
 )
 
 // oneClickCase is one click merged into an empty period blob.
@@ -197,5 +200,77 @@ func TestOneClickBlob_Sizes(t *testing.T) {
 		if len(blob) != want3 || len(scratch.out) != want2 {
 			t.Errorf("%s: %d bytes (version 2: %d), want %d (%d)", c.name, len(blob), len(scratch.out), want3, want2)
 		}
+	}
+}
+
+// TestShortValues_OnDisk pins the bytes schema version 5 writes, as data
+// files hold them: a version 3 blob and a raw click with rawFlagCodes are
+// written as these bytes, and these bytes read as the click. A short
+// value's code is a place in commonValues, so the list may only grow at
+// its end: a value inserted or moved would make every blob and raw click
+// written before read as another value, and this test fail.
+func TestShortValues_OnDisk(t *testing.T) {
+	pinned := []string{"direct", "unknown", "bot", "desktop", "mobile", "tablet",
+		"Chrome", "Safari", "Firefox", "Edge", "Opera", "Samsung Internet",
+		"Windows", "macOS", "iOS", "Android", "Linux", "ChromeOS"}
+	if len(commonValues) < len(pinned) || !slices.Equal(commonValues[:len(pinned)], pinned) {
+		t.Fatalf("commonValues = %q, but the codes on disk name %q", commonValues, pinned)
+	}
+	if len(commonValues) > 0x100-oneCode {
+		t.Fatalf("%d common values: a code is one byte from %#x", len(commonValues), oneCode)
+	}
+
+	// A human visitor's click of link 300 in a workspace's day: from t.co,
+	// in Germany, on mobile Safari on iOS.
+	blob := []byte{0x00, 0x03, oneVisitor | oneHumanVisitor, 0x3f, 0xac, 0x02, 0x04, 't', '.', 'c', 'o', 0x02, 'D', 'E', 0x84, 0x87, 0x8e}
+	var deltas [numDims][]dimDelta
+	var vals [numDims][]string
+	deltas[dimLinks] = []dimDelta{{v: 300, human: 1}}
+	for d, v := range map[byte]string{dimReferrers: "t.co", dimCountries: "DE", dimDevices: "mobile", dimBrowsers: "Safari", dimOS: "iOS"} {
+		vals[d], deltas[d] = []string{v}, []dimDelta{{v: 0, human: 1}}
+	}
+	var scratch mergeScratch
+	if got, err := mergePeriodBlob(nil, true, periodHeader{clicks: 1, visitors: 1, humans: 1}, &deltas, &vals, &scratch); err != nil || !bytes.Equal(got, blob) {
+		t.Fatalf("wrote the blob %x, %v; want %x", got, err, blob)
+	}
+	h3, s3, err := parsePeriodBlob(blob, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h2, s2, err := parsePeriodBlob(scratch.out, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h3 != h2 || !sameSections(&s3, &s2) {
+		t.Fatalf("the blob reads\n%+v %+v\nits version 2\n%+v %+v", h3, s3, h2, s2)
+	}
+	for d, want := range vals {
+		if len(want) == 0 {
+			continue
+		}
+		r := newBlobReader(byte(d), s3[d])
+		if val, human, bot, ok, err := r.next(); err != nil || !ok || string(val) != want[0] || human != 1 || bot != 0 {
+			t.Errorf("dimension %d reads %q %d+%d %v %v, want %q", d, val, human, bot, ok, err, want[0])
+		}
+	}
+
+	// A human's click of link 100 with no referrer, in Germany, on desktop
+	// Chrome on Windows.
+	raw := []byte{rawFlagCodes, 100, 0x80, 0x02, 'D', 'E', 0x83, 0x86, 0x8c, 0, 0, 0, 0, 0, 0, 0, 42}
+	ids := testCodec(t, nil)
+	at := time.Unix(1740830400, 0).UTC()
+	want := link.Click{LinkID: ids.formatID(prefixLink, 100), WorkspaceID: ids.formatID(prefixWorkspace, 1), Time: at,
+		Referrer: "direct", Country: "DE", Device: "desktop", Browser: "Chrome", OS: "Windows", Visitor: 42}
+	p, ok := parseClick(ids, &want)
+	if !ok {
+		t.Fatal("parseClick refused a valid click")
+	}
+	if got := appendRawClick(nil, &p, rawReferrer{inline: directReferrer}); !bytes.Equal(got, raw) {
+		t.Fatalf("wrote the raw click %x, want %x", got, raw)
+	}
+	var got link.Click
+	k := concat(itob(1), itob(uint64(at.UnixNano())), be32(7))
+	if err := decodeRawClick(ids, k, raw, &got, func(b []byte) string { return string(b) }, nil); err != nil || got != want {
+		t.Fatalf("the raw click reads %+v, %v; want %+v", got, err, want)
 	}
 }

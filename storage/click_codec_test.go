@@ -306,6 +306,8 @@ func FuzzBlobReader(f *testing.F) {
 	f.Add(v1Section(dimLinks, []string{string(itob(5)), string(itob(300))}, [][2]uint64{{1, 2}, {0, 7}}))
 	f.Add([]byte{0x03, 'a', 'b', 'c', 0x01, 0x00})
 	f.Add([]byte{0x01, 0x02, 0x00, 0x03, 'a', 'b', 'c', 0x01, 0x00, 0x05})
+	f.Add([]byte{0x00, blobOneClick, oneBot, 0x3e, 0x80, 0x81, 0x82, 0x81, 0x81})     // a link's hour of one click, version 3
+	f.Add([]byte{0x00, blobOneClick, oneVisitor | oneHumanVisitor, 0x01, 0xac, 0x02}) // a workspace's day of one click of link 300
 	f.Fuzz(func(t *testing.T, blob []byte) {
 		vals := []string{"x"}
 		for _, dim := range []byte{dimLinks, dimOS} {

@@ -190,9 +190,9 @@ func (s *searchSet) encode() []byte {
 // so that the changes to a key come together, in key order, and those to
 // one link of it in the order made: the last one says whether the link
 // is in the set, as the link's last record says, whatever the set held
-// (an update removes a link and adds it again). Two numbers a change
-// cost, where a map from key to a list of changes cost half a bulk
-// creation's time.
+// (an update removes a link and adds it again). A change costs 8 bytes
+// and an append, where a map from keys to lists of changes took half
+// the time of a bulk creation.
 type searchIndexer struct {
 	ws    []searchOps
 	grams []uint32 // reused
@@ -224,6 +224,7 @@ func (ix *searchIndexer) changes(id uint64, r *linkRecord, add uint64) {
 	for i := range ix.ws {
 		if ix.ws[i].wid == r.Workspace {
 			ws = &ix.ws[i]
+			break
 		}
 	}
 	if ws == nil {

@@ -255,13 +255,6 @@ func checkText(s string) string {
 	return ""
 }
 
-// invisible reports whether c shows as nothing (or as a blank that is not
-// a space) where a name is shown: the format characters (Unicode category
-// Cf), the line and paragraph separators (Zl, Zp), and the fillers and
-// blanks that are letters or marks by category (Hangul fillers, the braille
-// blank, the combining grapheme joiner, the Khmer inherent vowels, the
-// Mongolian free variation selectors). Emoji variation selectors (U+FE0F)
-// are not: they are part of how emoji are written.
 // checkURLRunes returns the problem of the first space, control or
 // invisible character of s, "" for none.
 func checkURLRunes(s string) string {
@@ -276,6 +269,13 @@ func checkURLRunes(s string) string {
 	return ""
 }
 
+// invisible reports whether c shows as nothing (or as a blank that is not
+// a space) where a name is shown: the format characters (Unicode category
+// Cf), the line and paragraph separators (Zl, Zp), and the fillers and
+// blanks that are letters or marks by category (Hangul fillers, the braille
+// blank, the combining grapheme joiner, the Khmer inherent vowels, the
+// Mongolian free variation selectors). Emoji variation selectors (U+FE0F)
+// are not: they are part of how emoji are written.
 func invisible(c rune) bool {
 	switch c {
 	case 0x034F, 0x115F, 0x1160, 0x17B4, 0x17B5, 0x180B, 0x180C, 0x180D, 0x180F, 0x2800, 0x3164, 0xFFA0:

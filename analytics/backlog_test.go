@@ -140,6 +140,21 @@ func (b *backlogSetup) addLinks(t *testing.T, n int) {
 	}
 }
 
+// wantAllCounted checks that n clicks are counted on the links and as
+// written, and none dropped.
+func (b *backlogSetup) wantAllCounted(t *testing.T, n int64) {
+	t.Helper()
+	if got := b.counted(t); got != n {
+		t.Fatalf("%d clicks counted, want %d", got, n)
+	}
+	if got := b.rec.Written(); got != n {
+		t.Fatalf("written %d, want %d", got, n)
+	}
+	if d := b.rec.Dropped(); d != 0 {
+		t.Fatalf("%d clicks dropped", d)
+	}
+}
+
 // counted is the sum of every link's stored total.
 func (b *backlogSetup) counted(t *testing.T) int64 {
 	t.Helper()
@@ -188,15 +203,7 @@ func TestRecorderBacklog_ManyLinks(t *testing.T) {
 	if got := b.backlog(t); got != 0 {
 		t.Fatalf("backlog %d after clicks of 100 links, want 0", got)
 	}
-	if got, want := b.counted(t), int64(24_000); got != want {
-		t.Fatalf("%d clicks counted, want %d", got, want)
-	}
-	if got, want := b.rec.Written(), int64(24_000); got != want {
-		t.Fatalf("written %d, want %d", got, want)
-	}
-	if d := b.rec.Dropped(); d != 0 {
-		t.Fatalf("%d clicks dropped", d)
-	}
+	b.wantAllCounted(t, 24_000)
 }
 
 // TestRecorderBacklog_ManyLinksFull: clicks of more links than one part
@@ -225,12 +232,7 @@ func TestRecorderBacklog_ManyLinksFull(t *testing.T) {
 		t.Fatalf("%d clicks still queued", p)
 	}
 	b.cycleUntilDrained(t, 3)
-	if got, want := b.counted(t), int64(12_000); got != want {
-		t.Fatalf("%d clicks counted, want %d", got, want)
-	}
-	if got, want := b.rec.Written(), int64(12_000); got != want {
-		t.Fatalf("written %d, want %d", got, want)
-	}
+	b.wantAllCounted(t, 12_000)
 }
 
 // failingWrites is the real click store whose next fail writes into the
@@ -278,15 +280,7 @@ func TestRecorderBacklog_ManyLinksAfterFailure(t *testing.T) {
 		t.Fatalf("backlog %d, want %d", got, want)
 	}
 	b.cycleUntilDrained(t, 4)
-	if got, want := b.counted(t), int64(16_000); got != want {
-		t.Fatalf("%d clicks counted, want %d", got, want)
-	}
-	if got, want := b.rec.Written(), int64(16_000); got != want {
-		t.Fatalf("written %d, want %d", got, want)
-	}
-	if d := b.rec.Dropped(); d != 0 {
-		t.Fatalf("%d clicks dropped", d)
-	}
+	b.wantAllCounted(t, 16_000)
 }
 
 // TestRecorderBacklog_Flood walks the writer through a flood: a queue

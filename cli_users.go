@@ -65,7 +65,7 @@ an instance admin.` + onlineNote,
 			return err
 		}
 		return instanceCommand(fs, check, func(ctx context.Context, in *instance, stdout io.Writer) error {
-			u, err := createUser(ctx, in, strings.ToLower(strings.TrimSpace(*email)), strings.TrimSpace(*name), pw, *admin)
+			u, err := createUser(ctx, in, link.NormalizeEmail(*email), strings.TrimSpace(*name), pw, *admin)
 			if err != nil {
 				return err
 			}
@@ -174,7 +174,7 @@ func choosePassword(fromStdin bool) (pw string, made bool, err error) {
 func findUser(ctx context.Context, db *storage.DB, ref string) (*link.User, error) {
 	users := storage.NewUserService(db)
 	if strings.Contains(ref, "@") {
-		return users.FindUserByEmail(ctx, strings.ToLower(strings.TrimSpace(ref)))
+		return users.FindUserByEmail(ctx, link.NormalizeEmail(ref))
 	}
 	return users.FindUserByID(ctx, ref)
 }

@@ -188,7 +188,7 @@ func (o *OIDC) identity(idt *oidc.IDToken) (*OIDCIdentity, error) {
 	if err := idt.Claims(&claims); err != nil {
 		return nil, link.Errorf(link.EUNAUTHORIZED, "the ID token's claims cannot be read")
 	}
-	email := strings.ToLower(strings.TrimSpace(claims.Email))
+	email := link.NormalizeEmail(claims.Email)
 	if email == "" {
 		return nil, link.Errorf(link.EFORBIDDEN, "the sign-in provider sent no e-mail address: allow linkbolt the email scope")
 	}
@@ -211,20 +211,21 @@ func (o *OIDC) DomainAllowed(email string) bool {
 	}
 	d := emailDomain(email)
 	for _, a := range o.AllowedDomains {
-		if d != "" && strings.EqualFold(a, d) {
+		if d != "" && link.SameEmail(a, d) {
 			return true
 		}
 	}
 	return false
 }
 
-// emailDomain returns the part after the last @, in lower case.
+// emailDomain returns the part after the last @, its ASCII letters in
+// lower case (see link.NormalizeEmail).
 func emailDomain(email string) string {
 	i := strings.LastIndexByte(email, '@')
 	if i < 0 {
 		return ""
 	}
-	return strings.ToLower(email[i+1:])
+	return link.NormalizeEmail(email[i+1:])
 }
 
 // idTokenProblem names what is wrong with an ID token, without echoing it.

@@ -54,7 +54,7 @@ func (s *Setup) Bootstrap(ctx context.Context, email, password, name string) (*l
 	if err != nil {
 		return nil, err
 	}
-	u := &link.User{Email: strings.ToLower(email), PasswordHash: hash, Admin: true, CreatedAt: now}
+	u := &link.User{Email: link.NormalizeEmail(email), PasswordHash: hash, Admin: true, CreatedAt: now}
 	if err := s.Users.Bootstrap(ctx, u, ws); err != nil {
 		return nil, err
 	}

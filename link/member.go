@@ -2,7 +2,6 @@ package link
 
 import (
 	"context"
-	"strings"
 	"time"
 )
 
@@ -65,10 +64,11 @@ type Invitation struct {
 	ExpiresAt time.Time
 }
 
-// Validate checks and normalizes an invitation's e-mail (lower case) and role.
+// Validate checks and normalizes an invitation's e-mail (NormalizeEmail)
+// and role.
 func (inv *Invitation) Validate() error {
 	var v validation
-	inv.Email = strings.ToLower(strings.TrimSpace(inv.Email))
+	inv.Email = NormalizeEmail(inv.Email)
 	if msg := CheckEmail(inv.Email); msg != "" {
 		v.add("email", "%s", msg)
 	}

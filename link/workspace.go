@@ -132,7 +132,8 @@ type WorkspaceService interface {
 type UserService interface {
 	// FindUserByID returns a user. ENOTFOUND.
 	FindUserByID(ctx context.Context, id string) (*User, error)
-	// FindUserByEmail returns a user by e-mail, case-insensitively. ENOTFOUND.
+	// FindUserByEmail returns a user by e-mail, compared in normal form
+	// (NormalizeEmail: ASCII letters in any case). ENOTFOUND.
 	FindUserByEmail(ctx context.Context, email string) (*User, error)
 	// Bootstrap creates the first user as instance admin and the workspace
 	// ws with the user as owner, in one transaction. ECONFLICT if any user

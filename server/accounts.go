@@ -72,7 +72,7 @@ func (s *Server) handleCreateUser(w http.ResponseWriter, r *http.Request, _ *cal
 // createUser checks in and makes the user, for POST /v1/users and POST
 // /v1/admin/users (nameOptional: an empty name is no name there).
 func (s *Server) createUser(w http.ResponseWriter, r *http.Request, in adminCreateUserRequest, nameOptional bool) error {
-	in.Email, in.Name = strings.ToLower(strings.TrimSpace(in.Email)), strings.TrimSpace(in.Name)
+	in.Email, in.Name = link.NormalizeEmail(in.Email), strings.TrimSpace(in.Name)
 	var fields []link.FieldError
 	if msg := link.CheckEmail(in.Email); msg != "" {
 		fields = append(fields, link.FieldError{Field: "email", Message: msg})
@@ -195,7 +195,7 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, c 
 		return &link.Error{Code: link.EINVALID, Message: "new_password: must differ from the current password",
 			Fields: []link.FieldError{{Field: "new_password", Message: "must differ from the current password"}}}
 	}
-	att, wait := s.logins.Begin(loginAccount(strings.ToLower(c.user.Email)), s.clientIP(r))
+	att, wait := s.logins.Begin(loginAccount(link.NormalizeEmail(c.user.Email)), s.clientIP(r))
 	if att == nil {
 		secs := retryAfter(w, wait)
 		return link.Errorf(link.ERATELIMITED, "too many wrong passwords for this account from your address; retry in %d s", secs)

@@ -62,7 +62,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ *caller) 
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	email := strings.ToLower(strings.TrimSpace(in.Email))
+	email := link.NormalizeEmail(in.Email)
 	if email == "" || in.Password == "" {
 		return &link.Error{Code: link.EINVALID, Message: "email and password are required",
 			Fields: []link.FieldError{{Field: "email", Message: "is required"}, {Field: "password", Message: "is required"}}}

@@ -142,7 +142,7 @@ func checkInvitable(tx *bolt.Tx, wid uint64, email string, now time.Time) error 
 		if !rec.pending(now) {
 			return nil
 		}
-		if rec.Email == email {
+		if link.SameEmail(rec.Email, email) {
 			return link.Errorf(link.ECONFLICT, "%s has a pending invitation already: revoke it to send a new link", email)
 		}
 		pending++
@@ -295,7 +295,7 @@ func (s *InvitationService) AcceptInvitation(ctx context.Context, tokenHash []by
 			if user, err = findUser(tx, uid); err != nil {
 				return err
 			}
-			if !strings.EqualFold(user.Email, rec.Email) {
+			if !link.SameEmail(user.Email, rec.Email) {
 				return link.Errorf(link.EFORBIDDEN, "this invitation is for %s; you are signed in as %s", rec.Email, user.Email)
 			}
 			if tx.Bucket(bucketWorkspaceMembers).Get(concat(itob(rec.Workspace), itob(uid))) != nil {

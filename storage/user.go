@@ -44,7 +44,9 @@ func (r *userRecord) user(ids *idCodec, id uint64) *link.User {
 	}
 }
 
-func emailKey(email string) []byte { return []byte(strings.ToLower(strings.TrimSpace(email))) }
+// emailKey is the users.email key of an address: its normal form, so
+// that two different addresses never share a key (see link.NormalizeEmail).
+func emailKey(email string) []byte { return []byte(link.NormalizeEmail(email)) }
 
 // FindUserByID returns a user. ENOTFOUND.
 func (s *UserService) FindUserByID(ctx context.Context, id string) (*link.User, error) {
@@ -64,7 +66,8 @@ func (s *UserService) FindUserByID(ctx context.Context, id string) (*link.User, 
 	return u, err
 }
 
-// FindUserByEmail returns a user by e-mail, case-insensitively. ENOTFOUND.
+// FindUserByEmail returns a user by e-mail, ASCII letters in any case
+// (link.NormalizeEmail). ENOTFOUND.
 func (s *UserService) FindUserByEmail(ctx context.Context, email string) (*link.User, error) {
 	var u *link.User
 	err := s.db.db.View(func(tx *bolt.Tx) error {

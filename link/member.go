@@ -40,9 +40,13 @@ type MemberService interface {
 	UpdateMemberRole(ctx context.Context, workspaceID, userID string, role Role) (*Member, error)
 	// RemoveMember ends a user's membership and remembers the user as a
 	// former member, recording member.removed, or member.left when the
-	// actor of ctx is the member. ENOTFOUND if the user is not a member;
-	// ECONFLICT for
-	// the workspace's last owner.
+	// actor of ctx is the member. In the same transaction it ends what
+	// would go on acting for them: the API keys they made (directly or
+	// through keys they made) are revoked for good, unless an owner keeps
+	// one (KeepWhenCreatorDisabled), and the webhooks made the same way
+	// are disabled (WebhookCreatorRemoved); the entry names both.
+	// ENOTFOUND if the user is not a member; ECONFLICT for the
+	// workspace's last owner.
 	RemoveMember(ctx context.Context, workspaceID, userID string) error
 	// FindRemoval returns when a former member was removed from (or left)
 	// the workspace. ENOTFOUND if the user is a member or never was one.

@@ -18,6 +18,14 @@ const (
 	EventPing = "ping"
 )
 
+// WebhookCreatorRemoved is the DisabledReason of a webhook that linkbolt
+// disabled because the member who made it (directly, or through keys they
+// made) left or was removed from the workspace: the workspace's events
+// would otherwise keep going to a receiver of someone it let go. Unlike a
+// webhook disabled after failed deliveries, it queues no events meanwhile.
+// Enabling it again is an owner's decision, like any enabling.
+const WebhookCreatorRemoved = "disabled when the member who made it left or was removed from the workspace; enable it again to keep sending it events"
+
 // EventTypes lists the events a webhook may subscribe to.
 var EventTypes = []string{EventLinkClicked, EventLinkCreated, EventLinkUpdated, EventLinkDeleted, EventCampaignUpdated}
 
@@ -36,6 +44,9 @@ type Webhook struct {
 	PreviousSecretExpiresAt *time.Time
 	// DisabledReason says why linkbolt disabled the webhook, if it did.
 	DisabledReason string
+	// CreatedBy names the user or key that made the webhook; zero for
+	// webhooks made before linkbolt recorded it.
+	CreatedBy KeyCreator
 	// ConsecutiveFailures counts the failed attempts, of any of its
 	// deliveries, since the last success; re-enabling resets it.
 	ConsecutiveFailures int

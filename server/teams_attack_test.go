@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 )
@@ -57,7 +58,7 @@ func TestCommonPasswordTricks(t *testing.T) {
 
 // TestRemovedMembersKeysStop: removing a member ends their access at once,
 // the keys they made included (they may hold those tokens), unless an owner
-// keeps a key for the scripts that use it. Invited again, their keys work.
+// kept a key for the scripts that use it beforehand.
 func TestRemovedMembersKeysStop(t *testing.T) {
 	e := newEnv(t)
 	sam, samID := e.join("sam@example.com", "read_write")
@@ -68,39 +69,67 @@ func TestRemovedMembersKeysStop(t *testing.T) {
 	samKey, _ := keyOf(sam, "sam's script")
 	minted, _ := keyOf(samKey, "minted by sam's script")
 	kept, keptID := keyOf(sam, "kept")
+	keptMinted, _ := keyOf(kept, "minted by the kept key")
+	// The owner keeps one for a script that must go on.
+	e.do("PATCH", "/v1/keys/"+keptID, e.adminToken, `{"keep_when_creator_disabled":true}`, 200)
 
 	e.do("DELETE", "/v1/members/"+samID, e.adminToken, "", 204)
-	for _, k := range []string{samKey, minted, kept} {
-		r := e.request(newRequest("GET", "/v1/links", k, ""))
-		wantProblem(t, r, 401, "unauthorized")
-		wantDetail(t, r, "no longer a member")
+	for _, k := range []string{samKey, minted} {
+		wantProblem(t, e.request(newRequest("GET", "/v1/links", k, "")), 401, "unauthorized")
 		wantProblem(t, e.request(newRequest("POST", "/v1/links", k, `{"destination_url":"https://example.com/after"}`)), 401, "unauthorized")
 	}
-	// The owner sees which keys stopped, and keeps one.
+	// The owner sees which keys ended: revoked, for good.
 	list := e.do("GET", "/v1/keys", e.adminToken, "", 200)
 	for _, it := range list.path("data").([]any) {
 		m := it.(map[string]any)
-		if name := m["name"].(string); name == "sam's script" || name == "kept" || name == "minted by sam's script" {
-			if m["creator_disabled"] != true {
-				t.Errorf("key %q: creator_disabled = %v, want true", name, m["creator_disabled"])
-			}
+		want := map[string]string{"sam's script": "revoked", "minted by sam's script": "revoked", "kept": "active", "minted by the kept key": "active"}[m["name"].(string)]
+		if want != "" && m["state"] != want {
+			t.Errorf("key %q: state %v, want %s", m["name"], m["state"], want)
 		}
 	}
-	e.do("PATCH", "/v1/keys/"+keptID, e.adminToken, `{"keep_when_creator_disabled":true}`, 200)
 	e.do("GET", "/v1/links", kept, "", 200)
+	e.do("GET", "/v1/links", keptMinted, "", 200)
 	e.do("GET", "/v1/links", e.writeKey, "", 200)
 
-	// A member who leaves on their own stops their keys as well.
+	// A member who leaves on their own ends their keys as well.
 	pat, patID := e.join("pat@example.com", "read_write")
 	patKey, _ := keyOf(pat, "pat's script")
 	e.do("DELETE", "/v1/members/"+patID, pat, "", 204)
 	wantProblem(t, e.request(newRequest("GET", "/v1/links", patKey, "")), 401, "unauthorized")
+}
 
-	// Invited again, Sam's keys work again.
-	tok := e.invite(e.adminToken, "sam@example.com", "read")
+// TestRemovedMembersKeysStayRevoked reproduces the attack of issue 24,
+// item 13: a removed member's keys were only refused while they were not a
+// member, so inviting them again brought every old key back, tokens they
+// may have kept or handed on. Removal revokes them in the data file.
+func TestRemovedMembersKeysStayRevoked(t *testing.T) {
+	e := newEnv(t)
+	sam, samID := e.join("sam@example.com", "read_write")
+	r := e.do("POST", "/v1/keys", sam, `{"name":"sam's script","scope":"read_write"}`, 201)
+	key, keyID := r.str("key"), r.str("id")
+	minted := e.do("POST", "/v1/keys", key, `{"name":"minted","scope":"read_write"}`, 201).str("key")
+
+	e.do("DELETE", "/v1/members/"+samID, e.adminToken, "", 204)
+	tok := e.invite(e.adminToken, "sam@example.com", "read_write")
 	e.do("POST", "/v1/invitations/accept", sam, `{"token":"`+tok+`"}`, 200)
-	e.do("GET", "/v1/links", samKey, "", 200)
-	e.do("GET", "/v1/links", minted, "", 200)
+	e.do("GET", "/v1/links", sam, "", 200) // Sam is a member again
+
+	for _, k := range []string{key, minted} {
+		r := e.request(newRequest("GET", "/v1/links", k, ""))
+		wantProblem(t, r, 401, "unauthorized")
+	}
+	if got := e.do("GET", "/v1/keys/"+keyID, e.adminToken, "", 200).str("state"); got != "revoked" {
+		t.Fatalf("state %q, want revoked", got)
+	}
+	// Marking it kept now brings nothing back: revoked is final.
+	e.do("PATCH", "/v1/keys/"+keyID, e.adminToken, `{"keep_when_creator_disabled":true}`, 200)
+	wantProblem(t, e.request(newRequest("GET", "/v1/links", key, "")), 401, "unauthorized")
+	// The entry of the removal names the keys it revoked.
+	entry := e.do("GET", "/v1/audit-log?action=member.removed", e.adminToken, "", 200).path("data").([]any)[0].(map[string]any)
+	ch, _ := entry["changes"].(map[string]any)["keys_revoked"].([]any)
+	if len(ch) != 2 || ch[0] != nil || !strings.Contains(fmt.Sprint(ch[1]), keyID) {
+		t.Fatalf("keys_revoked = %v, want [nil, …%s…]", ch, keyID)
+	}
 }
 
 // TestDemotedMembersKeysRead: a key never does more than the member who

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/rand"
 	"net/http"
 	"time"
@@ -25,24 +26,71 @@ func (s *Server) webhookRoutes() {
 const secretGrace = 24 * time.Hour
 
 type webhookResponse struct {
-	ID                      string   `json:"id"`
-	URL                     string   `json:"url"`
-	Events                  []string `json:"events"`
-	Enabled                 bool     `json:"enabled"`
-	Description             *string  `json:"description"`
-	DisabledReason          *string  `json:"disabled_reason"`
-	SecretStart             string   `json:"secret_start"`
-	PreviousSecretExpiresAt *string  `json:"previous_secret_expires_at"`
-	CreatedAt               string   `json:"created_at"`
-	UpdatedAt               string   `json:"updated_at"`
+	ID                      string        `json:"id"`
+	URL                     string        `json:"url"`
+	Events                  []string      `json:"events"`
+	Enabled                 bool          `json:"enabled"`
+	Description             *string       `json:"description"`
+	DisabledReason          *string       `json:"disabled_reason"`
+	SecretStart             string        `json:"secret_start"`
+	PreviousSecretExpiresAt *string       `json:"previous_secret_expires_at"`
+	CreatedAt               string        `json:"created_at"`
+	UpdatedAt               string        `json:"updated_at"`
+	CreatedBy               *namedCreator `json:"created_by"`
 	// Secret is present only in the answers of create and of a roll.
 	Secret string `json:"secret,omitempty"`
 }
 
-func (s *Server) newWebhookResponse(w *link.Webhook) webhookResponse {
+// namedCreator is the created_by of a webhook: who made it, with the
+// user's e-mail or the key's name, so that an owner can tell a former
+// member's webhooks (a member list no longer names them).
+type namedCreator struct {
+	Type string  `json:"type"`
+	ID   string  `json:"id"`
+	Name *string `json:"name"`
+}
+
+// creatorNames looks up the names of creators for one answer, each once.
+type creatorNames struct {
+	s     *Server
+	ctx   context.Context
+	ws    string
+	names map[link.KeyCreator]*string
+}
+
+func (s *Server) creatorNames(ctx context.Context, workspaceID string) *creatorNames {
+	return &creatorNames{s: s, ctx: ctx, ws: workspaceID, names: map[link.KeyCreator]*string{}}
+}
+
+// of returns c with its name, or nil for an unknown creator. A creator
+// that cannot be read (deleted, or a read error) keeps its ID and no name:
+// the answer is for telling webhooks apart.
+func (n *creatorNames) of(c link.KeyCreator) *namedCreator {
+	if c.Type == "" {
+		return nil
+	}
+	name, ok := n.names[c]
+	if !ok {
+		switch c.Type {
+		case link.CreatorUser:
+			if u, err := n.s.users.FindUserByID(n.ctx, c.ID); err == nil {
+				name = &u.Email
+			}
+		case link.CreatorKey:
+			if k, err := n.s.keys.FindKeyByID(n.ctx, n.ws, c.ID); err == nil {
+				name = &k.Name
+			}
+		}
+		n.names[c] = name
+	}
+	return &namedCreator{Type: c.Type, ID: c.ID, Name: name}
+}
+
+func (s *Server) newWebhookResponse(names *creatorNames, w *link.Webhook) webhookResponse {
 	out := webhookResponse{ID: w.ID, URL: w.URL, Events: w.Events, Enabled: w.Enabled,
 		Description: optional(w.Description), DisabledReason: optional(w.DisabledReason),
-		SecretStart: secretStart(w.Secret), CreatedAt: ts(w.CreatedAt), UpdatedAt: ts(w.UpdatedAt)}
+		SecretStart: secretStart(w.Secret), CreatedAt: ts(w.CreatedAt), UpdatedAt: ts(w.UpdatedAt),
+		CreatedBy: names.of(w.CreatedBy)}
 	if w.PreviousSecretExpiresAt != nil && w.PreviousSecretExpiresAt.After(s.now()) {
 		out.PreviousSecretExpiresAt = tsp(w.PreviousSecretExpiresAt)
 	}
@@ -93,7 +141,8 @@ func (s *Server) handleCreateWebhook(w http.ResponseWriter, r *http.Request, c *
 		return err
 	}
 	now := s.now()
-	wh := &link.Webhook{WorkspaceID: c.workspace.ID, Enabled: true, Secret: newSecret(), CreatedAt: now, UpdatedAt: now}
+	wh := &link.Webhook{WorkspaceID: c.workspace.ID, Enabled: true, Secret: newSecret(), CreatedAt: now, UpdatedAt: now,
+		CreatedBy: c.creator()}
 	in.update().Apply(wh)
 	if err := s.checkTarget(r, wh); err != nil {
 		return err
@@ -101,7 +150,7 @@ func (s *Server) handleCreateWebhook(w http.ResponseWriter, r *http.Request, c *
 	if err := s.webhooks.CreateWebhook(r.Context(), wh); err != nil {
 		return err
 	}
-	out := s.newWebhookResponse(wh)
+	out := s.newWebhookResponse(s.creatorNames(r.Context(), c.workspace.ID), wh)
 	out.Secret = wh.Secret
 	writeJSON(w, http.StatusCreated, out)
 	return nil
@@ -114,7 +163,7 @@ func (s *Server) handleListWebhooks(w http.ResponseWriter, r *http.Request, c *c
 	}
 	out := make([]webhookResponse, 0, len(whs))
 	for _, wh := range whs {
-		out = append(out, s.newWebhookResponse(wh))
+		out = append(out, s.newWebhookResponse(s.creatorNames(r.Context(), c.workspace.ID), wh))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"data": out})
 	return nil
@@ -125,7 +174,7 @@ func (s *Server) handleGetWebhook(w http.ResponseWriter, r *http.Request, c *cal
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.newWebhookResponse(wh))
+	writeJSON(w, http.StatusOK, s.newWebhookResponse(s.creatorNames(r.Context(), c.workspace.ID), wh))
 	return nil
 }
 
@@ -139,7 +188,7 @@ func (s *Server) handleUpdateWebhook(w http.ResponseWriter, r *http.Request, c *
 	if err != nil {
 		return err
 	}
-	writeJSON(w, http.StatusOK, s.newWebhookResponse(wh))
+	writeJSON(w, http.StatusOK, s.newWebhookResponse(s.creatorNames(r.Context(), c.workspace.ID), wh))
 	return nil
 }
 
@@ -159,7 +208,7 @@ func (s *Server) handleRollWebhookSecret(w http.ResponseWriter, r *http.Request,
 	if err != nil {
 		return err
 	}
-	out := s.newWebhookResponse(wh)
+	out := s.newWebhookResponse(s.creatorNames(r.Context(), c.workspace.ID), wh)
 	out.Secret = secret
 	writeJSON(w, http.StatusOK, out)
 	return nil

@@ -469,11 +469,7 @@ func (s *KeyService) RevokeKey(ctx context.Context, workspaceID, id string) erro
 			return nil
 		}
 		state := rec.apiKey(s.db.ids, kid, keyUsage{}).State(now)
-		rec.RevokedAt = &now
-		if err := tx.Bucket(bucketKeysLive).Delete(concat(itob(wid), itob(kid))); err != nil {
-			return fmt.Errorf("live key index: %w", err)
-		}
-		if err := putJSON(tx.Bucket(bucketKeys), itob(kid), rec); err != nil {
+		if err := revokeKeyRecord(tx, wid, kid, rec, now); err != nil {
 			return err
 		}
 		return s.db.recordAudit(ctx, tx, wid, link.AuditKeyRevoked, keyTarget(s.db.ids, kid),

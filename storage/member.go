@@ -132,7 +132,8 @@ func (s *MemberService) UpdateMemberRole(ctx context.Context, workspaceID, userI
 
 // RemoveMember ends a user's membership and remembers them as a former
 // member, recording member.removed (member.left when the actor of ctx is
-// the member). ENOTFOUND if the user is not a member; ECONFLICT for the
+// the member), and ends what they made that would act for them
+// (endMembersWork). ENOTFOUND if the user is not a member; ECONFLICT for the
 // workspace's last owner.
 func (s *MemberService) RemoveMember(ctx context.Context, workspaceID, userID string) error {
 	wid, uid, err := s.parse(workspaceID, userID)
@@ -158,13 +159,18 @@ func (s *MemberService) RemoveMember(ctx context.Context, workspaceID, userID st
 		if err := putJSON(tx.Bucket(bucketWorkspaceFormer), concat(itob(wid), itob(uid)), &formerRecord{RemovedAt: s.db.now()}); err != nil {
 			return err
 		}
+		ended, err := s.db.endMembersWork(ctx, tx, wid, uid)
+		if err != nil {
+			return err
+		}
 		// A member removing themselves leaves: its own action, so that
 		// an owner can tell departures from removals.
 		action := link.AuditMemberRemoved
 		if actor, _ := link.ActorFrom(ctx); actor.Type == link.ActorUser && actor.ID == userID {
 			action = link.AuditMemberLeft
 		}
-		return s.db.recordAudit(ctx, tx, wid, action, memberTarget(s.db.ids, uid), auditChanges("role", string(m.Role), nil))
+		return s.db.recordAudit(ctx, tx, wid, action, memberTarget(s.db.ids, uid), auditChanges("role", string(m.Role), nil,
+			"keys_revoked", nil, ended.keys, "webhooks_disabled", nil, ended.webhooks))
 	})
 }
 

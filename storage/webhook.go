@@ -56,6 +56,11 @@ type webhookRecord struct {
 	PreviousSecretExpiresAt *time.Time `json:"previous_secret_expires_at,omitempty"`
 	DisabledReason          string     `json:"disabled_reason,omitempty"`
 	Failures                int        `json:"failures,omitempty"`
+	// CreatorType and CreatorID name the user or key that made the
+	// webhook, as keyRecord's do. Records written before they existed
+	// have neither and read as made by nobody known.
+	CreatorType string `json:"creator_type,omitempty"`
+	CreatorID   string `json:"creator_id,omitempty"`
 	// Deleting marks a webhook whose deletion has begun: it is out of
 	// every index and invisible, and its deliveries are being deleted in
 	// chunks; the record goes last. PruneDeliveries finishes a deletion
@@ -71,6 +76,7 @@ func (r *webhookRecord) webhook(ids *idCodec, id uint64) *link.Webhook {
 		URL: r.URL, Events: slices.Clone(r.Events), Enabled: r.Enabled, Description: r.Description,
 		Secret: r.Secret, PreviousSecret: r.PreviousSecret, DisabledReason: r.DisabledReason,
 		ConsecutiveFailures: r.Failures, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
+		CreatedBy: link.KeyCreator{Type: r.CreatorType, ID: r.CreatorID},
 	}
 	if w.Events == nil {
 		w.Events = []string{}
@@ -95,9 +101,11 @@ func (r *webhookRecord) active() bool { return r.Enabled && !r.Deleting }
 // subscribed reports whether new events are queued for the webhook: when
 // it is enabled, and also when linkbolt disabled it after failed
 // deliveries, so that nothing is lost while its receiver is down; only a
-// person's choice (enabled: false) stops the queue from growing.
+// person's choice (enabled: false) stops the queue from growing, and the
+// removal of the member who made it (link.WebhookCreatorRemoved), whose
+// receiver must get nothing more.
 func (r *webhookRecord) subscribed() bool {
-	return !r.Deleting && (r.Enabled || r.DisabledReason != "")
+	return !r.Deleting && (r.Enabled || r.DisabledReason != "" && r.DisabledReason != link.WebhookCreatorRemoved)
 }
 
 // subscriptionPrefix is the start of the webhooks.event keys of a
@@ -159,7 +167,8 @@ func (s *WebhookService) CreateWebhook(ctx context.Context, w *link.Webhook) err
 	if w.UpdatedAt.IsZero() {
 		w.UpdatedAt = w.CreatedAt
 	}
-	rec := &webhookRecord{Workspace: wid, Secret: w.Secret, CreatedAt: w.CreatedAt.UTC(), UpdatedAt: w.UpdatedAt.UTC()}
+	rec := &webhookRecord{Workspace: wid, Secret: w.Secret, CreatedAt: w.CreatedAt.UTC(), UpdatedAt: w.UpdatedAt.UTC(),
+		CreatorType: w.CreatedBy.Type, CreatorID: w.CreatedBy.ID}
 	rec.set(w)
 	var id uint64
 	err := s.db.update(func(tx *bolt.Tx) error {

@@ -1,0 +1,146 @@
+package storage
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// maxCreatorChain bounds the walk from a key or webhook to the user who
+// made it through keys that made keys (the server walks as far).
+const maxCreatorChain = 16
+
+// leftBehind is what a removed member made that would otherwise go on
+// acting for them: the keys revoked and the webhooks disabled.
+type leftBehind struct {
+	keys, webhooks []string
+}
+
+// endMembersWork revokes, in the transaction of uid's removal from wid, the
+// live keys uid made (directly or through keys they made), and disables the
+// webhooks made the same way, each with its own audit entry. A key an owner
+// keeps (Keep) is left working, and so is what was made through it: the
+// owner vouched for it, as for a disabled user's keys. Revoking is for
+// good, so that inviting the person again does not bring back tokens they
+// may have kept; a webhook stays listed, disabled with
+// link.WebhookCreatorRemoved, for an owner to delete or enable again.
+func (db *DB) endMembersWork(ctx context.Context, tx *bolt.Tx, wid, uid uint64) (leftBehind, error) {
+	var out leftBehind
+	now := db.now()
+	userID := db.ids.formatID(prefixUser, uid)
+
+	var kids []uint64
+	prefix := itob(wid)
+	c := tx.Bucket(bucketKeysWorkspace).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if len(k) == len(prefix)+8 {
+			kids = append(kids, btoi(k[len(prefix):]))
+		}
+	}
+	for _, kid := range kids {
+		rec, err := findKey(tx, wid, kid)
+		if err != nil {
+			return out, fmt.Errorf("key index: %w", err)
+		}
+		state := rec.apiKey(db.ids, kid, keyUsage{}).State(now)
+		if rec.Keep || !state.Authenticates() {
+			continue
+		}
+		if mine, err := madeBy(tx, db.ids, wid, userID, rec.CreatorType, rec.CreatorID); err != nil || !mine {
+			if err != nil {
+				return out, err
+			}
+			continue
+		}
+		if err := revokeKeyRecord(tx, wid, kid, rec, now); err != nil {
+			return out, err
+		}
+		if err := db.recordAudit(ctx, tx, wid, link.AuditKeyRevoked, keyTarget(db.ids, kid),
+			auditChanges("state", string(state), string(link.KeyRevoked), "reason", nil, "creator_removed")); err != nil {
+			return out, err
+		}
+		out.keys = append(out.keys, db.ids.formatID(prefixKey, kid))
+	}
+
+	var whids []uint64
+	c = tx.Bucket(bucketWebhooksWorkspace).Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if len(k) == len(prefix)+8 {
+			whids = append(whids, btoi(k[len(prefix):]))
+		}
+	}
+	for _, whid := range whids {
+		rec, err := findWebhook(tx, wid, whid)
+		if err != nil {
+			return out, fmt.Errorf("webhook index: %w", err)
+		}
+		if !rec.Enabled && !rec.subscribed() {
+			continue // a person disabled it: it sends and queues nothing
+		}
+		if mine, err := madeBy(tx, db.ids, wid, userID, rec.CreatorType, rec.CreatorID); err != nil || !mine {
+			if err != nil {
+				return out, err
+			}
+			continue
+		}
+		old := *rec
+		rec.Enabled, rec.DisabledReason, rec.UpdatedAt = false, link.WebhookCreatorRemoved, now
+		if err := setSubscriptions(tx, whid, &old, rec); err != nil {
+			return out, err
+		}
+		if err := putJSON(tx.Bucket(bucketWebhooks), itob(whid), rec); err != nil {
+			return out, err
+		}
+		if err := db.recordAudit(ctx, tx, wid, link.AuditWebhookDisabled, webhookTarget(db.ids, whid),
+			webhookChanges(&old, rec)); err != nil {
+			return out, err
+		}
+		out.webhooks = append(out.webhooks, db.ids.formatID(prefixWebhook, whid))
+	}
+	return out, nil
+}
+
+// madeBy reports whether the creator (typ, id) of a key or webhook of
+// workspace wid is the user userID, directly or through keys that made
+// keys, none of them kept by an owner. A creator unknown or gone is not.
+func madeBy(tx *bolt.Tx, ids *idCodec, wid uint64, userID, typ, id string) (bool, error) {
+	for range maxCreatorChain {
+		switch typ {
+		case link.CreatorUser:
+			return id == userID, nil
+		case link.CreatorKey:
+			kid, ok := ids.parseID(prefixKey, id)
+			if !ok {
+				return false, nil
+			}
+			rec, err := findKey(tx, wid, kid)
+			if link.ErrorCode(err) == link.ENOTFOUND {
+				return false, nil
+			} else if err != nil {
+				return false, err
+			}
+			if rec.Keep {
+				return false, nil
+			}
+			typ, id = rec.CreatorType, rec.CreatorID
+		default:
+			return false, nil
+		}
+	}
+	return false, nil
+}
+
+// revokeKeyRecord marks a live key revoked at now and takes it off
+// keys.live; the caller records the audit entry.
+func revokeKeyRecord(tx *bolt.Tx, wid, kid uint64, rec *keyRecord, now time.Time) error {
+	rec.RevokedAt = &now
+	if err := tx.Bucket(bucketKeysLive).Delete(concat(itob(wid), itob(kid))); err != nil {
+		return fmt.Errorf("live key index: %w", err)
+	}
+	return putJSON(tx.Bucket(bucketKeys), itob(kid), rec)
+}

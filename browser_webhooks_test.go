@@ -188,3 +188,47 @@ func TestBrowserWebhooks(t *testing.T) {
 		}
 	}
 }
+
+// TestBrowserWebhooksOfRemovedMember: the webhooks page names who made each
+// webhook, and a removed member's webhook shows disabled with the reason,
+// for the owner to enable again.
+func TestBrowserWebhooksOfRemovedMember(t *testing.T) {
+	base, c, tok := startDashboard(t, "webhooks:\n  allow_private: true\n")
+	inv := c.must("POST", "/v1/invitations", tok, `{"email":"sam@example.com","role":"read_write"}`, 201)["token"].(string)
+	joined := c.must("POST", "/v1/invitations/accept", "", `{"token":"`+inv+`","name":"Sam","password":"a long new password"}`, 201)
+	sam, samID := joined["token"].(string), joined["user_id"].(string)
+	samsHook := c.must("POST", "/v1/webhooks", sam, `{"url":"http://127.0.0.1:9/sam","events":["link.created"]}`, 201)["id"].(string)
+	ownersHook := c.must("POST", "/v1/webhooks", tok, `{"url":"http://127.0.0.1:9/owner","events":["link.created"]}`, 201)["id"].(string)
+	c.must("DELETE", "/v1/members/"+samID, tok, "", 204)
+
+	b := newBrowser(t, base)
+	samsRow, ownersRow := `#webhooks li[data-webhook="`+samsHook+`"]`, `#webhooks li[data-webhook="`+ownersHook+`"]`
+	var samsBy, ownersBy, reason string
+	b.run("sign in",
+		chromedp.Navigate(base+"/app/webhooks"),
+		chromedp.WaitVisible("#sign-in"),
+		chromedp.SendKeys("#email", "admin@example.com"),
+		chromedp.SendKeys("#password", "a long password"),
+		chromedp.Click(`#sign-in button[type=submit]`),
+		chromedp.WaitVisible(samsRow),
+		chromedp.Text(samsRow+` .created-by`, &samsBy),
+		chromedp.Text(ownersRow+` .created-by`, &ownersBy),
+		chromedp.Text(samsRow+` .reason`, &reason))
+	if samsBy != "sam@example.com" || ownersBy != "admin@example.com" {
+		t.Fatalf("created by: sam's webhook %q, the owner's %q", samsBy, ownersBy)
+	}
+	if !strings.Contains(reason, "member who made it left or was removed") {
+		t.Fatalf("reason shown: %q", reason)
+	}
+	b.run("states",
+		chromedp.WaitVisible(samsRow+` .state.disabled`),
+		chromedp.WaitVisible(ownersRow+` .state.active`))
+	b.screenshot("webhooks-removed-member")
+
+	b.run("enable again",
+		chromedp.Click(samsRow+` button.toggle`),
+		chromedp.WaitVisible(samsRow+` .state.active`))
+	if h := c.must("GET", "/v1/webhooks/"+samsHook, tok, "", 200); h["enabled"] != true || h["disabled_reason"] != nil {
+		t.Fatalf("after enabling in the page: %v", h)
+	}
+}

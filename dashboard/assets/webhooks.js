@@ -68,6 +68,7 @@ export function WebhooksPage() {
           <dt>Events</dt><dd>${h.events.map(e => html`<span class="tag">${e}</span>`)}</dd>
           <dt>Secret</dt><dd><code>${h.secret_start}…</code>${h.previous_secret_expires_at ? html`<br /><small>the old one also signs until ${fmtDate(h.previous_secret_expires_at)}</small>` : null}</dd>
           <dt>Created</dt><dd>${fmtDate(h.created_at)}</dd>
+          <dt>Created by</dt><dd class="created-by">${creatorText(h.created_by)}</dd>
         </dl>
         <div class="actions">
           <button type="button" class="secondary edit" aria-expanded=${editing === h.id ? 'true' : 'false'} onClick=${() => { setNotice(''); setEditing(editing === h.id ? '' : h.id); }}>${editing === h.id ? 'Close edit' : 'Edit'}</button>
@@ -86,6 +87,14 @@ export function WebhooksPage() {
         ${open[h.id] ? html`<${Deliveries} hook=${h} tick=${logTick} />` : null}
       </li>`)}</ul>` : null}
     </section>`;
+}
+
+// creatorText names who made a webhook, so that an owner can tell a
+// former member's webhooks: the member list no longer names them.
+function creatorText(c) {
+  if (!c) return 'not recorded (made before linkbolt kept it)';
+  if (c.type === 'key') return 'API key ' + (c.name ? '"' + c.name + '" (' + c.id + ')' : c.id);
+  return c.name || c.id;
 }
 
 // Deliveries is the delivery log of one webhook, newest first; it reads

@@ -114,4 +114,10 @@ type InvitationService interface {
 	// e-mail is not the invitation's; ECONFLICT when a new person's e-mail
 	// is registered already, or the user is a member already.
 	AcceptInvitation(ctx context.Context, tokenHash []byte, a Acceptance) (*User, *Membership, error)
+	// FindInvitationByToken returns the pending invitation with the token
+	// hash, so that a new person's password is hashed (slow) only for a
+	// token that can be accepted. ENOTFOUND for an unknown token; EGONE
+	// once used, revoked or expired, or when its maker is no longer an
+	// owner who can sign in.
+	FindInvitationByToken(ctx context.Context, tokenHash []byte) (*Invitation, error)
 }

@@ -18,4 +18,9 @@ type PasswordResets interface {
 	// so the link works once. EFORBIDDEN for an unknown, used or expired
 	// token, or a disabled user.
 	UsePasswordReset(ctx context.Context, hash, passwordHash []byte, now time.Time) (*User, error)
+	// CheckPasswordReset reports whether the token of hash would be taken
+	// by UsePasswordReset at now, without using it, so that the new
+	// password is hashed (slow) only for a token that works. EFORBIDDEN as
+	// UsePasswordReset.
+	CheckPasswordReset(ctx context.Context, hash []byte, now time.Time) error
 }

@@ -86,7 +86,7 @@ func (s *Server) createUser(w http.ResponseWriter, r *http.Request, in adminCrea
 	if len(fields) > 0 {
 		return &link.Error{Code: link.EINVALID, Message: fields[0].Field + ": " + fields[0].Message, Fields: fields}
 	}
-	hash, err := s.passwords.Hash(in.Password)
+	hash, err := s.hashPassword(w, r, in.Password)
 	if err != nil {
 		return err
 	}
@@ -201,13 +201,15 @@ func (s *Server) handleChangePassword(w http.ResponseWriter, r *http.Request, c 
 		return link.Errorf(link.ERATELIMITED, "too many wrong passwords for this account from your address; retry in %d s", secs)
 	}
 	defer att.Release()
-	if !s.passwords.Verify(c.user.PasswordHash, in.CurrentPassword) {
+	if ok, err := s.verifyPassword(w, r, c.user.PasswordHash, in.CurrentPassword); err != nil {
+		return err
+	} else if !ok {
 		att.Failed()
 		return &link.Error{Code: link.EINVALID, Message: "current_password: is wrong",
 			Fields: []link.FieldError{{Field: "current_password", Message: "is wrong"}}}
 	}
 	att.Succeeded()
-	hash, err := s.passwords.Hash(in.NewPassword)
+	hash, err := s.hashPassword(w, r, in.NewPassword)
 	if err != nil {
 		return err
 	}

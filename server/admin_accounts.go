@@ -49,7 +49,7 @@ func (s *Server) handleAdminSetPassword(w http.ResponseWriter, r *http.Request, 
 	if err := auth.ValidatePassword("password", in.Password); err != nil {
 		return err
 	}
-	hash, err := s.passwords.Hash(in.Password)
+	hash, err := s.hashPassword(w, r, in.Password)
 	if err != nil {
 		return err
 	}

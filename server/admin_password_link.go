@@ -87,6 +87,8 @@ type passwordResetRequest struct {
 
 // handlePasswordReset sets the password of a password link's user, ends
 // every token they held and answers a fresh one. The link works once.
+// Attempts are limited per client address as logins are, and the new
+// password is hashed only once the token is known to work.
 func (s *Server) handlePasswordReset(w http.ResponseWriter, r *http.Request, _ *caller) error {
 	var in passwordResetRequest
 	if err := s.decodeJSON(w, r, &in); err != nil {
@@ -95,6 +97,10 @@ func (s *Server) handlePasswordReset(w http.ResponseWriter, r *http.Request, _ *
 	if in.Token == "" {
 		return &link.Error{Code: link.EINVALID, Message: "token: is required", Fields: []link.FieldError{{Field: "token", Message: "is required"}}}
 	}
+	if d := s.limiters.Allow("reset-ip:"+s.clientIP(r), s.cfg.LoginPerIP); !d.Allowed {
+		secs := retryAfter(w, d.RetryAfter)
+		return link.Errorf(link.ERATELIMITED, "too many password link attempts from your address; retry in %d s", secs)
+	}
 	if err := auth.ValidatePassword("password", in.Password); err != nil {
 		return err
 	}
@@ -102,7 +108,12 @@ func (s *Server) handlePasswordReset(w http.ResponseWriter, r *http.Request, _ *
 	if err != nil {
 		return err
 	}
-	hash, err := s.passwords.Hash(in.Password)
+	// The token first: hashing is slow, and a stranger's made-up token
+	// must not cost it. (UsePasswordReset checks it again as it uses it.)
+	if err := resets.CheckPasswordReset(r.Context(), PasswordLinkHash(in.Token), s.now()); err != nil {
+		return err
+	}
+	hash, err := s.hashPassword(w, r, in.Password)
 	if err != nil {
 		return err
 	}

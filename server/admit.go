@@ -19,10 +19,12 @@ const (
 	costlyExport    = "export"
 	costlyAnalytics = "analytics"
 	costlyBackup    = "backup"
+	// costlyPassword is a slow password hash or check (slowHash).
+	costlyPassword = "password"
 )
 
 // admission bounds the costly API work (search, QR rendering, export,
-// analytics, backup) that runs at once, so that redirects, which never pass
+// analytics, backup, password hashes) that runs at once, so that redirects, which never pass
 // it, always find a core: the Go scheduler shares the CPU among runnable
 // goroutines, and sixteen searches would otherwise take sixteen shares to
 // the redirects' one. One gate serves every class, as they compete for the
@@ -170,6 +172,8 @@ func classNoun(class string) string {
 		return "QR rendering"
 	case costlyBackup:
 		return "backup"
+	case costlyPassword:
+		return "password checking"
 	}
 	return class
 }

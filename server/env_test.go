@@ -97,6 +97,9 @@ func newEnvDeps(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickSto
 		Plans:       map[link.Plan]int{link.PlanFree: 100, link.PlanPro: 1000, link.PlanEnterprise: 0},
 		DefaultPlan: link.PlanFree, LoginPerIP: 20, LoginPerAddress: 5, LoginWindow: 15 * time.Minute,
 		LoginPerAccount: 10, LoginMaxDelay: 15 * time.Minute, MaxKeysPerWorkspace: link.DefaultMaxKeysPerWorkspace,
+		// As server.costly_wait's default: concurrent logins and password
+		// checks wait for the gate (slowHash) rather than being refused.
+		CostlyWait: 2 * time.Second,
 	}
 	for _, o := range opts {
 		o(&cfg)

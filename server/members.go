@@ -246,7 +246,7 @@ func (s *Server) handleAcceptInvitation(w http.ResponseWriter, r *http.Request, 
 	if len(in.Token) > maxInvitationToken {
 		return link.Errorf(link.ENOTFOUND, "this invitation link is not valid: check that it was copied whole")
 	}
-	a, err := s.acceptance(r, &in)
+	a, err := s.acceptance(w, r, &in)
 	if err != nil {
 		return err
 	}
@@ -274,7 +274,7 @@ func (s *Server) handleAcceptInvitation(w http.ResponseWriter, r *http.Request, 
 
 // acceptance says who accepts: the signed-in user of the request's JWT, or
 // a new person with a name and a password (hashed here).
-func (s *Server) acceptance(r *http.Request, in *acceptRequest) (link.Acceptance, error) {
+func (s *Server) acceptance(w http.ResponseWriter, r *http.Request, in *acceptRequest) (link.Acceptance, error) {
 	if _, _, err := credential(r); err != errNoCredential {
 		c, err := s.authenticate(r)
 		if err != nil {
@@ -307,7 +307,12 @@ func (s *Server) acceptance(r *http.Request, in *acceptRequest) (link.Acceptance
 			Message: fields[0].Field + ": " + fields[0].Message + " (a new account needs a name and a password; already registered? sign in and send your token)",
 			Fields:  fields}
 	}
-	hash, err := s.passwords.Hash(password)
+	// The token first: hashing is slow, and a stranger's made-up token
+	// must not cost it.
+	if _, err := s.invitations.FindInvitationByToken(r.Context(), auth.HashToken(strings.TrimSpace(in.Token))); err != nil {
+		return link.Acceptance{}, err
+	}
+	hash, err := s.hashPassword(w, r, password)
 	if err != nil {
 		return link.Acceptance{}, err
 	}

@@ -431,8 +431,15 @@ func (s *Server) unlockedGet(w http.ResponseWriter, r *http.Request, d *link.Dom
 		if !s.guessAllowed(w, r, l, false) {
 			return false
 		}
-		if len(pw) == 1 && s.linkPasswords().Verify([]byte(l.PasswordHash), pw[0]) {
-			return true
+		if len(pw) == 1 {
+			ok, err := s.verifyLinkPassword(w, r, l.PasswordHash, pw[0])
+			if err != nil {
+				s.writeError(w, r, err)
+				return false
+			}
+			if ok {
+				return true
+			}
 		}
 		s.writeError(w, r, link.Errorf(link.EUNAUTHORIZED, "the %s header does not match the password of short link %q", linkPasswordHeader, l.Alias))
 		return false
@@ -481,7 +488,12 @@ func (s *Server) unlockPost(w http.ResponseWriter, r *http.Request, d *link.Doma
 	if !s.guessAllowed(w, r, l, true) {
 		return
 	}
-	if !s.linkPasswords().Verify([]byte(l.PasswordHash), r.PostForm.Get("password")) {
+	ok, err := s.verifyLinkPassword(w, r, l.PasswordHash, r.PostForm.Get("password"))
+	if err != nil {
+		s.writePasswordPage(w, r, http.StatusServiceUnavailable, l, "The server is busy. Try again in a moment.")
+		return
+	}
+	if !ok {
 		s.writePasswordPage(w, r, http.StatusUnauthorized, l, "Wrong password. Try again.")
 		return
 	}

@@ -86,14 +86,18 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ *caller) 
 		u, err = s.users.FindUserByEmail(r.Context(), email)
 	}
 	if isNotFound(err) {
-		s.passwords.VerifyNone(in.Password)
+		if err := s.verifyNoPassword(w, r, in.Password); err != nil {
+			return err // busy: counted as no attempt
+		}
 		att.Failed()
 		s.recordLogin(r, nil, email[:min(len(email), maxEmailLen)], loginPassword, "unknown_email")
 		return link.Errorf(link.EUNAUTHORIZED, "wrong e-mail or password")
 	} else if err != nil {
 		return err
 	}
-	if !s.passwords.Verify(u.PasswordHash, in.Password) {
+	if ok, err := s.verifyPassword(w, r, u.PasswordHash, in.Password); err != nil {
+		return err
+	} else if !ok {
 		att.Failed()
 		s.recordLogin(r, u, email, loginPassword, "wrong_password")
 		return link.Errorf(link.EUNAUTHORIZED, "wrong e-mail or password")
@@ -136,7 +140,13 @@ func (s *Server) handleSetup(w http.ResponseWriter, r *http.Request, _ *caller) 
 	if want == nil || subtle.ConstantTimeCompare([]byte(in.Token), []byte(*want)) != 1 {
 		return link.Errorf(link.EFORBIDDEN, "the setup token is not valid: it works once, from the link in the server's log")
 	}
-	u, err := s.setup.Bootstrap(r.Context(), strings.TrimSpace(in.Email), in.Password, in.WorkspaceName)
+	var u *link.User
+	var err error
+	if gateErr := s.slowHash(w, r, func() {
+		u, err = s.setup.Bootstrap(r.Context(), strings.TrimSpace(in.Email), in.Password, in.WorkspaceName)
+	}); gateErr != nil {
+		return gateErr
+	}
 	if err != nil {
 		return err
 	}

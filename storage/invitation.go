@@ -350,6 +350,23 @@ func (s *InvitationService) recordAccept(ctx context.Context, tx *bolt.Tx, iid u
 			"new_account", nil, fmt.Sprint(created)))
 }
 
+// FindInvitationByToken returns the pending invitation with the token
+// hash, in a read transaction. ENOTFOUND for an unknown token; EGONE once
+// used, revoked or expired, or when its maker is no longer an owner who
+// can sign in.
+func (s *InvitationService) FindInvitationByToken(ctx context.Context, tokenHash []byte) (*link.Invitation, error) {
+	var inv *link.Invitation
+	err := s.db.db.View(func(tx *bolt.Tx) error {
+		iid, rec, err := findInvitationByToken(tx, tokenHash, s.db.now())
+		if err != nil {
+			return err
+		}
+		inv = rec.invitation(idsOf(tx), iid)
+		return nil
+	})
+	return inv, err
+}
+
 // findInvitationByToken returns the pending invitation with the token
 // hash. ENOTFOUND for an unknown token; EGONE once used, revoked or expired.
 func findInvitationByToken(tx *bolt.Tx, hash []byte, now time.Time) (uint64, *invitationRecord, error) {

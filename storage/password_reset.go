@@ -46,6 +46,36 @@ func (s *UserService) CreatePasswordReset(ctx context.Context, userID string, ha
 	})
 }
 
+// CheckPasswordReset reports whether UsePasswordReset would take the
+// token of hash at now, in a read transaction that changes nothing.
+// EFORBIDDEN for an unknown, used or expired token, or a disabled user.
+func (s *UserService) CheckPasswordReset(ctx context.Context, hash []byte, now time.Time) error {
+	return s.db.db.View(func(tx *bolt.Tx) error {
+		_, err := findPasswordReset(tx, hash, now)
+		return err
+	})
+}
+
+// findPasswordReset returns the record of the user whose reset has the
+// token of hash, valid at now. EFORBIDDEN as UsePasswordReset.
+func findPasswordReset(tx *bolt.Tx, hash []byte, now time.Time) (*userRecord, error) {
+	v := tx.Bucket(bucketUsersReset).Get(hash)
+	if len(v) != 16 || !now.Before(time.Unix(0, int64(btoi(v[8:])))) {
+		return nil, errResetRefused
+	}
+	rec, err := findUser(tx, btoi(v[:8]))
+	if err != nil {
+		return nil, err
+	}
+	if rec.Disabled {
+		return nil, errResetDisabled
+	}
+	return rec, nil
+}
+
+// errResetDisabled answers the reset of a disabled user's password.
+var errResetDisabled = link.Errorf(link.EFORBIDDEN, "this account is disabled: ask the instance admin")
+
 // UsePasswordReset sets the password of the reset's user, ends their
 // tokens and forgets the reset, in one transaction. EFORBIDDEN for an
 // unknown, used or expired token, or a disabled user.
@@ -69,7 +99,7 @@ func (s *UserService) UsePasswordReset(ctx context.Context, hash, passwordHash [
 			return err
 		}
 		if rec.Disabled {
-			return link.Errorf(link.EFORBIDDEN, "this account is disabled: ask the instance admin")
+			return errResetDisabled
 		}
 		before := *rec
 		rec.PasswordHash = bytes.Clone(passwordHash)

@@ -253,14 +253,19 @@ func TestBrowserTeam(t *testing.T) {
 		t.Fatalf("%d entries after loading more", n)
 	}
 
-	// The owner removes Sam.
+	// The owner removes Sam, told what the removal ends.
+	var question string
 	b.run("remove sam",
 		chromedp.Click(`nav[aria-label=Main] a[href="/app/members"]`),
 		chromedp.WaitVisible(row),
 		chromedp.Click(row+` td.actions > button.danger`),
+		chromedp.Text(row+` .confirm`, &question),
 		chromedp.Click(row+` .confirm button.danger`),
 		chromedp.WaitNotPresent(row),
 		chromedp.WaitVisible(`#members-list ~ .msg.notice`))
+	if !strings.Contains(question, "revoked for good") || !strings.Contains(question, "webhooks are disabled") {
+		t.Fatalf("the removal asks %q: it should say their keys are revoked and their webhooks disabled", question)
+	}
 	if ms := c.must("GET", "/v1/members", tok, "", 200)["data"].([]any); len(ms) != 1 {
 		t.Fatalf("members after removing sam: %v", ms)
 	}

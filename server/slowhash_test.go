@@ -99,6 +99,9 @@ func TestSlowHashesPassTheGate(t *testing.T) {
 		{"login", func() *http.Request {
 			return newRequest("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"`+adminPassword+`"}`)
 		}, 200, 1},
+		{"setup, wrong token", func() *http.Request {
+			return newRequest("POST", "/v1/setup", "", `{"token":"made-up","email":"a@example.com","password":"a long new password"}`)
+		}, 403, 0},
 		{"password link, made-up token", func() *http.Request {
 			return newRequest("POST", "/v1/auth/password-reset", "", `{"token":"made-up","password":"a brand new password 9"}`)
 		}, 403, 0},

@@ -56,14 +56,14 @@ export function MembersPage({ workspace, me, reloadMe }) {
           <td>${m.email}</td>
           <td>${owner ? html`<${MemberRole} m=${m} onChange=${role => changeRole(m, role)} />` : roleLabel(m.role)}</td>
           <td class="when">${fmtDate(m.joined_at)}</td>
-          ${owner ? m.user_id === me.id ? html`<td></td>` : html`<td class="actions"><${Confirm} label="Remove" question=${'Remove ' + who(m) + ' from the workspace? Their keys stop working.'} onConfirm=${() => remove(m)} />
+          ${owner ? m.user_id === me.id ? html`<td></td>` : html`<td class="actions"><${Confirm} label="Remove" question=${'Remove ' + who(m) + ' from the workspace? The API keys they made are revoked for good (except keys an owner keeps), and their webhooks are disabled.'} onConfirm=${() => remove(m)} />
             <${CopyAsCurl} method="DELETE" path=${'/v1/members/' + m.user_id} /></td>` : null}
         </tr>`)}</tbody>
       </table></div>` : null}
     </section>
     <section class="card" aria-labelledby="leave">
       <h2 id="leave">Leave this workspace</h2>
-      <p>You lose access at once, and the API keys you made stop working. An owner can invite you again.${owner ? ' The last owner cannot leave: make another member owner first.' : ''}</p>
+      <p>You lose access at once: the API keys you made are revoked for good and your webhooks disabled. An owner can invite you again.${owner ? ' The last owner cannot leave: make another member owner first.' : ''}</p>
       <div class="actions" id="leave-actions"><${Confirm} label="Leave workspace" question=${'Leave ' + (workspace ? workspace.name : 'this workspace') + '?'} onConfirm=${leave} />
       <${CopyAsCurl} method="DELETE" path=${'/v1/members/' + me.id} /></div>
     </section>

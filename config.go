@@ -451,13 +451,14 @@ func (c *Config) Validate() error {
 // validateOIDC checks auth.oidc.*: with an issuer, a client ID is needed and
 // the issuer must be https (http only on a loopback address, for a provider
 // on the same machine), because its discovery document names the keys that
-// ID tokens are checked with. Allowed domains are kept in lower case
-// without a leading @.
+// ID tokens are checked with. Allowed domains are kept without a leading @,
+// their ASCII letters in lower case (link.NormalizeEmail: a Kelvin sign is
+// not a k).
 func (c *Config) validateOIDC() []error {
 	o := &c.Auth.OIDC
 	var errs []error
 	for i, d := range o.AllowedDomains {
-		d = strings.ToLower(strings.TrimPrefix(strings.TrimSpace(d), "@"))
+		d = link.NormalizeEmail(strings.TrimPrefix(strings.TrimSpace(d), "@"))
 		if d == "" || strings.ContainsAny(d, "@/ :") || !strings.Contains(d, ".") && d != "localhost" {
 			errs = append(errs, fmt.Errorf("auth.oidc.allowed_domains: %q must be an e-mail domain, like example.com", o.AllowedDomains[i]))
 		}

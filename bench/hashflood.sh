@@ -4,7 +4,8 @@
 # redirects with wrk alone (idle), then while 16 clients from random
 # addresses (the server believes X-Forwarded-For) send made-up password
 # link tokens and logins of unknown e-mails (bench/hashflood.lua); meanwhile
-# times the admin's own login (from an address of its own) five times.
+# times the admin's own login (from an address of its own) five times, from
+# a new browser and from a known device (the cookie of an earlier login).
 # HASHFLOOD_ONE_ADDRESS=1 sends the flood from one address instead.
 # Usage: bench/hashflood.sh [seconds]   (needs wrk and curl; default 10 s)
 # LINKBOLT_BIN=path runs a prebuilt binary instead of building this tree.
@@ -21,11 +22,13 @@ export LINKBOLT_LOG_LEVEL=warn LINKBOLT_PLANS_FREE=0 LINKBOLT_SERVER_BEHIND_PROX
 "$bin" 2>"$tmp/server.log" & lb=$!
 base=http://127.0.0.1:$port
 until curl -sf $base/healthz >/dev/null; do sleep 0.2; done
+# login N [cookie jar]: the admin's login from address 192.0.2.N, from a
+# new browser or, with the jar of an earlier login, from a known device.
 login() {
-  curl -s -o /dev/null -w '%{http_code} %{time_total}\n' $base/v1/auth/login -H 'Content-Type: application/json' \
+  curl -s -o /dev/null -w '%{http_code} %{time_total}\n' ${2:+-b "$2"} $base/v1/auth/login -H 'Content-Type: application/json' \
     -H "X-Forwarded-For: 192.0.2.$1" -d '{"email":"bench@example.com","password":"benchmark-password"}'
 }
-tok=$(curl -s $base/v1/auth/login -H 'Content-Type: application/json' \
+tok=$(curl -s -c "$tmp/jar" $base/v1/auth/login -H 'Content-Type: application/json' \
   -d '{"email":"bench@example.com","password":"benchmark-password"}' | sed -E 's/.*"token":"([^"]+)".*/\1/')
 for k in 0 1 2 3; do
   curl -s -o /dev/null $base/v1/links -H "Authorization: Bearer $tok" -H 'Content-Type: application/json' \
@@ -44,7 +47,11 @@ echo "while 16 clients send hashes:"
 wrk -t2 -c16 -d"$((secs + 2))s" -s bench/hashflood.lua $base >"$tmp/flood.txt" &
 flood=$!
 sleep 1
-(sleep 2; for i in 2 3 4 5 6; do echo "admin login: $(login $i)"; sleep 0.5; done) >"$tmp/logins.txt" &
+(sleep 2; for i in 2 3 4 5 6; do
+  echo "admin login, new browser: $(login $i)"
+  echo "admin login, known device: $(login $((i + 10)) "$tmp/jar")"
+  sleep 0.5
+done) >"$tmp/logins.txt" &
 redirects
 wait $flood
 cat "$tmp/logins.txt"

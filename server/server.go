@@ -151,6 +151,10 @@ type Server struct {
 	// keeps each sign-in's state in a sealed cookie.
 	oidc  *auth.OIDC
 	flows *auth.FlowSealer
+	// devices names the browsers users logged in from; their logins check
+	// the password in deviceLane, not behind the shared gate (handleLogin).
+	devices    *auth.DeviceCookies
+	deviceLane *admission
 	// costly admits the costly API work; redirects never pass it.
 	costly *admission
 	// conns is the listener of Listener, which bounds the connections.
@@ -298,6 +302,11 @@ func New(cfg Config, d Deps) (*Server, error) {
 		}
 		s.oidc, s.flows = d.OIDC, flows
 	}
+	devices, err := auth.NewDeviceCookies(d.JWT.Secret, d.Now)
+	if err != nil {
+		return nil, err
+	}
+	s.devices, s.deviceLane = devices, newAdmission(knownDeviceLane, cfg.CostlyWait)
 	s.members, s.invitations = d.Members, d.Invitations
 	s.accounts, s.sessions = d.Accounts, d.Sessions
 	s.audit = d.Audit

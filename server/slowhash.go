@@ -15,7 +15,13 @@ import (
 // having hashed nothing. Every such hash passes here, the ones of signed-in
 // users too, so that the bound is one.
 func (s *Server) slowHash(w http.ResponseWriter, r *http.Request, fn func()) error {
-	release, err := s.admit(w, r, costlyPassword)
+	return s.slowHashIn(s.costly, w, r, fn)
+}
+
+// slowHashIn runs fn as slowHash does, behind the gate a rather than the
+// shared one: the known devices' lane (see knownDeviceLane).
+func (s *Server) slowHashIn(a *admission, w http.ResponseWriter, r *http.Request, fn func()) error {
+	release, err := a.enter(r.Context(), w, costlyPassword)
 	if err != nil {
 		return err
 	}

@@ -176,3 +176,50 @@ func TestSlowHashesWhenBusy(t *testing.T) {
 	e.do("POST", "/v1/invitations/accept", "", `{"token":"`+invitation+`","name":"New","password":"a long new password"}`, 201)
 	e.login("admin@example.com", adminPassword)
 }
+
+// While strangers fill the shared gate with password guesses, a user's
+// login from a browser they logged in from before (its device cookie) is
+// checked in a lane of its own and answers; the same login without the
+// cookie, with another user's cookie or with a forged one waits with the
+// strangers (here: 503 at once, as server.costly_wait is 0).
+func TestKnownDeviceLoginPassesAFullGate(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.CostlyConcurrency = 1; c.CostlyWait = 0 })
+	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"busy"}`, 201).str("id")
+	e.login("other@example.com", "other password 123")
+	cookieOf := func(email, password string) *http.Cookie {
+		t.Helper()
+		r := e.request(newRequest("POST", "/v1/auth/login", "", `{"email":"`+email+`","password":"`+password+`"}`))
+		for _, c := range (&http.Response{Header: r.header}).Cookies() {
+			if c.Name == deviceCookie {
+				if !c.HttpOnly || c.SameSite != http.SameSiteStrictMode || c.Path != "/v1/auth/login" {
+					t.Fatalf("device cookie %+v: want HttpOnly, SameSite=Strict, Path=/v1/auth/login", c)
+				}
+				return c
+			}
+		}
+		t.Fatalf("a successful login set no device cookie: %v", r.header)
+		return nil
+	}
+	admin, other := cookieOf("admin@example.com", adminPassword), cookieOf("other@example.com", "other password 123")
+	forged := &http.Cookie{Name: deviceCookie, Value: admin.Value[:len(admin.Value)-3] + "AAA"}
+	letGo := holdGate(t, e, id)
+	defer letGo()
+
+	login := func(password string, c *http.Cookie) *response {
+		req := newRequest("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"`+password+`"}`)
+		if c != nil {
+			req.AddCookie(c)
+		}
+		return e.request(req)
+	}
+	for name, c := range map[string]*http.Cookie{"no cookie": nil, "another user's": other, "forged": forged} {
+		if r := login(adminPassword, c); r.status != http.StatusServiceUnavailable {
+			t.Errorf("%s: the admin's login through a full gate answered %d, want 503", name, r.status)
+		}
+	}
+	if r := login(adminPassword, admin); r.status != http.StatusOK {
+		t.Fatalf("the admin's login from a known device through a full gate: %d %s", r.status, r.raw)
+	}
+	// The lane checks the password, and a wrong one counts as ever.
+	wantProblem(t, login("not the password", admin), http.StatusUnauthorized, "unauthorized")
+}

@@ -56,7 +56,9 @@ type loginRequest struct {
 // per client address (any account), and failures per (account, address)
 // and per account (auth.LoginGuard), so that a stranger cannot lock the
 // owner out. An unknown e-mail costs as much time as a wrong password and
-// counts the same, so that neither can be told apart.
+// counts the same, so that neither can be told apart. The password is
+// checked behind the gate of slow hashes, or in the known devices' lane for
+// a browser this user logged in from before (loginLane).
 func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ *caller) error {
 	var in loginRequest
 	if err := s.decodeJSON(w, r, &in); err != nil {
@@ -95,7 +97,8 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ *caller) 
 	} else if err != nil {
 		return err
 	}
-	if ok, err := s.verifyPassword(w, r, u.PasswordHash, in.Password); err != nil {
+	var ok bool
+	if err := s.slowHashIn(s.loginLane(r, u.ID), w, r, func() { ok = s.passwords.Verify(u.PasswordHash, in.Password) }); err != nil {
 		return err
 	} else if !ok {
 		att.Failed()
@@ -108,6 +111,7 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ *caller) 
 		return errDisabledAccount
 	}
 	s.recordLogin(r, u, email, loginPassword, "")
+	s.rememberDevice(w, u.ID)
 	return s.writeToken(w, http.StatusOK, u)
 }
 

@@ -394,12 +394,12 @@ func (s *Server) setUnlockCookie(w http.ResponseWriter, d *link.Domain, l *link.
 		Expires: exp, MaxAge: int(ttl / time.Second), HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode})
 }
 
-// guessAllowed takes one password guess at l from the request's address
-// from the limiter, and answers 429 (a page, or problem+json for API
-// clients) when there is none left.
+// guessAllowed takes one password guess at l from the limiter of the
+// request's address (an IPv6 client's by its /64, see clientIP), and
+// answers 429 (a page, or problem+json for API clients) when there is none
+// left.
 func (s *Server) guessAllowed(w http.ResponseWriter, r *http.Request, l *link.Link, page bool) bool {
-	addr := s.clientAddr(r)
-	dec := s.limiters.Allow("link-password:"+l.ID+"|"+addrKey(addr), linkPasswordPerMinute)
+	dec := s.limiters.Allow("link-password:"+l.ID+"|"+s.clientIP(r), linkPasswordPerMinute)
 	if dec.Allowed {
 		return true
 	}
@@ -411,13 +411,6 @@ func (s *Server) guessAllowed(w http.ResponseWriter, r *http.Request, l *link.Li
 	}
 	s.writeError(w, r, link.Errorf(link.ERATELIMITED, "too many password guesses at this link from your address: retry in %d seconds", int(dec.RetryAfter/time.Second)))
 	return false
-}
-
-func addrKey(a netip.Addr) string {
-	if !a.IsValid() {
-		return "-"
-	}
-	return a.String()
 }
 
 // unlockedGet reports whether a GET or HEAD may go through a protected

@@ -467,7 +467,8 @@ func (s *Server) clientAddr(r *http.Request) netip.Addr {
 	return ap.Addr().Unmap()
 }
 
-// clientIP returns the client's address as text, for login limits. An
+// clientIP returns the client's address as text, for every limit per
+// address (logins, password links, invitations, link passwords). An
 // IPv6 client is named by its /64, the block one host or one customer
 // usually holds, so that walking through a block's addresses gets no fresh
 // limits.

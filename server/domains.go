@@ -253,10 +253,7 @@ func (s *Server) serveDomainRoot(w http.ResponseWriter, r *http.Request, d *link
 		w.WriteHeader(http.StatusFound)
 		return
 	}
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	_ = domainRootPage.Execute(w, d.Hostname)
+	writePage(w, r, http.StatusOK, pageCSP, domainRootPage, d.Hostname)
 }
 
 // customHostNotFound answers a path a custom domain does not serve: the
@@ -266,11 +263,7 @@ func (s *Server) customHostNotFound(w http.ResponseWriter, r *http.Request, d *l
 	p := r.URL.Path
 	api := strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/api/")
 	if !api && strings.Contains(r.Header.Get("Accept"), "text/html") {
-		h := w.Header()
-		h.Set("Content-Type", "text/html; charset=utf-8")
-		h.Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusNotFound)
-		_ = notFoundPage.Execute(w, strings.TrimPrefix(p, "/"))
+		writePage(w, r, http.StatusNotFound, pageCSP, notFoundPage, strings.TrimPrefix(p, "/"))
 		return
 	}
 	s.writeError(w, r, link.Errorf(link.ENOTFOUND, "no route for %s %s on %s: this domain serves only its short links", r.Method, p, d.Hostname))

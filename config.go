@@ -92,6 +92,7 @@ type Config struct {
 	} `mapstructure:"plans"`
 	Workspaces struct {
 		DefaultPlan string `mapstructure:"default_plan"`
+		MaxPerUser  int    `mapstructure:"max_per_user"`
 	} `mapstructure:"workspaces"`
 	Admin struct {
 		Email    string `mapstructure:"email"`
@@ -121,8 +122,9 @@ type Config struct {
 		Retention time.Duration `mapstructure:"retention"`
 	} `mapstructure:"audit"`
 	Domains struct {
-		Resolver string `mapstructure:"resolver"`
-		Scheme   string `mapstructure:"scheme"`
+		Resolver      string        `mapstructure:"resolver"`
+		Scheme        string        `mapstructure:"scheme"`
+		UnverifiedTTL time.Duration `mapstructure:"unverified_ttl"`
 	} `mapstructure:"domains"`
 	Webhooks struct {
 		AllowPrivate bool `mapstructure:"allow_private"`
@@ -178,6 +180,7 @@ var defaults = map[string]any{
 	"plans.pro":                      1000,
 	"plans.enterprise":               0,
 	"workspaces.default_plan":        "free",
+	"workspaces.max_per_user":        link.DefaultMaxWorkspacesPerUser,
 	"admin.email":                    "",
 	"admin.password":                 "",
 	"links.alias_hold":               "720h",
@@ -194,6 +197,7 @@ var defaults = map[string]any{
 	"audit.retention":                "8760h",
 	"domains.resolver":               "",
 	"domains.scheme":                 "https",
+	"domains.unverified_ttl":         "168h",
 	"webhooks.allow_private":         false,
 	"log.level":                      "info",
 	"log.format":                     "text",
@@ -397,7 +401,8 @@ func (c *Config) Validate() error {
 	}
 	for key, n := range map[string]int{"plans.free": c.Plans.Free, "plans.pro": c.Plans.Pro, "plans.enterprise": c.Plans.Enterprise,
 		"auth.login_per_ip": c.Auth.LoginPerIP, "auth.login_per_account": c.Auth.LoginPerAccount,
-		"auth.login_per_address": c.Auth.LoginPerAddress, "keys.max_per_workspace": c.Keys.MaxPerWorkspace} {
+		"auth.login_per_address": c.Auth.LoginPerAddress, "keys.max_per_workspace": c.Keys.MaxPerWorkspace,
+		"workspaces.max_per_user": c.Workspaces.MaxPerUser} {
 		if n < 0 {
 			errs = append(errs, fmt.Errorf("%s: must not be negative (0 means unlimited)", key))
 		}
@@ -435,6 +440,9 @@ func (c *Config) Validate() error {
 		if n, perr := strconv.Atoi(port); host == "" || strings.ContainsAny(host, "/ ") || perr != nil || n < 1 || n > 65535 {
 			errs = append(errs, fmt.Errorf("domains.resolver: %q must be the address of a DNS server, host:port like 127.0.0.1:53, or empty for the system's resolver", r))
 		}
+	}
+	if t := c.Domains.UnverifiedTTL; t != 0 && t < time.Hour {
+		errs = append(errs, fmt.Errorf("domains.unverified_ttl: %s must be 0 (claims never expire) or at least 1h", t))
 	}
 	if c.Domains.Scheme != "http" && c.Domains.Scheme != "https" {
 		errs = append(errs, fmt.Errorf("domains.scheme: %q must be https or http", c.Domains.Scheme))

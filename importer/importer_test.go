@@ -43,7 +43,7 @@ func newEnv(t testing.TB) *env {
 		t.Fatal(err)
 	}
 	w := &link.Workspace{Name: "Main", Plan: link.PlanFree}
-	if err := storage.NewWorkspaceService(db).CreateWorkspace(ctx, w, u.ID); err != nil {
+	if err := storage.NewWorkspaceService(db).CreateWorkspace(ctx, w, u.ID, 0); err != nil {
 		t.Fatal(err)
 	}
 	return &env{db: db, clock: clock, ws: w.ID, links: storage.NewLinkService(db),

@@ -56,6 +56,19 @@ type Domain struct {
 	UpdatedAt time.Time
 }
 
+// CanTakeOver reports whether a new claim d of a hostname may take it from
+// held, the domain of another workspace that holds it: only while held is
+// not verified and has no links (it never served a visitor), and only
+// when d is verified (its TXT record proved control of the name as it was
+// claimed) or held is older than unverifiedTTL (0: never by age). A
+// hostname someone claims and cannot verify is then not theirs for ever.
+func CanTakeOver(d, held *Domain, unverifiedTTL time.Duration, now time.Time) bool {
+	if held.WorkspaceID == d.WorkspaceID || held.Verified || held.Links > 0 {
+		return false
+	}
+	return d.Verified || unverifiedTTL > 0 && !now.Before(held.CreatedAt.Add(unverifiedTTL))
+}
+
 // VerificationName returns the name of the TXT record that verifies d.
 func (d *Domain) VerificationName() string { return VerificationPrefix + d.Hostname }
 
@@ -259,8 +272,10 @@ func (d *Domain) SetVerified(verified bool, now time.Time) {
 type DomainService interface {
 	// CreateDomain stores a validated domain with its verification token;
 	// sets ID. ECONFLICT if the hostname is a domain of any workspace of
-	// the instance; ENOTFOUND for an unknown workspace.
-	CreateDomain(ctx context.Context, d *Domain) error
+	// the instance, but for a claim CanTakeOver lets d take (which is
+	// deleted in the same transaction); ENOTFOUND for an unknown
+	// workspace.
+	CreateDomain(ctx context.Context, d *Domain, unverifiedTTL time.Duration) error
 	// FindDomainByID returns a domain of the workspace with its number of
 	// links. ENOTFOUND (also for a domain of another workspace).
 	FindDomainByID(ctx context.Context, workspaceID, id string) (*Domain, error)

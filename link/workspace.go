@@ -69,6 +69,12 @@ type Workspace struct {
 // MaxNameLength bounds names of workspaces and keys.
 const MaxNameLength = 100
 
+// DefaultMaxWorkspacesPerUser is workspaces.max_per_user's default: how
+// many workspaces a user may own and still create one. Each workspace has
+// its own rate budget, so without a bound one account could multiply its
+// requests a minute at will.
+const DefaultMaxWorkspacesPerUser = 10
+
 // Validate checks a workspace.
 func (w *Workspace) Validate() error {
 	var v validation
@@ -115,8 +121,10 @@ type User struct {
 
 // WorkspaceService keeps workspaces and memberships.
 type WorkspaceService interface {
-	// CreateWorkspace stores a validated workspace with ownerID as its owner.
-	CreateWorkspace(ctx context.Context, w *Workspace, ownerID string) error
+	// CreateWorkspace stores a validated workspace with ownerID as its
+	// owner. ECONFLICT when the owner owns maxOwned workspaces already
+	// (0: no bound), counted in the same transaction.
+	CreateWorkspace(ctx context.Context, w *Workspace, ownerID string, maxOwned int) error
 	// FindWorkspaceByID returns a workspace. ENOTFOUND.
 	FindWorkspaceByID(ctx context.Context, id string) (*Workspace, error)
 	// FindMemberships returns the user's workspaces with roles, oldest first.

@@ -142,7 +142,12 @@ button{margin-top:1rem;padding:.5rem 1rem;font:inherit}#msg{margin-top:1rem}</st
 <form id="f"><input type="hidden" name="token" value="{{.}}">
 <label for="password">New password (at least 10 characters)</label><input id="password" name="password" type="password" minlength="10" required autocomplete="new-password">
 <button type="submit">Set password</button></form><p id="msg" role="status"></p>
-<script>
+<script>` + passwordResetScript + `</script>{{else}}<p>This link has no token. Ask the instance admin for a new one.</p>{{end}}
+</body></html>
+`))
+
+// passwordResetScript sends the form; the page's policy runs it alone.
+const passwordResetScript = `
 document.getElementById('f').addEventListener('submit', async e => {
   e.preventDefault();
   const body = Object.fromEntries(new FormData(e.target));
@@ -157,19 +162,16 @@ document.getElementById('f').addEventListener('submit', async e => {
     document.getElementById('msg').after(a);
   }
 });
-</script>{{else}}<p>This link has no token. Ask the instance admin for a new one.</p>{{end}}
-</body></html>
-`))
+`
+
+var passwordResetPageCSP = scriptPageCSP(passwordResetScript)
 
 // servePasswordResetPage shows the form of a password link. The token
-// stays out of referrers and caches.
+// stays out of referrers and caches (writePage's headers).
 func (s *Server) servePasswordResetPage(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Referrer-Policy", "no-referrer")
 	tok := r.URL.Query().Get("token")
 	if len(tok) > 100 {
 		tok = ""
 	}
-	_ = passwordResetPage.Execute(w, tok)
+	writePage(w, r, http.StatusOK, passwordResetPageCSP, passwordResetPage, tok)
 }

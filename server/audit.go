@@ -3,7 +3,6 @@ package server
 import (
 	"bufio"
 	"context"
-	"encoding/csv"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/linkbolt/linkbolt/analytics"
 	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/wire"
 )
 
 // withActor returns r with the caller's actor and the client's address in
@@ -277,7 +277,7 @@ func (s *Server) exportAudit(w http.ResponseWriter, r *http.Request, f link.Audi
 func writeAuditExport(ctx context.Context, body io.Writer, format string, admin bool, entries []*link.AuditEntry, next string,
 	more func(cursor string) ([]*link.AuditEntry, string, error)) error {
 	bw := bufio.NewWriterSize(body, 32<<10)
-	cw := csv.NewWriter(bw)
+	cw := wire.NewCSVWriter(bw)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	if format == "csv" {

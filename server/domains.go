@@ -1,9 +1,15 @@
 package server
 
 import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base32"
+	"errors"
 	"html/template"
 	"net/http"
 	"strings"
+	"time"
 
 	"golang.org/x/net/idna"
 
@@ -93,11 +99,61 @@ func (s *Server) handleCreateDomain(w http.ResponseWriter, r *http.Request, c *c
 	if err := d.Validate(s.servedRules); err != nil {
 		return err
 	}
-	if err := s.domains.CreateDomain(r.Context(), d); err != nil {
+	contested, err := s.proveContestedClaim(r.Context(), d, now)
+	if err != nil {
+		return err
+	}
+	if err := s.domains.CreateDomain(r.Context(), d, s.cfg.DomainUnverifiedTTL); err != nil {
+		if contested && link.ErrorCode(err) == link.ECONFLICT {
+			var le *link.Error
+			if errors.As(err, &le) {
+				return link.Errorf(link.ECONFLICT, "%s. This workspace's TXT record: %s with the value %s", le.Message, d.VerificationName(), d.VerificationValue())
+			}
+		}
 		return err
 	}
 	writeJSON(w, http.StatusCreated, newDomainResponse(d))
 	return nil
+}
+
+// proveContestedClaim prepares d when another workspace holds its
+// hostname with a claim it never verified: d gets the token claimToken
+// gives, the same at every attempt, so that the TXT record published
+// after a 409 proves this claim when it is made again; and d is verified
+// at once when that record is there, which lets it take the name over
+// (link.CanTakeOver). It reports whether the hostname was so contested.
+func (s *Server) proveContestedClaim(ctx context.Context, d *link.Domain, now time.Time) (bool, error) {
+	held, err := s.domains.FindDomainByHostname(ctx, d.Hostname)
+	if isNotFound(err) {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	if held.WorkspaceID == d.WorkspaceID || held.Verified {
+		return false, nil
+	}
+	d.VerificationToken = s.claimToken(d.WorkspaceID, d.Hostname)
+	if s.domainVerifier.VerifyDomain(ctx, d) == nil {
+		d.Verified, d.VerifiedAt = true, &now
+	}
+	return true, nil
+}
+
+// newClaimKey derives the key of claimToken from the server's secret.
+func newClaimKey(secret []byte) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("linkbolt domain claims"))
+	return m.Sum(nil)
+}
+
+// claimToken is the verification token of workspace wsID's claim on host
+// while another workspace holds it: a MAC of both, so it is the same at
+// every attempt and no other workspace's.
+func (s *Server) claimToken(wsID, host string) string {
+	m := hmac.New(sha256.New, s.claimKey)
+	m.Write([]byte(wsID + "\x00" + host))
+	tok := strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(m.Sum(nil)))
+	return tok[:link.VerificationTokenLength]
 }
 
 func (s *Server) handleGetDomain(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -253,10 +309,7 @@ func (s *Server) serveDomainRoot(w http.ResponseWriter, r *http.Request, d *link
 		w.WriteHeader(http.StatusFound)
 		return
 	}
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusOK)
-	_ = domainRootPage.Execute(w, d.Hostname)
+	writePage(w, r, http.StatusOK, pageCSP, domainRootPage, d.Hostname)
 }
 
 // customHostNotFound answers a path a custom domain does not serve: the
@@ -266,11 +319,7 @@ func (s *Server) customHostNotFound(w http.ResponseWriter, r *http.Request, d *l
 	p := r.URL.Path
 	api := strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/api/")
 	if !api && strings.Contains(r.Header.Get("Accept"), "text/html") {
-		h := w.Header()
-		h.Set("Content-Type", "text/html; charset=utf-8")
-		h.Set("Cache-Control", "no-store")
-		w.WriteHeader(http.StatusNotFound)
-		_ = notFoundPage.Execute(w, strings.TrimPrefix(p, "/"))
+		writePage(w, r, http.StatusNotFound, pageCSP, notFoundPage, strings.TrimPrefix(p, "/"))
 		return
 	}
 	s.writeError(w, r, link.Errorf(link.ENOTFOUND, "no route for %s %s on %s: this domain serves only its short links", r.Method, p, d.Hostname))

@@ -165,7 +165,7 @@ func newEnvDeps(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickSto
 		t.Fatal(err)
 	}
 	ows := &link.Workspace{Name: "Other", Plan: link.PlanFree, CreatedAt: clk.Now(), UpdatedAt: clk.Now()}
-	if err := storage.NewWorkspaceService(db).CreateWorkspace(ctx, ows, other.ID); err != nil {
+	if err := storage.NewWorkspaceService(db).CreateWorkspace(ctx, ows, other.ID, 0); err != nil {
 		t.Fatal(err)
 	}
 	e.otherWS = ows.ID

@@ -2,7 +2,6 @@ package server
 
 import (
 	"bufio"
-	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +9,7 @@ import (
 	"strconv"
 
 	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/wire"
 )
 
 // exportClick is one raw click of an export.
@@ -123,7 +123,7 @@ func exportHeaders(w http.ResponseWriter, format, name string) {
 // exportClicks writes the headers on w and the body through body.
 func (s *Server) exportClicks(w http.ResponseWriter, body io.Writer, r *http.Request, c *caller, q *statsQuery, format string) error {
 	bw := bufio.NewWriterSize(body, 32<<10)
-	cw := csv.NewWriter(bw)
+	cw := wire.NewCSVWriter(bw)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	started := false
@@ -210,7 +210,7 @@ func (s *Server) exportAggregates(w http.ResponseWriter, r *http.Request, q *sta
 	}
 	exportHeaders(w, "csv", "linkbolt-"+data)
 	w.WriteHeader(http.StatusOK)
-	cw := csv.NewWriter(w)
+	cw := wire.NewCSVWriter(w)
 	if data == "timeseries" {
 		cw.Write([]string{"start", "clicks"})
 		for _, p := range s.timeseries(q, st) {

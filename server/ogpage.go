@@ -38,16 +38,7 @@ var passwordPage = template.Must(template.New("password").Parse(`<!doctype html>
 
 // writePasswordPage answers the password form of l with status and message.
 func (s *Server) writePasswordPage(w http.ResponseWriter, r *http.Request, status int, l *link.Link, message string) {
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Security-Policy", controlPageCSP)
-	h.Set("X-Frame-Options", "DENY")
-	h.Set("Referrer-Policy", "no-referrer")
-	w.WriteHeader(status)
-	if r.Method != http.MethodHead {
-		_ = passwordPage.Execute(w, struct{ Code, Message string }{l.Alias, message})
-	}
+	writePage(w, r, status, controlPageCSP, passwordPage, struct{ Code, Message string }{l.Alias, message})
 }
 
 var ogPage = template.Must(template.New("og").Parse(`<!doctype html>
@@ -77,15 +68,8 @@ func (s *Server) serveOGPage(w http.ResponseWriter, r *http.Request, l *link.Lin
 	if r.Method != http.MethodHead && l.MaxClicks == 0 {
 		s.recordClick(r, l, s.now(), 0) // sent to no variant
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Security-Policy", controlPageCSP)
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		_ = ogPage.Execute(w, struct {
-			URL string
-			link.OG
-		}{s.urls.ShortURL(l), *l.OG})
-	}
+	writePage(w, r, http.StatusOK, controlPageCSP, ogPage, struct {
+		URL string
+		link.OG
+	}{s.urls.ShortURL(l), *l.OG})
 }

@@ -31,9 +31,7 @@ func (s *Server) serveHome(w http.ResponseWriter, r *http.Request, _ httprouter.
 		w.WriteHeader(http.StatusFound)
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	_ = homePage.Execute(w, s.setupToken.Load() != nil)
+	writePage(w, r, http.StatusOK, pageCSP, homePage, s.setupToken.Load() != nil)
 }
 
 // setupPage is the one-time setup form. Its text wraps anywhere: the login
@@ -52,7 +50,12 @@ button{margin-top:1rem;padding:.5rem 1rem;font:inherit}#msg{margin-top:1rem}</st
 <label for="password">Password (at least 10 characters)</label><input id="password" name="password" type="password" minlength="10" required autocomplete="new-password">
 <label for="ws">Workspace name</label><input id="ws" name="workspace_name" value="Default">
 <button type="submit">Create admin</button></form><p id="msg" role="status"></p>
-<script>
+<script>` + setupScript + `</script>{{else}}<p>This instance is set up already, or the setup link is not valid. Log in instead.</p>{{end}}
+</body></html>
+`))
+
+// setupScript sends the setup form; the page's policy runs it alone.
+const setupScript = `
 document.getElementById('f').addEventListener('submit', async e => {
   e.preventDefault();
   const body = Object.fromEntries(new FormData(e.target));
@@ -70,18 +73,15 @@ document.getElementById('f').addEventListener('submit', async e => {
     document.getElementById('msg').after(a);
   }
 });
-</script>{{else}}<p>This instance is set up already, or the setup link is not valid. Log in instead.</p>{{end}}
-</body></html>
-`))
+`
+
+var setupPageCSP = scriptPageCSP(setupScript)
 
 // serveSetupPage shows the one-time setup form when the token matches.
 func (s *Server) serveSetupPage(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	w.Header().Set("Cache-Control", "no-store")
-	w.Header().Set("Referrer-Policy", "no-referrer")
 	tok := ""
 	if want := s.setupToken.Load(); want != nil && subtle.ConstantTimeCompare([]byte(r.URL.Query().Get("token")), []byte(*want)) == 1 {
 		tok = *want
 	}
-	_ = setupPage.Execute(w, tok)
+	writePage(w, r, http.StatusOK, setupPageCSP, setupPage, tok)
 }

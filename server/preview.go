@@ -58,16 +58,7 @@ func (s *Server) preview(w http.ResponseWriter, r *http.Request, host, code stri
 	if gone := s.previewGone(r, l); gone != linkLive {
 		data.Gone = goneMessage(l, gone).Text
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	h.Set("Content-Security-Policy", pageCSP)
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Referrer-Policy", "no-referrer")
-	w.WriteHeader(http.StatusOK)
-	if r.Method != http.MethodHead {
-		_ = previewPage.Execute(w, data)
-	}
+	writePage(w, r, http.StatusOK, pageCSP, previewPage, data)
 }
 
 // previewGone says whether l still goes to its destination, without

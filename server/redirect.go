@@ -257,11 +257,5 @@ func (s *Server) notFound(w http.ResponseWriter, r *http.Request, code string) {
 		s.writeError(w, r, link.Errorf(link.ENOTFOUND, "no short link %q", code))
 		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	w.WriteHeader(http.StatusNotFound)
-	if r.Method != http.MethodHead {
-		_ = notFoundPage.Execute(w, code)
-	}
+	writePage(w, r, http.StatusNotFound, pageCSP, notFoundPage, code)
 }

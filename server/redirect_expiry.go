@@ -340,15 +340,5 @@ func (s *Server) goneAnswer(w http.ResponseWriter, r *http.Request, l *link.Link
 		}
 		return
 	}
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Content-Security-Policy", pageCSP)
-	h.Set("X-Content-Type-Options", "nosniff")
-	w.WriteHeader(http.StatusGone)
-	if r.Method != http.MethodHead {
-		_ = gonePage.Execute(w, msg)
-	}
+	writePage(w, r, http.StatusGone, pageCSP, gonePage, msg)
 }
-
-// pageCSP is the Content-Security-Policy of the small pages of links
-// (410, preview): no script, no frame, inline style only.
-const pageCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"

@@ -56,6 +56,14 @@ type Config struct {
 	// MaxKeysPerWorkspace caps a workspace's keys that are active or in
 	// grace (keys.max_per_workspace); 0 means no cap.
 	MaxKeysPerWorkspace int
+	// MaxWorkspacesPerUser bounds the workspaces a user may own and still
+	// create one (workspaces.max_per_user; the instance admin is not
+	// bound); 0 means no bound.
+	MaxWorkspacesPerUser int
+	// DomainUnverifiedTTL is how long an unverified claim of a hostname
+	// keeps it from other workspaces (domains.unverified_ttl); 0 means for
+	// ever, unless they prove control of the name.
+	DomainUnverifiedTTL time.Duration
 	// BehindProxy takes the client address from X-Real-IP or
 	// X-Forwarded-For, set by a reverse proxy in front of linkbolt.
 	BehindProxy bool
@@ -194,6 +202,9 @@ type Server struct {
 	uas         *analytics.UACache
 	geo         *analytics.GeoIP
 	controlKeys controlKeys
+	// claimKey derives the verification token of a claim on a hostname
+	// another workspace holds unverified (see claimToken).
+	claimKey []byte
 	// link controls: expiry and limits; clickLimits counts the clicks of
 	// links with max_clicks, blocklist refuses and turns off destinations.
 	clickLimits clickLimits
@@ -317,6 +328,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.apiImports = make(chan struct{}, cap(s.costly.slots))
 	// link controls: password, rules, variants, social card
 	s.uas, s.geo, s.controlKeys = analytics.NewUACache(analytics.DefaultUACacheSize), d.Geo, newControlKeys(d.JWT.Secret)
+	s.claimKey = newClaimKey(d.JWT.Secret)
 	s.cors = newCORSPolicy(cfg.CORSOrigins)
 	dash, err := dashboard.New()
 	if err != nil {

@@ -239,7 +239,11 @@ func (s *Server) handleCreateWorkspace(w http.ResponseWriter, r *http.Request, c
 	if err := ws.Validate(); err != nil {
 		return err
 	}
-	if err := s.workspaces.CreateWorkspace(r.Context(), ws, c.user.ID); err != nil {
+	maxOwned := s.cfg.MaxWorkspacesPerUser
+	if c.user.Admin {
+		maxOwned = 0 // the admin sets plans anyway, and makes workspaces for others
+	}
+	if err := s.workspaces.CreateWorkspace(r.Context(), ws, c.user.ID, maxOwned); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, s.workspaceResponse(ws, link.RoleOwner))

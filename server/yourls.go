@@ -86,7 +86,7 @@ func (s *Server) handleYOURLS(w http.ResponseWriter, r *http.Request, c *caller)
 			}
 		}
 	}
-	writeYOURLS(w, format, res)
+	writeYOURLS(w, r, format, res)
 	return nil
 }
 

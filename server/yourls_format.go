@@ -79,8 +79,9 @@ func yourlsStatus(res yourlsResult) int {
 
 // writeYOURLS writes res in format (json, jsonp, xml; anything else is
 // simple, as in YOURLS). A jsonp answer needs a callback that is a safe
-// JavaScript name; an unsafe one is refused with YOURLS's 400 answer.
-func writeYOURLS(w http.ResponseWriter, format string, res yourlsResult) {
+// JavaScript name; an unsafe one is refused with YOURLS's 400 answer. Its
+// content type is jsonpContentType's.
+func writeYOURLS(w http.ResponseWriter, r *http.Request, format string, res yourlsResult) {
 	simple := res.str("simple")
 	_, hasSimple := res.get("simple")
 	res = res.without("simple")
@@ -91,7 +92,8 @@ func writeYOURLS(w http.ResponseWriter, format string, res yourlsResult) {
 	var body string
 	switch format {
 	case "jsonp":
-		h.Set("Content-Type", "application/javascript; charset=utf-8")
+		h.Set("Content-Type", jsonpContentType(r))
+		h.Add("Vary", "Sec-Fetch-Site")
 		cb, given := res.get("callback")
 		callback, _ := cb.(string)
 		if given && !validJSONPCallback(callback) {
@@ -114,6 +116,25 @@ func writeYOURLS(w http.ResponseWriter, format string, res yourlsResult) {
 	}
 	w.WriteHeader(status)
 	_, _ = w.Write([]byte(body))
+}
+
+// jsonpContentType is the content type of a jsonp answer. JSONP is there
+// for a script element of another site's page (the yourls-api JavaScript
+// library loads it so): such a load, which a browser's Fetch Metadata
+// names cross-site or same-site, gets JavaScript, as from YOURLS. Any
+// other request gets the same text as text/plain, which a browser,
+// under nosniff, refuses to run as a script: a script element on
+// linkbolt's own pages (same-origin), where the dashboard's script-src
+// 'self' would otherwise let an injected <script
+// src="/yourls-api.php?format=jsonp&callback=…"> run with the caller's
+// choice of function, and a browser too old to send Fetch Metadata, which
+// cannot be told from it. Programs that read the text are unaffected.
+func jsonpContentType(r *http.Request) string {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "cross-site", "same-site":
+		return "application/javascript; charset=utf-8"
+	}
+	return "text/plain; charset=utf-8"
 }
 
 // jsonpCallback is the rule of yourls_validate_jsonp_callback (letters,

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -40,6 +41,16 @@ func (e *env) yourlsPost(params url.Values) *response {
 	e.t.Helper()
 	req := newRequest("POST", yourlsPath, "", params.Encode())
 	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	return e.request(req)
+}
+
+// yourlsScript sends a GET to the YOURLS API as a script element of
+// another site's page does (the way JSONP is used).
+func (e *env) yourlsScript(params url.Values) *response {
+	e.t.Helper()
+	req := newRequest("GET", yourlsPath+"?"+params.Encode(), "", "")
+	req.Header.Set("Sec-Fetch-Site", "cross-site")
+	req.Header.Set("Sec-Fetch-Dest", "script")
 	return e.request(req)
 }
 
@@ -409,8 +420,8 @@ func TestYOURLSActionsAndFormats(t *testing.T) {
 					t.Fatalf("xml\n%v\nwant (json's)\n%v", got, want)
 				}
 			}
-			p := e.yourlsGet(with("jsonp"))
-			p2 := e.yourlsGet(func() url.Values { v := with("jsonp"); v.Set("callback", "jQuery35_17.done"); return v }())
+			p := e.yourlsScript(with("jsonp"))
+			p2 := e.yourlsScript(func() url.Values { v := with("jsonp"); v.Set("callback", "jQuery35_17.done"); return v }())
 			wantYOURLS(t, p, tc.status, "application/javascript; charset=utf-8")
 			wantYOURLS(t, p2, tc.status, "application/javascript; charset=utf-8")
 			if string(p.raw) != "("+string(j.raw)+")" {
@@ -568,7 +579,7 @@ func TestYOURLSCallbackInjection(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%q", cb), func(t *testing.T) {
 			for _, key := range []string{"callback", "jsonp"} {
-				r := e.yourlsGet(url.Values{"signature": {e.readKey}, "action": {"version"}, "format": {"jsonp"}, key: {cb}})
+				r := e.yourlsScript(url.Values{"signature": {e.readKey}, "action": {"version"}, "format": {"jsonp"}, key: {cb}})
 				wantYOURLS(t, r, 400, "application/javascript; charset=utf-8")
 				if string(r.raw) != `{"errorCode":"400","error":"Invalid callback parameter"}` {
 					t.Fatalf("%s=%q: %s", key, cb, r.raw)
@@ -577,7 +588,7 @@ func TestYOURLSCallbackInjection(t *testing.T) {
 		})
 	}
 	for _, cb := range []string{"cb", "jQuery3710123_1773144000", "window.app.onShort", "$", "_cb$1"} {
-		r := e.yourlsGet(url.Values{"signature": {e.readKey}, "action": {"version"}, "format": {"jsonp"}, "jsonp": {cb}})
+		r := e.yourlsScript(url.Values{"signature": {e.readKey}, "action": {"version"}, "format": {"jsonp"}, "jsonp": {cb}})
 		wantYOURLS(t, r, 200, "application/javascript; charset=utf-8")
 		if want := cb + `({"version":"1.10.4","callback":"` + strings.ReplaceAll(cb, "/", `\/`) + `"})`; string(r.raw) != want {
 			t.Fatalf("%q: %s", cb, r.raw)
@@ -587,7 +598,7 @@ func TestYOURLSCallbackInjection(t *testing.T) {
 	// separator reaches a script).
 	r := e.yourlsPost(url.Values{"signature": {e.writeKey}, "action": {"shorturl"}, "url": {"https://example.com/u"},
 		"title": {"Caf\u00e9 \U0001F600 </script>"}, "format": {"jsonp"}, "callback": {"cb"}})
-	wantYOURLS(t, r, 200, "application/javascript; charset=utf-8")
+	wantYOURLS(t, r, 200, "text/plain; charset=utf-8") // a program's POST, not a script's load
 	if !strings.Contains(string(r.raw), `"title":"Caf\u00e9 \ud83d\ude00 <\/script>"`) {
 		t.Fatalf("jsonp: %s", r.raw)
 	}
@@ -840,5 +851,44 @@ func TestYOURLSShorturlRace(t *testing.T) {
 	}
 	if total := e.do("GET", "/v1/links", e.readKey, "", 200).path("meta", "total"); total != 1.0 {
 		t.Fatalf("%v links", total)
+	}
+}
+
+// TestYOURLSJSONPNoScriptOfOurOwn: a jsonp answer is JavaScript only for
+// a script element of another site's page. Loaded by a script element of
+// one of linkbolt's own pages (Sec-Fetch-Site: same-origin), where the
+// dashboard's script-src 'self' would let it run with a function of the
+// caller's choosing once any HTML is injected, or by anything that sends
+// no Fetch Metadata, it is text/plain with nosniff, which browsers refuse
+// to run.
+func TestYOURLSJSONPNoScriptOfOurOwn(t *testing.T) {
+	e := newEnv(t)
+	params := url.Values{"signature": {e.readKey}, "action": {"version"}, "format": {"jsonp"}, "callback": {"alert"}}
+	for _, tc := range []struct {
+		site, contentType string
+	}{
+		{"same-origin", "text/plain; charset=utf-8"},
+		{"none", "text/plain; charset=utf-8"},
+		{"", "text/plain; charset=utf-8"},
+		{"bogus", "text/plain; charset=utf-8"},
+		{"same-site", "application/javascript; charset=utf-8"},
+		{"cross-site", "application/javascript; charset=utf-8"},
+	} {
+		req := newRequest("GET", yourlsPath+"?"+params.Encode(), "", "")
+		req.Header.Set("Sec-Fetch-Dest", "script")
+		if tc.site != "" {
+			req.Header.Set("Sec-Fetch-Site", tc.site)
+		}
+		r := e.request(req)
+		wantYOURLS(t, r, 200, tc.contentType)
+		if got := r.header.Get("X-Content-Type-Options"); got != "nosniff" {
+			t.Errorf("Sec-Fetch-Site %q: X-Content-Type-Options %q", tc.site, got)
+		}
+		if !slices.Contains(r.header.Values("Vary"), "Sec-Fetch-Site") {
+			t.Errorf("Sec-Fetch-Site %q: Vary %q", tc.site, r.header.Values("Vary"))
+		}
+		if want := `alert({"version":"1.10.4","callback":"alert"})`; string(r.raw) != want {
+			t.Errorf("Sec-Fetch-Site %q: %s", tc.site, r.raw)
+		}
 	}
 }

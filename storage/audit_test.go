@@ -396,7 +396,7 @@ func TestAudit_DomainsAndWorkspaces(t *testing.T) {
 	domains := storage.NewDomainService(s.DB)
 	ctx := link.WithActor(context.Background(), link.Actor{Type: link.ActorUser, ID: u.ID, Name: u.Email}, "2001:db8::1")
 	d := &link.Domain{WorkspaceID: ws.ID, Hostname: "go.example.com"}
-	if err := domains.CreateDomain(ctx, d); err != nil {
+	if err := domains.CreateDomain(ctx, d, 0); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := domains.SetDomainVerified(ctx, ws.ID, d.ID, true); err != nil {

@@ -27,7 +27,7 @@ func TestCheckIndexes_Campaigns(t *testing.T) {
 		t.Fatal(err)
 	}
 	other := &link.Workspace{Name: "O", Plan: link.PlanFree}
-	if err := NewWorkspaceService(db).CreateWorkspace(ctx, other, db.ids.formatID(prefixUser, 1)); err != nil {
+	if err := NewWorkspaceService(db).CreateWorkspace(ctx, other, db.ids.formatID(prefixUser, 1), 0); err != nil {
 		t.Fatal(err)
 	}
 	camps := NewCampaignService(db)

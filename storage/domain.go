@@ -109,8 +109,11 @@ func countDomainLinks(tx *bolt.Tx, hostname string) int {
 
 // CreateDomain stores a domain, generating its verification token when it
 // has none, and sets its ID. ECONFLICT if the hostname is a domain of any
-// workspace; ENOTFOUND for an unknown workspace.
-func (s *DomainService) CreateDomain(ctx context.Context, d *link.Domain) error {
+// workspace, but for an unverified claim link.CanTakeOver lets d take,
+// which is deleted first (domain.removed in its workspace's log, by the
+// system: the workspace taking it over is not named); ENOTFOUND for an
+// unknown workspace.
+func (s *DomainService) CreateDomain(ctx context.Context, d *link.Domain, unverifiedTTL time.Duration) error {
 	wid, ok := s.db.ids.parseID(prefixWorkspace, d.WorkspaceID)
 	if !ok {
 		return link.Errorf(link.ENOTFOUND, "workspace %q not found", d.WorkspaceID)
@@ -136,8 +139,10 @@ func (s *DomainService) CreateDomain(ctx context.Context, d *link.Domain) error 
 			return err
 		}
 		names := tx.Bucket(bucketDomainsHostname)
-		if names.Get([]byte(d.Hostname)) != nil {
-			return link.Errorf(link.ECONFLICT, "the domain %s is already taken: a hostname belongs to one workspace of this instance", d.Hostname)
+		if v := names.Get([]byte(d.Hostname)); v != nil {
+			if err := s.takeOver(ctx, tx, d, btoi(v), unverifiedTTL); err != nil {
+				return err
+			}
 		}
 		b := tx.Bucket(bucketDomains)
 		var err error
@@ -162,6 +167,32 @@ func (s *DomainService) CreateDomain(ctx context.Context, d *link.Domain) error 
 	d.ID = s.db.ids.formatID(prefixDomain, id)
 	d.Links = 0
 	return nil
+}
+
+// takeOver deletes the claim heldID of d's hostname when d may take it
+// over, else answers ECONFLICT: when the claim is an unverified one of
+// another workspace, with the time its age lets it be taken.
+func (s *DomainService) takeOver(ctx context.Context, tx *bolt.Tx, d *link.Domain, heldID uint64, unverifiedTTL time.Duration) error {
+	rec, err := findDomain(tx, 0, heldID)
+	if err != nil {
+		return fmt.Errorf("domain hostname index: %w", err)
+	}
+	held := rec.domain(s.db.ids, heldID, countDomainLinks(tx, rec.Hostname))
+	if !link.CanTakeOver(d, held, unverifiedTTL, s.db.now()) {
+		msg := fmt.Sprintf("the domain %s is already taken: a hostname belongs to one workspace of this instance", d.Hostname)
+		if held.WorkspaceID != d.WorkspaceID && !held.Verified && held.Links == 0 {
+			msg = fmt.Sprintf("the domain %s is claimed by another workspace, which has not verified it: publish the TXT record of this workspace's claim and add the domain again to take it over", d.Hostname)
+			if unverifiedTTL > 0 {
+				msg += fmt.Sprintf(", or add it after %s, when that claim expires (domains.unverified_ttl)", held.CreatedAt.Add(unverifiedTTL).UTC().Format(time.RFC3339))
+			}
+		}
+		return link.Errorf(link.ECONFLICT, "%s", msg)
+	}
+	if err := deleteDomainRecord(tx, rec, heldID); err != nil {
+		return err
+	}
+	sys := link.WithActor(ctx, link.SystemActor, "")
+	return s.db.recordAudit(sys, tx, rec.Workspace, link.AuditDomainRemoved, domainTarget(s.db.ids, heldID), domainChanges(rec, nil))
 }
 
 // FindDomainByID returns a domain of the workspace with its number of
@@ -360,19 +391,27 @@ func (s *DomainService) DeleteDomain(ctx context.Context, workspaceID, id string
 		if n := countDomainLinks(tx, rec.Hostname); n > 0 {
 			return link.Errorf(link.ECONFLICT, "the domain %s still has %s: delete %s (or re-create %[3]s on another domain) first", rec.Hostname, linkCount(n), themFor(n))
 		}
-		if err := tx.Bucket(bucketDomains).Delete(itob(did)); err != nil {
-			return fmt.Errorf("delete domain: %w", err)
-		}
-		if err := tx.Bucket(bucketDomainsHostname).Delete([]byte(rec.Hostname)); err != nil {
-			return fmt.Errorf("unindex domain hostname: %w", err)
-		}
-		if err := tx.Bucket(bucketDomainsWorkspace).Delete(concat(itob(wid), itob(did))); err != nil {
-			return fmt.Errorf("unindex domain workspace: %w", err)
+		if err := deleteDomainRecord(tx, rec, did); err != nil {
+			return err
 		}
 		return s.db.recordAudit(ctx, tx, wid, link.AuditDomainRemoved, domainTarget(s.db.ids, did), domainChanges(rec, nil))
 	})
 	s.db.domains.invalidate()
 	return err
+}
+
+// deleteDomainRecord deletes the domain did and its index entries.
+func deleteDomainRecord(tx *bolt.Tx, rec *domainRecord, did uint64) error {
+	if err := tx.Bucket(bucketDomains).Delete(itob(did)); err != nil {
+		return fmt.Errorf("delete domain: %w", err)
+	}
+	if err := tx.Bucket(bucketDomainsHostname).Delete([]byte(rec.Hostname)); err != nil {
+		return fmt.Errorf("unindex domain hostname: %w", err)
+	}
+	if err := tx.Bucket(bucketDomainsWorkspace).Delete(concat(itob(rec.Workspace), itob(did))); err != nil {
+		return fmt.Errorf("unindex domain workspace: %w", err)
+	}
+	return nil
 }
 
 // domainTarget is a domain as the target of an audit entry.

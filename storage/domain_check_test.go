@@ -28,7 +28,7 @@ func TestCheckIndexes_Domains(t *testing.T) {
 	a := &link.Domain{WorkspaceID: ws.ID, Hostname: "a.example.com"}
 	b := &link.Domain{WorkspaceID: ws.ID, Hostname: "b.example.com"}
 	for _, d := range []*link.Domain{a, b} {
-		if err := ds.CreateDomain(ctx, d); err != nil {
+		if err := ds.CreateDomain(ctx, d, 0); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 func mustDomain(tb testing.TB, ds *storage.DomainService, wsID, hostname string) *link.Domain {
 	tb.Helper()
 	d := &link.Domain{WorkspaceID: wsID, Hostname: hostname}
-	if err := ds.CreateDomain(context.Background(), d); err != nil {
+	if err := ds.CreateDomain(context.Background(), d, 0); err != nil {
 		tb.Fatalf("create domain %s: %v", hostname, err)
 	}
 	return d
@@ -29,7 +29,7 @@ func TestDomains_CreateFindList(t *testing.T) {
 	ctx := context.Background()
 
 	a := &link.Domain{WorkspaceID: ws.ID, Hostname: "go.example.com", RootRedirectURL: "https://example.com/"}
-	if err := ds.CreateDomain(ctx, a); err != nil {
+	if err := ds.CreateDomain(ctx, a, 0); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.HasPrefix(a.ID, "dom_") || len(a.VerificationToken) != link.VerificationTokenLength || a.Verified ||
@@ -67,11 +67,11 @@ func TestDomains_CreateFindList(t *testing.T) {
 		_, err = ds.FindDomainByID(ctx, ws.ID, id)
 		wantCode(t, err, link.ENOTFOUND)
 	}
-	err = ds.CreateDomain(ctx, &link.Domain{WorkspaceID: other.ID, Hostname: "go.example.com"})
+	err = ds.CreateDomain(ctx, &link.Domain{WorkspaceID: other.ID, Hostname: "go.example.com"}, 0)
 	wantCode(t, err, link.ECONFLICT)
-	err = ds.CreateDomain(ctx, &link.Domain{WorkspaceID: ws.ID, Hostname: "go.example.com"})
+	err = ds.CreateDomain(ctx, &link.Domain{WorkspaceID: ws.ID, Hostname: "go.example.com"}, 0)
 	wantCode(t, err, link.ECONFLICT)
-	err = ds.CreateDomain(ctx, &link.Domain{WorkspaceID: "ws_zz", Hostname: "new.example.com"})
+	err = ds.CreateDomain(ctx, &link.Domain{WorkspaceID: "ws_zz", Hostname: "new.example.com"}, 0)
 	wantCode(t, err, link.ENOTFOUND)
 
 	byName, err := ds.FindDomainByHostname(ctx, "other.example.com")

@@ -143,7 +143,7 @@ func mustSetup(tb testing.TB) (*Services, *link.User, *link.Workspace) {
 func mustWorkspace(tb testing.TB, s *Services, name, ownerID string) *link.Workspace {
 	tb.Helper()
 	ws := &link.Workspace{Name: name, Plan: link.PlanFree}
-	if err := s.Workspaces.CreateWorkspace(context.Background(), ws, ownerID); err != nil {
+	if err := s.Workspaces.CreateWorkspace(context.Background(), ws, ownerID, 0); err != nil {
 		tb.Fatalf("create workspace: %v", err)
 	}
 	return ws

@@ -44,8 +44,11 @@ type memberRecord struct {
 }
 
 // CreateWorkspace stores a workspace with ownerID as its owner; sets ID,
-// CreatedAt and UpdatedAt. EINVALID; ENOTFOUND if the owner does not exist.
-func (s *WorkspaceService) CreateWorkspace(ctx context.Context, w *link.Workspace, ownerID string) error {
+// CreatedAt and UpdatedAt. EINVALID; ENOTFOUND if the owner does not
+// exist; ECONFLICT when the owner owns maxOwned workspaces already (0: no
+// bound), counted in the writing transaction so that requests at once
+// cannot pass the bound together.
+func (s *WorkspaceService) CreateWorkspace(ctx context.Context, w *link.Workspace, ownerID string, maxOwned int) error {
 	v := *w
 	if err := v.Validate(); err != nil {
 		return err
@@ -59,6 +62,15 @@ func (s *WorkspaceService) CreateWorkspace(ctx context.Context, w *link.Workspac
 	err := s.db.update(func(tx *bolt.Tx) error {
 		if _, err := findUser(tx, uid); err != nil {
 			return err
+		}
+		if maxOwned > 0 {
+			n, err := ownedWorkspaces(tx, uid)
+			if err != nil {
+				return err
+			}
+			if n >= maxOwned {
+				return link.Errorf(link.ECONFLICT, "you own %d workspaces, the most one user may own to create another (workspaces.max_per_user); the instance admin is not bound by it", n)
+			}
 		}
 		var err error
 		if wid, err = createWorkspace(tx, &workspaceRecord{Name: v.Name, Plan: v.Plan, CreatedAt: now, UpdatedAt: now}, uid); err != nil {
@@ -238,6 +250,23 @@ func createWorkspace(tx *bolt.Tx, rec *workspaceRecord, ownerID uint64) (uint64,
 		return 0, err
 	}
 	return id, putMembership(tx, id, ownerID, &memberRecord{Role: link.RoleOwner, CreatedAt: rec.CreatedAt})
+}
+
+// ownedWorkspaces counts the workspaces user uid is an owner of.
+func ownedWorkspaces(tx *bolt.Tx, uid uint64) (int, error) {
+	n := 0
+	prefix := itob(uid)
+	c := tx.Bucket(bucketUserWorkspaces).Cursor()
+	for k, v := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, v = c.Next() {
+		var m memberRecord
+		if err := decodeJSON(v, &m); err != nil {
+			return 0, err
+		}
+		if m.Role == link.RoleOwner {
+			n++
+		}
+	}
+	return n, nil
 }
 
 // putMembership writes a membership in both directions; a former member

@@ -17,8 +17,8 @@ func TestWorkspaces(t *testing.T) {
 	if second.Name != "Second" || !second.CreatedAt.Equal(t0.Add(time.Hour)) {
 		t.Fatalf("workspace = %+v", second)
 	}
-	wantCode(t, s.Workspaces.CreateWorkspace(ctx, &link.Workspace{Name: "X", Plan: link.PlanFree}, "usr_zzz"), link.ENOTFOUND)
-	wantCode(t, s.Workspaces.CreateWorkspace(ctx, &link.Workspace{Name: "", Plan: link.PlanFree}, admin.ID), link.EINVALID)
+	wantCode(t, s.Workspaces.CreateWorkspace(ctx, &link.Workspace{Name: "X", Plan: link.PlanFree}, "usr_zzz", 0), link.ENOTFOUND)
+	wantCode(t, s.Workspaces.CreateWorkspace(ctx, &link.Workspace{Name: "", Plan: link.PlanFree}, admin.ID, 0), link.EINVALID)
 
 	for _, tt := range []struct{ name, id, code string }{
 		{"found", second.ID, ""},

@@ -19,6 +19,7 @@ const (
 	costlyExport    = "export"
 	costlyAnalytics = "analytics"
 	costlyBackup    = "backup"
+	costlyHash      = "password hashing"
 )
 
 // admission bounds the costly API work (search, QR rendering, export,
@@ -170,6 +171,8 @@ func classNoun(class string) string {
 		return "QR rendering"
 	case costlyBackup:
 		return "backup"
+	case costlyHash:
+		return "link password hashing"
 	}
 	return class
 }

@@ -103,8 +103,11 @@ func (s *Server) handleBulkCreateLinks(w http.ResponseWriter, r *http.Request, c
 			fail(i, err)
 			continue
 		}
-		if err := s.setControls(l, req.linkControlsRequest); err != nil {
-			if link.ErrorCode(err) == link.EINTERNAL {
+		if err := s.setControls(w, r, l, req.linkControlsRequest); err != nil {
+			// A password the costly-work gate had no slot to hash for
+			// refuses the request, not the link: nothing is created, and
+			// the whole request is worth retrying.
+			if code := link.ErrorCode(err); code == link.EINTERNAL || code == codeBusy {
 				return err
 			}
 			fail(i, err)

@@ -3,6 +3,7 @@ package importer
 import (
 	"context"
 	"io"
+	"strings"
 )
 
 // The columns of YOURLS's tables, in the order its schema creates them
@@ -41,7 +42,7 @@ func (s *YOURLS) Each(ctx context.Context, fn func(Link, *RowError) error) error
 			return err
 		}
 	}
-	f := newCSVFile(s.urls, "line")
+	f := newCSVFile(ctx, s.urls, "line")
 	var cols *yourlsCols
 	return f.each(ctx, func(row []string, where string, rowErr *RowError) error {
 		if rowErr == nil && cols == nil {
@@ -80,12 +81,17 @@ func yourlsLink(cols columns, row []string, where string, visits map[string][]Vi
 // readLog reads yourls_log into visits by keyword; a broken row is handed
 // to fn as a RowError.
 func (s *YOURLS) readLog(ctx context.Context, visits map[string][]Visit, fn func(Link, *RowError) error) error {
-	f := newCSVFile(s.log, "log line")
-	shared := map[string]string{} // user agents and referrers, once each
+	f := newCSVFile(ctx, s.log, "log line")
+	// Keywords, user agents, referrers and countries are kept once each,
+	// and as copies: a field is part of its row's one string, which a
+	// visit holding the field would keep whole (a log of 3 million rows
+	// took 7.7 GB).
+	shared := map[string]string{}
 	intern := func(v string) string {
 		if w, ok := shared[v]; ok {
 			return w
 		}
+		v = strings.Clone(v)
 		shared[v] = v
 		return v
 	}
@@ -106,8 +112,9 @@ func (s *YOURLS) readLog(ctx context.Context, visits map[string][]Visit, fn func
 			case !ok || at.IsZero():
 				rowErr = rowErrorf(where, "click_time %q is not a date", cols.get(row, "click_time"))
 			default:
+				kw = intern(kw)
 				visits[kw] = append(visits[kw], Visit{At: at, Referrer: intern(cols.get(row, "referrer")),
-					UserAgent: intern(cols.get(row, "user_agent")), Country: cols.get(row, "country_code")})
+					UserAgent: intern(cols.get(row, "user_agent")), Country: intern(cols.get(row, "country_code"))})
 				return nil
 			}
 		}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -258,3 +259,42 @@ func TestRestoreCraftedBackup(t *testing.T) {
 	}
 }
 
+// TestRestoreLeftovers: a kill -9 during a restore left its full-size copy
+// of the backup (linkbolt.db.restoring-…) beside the data file for good.
+// The next restore removes it, as does the next start of the server, as
+// both remove what a crashed backup left.
+func TestRestoreLeftovers(t *testing.T) {
+	in := newAdminInstance(t)
+	data := in.cfg.Storage.Path
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	in.mustCLI("backup", "--out", backup)
+	leave := func() string {
+		t.Helper()
+		path := data + ".restoring-1234567"
+		copyFile(t, backup, path) // a copy killed part way is as big
+		return path
+	}
+	gone := func(path, after string) {
+		t.Helper()
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("after %s, %s is still there (%v)", after, filepath.Base(path), err)
+		}
+	}
+
+	left := leave()
+	if err := os.WriteFile(filepath.Join(filepath.Dir(data), "notes.restoring-1"), []byte("mine"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout := in.mustCLI("restore", "--from", backup)
+	if !strings.Contains(stdout, "removed what an interrupted restore left behind: "+left) {
+		t.Fatalf("restore said %q", stdout)
+	}
+	gone(left, "a restore")
+	if _, err := os.Stat(filepath.Join(filepath.Dir(data), "notes.restoring-1")); err != nil {
+		t.Fatalf("a file of another name was removed: %v", err)
+	}
+
+	left = leave()
+	in.serve(func(c client) {})
+	gone(left, "a start of the server")
+}

@@ -152,13 +152,19 @@ func runImport(ctx context.Context, configPath string, o importOptions, stdout, 
 			rules.AddBaseURL(u.Scheme, host, u.Port())
 		}
 	}
+	// The rows are printed as they are decided: a file of millions of
+	// rows is not held to be reported at its end.
+	if o.dryRun {
+		printDryRun(stdout)
+	}
 	rep, err := importer.Run(ctx, storage.NewImportService(db), src, importer.Options{
 		WorkspaceID: o.workspace, DryRun: o.dryRun, OnConflict: onConflict, Rules: rules,
+		OnItem: func(it importer.Item) { printImportItem(stdout, importReportItemOf(it)) },
 	})
 	if importer.IsInputError(err) {
 		return fmt.Errorf("import: %s", link.ErrorMessage(err))
 	}
-	printImportReport(stdout, importReportJSON(rep))
+	printImportSummary(stdout, importReportJSON(rep))
 	if err != nil {
 		return fmt.Errorf("import: the source stopped (run the import again to carry on): %w", err)
 	}
@@ -191,9 +197,13 @@ type importReportItem struct {
 func importReportJSON(r *importer.Report) *importReport {
 	out := &importReport{DryRun: r.DryRun, Imported: r.Imported, Skipped: r.Skipped, Exists: r.Exists, Failed: r.Failed, Clicks: r.Clicks, MoreItems: r.MoreItems}
 	for _, it := range r.Items {
-		out.Items = append(out.Items, importReportItem{it.Where, it.Key, it.Alias, string(it.Status), it.Reason, it.LinkID})
+		out.Items = append(out.Items, importReportItemOf(it))
 	}
 	return out
+}
+
+func importReportItemOf(it importer.Item) importReportItem {
+	return importReportItem{it.Where, it.Key, it.Alias, string(it.Status), it.Reason, it.LinkID}
 }
 
 // printImportReport prints the summary, then each row that was not
@@ -201,27 +211,41 @@ func importReportJSON(r *importer.Report) *importReport {
 // as a count.
 func printImportReport(w io.Writer, r *importReport) {
 	if r.DryRun {
-		fmt.Fprintln(w, "dry run: nothing was written; this is what the import would do")
+		printDryRun(w)
 	}
-	fmt.Fprintf(w, "imported %d, skipped %d (imported before: %d), failed %d; %d clicks\n",
-		r.Imported, r.Skipped, r.Exists, r.Failed, r.Clicks)
+	printImportSummary(w, r)
 	for _, it := range r.Items {
-		if it.Status == string(link.ImportExists) || (it.Status == string(link.ImportImported) && it.Reason == "") {
-			continue
-		}
-		name := it.Alias
-		if name == "" {
-			name = it.Key
-		}
-		fmt.Fprintf(w, "  %-8s %s", it.Status, it.Where)
-		if name != "" && !strings.Contains(it.Where, "(") { // a source's where may name it already
-			fmt.Fprintf(w, " (%s)", name)
-		}
-		fmt.Fprintf(w, ": %s\n", it.Reason)
+		printImportItem(w, it)
 	}
 	if r.MoreItems > 0 {
 		fmt.Fprintf(w, "  … and %d more rows not listed\n", r.MoreItems)
 	}
+}
+
+func printDryRun(w io.Writer) {
+	fmt.Fprintln(w, "dry run: nothing was written; this is what the import would do")
+}
+
+func printImportSummary(w io.Writer, r *importReport) {
+	fmt.Fprintf(w, "imported %d, skipped %d (imported before: %d), failed %d; %d clicks\n",
+		r.Imported, r.Skipped, r.Exists, r.Failed, r.Clicks)
+}
+
+// printImportItem prints a row that was not simply imported: skipped,
+// failed, renamed; those imported before are only counted.
+func printImportItem(w io.Writer, it importReportItem) {
+	if it.Status == string(link.ImportExists) || (it.Status == string(link.ImportImported) && it.Reason == "") {
+		return
+	}
+	name := it.Alias
+	if name == "" {
+		name = it.Key
+	}
+	fmt.Fprintf(w, "  %-8s %s", it.Status, it.Where)
+	if name != "" && !strings.Contains(it.Where, "(") { // a source's where may name it already
+		fmt.Fprintf(w, " (%s)", name)
+	}
+	fmt.Fprintf(w, ": %s\n", it.Reason)
 }
 
 // importOverHTTP sends the import to the running server.

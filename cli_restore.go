@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/linkbolt/linkbolt/storage"
@@ -48,6 +49,9 @@ func runRestore(configPath, from string, stdout io.Writer) error {
 		}
 		if err != nil {
 			return err
+		}
+		if len(r.Removed) > 0 {
+			fmt.Fprintln(stdout, "removed what an interrupted restore left behind:", strings.Join(r.Removed, ", "))
 		}
 		fmt.Fprintf(stdout, "restored %s (%d bytes, schema version %d) into %s\n", r.From, r.Size, r.Schema, r.To)
 		if r.Replaced != "" {

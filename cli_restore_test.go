@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -200,4 +201,100 @@ func TestCheckDamagedAdvice(t *testing.T) {
 			t.Fatalf("%v on a damaged data file: exit %d\n%s", args, code, stdout)
 		}
 	}
+}
+
+// TestRestoreCraftedBackup: restore and check --file panicked (index out
+// of range) on a backup whose keys.hash named a 5-byte key id, and a
+// backup without users.email passed check and was restored, after which
+// nobody could sign in. Both are refused, with what is wrong, and the
+// data file is untouched.
+func TestRestoreCraftedBackup(t *testing.T) {
+	in := newAdminInstance(t)
+	data := in.cfg.Storage.Path
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	in.mustCLI("backup", "--out", backup)
+	in.serve(func(c client) {
+		c.must("POST", "/v1/keys", in.key, `{"name":"second","scope":"read"}`, 201)
+	})
+	for _, tt := range []struct {
+		name, say string
+		edit      func(tx *bolt.Tx) error
+	}{
+		{"a 5-byte key id in keys.hash", "keys.hash", func(tx *bolt.Tx) error {
+			b := tx.Bucket([]byte("keys.hash"))
+			k, _ := b.Cursor().First()
+			return b.Put(append([]byte(nil), k...), []byte{0, 0, 0, 0, 1})
+		}},
+		{"a 5-byte key in keys.hash", "keys.hash", func(tx *bolt.Tx) error {
+			b := tx.Bucket([]byte("keys.hash"))
+			k, v := b.Cursor().First()
+			k, v = append([]byte(nil), k...), append([]byte(nil), v...)
+			if err := b.Delete(k); err != nil {
+				return err
+			}
+			return b.Put(k[:5], v)
+		}},
+		{"no users.email", "bucket users.email is missing", func(tx *bolt.Tx) error { return tx.DeleteBucket([]byte("users.email")) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			crafted := filepath.Join(t.TempDir(), "crafted.db")
+			copyFile(t, backup, crafted)
+			editBolt(t, crafted, tt.edit)
+			code, stdout, stderr := in.cli("", "check", "--file", crafted)
+			if code != 1 || !strings.Contains(stdout, tt.say) || strings.Contains(stdout+stderr, "panic") {
+				t.Fatalf("check --file: exit %d, stdout %q, stderr %q; want 1 and %q", code, stdout, stderr, tt.say)
+			}
+			before, err := os.ReadFile(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			code, stdout, stderr = in.cli("", "restore", "--from", crafted)
+			if code != 1 || !strings.Contains(stdout, "is refused") || !strings.Contains(stdout, tt.say) {
+				t.Fatalf("restore: exit %d, stdout %q, stderr %q; want 1 and %q", code, stdout, stderr, tt.say)
+			}
+			if after, err := os.ReadFile(data); err != nil || !bytes.Equal(before, after) {
+				t.Fatalf("the data file changed (%v)", err)
+			}
+		})
+	}
+}
+
+// TestRestoreLeftovers: a kill -9 during a restore left its full-size copy
+// of the backup (linkbolt.db.restoring-…) beside the data file for good.
+// The next restore removes it, as does the next start of the server, as
+// both remove what a crashed backup left.
+func TestRestoreLeftovers(t *testing.T) {
+	in := newAdminInstance(t)
+	data := in.cfg.Storage.Path
+	backup := filepath.Join(t.TempDir(), "backup.db")
+	in.mustCLI("backup", "--out", backup)
+	leave := func() string {
+		t.Helper()
+		path := data + ".restoring-1234567"
+		copyFile(t, backup, path) // a copy killed part way is as big
+		return path
+	}
+	gone := func(path, after string) {
+		t.Helper()
+		if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
+			t.Fatalf("after %s, %s is still there (%v)", after, filepath.Base(path), err)
+		}
+	}
+
+	left := leave()
+	if err := os.WriteFile(filepath.Join(filepath.Dir(data), "notes.restoring-1"), []byte("mine"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	stdout := in.mustCLI("restore", "--from", backup)
+	if !strings.Contains(stdout, "removed what an interrupted restore left behind: "+left) {
+		t.Fatalf("restore said %q", stdout)
+	}
+	gone(left, "a restore")
+	if _, err := os.Stat(filepath.Join(filepath.Dir(data), "notes.restoring-1")); err != nil {
+		t.Fatalf("a file of another name was removed: %v", err)
+	}
+
+	left = leave()
+	in.serve(func(c client) {})
+	gone(left, "a start of the server")
 }

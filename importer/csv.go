@@ -60,7 +60,7 @@ func eachHeaderRow(ctx context.Context, r io.Reader, source string, names map[st
 	if r == nil {
 		return missingColumn(source, required, names[required])
 	}
-	f := newCSVFile(r, "line")
+	f := newCSVFile(ctx, r, "line")
 	var cols columns
 	for cols == nil {
 		header, _, rowErr, err := f.next()

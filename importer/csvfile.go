@@ -21,8 +21,8 @@ type csvFile struct {
 	name string // "line" or "log line", for Where
 }
 
-func newCSVFile(r io.Reader, name string) *csvFile {
-	cr := csv.NewReader(&fieldLimit{r: r, line: 1, started: 1})
+func newCSVFile(ctx context.Context, r io.Reader, name string) *csvFile {
+	cr := csv.NewReader(&fieldLimit{ctx: ctx, r: r, line: 1, started: 1})
 	cr.FieldsPerRecord = -1 // rows of any length; each source checks its own
 	return &csvFile{r: cr, name: name}
 }
@@ -196,28 +196,44 @@ func missingColumn(source, what string, names []string) error {
 // a few dozen columns.
 const MaxCSVFields = 1000
 
-// fieldLimit passes a CSV file through, counting the fields of each row
-// as encoding/csv splits them (a delimiter or line break inside quotes
-// does not count), and fails the file at a row of more than MaxCSVFields
-// fields, before the CSV reader holds them.
+// MaxCSVRow bounds the bytes of one CSV row. encoding/csv holds a row
+// whole until its end, so a file without line breaks (/dev/zero) grew to
+// gigabytes before anything was imported; no export this package reads
+// has rows of more than a few kilobytes (a destination is at most 4 KB).
+const MaxCSVRow = 1 << 20
+
+// fieldLimit passes a CSV file through, counting the fields and bytes of
+// each row as encoding/csv splits them (a delimiter or line break inside
+// quotes does not count), and fails the file at a row of more than
+// MaxCSVFields fields or MaxCSVRow bytes, before the CSV reader holds
+// them. It stops at the end of ctx too: one read of the CSV reader may
+// read a whole row, and a signal must not wait for it.
 type fieldLimit struct {
+	ctx     context.Context
 	r       io.Reader
 	quoted  bool
 	fields  int
+	bytes   int // of the row so far
 	line    int // the line the bytes read are on, for the error
 	started int // the line the row began on
 }
 
 func (f *fieldLimit) Read(p []byte) (int, error) {
+	if err := f.ctx.Err(); err != nil {
+		return 0, err
+	}
 	n, err := f.r.Read(p)
 	for i, c := range p[:n] {
+		if f.bytes++; f.bytes > MaxCSVRow {
+			return i, link.Errorf(link.EINVALID, "line %d is longer than %d bytes: no export linkbolt imports has such rows (is it a CSV file?)", f.started, MaxCSVRow)
+		}
 		switch {
 		case c == '"':
 			f.quoted = !f.quoted // a doubled "" inside quotes flips twice
 		case c == '\n':
 			f.line++
 			if !f.quoted {
-				f.fields, f.started = 0, f.line
+				f.fields, f.bytes, f.started = 0, 0, f.line
 			}
 		case c == ',' && !f.quoted:
 			if f.fields++; f.fields >= MaxCSVFields {

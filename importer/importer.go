@@ -51,6 +51,10 @@ type Options struct {
 	BatchSize int
 	// MaxItems bounds Report.Items (the counts go on); 0 keeps them all.
 	MaxItems int
+	// OnItem, when set, is handed each row's item as it is decided, in
+	// the source's order, and Report.Items keeps none: a file of millions
+	// of rows is reported as it is read, not held.
+	OnItem func(Item)
 	// MaxLinks stops the import, with an error, once about this many rows
 	// were imported (in a dry run, would be), skipped or failed, or ten
 	// times as many rows were read counting those imported before, so
@@ -326,6 +330,10 @@ func (r *run) record(it Item) {
 		r.report.Failed++
 	default:
 		r.report.Skipped++
+	}
+	if r.opts.OnItem != nil {
+		r.opts.OnItem(it)
+		return
 	}
 	if r.opts.MaxItems > 0 && len(r.report.Items) >= r.opts.MaxItems {
 		r.report.MoreItems++

@@ -70,9 +70,13 @@ type importResponse struct {
 // private addresses unless webhooks.allow_private).
 func (s *Server) handleImport(w http.ResponseWriter, r *http.Request, c *caller) error {
 	var in importRequest
-	if err := s.decodeJSONUpTo(w, r, &in, maxImportBody); err != nil {
+	// The file's text in in.Data is held until the import ends, and the
+	// room its body took in the body gate with it.
+	held, err := s.decodeJSONHeld(w, r, &in, maxImportBody)
+	if err != nil {
 		return err
 	}
+	defer held()
 	if s.imports == nil {
 		return link.Errorf(link.ENOTFOUND, "imports are not available on this server")
 	}

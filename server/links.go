@@ -99,7 +99,7 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *cal
 	if err := in.linkLimitsRequest.applyTo(l, now); err != nil {
 		return err
 	}
-	if err := s.setControls(l, in.linkControlsRequest); err != nil {
+	if err := s.setControls(w, r, l, in.linkControlsRequest); err != nil {
 		return err
 	}
 	if err := s.createLink(r, l); err != nil {
@@ -172,7 +172,7 @@ func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *cal
 		UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode,
 	}
-	if err := s.updateControls(&upd, in.linkControlsRequest); err != nil {
+	if err := s.updateControls(w, r, &upd, in.linkControlsRequest); err != nil {
 		return err
 	}
 	limits, err := in.linkLimitsPatch.update()

@@ -49,9 +49,13 @@ type bulkResponse struct {
 // JSON) or a failed write refuses them all.
 func (s *Server) handleBulkCreateLinks(w http.ResponseWriter, r *http.Request, c *caller) error {
 	var in bulkCreateRequest
-	if err := s.decodeJSONUpTo(w, r, &in, max(s.cfg.MaxBody, maxBulkBody)); err != nil {
+	// The links decoded are held until the answer is written, and the
+	// room their body took in the body gate with them.
+	held, err := s.decodeJSONHeld(w, r, &in, max(s.cfg.MaxBody, maxBulkBody))
+	if err != nil {
 		return err
 	}
+	defer held()
 	if len(in.Links) == 0 {
 		return link.Errorf(link.EINVALIDREQUEST, "links: send at least one link to create")
 	}
@@ -99,8 +103,11 @@ func (s *Server) handleBulkCreateLinks(w http.ResponseWriter, r *http.Request, c
 			fail(i, err)
 			continue
 		}
-		if err := s.setControls(l, req.linkControlsRequest); err != nil {
-			if link.ErrorCode(err) == link.EINTERNAL {
+		if err := s.setControls(w, r, l, req.linkControlsRequest); err != nil {
+			// A password the costly-work gate had no slot to hash for
+			// refuses the request, not the link: nothing is created, and
+			// the whole request is worth retrying.
+			if code := link.ErrorCode(err); code == link.EINTERNAL || code == codeBusy {
 				return err
 			}
 			fail(i, err)

@@ -165,6 +165,9 @@ type Server struct {
 	deviceLane *admission
 	// costly admits the costly API work; redirects never pass it.
 	costly *admission
+	// bodies admits large request bodies by their size before they are
+	// read (see bodyGate).
+	bodies *bodyGate
 	// conns is the listener of Listener, which bounds the connections.
 	conns *problemListener
 
@@ -298,6 +301,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 		limiters:  auth.NewLimiters(d.Now),
 		logins:    auth.NewLoginGuard(cfg.LoginPerAddress, cfg.LoginWindow, cfg.LoginPerAccount, cfg.LoginMaxDelay, d.Now),
 		costly:    newAdmission(cfg.CostlyConcurrency, cfg.CostlyWait),
+		bodies:    newBodyGate(cfg.CostlyWait),
 		backingUp: make(chan struct{}, 1),
 		primary:   primary, alt: alt,
 		urls: wire.ShortURLs{Base: primary, DomainScheme: cfg.DomainScheme},

@@ -41,6 +41,26 @@ func CreateBackupTemp(dir string) (*os.File, error) {
 // returns their names. It removes only regular files named
 // BackupTempPrefix+"…" that no running backup holds locked.
 func RemoveBackupLeftovers(dir string) ([]string, error) {
+	return removeLeftovers(dir, BackupTempPrefix)
+}
+
+// RemoveRestoreLeftovers removes the copies of a backup that a crashed
+// restore into the data file at dataPath left beside it (a kill -9 during
+// a restore left a full-size dataPath.restoring-… for good), and returns
+// their names. Call it holding the data file (a server that opened it,
+// or a restore that locked it): a restore holds it while its copy exists,
+// so the copies found then are a crash's.
+func RemoveRestoreLeftovers(dataPath string) ([]string, error) {
+	return removeLeftovers(filepath.Dir(dataPath), filepath.Base(dataPath)+restoringInfix)
+}
+
+// restoringInfix follows the data file's name in the name of a restore's
+// copy of the backup.
+const restoringInfix = ".restoring-"
+
+// removeLeftovers removes the regular files in dir whose names start with
+// prefix and that no process holds locked.
+func removeLeftovers(dir, prefix string) ([]string, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -50,7 +70,7 @@ func RemoveBackupLeftovers(dir string) ([]string, error) {
 	var removed []string
 	var errs []error
 	for _, e := range entries {
-		if !strings.HasPrefix(e.Name(), BackupTempPrefix) || !e.Type().IsRegular() {
+		if !strings.HasPrefix(e.Name(), prefix) || !e.Type().IsRegular() {
 			continue
 		}
 		path := filepath.Join(dir, e.Name())

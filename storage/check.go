@@ -129,11 +129,19 @@ func checkLinkbolt(db *bolt.DB) []string {
 	_ = db.View(func(tx *bolt.Tx) error {
 		meta := tx.Bucket(bucketMeta)
 		if meta == nil {
+			return nil // no linkbolt data file: restore refuses it
+		}
+		current := string(meta.Get(metaSchemaVersion)) == strconv.Itoa(SchemaVersion)
+		if missing := missingBuckets(tx); current && len(missing) > 0 {
+			// A server would create them empty, and an empty users.email
+			// finds nobody: a backup without it restored to a file where
+			// nobody could sign in.
+			add(missing)
 			return nil
 		}
-		if !hasEveryBucket(tx) || string(meta.Get(metaSchemaVersion)) != strconv.Itoa(SchemaVersion) {
+		if !current {
 			if tx.Bucket(bucketLinks) != nil && tx.Bucket(bucketLinksSearch) != nil {
-				add(checkSearchIndex(tx))
+				add(guardCheck("the search index", func() []error { return checkSearchIndex(tx) }))
 			}
 			return nil
 		}
@@ -144,20 +152,35 @@ func checkLinkbolt(db *bolt.DB) []string {
 		}
 		codecs.Store(db, ids)
 		defer codecs.Delete(db)
-		add(checkInvariants(tx))
+		add(guardCheck("the records", func() []error { return checkInvariants(tx) }))
 		return nil
 	})
 	return problems
 }
 
-// hasEveryBucket reports whether tx holds every bucket of the current
-// schema; users.reset and clicks.backlog came without a schema change, and
-// a file no server has opened since may lack them.
-func hasEveryBucket(tx *bolt.Tx) bool {
+// guardCheck runs the checker of what, and reports a panic in it as a
+// problem of the file: the checkers read keys and values of the lengths
+// linkbolt writes, and one of a crafted file that slipped past their
+// length checks (a 5-byte key in keys.hash) must be a report, not a
+// crash of check or restore.
+func guardCheck(what string, check func() []error) (errs []error) {
+	defer func() {
+		if p := recover(); p != nil {
+			errs = append(errs, fmt.Errorf("%s: a key or value of the wrong shape, which linkbolt never writes (%v)", what, p))
+		}
+	}()
+	return check()
+}
+
+// missingBuckets returns a problem for each bucket of the current schema
+// that tx lacks; users.reset and clicks.backlog came without a schema
+// change, and a file no server has opened since may lack them.
+func missingBuckets(tx *bolt.Tx) []error {
+	var errs []error
 	for _, name := range allBuckets {
 		if tx.Bucket(name) == nil && !bytes.Equal(name, bucketUsersReset) && !bytes.Equal(name, bucketClicksBacklog) {
-			return false
+			errs = append(errs, fmt.Errorf("bucket %s is missing: the file is not whole (a server would start it empty)", name))
 		}
 	}
-	return true
+	return errs
 }

@@ -79,9 +79,13 @@ func checkKeys(tx *bolt.Tx) []error {
 	entries := 0
 	_ = hashes.ForEach(func(k, v []byte) error {
 		entries++
+		if len(v) != 8 {
+			fail("keys.hash %x: names %x, which is no key id", k, v)
+			return nil
+		}
 		rec, err := findKey(tx, 0, btoi(v))
 		switch {
-		case len(v) != 8 || err != nil:
+		case err != nil:
 			fail("keys.hash %x: dangling: names key %x, which does not exist", k, v)
 		case !bytes.Equal(rec.Hash, k):
 			fail("keys.hash %x: names key %x, whose hash differs", k, v)

@@ -59,13 +59,13 @@ func checkInvariants(tx *bolt.Tx) []error {
 	if err != nil {
 		return []error{err}
 	}
-	errs = append(errs, checkCampaigns(tx, wantCampaign)...)
-	errs = append(errs, checkWebhooks(tx)...)
-	errs = append(errs, checkDomains(tx)...)
-	errs = append(errs, checkMembers(tx)...)
-	errs = append(errs, checkInvitations(tx)...)
-	errs = append(errs, checkAudit(tx)...)
-	errs = append(errs, checkSearchIndex(tx)...)
+	errs = append(errs, guardCheck("campaigns", func() []error { return checkCampaigns(tx, wantCampaign) })...)
+	errs = append(errs, guardCheck("webhooks", func() []error { return checkWebhooks(tx) })...)
+	errs = append(errs, guardCheck("domains", func() []error { return checkDomains(tx) })...)
+	errs = append(errs, guardCheck("members", func() []error { return checkMembers(tx) })...)
+	errs = append(errs, guardCheck("invitations", func() []error { return checkInvitations(tx) })...)
+	errs = append(errs, guardCheck("the audit log", func() []error { return checkAudit(tx) })...)
+	errs = append(errs, guardCheck("the search index", func() []error { return checkSearchIndex(tx) })...)
 	compareCounters := func(name []byte, want map[string]uint64) {
 		got := map[string]uint64{}
 		_ = tx.Bucket(name).ForEach(func(k, v []byte) error { got[string(k)] = btoi(v); return nil })
@@ -114,10 +114,11 @@ func checkInvariants(tx *bolt.Tx) []error {
 	compareSet(bucketLinksWorkspace, wantWS)
 	compareSet(bucketLinksTag, wantTag)
 
-	errs = append(errs, checkClicks(tx)...)
-	errs = append(errs, checkUsers(tx)...)
-	errs = append(errs, checkResets(tx)...)
-	errs = append(errs, checkKeys(tx)...)
+	errs = append(errs, guardCheck("clicks", func() []error { return checkClicks(tx) })...)
+	errs = append(errs, guardCheck("users", func() []error { return checkUsers(tx) })...)
+	errs = append(errs, guardCheck("password resets", func() []error { return checkResets(tx) })...)
+	errs = append(errs, guardCheck("API keys", func() []error { return checkKeys(tx) })...)
+	errs = append(errs, guardCheck("the indexes' values and workspaces", func() []error { return checkShapes(tx) })...)
 	slices.SortFunc(errs, func(a, b error) int { return bytes.Compare([]byte(a.Error()), []byte(b.Error())) })
 	return errs
 }

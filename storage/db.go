@@ -347,14 +347,20 @@ func openBolt(path string, log *slog.Logger) (*bolt.DB, *idCodec, error) {
 	return bdb, ids, nil
 }
 
-// removeBackupLeftovers removes the spool files of a crashed backup.
-// Holding the file, this process is the only one that could be spooling
-// a backup beside it: what is there was left by a crash.
+// removeBackupLeftovers removes the spool files of a crashed backup and
+// the copies of a crashed restore. Holding the file, this process is the
+// only one that could be spooling a backup beside it, and no restore is
+// under way (it would hold the file): what is there was left by a crash.
 func (db *DB) removeBackupLeftovers() {
 	if removed, err := RemoveBackupLeftovers(filepath.Dir(db.Path)); err != nil {
 		db.logger().Warn("could not remove a crashed backup's spool file", "err", err)
 	} else if len(removed) > 0 {
 		db.logger().Info("removed the spool files a crashed backup left behind", "files", removed)
+	}
+	if removed, err := RemoveRestoreLeftovers(db.Path); err != nil {
+		db.logger().Warn("could not remove a crashed restore's copy", "err", err)
+	} else if len(removed) > 0 {
+		db.logger().Info("removed the copies a crashed restore left behind", "files", removed)
 	}
 }
 

@@ -21,6 +21,9 @@ type RestoreReport struct {
 	Size     int64
 	Schema   uint64 // the schema version of the restored file
 	Replaced string // where the replaced data file was kept; "" when there was none
+	// Removed are the copies an interrupted restore had left beside the
+	// data file (see RemoveRestoreLeftovers).
+	Removed []string
 }
 
 // ErrBackupRefused matches (with errors.Is) the error of RestoreFile when
@@ -65,11 +68,19 @@ func RestoreFile(from, to string, now time.Time) (*RestoreReport, error) {
 	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
-	unlock, err := holdDataFile(to)
+	unlock, held, err := holdDataFile(to)
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
+	var removed []string
+	if held {
+		// Without a data file there is no lock to exclude another
+		// restore's copy; the server removes those when it starts.
+		if removed, err = RemoveRestoreLeftovers(to); err != nil {
+			return nil, fmt.Errorf("remove what an interrupted restore left behind: %w", err)
+		}
+	}
 	tmp, err := copyBeside(from, to)
 	if err != nil {
 		return nil, err
@@ -80,7 +91,7 @@ func RestoreFile(from, to string, now time.Time) (*RestoreReport, error) {
 			os.Remove(tmp)
 		}
 	}()
-	r := &RestoreReport{From: from, To: to}
+	r := &RestoreReport{From: from, To: to, Removed: removed}
 	if r.Schema, err = checkBackup(from, tmp); err != nil {
 		return nil, err
 	}
@@ -115,24 +126,24 @@ func keepReplaced(path string, now time.Time) (string, error) {
 	}
 }
 
-// holdDataFile locks the data file at path, when there is one, until
-// unlock is called, so that no server opens it while it is replaced; a
-// server holding it already is an error matching ErrLocked.
-func holdDataFile(path string) (unlock func(), err error) {
+// holdDataFile locks the data file at path, when there is one (held),
+// until unlock is called, so that no server opens it while it is
+// replaced; a server holding it already is an error matching ErrLocked.
+func holdDataFile(path string) (unlock func(), held bool, err error) {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if errors.Is(err, os.ErrNotExist) {
-		return func() {}, nil
+		return func() {}, false, nil
 	} else if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if err := lockFile(f); err != nil {
 		f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, &lockedError{path: path}
+			return nil, false, &lockedError{path: path}
 		}
-		return nil, fmt.Errorf("lock %s: %w", path, err)
+		return nil, false, fmt.Errorf("lock %s: %w", path, err)
 	}
-	return func() { f.Close() }, nil
+	return func() { f.Close() }, true, nil
 }
 
 // copyBeside copies from into a new temporary file in to's directory and
@@ -143,7 +154,7 @@ func copyBeside(from, to string) (string, error) {
 		return "", err
 	}
 	defer src.Close()
-	dst, err := os.CreateTemp(filepath.Dir(to), filepath.Base(to)+".restoring-*")
+	dst, err := os.CreateTemp(filepath.Dir(to), filepath.Base(to)+restoringInfix+"*")
 	if err != nil {
 		return "", err
 	}

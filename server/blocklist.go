@@ -35,7 +35,14 @@ const DefaultBlocklistPoll = 5 * time.Second
 //     "*" standing for any run of characters, the whole string to match;
 //     "example.com/promo/*", "*.example.net/login*". A pattern without
 //     "/" ("*.example.org", "bad-*.example") is matched against the host
-//     alone.
+//     alone. The path and query are matched as a browser requests them,
+//     in lower case (blockTail: "/./PROMO/x", "/%70romo/x", "//promo/x"
+//     are "/promo/x"), and a pattern's own are normalised the same way.
+//
+// Every destination of a link is matched: destination_url, rules[].then,
+// variants[].destination_url when it is saved and served, expired_url
+// when saved and where it is served (checkBlocked, blocksLinkAt,
+// goneRedirect).
 //
 // A scheme in front ("https://"), a port and a lone "/" after the host
 // are dropped, and hosts are lowered and turned into A-labels, so that
@@ -172,6 +179,11 @@ func (b *blocklist) compile() {
 	c := &compiledBlocklist{hosts: map[string]bool{}}
 	for _, e := range slices.Concat(b.fileLines, b.apiLines) {
 		if isBlockPattern(e) {
+			// An entry stored before entries were normalised (or lowered)
+			// is matched as its canonical form.
+			if ce, problem := canonicalBlockEntry(e); problem == "" {
+				e = ce
+			}
 			c.patterns = append(c.patterns, blockPattern{glob: e, hostOnly: !strings.Contains(e, "/")})
 		} else {
 			c.hosts[e] = true
@@ -187,13 +199,38 @@ func isBlockPattern(e string) bool { return strings.ContainsAny(e, "/*") }
 
 // blocks reports whether the destination rawURL is blocked, after a look
 // at the file when one is due.
-func (b *blocklist) blocks(rawURL string) bool { return b.blocksAt(rawURL, b.now()) }
-
-// blocksAt is blocks for a redirect, which has read the clock already.
-func (b *blocklist) blocksAt(rawURL string, now time.Time) bool {
-	b.refresh(now)
+func (b *blocklist) blocks(rawURL string) bool {
+	b.refresh(b.now())
 	c := b.list.Load()
 	return c != nil && c.matches(rawURL)
+}
+
+// blocksLinkAt reports whether a live l sends a visitor to a destination
+// on the list at now (a redirect, which has read the clock already): its
+// destination_url, a rule's then or a variant's destination_url. One of
+// them blocked turns the whole link off, as a blocked destination_url
+// does: the link is answered 410 whoever visits it. expired_url is looked
+// at only where it is served (goneRedirect).
+func (b *blocklist) blocksLinkAt(l *link.Link, now time.Time) bool {
+	b.refresh(now)
+	c := b.list.Load()
+	if c == nil {
+		return false
+	}
+	if c.matches(l.DestinationURL) {
+		return true
+	}
+	for i := range l.Rules {
+		if c.matches(l.Rules[i].Then) {
+			return true
+		}
+	}
+	for i := range l.Variants {
+		if c.matches(l.Variants[i].DestinationURL) {
+			return true
+		}
+	}
+	return false
 }
 
 // entries returns the entries in force: the file's and the API's.
@@ -236,10 +273,7 @@ func (c *compiledBlocklist) matches(rawURL string) bool {
 	if len(c.patterns) == 0 {
 		return false
 	}
-	if tail == "" {
-		tail = "/"
-	}
-	full := host + tail
+	full := host + blockTail(tail)
 	for _, p := range c.patterns {
 		if p.hostOnly && globMatch(p.glob, host) || !p.hostOnly && globMatch(p.glob, full) {
 			return true
@@ -275,9 +309,178 @@ func globMatch(pattern, s string) bool {
 	return px == len(pattern)
 }
 
+// blockTail returns the path and query of a destination ("/a/b?x=1",
+// "" for none) as the blocklist matches them: the path as a browser
+// requests it, and in lower case, so that spelling a path another way
+// does not get around a pattern:
+//
+//   - a percent-escape of an unreserved character (RFC 3986 §2.3:
+//     letters, digits, "-", "." , "_", "~") is decoded, in the path and
+//     the query: "/%70romo" is "/promo", "/%2e%2e/" is "/../";
+//   - other bytes outside ASCII are percent-escaped, as the redirect's
+//     Location carries them;
+//   - in the path, "\" is "/" (as browsers read http and https URLs),
+//     repeated slashes are folded ("//promo" is "/promo": many servers
+//     do so) and dot segments are removed (RFC 3986 §5.2.4: "/./promo",
+//     "/a/../promo" are "/promo"); an empty path is "/";
+//   - the whole of it is lowered (ASCII only): many servers treat paths
+//     case-insensitively, so "/PROMO/x" is blocked by "example.org/promo/*".
+//
+// A pattern's path goes through the same (canonicalBlockEntry). The query
+// keeps its slashes and dots: they mean nothing there.
+func blockTail(tail string) string {
+	path, query, hasQuery := strings.Cut(tail, "?")
+	path = removeDotSegments(foldSlashes(strings.ReplaceAll(normalizeEscapes(path), `\`, "/")))
+	if path == "" {
+		path = "/"
+	}
+	if hasQuery {
+		path += "?" + normalizeEscapes(query)
+	}
+	return lowerASCII(path)
+}
+
+// normalizeEscapes decodes the percent-escapes of unreserved characters
+// in s, writes the hex digits of the others in upper case and
+// percent-escapes the bytes outside ASCII. A "%" not followed by two hex
+// digits is escaped ("%25"): so that decoding never makes a new escape
+// ("%7%41" is not "%7A"), and the result is its own normal form.
+func normalizeEscapes(s string) string {
+	i := 0
+	for ; i < len(s); i++ {
+		if s[i] == '%' || s[i] >= 0x80 {
+			break
+		}
+	}
+	if i == len(s) {
+		return s
+	}
+	const hex = "0123456789ABCDEF"
+	b := make([]byte, 0, len(s)+8)
+	b = append(b, s[:i]...)
+	for ; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 0x80:
+			b = append(b, '%', hex[c>>4], hex[c&15])
+		case c == '%' && i+2 < len(s) && isHex(s[i+1]) && isHex(s[i+2]):
+			d := unhex(s[i+1])<<4 | unhex(s[i+2])
+			if isUnreserved(d) {
+				b = append(b, d)
+			} else {
+				b = append(b, '%', hex[d>>4], hex[d&15])
+			}
+			i += 2
+		case c == '%':
+			b = append(b, "%25"...) // a "%" that starts no escape is one
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(b)
+}
+
+func isHex(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F' }
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	default:
+		return c - 'A' + 10
+	}
+}
+
+// isUnreserved reports whether c is an unreserved character of RFC 3986
+// (§2.3), whose percent-escape means the character itself.
+func isUnreserved(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~'
+}
+
+// foldSlashes turns every run of "/" into one.
+func foldSlashes(p string) string {
+	if !strings.Contains(p, "//") {
+		return p
+	}
+	b := make([]byte, 0, len(p))
+	for i := 0; i < len(p); i++ {
+		if p[i] == '/' && len(b) > 0 && b[len(b)-1] == '/' {
+			continue
+		}
+		b = append(b, p[i])
+	}
+	return string(b)
+}
+
+// removeDotSegments is RFC 3986's remove_dot_segments (§5.2.4) for a path
+// without repeated slashes: "." segments go, a ".." segment takes the
+// segment before it (none above the root) along; a path that ended in a
+// dot segment keeps its trailing "/".
+func removeDotSegments(p string) string {
+	if !hasDotSegment(p) {
+		return p // "/index.html": no work, no allocation
+	}
+	abs := strings.HasPrefix(p, "/")
+	segs := strings.Split(strings.TrimPrefix(p, "/"), "/")
+	out := make([]string, 0, len(segs))
+	trailing := false
+	for i, seg := range segs {
+		last := i == len(segs)-1
+		switch seg {
+		case ".":
+			trailing = last
+		case "..":
+			if len(out) > 0 {
+				out = out[:len(out)-1]
+			}
+			trailing = last
+		default:
+			out = append(out, seg)
+			trailing = false
+		}
+	}
+	r := strings.Join(out, "/")
+	if trailing && len(out) > 0 {
+		r += "/"
+	}
+	if abs {
+		r = "/" + r
+	}
+	return r
+}
+
+// hasDotSegment reports whether the path p has a "." or ".." segment.
+func hasDotSegment(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if p[i] != '.' || i > 0 && p[i-1] != '/' {
+			continue
+		}
+		j := i + 1
+		if j < len(p) && p[j] == '.' {
+			j++
+		}
+		if j == len(p) || p[j] == '/' {
+			return true
+		}
+	}
+	return false
+}
+
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return strings.ToLower(s)
+		}
+	}
+	return s
+}
+
 // canonicalBlockEntry returns the form in which an entry is kept and
 // matched, or a problem: the scheme dropped, the host lowered and in
-// A-labels, a trailing dot and a port dropped.
+// A-labels, a trailing dot and a port dropped, and the path and query of
+// a pattern as blockTail makes them (lowered, dot segments removed…).
 func canonicalBlockEntry(raw string) (entry, problem string) {
 	e := strings.TrimSpace(raw)
 	if i := strings.Index(e, "://"); i >= 0 {
@@ -318,16 +521,70 @@ func canonicalBlockEntry(raw string) (entry, problem string) {
 	if tail == "" && !strings.Contains(host, "*") && strings.Trim(host, ".") != host {
 		return "", "has a host that is not a valid domain name"
 	}
+	if tail != "" {
+		tail = blockTail(tail)
+	}
 	return host + tail, ""
 }
 
-// checkBlocked refuses a destination on the blocklist (field
-// destination_url, 422).
-func (s *Server) checkBlocked(dest string) error {
-	if s.blocklist.blocks(dest) {
-		return fieldError("destination_url", "is on this service's blocklist")
+// linkDestinations names the destinations of a link that checkBlocked
+// looks at.
+type linkDestinations uint8
+
+const (
+	destMain     linkDestinations = 1 << iota // destination_url
+	destRules                                 // rules[].then
+	destVariants                              // variants[].destination_url
+	destExpired                               // expired_url
+	destAll      = destMain | destRules | destVariants | destExpired
+)
+
+// blockedMessage is the message of a destination on the blocklist (the
+// YOURLS API looks for "blocklist" in it).
+const blockedMessage = "is on this service's blocklist"
+
+// checkBlocked refuses a link that would send a visitor to a destination
+// on the blocklist (422), naming each such field: destination_url,
+// rules[i].then, variants[i].destination_url, expired_url, of those which
+// names. A new link is checked with destAll; a PATCH checks the fields it
+// sets.
+func (s *Server) checkBlocked(l *link.Link, which linkDestinations) error {
+	b := s.blocklist
+	b.refresh(b.now())
+	c := b.list.Load()
+	if c == nil {
+		return nil
 	}
-	return nil
+	var fields []link.FieldError
+	add := func(field, dest string) {
+		if dest != "" && c.matches(dest) {
+			fields = append(fields, link.FieldError{Field: field, Message: blockedMessage})
+		}
+	}
+	if which&destMain != 0 {
+		add("destination_url", l.DestinationURL)
+	}
+	if which&destRules != 0 {
+		for i := range l.Rules {
+			add(fmt.Sprintf("rules[%d].then", i), l.Rules[i].Then)
+		}
+	}
+	if which&destVariants != 0 {
+		for i := range l.Variants {
+			add(fmt.Sprintf("variants[%d].destination_url", i), l.Variants[i].DestinationURL)
+		}
+	}
+	if which&destExpired != 0 {
+		add("expired_url", l.ExpiredURL)
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	msg := fields[0].Field + ": " + fields[0].Message
+	if len(fields) > 1 {
+		msg += fmt.Sprintf(" (and %d more)", len(fields)-1)
+	}
+	return &link.Error{Code: link.EINVALID, Message: msg, Fields: fields}
 }
 
 // The admin API of the blocklist.
@@ -405,7 +662,7 @@ func (s *Server) handleAddBlockEntry(w http.ResponseWriter, r *http.Request, c *
 	b := s.blocklist
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if slices.Contains(b.apiLines, entry) {
+	if entryIndex(b.apiLines, entry) >= 0 {
 		return link.Errorf(link.ECONFLICT, "%q is on the blocklist already", entry)
 	}
 	e := &link.BlockEntry{Entry: entry, CreatedAt: s.now()}
@@ -436,15 +693,15 @@ func (s *Server) handleDeleteBlockEntry(w http.ResponseWriter, r *http.Request, 
 	b := s.blocklist
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	i := slices.Index(b.apiLines, entry)
+	i := entryIndex(b.apiLines, entry)
 	if i < 0 {
-		if slices.Contains(b.fileLines, entry) {
+		if entryIndex(b.fileLines, entry) >= 0 {
 			return link.Errorf(link.ECONFLICT, "%q comes from the blocklist file %s: remove it there", entry, b.path)
 		}
 		return link.Errorf(link.ENOTFOUND, "%q is not on the blocklist", entry)
 	}
 	if b.store != nil {
-		if err := b.store.DeleteBlockEntry(r.Context(), entry); err != nil {
+		if err := b.store.DeleteBlockEntry(r.Context(), b.apiLines[i]); err != nil {
 			return err
 		}
 	}
@@ -452,4 +709,21 @@ func (s *Server) handleDeleteBlockEntry(w http.ResponseWriter, r *http.Request, 
 	b.compile()
 	w.WriteHeader(http.StatusNoContent)
 	return nil
+}
+
+// entryIndex returns the index of the canonical entry in lines, or -1: an
+// entry stored in an older canonical form (before paths were normalised
+// and lowered) is found by its form today.
+func entryIndex(lines []string, entry string) int {
+	for i, e := range lines {
+		if e == entry {
+			return i
+		}
+	}
+	for i, e := range lines {
+		if ce, problem := canonicalBlockEntry(e); problem == "" && ce == entry {
+			return i
+		}
+	}
+	return -1
 }

@@ -118,13 +118,14 @@ func (s *Server) createLink(r *http.Request, l *link.Link) error {
 }
 
 // checkNewLink normalises and validates a link to create, one alone or
-// one of a bulk creation, and refuses a destination on the blocklist.
+// one of a bulk creation, and refuses a link with a destination on the
+// blocklist (destination_url, a rule's, a variant's, expired_url).
 func (s *Server) checkNewLink(l *link.Link) error {
 	l.Normalize()
 	if err := l.Validate(s.servedRules); err != nil {
 		return err
 	}
-	return s.checkBlocked(l.DestinationURL)
+	return s.checkBlocked(l, destAll)
 }
 
 func (s *Server) handleGetLink(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -185,10 +186,22 @@ func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *cal
 			if err := l.Validate(s.rules.WithDomain(l.Domain)); err != nil {
 				return err
 			}
-			if in.DestinationURL == nil {
-				return nil // a link turned off by the blocklist may still be archived, retitled…
+			// Only the destinations the PATCH sets are checked: a link
+			// turned off by the blocklist may still be archived, retitled…
+			var which linkDestinations
+			if in.DestinationURL != nil {
+				which |= destMain
 			}
-			return s.checkBlocked(l.DestinationURL)
+			if in.Rules != nil {
+				which |= destRules
+			}
+			if in.Variants != nil {
+				which |= destVariants
+			}
+			if in.ExpiredURL.Set {
+				which |= destExpired
+			}
+			return s.checkBlocked(l, which)
 		})
 	if err != nil {
 		return err

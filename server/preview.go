@@ -18,7 +18,7 @@ a.go{display:inline-block;margin-top:1rem;padding:.5rem 1rem;background:#1f5fbf;
 .gone{color:#a00}</style></head>
 <body><h1>{{if .Title}}{{.Title}}{{else}}Where /{{.Code}} goes{{end}}</h1>
 {{if .Gone}}<p class="gone">{{.Gone}}</p>{{end}}
-{{if .Protected}}<p id="protected">This short link is protected by a password: where it leads is shown only to visitors who give it.</p>
+{{if .Protected}}<p id="protected">This short link is protected by a password: where it leads is shown only to those who know it.</p>
 {{else}}<p>This short link leads to:</p>
 <p class="dest" id="destination">{{.Destination}}</p>
 <p>Host: <strong id="host">{{.Host}}</strong>{{if ne .Host .HostUnicode}} (shown as {{.HostUnicode}}; the address your browser visits is {{.Host}}){{end}}</p>
@@ -37,10 +37,11 @@ type previewData struct {
 // title and a Continue link to the short link itself, so that following
 // it is a click like any other. The preview is never a click. An unknown
 // code is the 404 page; an expired, used-up or blocked link says so and
-// has no Continue link. A link with a password shows neither its
-// destination nor its title: the preview asks for no password (the unlock
-// cookie is not even sent to /{code}+), so it shows what anyone may see,
-// and Continue leads to the password form.
+// has no Continue link. A protected link's preview shows nothing of where
+// it goes (not its destination, host or title: the password form shows
+// none of them either), only that it is protected, and its Continue link
+// leads to the form. The unlock cookie is scoped to the link's own path,
+// which /{code}+ is not, so no visitor is unlocked here.
 func (s *Server) preview(w http.ResponseWriter, r *http.Request, host, code string) {
 	l, err := s.links.FindLinkByAlias(r.Context(), host, code)
 	if isNotFound(err) {

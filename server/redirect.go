@@ -46,7 +46,10 @@ func (s *Server) redirect(w http.ResponseWriter, r *http.Request, d *link.Domain
 	}
 	// A destination checked when it was saved may point back here now (a
 	// custom domain verified since): refuse the hop, and count no click.
-	if s.loops(l.DestinationURL) {
+	// A protected link is looked at once the visitor is through
+	// (redirectControlled): before, its answer says nothing of where it
+	// goes.
+	if l.PasswordHash == "" && s.loops(l.DestinationURL) {
 		s.writeError(w, r, errHTTP(codeRedirectLoop, fmt.Sprintf(
 			"short link %q points back into this service (%s), which would loop: change its destination", code, hostOf(l.DestinationURL))))
 		return

@@ -80,11 +80,32 @@ func (s *Server) redirectControlled(w http.ResponseWriter, r *http.Request, d *l
 		s.serveOGPage(w, r, l)
 		return
 	}
-	if l.PasswordHash != "" && (!s.unlockedGet(w, r, d, l) || !s.takeClick(w, r, l)) {
+	if l.PasswordHash == "" {
+		dest, variant := s.pickDestination(r, l)
+		s.redirectTo(w, r, l, dest, variant, 0)
+		return
+	}
+	// A protected link tells nothing of where it goes before the password:
+	// not even that it loops (redirect leaves that to this point).
+	if !s.unlockedGet(w, r, l) {
 		return
 	}
 	dest, variant := s.pickDestination(r, l)
+	if s.loops(dest) {
+		s.loopAnswer(w, r, l, dest) // before a click is taken
+		return
+	}
+	if !s.takeClick(w, r, l) {
+		return
+	}
 	s.redirectTo(w, r, l, dest, variant, 0)
+}
+
+// loopAnswer refuses to redirect l to dest, which points back into this
+// service.
+func (s *Server) loopAnswer(w http.ResponseWriter, r *http.Request, l *link.Link, dest string) {
+	s.writeError(w, r, errHTTP(codeRedirectLoop,
+		"short link "+strconv.Quote(l.Alias)+" points back into this service ("+hostOf(dest)+"), which would loop: change its destination"))
 }
 
 // redirectTo records a click for a GET (or a POST of the right password)
@@ -93,8 +114,7 @@ func (s *Server) redirectControlled(w http.ResponseWriter, r *http.Request, d *l
 // visitor, so none is cached.
 func (s *Server) redirectTo(w http.ResponseWriter, r *http.Request, l *link.Link, dest string, variant uint8, status int) {
 	if s.loops(dest) {
-		s.writeError(w, r, errHTTP(codeRedirectLoop,
-			"short link "+strconv.Quote(l.Alias)+" points back into this service ("+hostOf(dest)+"), which would loop: change its destination"))
+		s.loopAnswer(w, r, l, dest)
 		return
 	}
 	if r.Method != http.MethodHead {
@@ -394,10 +414,10 @@ func (s *Server) setUnlockCookie(w http.ResponseWriter, d *link.Domain, l *link.
 		Expires: exp, MaxAge: int(ttl / time.Second), HttpOnly: true, Secure: secure, SameSite: http.SameSiteLaxMode})
 }
 
-// guessAllowed takes one password guess at l from the limiter of the
-// request's address (an IPv6 client's by its /64, see clientIP), and
-// answers 429 (a page, or problem+json for API clients) when there is none
-// left.
+// guessAllowed takes one password guess at l from the request's client
+// (its address; an IPv6 client's /64, as logins count it: clientIP) from
+// the limiter, and answers 429 (a page, or problem+json for API clients)
+// when there is none left.
 func (s *Server) guessAllowed(w http.ResponseWriter, r *http.Request, l *link.Link, page bool) bool {
 	dec := s.limiters.Allow("link-password:"+l.ID+"|"+s.clientIP(r), linkPasswordPerMinute)
 	if dec.Allowed {
@@ -413,10 +433,39 @@ func (s *Server) guessAllowed(w http.ResponseWriter, r *http.Request, l *link.Li
 	return false
 }
 
+// unlocked reports whether the request may go through the protected link
+// l: a POST (the password form) by its password (unlockedPost), a GET or
+// HEAD by unlockedGet. Otherwise it has answered.
+func (s *Server) unlocked(w http.ResponseWriter, r *http.Request, l *link.Link) bool {
+	if r.Method == http.MethodPost {
+		return s.unlockedPost(w, r, l)
+	}
+	return s.unlockedGet(w, r, l)
+}
+
+// unlockedPost reports whether the password posted with the form (parsed
+// already) is l's, checked through slowHash. Otherwise it has answered the
+// form again: 401 with a message, 429, or 503 when the server is busy.
+func (s *Server) unlockedPost(w http.ResponseWriter, r *http.Request, l *link.Link) bool {
+	if !s.guessAllowed(w, r, l, true) {
+		return false
+	}
+	ok, err := s.verifyLinkPassword(w, r, l.PasswordHash, r.PostForm.Get("password"))
+	if err != nil {
+		s.writePasswordPage(w, r, http.StatusServiceUnavailable, l, "The server is busy. Try again in a moment.")
+		return false
+	}
+	if !ok {
+		s.writePasswordPage(w, r, http.StatusUnauthorized, l, "Wrong password. Try again.")
+		return false
+	}
+	return true
+}
+
 // unlockedGet reports whether a GET or HEAD may go through a protected
 // link: by its unlock cookie or its X-Link-Password header. Otherwise it
 // has answered: the password form, 401 for a wrong header, 429.
-func (s *Server) unlockedGet(w http.ResponseWriter, r *http.Request, d *link.Domain, l *link.Link) bool {
+func (s *Server) unlockedGet(w http.ResponseWriter, r *http.Request, l *link.Link) bool {
 	if s.unlockedByCookie(r, l) {
 		return true
 	}
@@ -474,26 +523,22 @@ func (s *Server) unlockPost(w http.ResponseWriter, r *http.Request, d *link.Doma
 		s.writePasswordPage(w, r, http.StatusBadRequest, l, "The form could not be read. Try again.")
 		return
 	}
-	// An expired, used-up or blocked link asks for no password.
+	// An expired, used-up or blocked link asks for no password, unless
+	// it goes to its expired_url (goneRedirect checks the password then).
 	if (l.Limited() || s.blocklist.active()) && s.controlRedirect(w, r, l, s.now()) {
 		return
 	}
-	if !s.guessAllowed(w, r, l, true) {
+	if !s.unlockedPost(w, r, l) {
 		return
 	}
-	ok, err := s.verifyLinkPassword(w, r, l.PasswordHash, r.PostForm.Get("password"))
-	if err != nil {
-		s.writePasswordPage(w, r, http.StatusServiceUnavailable, l, "The server is busy. Try again in a moment.")
-		return
-	}
-	if !ok {
-		s.writePasswordPage(w, r, http.StatusUnauthorized, l, "Wrong password. Try again.")
+	dest, variant := s.pickDestination(r, l)
+	if s.loops(dest) {
+		s.loopAnswer(w, r, l, dest) // before a click is taken
 		return
 	}
 	if !s.takeClick(w, r, l) {
 		return
 	}
 	s.setUnlockCookie(w, d, l)
-	dest, variant := s.pickDestination(r, l)
 	s.redirectTo(w, r, l, dest, variant, http.StatusSeeOther)
 }

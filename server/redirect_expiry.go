@@ -246,7 +246,7 @@ func (s *Server) controlRedirect(w http.ResponseWriter, r *http.Request, l *link
 	if gone == linkLive {
 		return false
 	}
-	s.goneRedirect(w, r, l, gone)
+	s.goneRedirect(w, r, l, gone, false)
 	return true
 }
 
@@ -255,7 +255,7 @@ func (s *Server) controlRedirect(w http.ResponseWriter, r *http.Request, l *link
 // when consume is set.
 func (s *Server) linkState(ctx context.Context, l *link.Link, now time.Time, consume bool) (linkGone, error) {
 	switch {
-	case s.blocklist.blocksAt(l.DestinationURL, now):
+	case s.blocklist.blocksLinkAt(l, now):
 		return linkBlocked, nil
 	case l.ExpiredAt(now):
 		return linkExpired, nil
@@ -286,20 +286,32 @@ func (s *Server) takeClick(w http.ResponseWriter, r *http.Request, l *link.Link)
 		return false
 	}
 	if !ok {
-		s.goneRedirect(w, r, l, linkUsedUp)
+		s.goneRedirect(w, r, l, linkUsedUp, true)
 	}
 	return ok
 }
 
 // goneRedirect answers a redirect of l that no longer goes to its
-// destination: to expired_url, or 410.
-func (s *Server) goneRedirect(w http.ResponseWriter, r *http.Request, l *link.Link, gone linkGone) {
+// destination: to expired_url, or 410. An expired_url on the blocklist is
+// not followed: 410 with the blocklist's notice, as a blocked destination
+// answers. The expired_url of a protected link is, like its destination,
+// for those who know the password: a visitor not unlocked yet (unlocked
+// false: the request has not been looked at) is asked for it as on a live
+// link (the form; 401 or 429 for X-Link-Password), and a POST of the form
+// has its password checked, before the redirect.
+func (s *Server) goneRedirect(w http.ResponseWriter, r *http.Request, l *link.Link, gone linkGone, unlocked bool) {
 	if gone != linkBlocked && l.ExpiredURL != "" && !s.loops(l.ExpiredURL) {
-		h := w.Header()
-		h["Location"] = []string{asciiURL(l.ExpiredURL)}
-		h["Cache-Control"] = cacheTemporary
-		w.WriteHeader(http.StatusFound)
-		return
+		if !s.blocklist.blocks(l.ExpiredURL) {
+			if l.PasswordHash != "" && !unlocked && !s.unlocked(w, r, l) {
+				return
+			}
+			h := w.Header()
+			h["Location"] = []string{asciiURL(l.ExpiredURL)}
+			h["Cache-Control"] = cacheTemporary
+			w.WriteHeader(http.StatusFound)
+			return
+		}
+		gone = linkBlocked
 	}
 	s.goneAnswer(w, r, l, gone)
 }

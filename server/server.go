@@ -483,11 +483,11 @@ func (s *Server) clientAddr(r *http.Request) netip.Addr {
 	return ap.Addr().Unmap()
 }
 
-// clientIP returns the client's address as text, for every limit per
-// address (logins, password links, invitations, link passwords). An
-// IPv6 client is named by its /64, the block one host or one customer
+// clientIP returns the client as the limits of guesses count it (logins,
+// invitations, single sign-on, link passwords): its address as text, an
+// IPv6 client named by its /64, the block one host or one customer
 // usually holds, so that walking through a block's addresses gets no fresh
-// limits.
+// limits. It is the one place that groups addresses for a limit.
 func (s *Server) clientIP(r *http.Request) string {
 	a := s.clientAddr(r)
 	if !a.IsValid() {

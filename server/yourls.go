@@ -315,7 +315,7 @@ func (s *Server) yourlsNewLink(c *caller, form url.Values) (l *link.Link, code, 
 	l.Normalize()
 	err = l.Validate(s.servedRules)
 	if err == nil {
-		err = s.checkBlocked(l.DestinationURL)
+		err = s.checkBlocked(l, destAll)
 	}
 	if err == nil {
 		return l, "", "", nil

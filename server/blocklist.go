@@ -587,6 +587,25 @@ func (s *Server) checkBlocked(l *link.Link, which linkDestinations) error {
 	return &link.Error{Code: link.EINVALID, Message: msg, Fields: fields}
 }
 
+// checkBlockedDomainURLs refuses a custom domain's root_redirect_url or
+// not_found_url on the blocklist (422, naming each): a domain sends
+// visitors there as a link sends them to its destination.
+func (s *Server) checkBlockedDomainURLs(root, notFound *string) error {
+	var fields []link.FieldError
+	for _, f := range []struct {
+		name string
+		url  *string
+	}{{"root_redirect_url", root}, {"not_found_url", notFound}} {
+		if f.url != nil && *f.url != "" && s.blocklist.blocks(strings.TrimSpace(*f.url)) {
+			fields = append(fields, link.FieldError{Field: f.name, Message: blockedMessage})
+		}
+	}
+	if len(fields) == 0 {
+		return nil
+	}
+	return &link.Error{Code: link.EINVALID, Message: fields[0].Field + ": " + fields[0].Message, Fields: fields}
+}
+
 // The admin API of the blocklist.
 
 func (s *Server) blocklistRoutes() {

@@ -173,3 +173,34 @@ func TestBlocklistPathSpellings(t *testing.T) {
 	e.do("DELETE", "/v1/admin/blocklist?entry=example.com/a/./b/*", e.adminToken, "", 204)
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a/b/c"}`, 201)
 }
+
+// A custom domain sends visitors to its root_redirect_url and its
+// not_found_url as a link sends them to its destination: either on the
+// blocklist is refused when saved (422, each named), and one that comes
+// onto the blocklist later is no longer followed (the domain's own page
+// and the 404 answer instead).
+func TestBlocklistDomainRedirects(t *testing.T) {
+	e := newEnv(t)
+	e.do("POST", "/v1/admin/blocklist", e.adminToken, `{"entry":"evil.example"}`, 201)
+	r := e.do("POST", "/v1/domains", e.writeKey, `{"hostname":"go.example.com","root_redirect_url":"https://evil.example/","not_found_url":"https://www.evil.example/404"}`, 422)
+	if got := r.path("errors", 0, "field"); got != "root_redirect_url" || r.path("errors", 1, "field") != "not_found_url" {
+		t.Fatalf("create with blocked redirects: %s", r.raw)
+	}
+	id := e.verifiedDomain("go.example.com", `,"root_redirect_url":"https://later.example/","not_found_url":"https://later.example/404"`)
+	if r := e.do("PATCH", "/v1/domains/"+id, e.writeKey, `{"not_found_url":"https://evil.example/x"}`, 422); r.path("errors", 0, "field") != "not_found_url" {
+		t.Fatalf("PATCH with a blocked not_found_url: %s", r.raw)
+	}
+	if r := e.onHost("go.example.com", "GET", "/", "", ""); r.status != http.StatusFound || r.header.Get("Location") != "https://later.example/" {
+		t.Fatalf("root before the entry: %d %v", r.status, r.header)
+	}
+	if r := e.onHost("go.example.com", "GET", "/nope", "", ""); r.status != http.StatusFound || r.header.Get("Location") != "https://later.example/404" {
+		t.Fatalf("unknown code before the entry: %d %v", r.status, r.header)
+	}
+	e.do("POST", "/v1/admin/blocklist", e.adminToken, `{"entry":"later.example"}`, 201)
+	if r := e.onHost("go.example.com", "GET", "/", "", "", "Accept", "text/html"); r.status != http.StatusOK || r.header.Get("Location") != "" {
+		t.Fatalf("root after the entry: %d %v", r.status, r.header)
+	}
+	if r := e.onHost("go.example.com", "GET", "/nope", "", "", "Accept", "text/html"); r.status != http.StatusNotFound || r.header.Get("Location") != "" {
+		t.Fatalf("unknown code after the entry: %d %v", r.status, r.header)
+	}
+}

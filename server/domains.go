@@ -99,6 +99,9 @@ func (s *Server) handleCreateDomain(w http.ResponseWriter, r *http.Request, c *c
 	if err := d.Validate(s.servedRules); err != nil {
 		return err
 	}
+	if err := s.checkBlockedDomainURLs(in.RootRedirectURL, in.NotFoundURL); err != nil {
+		return err
+	}
 	contested, err := s.proveContestedClaim(r.Context(), d, now)
 	if err != nil {
 		return err
@@ -193,6 +196,9 @@ func (s *Server) handleUpdateDomain(w http.ResponseWriter, r *http.Request, c *c
 				return fieldError(f.name, msg)
 			}
 		}
+	}
+	if err := s.checkBlockedDomainURLs(in.RootRedirectURL, in.NotFoundURL); err != nil {
+		return err
 	}
 	upd := link.DomainUpdate{RootRedirectURL: in.RootRedirectURL, NotFoundURL: in.NotFoundURL, Verified: in.Verified}
 	d, err := s.domains.UpdateDomain(r.Context(), c.workspace.ID, c.params.ByName("id"), upd,
@@ -300,10 +306,11 @@ var domainRootPage = template.Must(template.New("root").Parse(`<!doctype html>
 `))
 
 // serveDomainRoot answers "/" on a custom domain: a redirect to its
-// root_redirect_url, or a small page naming the domain.
+// root_redirect_url, or a small page naming the domain (also when that URL
+// loops or has come onto the blocklist since it was saved).
 func (s *Server) serveDomainRoot(w http.ResponseWriter, r *http.Request, d *link.Domain) {
 	h := w.Header()
-	if d.RootRedirectURL != "" && !s.loops(d.RootRedirectURL) {
+	if d.RootRedirectURL != "" && !s.loops(d.RootRedirectURL) && !s.blocklist.blocks(d.RootRedirectURL) {
 		h["Location"] = []string{asciiURL(d.RootRedirectURL)}
 		h["Cache-Control"] = cacheTemporary
 		w.WriteHeader(http.StatusFound)

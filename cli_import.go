@@ -173,16 +173,18 @@ func runImport(ctx context.Context, configPath string, o importOptions, stdout, 
 
 // importReport is an import's report as POST /v1/imports answers it.
 type importReport struct {
-	DryRun    bool               `json:"dry_run"`
-	Imported  int                `json:"imported"`
-	Skipped   int                `json:"skipped"`
-	Exists    int                `json:"exists"`
-	Failed    int                `json:"failed"`
-	Clicks    int64              `json:"clicks"`
-	Complete  bool               `json:"complete"`
-	Error     string             `json:"error"`
-	Items     []importReportItem `json:"items"`
-	MoreItems int                `json:"more_items"`
+	DryRun   bool  `json:"dry_run"`
+	Imported int   `json:"imported"`
+	Skipped  int   `json:"skipped"`
+	Exists   int   `json:"exists"`
+	Failed   int   `json:"failed"`
+	Clicks   int64 `json:"clicks"`
+	// ClicksRedated: see importer.Report.
+	ClicksRedated int64              `json:"clicks_redated"`
+	Complete      bool               `json:"complete"`
+	Error         string             `json:"error"`
+	Items         []importReportItem `json:"items"`
+	MoreItems     int                `json:"more_items"`
 }
 
 type importReportItem struct {
@@ -195,7 +197,8 @@ type importReportItem struct {
 }
 
 func importReportJSON(r *importer.Report) *importReport {
-	out := &importReport{DryRun: r.DryRun, Imported: r.Imported, Skipped: r.Skipped, Exists: r.Exists, Failed: r.Failed, Clicks: r.Clicks, MoreItems: r.MoreItems}
+	out := &importReport{DryRun: r.DryRun, Imported: r.Imported, Skipped: r.Skipped, Exists: r.Exists, Failed: r.Failed, Clicks: r.Clicks,
+		ClicksRedated: r.ClicksRedated, MoreItems: r.MoreItems}
 	for _, it := range r.Items {
 		out.Items = append(out.Items, importReportItemOf(it))
 	}
@@ -229,6 +232,9 @@ func printDryRun(w io.Writer) {
 func printImportSummary(w io.Writer, r *importReport) {
 	fmt.Fprintf(w, "imported %d, skipped %d (imported before: %d), failed %d; %d clicks\n",
 		r.Imported, r.Skipped, r.Exists, r.Failed, r.Clicks)
+	if r.ClicksRedated > 0 {
+		fmt.Fprintf(w, "%d of those clicks were dated in the future or before 2000: they count on their link's creation day\n", r.ClicksRedated)
+	}
 }
 
 // printImportItem prints a row that was not simply imported: skipped,

@@ -83,6 +83,12 @@ type Report struct {
 	Exists                    int
 	// Clicks is the imported links' clicks, dated and undated.
 	Clicks int64
+	// ClicksRedated counts, of Clicks, the dated clicks whose date was in
+	// the future (after the import) or before Earliest: each was counted
+	// as an undated click instead, on its link's creation day, so the
+	// link's total still matches its source and no click lies beyond the
+	// range analytics read.
+	ClicksRedated int64
 	// Items are the rows in the source's order, at most Options.MaxItems;
 	// MoreItems counts those left out.
 	Items     []Item
@@ -165,9 +171,10 @@ type run struct {
 }
 
 type pendingRow struct {
-	item  Item
-	index int // in batch.Items, or -1 when decided
-	where string
+	item    Item
+	index   int // in batch.Items, or -1 when decided
+	where   string
+	redated int64 // the item's dated clicks counted undated (see Report)
 }
 
 // add decides a row or queues it for the next batch.
@@ -176,7 +183,7 @@ func (r *run) add(l Link, rowErr *RowError) {
 		r.pending = append(r.pending, pendingRow{index: -1, item: Item{Where: rowErr.Where, Status: link.ImportFailed, Reason: rowErr.Reason}})
 		return
 	}
-	it, reason := r.item(&l)
+	it, redated, reason := r.item(&l)
 	if reason != "" {
 		r.pending = append(r.pending, pendingRow{index: -1, item: Item{Where: l.Where, Key: l.Key, Alias: l.Alias, Status: link.ImportSkipped, Reason: reason}})
 		return
@@ -188,14 +195,14 @@ func (r *run) add(l Link, rowErr *RowError) {
 		}
 		r.seen[l.Key] = true
 	}
-	r.pending = append(r.pending, pendingRow{index: len(r.batch.Items), where: l.Where})
+	r.pending = append(r.pending, pendingRow{index: len(r.batch.Items), where: l.Where, redated: redated})
 	r.batch.Items = append(r.batch.Items, *it)
 	r.batchClicks += len(it.Clicks)
 }
 
 // item turns a source's link into what storage creates, or says why it
 // cannot be: a bad URL, alias, tag or title.
-func (r *run) item(l *Link) (*link.ImportItem, string) {
+func (r *run) item(l *Link) (it *link.ImportItem, redated int64, reason string) {
 	if l.Key == "" {
 		l.Key = l.Where
 	}
@@ -220,36 +227,53 @@ func (r *run) item(l *Link) (*link.ImportItem, string) {
 	if nl.Alias != "" {
 		if msg := link.CheckAlias(nl.Alias); msg != "" {
 			if r.opts.OnConflict != ConflictRename {
-				return nil, fmt.Sprintf("alias %q %s", nl.Alias, msg)
+				return nil, 0, fmt.Sprintf("alias %q %s", nl.Alias, msg)
 			}
 			nl.Alias = "" // a generated code instead
 		}
 	}
 	if err := nl.Validate(r.opts.Rules); err != nil {
 		if fs := link.ErrorFields(err); len(fs) > 0 && fs[0].Field == "destination_url" {
-			return nil, "bad URL: " + fs[0].Message
+			return nil, 0, "bad URL: " + fs[0].Message
 		}
-		return nil, link.ErrorMessage(err)
+		return nil, 0, link.ErrorMessage(err)
 	}
 	if r.opts.Blocked != nil && r.opts.Blocked(nl.DestinationURL) {
-		return nil, "bad URL: is on this service's blocklist"
+		return nil, 0, "bad URL: is on this service's blocklist"
 	}
-	if !l.CreatedAt.IsZero() && (l.CreatedAt.Before(time.Unix(0, 0)) || l.CreatedAt.After(r.opts.Now().Add(24*time.Hour))) {
-		return nil, fmt.Sprintf("created_at %s is before 1970 or in the future", l.CreatedAt.UTC().Format(time.RFC3339))
+	now := r.opts.Now()
+	if !l.CreatedAt.IsZero() && (l.CreatedAt.Before(Earliest) || l.CreatedAt.After(now.Add(24*time.Hour))) {
+		return nil, 0, fmt.Sprintf("created_at %s is before 2000 or in the future", l.CreatedAt.UTC().Format(time.RFC3339))
+	}
+	if l.CreatedAt.After(now) {
+		// Up to a day ahead is a source's local time read as UTC: the link
+		// is made now, so that nothing of it is dated after the import.
+		nl.CreatedAt = now
 	}
 	if l.Clicks > MaxLinkClicks {
-		return nil, fmt.Sprintf("clicks %d is more than linkbolt counts on one link (%d)", l.Clicks, int64(MaxLinkClicks))
+		return nil, 0, fmt.Sprintf("clicks %d is more than linkbolt counts on one link (%d)", l.Clicks, int64(MaxLinkClicks))
 	}
-	it := &link.ImportItem{Key: l.Key, Link: nl, Rename: r.opts.OnConflict == ConflictRename}
-	it.Clicks = visitClicks(l.Key, l.Visits)
-	if rest := l.Clicks - int64(len(it.Clicks)); rest > 0 {
+	it = &link.ImportItem{Key: l.Key, Link: nl, Rename: r.opts.OnConflict == ConflictRename}
+	dated := visitClicks(l.Key, l.Visits)
+	// A click dated after the import, or before any shortener, is a
+	// source's error (a clock, a unit): stored at its date it would count
+	// in the link's total and in no range analytics read. It is counted as
+	// the source's undated clicks are.
+	for _, c := range dated {
+		if c.Time.Before(Earliest) || c.Time.After(now) {
+			redated++
+			continue
+		}
+		it.Clicks = append(it.Clicks, c)
+	}
+	if rest := max(l.Clicks-int64(len(dated)), 0) + redated; rest > 0 {
 		it.Undated = rest
-		it.UndatedAt = l.CreatedAt
+		it.UndatedAt = nl.CreatedAt
 		if it.UndatedAt.IsZero() {
-			it.UndatedAt = r.opts.Now()
+			it.UndatedAt = now
 		}
 	}
-	return it, ""
+	return it, redated, ""
 }
 
 // visitClicks classifies a link's dated visits as the click recorder
@@ -310,6 +334,7 @@ func (r *run) flush(ctx context.Context) error {
 		r.record(Item{Where: p.where, Key: it.Key, Alias: alias, Status: it.Status, Reason: it.Reason, LinkID: it.LinkID})
 		if it.Status == link.ImportImported {
 			r.report.Clicks += int64(len(it.Clicks)) + it.Undated
+			r.report.ClicksRedated += p.redated
 		}
 	}
 	r.pending, r.batch.Items, r.batchClicks = r.pending[:0], r.batch.Items[:0], 0

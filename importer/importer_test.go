@@ -421,8 +421,8 @@ func TestRun_ImplausibleClicksAndDates(t *testing.T) {
 		"line 2": "skipped: clicks 9000000000000000000 is more than linkbolt counts on one link (1000000000000)",
 		"line 3": "skipped: clicks 9000000000000000000 is more than linkbolt counts on one link (1000000000000)",
 		"line 4": "imported: ",
-		"line 5": "skipped: created_at 2999-01-01T00:00:00Z is before 1970 or in the future",
-		"line 6": "skipped: created_at 1969-12-31T00:00:00Z is before 1970 or in the future",
+		"line 5": "skipped: created_at 2999-01-01T00:00:00Z is before 2000 or in the future",
+		"line 6": "skipped: created_at 1969-12-31T00:00:00Z is before 2000 or in the future",
 		"line 7": `failed: clicks "-3" is not a number of clicks`,
 		"line 8": "imported: ",
 	} {

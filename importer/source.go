@@ -56,6 +56,14 @@ const MaxLinkVisits = 100_000
 // link claiming more is skipped, so that no count overflows.
 const MaxLinkClicks = 1_000_000_000_000
 
+// Earliest is the earliest time an imported link or click may be dated:
+// no shortener served a link before 2000 (TinyURL began in 2002), and a
+// workspace's analytics for range=all run from its earliest data in day
+// buckets, of which a range holds at most analytics.MaxBuckets (54
+// years). A link created earlier is skipped; a click dated earlier is
+// counted as an undated one.
+var Earliest = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
 // A Visit is one dated click kept by the source.
 type Visit struct {
 	At        time.Time

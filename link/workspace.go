@@ -64,6 +64,21 @@ type Workspace struct {
 	Plan      Plan
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	// DataSince is the earliest time an imported link or click of the
+	// workspace is dated, when that is before CreatedAt; zero otherwise.
+	DataSince time.Time
+}
+
+// AnalyticsSince returns the earliest time the workspace's analytics can
+// hold clicks for, where the range "all" starts: its creation, or the
+// earliest imported link or click before it. Every click of every link
+// of the workspace is at or after it, so a link's clicks equal its
+// analytics for range=all.
+func (w *Workspace) AnalyticsSince() time.Time {
+	if !w.DataSince.IsZero() && w.DataSince.Before(w.CreatedAt) {
+		return w.DataSince
+	}
+	return w.CreatedAt
 }
 
 // MaxNameLength bounds names of workspaces and keys.

@@ -61,7 +61,7 @@ func (s *Server) parseStatsQuery(r *http.Request, c *caller, scope link.StatsSco
 	q := r.URL.Query()
 	rg, err := analytics.ParseRange(analytics.RangeQuery{
 		Name: q.Get("range"), Start: q.Get("start"), End: q.Get("end"),
-		TZ: q.Get("tz"), Interval: q.Get("interval"), First: c.workspace.CreatedAt,
+		TZ: q.Get("tz"), Interval: q.Get("interval"), First: c.workspace.AnalyticsSince(),
 	}, s.now())
 	if err != nil {
 		return nil, err

@@ -54,6 +54,9 @@ type importResponse struct {
 	Exists   int   `json:"exists"`
 	Failed   int   `json:"failed"`
 	Clicks   int64 `json:"clicks"`
+	// ClicksRedated counts, of Clicks, dated clicks whose date was in the
+	// future or before 2000, counted undated instead (importer.Report).
+	ClicksRedated int64 `json:"clicks_redated"`
 	// Complete is false when the source stopped before its end (Error
 	// says why): what was read before is imported, and running the import
 	// again carries on.
@@ -128,7 +131,7 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request, c *caller)
 		return s.importInputError(runErr, &in)
 	}
 	out := importResponse{DryRun: rep.DryRun, Imported: rep.Imported, Skipped: rep.Skipped, Exists: rep.Exists, Failed: rep.Failed,
-		Clicks: rep.Clicks, Complete: runErr == nil, Items: make([]importItemResponse, 0, len(rep.Items)),
+		Clicks: rep.Clicks, ClicksRedated: rep.ClicksRedated, Complete: runErr == nil, Items: make([]importItemResponse, 0, len(rep.Items)),
 		ItemsTruncated: rep.MoreItems > 0, MoreItems: rep.MoreItems}
 	if runErr != nil {
 		out.Error = scrubSecret(runErr.Error(), in.APIKey)

@@ -77,6 +77,9 @@ func (s *ImportService) ImportLinks(ctx context.Context, workspaceID string, b *
 		if err := ix.write(tx); err != nil {
 			return err
 		}
+		if err := lowerDataSince(tx, wid, im.earliest); err != nil {
+			return err
+		}
 		if err := writeImportedClicks(tx, clicks); err != nil {
 			return err
 		}
@@ -114,6 +117,34 @@ type importTx struct {
 	source  string
 	now     time.Time
 	claimed map[string]bool
+	// earliest is the earliest time of the links and clicks imported.
+	earliest time.Time
+}
+
+// seen lowers earliest to t.
+func (im *importTx) seen(t time.Time) {
+	if im.earliest.IsZero() || t.Before(im.earliest) {
+		im.earliest = t
+	}
+}
+
+// lowerDataSince sets the workspace's DataSince to t when t is before
+// both its creation and its DataSince, so that range=all covers what an
+// import dated before the workspace was made.
+func lowerDataSince(tx *bolt.Tx, wid uint64, t time.Time) error {
+	if t.IsZero() {
+		return nil
+	}
+	rec, err := findWorkspace(tx, wid)
+	if err != nil {
+		return err
+	}
+	if !t.Before(rec.CreatedAt) || rec.DataSince != nil && !t.Before(*rec.DataSince) {
+		return nil
+	}
+	t = t.UTC()
+	rec.DataSince = &t
+	return putJSON(tx.Bucket(bucketWorkspaces), itob(wid), rec)
 }
 
 // importItem creates one item's link (or finds why not) and adds its
@@ -130,8 +161,8 @@ func (im *importTx) importItem(it *link.ImportItem, ix *searchIndexer, clicks *c
 		return nil
 	}
 	rec := newLinkRecord(im.wid, &it.Link, im.now)
-	if !it.Link.CreatedAt.IsZero() {
-		rec.CreatedAt = it.Link.CreatedAt.UTC()
+	if !it.Link.CreatedAt.IsZero() && it.Link.CreatedAt.Before(im.now) {
+		rec.CreatedAt = it.Link.CreatedAt.UTC() // never after the import
 	}
 	if rec.Domain != "" {
 		if err := domainForLink(im.tx, im.wid, rec.Domain); err != nil {
@@ -157,20 +188,31 @@ func (im *importTx) importItem(it *link.ImportItem, ix *searchIndexer, clicks *c
 	}
 	it.Status, it.LinkID, it.Alias = link.ImportImported, im.ids.formatID(prefixLink, id), rec.Alias
 	it.Link.Domain = rec.Domain
+	im.seen(rec.CreatedAt)
 	for i := range it.Clicks {
 		c := it.Clicks[i]
 		c.WorkspaceID, c.LinkID, c.CampaignID, c.Variant = "", "", "", 0
 		p, ok := clickAt(im.wid, id, &c)
-		if !ok {
-			continue // a time out of range: counted nowhere
+		if !ok || c.Time.After(im.now) {
+			// A time out of range, or after the import, which no range
+			// of analytics reads (the importer counts those undated):
+			// counted nowhere.
+			continue
 		}
+		im.seen(c.Time)
 		clicks.clicks = append(clicks.clicks, p)
 	}
 	if it.Undated > 0 {
-		// Counted at the hour of UndatedAt, in the link's total and the
-		// aggregates only, as direct clicks of unknown clients.
-		if p, ok := clickAt(im.wid, id, &link.Click{Time: it.UndatedAt}); ok {
+		// Counted at the hour of UndatedAt (never after the import), in
+		// the link's total and the aggregates only, as direct clicks of
+		// unknown clients.
+		at := it.UndatedAt
+		if at.After(im.now) {
+			at = im.now
+		}
+		if p, ok := clickAt(im.wid, id, &link.Click{Time: at}); ok {
 			p.weight = uint64(it.Undated)
+			im.seen(at)
 			clicks.clicks = append(clicks.clicks, p)
 		}
 	}

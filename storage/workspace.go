@@ -26,16 +26,23 @@ type workspaceRecord struct {
 	Plan      link.Plan `json:"plan"`
 	CreatedAt time.Time `json:"created_at"`
 	UpdatedAt time.Time `json:"updated_at"`
+	// DataSince is link.Workspace's: set by imports of data dated before
+	// CreatedAt.
+	DataSince *time.Time `json:"data_since,omitempty"`
 }
 
 func (r *workspaceRecord) workspace(ids *idCodec, id uint64) *link.Workspace {
-	return &link.Workspace{
+	w := &link.Workspace{
 		ID:        ids.formatID(prefixWorkspace, id),
 		Name:      r.Name,
 		Plan:      r.Plan,
 		CreatedAt: r.CreatedAt,
 		UpdatedAt: r.UpdatedAt,
 	}
+	if r.DataSince != nil {
+		w.DataSince = *r.DataSince
+	}
+	return w
 }
 
 type memberRecord struct {

@@ -1,7 +1,8 @@
 // Package wire owns the JSON shapes of linkbolt's objects as clients see
 // them, in one place: the API's answers (server) and the data of webhook
 // events (webhook) show a link and a campaign alike, so both build them
-// here. It imports link and the standard library's neighbours only.
+// here. It also owns the CSV cell writer every CSV export goes through
+// (CSVWriter). It imports link and the standard library's neighbours only.
 package wire
 
 import (

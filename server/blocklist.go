@@ -78,9 +78,14 @@ type compiledBlocklist struct {
 	patterns []blockPattern
 }
 
+// blockPattern is a pattern entry: host is matched against a
+// destination's host, tail (when the entry has a "/") against its path and
+// query as blockTail spells them. The two are matched apart so that a "*"
+// never runs from one into the other: "*.example.net/login*" must not
+// block https://innocent.example/x.example.net/login.
 type blockPattern struct {
-	glob     string
-	hostOnly bool
+	host, tail string
+	hostOnly   bool
 }
 
 func newBlocklist(ctx context.Context, path string, poll time.Duration, store link.BlocklistService, now func() time.Time, logger *slog.Logger) (*blocklist, error) {
@@ -184,7 +189,8 @@ func (b *blocklist) compile() {
 			if ce, problem := canonicalBlockEntry(e); problem == "" {
 				e = ce
 			}
-			c.patterns = append(c.patterns, blockPattern{glob: e, hostOnly: !strings.Contains(e, "/")})
+			host, tail, hasTail := strings.Cut(e, "/")
+			c.patterns = append(c.patterns, blockPattern{host: host, tail: "/" + tail, hostOnly: !hasTail})
 		} else {
 			c.hosts[e] = true
 		}
@@ -273,9 +279,9 @@ func (c *compiledBlocklist) matches(rawURL string) bool {
 	if len(c.patterns) == 0 {
 		return false
 	}
-	full := host + blockTail(tail)
+	tail = blockTail(tail)
 	for _, p := range c.patterns {
-		if p.hostOnly && globMatch(p.glob, host) || !p.hostOnly && globMatch(p.glob, full) {
+		if globMatch(p.host, host) && (p.hostOnly || globMatch(p.tail, tail)) {
 			return true
 		}
 	}

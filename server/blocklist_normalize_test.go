@@ -117,9 +117,33 @@ func FuzzBlockTail(f *testing.F) {
 		if strings.Contains(tail, "#") {
 			return // a fragment is no part of what a browser requests
 		}
-		c := &compiledBlocklist{patterns: []blockPattern{{glob: "example.org" + got}}}
+		c := &compiledBlocklist{patterns: []blockPattern{{host: "example.org", tail: got}}}
 		if !c.matches("https://example.org" + tail) {
 			t.Fatalf("pattern %q does not block https://example.org%s", "example.org"+got, tail)
 		}
 	})
+}
+
+// A pattern's "*" stays in its part: the host part matches the host, the
+// path part the path, and neither runs into the other.
+func TestBlocklistPatternParts(t *testing.T) {
+	b := &blocklist{}
+	b.apiLines = []string{"*.example.net/login*", "example.com/*/promo", "bad-*.example"}
+	b.compile()
+	c := b.list.Load()
+	for url, want := range map[string]bool{
+		"https://www.example.net/login":                true,
+		"https://a.b.example.net/login/x?y=1":          true,
+		"https://innocent.example/x.example.net/login": false,
+		"https://example.net.evil.example/login":       false,
+		"https://example.com/a/b/promo":                true,
+		"https://example.com.innocent.example/a/promo": false,
+		"https://innocent.example/example.com/a/promo": false,
+		"https://bad-actor.example/":                   true,
+		"https://innocent.example/bad-actor.example":   false,
+	} {
+		if got := c.matches(url); got != want {
+			t.Errorf("matches(%q) = %v, want %v", url, got, want)
+		}
+	}
 }

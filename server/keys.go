@@ -107,6 +107,13 @@ func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request, c *call
 	if err := checkMintedByKey(c, k); err != nil {
 		return err
 	}
+	if c.key != nil {
+		if stop, _, err := s.keyCreatorStop(r.Context(), k); err != nil {
+			return err
+		} else if stop == creatorTooDeep {
+			return link.Errorf(link.EFORBIDDEN, "this API key was minted through %d keys, each by the one before, the most allowed: create the key signed in, or with a key made closer to a person", maxCreatorChain-1)
+		}
+	}
 	token, err := s.mintToken(k)
 	if err != nil {
 		return err

@@ -223,3 +223,27 @@ func TestKnownDeviceLoginPassesAFullGate(t *testing.T) {
 	// The lane checks the password, and a wrong one counts as ever.
 	wantProblem(t, login("not the password", admin), http.StatusUnauthorized, "unauthorized")
 }
+
+// TestSignedInSlowHashesWhenBusy: the routes of signed-in users that hash
+// a password wait at the same gate, and their 503 server_busy is in the
+// OpenAPI document as the public routes' is.
+func TestSignedInSlowHashesWhenBusy(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.CostlyConcurrency = 1; c.CostlyWait = 0 })
+	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"busy"}`, 201).str("id")
+	oid := e.do("GET", "/v1/me", e.login("other@example.com", "other password 123"), "", 200).str("id")
+	letGo := holdGate(t, e, id)
+	for _, req := range []*http.Request{
+		newRequest("POST", "/v1/me/password", e.adminToken, `{"current_password":"`+adminPassword+`","new_password":"a brand new password 9"}`),
+		newRequest("POST", "/v1/users", e.adminToken, `{"email":"new@example.com","name":"New","password":"a long new password"}`),
+		newRequest("POST", "/v1/admin/users", e.adminToken, `{"email":"new@example.com","name":"New","password":"a long new password"}`),
+		newRequest("POST", "/v1/admin/users/"+oid+"/password", e.adminToken, `{"password":"a brand new password 9"}`),
+	} {
+		r := e.request(req)
+		wantProblem(t, r, http.StatusServiceUnavailable, "server_busy")
+		if r.header.Get("Retry-After") == "" {
+			t.Fatalf("%s %s: 503 without Retry-After", req.Method, req.URL.Path)
+		}
+	}
+	letGo()
+	e.do("POST", "/v1/admin/users/"+oid+"/password", e.adminToken, `{"password":"a brand new password 9"}`, 200)
+}

@@ -342,6 +342,11 @@ func TestRemovedMembersDeepKeyChainEnds(t *testing.T) {
 		}
 	}
 	e.do("GET", "/v1/links", key, "", 200)
+	// Nor does it rotate a key, which would make one past the bound.
+	other := e.do("POST", "/v1/keys", sam, `{"name":"other","scope":"read_write"}`, 201).str("id")
+	r := e.request(newRequest("POST", "/v1/keys/"+other+"/rotate", key, ""))
+	wantProblem(t, r, 403, "forbidden")
+	wantDetail(t, r, "minted through")
 	e.do("DELETE", "/v1/members/"+samID, e.adminToken, "", 204)
 	wantProblem(t, e.request(newRequest("GET", "/v1/links", key, "")), 401, "unauthorized")
 	tok := e.invite(e.adminToken, "sam@example.com", "read_write")

@@ -23,7 +23,8 @@ const (
 // made) left or was removed from the workspace: the workspace's events
 // would otherwise keep going to a receiver of someone it let go. Unlike a
 // webhook disabled after failed deliveries, it queues no events meanwhile.
-// Enabling it again is an owner's decision, like any enabling.
+// Enabling it again takes a PATCH, like any enabling, by any member or
+// key who may write (read_write), not only an owner.
 const WebhookCreatorRemoved = "disabled when the member who made it left or was removed from the workspace; enable it again to keep sending it events"
 
 // EventTypes lists the events a webhook may subscribe to.

@@ -246,7 +246,9 @@ func (s *Server) handleLogoutAll(w http.ResponseWriter, r *http.Request, c *call
 }
 
 // maxCreatorChain bounds the walk from a key to the user who made it
-// through keys that made keys.
+// through keys that made keys. A key does not mint a key past it, and a
+// key whose walk does not end within it is refused (creatorTooDeep), so
+// that no chain outlasts the member it acts for.
 const maxCreatorChain = 16
 
 // creatorStop says why a key stops because of the user who made it.
@@ -256,6 +258,7 @@ const (
 	creatorActive   creatorStop = iota
 	creatorDisabled             // the user's account is disabled
 	creatorLeft                 // the user is no longer a member of the key's workspace
+	creatorTooDeep              // the walk did not reach a user within maxCreatorChain keys
 )
 
 // keyCreatorStop says whether k stops because of the user on whose behalf
@@ -296,7 +299,9 @@ func (s *Server) keyCreatorStop(ctx context.Context, k *link.APIKey) (creatorSto
 			return creatorActive, "", nil
 		}
 	}
-	return creatorActive, "", nil
+	// Unknown who it acts for: the member's removal could not find it
+	// either (storage walks as far), so it must not act.
+	return creatorTooDeep, "", nil
 }
 
 // keyScope refuses a key whose creator is disabled or no longer a member
@@ -312,6 +317,8 @@ func (s *Server) keyScope(ctx context.Context, k *link.APIKey) (link.Scope, erro
 		return "", link.Errorf(link.EUNAUTHORIZED, "the key's creator is disabled; an owner of the workspace can keep the key working with PATCH /v1/keys/%s", k.ID)
 	case creatorLeft:
 		return "", link.Errorf(link.EUNAUTHORIZED, "the key's creator is no longer a member of its workspace; an owner of the workspace can keep the key working with PATCH /v1/keys/%s", k.ID)
+	case creatorTooDeep:
+		return "", link.Errorf(link.EUNAUTHORIZED, "the key was minted through more than %d keys, each by the one before; an owner of the workspace can keep the key working with PATCH /v1/keys/%s", maxCreatorChain, k.ID)
 	}
 	if role != "" && !role.Scope().Allows(k.Scope) {
 		return role.Scope(), nil

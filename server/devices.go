@@ -19,18 +19,26 @@ const (
 	deviceCookiePath = "/v1/auth/login"
 )
 
-// loginLane returns the gate a login of userID checks its password behind:
-// the known devices' lane when the request carries a device cookie of that
-// user, else the gate every slow hash shares. So a flood of guesses from
-// many addresses, which fills the shared gate, keeps the owner's login
-// from their own browser answering; and since a stranger has no cookie,
-// every login of theirs, of a known or an unknown e-mail, waits alike.
-func (s *Server) loginLane(r *http.Request, userID string) *admission {
+// loginLane returns the gate a login of userID checks its password behind,
+// and the function to call once the check is done: the known devices'
+// lane when the request carries a device cookie of that user, else the
+// gate every slow hash shares. So a flood of guesses from many addresses,
+// which fills the shared gate, keeps the owner's login from their own
+// browser answering; and since a stranger has no cookie, every login of
+// theirs, of a known or an unknown e-mail, waits alike. A user has one
+// login at a time in the lane, the others wait at the shared gate: every
+// user has a cookie of their own, and one who logs in over and over from
+// many addresses would otherwise fill the lane, and the owner would wait
+// behind all of those logins instead of one.
+func (s *Server) loginLane(r *http.Request, userID string) (gate *admission, done func()) {
 	c, err := r.Cookie(deviceCookie)
-	if err == nil && s.devices.Known(c.Value, userID) {
-		return s.deviceLane
+	if err != nil || !s.devices.Known(c.Value, userID) {
+		return s.costly, func() {}
 	}
-	return s.costly
+	if _, busy := s.inDeviceLane.LoadOrStore(userID, struct{}{}); busy {
+		return s.costly, func() {}
+	}
+	return s.deviceLane, func() { s.inDeviceLane.Delete(userID) }
 }
 
 // rememberDevice names the browser of a successful password login as a

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/linkbolt/linkbolt/auth"
@@ -11,7 +12,7 @@ import (
 // lower-cases to k) signed in as the existing user kate@example.com.
 // Addresses fold only their ASCII letters, so it is another address.
 func TestOIDCKelvinSignIsNotK(t *testing.T) {
-	e := newOIDCEnv(t, func(o *auth.OIDC) { o.AllowedDomains = []string{"example.com"} })
+	e := newOIDCEnv(t, func(o *auth.OIDC) { o.AllowedDomains = []string{"example.com", "work.example"} })
 	kate := e.do("POST", "/v1/users", e.adminToken, `{"email":"kate@example.com","name":"Kate","password":"kate's long password"}`, 201).str("id")
 	b := e.browser(t)
 
@@ -31,12 +32,17 @@ func TestOIDCKelvinSignIsNotK(t *testing.T) {
 		t.Fatalf("%d users, want %d", got, before)
 	}
 
-	// A domain allowed by its ASCII spelling does not allow a look-alike.
-	e.op.QueueUser(person("kate@exampl\u212A.com", true))
+	// A domain allowed by its ASCII spelling does not allow a look-alike
+	// (exampl\u212A.com, as it was, folds to examplk.com: no look-alike).
+	e.op.QueueUser(person("kate@wor\u212A.example", true))
 	res, body = b.get(b.toCallback())
 	wantDomain := b.problem(res, body, 403, "forbidden")
 	if got := e.userCount(); got != before {
 		t.Fatalf("%d users after %q, want %d", got, wantDomain, before)
+	}
+	// Refused for its domain, not only for naming no user.
+	if !strings.Contains(wantDomain, "may not sign in") {
+		t.Fatalf("detail %q, want the domain refused", wantDomain)
 	}
 
 	// Nor does a password login under the Kelvin sign reach Kate.

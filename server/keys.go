@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"net/http"
 	"time"
 
@@ -107,6 +108,9 @@ func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request, c *call
 	if err := checkMintedByKey(c, k); err != nil {
 		return err
 	}
+	if err := s.checkChainDepth(r.Context(), c, k); err != nil {
+		return err
+	}
 	token, err := s.mintToken(k)
 	if err != nil {
 		return err
@@ -117,6 +121,21 @@ func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request, c *call
 	out := s.newKeyResponse(k)
 	out.Key = token
 	writeJSON(w, http.StatusCreated, out)
+	return nil
+}
+
+// checkChainDepth refuses (403) a key k that the caller's API key would
+// make or rotate past the maxCreatorChain keys that the walk to the member
+// it acts for reaches, since such a key could not be used (creatorTooDeep).
+func (s *Server) checkChainDepth(ctx context.Context, c *caller, k *link.APIKey) error {
+	if c.key == nil {
+		return nil
+	}
+	if stop, _, err := s.keyCreatorStop(ctx, k); err != nil {
+		return err
+	} else if stop == creatorTooDeep {
+		return link.Errorf(link.EFORBIDDEN, "this API key was minted through %d keys, each by the one before, the most allowed: create or rotate the key signed in, or with a key made closer to a person", maxCreatorChain-1)
+	}
 	return nil
 }
 
@@ -197,6 +216,9 @@ func (s *Server) handleRotateKey(w http.ResponseWriter, r *http.Request, c *call
 	}
 	next := &link.APIKey{WorkspaceID: old.WorkspaceID, Name: old.Name, Scope: old.Scope,
 		ExpiresAt: old.ExpiresAt, CreatedAt: now, CreatedBy: c.creator()}
+	if err := s.checkChainDepth(ctx, c, next); err != nil {
+		return err
+	}
 	token, err := s.mintToken(next)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/linkbolt/linkbolt/link"
@@ -103,5 +104,92 @@ func TestRemovedMembersWebhooksStop(t *testing.T) {
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/again"}`, 201)
 	if r := received(); r["/sam"] != 1 || r["/sam-key"] != 0 {
 		t.Fatalf("after enabling: %v", r)
+	}
+}
+
+// slowTargets is a webhook target check (a DNS lookup, in a server) that,
+// armed, holds a URL with "/slow" in it until the test lets it go, as a
+// member's own name server may.
+type slowTargets struct {
+	armed            *atomic.Bool
+	entered, release chan struct{}
+}
+
+func (s slowTargets) CheckWebhookTarget(ctx context.Context, url string) error {
+	if strings.Contains(url, "/slow") && s.armed.Load() {
+		s.entered <- struct{}{}
+		<-s.release
+	}
+	return nil
+}
+
+// TestRemovedMemberRequestInFlight: a member's request that began before
+// their removal and saved after it, its webhook URL held by a slow name
+// server of theirs, made a webhook that the removal never saw, enabled
+// again one it had disabled, or pointed the owner's webhook at them; each
+// sent the workspace's events to the removed member from then on. What
+// outlasts the request is saved only while its maker may still act.
+func TestRemovedMemberRequestInFlight(t *testing.T) {
+	slow := slowTargets{armed: new(atomic.Bool), entered: make(chan struct{}), release: make(chan struct{})}
+	e := newEnvWith(t, func(d *Deps) { d.WebhookTargets = slow })
+	// inFlight sends the request, removes the member while its URL is
+	// being checked, and returns the answer.
+	inFlight := func(method, path, cred, body, memberID string) *httptest.ResponseRecorder {
+		t.Helper()
+		slow.armed.Store(true)
+		defer slow.armed.Store(false)
+		rec := httptest.NewRecorder()
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			e.srv.ServeHTTP(rec, newRequest(method, path, cred, body))
+		}()
+		<-slow.entered
+		e.do("DELETE", "/v1/members/"+memberID, e.adminToken, "", 204)
+		slow.release <- struct{}{}
+		<-done
+		return rec
+	}
+	webhooks := func() map[string]map[string]any {
+		t.Helper()
+		out := map[string]map[string]any{}
+		for _, it := range e.do("GET", "/v1/webhooks", e.adminToken, "", 200).path("data").([]any) {
+			m := it.(map[string]any)
+			out[m["url"].(string)] = m
+		}
+		return out
+	}
+
+	// A webhook made in flight.
+	sam, samID := e.join("sam@example.com", "read_write")
+	rec := inFlight("POST", "/v1/webhooks", sam, `{"url":"https://sam.example/slow/new","events":["link.created"]}`, samID)
+	if wh, ok := webhooks()["https://sam.example/slow/new"]; ok && wh["enabled"] == true {
+		t.Fatalf("made in flight: %d %s; the webhook is enabled: %v", rec.Code, rec.Body, wh)
+	}
+	if rec.Code != 403 {
+		t.Fatalf("made in flight: %d %s, want 403", rec.Code, rec.Body)
+	}
+
+	// A webhook of the member enabled in flight.
+	pat, patID := e.join("pat@example.com", "read_write")
+	e.do("POST", "/v1/webhooks", pat, `{"url":"https://pat.example/slow/hook","events":["link.created"]}`, 201)
+	rec = inFlight("PATCH", "/v1/webhooks/"+webhooks()["https://pat.example/slow/hook"]["id"].(string), pat, `{"enabled":true}`, patID)
+	if wh := webhooks()["https://pat.example/slow/hook"]; wh["enabled"] != false || wh["disabled_reason"] != link.WebhookCreatorRemoved {
+		t.Fatalf("enabled in flight: %d %s; the webhook: %v", rec.Code, rec.Body, wh)
+	}
+	if rec.Code != 403 {
+		t.Fatalf("enabled in flight: %d %s, want 403", rec.Code, rec.Body)
+	}
+
+	// The owner's webhook pointed at the member in flight, with their key.
+	kim, kimID := e.join("kim@example.com", "read_write")
+	kimKey := e.do("POST", "/v1/keys", kim, `{"name":"kim's script","scope":"read_write"}`, 201).str("key")
+	owners := e.do("POST", "/v1/webhooks", e.adminToken, `{"url":"https://owner.example/hook","events":["link.created"]}`, 201).str("id")
+	rec = inFlight("PATCH", "/v1/webhooks/"+owners, kimKey, `{"url":"https://kim.example/slow/steal"}`, kimID)
+	if wh := e.do("GET", "/v1/webhooks/"+owners, e.adminToken, "", 200); wh.str("url") != "https://owner.example/hook" {
+		t.Fatalf("pointed elsewhere in flight: %d %s; the webhook: %s", rec.Code, rec.Body, wh.raw)
+	}
+	if rec.Code != 403 {
+		t.Fatalf("pointed elsewhere in flight: %d %s, want 403", rec.Code, rec.Body)
 	}
 }

@@ -163,6 +163,9 @@ type Server struct {
 	// the password in deviceLane, not behind the shared gate (handleLogin).
 	devices    *auth.DeviceCookies
 	deviceLane *admission
+	// inDeviceLane holds the IDs of the users with a login in deviceLane
+	// (one each: loginLane).
+	inDeviceLane sync.Map
 	// costly admits the costly API work; redirects never pass it.
 	costly *admission
 	// bodies admits large request bodies by their size before they are

@@ -2,9 +2,12 @@ package server
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // countHashes counts the requests that pass the gate to hash or check a
@@ -222,4 +225,102 @@ func TestKnownDeviceLoginPassesAFullGate(t *testing.T) {
 	}
 	// The lane checks the password, and a wrong one counts as ever.
 	wantProblem(t, login("not the password", admin), http.StatusUnauthorized, "unauthorized")
+}
+
+// TestSignedInSlowHashesWhenBusy: the routes of signed-in users that hash
+// a password wait at the same gate, and their 503 server_busy is in the
+// OpenAPI document as the public routes' is.
+func TestSignedInSlowHashesWhenBusy(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.CostlyConcurrency = 1; c.CostlyWait = 0 })
+	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"busy"}`, 201).str("id")
+	oid := e.do("GET", "/v1/me", e.login("other@example.com", "other password 123"), "", 200).str("id")
+	letGo := holdGate(t, e, id)
+	for _, req := range []*http.Request{
+		newRequest("POST", "/v1/me/password", e.adminToken, `{"current_password":"`+adminPassword+`","new_password":"a brand new password 9"}`),
+		newRequest("POST", "/v1/users", e.adminToken, `{"email":"new@example.com","name":"New","password":"a long new password"}`),
+		newRequest("POST", "/v1/admin/users", e.adminToken, `{"email":"new@example.com","name":"New","password":"a long new password"}`),
+		newRequest("POST", "/v1/admin/users/"+oid+"/password", e.adminToken, `{"password":"a brand new password 9"}`),
+	} {
+		r := e.request(req)
+		wantProblem(t, r, http.StatusServiceUnavailable, "server_busy")
+		if r.header.Get("Retry-After") == "" {
+			t.Fatalf("%s %s: 503 without Retry-After", req.Method, req.URL.Path)
+		}
+	}
+	letGo()
+	e.do("POST", "/v1/admin/users/"+oid+"/password", e.adminToken, `{"password":"a brand new password 9"}`, 200)
+}
+
+// TestKnownDeviceLaneHoldsOneLoginAUser: any user has a device cookie of
+// their own, so one who floods the login route with their own e-mail and
+// cookie filled the known devices' lane, and the owner's login from a
+// known device waited behind every one of those logins (past
+// server.costly_wait, 503) as it would at the full shared gate. A user has
+// one login at a time in the lane; their others wait at the shared gate.
+func TestKnownDeviceLaneHoldsOneLoginAUser(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.CostlyConcurrency = 1; c.CostlyWait = 5 * time.Second })
+	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"busy"}`, 201).str("id")
+	cookieOf := func(email, password string) *http.Cookie {
+		t.Helper()
+		r := e.request(newRequest("POST", "/v1/auth/login", "", `{"email":"`+email+`","password":"`+password+`"}`))
+		for _, c := range (&http.Response{Header: r.header}).Cookies() {
+			if c.Name == deviceCookie {
+				return c
+			}
+		}
+		t.Fatalf("no device cookie: %s", r.raw)
+		return nil
+	}
+	admin, insider := cookieOf("admin@example.com", adminPassword), cookieOf("other@example.com", "other password 123")
+	letGo := holdGate(t, e, id)
+
+	// Each check in the lane waits for the test to let it go.
+	step := make(chan struct{})
+	var entered atomic.Int64
+	e.srv.deviceLane.entered = func(string, bool) func() {
+		entered.Add(1)
+		<-step
+		return func() {}
+	}
+	login := func(email, password string, c *http.Cookie, done chan<- int) {
+		req := newRequest("POST", "/v1/auth/login", "", `{"email":"`+email+`","password":"`+password+`"}`)
+		req.AddCookie(c)
+		rec := httptest.NewRecorder()
+		e.srv.ServeHTTP(rec, req)
+		done <- rec.Code
+	}
+	parked := func() int64 { return e.srv.deviceLane.waiting.Load() + e.srv.costly.waiting.Load() }
+
+	insiders := make(chan int, 4)
+	go login("other@example.com", "other password 123", insider, insiders)
+	waitFor(func() bool { return entered.Load() == 1 })
+	for range 3 {
+		go login("other@example.com", "other password 123", insider, insiders)
+	}
+	waitFor(func() bool { return parked() == 3 })
+	adminDone := make(chan int, 1)
+	go login("admin@example.com", adminPassword, admin, adminDone)
+	waitFor(func() bool { return parked() == 4 })
+
+	// Let the lane's checks go one by one: the admin's is the second.
+	for lets := 1; ; lets++ {
+		step <- struct{}{}
+		if lets == 2 {
+			break
+		}
+		waitFor(func() bool { return entered.Load() == int64(lets+1) })
+	}
+	if got := <-adminDone; got != http.StatusOK {
+		t.Fatalf("the admin's login: %d", got)
+	}
+	if got := entered.Load(); got != 2 {
+		t.Fatalf("%d checks in the lane before the admin's was done, want 2 (the insider's first, the admin's)", got)
+	}
+	close(step)
+	letGo()
+	for range 4 {
+		if got := <-insiders; got != http.StatusOK {
+			t.Errorf("an insider's login: %d", got)
+		}
+	}
 }

@@ -314,3 +314,42 @@ func TestLoginRacingAPasswordChange(t *testing.T) {
 		e.do("POST", "/v1/me/password", e.login("admin@example.com", newPW), `{"current_password":"`+newPW+`","new_password":"`+fmt.Sprintf("old password %d ok", round+1)+`"}`, 200)
 	}
 }
+
+// TestRemovedMembersDeepKeyChainEnds: the walk from a key to the member it
+// acts for stops after maxCreatorChain keys, so a member who minted a
+// chain of keys one deeper than that had a key that neither their removal
+// revoked nor authentication refused once they were gone. A key no longer
+// mints a key past the bound, and a key whose walk does not end within it
+// is refused.
+func TestRemovedMembersDeepKeyChainEnds(t *testing.T) {
+	e := newEnv(t)
+	sam, samID := e.join("sam@example.com", "read_write")
+	key := e.do("POST", "/v1/keys", sam, `{"name":"k1","scope":"read_write"}`, 201).str("key")
+	for i := 2; ; i++ {
+		r := e.request(newRequest("POST", "/v1/keys", key, fmt.Sprintf(`{"name":"k%d","scope":"read_write"}`, i)))
+		if r.status == 403 {
+			if i <= maxCreatorChain {
+				t.Fatalf("minting k%d refused; the walk reaches %d keys", i, maxCreatorChain)
+			}
+			break
+		}
+		if r.status != 201 {
+			t.Fatalf("minting k%d: %d %s", i, r.status, r.raw)
+		}
+		key = r.str("key")
+		if i > maxCreatorChain+1 {
+			break
+		}
+	}
+	e.do("GET", "/v1/links", key, "", 200)
+	// Nor does it rotate a key, which would make one past the bound.
+	other := e.do("POST", "/v1/keys", sam, `{"name":"other","scope":"read_write"}`, 201).str("id")
+	r := e.request(newRequest("POST", "/v1/keys/"+other+"/rotate", key, ""))
+	wantProblem(t, r, 403, "forbidden")
+	wantDetail(t, r, "minted through")
+	e.do("DELETE", "/v1/members/"+samID, e.adminToken, "", 204)
+	wantProblem(t, e.request(newRequest("GET", "/v1/links", key, "")), 401, "unauthorized")
+	tok := e.invite(e.adminToken, "sam@example.com", "read_write")
+	e.do("POST", "/v1/invitations/accept", sam, `{"token":"`+tok+`"}`, 200)
+	wantProblem(t, e.request(newRequest("GET", "/v1/links", key, "")), 401, "unauthorized")
+}

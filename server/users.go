@@ -98,7 +98,10 @@ func (s *Server) handleLogin(w http.ResponseWriter, r *http.Request, _ *caller) 
 		return err
 	}
 	var ok bool
-	if err := s.slowHashIn(s.loginLane(r, u.ID), w, r, func() { ok = s.passwords.Verify(u.PasswordHash, in.Password) }); err != nil {
+	gate, done := s.loginLane(r, u.ID)
+	err = s.slowHashIn(gate, w, r, func() { ok = s.passwords.Verify(u.PasswordHash, in.Password) })
+	done()
+	if err != nil {
 		return err
 	} else if !ok {
 		att.Failed()

@@ -277,6 +277,9 @@ func (s *KeyService) CreateKey(ctx context.Context, k *link.APIKey, max int) err
 		if err := workspaceExists(tx, wid); err != nil {
 			return err
 		}
+		if err := checkActor(ctx, tx, s.db.ids, wid, s.db.now()); err != nil {
+			return err
+		}
 		if max > 0 {
 			n, err := countLiveKeys(tx, wid, s.db.now())
 			if err != nil {
@@ -410,6 +413,9 @@ func (s *KeyService) RotateKey(ctx context.Context, workspaceID, id string, next
 		}
 		if st := old.apiKey(s.db.ids, kid, keyUsage{}).State(now); st != link.KeyActive {
 			return link.Errorf(link.ECONFLICT, "only an active key can be rotated; this key is %s", st)
+		}
+		if err := checkActor(ctx, tx, s.db.ids, wid, now); err != nil {
+			return err
 		}
 		if max > 0 {
 			n, err := countLiveKeys(tx, wid, now)

@@ -144,3 +144,70 @@ func revokeKeyRecord(tx *bolt.Tx, wid, kid uint64, rec *keyRecord, now time.Time
 	}
 	return putJSON(tx.Bucket(bucketKeys), itob(kid), rec)
 }
+
+// errActorGone refuses a write whose actor can no longer act in the
+// workspace (actorGone).
+var errActorGone = link.Errorf(link.EFORBIDDEN,
+	"you are no longer a member of this workspace, or the API key you used no longer works (revoked, expired, or its member removed): nothing was saved")
+
+// checkActor returns errActorGone unless the actor of ctx may still act in
+// workspace wid at now. The server checks who may act when a request
+// begins; a key or a webhook outlasts the request, so its write checks
+// again in its own transaction, ordered with the member's removal
+// (endMembersWork): a request that began before the removal and saves
+// after it (its webhook URL held by a slow name server) would otherwise
+// leave behind what the removal ended. A ctx without a user or key actor
+// (the system, the command line) passes.
+func checkActor(ctx context.Context, tx *bolt.Tx, ids *idCodec, wid uint64, now time.Time) error {
+	actor, _ := link.ActorFrom(ctx)
+	typ, id := actor.Type, actor.ID
+	if typ == link.ActorKey {
+		kid, ok := ids.parseID(prefixKey, id)
+		if !ok {
+			return nil
+		}
+		rec, err := findKey(tx, wid, kid)
+		if link.ErrorCode(err) == link.ENOTFOUND {
+			return errActorGone // a key of another workspace acts in none but its own
+		} else if err != nil {
+			return err
+		}
+		if !rec.apiKey(ids, kid, keyUsage{}).State(now).Authenticates() {
+			return errActorGone
+		}
+	}
+	// The walk as the server's keyCreatorStop: a key an owner keeps vouches
+	// for itself, a creator unknown or gone is no one's. (A key's creator
+	// types, link.CreatorUser and CreatorKey, are the actor types' words.)
+	for range maxCreatorChain + 1 {
+		switch typ {
+		case link.ActorUser:
+			uid, ok := ids.parseID(prefixUser, id)
+			if !ok {
+				return nil
+			}
+			if tx.Bucket(bucketWorkspaceMembers).Get(concat(itob(wid), itob(uid))) == nil {
+				return errActorGone
+			}
+			return nil
+		case link.ActorKey:
+			kid, ok := ids.parseID(prefixKey, id)
+			if !ok {
+				return nil
+			}
+			rec, err := findKey(tx, wid, kid)
+			if link.ErrorCode(err) == link.ENOTFOUND {
+				return nil
+			} else if err != nil {
+				return err
+			}
+			if rec.Keep {
+				return nil
+			}
+			typ, id = rec.CreatorType, rec.CreatorID
+		default:
+			return nil
+		}
+	}
+	return errActorGone // deeper than the server lets a key act
+}

@@ -175,6 +175,9 @@ func (s *WebhookService) CreateWebhook(ctx context.Context, w *link.Webhook) err
 		if err := workspaceExists(tx, wid); err != nil {
 			return err
 		}
+		if err := checkActor(ctx, tx, s.db.ids, wid, s.db.now()); err != nil {
+			return err
+		}
 		b := tx.Bucket(bucketWebhooks)
 		var err error
 		if id, err = nextID(b); err != nil {
@@ -289,6 +292,9 @@ func (s *WebhookService) UpdateWebhook(ctx context.Context, workspaceID, id stri
 			if err != nil {
 				return err
 			}
+			if err := checkActor(ctx, tx, s.db.ids, wid, now); err != nil {
+				return err
+			}
 			w, err := apply(rec)
 			if err != nil {
 				return err
@@ -357,6 +363,9 @@ func (s *WebhookService) RollSecret(ctx context.Context, workspaceID, id, newSec
 	err := s.db.update(func(tx *bolt.Tx) error {
 		rec, err := findWebhook(tx, wid, whid)
 		if err != nil {
+			return err
+		}
+		if err := checkActor(ctx, tx, s.db.ids, wid, now); err != nil {
 			return err
 		}
 		ends := graceEnds.UTC()

@@ -69,3 +69,77 @@ func TestWebhookRecordWithoutCreator(t *testing.T) {
 		t.Fatalf("created_by %+v, %v; want %+v", got.CreatedBy, err, w.CreatedBy)
 	}
 }
+
+// TestWritesOfAnActorWhoLeft: a key or webhook is saved only while the
+// actor of ctx may act in the workspace, checked in the transaction that
+// saves it, so that a member's request that began before their removal
+// and saves after it leaves nothing behind that the removal ended.
+func TestWritesOfAnActorWhoLeft(t *testing.T) {
+	db := NewDB(filepath.Join(t.TempDir(), "linkbolt.db"))
+	if err := db.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	ctx := context.Background()
+	users := NewUserService(db)
+	owner := &link.User{Email: "a@example.com", PasswordHash: []byte("h")}
+	ws := &link.Workspace{Name: "W", Plan: link.PlanFree}
+	if err := users.Bootstrap(ctx, owner, ws); err != nil {
+		t.Fatal(err)
+	}
+	gone := &link.User{Email: "gone@example.com", PasswordHash: []byte("h")}
+	if err := users.CreateUser(ctx, gone); err != nil {
+		t.Fatal(err)
+	}
+	keys, hooks := NewKeyService(db), NewWebhookService(db)
+	as := func(id string) context.Context {
+		return link.WithActor(ctx, link.Actor{Type: link.ActorUser, ID: id}, "")
+	}
+	key := func(h string) *link.APIKey {
+		return &link.APIKey{WorkspaceID: ws.ID, Name: h, Scope: link.ScopeReadWrite, Hash: []byte(h), Start: "lb_" + h}
+	}
+	hook := func() *link.Webhook {
+		return &link.Webhook{WorkspaceID: ws.ID, URL: "https://hooks.example.com/x", Events: []string{link.EventLinkCreated}, Enabled: true, Secret: "whsec_x"}
+	}
+
+	if err := keys.CreateKey(as(gone.ID), key("gone"), 0); link.ErrorCode(err) != link.EFORBIDDEN {
+		t.Fatalf("a key made by a non-member: %v, want EFORBIDDEN", err)
+	}
+	if err := hooks.CreateWebhook(as(gone.ID), hook()); link.ErrorCode(err) != link.EFORBIDDEN {
+		t.Fatalf("a webhook made by a non-member: %v, want EFORBIDDEN", err)
+	}
+	k := key("owner")
+	if err := keys.CreateKey(as(owner.ID), k, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := keys.RotateKey(as(gone.ID), ws.ID, k.ID, &link.APIKey{Hash: []byte("next"), Start: "lb_next"}, db.now(), 0); link.ErrorCode(err) != link.EFORBIDDEN {
+		t.Fatalf("a key rotated by a non-member: %v, want EFORBIDDEN", err)
+	}
+	w := hook()
+	if err := hooks.CreateWebhook(as(owner.ID), w); err != nil {
+		t.Fatal(err)
+	}
+	url := "https://hooks.example.com/theirs"
+	if _, err := hooks.UpdateWebhook(as(gone.ID), ws.ID, w.ID, link.WebhookUpdate{URL: &url}, nil); link.ErrorCode(err) != link.EFORBIDDEN {
+		t.Fatalf("a webhook changed by a non-member: %v, want EFORBIDDEN", err)
+	}
+	if _, err := hooks.RollSecret(as(gone.ID), ws.ID, w.ID, "whsec_y", db.now()); link.ErrorCode(err) != link.EFORBIDDEN {
+		t.Fatalf("a secret rolled by a non-member: %v, want EFORBIDDEN", err)
+	}
+
+	// A key acts while its member does; revoked, it saves nothing more.
+	byKey := link.WithActor(ctx, link.Actor{Type: link.ActorKey, ID: k.ID}, "")
+	if err := hooks.CreateWebhook(byKey, hook()); err != nil {
+		t.Fatal(err)
+	}
+	if err := keys.RevokeKey(ctx, ws.ID, k.ID); err != nil {
+		t.Fatal(err)
+	}
+	if err := keys.CreateKey(byKey, key("minted"), 0); link.ErrorCode(err) != link.EFORBIDDEN {
+		t.Fatalf("a key made by a revoked key: %v, want EFORBIDDEN", err)
+	}
+	// The system and the command line act without an actor.
+	if err := keys.CreateKey(ctx, key("cli"), 0); err != nil {
+		t.Fatal(err)
+	}
+}

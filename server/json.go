@@ -128,9 +128,21 @@ func (s *Server) decodeJSONBody(w http.ResponseWriter, r *http.Request, v any, l
 	// body held three times). Unknown fields are refused by
 	// checkFieldNames as the Decoder would; a body Unmarshal refuses goes
 	// through the Decoder again, whose errors say more (an unknown field
-	// before a wrong type, data after the object).
-	if json.Unmarshal(data, v) == nil {
-		return checkFieldNames(data, reflect.TypeOf(v), "")
+	// before a wrong type, data after the object). A bodyText field (an
+	// import's file) is left where it lies in data, and unescaped there
+	// once the body is known good; a body that fails, or that gives one
+	// of them a value other than a string, goes through the Decoder with
+	// strings for them, whose errors are those of any string field.
+	texts := bodyTexts(v)
+	if json.Unmarshal(data, v) == nil && bodyTextsAreStrings(texts) {
+		if err := checkFieldNames(data, reflect.TypeOf(v), ""); err != nil {
+			return err
+		}
+		unquoteBodyTexts(texts) // data is read no more
+		return nil
+	}
+	if texts != nil {
+		v = reflect.New(withStrings(reflect.TypeOf(v).Elem())).Interface()
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -151,7 +163,12 @@ func (s *Server) decodeJSONBody(w http.ResponseWriter, r *http.Request, v any, l
 		return link.Errorf(link.EINVALIDREQUEST, "the body holds data after the JSON object")
 	}
 	// encoding/json matches field names case-insensitively; the API does not.
-	return checkFieldNames(data, reflect.TypeOf(v), "")
+	if err := checkFieldNames(data, reflect.TypeOf(v), ""); err != nil || texts == nil {
+		return err
+	}
+	// Decoded with strings, what failed with bodyText fields: no body
+	// does both.
+	return link.Errorf(link.EINVALIDREQUEST, "malformed JSON")
 }
 
 // invalidUTF8At returns the offset of the first invalid UTF-8 sequence.

@@ -73,7 +73,7 @@ func (s *Server) handleImport(w http.ResponseWriter, r *http.Request, c *caller)
 	// The file's text in in.Data, which is the body's own buffer, is
 	// held until the import ends, and the room its body took in the body
 	// gate with it.
-	held, err := s.decodeJSONHeld(w, r, &in, maxImportBody)
+	held, err := s.decodeJSONHeld(w, r, &in, maxImportBody, heldImport)
 	if err != nil {
 		return err
 	}

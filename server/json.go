@@ -52,14 +52,15 @@ func (s *Server) decodeJSONUpTo(w http.ResponseWriter, r *http.Request, v any, l
 
 // decodeJSONHeld is decodeJSONUpTo for the routes whose bodies may be
 // many times server.max_body (imports, bulk creations): a body over
-// freeBody is admitted by the body gate (see bodyGate) before a byte of
-// it is read, and the handler, which holds what the body decoded into
-// while it works, gives its room back by release.
-func (s *Server) decodeJSONHeld(w http.ResponseWriter, r *http.Request, v any, limit int64) (release func(), err error) {
+// freeBody is admitted by the body gate (see bodyGate), for held bytes
+// per byte of it, before a byte of it is read, and the handler, which
+// holds the body and what it decoded into while it works, gives its room
+// back by release.
+func (s *Server) decodeJSONHeld(w http.ResponseWriter, r *http.Request, v any, limit, held int64) (release func(), err error) {
 	if err := checkJSONRequest(r, limit); err != nil {
 		return nil, err
 	}
-	release, err = s.bodies.reserve(w, r, limit)
+	release, err = s.bodies.reserve(w, r, limit, held)
 	if err != nil {
 		return nil, err
 	}

@@ -126,8 +126,8 @@ func Run(ctx context.Context, store link.ImportService, src Source, opts Options
 		r.opts.Now = time.Now
 	}
 	if opts.DryRun {
-		r.batch.Claimed = map[string]bool{}
-		r.seen = map[string]bool{}
+		r.batch.Claimed = link.NewNameSet()
+		r.seen = link.NewNameSet()
 	}
 	srcErr := src.Each(ctx, func(l Link, rowErr *RowError) error {
 		if err := ctx.Err(); err != nil {
@@ -167,7 +167,7 @@ type run struct {
 	batchClicks int
 	// seen holds the keys a dry run met, which a real run finds in the
 	// imports bucket.
-	seen map[string]bool
+	seen *link.NameSet
 }
 
 type pendingRow struct {
@@ -189,11 +189,10 @@ func (r *run) add(l Link, rowErr *RowError) {
 		return
 	}
 	if r.seen != nil {
-		if r.seen[l.Key] {
+		if !r.seen.Add(l.Key) {
 			r.pending = append(r.pending, pendingRow{index: -1, item: Item{Where: l.Where, Key: l.Key, Alias: l.Alias, Status: link.ImportExists, Reason: "imported before"}})
 			return
 		}
-		r.seen[l.Key] = true
 	}
 	r.pending = append(r.pending, pendingRow{index: len(r.batch.Items), where: l.Where, redated: redated})
 	r.batch.Items = append(r.batch.Items, *it)

@@ -60,7 +60,7 @@ type ImportBatch struct {
 	// Claimed holds the aliases (domain + "/" + alias) that earlier batches
 	// of a dry run would have taken, which a dry run's later batches treat
 	// as taken; ImportLinks adds its batch's to it. Nil outside dry runs.
-	Claimed map[string]bool
+	Claimed *NameSet
 	Items   []ImportItem
 }
 

@@ -103,3 +103,62 @@ func TestBodyGate_AdmitsBeforeReading(t *testing.T) {
 		t.Fatalf("a bulk body of %d bytes made %d reservations, want 1", b.Len(), reserved.Load()-before)
 	}
 }
+
+// A large body reserves what its request holds at its peak, a multiple
+// of its size: four bulk creations of 4 MiB are read at once (their
+// writes take turns anyway), a fifth, or an import beside them, is
+// answered 503 with its body unread; once they end, an import of the
+// largest body is admitted alone.
+func TestBodyGate_ChargesWhatRequestsHold(t *testing.T) {
+	e := newEnv(t, func(c *Config) { c.CostlyWait = 0 })
+	var reserved atomic.Int64
+	e.srv.bodies.reserved = func(n int64) { reserved.Add(n) }
+
+	var stuck []*stuckBody
+	done := make(chan int, 4)
+	for range 4 {
+		b := newStuckBody(`{"links":[`)
+		stuck = append(stuck, b)
+		go func() {
+			rec := httptest.NewRecorder()
+			e.srv.ServeHTTP(rec, bigRequest(e, "/v1/links/bulk", maxBulkBody, b))
+			done <- rec.Code
+		}()
+		waitFor(func() bool { return b.reads.Load() > 1 }) // admitted: its body is being read
+	}
+	if got, want := reserved.Load(), int64(4*heldBulk*maxBulkBody); got != want {
+		t.Fatalf("four bulk creations of 4 MiB reserved %d bytes, want %d", got, want)
+	}
+	for _, c := range []struct {
+		path string
+		size int64
+	}{{"/v1/links/bulk", maxBulkBody}, {"/v1/links/bulk", 1 << 20}, {"/v1/imports", 1 << 20}} {
+		body := newStuckBody("")
+		close(body.unblocked)
+		r := e.request(bigRequest(e, c.path, c.size, body))
+		wantProblem(t, r, http.StatusServiceUnavailable, "server_busy")
+		if n := body.reads.Load(); n != 0 {
+			t.Fatalf("POST %s of %d bytes beside four bulk creations: its body was read (%d reads)", c.path, c.size, n)
+		}
+	}
+	for _, b := range stuck {
+		close(b.unblocked)
+		if got := <-done; got != http.StatusBadRequest {
+			t.Fatalf("a bulk creation whose client went away: %d, want 400", got)
+		}
+	}
+	// An import of the largest body fits alone, in the whole budget.
+	before := reserved.Load()
+	imp := newStuckBody(`{"from":"csv","dry_run":true,"data":"url\n`)
+	go func() {
+		rec := httptest.NewRecorder()
+		e.srv.ServeHTTP(rec, bigRequest(e, "/v1/imports", maxImportBody, imp))
+		done <- rec.Code
+	}()
+	waitFor(func() bool { return imp.reads.Load() > 1 })
+	if got := reserved.Load() - before; got != bodyBudget {
+		t.Fatalf("an import of %d bytes reserved %d bytes, want all %d", maxImportBody, got, bodyBudget)
+	}
+	close(imp.unblocked)
+	<-done
+}

@@ -29,13 +29,13 @@ func (s *Server) importRoutes() {
 }
 
 type importRequest struct {
-	From       string `json:"from"`
-	DryRun     bool   `json:"dry_run"`
-	OnConflict string `json:"on_conflict"`
-	Data       string `json:"data"`
-	LogData    string `json:"log_data"`
-	URL        string `json:"url"`
-	APIKey     string `json:"api_key"`
+	From       string   `json:"from"`
+	DryRun     bool     `json:"dry_run"`
+	OnConflict string   `json:"on_conflict"`
+	Data       bodyText `json:"data"`
+	LogData    bodyText `json:"log_data"`
+	URL        string   `json:"url"`
+	APIKey     string   `json:"api_key"`
 }
 
 type importItemResponse struct {
@@ -73,9 +73,10 @@ type importResponse struct {
 // private addresses unless webhooks.allow_private).
 func (s *Server) handleImport(w http.ResponseWriter, r *http.Request, c *caller) error {
 	var in importRequest
-	// The file's text in in.Data is held until the import ends, and the
-	// room its body took in the body gate with it.
-	held, err := s.decodeJSONHeld(w, r, &in, maxImportBody)
+	// The file's text in in.Data, which is the body's own buffer, is
+	// held until the import ends, and the room its body took in the body
+	// gate with it.
+	held, err := s.decodeJSONHeld(w, r, &in, maxImportBody, heldImport)
 	if err != nil {
 		return err
 	}
@@ -165,16 +166,16 @@ func (s *Server) importSourceConfig(r *http.Request, in *importRequest) (importe
 	switch {
 	case in.From == "":
 		return cfg, fieldError("from", "is required: one of "+strings.Join(importer.Names(), ", "))
-	case in.Data != "" && in.URL != "":
+	case !in.Data.Empty() && in.URL != "":
 		return cfg, link.Errorf(link.EINVALIDREQUEST, "give data (a file's content) or url (a shortener's API), not both")
-	case in.Data == "" && in.URL == "":
+	case in.Data.Empty() && in.URL == "":
 		return cfg, link.Errorf(link.EINVALIDREQUEST, "give data (a file's content) or url (a shortener's API)")
-	case in.LogData != "" && in.Data == "":
+	case !in.LogData.Empty() && in.Data.Empty():
 		return cfg, link.Errorf(link.EINVALIDREQUEST, "log_data goes with data (YOURLS's url table as CSV)")
-	case in.Data != "":
-		cfg.File = strings.NewReader(in.Data)
-		if in.LogData != "" {
-			cfg.LogFile = strings.NewReader(in.LogData)
+	case !in.Data.Empty():
+		cfg.File = in.Data.Reader()
+		if !in.LogData.Empty() {
+			cfg.LogFile = in.LogData.Reader()
 		}
 		return cfg, nil
 	}

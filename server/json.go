@@ -52,14 +52,15 @@ func (s *Server) decodeJSONUpTo(w http.ResponseWriter, r *http.Request, v any, l
 
 // decodeJSONHeld is decodeJSONUpTo for the routes whose bodies may be
 // many times server.max_body (imports, bulk creations): a body over
-// freeBody is admitted by the body gate (see bodyGate) before a byte of
-// it is read, and the handler, which holds what the body decoded into
-// while it works, gives its room back by release.
-func (s *Server) decodeJSONHeld(w http.ResponseWriter, r *http.Request, v any, limit int64) (release func(), err error) {
+// freeBody is admitted by the body gate (see bodyGate), for held bytes
+// per byte of it, before a byte of it is read, and the handler, which
+// holds the body and what it decoded into while it works, gives its room
+// back by release.
+func (s *Server) decodeJSONHeld(w http.ResponseWriter, r *http.Request, v any, limit, held int64) (release func(), err error) {
 	if err := checkJSONRequest(r, limit); err != nil {
 		return nil, err
 	}
-	release, err = s.bodies.reserve(w, r, limit)
+	release, err = s.bodies.reserve(w, r, limit, held)
 	if err != nil {
 		return nil, err
 	}
@@ -128,9 +129,21 @@ func (s *Server) decodeJSONBody(w http.ResponseWriter, r *http.Request, v any, l
 	// body held three times). Unknown fields are refused by
 	// checkFieldNames as the Decoder would; a body Unmarshal refuses goes
 	// through the Decoder again, whose errors say more (an unknown field
-	// before a wrong type, data after the object).
-	if json.Unmarshal(data, v) == nil {
-		return checkFieldNames(data, reflect.TypeOf(v), "")
+	// before a wrong type, data after the object). A bodyText field (an
+	// import's file) is left where it lies in data, and unescaped there
+	// once the body is known good; a body that fails, or that gives one
+	// of them a value other than a string, goes through the Decoder with
+	// strings for them, whose errors are those of any string field.
+	texts := bodyTexts(v)
+	if json.Unmarshal(data, v) == nil && bodyTextsAreStrings(texts) {
+		if err := checkFieldNames(data, reflect.TypeOf(v), ""); err != nil {
+			return err
+		}
+		unquoteBodyTexts(texts) // data is read no more
+		return nil
+	}
+	if texts != nil {
+		v = reflect.New(withStrings(reflect.TypeOf(v).Elem())).Interface()
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -151,7 +164,12 @@ func (s *Server) decodeJSONBody(w http.ResponseWriter, r *http.Request, v any, l
 		return link.Errorf(link.EINVALIDREQUEST, "the body holds data after the JSON object")
 	}
 	// encoding/json matches field names case-insensitively; the API does not.
-	return checkFieldNames(data, reflect.TypeOf(v), "")
+	if err := checkFieldNames(data, reflect.TypeOf(v), ""); err != nil || texts == nil {
+		return err
+	}
+	// Decoded with strings, what failed with bodyText fields: no body
+	// does both.
+	return link.Errorf(link.EINVALIDREQUEST, "malformed JSON")
 }
 
 // invalidUTF8At returns the offset of the first invalid UTF-8 sequence.

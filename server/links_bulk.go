@@ -51,7 +51,7 @@ func (s *Server) handleBulkCreateLinks(w http.ResponseWriter, r *http.Request, c
 	var in bulkCreateRequest
 	// The links decoded are held until the answer is written, and the
 	// room their body took in the body gate with them.
-	held, err := s.decodeJSONHeld(w, r, &in, max(s.cfg.MaxBody, maxBulkBody))
+	held, err := s.decodeJSONHeld(w, r, &in, max(s.cfg.MaxBody, maxBulkBody), heldBulk)
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@ func (s *ImportService) ImportLinks(ctx context.Context, workspaceID string, b *
 	}
 	now := s.db.now()
 	results := make([]link.ImportItem, len(b.Items))
-	var claimed []string
+	var claimed []*link.ImportItem
 	write := func(tx *bolt.Tx) error {
 		claimed = claimed[:0]
 		if err := workspaceExists(tx, wid); err != nil {
@@ -71,7 +71,7 @@ func (s *ImportService) ImportLinks(ctx context.Context, workspaceID string, b *
 				return err
 			}
 			if results[i].Status == link.ImportImported {
-				claimed = append(claimed, results[i].Link.Domain+"/"+results[i].Alias)
+				claimed = append(claimed, &results[i])
 			}
 		}
 		if err := ix.write(tx); err != nil {
@@ -102,8 +102,8 @@ func (s *ImportService) ImportLinks(ctx context.Context, workspaceID string, b *
 	}
 	copy(b.Items, results)
 	if b.DryRun && b.Claimed != nil {
-		for _, a := range claimed {
-			b.Claimed[a] = true
+		for _, it := range claimed {
+			b.Claimed.Add(it.Link.Domain, "/", it.Alias)
 		}
 	}
 	return nil
@@ -116,7 +116,7 @@ type importTx struct {
 	wid     uint64
 	source  string
 	now     time.Time
-	claimed map[string]bool
+	claimed *link.NameSet
 	// earliest is the earliest time of the links and clicks imported.
 	earliest time.Time
 }
@@ -262,7 +262,7 @@ func (im *importTx) pickAlias(it *link.ImportItem, rec *linkRecord, key []byte) 
 // batch of a dry run claimed it.
 func (im *importTx) aliasFree(domain, alias string) bool {
 	k := aliasKey(domain, alias)
-	if im.tx.Bucket(bucketLinksAlias).Get(k) != nil || im.claimed[domain+"/"+alias] {
+	if im.tx.Bucket(bucketLinksAlias).Get(k) != nil || (im.claimed != nil && im.claimed.Has(domain, "/", alias)) {
 		return false
 	}
 	v := im.tx.Bucket(bucketLinksAliasHold).Get(k)

@@ -20,7 +20,7 @@ func TestImportLinks(t *testing.T) {
 	created := time.Date(2021, 4, 1, 8, 30, 0, 0, time.UTC)
 	clickAt := time.Date(2021, 4, 2, 9, 15, 0, 0, time.UTC)
 	batch := func(dry bool) *link.ImportBatch {
-		return &link.ImportBatch{Source: "test", DryRun: dry, Claimed: map[string]bool{}, Items: []link.ImportItem{
+		return &link.ImportBatch{Source: "test", DryRun: dry, Claimed: link.NewNameSet(), Items: []link.ImportItem{
 			{Key: "a", Link: link.Link{WorkspaceID: ws.ID, DestinationURL: "https://example.com/a", Alias: "a", CreatedAt: created, Tags: []string{"old"}},
 				Clicks:  []link.Click{{Time: clickAt, Browser: "Firefox", OS: "Linux", Device: "desktop", Country: "DE", Visitor: 1}},
 				Undated: 1_000_000, UndatedAt: created},
@@ -35,8 +35,8 @@ func TestImportLinks(t *testing.T) {
 	if got := [3]link.ImportStatus{dry.Items[0].Status, dry.Items[1].Status, dry.Items[2].Status}; got != [3]link.ImportStatus{link.ImportImported, link.ImportImported, link.ImportSkipped} {
 		t.Fatalf("dry run: %v", got)
 	}
-	if !dry.Claimed["/a"] || !dry.Claimed["/a-2"] {
-		t.Fatalf("claimed: %v", dry.Claimed)
+	if !dry.Claimed.Has("/a") || !dry.Claimed.Has("/a-2") || dry.Claimed.Len() != 2 {
+		t.Fatalf("claimed: %d aliases", dry.Claimed.Len())
 	}
 	if _, err := s.Links.FindLinkByAlias(ctx, "", "a"); link.ErrorCode(err) != link.ENOTFOUND {
 		t.Fatalf("a dry run wrote a link: %v", err)

@@ -383,6 +383,28 @@ func TestBrowserJourney(t *testing.T) {
 	if !strings.Contains(stored, `"s":true`) || !strings.Contains(stored, `"l":0`) || strings.Contains(stored, "token") && strings.Contains(stored, "#") {
 		t.Fatalf("after sign-in: %s", stored)
 	}
+	// The sign-in named this browser a known device of the admin: its
+	// cookie goes to the login route only, and no script can read it.
+	var cookies []*network.Cookie
+	var scriptCookies string
+	b.run("device cookie",
+		chromedp.ActionFunc(func(ctx context.Context) (err error) {
+			cookies, err = network.GetCookies().WithURLs([]string{base + "/v1/auth/login"}).Do(ctx)
+			return err
+		}),
+		chromedp.Evaluate(`document.cookie`, &scriptCookies))
+	var device *network.Cookie
+	for _, c := range cookies {
+		if c.Name == "linkbolt_device" {
+			device = c
+		}
+	}
+	if device == nil || !device.HTTPOnly || device.Path != "/v1/auth/login" || device.SameSite != network.CookieSameSiteStrict {
+		t.Fatalf("after sign-in, the device cookie is %+v (of %d)", device, len(cookies))
+	}
+	if strings.Contains(scriptCookies, "linkbolt_device") {
+		t.Fatalf("a script reads the device cookie: %q", scriptCookies)
+	}
 	b.run("empty links", chromedp.WaitVisible(`.empty`))
 
 	// Keys: create one and read it from the page, once.

@@ -123,3 +123,37 @@ func sameButTime(back, raw []byte, r *linkRecord) bool {
 	var a, b linkRecord
 	return decodeLink(back, &a) == nil && decodeLink(raw, &b) == nil && reflect.DeepEqual(a, b) && reflect.DeepEqual(a, *r)
 }
+
+// FuzzDecodeLink: any bytes of a damaged or crafted data file decode to
+// a record or errLinkRecord, never a panic or an allocation past their
+// size; what decodes encodes to a canonical binary form that decodes to
+// the same record (its encoding again the same bytes).
+func FuzzDecodeLink(f *testing.F) {
+	for _, r := range codecRecords() {
+		f.Add(appendLink(nil, &r))
+		js, err := json.Marshal(&r)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(js)
+	}
+	f.Add([]byte{linkCodecBinary})
+	f.Add([]byte{linkCodecBinary, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01})
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		var r linkRecord
+		if err := decodeLink(raw, &r); err != nil {
+			if (len(raw) == 0 || raw[0] != '{') && !errors.Is(err, errLinkRecord) {
+				t.Fatalf("decodeLink(%q): %v, not errLinkRecord", raw, err)
+			}
+			return
+		}
+		canon := appendLink(nil, &r)
+		var again linkRecord
+		if err := decodeLink(canon, &again); err != nil {
+			t.Fatalf("the canonical form of %q does not decode: %v", raw, err)
+		}
+		if got := appendLink(nil, &again); string(got) != string(canon) {
+			t.Fatalf("%q: canonical %q encodes again as %q", raw, canon, got)
+		}
+	})
+}

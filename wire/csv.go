@@ -3,6 +3,8 @@ package wire
 import (
 	"encoding/csv"
 	"io"
+	"strings"
+	"unicode/utf8"
 )
 
 // CSVWriter writes the CSV files linkbolt serves (the analytics and audit
@@ -41,12 +43,21 @@ func (c *CSVWriter) Error() error { return c.w.Error() }
 // the file gets the quote too, which is why only cells that would start a
 // formula carry one. The values linkbolt writes of its own (ids, times,
 // counts, URLs, which start with a letter or a digit) never do.
+//
+// Spreadsheets differ in what they skip before a formula, so the test
+// looks past leading white space (a cell " =1" or "\n=1" is neutralised
+// too) and takes the full-width forms (＝ ＋ － ＠), which some turn into
+// their ASCII forms on import, for what they stand for.
 func CSVCell(v string) string {
-	if v == "" {
+	rest := strings.TrimLeft(v, " \n\u00a0\u3000")
+	if rest == "" {
 		return v
 	}
-	switch v[0] {
+	switch rest[0] {
 	case '=', '+', '-', '@', '\t', '\r':
+		return "'" + v
+	}
+	if r, _ := utf8.DecodeRuneInString(rest); r == '＝' || r == '＋' || r == '－' || r == '＠' {
 		return "'" + v
 	}
 	return v

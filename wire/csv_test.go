@@ -10,9 +10,11 @@ import (
 
 func TestCSVWriter(t *testing.T) {
 	in := []string{"=HYPERLINK(\"https://evil.example\")", "+1", "-2+3", "@SUM(A1)", "\tx", "\rx",
-		"", "plain", "a=b", "'quoted", "https://example.com/=x", "2026-03-10T00:00:00Z", "42", " =1"}
+		"", "plain", "a=b", "'quoted", "https://example.com/=x", "2026-03-10T00:00:00Z", "42", " =1",
+		"\n=1", "\u00a0 @x", "＝HYPERLINK(\"x\")", "\u3000＋1", "－1", "＠x", "  ", "x =1", "\t"}
 	want := []string{"'=HYPERLINK(\"https://evil.example\")", "'+1", "'-2+3", "'@SUM(A1)", "'\tx", "'\rx",
-		"", "plain", "a=b", "'quoted", "https://example.com/=x", "2026-03-10T00:00:00Z", "42", " =1"}
+		"", "plain", "a=b", "'quoted", "https://example.com/=x", "2026-03-10T00:00:00Z", "42", "' =1",
+		"'\n=1", "'\u00a0 @x", "'＝HYPERLINK(\"x\")", "'\u3000＋1", "'－1", "'＠x", "  ", "x =1", "'\t"}
 	var b bytes.Buffer
 	w := wire.NewCSVWriter(&b)
 	if err := w.Write(in); err != nil {

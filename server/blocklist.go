@@ -343,7 +343,7 @@ func blockTail(tail string) string {
 	if hasQuery {
 		path += "?" + normalizeEscapes(query)
 	}
-	return lowerASCII(path)
+	return strings.ToLower(path) // ASCII by now: the others are escaped
 }
 
 // normalizeEscapes decodes the percent-escapes of unreserved characters
@@ -472,15 +472,6 @@ func hasDotSegment(p string) bool {
 		}
 	}
 	return false
-}
-
-func lowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if 'A' <= s[i] && s[i] <= 'Z' {
-			return strings.ToLower(s)
-		}
-	}
-	return s
 }
 
 // canonicalBlockEntry returns the form in which an entry is kept and

@@ -80,14 +80,9 @@ func (s *Server) redirectControlled(w http.ResponseWriter, r *http.Request, d *l
 		s.serveOGPage(w, r, l)
 		return
 	}
-	if l.PasswordHash == "" {
-		dest, variant := s.pickDestination(r, l)
-		s.redirectTo(w, r, l, dest, variant, 0)
-		return
-	}
 	// A protected link tells nothing of where it goes before the password:
 	// not even that it loops (redirect leaves that to this point).
-	if !s.unlockedGet(w, r, l) {
+	if l.PasswordHash != "" && !s.unlockedGet(w, r, l) {
 		return
 	}
 	dest, variant := s.pickDestination(r, l)
@@ -95,7 +90,9 @@ func (s *Server) redirectControlled(w http.ResponseWriter, r *http.Request, d *l
 		s.loopAnswer(w, r, l, dest) // before a click is taken
 		return
 	}
-	if !s.takeClick(w, r, l) {
+	// A plain link's click limit was taken by controlRedirect already; a
+	// protected link's is taken once the visitor is through.
+	if l.PasswordHash != "" && !s.takeClick(w, r, l) {
 		return
 	}
 	s.redirectTo(w, r, l, dest, variant, 0)
@@ -111,12 +108,9 @@ func (s *Server) loopAnswer(w http.ResponseWriter, r *http.Request, l *link.Link
 // redirectTo records a click for a GET (or a POST of the right password)
 // and redirects to dest, the link's variant (from 1; 0 for none), with the
 // link's UTM values. status 0 is the link's redirect code. Answers vary by
-// visitor, so none is cached.
+// visitor, so none is cached. The caller has refused a dest that loops
+// (loopAnswer), before taking a click.
 func (s *Server) redirectTo(w http.ResponseWriter, r *http.Request, l *link.Link, dest string, variant uint8, status int) {
-	if s.loops(dest) {
-		s.loopAnswer(w, r, l, dest)
-		return
-	}
 	if r.Method != http.MethodHead {
 		s.recordClick(r, l, s.now(), variant)
 	}

@@ -11,8 +11,8 @@ import (
 
 // TestWebhookRecordWithoutCreator: a webhook record written before
 // webhooks recorded their creator (no creator_type, creator_id) reads as
-// made by nobody known, stays sending, and a member's removal leaves it
-// alone; a record written now keeps its creator.
+// made by nobody known and stays sending (its indexes whole); a record
+// written now keeps its creator.
 func TestWebhookRecordWithoutCreator(t *testing.T) {
 	db := NewDB(filepath.Join(t.TempDir(), "linkbolt.db"))
 	if err := db.Open(); err != nil {

@@ -17,10 +17,12 @@ const controlPageStyle = `body{font:16px/1.5 system-ui,sans-serif;max-width:28re
 
 // controlPageCSP allows the pages nothing but their own style and a form
 // posted back to this host.
-var controlPageCSP = "default-src 'none'; style-src 'sha256-" + styleHash(controlPageStyle) +
+var controlPageCSP = "default-src 'none'; style-src 'sha256-" + cspHash(controlPageStyle) +
 	"'; img-src 'none'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'"
 
-func styleHash(s string) string {
+// cspHash is the base64 SHA-256 of an inline style or script, as a CSP
+// source ('sha256-…') names it.
+func cspHash(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return base64.StdEncoding.EncodeToString(sum[:])
 }

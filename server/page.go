@@ -46,6 +46,6 @@ const pageCSP = "default-src 'none'; style-src 'unsafe-inline'; img-src 'none'; 
 // by the script, so a page whose script did not run cannot put a
 // password in a URL.
 func scriptPageCSP(script string) string {
-	return "default-src 'none'; script-src 'sha256-" + styleHash(script) + "'; connect-src 'self'; style-src 'unsafe-inline'; " +
+	return "default-src 'none'; script-src 'sha256-" + cspHash(script) + "'; connect-src 'self'; style-src 'unsafe-inline'; " +
 		"img-src 'none'; form-action 'none'; frame-ancestors 'none'; base-uri 'none'"
 }

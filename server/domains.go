@@ -143,11 +143,7 @@ func (s *Server) proveContestedClaim(ctx context.Context, d *link.Domain, now ti
 }
 
 // newClaimKey derives the key of claimToken from the server's secret.
-func newClaimKey(secret []byte) []byte {
-	m := hmac.New(sha256.New, secret)
-	m.Write([]byte("linkbolt domain claims"))
-	return m.Sum(nil)
-}
+func newClaimKey(secret []byte) []byte { return deriveKey(secret, "linkbolt domain claims") }
 
 // claimToken is the verification token of workspace wsID's claim on host
 // while another workspace holds it: a MAC of both, so it is the same at

@@ -53,12 +53,16 @@ type controlKeys struct {
 }
 
 func newControlKeys(secret []byte) controlKeys {
-	derive := func(label string) []byte {
-		m := hmac.New(sha256.New, secret)
-		m.Write([]byte("linkbolt link controls: " + label))
-		return m.Sum(nil)
-	}
-	return controlKeys{unlock: derive("unlock cookie"), variant: binary.BigEndian.Uint64(derive("variant"))}
+	return controlKeys{unlock: deriveKey(secret, "linkbolt link controls: unlock cookie"),
+		variant: binary.BigEndian.Uint64(deriveKey(secret, "linkbolt link controls: variant"))}
+}
+
+// deriveKey returns the key of one use of the server secret, named by
+// label: HMAC-SHA256(secret, label), so no two uses share a key.
+func deriveKey(secret []byte, label string) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte(label))
+	return m.Sum(nil)
 }
 
 // linkPasswords hashes and checks link passwords: linkPasswordCost, or the

@@ -34,15 +34,7 @@ func (db *DB) endMembersWork(ctx context.Context, tx *bolt.Tx, wid, uid uint64) 
 	now := db.now()
 	userID := db.ids.formatID(prefixUser, uid)
 
-	var kids []uint64
-	prefix := itob(wid)
-	c := tx.Bucket(bucketKeysWorkspace).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		if len(k) == len(prefix)+8 {
-			kids = append(kids, btoi(k[len(prefix):]))
-		}
-	}
-	for _, kid := range kids {
+	for _, kid := range workspaceIDs(tx.Bucket(bucketKeysWorkspace), wid) {
 		rec, err := findKey(tx, wid, kid)
 		if err != nil {
 			return out, fmt.Errorf("key index: %w", err)
@@ -67,14 +59,7 @@ func (db *DB) endMembersWork(ctx context.Context, tx *bolt.Tx, wid, uid uint64) 
 		out.keys = append(out.keys, db.ids.formatID(prefixKey, kid))
 	}
 
-	var whids []uint64
-	c = tx.Bucket(bucketWebhooksWorkspace).Cursor()
-	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
-		if len(k) == len(prefix)+8 {
-			whids = append(whids, btoi(k[len(prefix):]))
-		}
-	}
-	for _, whid := range whids {
+	for _, whid := range workspaceIDs(tx.Bucket(bucketWebhooksWorkspace), wid) {
 		rec, err := findWebhook(tx, wid, whid)
 		if err != nil {
 			return out, fmt.Errorf("webhook index: %w", err)
@@ -210,4 +195,18 @@ func checkActor(ctx context.Context, tx *bolt.Tx, ids *idCodec, wid uint64, now 
 		}
 	}
 	return errActorGone // deeper than the server lets a key act
+}
+
+// workspaceIDs returns the IDs a workspace index (workspace ID, then the
+// object's ID) lists under wid, read before the caller changes any of them.
+func workspaceIDs(b *bolt.Bucket, wid uint64) []uint64 {
+	var ids []uint64
+	prefix := itob(wid)
+	c := b.Cursor()
+	for k, _ := c.Seek(prefix); k != nil && bytes.HasPrefix(k, prefix); k, _ = c.Next() {
+		if len(k) == len(prefix)+8 {
+			ids = append(ids, btoi(k[len(prefix):]))
+		}
+	}
+	return ids
 }

@@ -142,8 +142,10 @@ func TestRecorderWhileWritesFail(t *testing.T) {
 	if got, want := r.Pending(), pending; got != want {
 		t.Fatalf("Pending during the retried write = %d, want %d", got, want)
 	}
-	release <- nil
+	// Stop holding before the release: the held write has its channels
+	// already, and the batches that follow it must not wait for the test.
 	store.unhold()
+	release <- nil
 	if err := waitFor(t, flushed, "Flush to return"); err != nil {
 		t.Fatalf("Flush after recovery = %v", err)
 	}

@@ -1,0 +1,89 @@
+package link
+
+import (
+	"context"
+	"time"
+)
+
+// Store is one whole store: every service linkbolt keeps its data in and
+// what the server does with the data as a whole. A store package builds it
+// (storage.Open over a bbolt file); the application wires nothing else, so
+// a second store comes in behind this type without a handler changing.
+// The services of one Store share its data: a link created through Links
+// is counted by Clicks and listed by Workspaces' owners at once.
+type Store struct {
+	Data        StoreData
+	Users       UserService
+	Accounts    AccountService
+	Workspaces  WorkspaceService
+	Members     MemberService
+	Invitations InvitationService
+	Keys        KeyStore
+	Links       LinkStore
+	Clicks      ClickStore
+	Campaigns   CampaignService
+	QRCodes     QRCodeService
+	Domains     DomainService
+	Webhooks    WebhookStore
+	Audit       AuditService
+	Blocklist   BlocklistService
+	Imports     ImportService
+	// Certs keeps the automatic HTTPS certificates and the ACME account.
+	Certs CertStore
+}
+
+// StoreData is what the application does with a store's data as a whole.
+type StoreData interface {
+	DataFile
+	// JWTSecret returns the store's JWT secret, made once with generate
+	// and kept.
+	JWTSecret(generate func() []byte) ([]byte, error)
+	// CatchDamage runs fn and turns damage to the data met on the way
+	// into an error instead of a crash.
+	CatchDamage(fn func() error) error
+	// Close writes what is buffered and releases the data.
+	Close() error
+}
+
+// KeyStore is the key service with the store's hourly upkeep.
+type KeyStore interface {
+	KeyService
+	// RecordEndedKeys records the keys whose grace period or expiry ended
+	// by now in the audit log and returns how many ended.
+	RecordEndedKeys(ctx context.Context, now time.Time) (int, error)
+}
+
+// LinkStore is the link service with the store's hourly upkeep.
+type LinkStore interface {
+	LinkService
+	// PruneAliasHolds deletes the alias holds that ended before now.
+	PruneAliasHolds(ctx context.Context, now time.Time) (int, error)
+}
+
+// ClickStore is the click service with the click backlog: the clicks
+// spilled to the store while the aggregates cannot keep up.
+type ClickStore interface {
+	ClickService
+	// SpillClicks appends clicks while the backlog holds at most limit
+	// bytes; spilled is how many it took, in order.
+	SpillClicks(ctx context.Context, clicks []Click, limit int64) (spilled, skipped int, err error)
+	// DrainClicks writes the oldest at most max clicks into the
+	// aggregates and takes them out of the backlog, in one transaction.
+	DrainClicks(ctx context.Context, max int) (taken, skipped int, err error)
+	// Backlog returns the clicks the backlog holds and their bytes.
+	Backlog(ctx context.Context) (clicks, bytes int64, err error)
+}
+
+// WebhookStore is the webhook service with its outbox's count.
+type WebhookStore interface {
+	WebhookService
+	OutboxCounter
+}
+
+// CertStore keeps certificates and keys by name, for automatic HTTPS.
+// Get answers ENOTFOUND for a name it does not hold.
+type CertStore interface {
+	Get(ctx context.Context, name string) ([]byte, error)
+	Put(ctx context.Context, name string, data []byte) error
+	Delete(ctx context.Context, name string) error
+}

@@ -1,0 +1,73 @@
+package storage
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// Options configure a bbolt store.
+type Options struct {
+	// Path is the data file (storage.path).
+	Path string
+	// KeyUsageFlush is how often API keys' last use and counts are written
+	// (0: DB's default).
+	KeyUsageFlush time.Duration
+	// AliasHold is how long a freed alias stays held for its workspace
+	// (links.alias_hold).
+	AliasHold time.Duration
+	// Events encodes the webhook events that changes write in their own
+	// transaction; nil writes none.
+	Events link.EventEncoder
+	Logger *slog.Logger
+}
+
+// Open opens the bbolt data file of o and returns the store over it: its
+// services and the file itself. Closing Data closes the file.
+func Open(o Options) (*link.Store, error) {
+	db := NewDB(o.Path)
+	if o.KeyUsageFlush > 0 {
+		db.KeyUsageFlush = o.KeyUsageFlush
+	}
+	if o.Logger != nil {
+		db.Logger = o.Logger
+	}
+	if err := db.Open(); err != nil {
+		return nil, err
+	}
+	return db.Store(o), nil
+}
+
+// Store returns the services over the open db, configured by o (its Path,
+// KeyUsageFlush and Logger are the DB's own and not read here).
+func (db *DB) Store(o Options) *link.Store {
+	users := NewUserService(db)
+	links := NewLinkService(db)
+	if o.AliasHold != 0 {
+		links.AliasHold = o.AliasHold
+	}
+	clicks, campaigns, webhooks := NewClickService(db), NewCampaignService(db), NewWebhookService(db)
+	if o.Events != nil {
+		links.Events, clicks.Events, campaigns.Events, webhooks.Events = o.Events, o.Events, o.Events, o.Events
+	}
+	return &link.Store{
+		Data:        db,
+		Users:       users,
+		Accounts:    users,
+		Workspaces:  NewWorkspaceService(db),
+		Members:     NewMemberService(db),
+		Invitations: NewInvitationService(db),
+		Keys:        NewKeyService(db),
+		Links:       links,
+		Clicks:      clicks,
+		Campaigns:   campaigns,
+		QRCodes:     NewQRCodeService(db),
+		Domains:     NewDomainService(db),
+		Webhooks:    webhooks,
+		Audit:       NewAuditService(db),
+		Blocklist:   NewBlocklistService(db),
+		Imports:     NewImportService(db),
+		Certs:       NewCertCache(db),
+	}
+}

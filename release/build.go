@@ -92,9 +92,12 @@ func (r *release) buildAll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
+// versionPkg is the package whose version and commit the release stamps.
+const versionPkg = "github.com/linkbolt/linkbolt/internal/version"
+
 // build builds one static binary: no cgo, no file system paths of this
 // machine (-trimpath), no symbol table or DWARF (-s -w), the version and
-// commit stamped into main.version and main.commit. The version control
+// commit stamped into internal/version (see versionPkg). The version control
 // stamp of go build is off: the commit is stamped explicitly, and a
 // checkout git refuses to read (another user's) fails no build.
 func (r *release) build(ctx context.Context, t target) error {
@@ -106,9 +109,9 @@ func (r *release) build(ctx context.Context, t target) error {
 	if err != nil {
 		return err
 	}
-	ldflags := "-s -w -X main.version=" + r.version
+	ldflags := "-s -w -X " + versionPkg + ".version=" + r.version
 	if r.commit != "" {
-		ldflags += " -X main.commit=" + r.commit
+		ldflags += " -X " + versionPkg + ".commit=" + r.commit
 	}
 	cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-buildvcs=false",
 		"-ldflags", ldflags, "-o", bin, ".")

@@ -1,0 +1,90 @@
+package e2e
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// TestBrowserLinkTargeting creates a link with a password, a rule and a
+// social card through the Links page's form, checks them through the API
+// and the redirect, and edits the rule.
+func TestBrowserLinkTargeting(t *testing.T) {
+	base, c, tok := startDashboard(t, "")
+	b := newBrowser(t, base)
+	signIn(b, base)
+	b.run("links page",
+		chromedp.Click(`nav[aria-label=Main] a[href="/app/links"]`),
+		chromedp.WaitVisible(`#create-link-form`))
+
+	// A rule without a condition: the API's refusal at the rule.
+	b.run("bad rule",
+		chromedp.SendKeys("#destination_url", "https://example.com/home"),
+		chromedp.SendKeys("#alias", "guarded"),
+		chromedp.Click(`#create-link-form details.targeting summary`),
+		chromedp.WaitVisible(`#password`),
+		chromedp.SendKeys("#password", "open-sesame"),
+		chromedp.Click(`#add_rule`),
+		chromedp.WaitVisible(`#rule_0_then`),
+		chromedp.SendKeys("#rule_0_then", "https://example.com/de"),
+		chromedp.Click(`#create-link-form button[type=submit]`),
+		chromedp.WaitVisible(`#rule_0_if-error`))
+
+	b.run("create",
+		chromedp.SendKeys("#rule_0_if", "language=de"),
+		chromedp.SendKeys("#og_title", "Guarded <page>"),
+		chromedp.Click(`#create-link-form button[type=submit]`),
+		chromedp.WaitVisible(`#links tr[data-alias="guarded"]`))
+	l := c.must("GET", "/v1/links?search=guarded", tok, "", 200)["data"].([]any)[0].(map[string]any)
+	rules := l["rules"].([]any)
+	if l["has_password"] != true || len(rules) != 1 || l["og"].(map[string]any)["title"] != "Guarded <page>" {
+		t.Fatalf("stored link: %v", l)
+	}
+	if r := rules[0].(map[string]any); r["then"] != "https://example.com/de" || r["if"].(map[string]any)["language"] != "de" {
+		t.Fatalf("stored rule: %v", r)
+	}
+
+	// The redirect asks for the password, and follows the rule with it.
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.Get(base + "/guarded")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 || resp.Header.Get("Location") != "" {
+		t.Fatalf("without the password: %d %v", resp.StatusCode, resp.Header)
+	}
+	req, _ := http.NewRequest("GET", base+"/guarded", nil)
+	req.Header.Set("X-Link-Password", "open-sesame")
+	req.Header.Set("Accept-Language", "de-DE,de;q=0.9")
+	if resp, err = hc.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 302 || resp.Header.Get("Location") != "https://example.com/de" {
+		t.Fatalf("with the password: %d %v", resp.StatusCode, resp.Header)
+	}
+
+	// The edit form shows the rule and sends only what changed.
+	b.run("edit",
+		chromedp.Click(`#links tr[data-alias="guarded"] button.edit`),
+		chromedp.WaitVisible(`#edit-link-form`),
+		// open: the link has controls
+		chromedp.WaitVisible(`#edit_rule_0_if`))
+	var cond string
+	b.run("rule shown", chromedp.Value(`#edit_rule_0_if`, &cond))
+	if cond != "language=de" {
+		t.Fatalf("rule shown as %q", cond)
+	}
+	b.run("change rule",
+		clear("#edit_rule_0_if"),
+		chromedp.SendKeys("#edit_rule_0_if", "country=DE, query.src=qr"),
+		chromedp.Click(`#edit-link-form button[type=submit]`),
+		chromedp.WaitVisible(`.answer`))
+	l = c.must("GET", "/v1/links/"+l["id"].(string), tok, "", 200)
+	cnd := l["rules"].([]any)[0].(map[string]any)["if"].(map[string]any)
+	if cnd["country"] != "DE" || cnd["query"].(map[string]any)["name"] != "src" || cnd["language"] != nil || l["has_password"] != true {
+		t.Fatalf("edited link: %v", l)
+	}
+}

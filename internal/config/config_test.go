@@ -1,0 +1,146 @@
+package config_test
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/linkbolt/linkbolt/internal/config"
+)
+
+func TestConfig(t *testing.T) {
+	t.Run("defaults", func(t *testing.T) {
+		t.Chdir(t.TempDir())
+		cfg, err := config.Load("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Server.Listen != ":8080" || cfg.Server.BaseURL.String() != "http://localhost:8080" || cfg.Storage.Path != "./data/linkbolt.db" ||
+			cfg.Plans.Free != 100 || cfg.Plans.Pro != 1000 || cfg.Plans.Enterprise != 0 || cfg.Auth.RotationGrace != 24*time.Hour ||
+			cfg.Clicks.FlushInterval != time.Second || cfg.Server.MaxBody != 1<<20 {
+			t.Fatalf("defaults: %+v", cfg)
+		}
+	})
+	t.Run("environment", func(t *testing.T) {
+		t.Chdir(t.TempDir())
+		t.Setenv("LINKBOLT_SERVER_LISTEN", ":9999")
+		t.Setenv("LINKBOLT_PLANS_PRO", "5000")
+		t.Setenv("LINKBOLT_AUTH_ROTATION_GRACE", "1h")
+		cfg, err := config.Load("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.Server.Listen != ":9999" || cfg.Plans.Pro != 5000 || cfg.Auth.RotationGrace != time.Hour {
+			t.Fatalf("env: %+v", cfg)
+		}
+	})
+	t.Run("durations and base URLs", func(t *testing.T) {
+		t.Chdir(t.TempDir())
+		t.Setenv("LINKBOLT_CLICKS_FLUSH_INTERVAL", "200ms")
+		t.Setenv("LINKBOLT_SERVER_BASE_URL", "https://sho.rt/")
+		t.Setenv("LINKBOLT_SERVER_ALT_BASE_URL", "http://s.test:8080")
+		os.WriteFile("config.yaml", []byte("links:\n  alias_hold: 0\nauth:\n  token_ttl: 90m\n"), 0o600)
+		cfg, err := config.Load("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := cfg.Clicks.FlushInterval, 200*time.Millisecond; got != want {
+			t.Errorf("clicks.flush_interval = %s, want %s", got, want)
+		}
+		if got, want := cfg.Auth.TokenTTL, 90*time.Minute; got != want {
+			t.Errorf("auth.token_ttl = %s, want %s", got, want)
+		}
+		if got, want := cfg.Links.AliasHold, time.Duration(0); got != want {
+			t.Errorf("links.alias_hold = %s, want %s", got, want)
+		}
+		if got, want := cfg.Server.BaseURL.String(), "https://sho.rt"; got != want {
+			t.Errorf("server.base_url = %s, want %s", got, want)
+		}
+		if got, want := cfg.Server.AltBaseURL.String(), "http://s.test:8080"; got != want {
+			t.Errorf("server.alt_base_url = %s, want %s", got, want)
+		}
+	})
+	t.Run("errors name the key", func(t *testing.T) {
+		for bad, key := range map[string]string{
+			"auth:\n  token_ttl: forever\n":           "auth.token_ttl",
+			"auth:\n  token_ttl: 3600\n":              "auth.token_ttl",
+			"auth:\n  token_ttl: 30s\n":               "auth.token_ttl",
+			"clicks:\n  flush_interval: -1s\n":        "clicks.flush_interval",
+			"server:\n  base_url: http://x.test/p\n":  "server.base_url",
+			"server:\n  alt_base_url: ftp://x.test\n": "server.alt_base_url",
+		} {
+			p := filepath.Join(t.TempDir(), "c.yaml")
+			os.WriteFile(p, []byte(bad), 0o600)
+			if _, err := config.Load(p); err == nil || !strings.Contains(err.Error(), key) {
+				t.Errorf("%q: err = %v, want one naming %s", bad, err, key)
+			}
+		}
+	})
+	t.Run("cors origins", func(t *testing.T) {
+		t.Chdir(t.TempDir())
+		if cfg, err := config.Load(""); err != nil || len(cfg.Server.CORSOrigins) != 0 {
+			t.Fatalf("default: %q %v", cfg.Server.CORSOrigins, err)
+		}
+		t.Setenv("LINKBOLT_SERVER_CORS_ORIGINS", "https://App.example.com/,http://localhost:5173")
+		cfg, err := config.Load("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := fmt.Sprint(cfg.Server.CORSOrigins), "[https://app.example.com http://localhost:5173]"; got != want {
+			t.Fatalf("from the environment: %s, want %s", got, want)
+		}
+		p := filepath.Join(t.TempDir(), "c.yaml")
+		os.WriteFile(p, []byte("server:\n  cors_origins: [\"*\"]\n"), 0o600)
+		t.Setenv("LINKBOLT_SERVER_CORS_ORIGINS", "") // empty is unset
+		if cfg, err := config.Load(p); err != nil || fmt.Sprint(cfg.Server.CORSOrigins) != "[*]" {
+			t.Fatalf("from a file: %q %v", cfg.Server.CORSOrigins, err)
+		}
+	})
+	t.Run("example file equals the defaults", func(t *testing.T) {
+		cfg, err := config.Load(filepath.Join("..", "..", "config.example.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Chdir(t.TempDir())
+		def, _ := config.Load("")
+		if fmt.Sprintf("%+v", *cfg) != fmt.Sprintf("%+v", *def) {
+			t.Fatalf("config.example.yaml differs from the defaults:\n%+v\n%+v", *cfg, *def)
+		}
+	})
+	for _, bad := range []string{
+		"server:\n  base_url: localhost:8080\n",
+		"server:\n  base_url: http://x.test/path\n",
+		"auth:\n  token_ttl: forever\n",
+		"auth:\n  token_ttl: 3600\n",
+		"server:\n  base_url: \"\"\n",
+		"server:\n  base_url: http://x.test/?a=b\n",
+		"auth:\n  jwt_secret: short\n",
+		"auth:\n  key_prefix: my_key\n",
+		"workspaces:\n  default_plan: gold\n",
+		"admin:\n  email: a@example.com\n",
+		"plans:\n  free: -1\n",
+		"clicks:\n  flush_interval: -1s\n",
+		"log:\n  format: xml\n",
+		"domains:\n  scheme: ftp\n",
+		"domains:\n  resolver: \"dns server\"\n",
+		"domains:\n  resolver: \"127.0.0.1:99999\"\n",
+		"server:\n  cors_origins: [\"https://app.example.com/app\"]\n",
+		"server:\n  cors_origins: [\"app.example.com\"]\n",
+	} {
+		t.Run(strings.TrimSpace(bad), func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), "c.yaml")
+			os.WriteFile(p, []byte(bad), 0o600)
+			_, err := config.Load(p)
+			if err == nil {
+				t.Fatalf("accepted %q", bad)
+			}
+			// The error names the key that is wrong.
+			if key, _, _ := strings.Cut(strings.TrimSpace(bad), ":"); !strings.Contains(err.Error(), key+".") {
+				t.Fatalf("%q: the error does not name the key: %v", bad, err)
+			}
+		})
+	}
+}

@@ -267,7 +267,7 @@ func TestEveryPageLinksTheIndex(t *testing.T) {
 			continue
 		}
 		if !linked(p, "docs/README.md") {
-			t.Errorf("%s does not link the index, README.md", p.name)
+			t.Errorf("%s does not link the index, docs/README.md", p.name)
 		}
 		if !linked(index, p.name) {
 			t.Errorf("docs/README.md does not link %s", p.name)

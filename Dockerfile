@@ -6,7 +6,7 @@
 #   docker build -t linkbolt .
 #
 # (docker buildx build --platform linux/amd64,linux/arm64 -t linkbolt . for
-# both architectures.) See "Docker" in the README.
+# both architectures.) See "Docker" in docs/install.md.
 FROM scratch
 
 # Set by BuildKit to the architecture of the image being built.

@@ -34,7 +34,7 @@ type Backlog interface {
 // exists because the writer is behind. At a million links under uniform
 // load, drains of 20,000 took the process to 331 MB of anonymous memory
 // while it caught up, drains of 5,000 to 252 MB, catching up as fast
-// (bench/scale; see the README's "The click backlog").
+// (bench/scale; see "The click backlog" in docs/analytics.md).
 const (
 	floodRate  = 5000
 	drainShare = 4

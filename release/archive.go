@@ -69,17 +69,50 @@ type archiveFile struct {
 }
 
 // archiveFiles are the files of t's archive: the binary, the README, the
-// example configuration and, for Linux, the systemd unit.
-func (r *release) archiveFiles(t target) []archiveFile {
+// manual's pages (docs/*.md, under docs/, so the README's links to them
+// work offline; not the screenshots), the example configuration and, for
+// Linux, the systemd unit.
+func (r *release) archiveFiles(t target) ([]archiveFile, error) {
 	files := []archiveFile{
 		{t.exe(), filepath.Join(r.out, t.dir(), t.exe()), 0o755},
 		{"README.md", filepath.Join(r.root, "README.md"), 0o644},
-		{"config.example.yaml", filepath.Join(r.root, "config.example.yaml"), 0o644},
 	}
+	pages, err := manualPages(r.root)
+	if err != nil {
+		return nil, err
+	}
+	for _, name := range pages {
+		files = append(files, archiveFile{path.Join(docsDir, name), filepath.Join(r.root, docsDir, name), 0o644})
+	}
+	files = append(files, archiveFile{"config.example.yaml", filepath.Join(r.root, "config.example.yaml"), 0o644})
 	if t.os == "linux" {
 		files = append(files, archiveFile{"linkbolt.service", filepath.Join(r.root, "deploy", "linkbolt.service"), 0o644})
 	}
-	return files
+	return files, nil
+}
+
+// docsDir is the directory of the manual's pages, in the repository and in
+// an archive.
+const docsDir = "docs"
+
+// manualPages are the names of the manual's pages in root's docs
+// directory, sorted: its Markdown files, without the screenshots or the
+// test of the pages beside them.
+func manualPages(root string) ([]string, error) {
+	entries, err := os.ReadDir(filepath.Join(root, docsDir))
+	if err != nil {
+		return nil, fmt.Errorf("the manual: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.Type().IsRegular() && strings.HasSuffix(e.Name(), ".md") {
+			names = append(names, e.Name())
+		}
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("the manual: no Markdown page in %s", filepath.Join(root, docsDir))
+	}
+	return names, nil
 }
 
 // pack writes t's archive to dst: its files in a directory named as the
@@ -97,10 +130,14 @@ func (r *release) pack(t target, dst string) (err error) {
 	}()
 	w := bufio.NewWriter(f)
 	base := strings.TrimSuffix(strings.TrimSuffix(filepath.Base(dst), ".zip"), ".tar.gz")
+	files, err := r.archiveFiles(t)
+	if err != nil {
+		return err
+	}
 	if t.os == "windows" {
-		err = r.writeZip(w, base, r.archiveFiles(t))
+		err = r.writeZip(w, base, files)
 	} else {
-		err = r.writeTarGz(w, base, r.archiveFiles(t))
+		err = r.writeTarGz(w, base, files)
 	}
 	if err != nil {
 		return err
@@ -116,7 +153,16 @@ func (r *release) writeTarGz(w io.Writer, base string, files []archiveFile) erro
 	}); err != nil {
 		return err
 	}
+	dirs := map[string]bool{".": true} // the directories written: base's own
 	for _, af := range files {
+		if dir := path.Dir(af.name); !dirs[dir] {
+			dirs[dir] = true
+			if err := tw.WriteHeader(&tar.Header{
+				Typeflag: tar.TypeDir, Name: path.Join(base, dir) + "/", Mode: 0o755, ModTime: r.modTime, Format: tar.FormatPAX,
+			}); err != nil {
+				return err
+			}
+		}
 		data, err := os.ReadFile(af.src)
 		if err != nil {
 			return err

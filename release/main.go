@@ -1,8 +1,8 @@
 // Command release builds linkbolt's release: a static binary for each
 // platform linkbolt is published for, stamped with its version and commit,
-// packed in an archive with the README and the example configuration, a
-// SHA256SUMS file over the archives, and what the Dockerfile copies into
-// the image.
+// packed in an archive with the README, the manual's pages (docs/*.md) and
+// the example configuration, a SHA256SUMS file over the archives, and what
+// the Dockerfile copies into the image.
 //
 // From the repository's root:
 //

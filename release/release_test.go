@@ -150,7 +150,8 @@ func checkSums(t *testing.T, out string) []string {
 
 // checkArchive unpacks tg's archive into dir and checks it holds exactly
 // the files a user expects, in one directory named as the archive, the
-// binary executable; it returns the unpacked binary's path.
+// binary executable, the manual's pages under docs/ (and nothing else of
+// docs/); it returns the unpacked binary's path.
 func checkArchive(t *testing.T, root, out, dir string, tg target) string {
 	t.Helper()
 	name := tg.archiveName(testVersion)
@@ -159,6 +160,16 @@ func checkArchive(t *testing.T, root, out, dir string, tg target) string {
 	want := []string{base + "/README.md", base + "/config.example.yaml", base + "/" + tg.exe()}
 	if tg.os == "linux" {
 		want = append(want, base+"/linkbolt.service")
+	}
+	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(pages, filepath.Join(root, "docs", "README.md")) {
+		t.Fatalf("docs/ holds %v: no index, docs/README.md", pages)
+	}
+	for _, p := range pages {
+		want = append(want, base+"/docs/"+filepath.Base(p))
 	}
 	if got := slices.Sorted(maps(files)); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
 		t.Fatalf("%s holds %v, want %v", name, got, want)
@@ -172,6 +183,9 @@ func checkArchive(t *testing.T, root, out, dir string, tg target) string {
 		tg.exe():              filepath.Join(out, tg.dir(), tg.exe()),
 	} {
 		sameFile(t, filepath.Join(dir, base, file), src)
+	}
+	for _, p := range pages {
+		sameFile(t, filepath.Join(dir, base, "docs", filepath.Base(p)), p)
 	}
 	return filepath.Join(dir, base, tg.exe())
 }

@@ -44,10 +44,10 @@ func parseUnit(t *testing.T, name string) unit {
 	return u
 }
 
-// TestSystemdUnit checks deploy/linkbolt.service has the sandbox the
-// README promises: a dynamic user that writes only its state directory,
-// no new privileges, no capabilities, a narrow system call and address
-// family set, and restarts on failure.
+// TestSystemdUnit checks deploy/linkbolt.service has the sandbox
+// docs/install.md ("systemd") promises: a dynamic user that writes only
+// its state directory, no new privileges, no capabilities, a narrow system
+// call and address family set, and restarts on failure.
 func TestSystemdUnit(t *testing.T) {
 	u := parseUnit(t, filepath.Join("..", "deploy", "linkbolt.service"))
 	for _, d := range []struct{ section, key, value string }{
@@ -92,7 +92,7 @@ func TestSystemdUnit(t *testing.T) {
 }
 
 // checkUnitServes starts the released binary as the unit does, after the
-// README's install steps: its ExecStart arguments with config.example.yaml
+// install steps of docs/install.md: its ExecStart arguments with config.example.yaml
 // as /etc/linkbolt/config.yaml, and its environment.
 func checkUnitServes(t *testing.T, root, bin string) {
 	u := parseUnit(t, filepath.Join(root, "deploy", "linkbolt.service"))
@@ -107,7 +107,7 @@ func checkUnitServes(t *testing.T, root, bin string) {
 	}
 	i := slices.Index(args, "/etc/linkbolt/config.yaml")
 	if i < 0 {
-		t.Fatalf("ExecStart %v does not read /etc/linkbolt/config.yaml, where the README installs it", args)
+		t.Fatalf("ExecStart %v does not read /etc/linkbolt/config.yaml, where docs/install.md installs it", args)
 	}
 	args[i] = config
 	env := map[string]string{}

@@ -74,8 +74,8 @@ type problemField struct {
 	Message string `json:"message"`
 }
 
-// problemTypeBase prefixes the code to make the problem's type URI; the
-// README documents each code under this name.
+// problemTypeBase prefixes the code to make the problem's type URI;
+// docs/api.md ("Errors") documents each code under this name.
 const problemTypeBase = "https://linkbolt.dev/problems/"
 
 // writeError answers err as problem+json. Internal errors are logged with

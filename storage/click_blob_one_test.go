@@ -183,7 +183,8 @@ func sameSections(a, b *[numDims]section) bool {
 	return true
 }
 
-// TestOneClickBlob_Sizes pins the sizes the README gives.
+// TestOneClickBlob_Sizes pins the sizes docs/operations.md gives ("Disk
+// and memory", schema version 5).
 func TestOneClickBlob_Sizes(t *testing.T) {
 	for _, c := range oneClickCases()[:3] {
 		var scratch mergeScratch

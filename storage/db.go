@@ -286,7 +286,8 @@ func (db *DB) inspect() error {
 	if warning != "" {
 		// Start all the same: the other header page is whole, a backup is
 		// older still, and after a crash in the middle of a commit this
-		// is the designed way back (see README, A damaged data file).
+		// is the designed way back (see docs/operations.md, "A damaged data
+		// file").
 		db.logger().Warn("data file " + db.Path + ": " + warning +
 			"; restore a backup only if it is newer than that transaction; `linkbolt check` says more")
 	}

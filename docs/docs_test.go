@@ -7,6 +7,8 @@
 package docs_test
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -19,6 +21,8 @@ import (
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/linkbolt/linkbolt/internal/cli"
 )
 
 // A page is one Markdown file of the manual, read and split into what the
@@ -614,6 +618,50 @@ func TestLinkboltRun(t *testing.T) {
 	} {
 		if got := linkboltRun(tc.words); !slices.Equal(got, tc.want) {
 			t.Errorf("%q: got %q, want %q", tc.words, got, tc.want)
+		}
+	}
+}
+
+// TestShellCommandsExist: every run of linkbolt in the pages names a real
+// command (the longest of cli.CommandNames its words start with; serve
+// when they start with a flag; help) and only flags that command's own
+// help lists.
+func TestShellCommandsExist(t *testing.T) {
+	names := cli.CommandNames()
+	for _, c := range shellCommands(loadPages(t)) {
+		if c.err != nil || len(c.words) < 2 {
+			continue // TestShellCommands names these
+		}
+		args := c.words[1:]
+		name := ""
+		for _, n := range names {
+			parts := strings.Fields(n)
+			if len(parts) <= len(args) && slices.Equal(parts, args[:len(parts)]) && len(n) > len(name) {
+				name = n
+			}
+		}
+		switch {
+		case name != "":
+		case args[0] == "help" || args[0] == "--help" || args[0] == "-h":
+			continue
+		case strings.HasPrefix(args[0], "-"):
+			name = "serve"
+		default:
+			t.Errorf("%s:%d: %q: linkbolt has no command %q (it has: %s)", c.page, c.line, c.text, args[0], strings.Join(names, ", "))
+			continue
+		}
+		var help bytes.Buffer
+		if code := cli.Run(context.Background(), append(strings.Fields(name), "--help"), nil, &help, &help); code != 0 {
+			t.Fatalf("linkbolt %s --help: exit %d: %s", name, code, help.String())
+		}
+		for _, a := range args {
+			flag, _, _ := strings.Cut(a, "=")
+			if !strings.HasPrefix(flag, "--") || flag == "--" {
+				continue
+			}
+			if !strings.Contains(help.String(), "  "+flag+" ") && !strings.Contains(help.String(), "  "+flag+"\n") {
+				t.Errorf("%s:%d: %q: linkbolt %s has no flag %s", c.page, c.line, c.text, name, flag)
+			}
 		}
 	}
 }

@@ -19,7 +19,7 @@ import (
 // whole suite, TestMain compares their union with the document.
 
 // notDashboard are the operations the dashboard does not call, with the
-// reason. The README's "The web dashboard" section lists them too.
+// reason. docs/dashboard.md lists them too.
 var notDashboard = map[string]string{
 	"GET /metrics":         "Prometheus metrics, for a scraper",
 	"GET /healthz":         "a probe for a supervisor or load balancer",

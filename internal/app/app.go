@@ -376,7 +376,8 @@ func (a *App) pruneAudit(ctx context.Context, now time.Time) {
 
 // upkeep runs one job of pruneLoop and returns how many records it
 // touched. A damaged page met on the way is logged as an error, not a
-// crash: the server keeps serving what is readable (see README).
+// crash: the server keeps serving what is readable (see docs/operations.md,
+// "A damaged data file").
 func (a *App) upkeep(ctx context.Context, what string, job func() (int, error)) int {
 	var n int
 	err := a.store.Data.CatchDamage(func() (err error) {

@@ -79,7 +79,7 @@ func runCheck(ctx context.Context, configPath, file, token string, stdout, stder
 		fmt.Fprintln(stdout, "  -", p)
 	}
 	if len(r.Problems) == 1 && r.HeaderDamage != "" {
-		// The server starts on such a file (see README, A damaged data file).
+		// The server starts on such a file (see docs/operations.md, "A damaged data file").
 		fmt.Fprintln(stdout, "The rest of the file is whole, and the server opens it from the other header page; its next write rewrites the damaged one.",
 			"Restore a backup instead only if it holds writes made after that transaction.")
 		return errDamaged

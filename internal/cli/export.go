@@ -26,7 +26,7 @@ designs, webhooks, API keys, and the raw clicks still kept (older ones
 live on as the link totals and analytics aggregates). It holds no secret:
 no password or key hashes, no webhook secrets, no link passwords
 (password_protected says a link has one), no domain verification tokens.
-README, "Exporting a workspace", describes each type. The export goes to
+docs/operations.md, "Exporting a workspace", describes each type. The export goes to
 stdout, or to FILE, written beside it and renamed into place when
 complete.` + onlineNote,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {

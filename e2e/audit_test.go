@@ -14,6 +14,7 @@ import (
 // ended and prunes the entries past audit.retention, at the time it is
 // given (the clock moved, not waited for).
 func TestAuditRetentionWired(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\naudit:\n  retention: 720h\n")
 	if got := cfg.Audit.Retention; got != 720*time.Hour {
 		t.Fatalf("audit.retention = %v", got)

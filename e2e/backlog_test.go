@@ -83,6 +83,7 @@ func metric(t *testing.T, base, name string) string {
 // (clicks.flush_interval 0s), on a file whose last run left clicks in the
 // backlog drains them into analytics instead of stranding them.
 func TestBacklogDrainedWhenOff(t *testing.T) {
+	t.Parallel()
 	for _, yaml := range []string{
 		"clicks:\n  backlog_bytes: 0\n",
 		"clicks:\n  flush_interval: 0s\n",

@@ -57,6 +57,7 @@ func childEnv(p *child, data string) []string {
 // server keeps its file and every acknowledged write, and a second server
 // still cannot open the path.
 func TestProcessBackupOntoDataFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "linkbolt.db")
 	p := startChild(t, dir, "50ms")
@@ -183,6 +184,7 @@ func backupLeftovers(t *testing.T, dir string) []string {
 // runs, so the kill leaves nothing behind, and a spool file some older
 // crash left is removed at the next start (and nothing else is).
 func TestProcessKilledDuringBackup(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "linkbolt.db")
 	// 16 MB in a bucket of its own makes a backup bigger than any socket
@@ -256,6 +258,7 @@ func TestProcessKilledDuringBackup(t *testing.T) {
 // crashed backup left beside its output, but not the file of a backup
 // still running there.
 func TestBackupRemovesLeftoversBesideOut(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, "")
 	cfgPath := filepath.Join(filepath.Dir(filepath.Dir(cfg.Storage.Path)), "config.yaml")
 	db := storage.NewDB(cfg.Storage.Path)
@@ -319,6 +322,7 @@ func padData(t *testing.T, path string, mb int) {
 // the data file (by path or through a symbolic link) is refused just the
 // same, and the file is left as it was.
 func TestBackupOntoDataFileOffline(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, "")
 	cfgPath := filepath.Join(filepath.Dir(filepath.Dir(cfg.Storage.Path)), "config.yaml")
 	db := storage.NewDB(cfg.Storage.Path)
@@ -354,6 +358,7 @@ func TestBackupOntoDataFileOffline(t *testing.T) {
 // the copy is renamed into place, which would otherwise replace a FIFO
 // (or, run as root, /dev/null) with a plain file holding the data.
 func TestBackupOutNotAFile(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "data", "linkbolt.db")
 	db := storage.NewDB(data)
@@ -418,6 +423,7 @@ func TestBackupOutNotAFile(t *testing.T) {
 // with no value. The flag package alone would back up to a file named
 // "--token" or print the token to stderr as an unexpected argument.
 func TestFlagGivenAsValue(t *testing.T) {
+	t.Parallel()
 	const secret = "lb_live_notreallyasecrettokenvalue"
 	for _, tc := range []struct {
 		args []string

@@ -18,6 +18,7 @@ import (
 // the links, and reads the instance's audit log. A user who is not the
 // admin sees no Admin entry and, opening it, a clear refusal.
 func TestBrowserAdmin(t *testing.T) {
+	t.Parallel()
 	base, c, tok := startDashboard(t, "")
 	c.must("POST", "/v1/links", tok, `{"destination_url":"https://example.com/","alias":"kept"}`, 201)
 
@@ -89,7 +90,7 @@ func TestBrowserAdmin(t *testing.T) {
 			}
 		}
 	})
-	b.run("allow downloads", cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName).WithDownloadPath(dir).WithEventsEnabled(true))
+	b.allowDownloads(dir)
 	b.run("download a backup",
 		chromedp.Click(`#download-backup`),
 		chromedp.WaitVisible(`#backup-title ~ .msg.notice`))
@@ -156,6 +157,7 @@ func TestBrowserAdmin(t *testing.T) {
 // TestBrowserNavigation390 opens the navigation at 390 px: the Menu button
 // opens the list, a choice navigates and closes it, Escape closes it too.
 func TestBrowserNavigation390(t *testing.T) {
+	t.Parallel()
 	base, _, tok := startDashboard(t, "")
 	b := newBrowser(t, base)
 	var expanded string
@@ -273,6 +275,7 @@ func TestBrowserSingleSignOn(t *testing.T) {
 // TestBrowserKeyGraceCountdown: a rotated key's row says how long the old
 // key keeps working, in hours and minutes, beside the date.
 func TestBrowserKeyGraceCountdown(t *testing.T) {
+	t.Parallel()
 	base, c, tok := startDashboard(t, "")
 	id := c.must("POST", "/v1/keys", tok, `{"name":"deploy","scope":"read"}`, 201)["id"].(string)
 	c.must("POST", "/v1/keys/"+id+"/rotate", tok, "", 201)

@@ -16,6 +16,7 @@ import (
 // a refused custom range and the exports; and the link's own analytics
 // from the Links page.
 func TestBrowserAnalytics(t *testing.T) {
+	t.Parallel()
 	base, c, tok := startDashboard(t, "clicks:\n  flush_interval: 10ms\n")
 	l := c.must("POST", "/v1/links", tok, `{"destination_url":"https://example.com/counted","alias":"counted"}`, 201)
 	id := l["id"].(string)

@@ -14,6 +14,7 @@ import (
 // destination, words past the alias), and Copy as curl shows the request
 // with a key placeholder.
 func TestBrowserBulk(t *testing.T) {
+	t.Parallel()
 	base, c, tok := startDashboard(t, "")
 	c.must("POST", "/v1/links", tok, `{"destination_url":"https://example.com/taken","alias":"taken"}`, 201)
 
@@ -89,6 +90,7 @@ func TestBrowserBulk(t *testing.T) {
 // alias: https://example.com/?ids=1,2,3 would have made a link to
 // https://example.com/?ids=1 with the alias 2.
 func TestBrowserBulkLineOfMoreParts(t *testing.T) {
+	t.Parallel()
 	base, c, tok := startDashboard(t, "")
 	b := newBrowser(t, base)
 	signIn(b, base)

@@ -14,6 +14,7 @@ import (
 // clicks, a change of its status with the server's answer shown, and its
 // deletion from its page.
 func TestBrowserCampaignDetail(t *testing.T) {
+	t.Parallel()
 	base, c, tok := startDashboard(t, "clicks:\n  flush_interval: 10ms\n")
 	camp := c.must("POST", "/v1/campaigns", tok, `{"name":"Autumn sale","utm_source":"newsletter"}`, 201)
 	id := camp["id"].(string)

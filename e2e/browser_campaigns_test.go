@@ -29,6 +29,7 @@ func emptyInput(sel string) chromedp.Action {
 // TestBrowserCampaigns creates, lists, edits and deletes a campaign in
 // the dashboard, its links counted and taken out of it on delete.
 func TestBrowserCampaigns(t *testing.T) {
+	t.Parallel()
 	base, c, tok := startDashboard(t, "")
 
 	b := newBrowser(t, base)

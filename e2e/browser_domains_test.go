@@ -13,6 +13,7 @@ import (
 // sets its redirects, marks it verified as the instance admin and deletes
 // it.
 func TestBrowserDomains(t *testing.T) {
+	t.Parallel()
 	// A resolver nobody answers at: the lookup fails at once.
 	base, c, tok := startDashboard(t, "domains:\n  resolver: 127.0.0.1:9\n")
 

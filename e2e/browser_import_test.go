@@ -16,6 +16,7 @@ import (
 // missing address is shown at its field, and Copy as curl holds neither
 // the file nor the API key.
 func TestBrowserImport(t *testing.T) {
+	t.Parallel()
 	base, c, tok := startDashboard(t, "")
 	csv := filepath.Join(t.TempDir(), "links.csv")
 	if err := os.WriteFile(csv, []byte("url,alias,tags,title,created_at,clicks\n"+

@@ -13,6 +13,7 @@ import (
 // expired, used up, expires soon (with its date), clicks left, archived,
 // password, rules, A/B; readable at 390 px.
 func TestBrowserLinkBadges(t *testing.T) {
+	t.Parallel()
 	base, c, tok := startDashboard(t, "clicks:\n  flush_interval: 10ms\n")
 	soon := time.Now().Add(50 * time.Hour).UTC().Format(time.RFC3339)
 	later := time.Now().Add(60 * 24 * time.Hour).UTC().Format(time.RFC3339)

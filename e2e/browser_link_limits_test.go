@@ -17,6 +17,7 @@ func setInput(sel, v string) chromedp.Action {
 // title through the Links page's form and finds them in the API; then
 // archives it in the edit form and finds it under the archived filter only.
 func TestBrowserLinkLimits(t *testing.T) {
+	t.Parallel()
 	base, c, tok := startDashboard(t, "")
 	b := newBrowser(t, base)
 	signIn(b, base)
@@ -64,6 +65,7 @@ func TestBrowserLinkLimits(t *testing.T) {
 // TestBrowserBlocklist adds a blocklist entry on the Admin page, sees a
 // link to it refused through the API, and removes it again.
 func TestBrowserBlocklist(t *testing.T) {
+	t.Parallel()
 	base, c, tok := startDashboard(t, "")
 	b := newBrowser(t, base)
 	signIn(b, base)

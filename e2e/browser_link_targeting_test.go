@@ -11,6 +11,7 @@ import (
 // social card through the Links page's form, checks them through the API
 // and the redirect, and edits the rule.
 func TestBrowserLinkTargeting(t *testing.T) {
+	t.Parallel()
 	base, c, tok := startDashboard(t, "")
 	b := newBrowser(t, base)
 	signIn(b, base)

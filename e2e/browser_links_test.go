@@ -29,6 +29,7 @@ func chooseOption(sel, v string) chromedp.Action {
 // sent and the server's answer shown; API errors at the field; deleted;
 // a link on a verified custom domain and the domain filter.
 func TestBrowserLinks(t *testing.T) {
+	t.Parallel()
 	base, c, tok := startDashboard(t, "clicks:\n  flush_interval: 10ms\n")
 	// An older link with another tag, outside any campaign.
 	plain := c.must("POST", "/v1/links", tok, `{"destination_url":"https://example.com/plain","alias":"plain","tags":["other"]}`, 201)

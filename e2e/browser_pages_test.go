@@ -12,17 +12,14 @@ import (
 // newBrowser, for pages that fail on purpose (a script refused).
 func bareChromium(t *testing.T) context.Context {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browserPath(t)), chromedp.NoSandbox, chromedp.Flag("disable-gpu", true))
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx)
-	ctx, cancelTimeout := context.WithTimeout(ctx, time.Minute)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
+	ctx, _ := newTab(t, time.Minute)
 	return ctx
 }
 
 // TestBrowserPasswordLinkPage: the password link's page runs its own
 // script under its CSP (by hash), which forbids every other inline one.
 func TestBrowserPasswordLinkPage(t *testing.T) {
+	t.Parallel()
 	browserPath(t)
 	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
 	base, _ := startApp(t, cfg, nil)

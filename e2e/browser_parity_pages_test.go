@@ -13,6 +13,7 @@ import (
 // when its creator is disabled; a read_write member trying the same sees
 // the API's 403, and the key is unchanged.
 func TestBrowserKeyDetails(t *testing.T) {
+	t.Parallel()
 	base, c, tok := startDashboard(t, "")
 	k := c.must("POST", "/v1/keys", tok, `{"name":"deploy","scope":"read_write"}`, 201)
 	id := k["id"].(string)
@@ -79,6 +80,7 @@ func TestBrowserKeyDetails(t *testing.T) {
 // applying the design each read the server's current state first. A
 // design's thumbnail is its own image.
 func TestBrowserFreshReads(t *testing.T) {
+	t.Parallel()
 	base, c, tok := startDashboard(t, "webhooks:\n  allow_private: true\n")
 	h := c.must("POST", "/v1/webhooks", tok, `{"url":"https://hooks.example.com/old","events":["link.created"]}`, 201)
 	hook := `#webhooks li[data-webhook="` + h["id"].(string) + `"]`
@@ -165,6 +167,7 @@ func TestBrowserFreshReads(t *testing.T) {
 // with their role (GET /v1/workspaces); Switch opens another one's
 // settings.
 func TestBrowserYourWorkspaces(t *testing.T) {
+	t.Parallel()
 	base, c, tok := startDashboard(t, "")
 	first := c.must("GET", "/v1/me", tok, "", 200)["workspaces"].([]any)[0].(map[string]any)
 	c.must("POST", "/v1/users", tok, `{"email":"olga@example.com","name":"Olga","password":"olga's long password"}`, 201)

@@ -71,6 +71,9 @@ func (p *parityRecord) journey(t testing.TB) {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if chromium.cancel != nil {
+		chromium.cancel()
+	}
 	if code == 0 {
 		if err := checkParity(); err != nil {
 			fmt.Fprintln(os.Stderr, "FAIL: the dashboard/API parity check:", err)

@@ -33,6 +33,7 @@ func facts(s string) chromedp.Action {
 // the options as a design, applies it, deletes it, and closes the dialog
 // with Escape, the focus back on the row's QR button.
 func TestBrowserQR(t *testing.T) {
+	t.Parallel()
 	base, c, tok := startDashboard(t, "")
 	l := c.must("POST", "/v1/links", tok, `{"destination_url":"https://example.com/spring","alias":"spring"}`, 201)
 	id := l["id"].(string)
@@ -109,7 +110,7 @@ func TestBrowserQR(t *testing.T) {
 			}
 		}
 	})
-	b.run("allow downloads", cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName).WithDownloadPath(dir).WithEventsEnabled(true))
+	b.allowDownloads(dir)
 	for _, f := range []string{"png", "svg"} {
 		b.run("download "+f,
 			chromedp.Click(`#qr-download-`+f),

@@ -23,6 +23,7 @@ func setSelect(sel, value string) chromedp.Action {
 // invited again, leave by themselves), and the audit log lists, filters,
 // pages and exports what happened; a non-owner sees the API's 403 there.
 func TestBrowserTeam(t *testing.T) {
+	t.Parallel()
 	// Unlimited requests: the test writes 50 entries to page through.
 	base, c, tok := startDashboard(t, "plans:\n  free: 0\n")
 
@@ -183,7 +184,7 @@ func TestBrowserTeam(t *testing.T) {
 			}
 		}
 	})
-	b.run("allow downloads", cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName).WithDownloadPath(dir).WithEventsEnabled(true))
+	b.allowDownloads(dir)
 	for _, f := range []struct{ button, first string }{{"#audit-csv", "id,time,"}, {"#audit-jsonl", `{"id":`}} {
 		b.run("download "+f.button,
 			chromedp.Click(f.button),

@@ -17,11 +17,13 @@ import (
 	"time"
 
 	cdpbrowser "github.com/chromedp/cdproto/browser"
+	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/dom"
 	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/log"
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/cdproto/target"
 	"github.com/chromedp/chromedp"
 	"github.com/getkin/kin-openapi/openapi3"
 )
@@ -49,6 +51,8 @@ type browser struct {
 	t    testing.TB
 	ctx  context.Context
 	base string
+	// browserContext is the tab's browser context (its profile).
+	browserContext cdp.BrowserContextID
 
 	mu       sync.Mutex
 	problems []string
@@ -56,25 +60,82 @@ type browser struct {
 	pending  map[network.RequestID]*network.Request
 }
 
+// chromium is the one Chromium of the package's browser tests. Each test
+// opens tabs in a browser context of its own (cookies, storage and
+// permissions apart, like a new profile), so tests share the browser's
+// start-up and may run in parallel. TestMain closes it.
+var chromium struct {
+	once   sync.Once
+	ctx    context.Context
+	err    error
+	cancel context.CancelFunc
+}
+
+// sharedChromium starts Chromium the first time it is called and returns
+// the browser's context, from which a test opens its tabs.
+func sharedChromium(t testing.TB) context.Context {
+	t.Helper()
+	path := browserPath(t)
+	chromium.once.Do(func() {
+		opts := append(chromedp.DefaultExecAllocatorOptions[:],
+			chromedp.ExecPath(path),
+			chromedp.NoSandbox,
+			chromedp.Flag("disable-gpu", true),
+			chromedp.WindowSize(1440, 1000),
+		)
+		logs := &chromedpLog{}
+		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
+		ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithErrorf(logs.errorf), chromedp.WithLogf(logs.logf))
+		chromium.ctx, chromium.cancel = ctx, func() { cancelCtx(); cancelAlloc() }
+		chromium.err = chromedp.Run(ctx) // starts the browser with a blank tab
+	})
+	if chromium.err != nil {
+		t.Fatalf("starting Chromium: %v", chromium.err)
+	}
+	return chromium.ctx
+}
+
+// newTab opens a tab of the shared Chromium in a new browser context, at
+// 1440 × 1000, closed (with its context) when the test ends. It returns
+// the tab's context and the browser context's id.
+func newTab(t testing.TB, timeout time.Duration) (context.Context, cdp.BrowserContextID) {
+	t.Helper()
+	shared := sharedChromium(t)
+	browserExec := cdp.WithExecutor(shared, chromedp.FromContext(shared).Browser)
+	id, err := target.CreateBrowserContext().WithDisposeOnDetach(true).Do(browserExec)
+	if err != nil {
+		t.Fatalf("opening a browser context: %v", err)
+	}
+	// A window of its own: headless Chromium opens no tab in a new
+	// browser context without one.
+	tab, err := target.CreateTarget("about:blank").WithBrowserContextID(id).WithNewWindow(true).Do(browserExec)
+	if err != nil {
+		t.Fatalf("opening a tab: %v", err)
+	}
+	ctx, cancelTab := chromedp.NewContext(shared, chromedp.WithTargetID(tab))
+	ctx, cancelTimeout := context.WithTimeout(ctx, timeout)
+	t.Cleanup(func() {
+		cancelTimeout()
+		cancelTab()
+		dctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = target.DisposeBrowserContext(id).Do(cdp.WithExecutor(dctx, chromedp.FromContext(shared).Browser))
+	})
+	if err := chromedp.Run(ctx, chromedp.EmulateViewport(1440, 1000)); err != nil {
+		t.Fatalf("opening a tab: %v", err)
+	}
+	return ctx, id
+}
+
 func newBrowser(t testing.TB, base string) *browser {
 	t.Helper()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(browserPath(t)),
-		chromedp.NoSandbox,
-		chromedp.Flag("disable-gpu", true),
-		chromedp.WindowSize(1440, 1000),
-	)
-	logs := &chromedpLog{t: t}
-	t.Cleanup(logs.end) // runs last: after the browser is gone
-	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
-	ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithErrorf(logs.errorf), chromedp.WithLogf(logs.logf))
-	ctx, cancelTimeout := context.WithTimeout(ctx, 2*time.Minute)
-	t.Cleanup(func() { cancelTimeout(); cancelCtx(); cancelAlloc() })
-	b := &browser{t: t, ctx: ctx, base: base, calls: map[string]bool{}, pending: map[network.RequestID]*network.Request{}}
+	ctx, browserContext := newTab(t, 2*time.Minute)
+	b := &browser{t: t, ctx: ctx, base: base, browserContext: browserContext, calls: map[string]bool{}, pending: map[network.RequestID]*network.Request{}}
 	chromedp.ListenTarget(ctx, b.listen)
 	// The copy buttons write to the clipboard, which a page may do once
 	// the browser grants it.
-	grant := cdpbrowser.GrantPermissions([]cdpbrowser.PermissionType{cdpbrowser.PermissionTypeClipboardReadWrite, cdpbrowser.PermissionTypeClipboardSanitizedWrite}).WithOrigin(base)
+	grant := cdpbrowser.GrantPermissions([]cdpbrowser.PermissionType{cdpbrowser.PermissionTypeClipboardReadWrite, cdpbrowser.PermissionTypeClipboardSanitizedWrite}).
+		WithOrigin(base).WithBrowserContextID(browserContext)
 	if err := chromedp.Run(ctx, network.Enable(), log.Enable(), runtime.Enable(), grant); err != nil {
 		t.Fatalf("starting Chromium: %v", err)
 	}
@@ -83,14 +144,11 @@ func newBrowser(t testing.TB, base string) *browser {
 	return b
 }
 
-// chromedpLog passes chromedp's messages to the test log, but one:
+// chromedpLog passes chromedp's messages on to the log with -v, but one:
 // chromedp does not know the event Chromium sends whenever a modal dialog
-// opens (dom.EventTopLayerElementsUpdated), and says so each time.
-type chromedpLog struct {
-	t     testing.TB
-	mu    sync.Mutex
-	ended bool
-}
+// opens (dom.EventTopLayerElementsUpdated), and says so each time. The
+// browser is shared by the tests, so its messages belong to none of them.
+type chromedpLog struct{}
 
 func (l *chromedpLog) errorf(format string, args ...any) {
 	if format == "unhandled node event %T" && len(args) == 1 {
@@ -102,19 +160,9 @@ func (l *chromedpLog) errorf(format string, args ...any) {
 }
 
 func (l *chromedpLog) logf(format string, args ...any) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.ended { // a test may not log once it is over
-		stdlog.Printf(format, args...)
-		return
+	if testing.Verbose() {
+		stdlog.Printf("chromium: "+format, args...)
 	}
-	l.t.Logf(format, args...)
-}
-
-func (l *chromedpLog) end() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.ended = true
 }
 
 func (b *browser) problem(format string, args ...any) {
@@ -197,6 +245,14 @@ func (b *browser) check() {
 	for op := range b.templates(b.t) {
 		parity.add(op)
 	}
+}
+
+// allowDownloads saves what the tab downloads in dir, under the names the
+// page gives, and sends the download events to the tab.
+func (b *browser) allowDownloads(dir string) {
+	b.t.Helper()
+	b.run("allow downloads", cdpbrowser.SetDownloadBehavior(cdpbrowser.SetDownloadBehaviorBehaviorAllowAndName).
+		WithDownloadPath(dir).WithEventsEnabled(true).WithBrowserContextID(b.browserContext))
 }
 
 func (b *browser) run(what string, actions ...chromedp.Action) {
@@ -350,6 +406,7 @@ func (b *browser) templates(t testing.TB) map[string]bool {
 // on a real data file: sign in, create a key and use it, create a link and
 // follow it, rotate and revoke the key, sign out.
 func TestBrowserJourney(t *testing.T) {
+	t.Parallel()
 	browserPath(t)
 	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
 	base, _ := startApp(t, cfg, nil)
@@ -587,6 +644,7 @@ func TestBrowserJourney(t *testing.T) {
 // keeps only for the sign-in it started and clears from the address bar;
 // and accepts an invitation from its link.
 func TestBrowserTokenFromFragmentAndInvitation(t *testing.T) {
+	t.Parallel()
 	browserPath(t)
 	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
 	base, _ := startApp(t, cfg, nil)
@@ -689,6 +747,7 @@ func TestBrowserTokenFromFragmentAndInvitation(t *testing.T) {
 // TestBrowserSetup finishes the setup of a fresh instance in the browser
 // from the link in the log, and goes on into the dashboard.
 func TestBrowserSetup(t *testing.T) {
+	t.Parallel()
 	browserPath(t)
 	cfg := testConfig(t, "")
 	logs := &syncWriter{}

@@ -15,6 +15,7 @@ import (
 // variant, in the link's order, with its destination, weight and the
 // clicks the API counts for it.
 func TestBrowserLinkVariants(t *testing.T) {
+	t.Parallel()
 	base, c, tok := startDashboard(t, "clicks:\n  flush_interval: 10ms\n")
 	l := c.must("POST", "/v1/links", tok, `{"destination_url":"https://example.com/","alias":"abtest","variants":[
 		{"destination_url":"https://a.example/spring","weight":30},{"destination_url":"https://b.example/spring","weight":70}]}`, 201)

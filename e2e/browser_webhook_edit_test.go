@@ -20,6 +20,7 @@ import (
 // server answers (status, attempts, response code, last error and next
 // attempt in the browser's locale).
 func TestBrowserWebhookEdit(t *testing.T) {
+	t.Parallel()
 	browserPath(t)
 	var failing atomic.Bool
 	paths := make(chan string, 64)

@@ -26,6 +26,7 @@ type hookRequest struct {
 // the secret and check the next delivery is signed with the new one,
 // disable, delete.
 func TestBrowserWebhooks(t *testing.T) {
+	t.Parallel()
 	browserPath(t)
 	got := make(chan hookRequest, 16)
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -193,6 +194,7 @@ func TestBrowserWebhooks(t *testing.T) {
 // webhook, and a removed member's webhook shows disabled with the reason,
 // for the owner to enable again.
 func TestBrowserWebhooksOfRemovedMember(t *testing.T) {
+	t.Parallel()
 	base, c, tok := startDashboard(t, "webhooks:\n  allow_private: true\n")
 	inv := c.must("POST", "/v1/invitations", tok, `{"email":"sam@example.com","role":"read_write"}`, 201)["token"].(string)
 	joined := c.must("POST", "/v1/invitations/accept", "", `{"token":"`+inv+`","name":"Sam","password":"a long new password"}`, 201)

@@ -14,6 +14,7 @@ import (
 // not the instance admin sees the plan read-only (and the API refuses the
 // change when forced), and a read member's rename shows the API's 403.
 func TestBrowserWorkspace(t *testing.T) {
+	t.Parallel()
 	base, c, tok := startDashboard(t, "")
 	first := c.must("GET", "/v1/me", tok, "", 200)["workspaces"].([]any)[0].(map[string]any)["id"].(string)
 

@@ -39,6 +39,7 @@ func loadScript(t *testing.T, ctx context.Context, page, src string) string {
 // dashboard's script-src 'self' lets load, does not run in Chromium; the
 // same JSONP loaded by another site's page runs, as JSONP clients need.
 func TestBrowserJSONPNoScriptOfOurOwn(t *testing.T) {
+	t.Parallel()
 	browserPath(t)
 	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
 	base, _ := startApp(t, cfg, nil)

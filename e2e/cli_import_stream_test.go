@@ -59,6 +59,7 @@ func endlessFile(t *testing.T, limit int64, write func(n int64) []byte) (string,
 // a file without line breaks is refused with a clear error after 1 MiB of
 // it, not 64.
 func TestImportCommand_EndlessLine(t *testing.T) {
+	t.Parallel()
 	cfgPath, ws := offlineImportSetup(t)
 	zeros := make([]byte, 64<<10)
 	path, written := endlessFile(t, 64<<20, func(int64) []byte { return zeros })
@@ -75,6 +76,7 @@ func TestImportCommand_EndlessLine(t *testing.T) {
 // A cancelled context (SIGINT or SIGTERM, through main's
 // signal.NotifyContext) stops an import of a file without end.
 func TestImportCommand_Cancelled(t *testing.T) {
+	t.Parallel()
 	cfgPath, ws := offlineImportSetup(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

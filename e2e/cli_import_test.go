@@ -15,6 +15,7 @@ import (
 // /v1/imports), then offline on the data file, with a dry run, a broken
 // row, a taken alias renamed, and a second run that adds nothing.
 func TestImportCommand(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
 	cfgPath := filepath.Join(filepath.Dir(filepath.Dir(cfg.Storage.Path)), "config.yaml")
 	base, stop := startApp(t, cfg, nil)

@@ -13,6 +13,7 @@ import (
 // the copy, which checks clean and serves the link and its clicks; it
 // refuses to overwrite an existing file.
 func TestProcessCompact(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "linkbolt.db")
 	out := filepath.Join(dir, "compact.db")

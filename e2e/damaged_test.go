@@ -70,6 +70,7 @@ func inUsePages(t *testing.T, path string) []int {
 // to restore a backup and that linkbolt check says more, exits non-zero,
 // and leaves the file as it was. linkbolt check reports each one.
 func TestProcessDamagedDataFile(t *testing.T) {
+	t.Parallel()
 	// A few links: every bucket fits on one page, as on a young instance,
 	// and start-up reads every page in use.
 	good := stoppedDataFile(t, func(c client, key string) {
@@ -173,6 +174,7 @@ func TestProcessDamagedDataFile(t *testing.T) {
 // now reports it (exit 1), and serve starts from the other header with
 // one WARN line saying the last transaction may be lost.
 func TestProcessDamagedHeaderPage(t *testing.T) {
+	t.Parallel()
 	good := stoppedDataFile(t, func(c client, key string) {
 		c.must("POST", "/v1/links", key, `{"destination_url":"https://example.com/last"}`, 201)
 	})
@@ -223,6 +225,7 @@ func TestProcessDamagedHeaderPage(t *testing.T) {
 // page answer 500 (and are logged), everything else keeps working, and
 // linkbolt check names the page.
 func TestProcessLightlyDamagedDataFile(t *testing.T) {
+	t.Parallel()
 	const n = 400
 	ids := make([]string, 0, n)
 	data := stoppedDataFile(t, func(c client, key string) {
@@ -298,6 +301,7 @@ func TestProcessLightlyDamagedDataFile(t *testing.T) {
 // holds checks a hot backup taken through the admin API, and leaves no
 // temporary file behind.
 func TestProcessCheckWhileServing(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "linkbolt.db")
 	p := startChild(t, dir, "50ms")
@@ -319,6 +323,7 @@ func TestProcessCheckWhileServing(t *testing.T) {
 // held and counted) instead of crashing the server, and the rest of the
 // API keeps answering.
 func TestProcessClicksOnDamagedPage(t *testing.T) {
+	t.Parallel()
 	const n = 300
 	var aliases []string
 	data := stoppedDataFile(t, func(c client, key string) {

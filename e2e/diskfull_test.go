@@ -17,6 +17,7 @@ import (
 // the limit again lets the held clicks be written, with none lost, and
 // health comes back by itself.
 func TestProcessDiskFull(t *testing.T) {
+	t.Parallel()
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
 		t.Fatal("prlimit (util-linux) is needed to limit the server's file size: ", err)
@@ -121,6 +122,7 @@ func scrapeMetrics(t *testing.T, addr string) map[string]float64 {
 // that cannot be saved turns /healthz to 503 with a reason, and the next
 // change saved turns it back.
 func TestProcessDiskFullAPIWrites(t *testing.T) {
+	t.Parallel()
 	prlimit, err := exec.LookPath("prlimit")
 	if err != nil {
 		t.Fatal("prlimit (util-linux) is needed to limit the server's file size: ", err)

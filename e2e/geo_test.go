@@ -16,6 +16,7 @@ import (
 // countries of the analytics come from the database, and analytics are the
 // same after a restart.
 func TestGeoIPBehindProxy(t *testing.T) {
+	t.Parallel()
 	tree, err := mmdbwriter.New(mmdbwriter.Options{DatabaseType: "GeoIP2-Country"})
 	if err != nil {
 		t.Fatal(err)

@@ -87,6 +87,7 @@ func (c client) must(method, path, cred, body string, want int) map[string]any {
 }
 
 func TestServeEndToEnd(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\nclicks:\n  flush_interval: 1h\n")
 	base, stop := startApp(t, cfg, nil)
 	c := client{t, base}
@@ -121,6 +122,7 @@ func TestServeEndToEnd(t *testing.T) {
 }
 
 func TestSetupLink(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, "")
 	logs := &syncWriter{}
 	base, _ := startApp(t, cfg, logs)
@@ -186,6 +188,7 @@ func (s *syncWriter) String() string {
 }
 
 func TestLockedDataFile(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, "")
 	startApp(t, cfg, nil)
 	cfg2 := *cfg
@@ -201,6 +204,7 @@ func TestLockedDataFile(t *testing.T) {
 }
 
 func TestBackup(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
 	cfgPath := filepath.Join(filepath.Dir(filepath.Dir(cfg.Storage.Path)), "config.yaml")
 	base, stop := startApp(t, cfg, nil)
@@ -270,6 +274,7 @@ func checkBackup(t *testing.T, path string) {
 // browser application's preflight and request over a real connection get
 // their answers.
 func TestCORSEndToEnd(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
 	cfg.Server.CORSOrigins = []string{"https://app.example.com"} // as loadConfig leaves it
 	base, _ := startApp(t, cfg, nil)
@@ -306,6 +311,7 @@ func TestCORSEndToEnd(t *testing.T) {
 // TestStopWithRequestInFlight: a request that outlives the shutdown
 // timeout is cut off, but every click is still written.
 func TestStopWithRequestInFlight(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\nclicks:\n  flush_interval: 1h\n")
 	cfg.Server.ShutdownTimeout = 500 * time.Millisecond
 	base, stop := startApp(t, cfg, nil)
@@ -339,6 +345,7 @@ func TestStopWithRequestInFlight(t *testing.T) {
 // problem+json, and knows its real listen port (server.listen is :0 here)
 // as this service: a destination on it in another spelling is refused.
 func TestMalformedRequestsAndOwnPortEndToEnd(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
 	base, _ := startApp(t, cfg, nil)
 	c := client{t, base}
@@ -406,6 +413,7 @@ func TestMaxConnectionsWired(t *testing.T) {
 // service that writes events, so a workspace's webhook receives each kind
 // (a service wired without it would drop its events without a word).
 func TestWebhookEventsWired(t *testing.T) {
+	t.Parallel()
 	type received struct{ ID, Type, WorkspaceID string }
 	var mu sync.Mutex
 	var got []received

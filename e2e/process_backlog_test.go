@@ -103,6 +103,7 @@ func waitDrained(t *testing.T, base string) {
 // loses nothing: every click answered and not dropped is counted once,
 // after the next start drained the backlog.
 func TestProcessFloodGracefulStop(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := startChild(t, dir, "1s", floodEnv...)
 	c := p.client()
@@ -132,6 +133,7 @@ func TestProcessFloodGracefulStop(t *testing.T) {
 // the clicks in memory: what was written or in the backlog before stays,
 // no click is counted twice, and linkbolt check finds the file clean.
 func TestProcessFloodCrash(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := startChild(t, dir, "50ms", floodEnv...)
 	c := p.client()

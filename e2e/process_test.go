@@ -80,6 +80,7 @@ func setupLink(c client) (key, id, alias string) {
 }
 
 func TestProcessGracefulStop(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := startChild(t, dir, "1h") // only the stop writes the clicks
 	c := p.client()
@@ -105,6 +106,7 @@ func TestProcessGracefulStop(t *testing.T) {
 }
 
 func TestProcessCrash(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	p := startChild(t, dir, "50ms")
 	c := p.client()
@@ -158,6 +160,7 @@ func TestProcessCrash(t *testing.T) {
 // every event at least once (exactly once after de-duplicating by
 // Linkbolt-Delivery).
 func TestProcessCrashMidDelivery(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	events := map[string]int{}
 	recv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -14,6 +14,7 @@ import (
 // analytics.link_hours_retention (35 days by default) up into its days at
 // start, and the link's analytics still count the old clicks.
 func TestLinkHoursRolledUpWired(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig(t, "")
 	ctx := context.Background()
 	db, ws, l := offlineLink(t, cfg.Storage.Path, "old")

@@ -237,7 +237,8 @@ func servedName(resp *http.Response) string {
 	return strings.Join(resp.TLS.PeerCertificates[0].DNSNames, ",")
 }
 
-// tlsConfig is testConfig with more keys of server (indented lines) and
+// tlsConfig is a configuration like internal/apptest.Config (a free
+// loopback port, the data under t.TempDir()) with more keys of server (indented lines) and
 // of other sections (rest).
 func tlsConfig(t *testing.T, server string, rest ...string) *config.Config {
 	t.Helper()

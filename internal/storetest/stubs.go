@@ -1,0 +1,6 @@
+package storetest
+
+var (
+	keyTests, linkTests, clickTests, campaignTests, qrTests, domainTests, webhookTests []test
+	auditTests, blocklistTests, importTests, certTests, dataTests                      []test
+)

@@ -1,6 +1,6 @@
 package storetest
 
 var (
-	keyTests, linkTests, clickTests, campaignTests, qrTests, domainTests, webhookTests []test
-	auditTests, blocklistTests, importTests, certTests, dataTests                      []test
+	linkTests, clickTests, campaignTests, qrTests, domainTests, webhookTests []test
+	auditTests, blocklistTests, importTests, certTests, dataTests            []test
 )

@@ -33,7 +33,7 @@ func TestConformance(t *testing.T) {
 				}
 				checkFile(t, path)
 			})
-			return db.Store(storage.Options{Events: c.Events})
+			return db.Store(storage.Options{Events: c.Events, AliasHold: c.AliasHold})
 		}
 		return open(), open
 	})

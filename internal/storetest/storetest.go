@@ -33,6 +33,9 @@ type Config struct {
 	// Events encodes the webhook events that changes write in their own
 	// transaction (link, campaign and click events).
 	Events link.EventEncoder
+	// AliasHold is how long the alias of a deleted or renamed link stays
+	// held for its workspace (links.alias_hold).
+	AliasHold time.Duration
 }
 
 // Opener opens a new, empty store configured by c for one subtest and
@@ -40,6 +43,9 @@ type Config struct {
 // Config, after the suite has closed the store with Data.Close, as a
 // restart does; the store it returns is closed when t ends too.
 type Opener func(t *testing.T, c Config) (s *link.Store, reopen func() *link.Store)
+
+// aliasHold is the stores' alias hold: short, so that a test can see it end.
+const aliasHold = 24 * time.Hour
 
 // t0 is where every subtest's clock starts: a whole UTC hour.
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -97,7 +103,7 @@ type env struct {
 
 func newEnv(t *testing.T, open Opener) *env {
 	e := &env{t: t, clock: clocktest.New(t0), events: &encoder{}, ctx: context.Background()}
-	e.Store, e.reopen = open(t, Config{Now: e.clock.Now, Events: e.events})
+	e.Store, e.reopen = open(t, Config{Now: e.clock.Now, Events: e.events, AliasHold: aliasHold})
 	return e
 }
 

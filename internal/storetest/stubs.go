@@ -1,6 +1,6 @@
 package storetest
 
 var (
-	linkTests, clickTests, campaignTests, qrTests, domainTests, webhookTests []test
-	auditTests, blocklistTests, importTests, certTests, dataTests            []test
+	clickTests, campaignTests, qrTests, domainTests, webhookTests []test
+	auditTests, blocklistTests, importTests, certTests, dataTests []test
 )

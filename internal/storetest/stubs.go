@@ -1,6 +1,6 @@
 package storetest
 
 var (
-	clickTests, campaignTests, qrTests, domainTests, webhookTests []test
+	campaignTests, qrTests, domainTests, webhookTests             []test
 	auditTests, blocklistTests, importTests, certTests, dataTests []test
 )

@@ -1,6 +1,6 @@
 package storetest
 
 var (
-	campaignTests, qrTests, domainTests, webhookTests             []test
-	auditTests, blocklistTests, importTests, certTests, dataTests []test
+	webhookTests          []test
+	auditTests, dataTests []test
 )

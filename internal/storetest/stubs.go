@@ -1,6 +1,3 @@
 package storetest
 
-var (
-	webhookTests          []test
-	auditTests, dataTests []test
-)
+var auditTests, dataTests []test

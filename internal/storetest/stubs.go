@@ -1,3 +1,0 @@
-package storetest
-
-var auditTests, dataTests []test

@@ -9,9 +9,10 @@
 // close and reopen). Every subtest opens a store of its own, so they run
 // in parallel. A store runs the suite from a test of its own package by
 // calling Run with an Opener that opens a new, empty store with the
-// suite's Config (its clock and its webhook event encoder) and can open
-// the same data again after a Data.Close, as a restart does; the
-// engine-specific tests (pages, codecs, SQL plans) stay with the engine.
+// suite's Config (its clock, its webhook event encoder and its alias
+// hold) and can open the same data again after a Data.Close, as a restart
+// does (storage.TestConformance is the example); the engine-specific
+// tests (pages, codecs, SQL plans) stay with the engine.
 package storetest
 
 import (

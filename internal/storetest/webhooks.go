@@ -140,10 +140,10 @@ func testWebhooksEvents(t *testing.T, e *env) {
 		}
 	}
 	// FindEvents pages after an event.
-	if got := e.events2(ws.ID, evs[0].ID, 2); !slices.Equal(eventTypes(got), want[1:3]) {
+	if got := e.eventsAfter(ws.ID, evs[0].ID, 2); !slices.Equal(eventTypes(got), want[1:3]) {
 		t.Fatalf("events after the first, at most 2: %v", eventTypes(got))
 	}
-	if got := e.events2(ws.ID, evs[3].ID, 10); len(got) != 0 {
+	if got := e.eventsAfter(ws.ID, evs[3].ID, 10); len(got) != 0 {
 		t.Fatalf("events after the last: %v", eventTypes(got))
 	}
 	// Each event is a delivery of the webhook, its body from the encoder.
@@ -177,8 +177,8 @@ func testWebhooksEvents(t *testing.T, e *env) {
 	}
 }
 
-// events2 returns the workspace's events after an event, at most limit.
-func (e *env) events2(wsID, after string, limit int) []*link.Event {
+// eventsAfter returns the workspace's events after an event, at most limit.
+func (e *env) eventsAfter(wsID, after string, limit int) []*link.Event {
 	e.t.Helper()
 	evs, err := e.Campaigns.FindEvents(e.ctx, wsID, after, limit)
 	if err != nil {

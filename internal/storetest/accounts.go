@@ -16,6 +16,7 @@ var accountTests = []test{
 	{"WorkspaceOwnerCap", testWorkspaceOwnerCap},
 	{"UpdateUser", testUpdateUser},
 	{"RevokedTokens", testRevokedTokens},
+	{"UpdateUserRecordsEachChange", testUpdateUserAudit},
 }
 
 func testBootstrapOnce(t *testing.T, e *env) {
@@ -268,5 +269,31 @@ func testRevokedTokens(t *testing.T, e *env) {
 	e.restart()
 	if got := revoked(e.now()); !slices.Equal(got, []string{"jti-late", "jti-soon"}) {
 		t.Fatalf("revoked tokens after a restart = %v", got)
+	}
+}
+
+func testUpdateUserAudit(t *testing.T, e *env) {
+	admin, _ := e.setup()
+	bob := e.user("bob@example.com", "Bob")
+	ctx := e.as(admin, "")
+	steps := []struct {
+		upd  link.UserUpdate
+		want []string
+	}{
+		{link.UserUpdate{Name: ptr("Robert")}, []string{link.AuditUserRenamed}},
+		{link.UserUpdate{PasswordHash: []byte("new"), EndTokens: true}, []string{link.AuditPasswordChanged}},
+		{link.UserUpdate{EndTokens: true}, []string{link.AuditLogoutAll}},
+		{link.UserUpdate{Disabled: ptr(true)}, []string{link.AuditUserDisabled}},
+		{link.UserUpdate{Disabled: ptr(false)}, []string{link.AuditUserEnabled}},
+	}
+	for _, st := range steps {
+		before := len(e.audit(link.AuditFilter{AllWorkspaces: true, Target: bob.ID}))
+		if _, err := e.Accounts.UpdateUser(ctx, bob.ID, st.upd); err != nil {
+			t.Fatal(err)
+		}
+		es := e.audit(link.AuditFilter{AllWorkspaces: true, Target: bob.ID})
+		if got := actions(es[:len(es)-before]); !slices.Equal(got, st.want) {
+			t.Errorf("UpdateUser(%+v) recorded %v, want %v", st.upd, got, st.want)
+		}
 	}
 }

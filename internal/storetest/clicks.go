@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ var clickTests = []test{
 	{"TopLimitAndTies", testClicksTop},
 	{"UniqueVisitors", testClicksVisitors},
 	{"SkippedClicks", testClicksSkipped},
+	{"ConcurrentBatches", testClicksConcurrent},
 	{"Export", testClicksExport},
 	{"PruneKeepsAggregates", testClicksPrune},
 	{"RollUpLinkHours", testClicksRollUp},
@@ -540,5 +542,39 @@ func testClicksBacklogBound(t *testing.T, e *env) {
 	}
 	if got := e.clicksOf(l); got != int64(8+spilled) {
 		t.Fatalf("the link counts %d clicks, want %d", got, 8+spilled)
+	}
+}
+
+func testClicksConcurrent(t *testing.T, e *env) {
+	_, ws := e.setup()
+	a := e.link(ws.ID, &link.Link{Alias: "a"})
+	b := e.link(ws.ID, &link.Link{Alias: "b"})
+	const writers, batches, size = 4, 5, 20
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Go(func() {
+			for n := range batches {
+				clicks := make([]link.Click, size)
+				for i := range clicks {
+					l := a
+					if i%4 == 0 {
+						l = b
+					}
+					clicks[i] = click(l, t0.Add(time.Duration(w*batches+n)*time.Minute), uint64(i))
+				}
+				if skipped, err := e.Clicks.RecordClicks(e.ctx, clicks); err != nil || skipped != 0 {
+					t.Errorf("writer %d batch %d: %d skipped, %v", w, n, skipped, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	const total = writers * batches * size
+	if a, b := e.clicksOf(a), e.clicksOf(b); a != total*3/4 || b != total/4 {
+		t.Fatalf("links' clicks = %d and %d, want %d and %d", a, b, total*3/4, total/4)
+	}
+	st := e.stats(link.StatsFilter{WorkspaceID: ws.ID, Scope: link.ScopeWorkspace, Start: t0, End: t0.Add(time.Hour)})
+	if st.Clicks != total || st.UniqueVisitors != size {
+		t.Fatalf("workspace: %d clicks, %d visitors; want %d, %d", st.Clicks, st.UniqueVisitors, total, size)
 	}
 }

@@ -13,6 +13,7 @@ var invitationTests = []test{
 	{"NewPersonAcceptsOnce", testInvitationNewPerson},
 	{"SignedInUserAcceptsOwnOnly", testInvitationSignedIn},
 	{"RevokedAndExpired", testInvitationEnded},
+	{"MakerNoLongerOwner", testInvitationMaker},
 }
 
 // invite creates an invitation of ws for email with role by owner,
@@ -178,4 +179,39 @@ func testInvitationEnded(t *testing.T, e *env) {
 	if _, err := e.invite(ws, admin, "carol@example.com", link.RoleRead, "carol third"); err != nil {
 		t.Fatal(err)
 	}
+}
+
+func testInvitationMaker(t *testing.T, e *env) {
+	admin, ws := e.setup()
+	bob := e.user("bob@example.com", "Bob")
+	e.join(ws, admin, bob, link.RoleOwner)
+	if _, err := e.invite(ws, bob, "carol@example.com", link.RoleOwner, "by bob"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.invite(ws, bob, "dave@example.com", link.RoleRead, "by bob, disabled"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Invitations.FindInvitationByToken(e.ctx, hash("by bob")); err != nil {
+		t.Fatalf("an owner's invitation: %v", err)
+	}
+	// Demoted, bob lets nobody in through the invitations he made.
+	if _, err := e.Members.UpdateMemberRole(e.ctx, ws.ID, bob.ID, link.RoleRead); err != nil {
+		t.Fatal(err)
+	}
+	_, err := e.Invitations.FindInvitationByToken(e.ctx, hash("by bob"))
+	wantCode(t, err, link.EGONE)
+	_, _, err = e.Invitations.AcceptInvitation(e.ctx, hash("by bob"), link.Acceptance{Name: "Carol", PasswordHash: []byte("h")})
+	wantCode(t, err, link.EGONE)
+	// An owner again, but disabled: the same.
+	if _, err := e.Members.UpdateMemberRole(e.ctx, ws.ID, bob.ID, link.RoleOwner); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.Invitations.FindInvitationByToken(e.ctx, hash("by bob, disabled")); err != nil {
+		t.Fatalf("an owner's invitation once more: %v", err)
+	}
+	if _, err := e.Accounts.UpdateUser(e.ctx, bob.ID, link.UserUpdate{Disabled: ptr(true)}); err != nil {
+		t.Fatal(err)
+	}
+	_, err = e.Invitations.FindInvitationByToken(e.ctx, hash("by bob, disabled"))
+	wantCode(t, err, link.EGONE)
 }

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 var keyTests = []test{
 	{"CreateAndFind", testKeysFind},
 	{"Cap", testKeysCap},
+	{"CapUnderConcurrency", testKeysCapConcurrent},
 	{"RotateWithGrace", testKeysRotate},
 	{"RotateCap", testKeysRotateCap},
 	{"RevokeAndExpiry", testKeysRevokeExpiry},
@@ -326,5 +329,32 @@ func testKeysKeep(t *testing.T, e *env) {
 	e.restart()
 	if got, err := e.Keys.FindKeyByID(e.ctx, ws.ID, k.ID); err != nil || !got.KeepWhenCreatorDisabled {
 		t.Fatalf("after a restart: %+v, %v", got, err)
+	}
+}
+
+func testKeysCapConcurrent(t *testing.T, e *env) {
+	_, ws := e.setup()
+	const max, tries = 4, 12
+	var wg sync.WaitGroup
+	var ok, conflict atomic.Int32
+	for i := range tries {
+		wg.Go(func() {
+			err := e.Keys.CreateKey(e.ctx, newKey(ws.ID, fmt.Sprint("lb_live_race", i)), max)
+			switch link.ErrorCode(err) {
+			case "":
+				ok.Add(1)
+			case link.ECONFLICT:
+				conflict.Add(1)
+			default:
+				t.Error(err)
+			}
+		})
+	}
+	wg.Wait()
+	if ok.Load() != max || conflict.Load() != tries-max {
+		t.Fatalf("%d keys created, %d refused; want %d and %d", ok.Load(), conflict.Load(), max, tries-max)
+	}
+	if keys, _ := e.Keys.FindKeys(e.ctx, ws.ID); len(keys) != max {
+		t.Fatalf("%d keys stored, want %d", len(keys), max)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -24,6 +25,7 @@ var linkTests = []test{
 	{"ArchivedAndLimits", testLinksLimits},
 	{"CreateLinks", testLinksBulk},
 	{"CampaignUTM", testLinksCampaignUTM},
+	{"ConcurrentSameAlias", testLinksConcurrent},
 }
 
 func testLinksCreate(t *testing.T, e *env) {
@@ -621,5 +623,56 @@ func testLinksCampaignUTM(t *testing.T, e *env) {
 	}
 	if got, _ := e.Links.FindLinkByAlias(e.ctx, "", "own"); got.UTMMedium != "social" {
 		t.Fatalf("after the campaign's update the medium is %q, want social", got.UTMMedium)
+	}
+}
+
+func testLinksConcurrent(t *testing.T, e *env) {
+	admin, ws := e.setup()
+	other := e.workspace("Other", admin)
+	const n = 12
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			wsID := ws.ID
+			if i%2 == 1 {
+				wsID = other.ID
+			}
+			l := &link.Link{WorkspaceID: wsID, Alias: "race", DestinationURL: fmt.Sprintf("https://example.com/%d", i), RedirectCode: 302}
+			errs[i] = e.Links.CreateLink(e.ctx, l)
+		})
+	}
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		switch link.ErrorCode(err) {
+		case "":
+			won++
+		case link.ECONFLICT:
+		default:
+			t.Errorf("creation %d: %v, want success or conflict", i, err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d concurrent creations of one alias succeeded, want 1", won)
+	}
+	if _, err := e.Links.FindLinkByAlias(e.ctx, "", "race"); err != nil {
+		t.Fatal(err)
+	}
+	// Generated codes never clash.
+	codes := make([]*link.Link, n)
+	for i := range n {
+		wg.Go(func() {
+			codes[i] = &link.Link{WorkspaceID: ws.ID, DestinationURL: "https://example.com/gen", RedirectCode: 302}
+			errs[i] = e.Links.CreateLink(e.ctx, codes[i])
+		})
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for i, l := range codes {
+		if errs[i] != nil || seen[l.Alias] {
+			t.Fatalf("generated code %d: %q, %v", i, l.Alias, errs[i])
+		}
+		seen[l.Alias] = true
 	}
 }

@@ -1,0 +1,678 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+var linkTests = []test{
+	{"CreateAndFind", testLinksCreate},
+	{"AliasUnique", testLinksAliasUnique},
+	{"AliasHold", testLinksAliasHold},
+	{"PruneAliasHolds", testLinksPruneHolds},
+	{"Update", testLinksUpdate},
+	{"UpdateRefusedChangesNothing", testLinksUpdateRefused},
+	{"Delete", testLinksDelete},
+	{"ListPagingAndFilters", testLinksList},
+	{"ListSearch", testLinksSearch},
+	{"ListSortClicks", testLinksSortClicks},
+	{"ArchivedAndLimits", testLinksLimits},
+	{"CreateLinks", testLinksBulk},
+	{"CampaignUTM", testLinksCampaignUTM},
+	{"ConcurrentSameAlias", testLinksConcurrent},
+}
+
+func testLinksCreate(t *testing.T, e *env) {
+	admin, ws := e.setup()
+	other := e.workspace("Other", admin)
+	e.domain(ws.ID, "go.example.com", true)
+	l := &link.Link{WorkspaceID: ws.ID, Alias: " promo ", Domain: "Go.Example.COM", DestinationURL: "https://example.com/a",
+		Tags: []string{"a", "b", "a"}, UTMSource: "news"}
+	l.Normalize()
+	if err := l.Validate(nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Links.CreateLink(e.ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	if l.ID == "" || l.Alias != "promo" || l.Domain != "go.example.com" || l.RedirectCode != 302 ||
+		!slices.Equal(l.Tags, []string{"a", "b"}) || !l.CreatedAt.Equal(e.now()) || !l.UpdatedAt.Equal(e.now()) {
+		t.Fatalf("created = %+v", l)
+	}
+	got, err := e.Links.FindLinkByID(e.ctx, ws.ID, l.ID)
+	if err != nil || got.Alias != "promo" || got.Domain != "go.example.com" || got.DestinationURL != "https://example.com/a" ||
+		!slices.Equal(got.Tags, []string{"a", "b"}) || got.UTMSource != "news" || got.RedirectCode != 302 || got.Clicks != 0 ||
+		got.WorkspaceID != ws.ID || !got.CreatedAt.Equal(l.CreatedAt) {
+		t.Fatalf("FindLinkByID = %+v, %v", got, err)
+	}
+	for _, tt := range [][2]string{{other.ID, l.ID}, {ws.ID, "lnk_unknown"}, {"ws_unknown", l.ID}} {
+		_, err := e.Links.FindLinkByID(e.ctx, tt[0], tt[1])
+		wantCode(t, err, link.ENOTFOUND)
+	}
+	if got, err := e.Links.FindLinkByAlias(e.ctx, "go.example.com", "promo"); err != nil || got.ID != l.ID {
+		t.Fatalf("FindLinkByAlias = %+v, %v", got, err)
+	}
+	for _, tt := range [][2]string{{"", "promo"}, {"other.example.com", "promo"}, {"go.example.com", "nope"}} {
+		_, err := e.Links.FindLinkByAlias(e.ctx, tt[0], tt[1])
+		wantCode(t, err, link.ENOTFOUND)
+	}
+
+	// An empty alias gets a generated code, unique.
+	a, b := e.link(ws.ID, &link.Link{}), e.link(ws.ID, &link.Link{})
+	if len(a.Alias) != link.GeneratedCodeLength || len(b.Alias) != link.GeneratedCodeLength || a.Alias == b.Alias {
+		t.Fatalf("generated codes %q and %q", a.Alias, b.Alias)
+	}
+	if got, err := e.Links.FindLinkByAlias(e.ctx, "", a.Alias); err != nil || got.ID != a.ID {
+		t.Fatalf("a generated code finds %+v, %v", got, err)
+	}
+	err = e.Links.CreateLink(e.ctx, &link.Link{WorkspaceID: "ws_unknown", Alias: "x", DestinationURL: "https://example.com/", RedirectCode: 302})
+	wantCode(t, err, link.ENOTFOUND)
+
+	e.restart()
+	if got, err := e.Links.FindLinkByAlias(e.ctx, "go.example.com", "promo"); err != nil || got.ID != l.ID || got.DestinationURL != "https://example.com/a" {
+		t.Fatalf("after a restart: %+v, %v", got, err)
+	}
+}
+
+func testLinksAliasUnique(t *testing.T, e *env) {
+	admin, ws := e.setup()
+	other := e.workspace("Other", admin)
+	e.domain(ws.ID, "go.example.com", true)
+	e.domain(ws.ID, "b.example.com", true)
+	e.domain(ws.ID, "unverified.example.com", false)
+	theirs := e.campaign(other.ID, &link.Campaign{Name: "Theirs"})
+	e.link(ws.ID, &link.Link{Alias: "promo", Domain: "go.example.com"})
+	e.link(ws.ID, &link.Link{Alias: "home"})
+
+	for _, tt := range []struct {
+		name string
+		l    link.Link
+		code string
+	}{
+		{"alias taken on its domain", link.Link{WorkspaceID: ws.ID, Alias: "promo", Domain: "go.example.com"}, link.ECONFLICT},
+		{"alias taken on the primary host", link.Link{WorkspaceID: ws.ID, Alias: "home"}, link.ECONFLICT},
+		{"alias taken by another workspace", link.Link{WorkspaceID: other.ID, Alias: "home"}, link.ECONFLICT},
+		{"same alias, primary host", link.Link{WorkspaceID: ws.ID, Alias: "promo"}, ""},
+		{"same alias, other domain", link.Link{WorkspaceID: ws.ID, Alias: "promo", Domain: "b.example.com"}, ""},
+		{"aliases are case-sensitive", link.Link{WorkspaceID: ws.ID, Alias: "Promo", Domain: "go.example.com"}, ""},
+		{"domain of another workspace", link.Link{WorkspaceID: other.ID, Alias: "x1", Domain: "go.example.com"}, link.EINVALID},
+		{"domain not verified", link.Link{WorkspaceID: ws.ID, Alias: "x2", Domain: "unverified.example.com"}, link.EINVALID},
+		{"campaign of another workspace", link.Link{WorkspaceID: ws.ID, Alias: "x3", CampaignID: theirs.ID}, link.EINVALID},
+	} {
+		in := tt.l
+		in.DestinationURL, in.RedirectCode = "https://example.com/"+tt.name, 302
+		err := e.Links.CreateLink(e.ctx, &in)
+		if link.ErrorCode(err) != tt.code {
+			t.Errorf("%s: error %v, want code %q", tt.name, err, tt.code)
+		}
+	}
+	// What was refused was not stored.
+	if got, err := e.Links.FindLinkByAlias(e.ctx, "", "x3"); link.ErrorCode(err) != link.ENOTFOUND {
+		t.Fatalf("a refused link is found: %+v, %v", got, err)
+	}
+}
+
+func testLinksAliasHold(t *testing.T, e *env) {
+	admin, ws := e.setup()
+	other := e.workspace("Other", admin)
+	deleted := e.link(ws.ID, &link.Link{Alias: "promo"})
+	if err := e.Links.DeleteLink(e.ctx, ws.ID, deleted.ID); err != nil {
+		t.Fatal(err)
+	}
+	renamed := e.link(ws.ID, &link.Link{Alias: "sale"})
+	if _, err := e.Links.UpdateLink(e.ctx, ws.ID, renamed.ID, link.LinkUpdate{Alias: ptr("sale2")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	theirs := e.link(other.ID, &link.Link{})
+	for _, alias := range []string{"promo", "sale"} {
+		// Held: no redirect, and another workspace is refused the alias,
+		// on creation and on a rename.
+		_, err := e.Links.FindLinkByAlias(e.ctx, "", alias)
+		wantCode(t, err, link.ENOTFOUND)
+		err = e.Links.CreateLink(e.ctx, &link.Link{WorkspaceID: other.ID, Alias: alias, DestinationURL: "https://example.org/", RedirectCode: 302})
+		wantCode(t, err, link.ECONFLICT)
+		_, err = e.Links.UpdateLink(e.ctx, other.ID, theirs.ID, link.LinkUpdate{Alias: ptr(alias)}, nil)
+		wantCode(t, err, link.ECONFLICT)
+	}
+	// The workspace that holds an alias takes it back, by creation or rename.
+	back := e.link(ws.ID, &link.Link{Alias: "promo"})
+	if got, err := e.Links.FindLinkByAlias(e.ctx, "", "promo"); err != nil || got.ID != back.ID {
+		t.Fatalf("promo taken back: %+v, %v", got, err)
+	}
+	if _, err := e.Links.UpdateLink(e.ctx, ws.ID, renamed.ID, link.LinkUpdate{Alias: ptr("sale")}, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	// "sale2" is held now. Holds outlive a restart.
+	e.restart()
+	err := e.Links.CreateLink(e.ctx, &link.Link{WorkspaceID: other.ID, Alias: "sale2", DestinationURL: "https://example.org/", RedirectCode: 302})
+	wantCode(t, err, link.ECONFLICT)
+	// A second before the hold ends it still holds; then the alias is anyone's.
+	e.clock.Add(aliasHold - time.Second)
+	err = e.Links.CreateLink(e.ctx, &link.Link{WorkspaceID: other.ID, Alias: "sale2", DestinationURL: "https://example.org/", RedirectCode: 302})
+	wantCode(t, err, link.ECONFLICT)
+	e.clock.Add(time.Second)
+	e.link(other.ID, &link.Link{Alias: "sale2"})
+}
+
+func testLinksPruneHolds(t *testing.T, e *env) {
+	admin, ws := e.setup()
+	other := e.workspace("Other", admin)
+	start := e.now()
+	for _, alias := range []string{"a1", "a2"} {
+		l := e.link(ws.ID, &link.Link{Alias: alias})
+		if err := e.Links.DeleteLink(e.ctx, ws.ID, l.ID); err != nil {
+			t.Fatal(err)
+		}
+		e.clock.Add(time.Hour)
+	}
+	if n, err := e.Links.PruneAliasHolds(e.ctx, start); err != nil || n != 0 {
+		t.Fatalf("PruneAliasHolds before any hold ended = %d, %v; want 0", n, err)
+	}
+	// At the end of a1's hold, a2's runs for another hour.
+	if n, err := e.Links.PruneAliasHolds(e.ctx, start.Add(aliasHold)); err != nil || n != 1 {
+		t.Fatalf("PruneAliasHolds = %d, %v; want 1", n, err)
+	}
+	err := e.Links.CreateLink(e.ctx, &link.Link{WorkspaceID: other.ID, Alias: "a2", DestinationURL: "https://example.org/", RedirectCode: 302})
+	wantCode(t, err, link.ECONFLICT)
+	if n, err := e.Links.PruneAliasHolds(e.ctx, start.Add(aliasHold+time.Hour)); err != nil || n != 1 {
+		t.Fatalf("second PruneAliasHolds = %d, %v; want 1", n, err)
+	}
+	e.link(other.ID, &link.Link{Alias: "a1"})
+	e.link(other.ID, &link.Link{Alias: "a2"})
+}
+
+func testLinksUpdate(t *testing.T, e *env) {
+	_, ws := e.setup()
+	camp := e.campaign(ws.ID, &link.Campaign{Name: "Spring"})
+	l := e.link(ws.ID, &link.Link{Alias: "old", Tags: []string{"a", "b"}, UTMSource: "news", UTMMedium: "mail"})
+	created := l.CreatedAt
+	e.clock.Add(time.Hour)
+	validated := 0
+	got, err := e.Links.UpdateLink(e.ctx, ws.ID, l.ID, link.LinkUpdate{
+		Alias: ptr("new"), Tags: ptr([]string{"b", "c", "c"}), DestinationURL: ptr(" https://example.com/new "),
+		RedirectCode: ptr(301), UTMMedium: ptr(""), CampaignID: ptr(camp.ID),
+	}, func(l *link.Link) error { validated++; return l.Validate(nil) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if validated == 0 {
+		t.Fatal("UpdateLink did not call validate")
+	}
+	// The given fields change, normalised; the others stay.
+	check := func(got *link.Link) {
+		t.Helper()
+		if got.Alias != "new" || !slices.Equal(got.Tags, []string{"b", "c"}) || got.DestinationURL != "https://example.com/new" ||
+			got.RedirectCode != 301 || got.UTMSource != "news" || got.UTMMedium != "" || got.CampaignID != camp.ID ||
+			!got.UpdatedAt.Equal(e.now()) || !got.CreatedAt.Equal(created) {
+			t.Fatalf("updated = %+v", got)
+		}
+	}
+	check(got)
+	found, err := e.Links.FindLinkByID(e.ctx, ws.ID, l.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check(found)
+	_, err = e.Links.FindLinkByAlias(e.ctx, "", "old")
+	wantCode(t, err, link.ENOTFOUND)
+	if got, err := e.Links.FindLinkByAlias(e.ctx, "", "new"); err != nil || got.ID != l.ID || got.RedirectCode != 301 {
+		t.Fatalf("by the new alias = %+v, %v", got, err)
+	}
+	// The tags index follows.
+	if p := e.page(link.LinkFilter{Tags: []string{"a"}}); len(p.Links) != 0 || p.Total != 0 {
+		t.Fatalf("tag a lists %d links (total %d) after it was removed", len(p.Links), p.Total)
+	}
+	if p := e.page(link.LinkFilter{Tags: []string{"c"}}); len(p.Links) != 1 || p.Total != 1 {
+		t.Fatalf("tag c lists %d links (total %d), want 1", len(p.Links), p.Total)
+	}
+	if p := e.page(link.LinkFilter{CampaignID: camp.ID}); p.Total != 1 {
+		t.Fatalf("the campaign lists %d links, want 1", p.Total)
+	}
+	// An empty alias gets a generated code; keeping an alias is no conflict.
+	got, err = e.Links.UpdateLink(e.ctx, ws.ID, l.ID, link.LinkUpdate{Alias: ptr("")}, nil)
+	if err != nil || len(got.Alias) != link.GeneratedCodeLength {
+		t.Fatalf("update to an empty alias = %+v, %v", got, err)
+	}
+	if _, err := e.Links.UpdateLink(e.ctx, ws.ID, l.ID, link.LinkUpdate{Alias: ptr(got.Alias), Tags: ptr([]string{})}, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	e.restart()
+	if got, err := e.Links.FindLinkByID(e.ctx, ws.ID, l.ID); err != nil || len(got.Tags) != 0 || got.DestinationURL != "https://example.com/new" {
+		t.Fatalf("after a restart: %+v, %v", got, err)
+	}
+}
+
+// page returns a page of links: of f's workspace, or the admin's first
+// when f names none; page 1 and the largest page unless f says otherwise.
+func (e *env) page(f link.LinkFilter) *link.LinkPage {
+	e.t.Helper()
+	if f.WorkspaceID == "" {
+		ms, err := e.Workspaces.FindMemberships(e.ctx, e.firstUser())
+		if err != nil || len(ms) == 0 {
+			e.t.Fatalf("memberships: %v", err)
+		}
+		f.WorkspaceID = ms[0].Workspace.ID
+	}
+	if f.Page == 0 {
+		f.Page = 1
+	}
+	if f.Limit == 0 {
+		f.Limit = link.MaxPageLimit
+	}
+	p, err := e.Links.FindLinkPage(e.ctx, f)
+	if err != nil {
+		e.t.Fatalf("FindLinkPage %+v: %v", f, err)
+	}
+	return p
+}
+
+// firstUser returns the instance admin's ID.
+func (e *env) firstUser() string {
+	e.t.Helper()
+	u, err := e.Users.FindUserByEmail(e.ctx, "admin@example.com")
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return u.ID
+}
+
+func aliases(ls []*link.Link) []string {
+	out := []string{}
+	for _, l := range ls {
+		out = append(out, l.Alias)
+	}
+	return out
+}
+
+func testLinksUpdateRefused(t *testing.T, e *env) {
+	admin, ws := e.setup()
+	other := e.workspace("Other", admin)
+	l := e.link(ws.ID, &link.Link{Alias: "mine", Tags: []string{"a"}})
+	e.link(ws.ID, &link.Link{Alias: "taken"})
+	before, err := e.Links.FindLinkByID(e.ctx, ws.ID, l.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	errOwn := errors.New("refused by the caller")
+	for _, tt := range []struct {
+		name     string
+		ws, id   string
+		upd      link.LinkUpdate
+		validate func(*link.Link) error
+		code     string
+	}{
+		{"alias taken", ws.ID, l.ID, link.LinkUpdate{Alias: ptr("taken"), Tags: ptr([]string{"z"})}, nil, link.ECONFLICT},
+		{"validate's own error", ws.ID, l.ID, link.LinkUpdate{Alias: ptr("zzz")}, func(*link.Link) error { return errOwn }, link.EINTERNAL},
+		{"invalid", ws.ID, l.ID, link.LinkUpdate{DestinationURL: ptr("ftp://x")}, func(l *link.Link) error { return l.Validate(nil) }, link.EINVALID},
+		{"another workspace", other.ID, l.ID, link.LinkUpdate{Alias: ptr("x")}, nil, link.ENOTFOUND},
+		{"unknown", ws.ID, "lnk_unknown", link.LinkUpdate{Alias: ptr("x")}, nil, link.ENOTFOUND},
+	} {
+		_, err := e.Links.UpdateLink(e.ctx, tt.ws, tt.id, tt.upd, tt.validate)
+		if link.ErrorCode(err) != tt.code {
+			t.Errorf("%s: error %v, want code %q", tt.name, err, tt.code)
+		}
+		if tt.validate != nil && tt.code == link.EINTERNAL && !errors.Is(err, errOwn) {
+			t.Errorf("%s: error %v, want validate's error unchanged", tt.name, err)
+		}
+		after, _ := e.Links.FindLinkByID(e.ctx, ws.ID, l.ID)
+		if fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Errorf("%s changed the link:\n%+v\n%+v", tt.name, before, after)
+		}
+	}
+	if _, err := e.Links.FindLinkByAlias(e.ctx, "", "zzz"); link.ErrorCode(err) != link.ENOTFOUND {
+		t.Fatalf("a refused alias is found: %v", err)
+	}
+}
+
+func testLinksDelete(t *testing.T, e *env) {
+	admin, ws := e.setup()
+	other := e.workspace("Other", admin)
+	l := e.link(ws.ID, &link.Link{Alias: "bye", Tags: []string{"a"}})
+	e.record(link.Click{LinkID: l.ID, WorkspaceID: ws.ID, Time: e.now()})
+	wantCode(t, e.Links.DeleteLink(e.ctx, other.ID, l.ID), link.ENOTFOUND)
+	wantCode(t, e.Links.DeleteLink(e.ctx, ws.ID, "lnk_unknown"), link.ENOTFOUND)
+	if err := e.Links.DeleteLink(e.ctx, ws.ID, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	wantCode(t, e.Links.DeleteLink(e.ctx, ws.ID, l.ID), link.ENOTFOUND)
+	_, err := e.Links.FindLinkByID(e.ctx, ws.ID, l.ID)
+	wantCode(t, err, link.ENOTFOUND)
+	_, err = e.Links.FindLinkByAlias(e.ctx, "", "bye")
+	wantCode(t, err, link.ENOTFOUND)
+	if p := e.page(link.LinkFilter{}); p.Total != 0 || len(p.Links) != 0 {
+		t.Fatalf("a deleted link is listed: %v (total %d)", aliases(p.Links), p.Total)
+	}
+	if p := e.page(link.LinkFilter{Tags: []string{"a"}}); p.Total != 0 {
+		t.Fatalf("a deleted link is counted under its tag: %d", p.Total)
+	}
+	// Recreated, the alias is a new link with no clicks; the workspace
+	// keeps the deleted link's clicks.
+	again := e.link(ws.ID, &link.Link{Alias: "bye"})
+	if again.ID == l.ID || e.clicksOf(again) != 0 {
+		t.Fatalf("recreated = %+v", again)
+	}
+	st := e.stats(link.StatsFilter{WorkspaceID: ws.ID, Scope: link.ScopeWorkspace, Start: t0, End: t0.Add(time.Hour)})
+	if st.Clicks != 1 {
+		t.Fatalf("the workspace counts %d clicks after the link's deletion, want 1", st.Clicks)
+	}
+}
+
+func testLinksList(t *testing.T, e *env) {
+	admin, ws := e.setup()
+	other := e.workspace("Other", admin)
+	camp := e.campaign(ws.ID, &link.Campaign{Name: "Spring"})
+	e.domain(ws.ID, "go.example.com", true)
+	// l0 … l4, a minute apart: the newest is l4.
+	specs := []link.Link{
+		{Alias: "l0", Tags: []string{"red"}},
+		{Alias: "l1", Tags: []string{"blue"}, CampaignID: camp.ID},
+		{Alias: "l2", Tags: []string{"red", "blue"}, Domain: "go.example.com"},
+		{Alias: "l3"},
+		{Alias: "l4", Tags: []string{"green"}, CampaignID: camp.ID, Domain: "go.example.com"},
+	}
+	for _, s := range specs {
+		e.link(ws.ID, &s)
+		e.clock.Add(time.Minute)
+	}
+	e.link(other.ID, &link.Link{Alias: "theirs", Tags: []string{"red"}})
+
+	for _, tt := range []struct {
+		name  string
+		f     link.LinkFilter
+		want  []string
+		total int
+	}{
+		{"all, newest first", link.LinkFilter{}, []string{"l4", "l3", "l2", "l1", "l0"}, 5},
+		{"first page", link.LinkFilter{Page: 1, Limit: 2}, []string{"l4", "l3"}, 5},
+		{"second page", link.LinkFilter{Page: 2, Limit: 2}, []string{"l2", "l1"}, 5},
+		{"last page", link.LinkFilter{Page: 3, Limit: 2}, []string{"l0"}, 5},
+		{"past the end", link.LinkFilter{Page: 4, Limit: 2}, []string{}, 5},
+		{"a tag", link.LinkFilter{Tags: []string{"red"}}, []string{"l2", "l0"}, 2},
+		{"any of the tags", link.LinkFilter{Tags: []string{"green", "blue"}}, []string{"l4", "l2", "l1"}, 3},
+		{"a tag, paged", link.LinkFilter{Tags: []string{"red", "blue"}, Page: 2, Limit: 2}, []string{"l0"}, 3},
+		{"no such tag", link.LinkFilter{Tags: []string{"none"}}, []string{}, 0},
+		{"a campaign", link.LinkFilter{CampaignID: camp.ID}, []string{"l4", "l1"}, 2},
+		{"a domain", link.LinkFilter{Domain: ptr("go.example.com")}, []string{"l4", "l2"}, 2},
+		{"the primary host", link.LinkFilter{Domain: ptr("")}, []string{"l3", "l1", "l0"}, 3},
+		{"a tag and a campaign", link.LinkFilter{Tags: []string{"blue"}, CampaignID: camp.ID}, []string{"l1"}, 1},
+	} {
+		p := e.page(tt.f)
+		if got := aliases(p.Links); !slices.Equal(got, tt.want) || p.Total != tt.total || p.Truncated {
+			t.Errorf("%s: %v, total %d, truncated %v; want %v, total %d", tt.name, got, p.Total, p.Truncated, tt.want, tt.total)
+		}
+	}
+	_, err := e.Links.FindLinkPage(e.ctx, link.LinkFilter{WorkspaceID: "ws_unknown", Page: 1, Limit: 10})
+	wantCode(t, err, link.ENOTFOUND)
+	// A scan limit may stop a filter's walk early (a store that answers
+	// from an index reads no link to test); a page cut short says so and
+	// lists the newest matches only, and a bound past the workspace's
+	// links changes nothing.
+	all := []string{"l4", "l3", "l2", "l1", "l0"}
+	if got := aliases(e.page(link.LinkFilter{Search: "l"}).Links); !slices.Equal(got, all) {
+		t.Fatalf("search l: %v, want every link", got)
+	}
+	for _, f := range []link.LinkFilter{{Search: "l", ScanLimit: 2}, {CampaignID: camp.ID, ScanLimit: 2}, {Domain: ptr(""), ScanLimit: 2}} {
+		full := e.page(link.LinkFilter{Search: f.Search, CampaignID: f.CampaignID, Domain: f.Domain})
+		p := e.page(f)
+		got := aliases(p.Links)
+		if p.Truncated && (p.Total > full.Total || !slices.Equal(got, aliases(full.Links)[:len(got)])) ||
+			!p.Truncated && (p.Total != full.Total || !slices.Equal(got, aliases(full.Links))) {
+			t.Errorf("scan limit 2 (%+v): %v, total %d, truncated %v; without it %v, total %d",
+				f, got, p.Total, p.Truncated, aliases(full.Links), full.Total)
+		}
+		f.ScanLimit = len(all)
+		if p := e.page(f); p.Truncated || p.Total != full.Total {
+			t.Errorf("scan limit of every link (%+v): total %d, truncated %v; want %d, not truncated", f, p.Total, p.Truncated, full.Total)
+		}
+	}
+}
+
+func testLinksSearch(t *testing.T, e *env) {
+	admin, ws := e.setup()
+	other := e.workspace("Other", admin)
+	e.link(ws.ID, &link.Link{Alias: "SpringSale", DestinationURL: "https://shop.example.com/a"})
+	e.clock.Add(time.Minute)
+	e.link(ws.ID, &link.Link{Alias: "b", DestinationURL: "https://example.com/spring-catalogue"})
+	e.clock.Add(time.Minute)
+	e.link(ws.ID, &link.Link{Alias: "c", DestinationURL: "https://example.com/c", Tags: []string{"springtime"}})
+	e.clock.Add(time.Minute)
+	d := e.link(ws.ID, &link.Link{Alias: "d", DestinationURL: "https://example.com/winter"})
+	e.link(other.ID, &link.Link{Alias: "spring", DestinationURL: "https://example.com/theirs"})
+
+	for _, tt := range []struct {
+		search string
+		want   []string
+	}{
+		{"spring", []string{"c", "b", "SpringSale"}}, // alias, destination, tag; any case
+		{"SPRING", []string{"c", "b", "SpringSale"}},
+		{"shop.example", []string{"SpringSale"}},
+		{"winter", []string{"d"}},
+		{"nothing-like-this", []string{}},
+	} {
+		p := e.page(link.LinkFilter{Search: tt.search})
+		if got := aliases(p.Links); !slices.Equal(got, tt.want) || p.Total != len(tt.want) {
+			t.Errorf("search %q: %v (total %d), want %v", tt.search, got, p.Total, tt.want)
+		}
+	}
+	// The search follows updates and deletions.
+	if _, err := e.Links.UpdateLink(e.ctx, ws.ID, d.ID, link.LinkUpdate{DestinationURL: ptr("https://example.com/spring-again")}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := aliases(e.page(link.LinkFilter{Search: "winter"}).Links); len(got) != 0 {
+		t.Fatalf("the old destination is still found: %v", got)
+	}
+	if got := aliases(e.page(link.LinkFilter{Search: "spring"}).Links); !slices.Equal(got, []string{"d", "c", "b", "SpringSale"}) {
+		t.Fatalf("after an update: %v", got)
+	}
+	if err := e.Links.DeleteLink(e.ctx, ws.ID, d.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := aliases(e.page(link.LinkFilter{Search: "spring"}).Links); !slices.Equal(got, []string{"c", "b", "SpringSale"}) {
+		t.Fatalf("after a deletion: %v", got)
+	}
+}
+
+func testLinksSortClicks(t *testing.T, e *env) {
+	_, ws := e.setup()
+	var ls []*link.Link
+	for i := range 4 {
+		ls = append(ls, e.link(ws.ID, &link.Link{Alias: fmt.Sprintf("s%d", i)}))
+		e.clock.Add(time.Minute)
+	}
+	// s1: 3 clicks, s3 and s0: 1 each, s2: none.
+	var clicks []link.Click
+	for i, n := range []int{1, 3, 0, 1} {
+		for range n {
+			clicks = append(clicks, link.Click{LinkID: ls[i].ID, WorkspaceID: ws.ID, Time: t0})
+		}
+	}
+	e.record(clicks...)
+	p := e.page(link.LinkFilter{Sort: link.SortClicks})
+	if got, want := aliases(p.Links), []string{"s1", "s3", "s0", "s2"}; !slices.Equal(got, want) {
+		t.Fatalf("sorted by clicks: %v, want %v (the newest first among equals)", got, want)
+	}
+	if p.Links[0].Clicks != 3 || p.Links[3].Clicks != 0 {
+		t.Fatalf("listed clicks: %d … %d, want 3 … 0", p.Links[0].Clicks, p.Links[3].Clicks)
+	}
+	if got := aliases(e.page(link.LinkFilter{Sort: link.SortClicks, Page: 2, Limit: 2}).Links); !slices.Equal(got, []string{"s0", "s2"}) {
+		t.Fatalf("second page sorted by clicks: %v", got)
+	}
+}
+
+func testLinksLimits(t *testing.T, e *env) {
+	_, ws := e.setup()
+	exp := e.now().Add(48 * time.Hour)
+	var ls []*link.Link
+	for i := range 4 {
+		l := &link.Link{Alias: fmt.Sprintf("a%d", i), Tags: []string{"t"}}
+		l.Archived = i%2 == 0
+		if i == 0 {
+			l.ExpiresAt, l.MaxClicks, l.ExpiredURL, l.Title = &exp, 7, "https://example.com/over", "Zero"
+		}
+		ls = append(ls, e.link(ws.ID, l))
+		e.clock.Add(time.Minute)
+	}
+	got, err := e.Links.FindLinkByID(e.ctx, ws.ID, ls[0].ID)
+	if err != nil || got.ExpiresAt == nil || !got.ExpiresAt.Equal(exp) || got.MaxClicks != 7 ||
+		got.ExpiredURL != "https://example.com/over" || got.Title != "Zero" || !got.Archived {
+		t.Fatalf("limits read back: %+v, %v", got.LinkLimits, err)
+	}
+	if got, err := e.Links.FindLinkByAlias(e.ctx, "", "a0"); err != nil || got.MaxClicks != 7 || got.ExpiresAt == nil {
+		t.Fatalf("limits by alias: %+v, %v", got, err)
+	}
+	check := func(when string, want map[link.ArchivedFilter][]string) {
+		t.Helper()
+		for f, w := range want {
+			for _, extra := range []link.LinkFilter{{}, {Tags: []string{"t"}}, {Search: "a"}} {
+				extra.Archived = f
+				p := e.page(extra)
+				if got := aliases(p.Links); !slices.Equal(got, w) || p.Total != len(w) {
+					t.Errorf("%s, archived=%q (%+v): %v (total %d), want %v", when, f, extra, got, p.Total, w)
+				}
+			}
+		}
+	}
+	check("created", map[link.ArchivedFilter][]string{
+		"": {"a3", "a1"}, link.ArchivedExclude: {"a3", "a1"}, link.ArchivedOnly: {"a2", "a0"}, link.ArchivedAll: {"a3", "a2", "a1", "a0"},
+	})
+	// A zero expiry and a zero limit clear them; archiving moves lists.
+	upd, err := e.Links.UpdateLink(e.ctx, ws.ID, ls[0].ID, link.LinkUpdate{Limits: link.LinkLimitsUpdate{
+		ExpiresAt: &time.Time{}, MaxClicks: ptr(int64(0)), Archived: ptr(false), Title: ptr("Renamed"),
+	}}, nil)
+	if err != nil || upd.ExpiresAt != nil || upd.MaxClicks != 0 || upd.Archived || upd.Title != "Renamed" || upd.ExpiredURL != "https://example.com/over" {
+		t.Fatalf("limits cleared: %+v, %v", upd.LinkLimits, err)
+	}
+	if _, err := e.Links.UpdateLink(e.ctx, ws.ID, ls[1].ID, link.LinkUpdate{Limits: link.LinkLimitsUpdate{Archived: ptr(true)}}, nil); err != nil {
+		t.Fatal(err)
+	}
+	check("changed", map[link.ArchivedFilter][]string{
+		"": {"a3", "a0"}, link.ArchivedOnly: {"a2", "a1"}, link.ArchivedAll: {"a3", "a2", "a1", "a0"},
+	})
+	e.restart()
+	check("after a restart", map[link.ArchivedFilter][]string{"": {"a3", "a0"}, link.ArchivedOnly: {"a2", "a1"}})
+}
+
+func testLinksBulk(t *testing.T, e *env) {
+	admin, ws := e.setup()
+	other := e.workspace("Other", admin)
+	e.link(other.ID, &link.Link{Alias: "theirs"})
+	theirs := e.campaign(other.ID, &link.Campaign{})
+	mk := func(alias string) *link.Link {
+		l := &link.Link{WorkspaceID: ws.ID, Alias: alias, DestinationURL: "https://example.com/" + alias}
+		l.Normalize()
+		return l
+	}
+	bad := mk("bad")
+	bad.CampaignID = theirs.ID
+	batch := []*link.Link{mk("one"), mk("theirs"), mk("two"), mk("one"), bad, mk("")}
+	errs, err := e.Links.CreateLinks(e.ctx, ws.ID, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"", link.ECONFLICT, "", link.ECONFLICT, link.EINVALID, ""}
+	if len(errs) != len(batch) {
+		t.Fatalf("%d errors for %d links", len(errs), len(batch))
+	}
+	for i, w := range want {
+		if got := link.ErrorCode(errs[i]); got != w {
+			t.Errorf("link %d (%q): code %q (%v), want %q", i, batch[i].Alias, got, errs[i], w)
+		}
+	}
+	for _, i := range []int{0, 2, 5} {
+		l := batch[i]
+		got, err := e.Links.FindLinkByAlias(e.ctx, "", l.Alias)
+		if l.ID == "" || err != nil || got.ID != l.ID || !l.CreatedAt.Equal(e.now()) {
+			t.Errorf("stored link %d = %+v; by alias %+v, %v", i, l, got, err)
+		}
+	}
+	if len(batch[5].Alias) != link.GeneratedCodeLength {
+		t.Errorf("generated code %q", batch[5].Alias)
+	}
+	if p := e.page(link.LinkFilter{WorkspaceID: ws.ID}); p.Total != 3 {
+		t.Fatalf("%d links stored, want 3", p.Total)
+	}
+	_, err = e.Links.CreateLinks(e.ctx, "ws_unknown", []*link.Link{mk("x")})
+	wantCode(t, err, link.ENOTFOUND)
+	if _, err := e.Links.FindLinkByAlias(e.ctx, "", "x"); link.ErrorCode(err) != link.ENOTFOUND {
+		t.Fatalf("a refused call stored a link: %v", err)
+	}
+}
+
+func testLinksCampaignUTM(t *testing.T, e *env) {
+	_, ws := e.setup()
+	camp := e.campaign(ws.ID, &link.Campaign{Name: "Spring", UTMSource: "camp-src", UTMMedium: "camp-med", UTMCampaign: "spring"})
+	e.link(ws.ID, &link.Link{Alias: "own", CampaignID: camp.ID, UTMSource: "own-src"})
+	got, err := e.Links.FindLinkByAlias(e.ctx, "", "own")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.UTMSource != "own-src" || got.UTMMedium != "camp-med" || got.UTMCampaign != "spring" {
+		t.Fatalf("UTM for a redirect = %q %q %q; want the link's own source, the campaign's medium and name", got.UTMSource, got.UTMMedium, got.UTMCampaign)
+	}
+	// The campaign's values follow its updates.
+	if _, err := e.Campaigns.UpdateCampaign(e.ctx, ws.ID, camp.ID, link.CampaignUpdate{UTMMedium: ptr("social")}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := e.Links.FindLinkByAlias(e.ctx, "", "own"); got.UTMMedium != "social" {
+		t.Fatalf("after the campaign's update the medium is %q, want social", got.UTMMedium)
+	}
+}
+
+func testLinksConcurrent(t *testing.T, e *env) {
+	admin, ws := e.setup()
+	other := e.workspace("Other", admin)
+	const n = 12
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() {
+			wsID := ws.ID
+			if i%2 == 1 {
+				wsID = other.ID
+			}
+			l := &link.Link{WorkspaceID: wsID, Alias: "race", DestinationURL: fmt.Sprintf("https://example.com/%d", i), RedirectCode: 302}
+			errs[i] = e.Links.CreateLink(e.ctx, l)
+		})
+	}
+	wg.Wait()
+	won := 0
+	for i, err := range errs {
+		switch link.ErrorCode(err) {
+		case "":
+			won++
+		case link.ECONFLICT:
+		default:
+			t.Errorf("creation %d: %v, want success or conflict", i, err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d concurrent creations of one alias succeeded, want 1", won)
+	}
+	if _, err := e.Links.FindLinkByAlias(e.ctx, "", "race"); err != nil {
+		t.Fatal(err)
+	}
+	// Generated codes never clash.
+	codes := make([]*link.Link, n)
+	for i := range n {
+		wg.Go(func() {
+			codes[i] = &link.Link{WorkspaceID: ws.ID, DestinationURL: "https://example.com/gen", RedirectCode: 302}
+			errs[i] = e.Links.CreateLink(e.ctx, codes[i])
+		})
+	}
+	wg.Wait()
+	seen := map[string]bool{}
+	for i, l := range codes {
+		if errs[i] != nil || seen[l.Alias] {
+			t.Fatalf("generated code %d: %q, %v", i, l.Alias, errs[i])
+		}
+		seen[l.Alias] = true
+	}
+}

@@ -62,8 +62,10 @@ type AccountService interface {
 	// user.disabled, user.enabled, or auth.logout_all for EndTokens
 	// alone), and returns the user as stored. ENOTFOUND, EINVALID.
 	UpdateUser(ctx context.Context, id string, upd UserUpdate) (*User, error)
-	// LoadSessions returns every user's token generation and disabled flag,
-	// and the revoked tokens that have not expired at now.
+	// LoadSessions returns the token generation and disabled flag of every
+	// user whose sessions were ever ended or who is disabled (a user it
+	// leaves out is at generation 0 and enabled), and the revoked tokens
+	// that have not expired at now.
 	LoadSessions(ctx context.Context, now time.Time) ([]UserSession, []RevokedToken, error)
 	// RevokeToken records a logged-out token until it expires, with an
 	// auth.logout entry for the user of ctx, and forgets the revoked

@@ -111,8 +111,9 @@ type ClickService interface {
 	// range) is skipped and counted in skipped; the others are written, so
 	// one bad click never holds the rest back.
 	RecordClicks(ctx context.Context, clicks []Click) (skipped int, err error)
-	// Stats answers analytics for a filter. ENOTFOUND when the link or
-	// campaign is not in the workspace.
+	// Stats answers analytics for a filter. ENOTFOUND when the link is not
+	// in the workspace; a campaign of another workspace counts none of its
+	// clicks (the server checks the campaign before it asks).
 	Stats(ctx context.Context, f StatsFilter) (*Stats, error)
 	// ExportClicks calls fn for each raw click of the workspace in
 	// [start, end), oldest first. It reads in chunks of short transactions

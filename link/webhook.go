@@ -263,9 +263,10 @@ type WebhookService interface {
 	// none when the webhook is disabled or its head waits for a retry.
 	NextDeliveries(ctx context.Context, webhookID string, now time.Time, n int) ([]*Delivery, error)
 	// RecordAttempts writes the outcomes of tries and their next steps,
-	// in order, in one transaction: done on success; a retry at Next;
-	// failed, and the webhook disabled with Disable as the reason, when
-	// Disable is not "".
+	// in order, in one transaction: done on success; a retry at Next; when
+	// Disable is not "", the webhook disabled with Disable as the reason,
+	// its delivery kept pending at the head of its queue (nothing of the
+	// webhook is due until it is enabled again).
 	RecordAttempts(ctx context.Context, rs []AttemptRecord) error
 	// PruneDeliveries deletes finished deliveries older than before.
 	PruneDeliveries(ctx context.Context, before time.Time) (int, error)

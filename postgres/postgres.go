@@ -1,0 +1,196 @@
+// Package postgres is linkbolt's store on PostgreSQL (13 or newer, and
+// the engines that speak its protocol): the services of link.Store over a
+// pgx connection pool, with the schema migrated at start from the SQL
+// embedded in the binary.
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// Options configure a PostgreSQL store.
+type Options struct {
+	// URL is the database (storage.postgres_url): a libpq URL such as
+	// postgres://linkbolt:secret@db.example:5432/linkbolt.
+	URL string
+	// Now is the store's clock; nil is time.Now.
+	Now func() time.Time
+	// AliasHold is how long a freed alias stays held for its workspace
+	// (links.alias_hold).
+	AliasHold time.Duration
+	// Events encodes the webhook events that changes write in their own
+	// transaction; nil writes none.
+	Events link.EventEncoder
+	Logger *slog.Logger
+}
+
+// DB is an open PostgreSQL store: the pool and what the services share.
+type DB struct {
+	pool   *pgxpool.Pool
+	now    func() time.Time
+	logger *slog.Logger
+	url    string // redacted, for messages
+
+	mu           sync.Mutex
+	failingSince time.Time // zero: writes work
+}
+
+// Open connects to the database of o.URL, migrates its schema and returns
+// the store over it. Errors never hold the URL's password.
+func Open(ctx context.Context, o Options) (*link.Store, error) {
+	db, err := OpenDB(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	return db.Store(o), nil
+}
+
+// OpenDB connects and migrates, and returns the database without its
+// services (Store builds them).
+func OpenDB(ctx context.Context, o Options) (*DB, error) {
+	redacted := Redacted(o.URL)
+	cfg, err := pgxpool.ParseConfig(o.URL)
+	if err != nil {
+		return nil, fmt.Errorf("storage.postgres_url %s: %s", redacted, redactErr(err, o.URL))
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("postgres %s: %s", redacted, redactErr(err, o.URL))
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres %s: %s", redacted, redactErr(err, o.URL))
+	}
+	if err := migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres %s: %s", redacted, redactErr(err, o.URL))
+	}
+	db := &DB{pool: pool, now: o.Now, logger: o.Logger, url: redacted}
+	if db.now == nil {
+		db.now = time.Now
+	}
+	if db.logger == nil {
+		db.logger = slog.Default()
+	}
+	return db, nil
+}
+
+// Store returns the services over db, configured by o (its URL is not
+// read here).
+func (db *DB) Store(o Options) *link.Store {
+	return &link.Store{
+		Data: db,
+	}
+}
+
+// Redacted is the URL u with its password hidden, for logs and errors.
+func Redacted(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(a storage.postgres_url that does not parse as a URL)"
+	}
+	return p.Redacted()
+}
+
+// redactErr is err's message with the URL's password taken out, should
+// the driver have quoted it.
+func redactErr(err error, u string) string {
+	msg := err.Error()
+	if p, perr := url.Parse(u); perr == nil {
+		if pw, ok := p.User.Password(); ok && pw != "" {
+			msg = strings.ReplaceAll(msg, pw, "xxxxx")
+		}
+	}
+	return msg
+}
+
+// tx runs fn in a transaction and notes whether writes work: an error
+// that is not the domain's (a lost connection, a full disk, a timeout)
+// marks them failing until a transaction commits again.
+func (db *DB) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	err := pgx.BeginFunc(ctx, db.pool, fn)
+	db.noteWrite(err)
+	return err
+}
+
+// noteWrite records the outcome of a write for WriteFailing.
+func (db *DB) noteWrite(err error) {
+	infra := err != nil && link.ErrorCode(err) == link.EINTERNAL && !errors.Is(err, context.Canceled)
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	switch {
+	case infra && db.failingSince.IsZero():
+		db.failingSince = db.now()
+	case err == nil:
+		db.failingSince = time.Time{}
+	}
+}
+
+// Ping checks that the database answers.
+func (db *DB) Ping(ctx context.Context) error {
+	if err := db.pool.Ping(ctx); err != nil {
+		return fmt.Errorf("postgres %s: %w", db.url, err)
+	}
+	return nil
+}
+
+// WriteFailing reports whether writes are failing, and since when.
+func (db *DB) WriteFailing() (time.Time, bool) {
+	db.mu.Lock()
+	defer db.mu.Unlock()
+	return db.failingSince, !db.failingSince.IsZero()
+}
+
+// errBackup answers a backup of the data file: a PostgreSQL store is
+// backed up with the database's own tools.
+var errBackup = link.Errorf(link.ECONFLICT, "this instance keeps its data in PostgreSQL: back it up with pg_dump (see docs/postgres.md)")
+
+// SpoolBackup is refused: see errBackup.
+func (db *DB) SpoolBackup() (io.ReadCloser, int64, error) { return nil, 0, errBackup }
+
+// JWTSecret returns the secret stored in the database, made with generate
+// and stored by the first caller (of any instance) when there is none.
+func (db *DB) JWTSecret(generate func() []byte) ([]byte, error) {
+	ctx := context.Background()
+	var secret []byte
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO settings (name, value) VALUES ('jwt_secret', $1) ON CONFLICT (name) DO NOTHING`, generate()); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `SELECT value FROM settings WHERE name = 'jwt_secret'`).Scan(&secret)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jwt secret: %w", err)
+	}
+	return secret, nil
+}
+
+// CatchDamage runs fn: a database server keeps its own pages sound.
+func (db *DB) CatchDamage(fn func() error) error { return fn() }
+
+// Close closes the pool.
+func (db *DB) Close() error {
+	db.pool.Close()
+	return nil
+}
+
+// isUnique reports whether err is a unique violation (of constraint name,
+// when name is not "").
+func isUnique(err error, name string) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "23505" && (name == "" || pe.ConstraintName == name)
+}

@@ -93,7 +93,8 @@ func OpenDB(ctx context.Context, o Options) (*DB, error) {
 // read here).
 func (db *DB) Store(o Options) *link.Store {
 	return &link.Store{
-		Data: db,
+		Data:  db,
+		Certs: &CertStore{db},
 	}
 }
 

@@ -3,7 +3,7 @@
 // error answers and the embedded OpenAPI document. It is the only package
 // that knows HTTP, and it does nothing but HTTP: the data file, DNS checks,
 // the admin's setup and webhook events are the link interfaces of Deps,
-// which app.go wires to storage, dnscheck, auth and webhook.
+// which internal/app wires to a store (link.Store), dnscheck, auth and webhook.
 package server
 
 import (
@@ -217,7 +217,7 @@ type Server struct {
 	blocklist   *blocklist
 }
 
-// Deps are the services a Server is built on; app.go wires them.
+// Deps are the services a Server is built on; internal/app wires them.
 type Deps struct {
 	// DB is the data file, for health and backups.
 	DB         link.DataFile

@@ -16,7 +16,7 @@ import (
 // every delivery and the data of each event type (link.clicked,
 // link.created, link.updated, link.deleted, campaign.updated and the test
 // ping). The storage services call it inside the transaction of the
-// change that causes an event; app.go hands it to them.
+// change that causes an event; internal/app hands it to them.
 //
 // A body is
 //

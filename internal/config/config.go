@@ -48,7 +48,7 @@ type Config struct {
 		// (debug.SetMemoryLimit); 0 is off. See app.applyMemoryLimit.
 		MemoryLimit int64 `mapstructure:"memory_limit"`
 
-		// HTTPS: off, acme (automatic certificates) or files; see tls.go and internal/app/https.go.
+		// HTTPS: off, acme (automatic certificates) or files; see tls.go here and internal/app/https.go.
 		TLS              string `mapstructure:"tls"`
 		TLSCert          string `mapstructure:"tls_cert"`
 		TLSKey           string `mapstructure:"tls_key"`

@@ -18,7 +18,7 @@ import (
 // workspace.
 //
 // A search of 3 bytes or more without tags walks the search index's
-// candidates (see search.go). Otherwise, with no tag it walks the
+// candidates (see link_search.go). Otherwise, with no tag it walks the
 // campaign's index when a campaign is asked for, else the workspace
 // index; with one tag that tag's index, with several tags a merge of
 // their indexes (each link once). Search, campaign and domain are

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"fmt"
 	"slices"
 	"time"
 
@@ -96,20 +95,4 @@ func linkWithClicks(tx *bolt.Tx, lid uint64, rec *linkRecord) (*link.Link, error
 		return nil, err
 	}
 	return rec.link(idsOf(tx), lid, n), nil
-}
-
-// linkCount says how many links n is, in words: "1 link", "2 links".
-func linkCount(n int) string {
-	if n == 1 {
-		return "1 link"
-	}
-	return fmt.Sprintf("%d links", n)
-}
-
-// themFor is the pronoun of n links: "it" for one, "them" otherwise.
-func themFor(n int) string {
-	if n == 1 {
-		return "it"
-	}
-	return "them"
 }

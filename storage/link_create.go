@@ -28,9 +28,7 @@ func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
 	if !ok {
 		return link.Errorf(link.ENOTFOUND, "workspace %q not found", l.WorkspaceID)
 	}
-	in := *l
-	in.Tags = slices.Clone(l.Tags)
-	in.Normalize()
+	in := normalizedInput(l)
 	now := s.db.now()
 
 	var created *link.Link
@@ -54,6 +52,19 @@ func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
 	}
 	*l = *created
 	return nil
+}
+
+// normalizedInput returns a copy of a link given to store, normalised
+// (link.Link.Normalize), sharing no slice the normalisation changes with
+// l. It is the one place where storage normalises the links it creates
+// (CreateLink, CreateLinks, ImportLinks): the server and the importer
+// normalise a link before they validate it, and storage again for callers
+// that did not, so what is stored never depends on the caller.
+func normalizedInput(l *link.Link) link.Link {
+	in := *l
+	in.Tags = slices.Clone(l.Tags)
+	in.Normalize()
+	return in
 }
 
 // newLinkRecord is the record of the new link in of workspace wid,

@@ -104,7 +104,8 @@ var (
 	bucketLinksArchived = []byte("links.archived") // workspace id → number of archived links
 	bucketBlocklist     = []byte("blocklist")      // entry → blocklistRecord (entries added through the admin API)
 
-	// Clicks; see click_codec.go for the scope keys and the encodings.
+	// Clicks; see click_keys.go for the scope keys, click_blob.go, click_raw.go
+	// and click_visitor.go for the encodings.
 	bucketLinksCampaign = []byte("links.campaign") // workspace id + campaign id + link id → ""
 
 	bucketCampaigns          = []byte("campaigns")           // campaign id → campaignRecord

@@ -50,16 +50,16 @@ func (r *visitorRecord) decode(v []byte) error {
 	}
 	v = v[l:]
 	for range m {
-		n, l := binary.Uvarint(v)
-		if l <= 0 || n > uint64(len(v)-l) {
+		b, rest, ok := readLenBytes(v)
+		if !ok {
 			return errBadVisitor
 		}
-		c := string(v[l : l+int(n)])
+		c := string(b)
 		if len(r.campaigns) > 0 && c <= r.campaigns[len(r.campaigns)-1] {
 			return errBadVisitor
 		}
 		r.campaigns = append(r.campaigns, c)
-		v = v[l+int(n):]
+		v = rest
 	}
 	if len(v) != 0 {
 		return errBadVisitor
@@ -82,8 +82,7 @@ func (r *visitorRecord) appendTo(b []byte) []byte {
 	}
 	b = binary.AppendUvarint(b, uint64(len(r.campaigns)))
 	for _, c := range r.campaigns {
-		b = binary.AppendUvarint(b, uint64(len(c)))
-		b = append(b, c...)
+		b = appendLenString(b, c)
 	}
 	return b
 }

@@ -21,7 +21,8 @@ func btoi(b []byte) uint64 { return binary.BigEndian.Uint64(b) }
 func be32(v uint32) []byte { return binary.BigEndian.AppendUint32(make([]byte, 0, 4), v) }
 
 // appendLenString appends s with its length before it, a uvarint: how
-// links, raw clicks and click backlog records hold their strings.
+// links, raw clicks, visitor records, click backlog records and
+// deliveries hold their strings.
 func appendLenString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))
 	return append(b, s...)

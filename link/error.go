@@ -93,3 +93,31 @@ func (v *validation) err() error {
 	}
 	return &Error{Code: EINVALID, Message: msg, Fields: v.fields}
 }
+
+// CampaignHasLinksError is the ECONFLICT error of a deletion of campaign
+// id that still has n links and was not asked to detach them.
+func CampaignHasLinksError(id string, n int) *Error {
+	return Errorf(ECONFLICT, "campaign %q still has %s: move or delete %s, or delete with ?detach=true", id, linkCount(n), themFor(n))
+}
+
+// DomainHasLinksError is the ECONFLICT error of a deletion of the domain
+// hostname while n links still use it.
+func DomainHasLinksError(hostname string, n int) *Error {
+	return Errorf(ECONFLICT, "the domain %s still has %s: delete %s (or re-create %[3]s on another domain) first", hostname, linkCount(n), themFor(n))
+}
+
+// linkCount says how many links n is, in words: "1 link", "2 links".
+func linkCount(n int) string {
+	if n == 1 {
+		return "1 link"
+	}
+	return fmt.Sprintf("%d links", n)
+}
+
+// themFor is the pronoun of n links: "it" for one, "them" otherwise.
+func themFor(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}

@@ -72,3 +72,25 @@ func TestErrorString(t *testing.T) {
 		t.Fatalf("Code = %q, want %q", got, want)
 	}
 }
+
+// TestHasLinksErrors: the refusals of deleting a campaign or a domain that
+// still has links count the links and name them in words.
+func TestHasLinksErrors(t *testing.T) {
+	tests := []struct {
+		err  *link.Error
+		want string
+	}{
+		{link.CampaignHasLinksError("cmp_1", 1), `campaign "cmp_1" still has 1 link: move or delete it, or delete with ?detach=true`},
+		{link.CampaignHasLinksError("cmp_1", 2), `campaign "cmp_1" still has 2 links: move or delete them, or delete with ?detach=true`},
+		{link.DomainHasLinksError("go.example.com", 1), `the domain go.example.com still has 1 link: delete it (or re-create it on another domain) first`},
+		{link.DomainHasLinksError("go.example.com", 3), `the domain go.example.com still has 3 links: delete them (or re-create them on another domain) first`},
+	}
+	for _, tt := range tests {
+		if got, want := tt.err.Code, link.ECONFLICT; got != want {
+			t.Errorf("%q: code %q, want %q", tt.err.Message, got, want)
+		}
+		if got, want := tt.err.Message, tt.want; got != want {
+			t.Errorf("message %q, want %q", got, want)
+		}
+	}
+}

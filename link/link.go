@@ -58,6 +58,10 @@ type Link struct {
 }
 
 // Normalize trims the input, drops duplicate tags and applies defaults.
+// Validate needs a normalised link: the server (checkNewLink), the
+// importer and Apply (a PATCH) normalise a link before they validate it,
+// and storage normalises the links it is given to create, for callers that
+// did not. It is idempotent.
 func (l *Link) Normalize() {
 	l.DestinationURL = strings.TrimSpace(l.DestinationURL)
 	l.Alias = strings.TrimSpace(l.Alias)

@@ -117,9 +117,11 @@ func (s *Server) createLink(r *http.Request, l *link.Link) error {
 	return s.links.CreateLink(r.Context(), l)
 }
 
-// checkNewLink normalises and validates a link to create, one alone or
-// one of a bulk creation, and refuses a link with a destination on the
-// blocklist (destination_url, a rule's, a variant's, expired_url).
+// checkNewLink normalises and validates a link to create (by the API, one
+// alone or one of a bulk creation, or by YOURLS's shorturl), and refuses a
+// link with a destination on the blocklist (destination_url, a rule's, a
+// variant's, expired_url). Validation needs the normalised link: a
+// trimmed alias, the default redirect code.
 func (s *Server) checkNewLink(l *link.Link) error {
 	l.Normalize()
 	if err := l.Validate(s.servedRules); err != nil {

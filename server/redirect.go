@@ -55,8 +55,9 @@ func (s *Server) redirect(w http.ResponseWriter, r *http.Request, d *link.Domain
 		return
 	}
 	var now time.Time
-	// link controls: expiry, limits and the blocklist (redirect_expiry.go);
-	// a plain link pays two tests while the blocklist is empty.
+	// link controls: expiry, limits and the blocklist (redirect_gone.go,
+	// redirect_click_limits.go); a plain link pays two tests while the
+	// blocklist is empty.
 	if l.Limited() || s.blocklist.active() {
 		now = s.now()
 		if s.controlRedirect(w, r, l, now) {

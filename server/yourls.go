@@ -312,12 +312,7 @@ func (s *Server) yourlsNewLink(c *caller, form url.Values) (l *link.Link, code, 
 	l = &link.Link{WorkspaceID: c.workspace.ID, DestinationURL: raw, Alias: strings.TrimSpace(form.Get("keyword")),
 		CreatedAt: now, UpdatedAt: now}
 	l.Title = yourlsTitle(form.Get("title"))
-	l.Normalize()
-	err = l.Validate(s.servedRules)
-	if err == nil {
-		err = s.checkBlocked(l, destAll)
-	}
-	if err == nil {
+	if err = s.checkNewLink(l); err == nil {
 		return l, "", "", nil
 	}
 	for _, f := range link.ErrorFields(err) {

@@ -1,26 +1,16 @@
 package storage
 
-// The bolt helpers every service shares: keys (8-byte big-endian IDs,
-// concatenated composite keys, prefix bounds), records (JSON in and out),
-// counters, index walks, and the memory handed to bolt.
+// The bolt helpers every service shares: keys (concatenated composite
+// keys, prefix bounds; the 8-byte IDs in them come from codec.go), records
+// (JSON in and out), counters, index walks, and the memory handed to bolt.
 
 import (
 	"bytes"
-	"encoding/binary"
 	"encoding/json"
 	"fmt"
 
 	bolt "go.etcd.io/bbolt"
 )
-
-// itob returns v as an 8-byte big-endian key.
-func itob(v uint64) []byte {
-	b := make([]byte, 8)
-	binary.BigEndian.PutUint64(b, v)
-	return b
-}
-
-func btoi(b []byte) uint64 { return binary.BigEndian.Uint64(b) }
 
 // concat returns a new slice holding the parts one after the other; bolt
 // keeps the slices given to Put until commit, so keys are never reused.

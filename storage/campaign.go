@@ -251,7 +251,7 @@ func (s *CampaignService) DeleteCampaign(ctx context.Context, workspaceID, id st
 			return err
 		}
 		if n := countCampaignLinks(tx, wid, cid); n > 0 && !detach {
-			return link.Errorf(link.ECONFLICT, "campaign %q still has %s: move or delete %s, or delete with ?detach=true", id, linkCount(n), themFor(n))
+			return link.CampaignHasLinksError(id, n)
 		}
 		prefix := concat(itob(wid), itob(cid))
 		idx := tx.Bucket(bucketLinksCampaign)

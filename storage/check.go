@@ -9,9 +9,14 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/linkbolt/linkbolt/storage/internal/boltpage"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
+
+// maxProblems bounds the problems a check lists: as many as the page
+// reader collects.
+const maxProblems = boltpage.MaxProblems
 
 // CheckReport is what CheckFile found in a data file.
 type CheckReport struct {
@@ -62,20 +67,20 @@ func CheckFile(path string) (*CheckReport, error) {
 	} else if openErr == nil {
 		defer ro.Close()
 	}
-	bf, d, err := openBoltFile(path)
+	bf, d, err := boltpage.Open(path)
 	if err != nil {
 		return nil, err
 	}
 	if d == nil {
 		defer bf.Close()
-		r.PageSize, r.Pages = int(bf.meta.pageSize), bf.meta.pgid
-		if r.HeaderDamage = bf.headerDamage; r.HeaderDamage != "" {
-			r.Problems = append(r.Problems, bf.headerDamage)
+		r.PageSize, r.Pages = bf.PageSize(), bf.Pages()
+		if r.HeaderDamage = bf.HeaderDamage(); r.HeaderDamage != "" {
+			r.Problems = append(r.Problems, r.HeaderDamage)
 		}
-		d = bf.walk(true)
+		d = bf.Walk(true)
 	}
 	if d != nil {
-		r.Problems = append(r.Problems, d.problems...)
+		r.Problems = append(r.Problems, d.Problems...)
 		return r, nil
 	}
 	if openErr != nil {

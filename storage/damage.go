@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/linkbolt/linkbolt/storage/internal/boltpage"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 )
@@ -68,17 +69,17 @@ func inspectDataFile(path string) (warning string, err error) {
 	} else if err == nil {
 		defer ro.Close()
 	}
-	bf, d, ierr := openBoltFile(path)
+	bf, d, ierr := boltpage.Open(path)
 	if ierr != nil {
 		return "", fmt.Errorf("data file %s: %w", path, ierr)
 	}
 	if d == nil {
 		defer bf.Close()
-		warning = bf.headerDamage
-		d = bf.walk(false)
+		warning = bf.HeaderDamage()
+		d = bf.Walk(false)
 	}
 	if d != nil {
-		return "", damaged(path, d.summary)
+		return "", damaged(path, d.Summary)
 	}
 	if err != nil { // bbolt refused a file the inspection found whole
 		return "", damaged(path, err.Error())

@@ -31,7 +31,7 @@ import (
 // the ID key and the legacy maxima to the meta bucket.
 //
 // Version 3 keeps the per-link click counters in blocks of 120 links
-// (clicks.totals, see clicktotals.go) instead of a key per link
+// (clicks.totals, see click_totals.go) instead of a key per link
 // (clicks.link); Open moves them over (see moveLinkCounters).
 //
 // Version 4 stores link records in a binary form instead of JSON (see
@@ -98,13 +98,14 @@ var (
 	bucketLinksTag       = []byte("links.tag")       // workspace id + tag + "\x00" + link id → ""
 	bucketLinksCount     = []byte("links.count")     // workspace id → number of links
 	bucketLinksTagCount  = []byte("links.tag_count") // workspace id + tag → number of links
-	bucketLinksSearch    = []byte("links.search")    // workspace id + block(4) + trigram(3) → set of link ids (see search.go)
+	bucketLinksSearch    = []byte("links.search")    // workspace id + block(4) + trigram(3) → set of link ids (see link_search.go)
 
 	// link controls: expiry and limits; see link_limits.go and blocklist.go.
 	bucketLinksArchived = []byte("links.archived") // workspace id → number of archived links
 	bucketBlocklist     = []byte("blocklist")      // entry → blocklistRecord (entries added through the admin API)
 
-	// Clicks; see click_codec.go for the scope keys and the encodings.
+	// Clicks; see click_keys.go for the scope keys, click_blob.go, click_raw.go
+	// and click_visitor.go for the encodings.
 	bucketLinksCampaign = []byte("links.campaign") // workspace id + campaign id + link id → ""
 
 	bucketCampaigns          = []byte("campaigns")           // campaign id → campaignRecord
@@ -126,7 +127,7 @@ var (
 	bucketDomainsHostname  = []byte("domains.hostname")  // hostname → domain id (unique across the instance)
 	bucketDomainsWorkspace = []byte("domains.workspace") // workspace id + domain id → ""
 
-	bucketClicksTotals   = []byte("clicks.totals")   // link id / 120 → 120 × clicks(8); see clicktotals.go
+	bucketClicksTotals   = []byte("clicks.totals")   // link id / 120 → 120 × clicks(8); see click_totals.go
 	bucketClicksRaw      = []byte("clicks.raw")      // workspace id + unix nanos(8) + sequence(4) → raw click
 	bucketClicksHourly   = []byte("clicks.hourly")   // scope + unix hour(4), links time first → period blob: totals, dimensions
 	bucketClicksDaily    = []byte("clicks.daily")    // scope + unix UTC day(4), links time first → period blob: totals, visitors, dimensions

@@ -48,10 +48,8 @@ func (r *deliveryRecord) appendTo(b []byte) []byte {
 	for _, v := range [...]int64{int64(r.Duration), next, unixNanos(r.QueuedAt), unixNanos(r.CreatedAt), unixNanos(r.UpdatedAt)} {
 		b = binary.AppendVarint(b, v)
 	}
-	b = binary.AppendUvarint(b, uint64(len(r.Type)))
-	b = append(b, r.Type...)
-	b = binary.AppendUvarint(b, uint64(len(r.LastError)))
-	b = append(b, r.LastError...)
+	b = appendLenString(b, r.Type)
+	b = appendLenString(b, r.LastError)
 	return append(b, r.Payload...)
 }
 
@@ -84,11 +82,11 @@ func (r *deliveryRecord) decode(v []byte) error {
 	}
 	var strs [2]string
 	for i := range strs {
-		n, size := binary.Uvarint(v)
-		if size <= 0 || uint64(len(v)-size) < n {
+		b, rest, ok := readLenBytes(v)
+		if !ok {
 			return errShortDelivery
 		}
-		strs[i], v = string(v[size:size+int(n)]), v[size+int(n):]
+		strs[i], v = string(b), rest
 	}
 	r.Webhook, r.Workspace, r.Event, r.Queue = us[0], us[1], us[2], us[3]
 	r.Attempts, r.ResponseCode = int(us[4]), int(us[5])

@@ -389,7 +389,7 @@ func (s *DomainService) DeleteDomain(ctx context.Context, workspaceID, id string
 			return err
 		}
 		if n := countDomainLinks(tx, rec.Hostname); n > 0 {
-			return link.Errorf(link.ECONFLICT, "the domain %s still has %s: delete %s (or re-create %[3]s on another domain) first", rec.Hostname, linkCount(n), themFor(n))
+			return link.DomainHasLinksError(rec.Hostname, n)
 		}
 		if err := deleteDomainRecord(tx, rec, did); err != nil {
 			return err

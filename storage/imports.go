@@ -51,8 +51,7 @@ func (s *ImportService) ImportLinks(ctx context.Context, workspaceID string, b *
 		return link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
 	}
 	for i := range b.Items {
-		b.Items[i].Link.Tags = append([]string(nil), b.Items[i].Link.Tags...)
-		b.Items[i].Link.Normalize()
+		b.Items[i].Link = normalizedInput(&b.Items[i].Link)
 	}
 	now := s.db.now()
 	results := make([]link.ImportItem, len(b.Items))

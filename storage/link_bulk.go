@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"slices"
 
 	"github.com/linkbolt/linkbolt/link"
 	bolt "go.etcd.io/bbolt"
@@ -24,9 +23,7 @@ func (s *LinkService) CreateLinks(ctx context.Context, workspaceID string, links
 	}
 	ins := make([]link.Link, len(links))
 	for i, l := range links {
-		ins[i] = *l
-		ins[i].Tags = slices.Clone(l.Tags)
-		ins[i].Normalize()
+		ins[i] = normalizedInput(l)
 	}
 	now := s.db.now()
 	errs := make([]error, len(links))

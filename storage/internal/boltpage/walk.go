@@ -1,7 +1,7 @@
-package storage
+package boltpage
 
-// This file walks the page trees of a bbolt file opened by openBoltFile
-// (boltfile.go): every offset is checked before it is read.
+// This file walks the page trees of a bbolt file opened by Open
+// (file.go): every offset is checked before it is read.
 
 // pageHeader is the header every page starts with.
 type pageHeader struct {
@@ -20,29 +20,32 @@ func parsePageHeader(b []byte) pageHeader {
 	}
 }
 
-// pageWalk walks the page tree of a boltFile. With leaves false (the
+// pageWalk walks the page tree of a File. With leaves false (the
 // quick walk of every start) it reads each bucket's root page, its branch
 // pages and its first leaf, and the root bucket's leaves (which hold the
 // buckets): about one page in a hundred of a big file, every page of a
 // small one. With leaves true it reads every page in use
 // and the free-page list, and finds pages that are neither.
 type pageWalk struct {
-	bf     *boltFile
+	bf     *File
 	leaves bool
-	d      damage
+	d      Damage
 	seen   []uint64 // bitset of pages reached
 	buf    []byte
 	pages  int // pages reached
 }
 
-// walk inspects the whole structure and returns what is wrong, or nil.
-func (bf *boltFile) walk(leaves bool) *damage {
+// Walk inspects the structure and returns what is wrong, or nil. With
+// leaves false it reads each bucket's root, branch pages and first leaf
+// (the quick walk of a start); with leaves true every page in use and the
+// free-page list, and finds pages that are neither (see pageWalk).
+func (bf *File) Walk(leaves bool) *Damage {
 	w := &pageWalk{bf: bf, leaves: leaves, seen: make([]uint64, (bf.meta.pgid+63)/64)}
 	w.mark(0, "header page")
 	w.mark(1, "header page")
 	w.freelist()
 	w.tree(bf.meta.root, "the root bucket", true, 0)
-	if leaves && bf.meta.freelist != noFreelist && len(w.d.problems) == 0 {
+	if leaves && bf.meta.freelist != noFreelist && len(w.d.Problems) == 0 {
 		lost := 0
 		for id := uint64(2); id < bf.meta.pgid; id++ {
 			if !w.isSeen(id) {
@@ -56,7 +59,7 @@ func (bf *boltFile) walk(leaves bool) *damage {
 			w.d.add("%d pages in all are neither in use nor free", lost)
 		}
 	}
-	if len(w.d.problems) == 0 {
+	if len(w.d.Problems) == 0 {
 		return nil
 	}
 	return &w.d
@@ -181,7 +184,7 @@ func (w *pageWalk) tree(root uint64, what string, buckets bool, depth int) {
 // read one leaf, *leafDepth holds that level, and a quick walk only checks
 // that the other leaves lie inside the file.
 func (w *pageWalk) subtree(id uint64, what string, buckets bool, level, depth int, leafDepth *int) uint16 {
-	if len(w.d.problems) >= maxProblems {
+	if len(w.d.Problems) >= MaxProblems {
 		return 0
 	}
 	if depth > 64 {

@@ -1,5 +1,7 @@
 package storage
 
+// Test access to the insides of click analytics.
+
 import (
 	"fmt"
 

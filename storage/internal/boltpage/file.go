@@ -1,4 +1,14 @@
-package storage
+// Package boltpage reads the structure of a bbolt file (format version 2)
+// directly, through ReadAt and never a memory map, checking every offset
+// before use. bbolt itself trusts the file: on a truncated file it maps
+// pages past the end (a fatal SIGBUS or SIGSEGV, not a panic), and on
+// damaged pages it indexes out of bounds. Reading the structure here first
+// turns all of that into a list of problems.
+//
+// Open reads and checks the header (meta) pages; File.Walk then follows
+// the page trees of every bucket and the free-page list. The package knows
+// the bbolt format only, nothing of the buckets a program keeps in it.
+package boltpage
 
 import (
 	"encoding/binary"
@@ -8,13 +18,6 @@ import (
 	"io"
 	"os"
 )
-
-// This file reads the bbolt file format (version 2) directly, through
-// ReadAt and never a memory map, checking every offset before use. bbolt
-// itself trusts the file: on a truncated file it maps pages past the end
-// (a fatal SIGBUS or SIGSEGV, not a panic), and on damaged pages it
-// indexes out of bounds. Reading the structure here first turns all of
-// that into a list of problems.
 
 const (
 	boltMagic      = 0xED0CDAED
@@ -32,9 +35,10 @@ const (
 	leafBucket = 0x01 // a leaf element that is a nested bucket
 
 	noFreelist = ^uint64(0)
-	// maxProblems bounds the problems one inspection collects.
-	maxProblems = 50
 )
+
+// MaxProblems bounds the problems one inspection collects.
+const MaxProblems = 50
 
 var byteOrder = binary.NativeEndian // bbolt writes its structs as they are in memory
 
@@ -77,8 +81,8 @@ func parseMeta(buf []byte) (boltMeta, error) {
 	return meta, nil
 }
 
-// boltFile is a bbolt file opened for inspection.
-type boltFile struct {
+// File is a bbolt file opened for inspection by Open.
+type File struct {
 	f        *os.File
 	size     int64
 	meta     boltMeta
@@ -88,28 +92,30 @@ type boltFile struct {
 	headerDamage string
 }
 
-// damage is what an inspection found wrong: summary is short enough for
-// one log line, problems lists every finding.
-type damage struct {
-	summary  string
-	problems []string
+// Damage is what an inspection found wrong: Summary is short enough for
+// one log line, Problems lists every finding (at most MaxProblems, and a
+// line saying more were not listed).
+type Damage struct {
+	Summary  string
+	Problems []string
 }
 
-func (d *damage) add(format string, args ...any) {
-	if len(d.problems) < maxProblems {
-		d.problems = append(d.problems, fmt.Sprintf(format, args...))
-	} else if len(d.problems) == maxProblems {
-		d.problems = append(d.problems, "(more problems not listed)")
+func (d *Damage) add(format string, args ...any) {
+	if len(d.Problems) < MaxProblems {
+		d.Problems = append(d.Problems, fmt.Sprintf(format, args...))
+	} else if len(d.Problems) == MaxProblems {
+		d.Problems = append(d.Problems, "(more problems not listed)")
 	}
-	if d.summary == "" {
-		d.summary = d.problems[0]
+	if d.Summary == "" {
+		d.Summary = d.Problems[0]
 	}
 }
 
-// openBoltFile reads the meta pages of the file at path and checks that
-// the file holds every page the newest valid one records. It returns a
-// damage (and no file) when the file cannot be a whole bbolt file.
-func openBoltFile(path string) (*boltFile, *damage, error) {
+// Open reads the meta pages of the file at path and checks that the file
+// holds every page the newest valid one records. It returns a Damage (and
+// no file) when the file cannot be a whole bbolt file, and an error when
+// the file cannot be read at all.
+func Open(path string) (*File, *Damage, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
@@ -119,7 +125,7 @@ func openBoltFile(path string) (*boltFile, *damage, error) {
 		f.Close()
 		return nil, nil, err
 	}
-	bf := &boltFile{f: f, size: info.Size()}
+	bf := &File{f: f, size: info.Size()}
 	if d := bf.readMeta(); d != nil {
 		f.Close()
 		return nil, d, nil
@@ -127,12 +133,24 @@ func openBoltFile(path string) (*boltFile, *damage, error) {
 	return bf, nil, nil
 }
 
-func (bf *boltFile) Close() error { return bf.f.Close() }
+// Close closes the file.
+func (bf *File) Close() error { return bf.f.Close() }
+
+// PageSize is the page size the file's header records.
+func (bf *File) PageSize() int { return int(bf.meta.pageSize) }
+
+// Pages is the file's high-water mark: the pages in use or free.
+func (bf *File) Pages() uint64 { return bf.meta.pgid }
+
+// HeaderDamage says which header page is damaged when the file opened
+// from the other one, and what may have been lost; empty when both are
+// whole.
+func (bf *File) HeaderDamage() string { return bf.headerDamage }
 
 // readMeta picks the meta page bbolt would use: the valid one with the
 // higher transaction id.
-func (bf *boltFile) readMeta() *damage {
-	d := &damage{}
+func (bf *File) readMeta() *Damage {
+	d := &Damage{}
 	if bf.size == 0 {
 		d.add("the file is empty (0 bytes)")
 		return d
@@ -157,7 +175,7 @@ func (bf *boltFile) readMeta() *damage {
 	}
 	bf.pageSize = int64(bf.meta.pageSize)
 	bf.checkMetaBounds(d)
-	if len(d.problems) > 0 {
+	if len(d.Problems) > 0 {
 		if bf.headerDamage != "" {
 			d.add("%s", bf.headerDamage)
 		}
@@ -173,7 +191,7 @@ type headerPage struct {
 }
 
 // readHeaderPages reads both meta pages.
-func (bf *boltFile) readHeaderPages() (first, second headerPage) {
+func (bf *File) readHeaderPages() (first, second headerPage) {
 	buf := make([]byte, 4096)
 	n, _ := bf.f.ReadAt(buf, 0)
 	meta0, err0 := parseMeta(buf[:n])
@@ -209,7 +227,7 @@ func (bf *boltFile) readHeaderPages() (first, second headerPage) {
 // but the damaged page may as well have held the last committed
 // transaction, which is then lost: the page's own transaction id is as
 // unreadable as the rest of it.
-func (bf *boltFile) noteHeaderDamage(err0, err1 error) {
+func (bf *File) noteHeaderDamage(err0, err1 error) {
 	if err0 == nil && err1 == nil {
 		return
 	}
@@ -225,7 +243,7 @@ func (bf *boltFile) noteHeaderDamage(err0, err1 error) {
 // checkMetaBounds adds to d what is impossible in the chosen meta page:
 // a page count the file does not hold, a root or free-page list outside
 // the file.
-func (bf *boltFile) checkMetaBounds(d *damage) {
+func (bf *File) checkMetaBounds(d *Damage) {
 	m := bf.meta
 	if want := int64(m.pgid) * bf.pageSize; m.pgid < 3 || uint64(want)/uint64(bf.pageSize) != m.pgid {
 		d.add("the header records an impossible page count (%d)", m.pgid)
@@ -240,7 +258,7 @@ func (bf *boltFile) checkMetaBounds(d *damage) {
 }
 
 // readAt reads exactly len(buf) bytes at off.
-func (bf *boltFile) readAt(buf []byte, off int64) error {
+func (bf *File) readAt(buf []byte, off int64) error {
 	_, err := bf.f.ReadAt(buf, off)
 	if errors.Is(err, io.EOF) {
 		return io.ErrUnexpectedEOF

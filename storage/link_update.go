@@ -1,0 +1,115 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/linkbolt/linkbolt/link"
+	bolt "go.etcd.io/bbolt"
+)
+
+// UpdateLink applies an update in one transaction: it loads the link,
+// applies upd, calls validate (whose error is returned unchanged), moves
+// the alias index if the alias changed (an empty alias gets a new code;
+// the old alias is held for the workspace for AliasHold)
+// and the tag indexes and counters if the tags changed, and sets
+// UpdatedAt. validate runs inside the write transaction: it may read
+// through the services but must not write. ENOTFOUND, ECONFLICT (alias).
+func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, upd link.LinkUpdate, validate func(*link.Link) error) (*link.Link, error) {
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	lid, ok2 := s.db.ids.parseID(prefixLink, id)
+	if !ok1 || !ok2 {
+		return nil, link.Errorf(link.ENOTFOUND, "link %q not found", id)
+	}
+	now := s.db.now()
+	var out *link.Link
+	var oldKey []byte
+	err := s.db.update(func(tx *bolt.Tx) error {
+		rec, err := findLink(tx, wid, lid)
+		if err != nil {
+			return err
+		}
+		oldKey = aliasKey(rec.Domain, rec.Alias)
+		l, err := linkWithClicks(tx, lid, rec)
+		if err != nil {
+			return err
+		}
+		upd.Apply(l)
+		if validate != nil {
+			if err := validate(l); err != nil {
+				return err
+			}
+		}
+		idb := itob(lid)
+
+		var ix searchIndexer
+		ix.remove(lid, rec)
+		alias, err := s.moveAlias(tx, wid, idb, rec, l.Alias, now)
+		if err != nil {
+			return err
+		}
+		if err := moveTags(tx, wid, idb, rec.Tags, l.Tags); err != nil {
+			return err
+		}
+
+		rec.Alias = alias
+		rec.Destination = l.DestinationURL
+		rec.Tags = l.Tags
+		rec.UTMSource, rec.UTMMedium, rec.UTMCampaign = l.UTMSource, l.UTMMedium, l.UTMCampaign
+		if err := s.moveCampaign(tx, wid, lid, rec.CampaignID, l.CampaignID); err != nil {
+			return err
+		}
+		rec.CampaignID = l.CampaignID
+		rec.RedirectCode = l.RedirectCode
+		// link controls: expiry and limits
+		if err := countArchived(tx, wid, rec.Archived, l.Archived); err != nil {
+			return err
+		}
+		rec.linkLimitsRecord = limitsRecord(l.LinkLimits)
+		rec.setControls(l)
+		rec.UpdatedAt = now
+		if err := putLink(tx.Bucket(bucketLinks), idb, rec); err != nil {
+			return err
+		}
+		ix.add(lid, rec)
+		if err := ix.write(tx); err != nil {
+			return err
+		}
+		out = rec.link(s.db.ids, lid, uint64(l.Clicks))
+		return s.emit(tx, wid, link.EventLinkUpdated, out)
+	})
+	if oldKey != nil {
+		s.db.aliases.forget(string(oldKey))
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// moveCampaign moves the link lid's campaign index entry from the campaign
+// it was in to the one it is in ("" for none). ENOTFOUND (field
+// campaign_id) for a campaign not of the workspace.
+func (s *LinkService) moveCampaign(tx *bolt.Tx, wid, lid uint64, was, is string) error {
+	if is == was {
+		return nil
+	}
+	idx := tx.Bucket(bucketLinksCampaign)
+	if was != "" {
+		if old, ok := s.db.ids.parseID(prefixCampaign, was); ok {
+			if err := idx.Delete(campaignLinkKey(wid, old, lid)); err != nil {
+				return fmt.Errorf("unindex link campaign: %w", err)
+			}
+		}
+	}
+	if is != "" {
+		cid, err := campaignForLink(tx, wid, is)
+		if err != nil {
+			return err
+		}
+		if err := idx.Put(campaignLinkKey(wid, cid, lid), []byte{}); err != nil {
+			return fmt.Errorf("index link campaign: %w", err)
+		}
+	}
+	return nil
+}

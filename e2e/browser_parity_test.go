@@ -1,13 +1,16 @@
 package e2e
 
 import (
+	"flag"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -69,7 +72,18 @@ func (p *parityRecord) journey(t testing.TB) {
 	p.ran[root] = true
 }
 
+// parallel is how many of the package's tests run at once unless
+// -test.parallel says otherwise: they mostly wait for Chromium and for
+// child processes, not for this process's CPU.
+const parallel = 4
+
 func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		_ = flag.Set("test.parallel", strconv.Itoa(max(parallel, runtime.GOMAXPROCS(0))))
+	}
 	code := m.Run()
 	if chromium.cancel != nil {
 		chromium.cancel()

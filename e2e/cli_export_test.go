@@ -40,6 +40,7 @@ var (
 )
 
 func TestExport(t *testing.T) {
+	t.Parallel()
 	in := newAdminInstance(t)
 	var secrets []string
 	in.serve(func(c client) {

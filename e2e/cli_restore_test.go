@@ -47,6 +47,7 @@ func copyFile(t *testing.T, from, to string) {
 // indexes, a file that is no linkbolt data file and one of a newer schema
 // are each refused with the data file untouched.
 func TestRestore(t *testing.T) {
+	t.Parallel()
 	in := newAdminInstance(t)
 	data := in.cfg.Storage.Path
 	backup := filepath.Join(t.TempDir(), "backup.db")
@@ -154,6 +155,7 @@ func TestRestore(t *testing.T) {
 // TestCheckReportsInvariants: linkbolt check reports a broken index or
 // counter readably and exits 1, and a whole file with 0.
 func TestCheckReportsInvariants(t *testing.T) {
+	t.Parallel()
 	in := newAdminInstance(t)
 	if out := in.mustCLI("check"); !strings.Contains(out, "is OK") {
 		t.Fatalf("check said %q", out)
@@ -181,6 +183,7 @@ func TestCheckReportsInvariants(t *testing.T) {
 // damaged data file (restore a backup) and with a damaged backup (do not
 // restore from it).
 func TestCheckDamagedAdvice(t *testing.T) {
+	t.Parallel()
 	in := newAdminInstance(t)
 	raw, err := os.ReadFile(in.cfg.Storage.Path)
 	if err != nil {
@@ -211,6 +214,7 @@ func TestCheckDamagedAdvice(t *testing.T) {
 // nobody could sign in. Both are refused, with what is wrong, and the
 // data file is untouched.
 func TestRestoreCraftedBackup(t *testing.T) {
+	t.Parallel()
 	in := newAdminInstance(t)
 	data := in.cfg.Storage.Path
 	backup := filepath.Join(t.TempDir(), "backup.db")
@@ -266,6 +270,7 @@ func TestRestoreCraftedBackup(t *testing.T) {
 // The next restore removes it, as does the next start of the server, as
 // both remove what a crashed backup left.
 func TestRestoreLeftovers(t *testing.T) {
+	t.Parallel()
 	in := newAdminInstance(t)
 	data := in.cfg.Storage.Path
 	backup := filepath.Join(t.TempDir(), "backup.db")

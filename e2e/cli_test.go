@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"bytes"
+	"context"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -51,9 +53,9 @@ func (in *adminInstance) serve(f func(c client)) {
 // cli runs linkbolt with the instance's configuration and stdin.
 func (in *adminInstance) cli(input string, args ...string) (int, string, string) {
 	in.t.Helper()
-	stdin = strings.NewReader(input)
-	defer func() { stdin = os.Stdin }()
-	return runCLI(in.t, append(args, "--config", in.cfgPath)...)
+	var stdout, stderr bytes.Buffer
+	code := cli.Run(context.Background(), append(args, "--config", in.cfgPath), strings.NewReader(input), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
 }
 
 // mustCLI runs linkbolt and fails unless it exits 0.
@@ -88,6 +90,7 @@ func loginAs(c client, email, pw string, want int) string {
 // of a stopped server, and checks their effect through the server started
 // again.
 func TestAdminCommandsOffline(t *testing.T) {
+	t.Parallel()
 	in := newAdminInstance(t)
 
 	out := in.mustCLI("users", "create", "--email", "Bea@Example.com", "--name", "Bea")
@@ -181,6 +184,7 @@ func TestAdminCommandsOffline(t *testing.T) {
 // TestAdminCommandsLive runs the same commands while a server holds the
 // data file: they read a hot backup and change through the admin API.
 func TestAdminCommandsLive(t *testing.T) {
+	t.Parallel()
 	in := newAdminInstance(t)
 	cfg, err := config.Load(in.cfgPath)
 	if err != nil {
@@ -361,6 +365,7 @@ var printedLink = regexp.MustCompile(`(?m)^\S+/auth/reset-password\?token=(\S+)$
 // one-time link, offline and through a running server; the user chooses a
 // password with its token once, and the old password works until then.
 func TestResetPasswordSetupLink(t *testing.T) {
+	t.Parallel()
 	in := newAdminInstance(t)
 	if code, _, stderr := in.cli("x\n", "users", "reset-password", "--user", "admin@example.com", "--setup-link", "--password-stdin"); code != 2 || !strings.Contains(stderr, "not both") {
 		t.Fatalf("both: exit %d, %q", code, stderr)

@@ -36,12 +36,10 @@ func startApp(t testing.TB, cfg *config.Config, logs io.Writer) (string, func() 
 	return apptest.Start(t, cfg, logs)
 }
 
-// stdin is what run gives the command to read (--password-stdin).
-var stdin io.Reader = os.Stdin
-
-// run runs linkbolt's command line in the test's process with stdin.
+// run runs linkbolt's command line in the test's process, with an empty
+// stdin.
 func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
-	return cli.Run(ctx, args, stdin, stdout, stderr)
+	return cli.Run(ctx, args, strings.NewReader(""), stdout, stderr)
 }
 
 type client struct {

@@ -203,6 +203,7 @@ func TestRenderSVG(t *testing.T) {
 			for _, margin := range []int{0, 1, 4, 16} {
 				o := qr.Options{Format: "svg", Size: 512, Margin: margin, Level: level, Foreground: "#1A237E", Background: "fff59d"}
 				t.Run(fmt.Sprintf("%.20s/%s/m%d", strings.TrimPrefix(content, "http"), level, margin), func(t *testing.T) {
+					t.Parallel()
 					data, ct, err := qr.Render(content, o)
 					if err != nil {
 						t.Fatal(err)
@@ -210,10 +211,7 @@ func TestRenderSVG(t *testing.T) {
 					if got, want := ct, "image/svg+xml"; got != want {
 						t.Fatalf("content type = %q, want %q", got, want)
 					}
-					bm, err := qr.Bitmap(content, level)
-					if err != nil {
-						t.Fatal(err)
-					}
+					bm := wantBitmap(t, content, level)
 					n := len(bm) + 2*margin
 					doc := parseSVG(t, data)
 
@@ -372,16 +370,33 @@ func BenchmarkRenderSVG(b *testing.B) {
 	}
 }
 
+// bitmaps holds the matrices wantBitmap has made, by content and level.
+var bitmaps sync.Map
+
+// wantBitmap returns qr.Bitmap(content, level), the matrix a rendered
+// image is checked against. Bitmap is deterministic (TestBitmap), and one
+// encoding costs tens of milliseconds under -race, so each matrix is made
+// once and shared; callers only read it.
+func wantBitmap(tb testing.TB, content, level string) [][]bool {
+	tb.Helper()
+	key := level + "\x00" + content
+	if bm, ok := bitmaps.Load(key); ok {
+		return bm.([][]bool)
+	}
+	bm, err := qr.Bitmap(content, level)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bitmaps.Store(key, bm)
+	return bm
+}
+
 // minSizeFor returns the smallest Size Render accepts for content at the
 // level and margin of o: one pixel per module, quiet zone included.
 func minSizeFor(tb testing.TB, content string, o qr.Options) int {
 	tb.Helper()
 	o.Normalize()
-	bm, err := qr.Bitmap(content, o.Level)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return len(bm) + 2*o.Margin
+	return len(wantBitmap(tb, content, o.Level)) + 2*o.Margin
 }
 
 func assertTooSmall(tb testing.TB, err error) {
@@ -432,10 +447,7 @@ func decodePNG(tb testing.TB, data []byte, size int, fg, bg string) *image.Palet
 func assertModules(tb testing.TB, img *image.Paletted, content string, o qr.Options) {
 	tb.Helper()
 	o.Normalize()
-	bm, err := qr.Bitmap(content, o.Level)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	bm := wantBitmap(tb, content, o.Level)
 	n := len(bm) + 2*o.Margin
 	scale := o.Size / n
 	offset := (o.Size - scale*n) / 2

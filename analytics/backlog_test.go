@@ -47,10 +47,18 @@ func newBacklogSetup(t *testing.T, limit int64) *backlogSetup {
 	}
 	b.ws = ws.ID
 	b.links, b.clicks = storage.NewLinkService(b.db), storage.NewClickService(b.db)
-	for i := range 100 {
-		l := &link.Link{WorkspaceID: ws.ID, Alias: fmt.Sprintf("l%d", i), DestinationURL: "https://example.com/"}
-		if err := b.links.CreateLink(ctx, l); err != nil {
-			t.Fatal(err)
+	// One transaction for the hundred, not one (and one fsync) each.
+	ls := make([]*link.Link, 100)
+	for i := range ls {
+		ls[i] = &link.Link{WorkspaceID: ws.ID, Alias: fmt.Sprintf("l%d", i), DestinationURL: "https://example.com/"}
+	}
+	errs, err := b.links.CreateLinks(ctx, ws.ID, ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range ls {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
 		}
 		b.ids = append(b.ids, l.ID)
 	}

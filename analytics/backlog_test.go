@@ -16,7 +16,8 @@ import (
 )
 
 // backlogSetup is a real data file with one workspace and a hundred links,
-// and a recorder writing to it with a backlog of limit bytes.
+// and a recorder writing to it with a backlog of limit bytes. Each test
+// has a file, clock and recorder of its own, so the tests run in parallel.
 type backlogSetup struct {
 	db     *storage.DB
 	clicks *storage.ClickService
@@ -47,10 +48,18 @@ func newBacklogSetup(t *testing.T, limit int64) *backlogSetup {
 	}
 	b.ws = ws.ID
 	b.links, b.clicks = storage.NewLinkService(b.db), storage.NewClickService(b.db)
-	for i := range 100 {
-		l := &link.Link{WorkspaceID: ws.ID, Alias: fmt.Sprintf("l%d", i), DestinationURL: "https://example.com/"}
-		if err := b.links.CreateLink(ctx, l); err != nil {
-			t.Fatal(err)
+	// One transaction for the hundred, not one (and one fsync) each.
+	ls := make([]*link.Link, 100)
+	for i := range ls {
+		ls[i] = &link.Link{WorkspaceID: ws.ID, Alias: fmt.Sprintf("l%d", i), DestinationURL: "https://example.com/"}
+	}
+	errs, err := b.links.CreateLinks(ctx, ws.ID, ls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, l := range ls {
+		if errs[i] != nil {
+			t.Fatal(errs[i])
 		}
 		b.ids = append(b.ids, l.ID)
 	}
@@ -176,6 +185,7 @@ func (b *backlogSetup) counted(t *testing.T) int64 {
 // parts while the queue fills up. Clicks of fewer links are written at
 // once.
 func TestRecorderBacklog_ManyLinks(t *testing.T) {
+	t.Parallel()
 	b := newBacklogSetup(t, 64<<20)
 	b.addLinks(t, 12_000)
 	b.n = 100 // record one click of each new link
@@ -211,6 +221,7 @@ func TestRecorderBacklog_ManyLinks(t *testing.T) {
 // cannot take the rest: what it cannot take is written into the
 // aggregates, as all of them were before the bound by links.
 func TestRecorderBacklog_ManyLinksFull(t *testing.T) {
+	t.Parallel()
 	b := newBacklogSetup(t, 128<<10) // some 2,500 clicks of 7,000
 	b.addLinks(t, 12_000)
 	b.n = 100 // record one click of each new link
@@ -255,6 +266,7 @@ func (s *failingWrites) RecordClicks(ctx context.Context, clicks []link.Click) (
 // before the clicks queued since: the probe of the failed batch, and the
 // rest of both is spilled.
 func TestRecorderBacklog_ManyLinksAfterFailure(t *testing.T) {
+	t.Parallel()
 	b := newBacklogSetup(t, 64<<20)
 	b.addLinks(t, 16_000)
 	ctx := context.Background()
@@ -289,6 +301,7 @@ func TestRecorderBacklog_ManyLinksAfterFailure(t *testing.T) {
 // length in which the writer only spills; once the flood is over it
 // drains at once; nothing is dropped and every click is counted once.
 func TestRecorderBacklog_Flood(t *testing.T) {
+	t.Parallel()
 	b := newBacklogSetup(t, 64<<20)
 	ctx := context.Background()
 	step := func(what string, wantBacklog int64) {
@@ -357,6 +370,7 @@ func TestRecorderBacklog_Flood(t *testing.T) {
 // clicks behind, with no flood, is queued at once (a kick), so the writer
 // empties the backlog without waiting for its interval.
 func TestRecorderBacklog_DrainsAfterFlood(t *testing.T) {
+	t.Parallel()
 	b := newBacklogSetup(t, 64<<20)
 	b.record(3*maxWrite + 5)
 	if err := b.rec.cycle(context.Background()); err != nil {
@@ -376,6 +390,7 @@ func TestRecorderBacklog_DrainsAfterFlood(t *testing.T) {
 // TestRecorderBacklog_Full: past clicks.backlog_bytes clicks are dropped,
 // counted and never half-written; what was kept is counted exactly.
 func TestRecorderBacklog_Full(t *testing.T) {
+	t.Parallel()
 	b := newBacklogSetup(t, 1<<20)
 	b.record(maxWrite + 30_000) // about 2.5 MB of backlog records
 	if err := b.rec.Persist(context.Background()); err != nil {
@@ -398,6 +413,7 @@ func TestRecorderBacklog_Full(t *testing.T) {
 // queue and leaves the backlog on disk instead of writing it all; the next
 // recorder on the file drains it.
 func TestRecorderBacklog_CloseKeepsBacklog(t *testing.T) {
+	t.Parallel()
 	b := newBacklogSetup(t, 64<<20)
 	b.record(maxWrite + 1)
 	if err := b.rec.Close(context.Background()); err != nil {
@@ -439,6 +455,7 @@ func (s cancelAfterSpill) SpillClicks(ctx context.Context, clicks []link.Click, 
 // spilled again, even when the context ends right after it; every click
 // is counted once.
 func TestRecorderBacklog_SpillThenCancel(t *testing.T) {
+	t.Parallel()
 	b := newBacklogSetup(t, 64<<20)
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := b.rec.SetBacklog(context.Background(), cancelAfterSpill{b.clicks, cancel}, 64<<20); err != nil {
@@ -477,6 +494,7 @@ func (b *backlogSetup) leaveBacklog(t *testing.T, n int) {
 // file an earlier run left a backlog in drains it, and spills nothing new,
 // however far behind it is.
 func TestRecorderBacklog_Off(t *testing.T) {
+	t.Parallel()
 	b := newBacklogSetup(t, 64<<20)
 	b.leaveBacklog(t, maxWrite+1)
 	b.rec = NewRecorder(timedDrains{b.clicks, b.clock}, time.Hour, 0, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -504,6 +522,7 @@ func TestRecorderBacklog_Off(t *testing.T) {
 // each redirect answers (Interval 0), the backlog an earlier run left is
 // drained all the same.
 func TestRecorderBacklog_DrainsWithoutInterval(t *testing.T) {
+	t.Parallel()
 	b := newBacklogSetup(t, 64<<20)
 	b.leaveBacklog(t, maxWrite+1)
 	b.rec = NewRecorder(b.clicks, 0, 0, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -549,6 +568,7 @@ func (s drainWatch) DrainClicks(ctx context.Context, max int) (int, int, error) 
 // the queue is empty, free for the next clicks, while that slow write
 // runs.
 func TestRecorderBacklog_SmallQueue(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name  string
 		bytes int64
@@ -558,6 +578,7 @@ func TestRecorderBacklog_SmallQueue(t *testing.T) {
 		{"queue_size 1000", 0, 1000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			b := newBacklogSetup(t, 64<<20)
 			b.rec = NewRecorder(b.clicks, time.Hour, tc.size, slog.New(slog.NewTextHandler(io.Discard, nil)))
 			b.rec.SetClock(b.clock.Now)
@@ -597,6 +618,7 @@ func TestRecorderBacklog_SmallQueue(t *testing.T) {
 // TestRecorderBacklog_CloseWhenFull: a graceful stop loses no click: what
 // a full backlog cannot take goes into the aggregates.
 func TestRecorderBacklog_CloseWhenFull(t *testing.T) {
+	t.Parallel()
 	b := newBacklogSetup(t, 1<<20)
 	b.record(maxWrite + 30_000) // more than the backlog holds
 	if err := b.rec.Persist(context.Background()); err != nil {
@@ -626,6 +648,7 @@ func TestRecorderBacklog_CloseWhenFull(t *testing.T) {
 // behind does not wait on a write already queued by clicks recorded
 // before it.
 func TestRecorderBacklog_StartAfterEarlyWrite(t *testing.T) {
+	t.Parallel()
 	b := newBacklogSetup(t, 64<<20)
 	b.leaveBacklog(t, maxWrite+1)
 	b.rec = NewRecorder(b.clicks, time.Hour, 10, slog.New(slog.NewTextHandler(io.Discard, nil)))
@@ -670,6 +693,7 @@ func (s cancelAfterCommit) DrainClicks(ctx context.Context, max int) (int, int, 
 // reads the backlog's size again; spilled again, its clicks would be
 // counted twice. A drain that committed is no failed write either.
 func TestRecorderBacklog_SpillCommittedOnce(t *testing.T) {
+	t.Parallel()
 	b := newBacklogSetup(t, 0)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -706,6 +730,7 @@ func TestRecorderBacklog_SpillCommittedOnce(t *testing.T) {
 // (clicks.backlog_bytes 0) after a run that left clicks there takes no new
 // clicks, but still drains what it holds into the aggregates.
 func TestRecorderBacklog_OffDrainsLeftover(t *testing.T) {
+	t.Parallel()
 	b := newBacklogSetup(t, 64<<20)
 	b.record(maxWrite + 1)
 	if err := b.rec.Close(context.Background()); err != nil {

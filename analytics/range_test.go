@@ -293,6 +293,7 @@ func TestParseRangeNamed(t *testing.T) {
 // TestFoldCountsEveryHourOnce sweeps every named range and interval over
 // the days around clock changes in several zones.
 func TestFoldCountsEveryHourOnce(t *testing.T) {
+	t.Parallel()
 	zones := []string{"", "Europe/Berlin", "America/New_York", "Australia/Sydney"}
 	names := []string{"today", "yesterday", "24h", "7d", "30d", "90d", "all"}
 	changes := []time.Time{

@@ -180,6 +180,7 @@ func hotClick(i int) link.Click {
 // The clicks are of 100 links, so that the bound by links
 // (TestRecorderWritesFewLinksAPart) does not apply.
 func TestRecorderWritesBacklogInParts(t *testing.T) {
+	t.Parallel()
 	store := &memStore{}
 	r := NewRecorder(store, time.Hour, 0, discardLogger())
 	r.SetQueueBytes(4 * (2*maxWrite + 5000) * clickBytes(&[]link.Click{testClick(0)}[0]))
@@ -231,6 +232,7 @@ func TestRecorderWritesBacklogInParts(t *testing.T) {
 // links go in parts of maxWriteLinks links, clicks of a few hot links in
 // parts of maxWrite clicks, a mix of both in between.
 func TestRecorderWritesFewLinksAPart(t *testing.T) {
+	t.Parallel()
 	store := &memStore{}
 	r := NewRecorder(store, time.Hour, 0, discardLogger())
 	r.SetQueueBytes(50_000 * 4 * clickBytes(&[]link.Click{testClick(0)}[0]))

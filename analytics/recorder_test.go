@@ -512,6 +512,7 @@ func TestRecorderCloseReportsFailedFlush(t *testing.T) {
 // runs every millisecond and every other write fails: after Close every
 // click is written exactly once, and each goroutine's clicks in order.
 func TestRecorderConcurrent(t *testing.T) {
+	t.Parallel()
 	const goroutines, perGoroutine = 32, 2000
 	store := &memStore{written: make(chan int, 1)}
 	var failing atomic.Bool

@@ -458,6 +458,7 @@ func (endlessSource) Each(ctx context.Context, fn func(importer.Link, *importer.
 // source without end (with an error; what was read is imported), a dry
 // run too, and running it again carries on past the links imported before.
 func TestRun_EndlessSourceEnds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	opts := importer.Options{WorkspaceID: e.ws, Now: e.clock.Now, MaxLinks: 2500}
 	for _, dry := range []bool{true, false, false} {
@@ -493,6 +494,7 @@ func TestRun_ControlCharacters(t *testing.T) {
 // file before the CSV reader holds them (a line of millions of commas
 // would take gigabytes); commas inside quotes do not count.
 func TestRun_TooManyColumns(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	quoted := "\"" + strings.Repeat(",", 5000) + "\n" + strings.Repeat(",", 5000) + "\""
 	data := "url,alias,title\nhttps://a.example/,wide," + quoted + strings.Repeat(",", importer.MaxCSVFields-4) + "\n" +
@@ -536,6 +538,7 @@ func (s repeatingSource) Each(ctx context.Context, fn func(importer.Link, *impor
 // (or met before in a dry run), or rows that fail, without end ends too,
 // its rows reported as it goes rather than held.
 func TestRun_RepeatingSourceEnds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, c := range []struct {
 		dry, fail bool

@@ -222,6 +222,7 @@ func TestKuttBadStats(t *testing.T) {
 // memory holds: the dated clicks stop at MaxLinkVisits, instead of the
 // server allocating without end.
 func TestKuttViewsBeyondMemory(t *testing.T) {
+	t.Parallel()
 	fake := newFakeKutt()
 	fake.links = fake.links[:1]
 	fake.links[0]["visit_count"] = 9_000_000_000_000_000_000

@@ -365,8 +365,20 @@ func TestShlinkUnreachable(t *testing.T) {
 // ends, with dated visits or undated ones: a link's visits stop at
 // MaxLinkVisits read, rather than memory and time without end.
 func TestShlinkEndlessVisits(t *testing.T) {
+	t.Parallel()
 	for name, date := range map[string]string{"dated": "2020-01-02T03:04:05+00:00", "undated": "not a date"} {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			// Every page holds the same 5,000 visits: encoded once, not
+			// once a page.
+			visits := make([]any, 5000)
+			for i := range visits {
+				visits[i] = map[string]any{"date": date}
+			}
+			data, err := json.Marshal(visits)
+			if err != nil {
+				t.Fatal(err)
+			}
 			var pages atomic.Int64
 			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				page, _ := strconv.Atoi(r.URL.Query().Get("page"))
@@ -377,12 +389,8 @@ func TestShlinkEndlessVisits(t *testing.T) {
 					return
 				}
 				pages.Add(1)
-				data := make([]any, 5000)
-				for i := range data {
-					data[i] = map[string]any{"date": date}
-				}
 				// Always one page more, and the current page never moves.
-				writeJSON(w, map[string]any{"visits": map[string]any{"data": data,
+				writeJSON(w, map[string]any{"visits": map[string]any{"data": json.RawMessage(data),
 					"pagination": map[string]any{"currentPage": 1, "pagesCount": page + 1}}})
 			}))
 			defer srv.Close()

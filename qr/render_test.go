@@ -203,6 +203,7 @@ func TestRenderSVG(t *testing.T) {
 			for _, margin := range []int{0, 1, 4, 16} {
 				o := qr.Options{Format: "svg", Size: 512, Margin: margin, Level: level, Foreground: "#1A237E", Background: "fff59d"}
 				t.Run(fmt.Sprintf("%.20s/%s/m%d", strings.TrimPrefix(content, "http"), level, margin), func(t *testing.T) {
+					t.Parallel()
 					data, ct, err := qr.Render(content, o)
 					if err != nil {
 						t.Fatal(err)
@@ -210,10 +211,7 @@ func TestRenderSVG(t *testing.T) {
 					if got, want := ct, "image/svg+xml"; got != want {
 						t.Fatalf("content type = %q, want %q", got, want)
 					}
-					bm, err := qr.Bitmap(content, level)
-					if err != nil {
-						t.Fatal(err)
-					}
+					bm := wantBitmap(t, content, level)
 					n := len(bm) + 2*margin
 					doc := parseSVG(t, data)
 
@@ -372,16 +370,33 @@ func BenchmarkRenderSVG(b *testing.B) {
 	}
 }
 
+// bitmaps holds the matrices wantBitmap has made, by content and level.
+var bitmaps sync.Map
+
+// wantBitmap returns qr.Bitmap(content, level), the matrix a rendered
+// image is checked against. Bitmap is deterministic (TestBitmap), and one
+// encoding costs tens of milliseconds under -race, so each matrix is made
+// once and shared; callers only read it.
+func wantBitmap(tb testing.TB, content, level string) [][]bool {
+	tb.Helper()
+	key := level + "\x00" + content
+	if bm, ok := bitmaps.Load(key); ok {
+		return bm.([][]bool)
+	}
+	bm, err := qr.Bitmap(content, level)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bitmaps.Store(key, bm)
+	return bm
+}
+
 // minSizeFor returns the smallest Size Render accepts for content at the
 // level and margin of o: one pixel per module, quiet zone included.
 func minSizeFor(tb testing.TB, content string, o qr.Options) int {
 	tb.Helper()
 	o.Normalize()
-	bm, err := qr.Bitmap(content, o.Level)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return len(bm) + 2*o.Margin
+	return len(wantBitmap(tb, content, o.Level)) + 2*o.Margin
 }
 
 func assertTooSmall(tb testing.TB, err error) {
@@ -432,10 +447,7 @@ func decodePNG(tb testing.TB, data []byte, size int, fg, bg string) *image.Palet
 func assertModules(tb testing.TB, img *image.Paletted, content string, o qr.Options) {
 	tb.Helper()
 	o.Normalize()
-	bm, err := qr.Bitmap(content, o.Level)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	bm := wantBitmap(tb, content, o.Level)
 	n := len(bm) + 2*o.Margin
 	scale := o.Size / n
 	offset := (o.Size - scale*n) / 2
@@ -460,22 +472,41 @@ func assertModules(tb testing.TB, img *image.Paletted, content string, o qr.Opti
 // readQR decodes the QR code in img. A code drawn without a quiet zone is
 // meant to be placed on a design that provides one, so it is read the way a
 // camera would see it there: on a border of its own background colour.
+//
+// The decoder reads the image's luminance, the plane
+// gozxing.NewLuminanceSourceFromImage makes, worked out here once per
+// palette colour rather than once per pixel through image.Image's At:
+// that took most of the time of a 2048 px case under -race.
 func readQR(tb testing.TB, img *image.Paletted, margin int, bg string) string {
 	tb.Helper()
+	size := img.Bounds().Dx()
+	pad := 0
 	if margin == 0 {
-		size := img.Bounds().Dx()
-		pad := size/8 + 4
-		framed := image.NewPaletted(image.Rect(0, 0, size+2*pad, size+2*pad), img.Palette)
-		bgIndex := uint8(img.Palette.Index(parseHex(bg)))
-		for i := range framed.Pix {
-			framed.Pix[i] = bgIndex
-		}
-		for y := 0; y < size; y++ {
-			copy(framed.Pix[(y+pad)*framed.Stride+pad:], img.Pix[y*img.Stride:y*img.Stride+size])
-		}
-		img = framed
+		pad = size/8 + 4
 	}
-	bmp, err := gozxing.NewBinaryBitmapFromImage(img)
+	var lum [256]byte
+	for i, c := range img.Palette {
+		lum[i] = luminance(c)
+	}
+	side := size + 2*pad
+	plane := make([]byte, side*side)
+	if pad > 0 {
+		bgLum := lum[img.Palette.Index(parseHex(bg))]
+		for i := range plane {
+			plane[i] = bgLum
+		}
+	}
+	for y := 0; y < size; y++ {
+		row := plane[(y+pad)*side+pad : (y+pad)*side+pad+size]
+		for x, idx := range img.Pix[y*img.Stride : y*img.Stride+size] {
+			row[x] = lum[idx]
+		}
+	}
+	src, err := gozxing.NewPlanarYUVLuminanceSource(plane, side, side, 0, 0, side, side, false)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	bmp, err := gozxing.NewBinaryBitmap(gozxing.NewHybridBinarizer(src))
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -486,6 +517,14 @@ func readQR(tb testing.TB, img *image.Paletted, margin int, bg string) string {
 		tb.Fatalf("QR decode = %v", err)
 	}
 	return res.GetText()
+}
+
+// luminance is the grey level gozxing.NewLuminanceSourceFromImage gives a
+// pixel of colour c.
+func luminance(c color.Color) byte {
+	r, g, b, a := c.RGBA()
+	lum := (r + 2*g + b) * 255 / (4 * 0xffff)
+	return byte((lum*a + (0xffff-a)*255) / 0xffff)
 }
 
 type svgDoc struct {

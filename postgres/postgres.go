@@ -44,6 +44,7 @@ type DB struct {
 	now    func() time.Time
 	logger *slog.Logger
 	url    string // redacted, for messages
+	ids    *link.IDCodec
 
 	mu           sync.Mutex
 	failingSince time.Time // zero: writes work
@@ -79,7 +80,12 @@ func OpenDB(ctx context.Context, o Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres %s: %s", redacted, redactErr(err, o.URL))
 	}
-	db := &DB{pool: pool, now: o.Now, logger: o.Logger, url: redacted}
+	ids, err := loadIDCodec(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres %s: %s", redacted, redactErr(err, o.URL))
+	}
+	db := &DB{pool: pool, now: o.Now, logger: o.Logger, url: redacted, ids: ids}
 	if db.now == nil {
 		db.now = time.Now
 	}
@@ -94,6 +100,7 @@ func OpenDB(ctx context.Context, o Options) (*DB, error) {
 func (db *DB) Store(o Options) *link.Store {
 	return &link.Store{
 		Data:  db,
+		Audit: &AuditService{db},
 		Certs: &CertStore{db},
 	}
 }

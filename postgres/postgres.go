@@ -98,10 +98,14 @@ func OpenDB(ctx context.Context, o Options) (*DB, error) {
 // Store returns the services over db, configured by o (its URL is not
 // read here).
 func (db *DB) Store(o Options) *link.Store {
+	users := &UserService{db}
 	return &link.Store{
-		Data:  db,
-		Audit: &AuditService{db},
-		Certs: &CertStore{db},
+		Data:       db,
+		Users:      users,
+		Accounts:   users,
+		Workspaces: &WorkspaceService{db},
+		Audit:      &AuditService{db},
+		Certs:      &CertStore{db},
 	}
 }
 

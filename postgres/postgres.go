@@ -104,6 +104,7 @@ func (db *DB) Store(o Options) *link.Store {
 		Users:      users,
 		Accounts:   users,
 		Workspaces: &WorkspaceService{db},
+		Members:    &MemberService{db},
 		Audit:      &AuditService{db},
 		Certs:      &CertStore{db},
 	}

@@ -16,6 +16,9 @@ import (
 // storage.postgres_url until it passes them all.
 var storeGroups = []string{
 	"Accounts",
+	"Invitations",
+	// Members/RemovalEndsWhatTheyMade waits for the keys and webhooks.
+	"Members/ListAndRoles", "Members/LastOwner", "Members/Removal",
 	// Audit/ChangesRecordTheirEntries and Audit/RefusedChangesRecordNothing
 	// wait for the keys.
 	"Audit/RecordAndFilter", "Audit/Pages", "Audit/UserEntriesInTheirWorkspaces", "Audit/Prune",

@@ -100,13 +100,14 @@ func OpenDB(ctx context.Context, o Options) (*DB, error) {
 func (db *DB) Store(o Options) *link.Store {
 	users := &UserService{db}
 	return &link.Store{
-		Data:       db,
-		Users:      users,
-		Accounts:   users,
-		Workspaces: &WorkspaceService{db},
-		Members:    &MemberService{db},
-		Audit:      &AuditService{db},
-		Certs:      &CertStore{db},
+		Data:        db,
+		Users:       users,
+		Accounts:    users,
+		Workspaces:  &WorkspaceService{db},
+		Members:     &MemberService{db},
+		Invitations: &InvitationService{db},
+		Audit:       &AuditService{db},
+		Certs:       &CertStore{db},
 	}
 }
 

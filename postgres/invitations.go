@@ -304,7 +304,7 @@ func (s *InvitationService) recordAccept(ctx context.Context, tx pgx.Tx, inv *in
 // expired, or when its maker is no longer an owner who can sign in.
 func (s *InvitationService) FindInvitationByToken(ctx context.Context, tokenHash []byte) (*link.Invitation, error) {
 	var inv *invitationRow
-	err := s.db.tx(ctx, func(tx pgx.Tx) error {
+	err := s.db.view(ctx, func(tx pgx.Tx) error {
 		var err error
 		inv, err = findInvitationByToken(ctx, tx, tokenHash, s.db.now(), false)
 		return err

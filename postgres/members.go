@@ -40,7 +40,7 @@ func (s *MemberService) FindMembers(ctx context.Context, workspaceID string) ([]
 		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
 	}
 	var out []*link.Member
-	err := s.db.tx(ctx, func(tx pgx.Tx) error {
+	err := s.db.view(ctx, func(tx pgx.Tx) error {
 		if _, err := findWorkspace(ctx, tx, workspaceID, false); err != nil {
 			return err
 		}

@@ -141,6 +141,12 @@ func (db *DB) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return err
 }
 
+// view runs fn in a read-only transaction, for reads of several
+// statements that must see one state; it leaves the write health alone.
+func (db *DB) view(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, fn)
+}
+
 // noteWrite records the outcome of a write for WriteFailing.
 func (db *DB) noteWrite(err error) {
 	infra := err != nil && link.ErrorCode(err) == link.EINTERNAL && !errors.Is(err, context.Canceled)

@@ -44,6 +44,7 @@ type DB struct {
 	now    func() time.Time
 	logger *slog.Logger
 	url    string // redacted, for messages
+	ids    *link.IDCodec
 
 	mu           sync.Mutex
 	failingSince time.Time // zero: writes work
@@ -79,7 +80,12 @@ func OpenDB(ctx context.Context, o Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres %s: %s", redacted, redactErr(err, o.URL))
 	}
-	db := &DB{pool: pool, now: o.Now, logger: o.Logger, url: redacted}
+	ids, err := loadIDCodec(ctx, pool)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("postgres %s: %s", redacted, redactErr(err, o.URL))
+	}
+	db := &DB{pool: pool, now: o.Now, logger: o.Logger, url: redacted, ids: ids}
 	if db.now == nil {
 		db.now = time.Now
 	}
@@ -92,9 +98,16 @@ func OpenDB(ctx context.Context, o Options) (*DB, error) {
 // Store returns the services over db, configured by o (its URL is not
 // read here).
 func (db *DB) Store(o Options) *link.Store {
+	users := &UserService{db}
 	return &link.Store{
-		Data:  db,
-		Certs: &CertStore{db},
+		Data:        db,
+		Users:       users,
+		Accounts:    users,
+		Workspaces:  &WorkspaceService{db},
+		Members:     &MemberService{db},
+		Invitations: &InvitationService{db},
+		Audit:       &AuditService{db},
+		Certs:       &CertStore{db},
 	}
 }
 
@@ -126,6 +139,12 @@ func (db *DB) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	err := pgx.BeginFunc(ctx, db.pool, fn)
 	db.noteWrite(err)
 	return err
+}
+
+// view runs fn in a read-only transaction, for reads of several
+// statements that must see one state; it leaves the write health alone.
+func (db *DB) view(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, fn)
 }
 
 // noteWrite records the outcome of a write for WriteFailing.

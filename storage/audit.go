@@ -24,7 +24,7 @@ import (
 var _ link.AuditService = (*AuditService)(nil)
 
 // prefixAudit is the wire ID prefix of audit entries.
-const prefixAudit = "aud_"
+const prefixAudit = link.PrefixAudit
 
 // auditAllScope is the scope of the instance-wide indexes; no workspace
 // has this sequence.

@@ -13,7 +13,7 @@ import (
 )
 
 // prefixDomain is the wire ID prefix of domains.
-const prefixDomain = "dom_"
+const prefixDomain = link.PrefixDomain
 
 // DomainService keeps custom domains, their unique hostname index, and
 // the in-memory table of verified hostnames that routes requests.

@@ -13,7 +13,7 @@ import (
 )
 
 // prefixInvitation is the wire ID prefix of invitations.
-const prefixInvitation = "inv_"
+const prefixInvitation = link.PrefixInvitation
 
 // MaxPendingInvitations bounds a workspace's pending invitations.
 const MaxPendingInvitations = 100

@@ -15,8 +15,8 @@ import (
 
 // Wire ID prefixes of webhooks and their deliveries.
 const (
-	prefixWebhook  = "wh_"
-	prefixDelivery = "dlv_"
+	prefixWebhook  = link.PrefixWebhook
+	prefixDelivery = link.PrefixDelivery
 )
 
 // WebhookService keeps webhooks and the outbox of their deliveries.

@@ -23,6 +23,8 @@ var storeGroups = []string{
 	// wait for the keys.
 	"Audit/RecordAndFilter", "Audit/Pages", "Audit/UserEntriesInTheirWorkspaces", "Audit/Prune",
 	"Certs",
+	// The other tests of Webhooks wait for the campaigns, links and clicks.
+	"Webhooks/CreateFindUpdateDelete", "Webhooks/PingAndRetryByHand",
 }
 
 // TestConformance runs the stores' conformance suite on PostgreSQL: each

@@ -110,6 +110,7 @@ func (db *DB) Store(o Options) *link.Store {
 		Audit:       &AuditService{db},
 		Certs:       &CertStore{db},
 		Webhooks:    &WebhookService{db},
+		Campaigns:   &CampaignService{db},
 	}
 }
 

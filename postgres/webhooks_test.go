@@ -260,3 +260,32 @@ func TestPruneFinishesDeletions(t *testing.T) {
 		t.Fatalf("PendingDeliveries = %d, want the other webhook's 5", got)
 	}
 }
+
+// TestWebhookOfRemovedMember: a member's webhook created on one instance
+// while another removes the member is either refused or disabled by the
+// removal; it never outlives the removal enabled.
+func TestWebhookOfRemovedMember(t *testing.T) {
+	t.Parallel()
+	stores, conn, clock := instances(t, 2)
+	admin, ws := bootstrap(t, stores[0])
+	for round := range 8 {
+		u := &link.User{Email: fmt.Sprintf("member%d@example.com", round), PasswordHash: []byte("h")}
+		if err := stores[0].Users.CreateUser(context.Background(), u); err != nil {
+			t.Fatal(err)
+		}
+		join(t, stores[0], clock, ws, admin, u, link.RoleReadWrite)
+		ctx := link.WithActor(context.Background(), link.Actor{Type: link.ActorUser, ID: u.ID, Name: u.Email}, "")
+		w := &link.Webhook{WorkspaceID: ws.ID, URL: "https://hooks.example.com/x", Events: []string{link.EventLinkCreated},
+			Enabled: true, Secret: "whsec_x", CreatedBy: link.KeyCreator{Type: link.CreatorUser, ID: u.ID}}
+		race(t, stores, 2, link.EFORBIDDEN, func(i int, s *link.Store) error {
+			if i == 0 {
+				return s.Webhooks.CreateWebhook(ctx, w)
+			}
+			return s.Members.RemoveMember(context.Background(), ws.ID, u.ID)
+		})
+		var enabled int
+		if err := conn.QueryRow(context.Background(), `SELECT count(*) FROM webhooks WHERE creator_id = $1 AND enabled`, u.ID).Scan(&enabled); err != nil || enabled != 0 {
+			t.Fatalf("round %d: %d webhooks of the removed member enabled, %v", round, enabled, err)
+		}
+	}
+}

@@ -119,6 +119,9 @@ func (s *WebhookService) Ping(ctx context.Context, workspaceID, id string) (*lin
 		if err != nil {
 			return err
 		}
+		if err := flushOutbox(ctx, tx); err != nil {
+			return err
+		}
 		out, err = scanDelivery(tx.QueryRow(ctx, `SELECT `+deliveryColumns+` FROM deliveries WHERE id = $1`, ids[0]))
 		return err
 	})

@@ -183,6 +183,23 @@ func findDelivery(ctx context.Context, tx pgx.Tx, webhookID, id string) (*link.D
 	return d, nil
 }
 
+// dueDeliveriesSQL selects the due heads of the queues of enabled
+// webhooks ($1 now, $2 the limit or NULL): a recursive skip scan of the
+// index deliveries_queue from webhook to webhook, then each webhook's
+// head.
+const dueDeliveriesSQL = `WITH RECURSIVE q (webhook_id) AS (
+			(SELECT webhook_id FROM deliveries WHERE queue IS NOT NULL ORDER BY webhook_id LIMIT 1)
+			UNION ALL
+			SELECT (SELECT n.webhook_id FROM deliveries n WHERE n.queue IS NOT NULL AND n.webhook_id > q.webhook_id
+				ORDER BY n.webhook_id LIMIT 1)
+			FROM q WHERE q.webhook_id IS NOT NULL)
+		SELECT ` + dColumns + ` FROM q
+		JOIN webhooks w ON w.id = q.webhook_id AND w.enabled AND NOT w.deleting
+		CROSS JOIN LATERAL (SELECT * FROM deliveries h WHERE h.webhook_id = q.webhook_id AND h.queue IS NOT NULL
+			ORDER BY h.queue LIMIT 1) d
+		WHERE d.next_attempt_at IS NULL OR d.next_attempt_at <= $1
+		ORDER BY w.seq LIMIT $2`
+
 // DueDeliveries returns, for each enabled webhook with pending deliveries,
 // the head of its queue when it is due at now (NextAttemptAt ≤ now), at
 // most limit in all (0 means no limit), in the order of the webhooks'
@@ -200,18 +217,7 @@ func (s *WebhookService) DueDeliveries(ctx context.Context, now time.Time, limit
 	if limit > 0 {
 		lim = limit
 	}
-	out, err := collectDeliveries(s.db.pool.Query(ctx, `WITH RECURSIVE q (webhook_id) AS (
-			(SELECT webhook_id FROM deliveries WHERE queue IS NOT NULL ORDER BY webhook_id LIMIT 1)
-			UNION ALL
-			SELECT (SELECT n.webhook_id FROM deliveries n WHERE n.queue IS NOT NULL AND n.webhook_id > q.webhook_id
-				ORDER BY n.webhook_id LIMIT 1)
-			FROM q WHERE q.webhook_id IS NOT NULL)
-		SELECT `+dColumns+` FROM q
-		JOIN webhooks w ON w.id = q.webhook_id AND w.enabled AND NOT w.deleting
-		CROSS JOIN LATERAL (SELECT * FROM deliveries h WHERE h.webhook_id = q.webhook_id AND h.queue IS NOT NULL
-			ORDER BY h.queue LIMIT 1) d
-		WHERE d.next_attempt_at IS NULL OR d.next_attempt_at <= $1
-		ORDER BY w.seq LIMIT $2`, now, lim))
+	out, err := collectDeliveries(s.db.pool.Query(ctx, dueDeliveriesSQL, now, lim))
 	if err != nil {
 		return nil, fmt.Errorf("due deliveries: %w", err)
 	}

@@ -108,3 +108,47 @@ func TestAppendEventsInOneTransaction(t *testing.T) {
 		t.Fatalf("PendingDeliveries = %d, want %d", n, clicks+(clicks-clicks/100))
 	}
 }
+
+// TestDueDeliveriesPlan: with long queues and a longer log, DueDeliveries
+// reads the queue index (probes per webhook), never the log.
+func TestDueDeliveriesPlan(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	u := pgtest.URL(t)
+	db, err := OpenDB(ctx, Options{URL: u})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	_, err = db.pool.Exec(ctx, `
+		INSERT INTO workspaces (id, seq, name, plan, created_at, updated_at) VALUES ('ws_a', 1, 'A', 'free', now(), now());
+		INSERT INTO webhooks (id, seq, workspace_id, url, created_at, updated_at)
+			SELECT 'wh_' || i, i, 'ws_a', 'https://hooks.example.com/', now(), now() FROM generate_series(1, 20) i;
+		INSERT INTO deliveries (seq, id, webhook_id, workspace_id, event_type, payload, status, queue, queued_at, created_at, updated_at)
+			SELECT i, 'dlv_' || i, 'wh_' || (i % 20 + 1), 'ws_a', 'link.clicked', '\x7b7d',
+				CASE WHEN i > 45000 THEN 'pending' ELSE 'succeeded' END, CASE WHEN i > 45000 THEN i END, now(), now(), now()
+			FROM generate_series(1, 50000) i;
+		ANALYZE webhooks; ANALYZE deliveries`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plan []map[string]any
+	if err := db.pool.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+dueDeliveriesSQL, time.Now(), nil).Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(n map[string]any)
+	walk = func(n map[string]any) {
+		if n["Relation Name"] == "deliveries" && n["Index Name"] != "deliveries_queue" {
+			t.Errorf("DueDeliveries reads deliveries by %v %v, not the queue index: %v", n["Node Type"], n["Index Name"], plan)
+		}
+		subs, _ := n["Plans"].([]any)
+		for _, sub := range subs {
+			walk(sub.(map[string]any))
+		}
+	}
+	walk(plan[0]["Plan"].(map[string]any))
+	ds, err := db.Store(Options{}).Webhooks.DueDeliveries(ctx, time.Now().Add(time.Hour), 0)
+	if err != nil || len(ds) != 20 || ds[0].ID != "dlv_45020" || ds[19].ID != "dlv_45019" {
+		t.Fatalf("due = %d deliveries, %v; want the heads of the 20 webhooks", len(ds), err)
+	}
+}

@@ -130,6 +130,11 @@ func subscribedWebhooks(ctx context.Context, tx pgx.Tx, wsID, eventType string) 
 // delivery's body is fixed now, encoded by the store's EventEncoder; the
 // deliveries are created at at (the current time when zero), due at once,
 // at the end of their webhooks' queues.
+//
+// tx should be a transaction of db.tx: the rows then go in with one COPY
+// just before its commit, and the outbox's depth moves as its last
+// statement. In any other transaction they are written at once, and the
+// depth's slot stays locked from then to the commit.
 func (db *DB) appendEvent(ctx context.Context, tx pgx.Tx, wsID, eventType string, at time.Time, data func() ([]byte, error)) error {
 	if db.events == nil {
 		return nil

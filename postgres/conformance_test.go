@@ -23,6 +23,11 @@ var storeGroups = []string{
 	// wait for the keys.
 	"Audit/RecordAndFilter", "Audit/Pages", "Audit/UserEntriesInTheirWorkspaces", "Audit/Prune",
 	"Certs",
+	// Webhooks/EventsIntoOutbox, OutboxKeepsSubscribedOnly and
+	// PendingDeliveries, and Campaigns/CreateFindList and Delete, wait for
+	// the links and clicks.
+	"Webhooks/CreateFindUpdateDelete", "Webhooks/DeliveriesInOrder", "Webhooks/RetriesAndFailures",
+	"Webhooks/PingAndRetryByHand", "Webhooks/PruneDeliveries", "Campaigns/Update",
 }
 
 // TestConformance runs the stores' conformance suite on PostgreSQL: each

@@ -45,6 +45,7 @@ type DB struct {
 	logger *slog.Logger
 	url    string // redacted, for messages
 	ids    *link.IDCodec
+	events link.EventEncoder // nil: no webhook events
 
 	mu           sync.Mutex
 	failingSince time.Time // zero: writes work
@@ -85,7 +86,7 @@ func OpenDB(ctx context.Context, o Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres %s: %s", redacted, redactErr(err, o.URL))
 	}
-	db := &DB{pool: pool, now: o.Now, logger: o.Logger, url: redacted, ids: ids}
+	db := &DB{pool: pool, now: o.Now, logger: o.Logger, url: redacted, ids: ids, events: o.Events}
 	if db.now == nil {
 		db.now = time.Now
 	}
@@ -108,6 +109,8 @@ func (db *DB) Store(o Options) *link.Store {
 		Invitations: &InvitationService{db},
 		Audit:       &AuditService{db},
 		Certs:       &CertStore{db},
+		Webhooks:    &WebhookService{db},
+		Campaigns:   &CampaignService{db},
 	}
 }
 
@@ -134,9 +137,17 @@ func redactErr(err error, u string) string {
 
 // tx runs fn in a transaction and notes whether writes work: an error
 // that is not the domain's (a lost connection, a full disk, a timeout)
-// marks them failing until a transaction commits again.
+// marks them failing until a transaction commits again. fn's transaction
+// is a *writeTx, which writes what it gathered (the outbox's depth) just
+// before the commit.
 func (db *DB) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	err := pgx.BeginFunc(ctx, db.pool, fn)
+	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+		w := &writeTx{Tx: tx}
+		if err := fn(w); err != nil {
+			return err
+		}
+		return w.beforeCommit(ctx)
+	})
 	db.noteWrite(err)
 	return err
 }

@@ -17,11 +17,11 @@ import (
 var storeGroups = []string{
 	"Accounts",
 	"Invitations",
-	// Members/RemovalEndsWhatTheyMade waits for the keys and webhooks.
+	// Members/RemovalEndsWhatTheyMade waits for the webhooks.
 	"Members/ListAndRoles", "Members/LastOwner", "Members/Removal",
-	// Audit/ChangesRecordTheirEntries and Audit/RefusedChangesRecordNothing
-	// wait for the keys.
-	"Audit/RecordAndFilter", "Audit/Pages", "Audit/UserEntriesInTheirWorkspaces", "Audit/Prune",
+	"Keys",
+	"Audit",
+	"Blocklist",
 	"Certs",
 }
 

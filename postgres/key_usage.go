@@ -67,6 +67,10 @@ type usageBuffer struct {
 	cur      *usageBatch // counting
 	flushing *usageBatch // being written, or nil
 
+	// failWrite, when set (by tests, before any flush), is called in each
+	// flush's transaction after it has its ID; an error fails the flush.
+	failWrite func() error
+
 	startOnce sync.Once
 	stopOnce  sync.Once
 	stop      chan struct{}
@@ -261,6 +265,11 @@ func (db *DB) flushKeyUsage(ctx context.Context) error {
 		b.mu.Lock()
 		batch.xid = x
 		b.mu.Unlock()
+		if b.failWrite != nil {
+			if err := b.failWrite(); err != nil {
+				return err
+			}
+		}
 		// Rows in the keys' order, which a member's removal locks them
 		// in too; a use of a key that does not exist counts nothing.
 		_, err = tx.Exec(ctx, `INSERT INTO key_usage (key_id, request_count, last_used_at)

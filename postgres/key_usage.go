@@ -88,53 +88,54 @@ func (b *usageBuffer) touch(id string, at time.Time) {
 	b.mu.Unlock()
 }
 
-// usageRead is what a read took of the uses in memory before its
-// statement: the uses of the counting batch then (copied), and the
-// batches themselves.
+// usageRead is the batches of uses in memory when a read began (before
+// its statement): the one counting and the one being written, if any.
 type usageRead struct {
 	cur, flushing *usageBatch
-	curUses       map[string]keyUse
 }
 
-// begin takes the uses in memory for a read of key id ("": of any key),
-// before the read's statement.
-func (b *usageBuffer) begin(id string) usageRead {
+// begin takes the batches in memory for a read, before its statement.
+func (b *usageBuffer) begin() usageRead {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	r := usageRead{cur: b.cur, flushing: b.flushing}
-	if id != "" {
-		if u, ok := b.cur.uses[id]; ok {
-			r.curUses = map[string]keyUse{id: u}
-		}
-	} else if len(b.cur.uses) > 0 {
-		r.curUses = make(map[string]keyUse, len(b.cur.uses))
-		for k, u := range b.cur.uses {
-			r.curUses[k] = u
-		}
-	}
-	return r
+	return usageRead{cur: b.cur, flushing: b.flushing}
 }
 
 // merge adds to keys, read by a statement whose snapshot is snap, the uses
-// r took that the snapshot does not hold.
+// of the batches r took that the snapshot does not hold. The uses of the
+// batch that was counting are read now, not copied when the read began:
+// any it counted since are later than the read's start, and they reach
+// the database only with the batch, so they are counted once either way;
+// this keeps a read of one key from copying every key's uses.
 func (b *usageBuffer) merge(ctx context.Context, db *DB, r usageRead, snap string, keys []*link.APIKey) error {
+	b.mu.Lock()
+	curUses := pick(r.cur.uses, keys)
+	var flushUses map[string]keyUse
+	// A flush that failed since the read began put its uses into the
+	// batch that was counting (flushes run one at a time, so no other
+	// batch took over meanwhile): they are among curUses then.
+	if f := r.flushing; f != nil && !(f.failed && f.into == r.cur) {
+		flushUses = pick(f.uses, keys)
+	}
+	b.mu.Unlock()
+
 	var add []map[string]keyUse
-	if len(r.curUses) > 0 {
+	if len(curUses) > 0 {
 		in, err := b.inSnapshot(ctx, db, r.cur, snap)
 		if err != nil {
 			return err
 		}
 		if !in {
-			add = append(add, r.curUses)
+			add = append(add, curUses)
 		}
 	}
-	if r.flushing != nil {
+	if len(flushUses) > 0 {
 		in, err := b.inSnapshot(ctx, db, r.flushing, snap)
 		if err != nil {
 			return err
 		}
 		if !in {
-			add = append(add, r.flushing.uses) // read-only while flushing
+			add = append(add, flushUses)
 		}
 	}
 	for _, uses := range add {
@@ -156,6 +157,20 @@ func (b *usageBuffer) merge(ctx context.Context, db *DB, r usageRead, snap strin
 		}
 	}
 	return nil
+}
+
+// pick copies the uses of keys out of uses.
+func pick(uses map[string]keyUse, keys []*link.APIKey) map[string]keyUse {
+	var out map[string]keyUse
+	for _, k := range keys {
+		if u, ok := uses[k.ID]; ok {
+			if out == nil {
+				out = make(map[string]keyUse)
+			}
+			out[k.ID] = u
+		}
+	}
+	return out
 }
 
 // inSnapshot reports whether the uses of batch are in the database as the

@@ -186,7 +186,7 @@ func (s *KeyService) FindKeyByID(ctx context.Context, workspaceID, id string) (*
 	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixKey, id) {
 		return nil, keyNotFound(id)
 	}
-	k, err := s.readKey(ctx, id, `SELECT `+keyColumns+keyUsageColumns+` WHERE k.id = $1 AND k.workspace_id = $2`, id, workspaceID)
+	k, err := s.readKey(ctx, `SELECT `+keyColumns+keyUsageColumns+` WHERE k.id = $1 AND k.workspace_id = $2`, id, workspaceID)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, keyNotFound(id)
 	}
@@ -199,17 +199,16 @@ func (s *KeyService) FindKeyByHash(ctx context.Context, hash []byte) (*link.APIK
 	if len(hash) == 0 {
 		return nil, link.Errorf(link.ENOTFOUND, "key not found")
 	}
-	k, err := s.readKey(ctx, "", `SELECT `+keyColumns+keyUsageColumns+` WHERE k.hash = $1`, hash)
+	k, err := s.readKey(ctx, `SELECT `+keyColumns+keyUsageColumns+` WHERE k.hash = $1`, hash)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, link.Errorf(link.ENOTFOUND, "key not found")
 	}
 	return k, err
 }
 
-// readKey reads one key with its usage by sql; id is the key's ID when
-// known before the read ("": found by hash). pgx.ErrNoRows when none.
-func (s *KeyService) readKey(ctx context.Context, id string, sql string, args ...any) (*link.APIKey, error) {
-	u := s.db.usage.begin(id)
+// readKey reads one key with its usage by sql. pgx.ErrNoRows when none.
+func (s *KeyService) readKey(ctx context.Context, sql string, args ...any) (*link.APIKey, error) {
+	u := s.db.usage.begin()
 	var count int64
 	var last *time.Time
 	var snap string
@@ -239,7 +238,7 @@ func (s *KeyService) FindKeys(ctx context.Context, workspaceID string) ([]*link.
 	if !exists {
 		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
 	}
-	u := s.db.usage.begin("")
+	u := s.db.usage.begin()
 	rows, err := s.db.pool.Query(ctx, `SELECT `+keyColumns+keyUsageColumns+` WHERE k.workspace_id = $1 ORDER BY k.seq DESC`, workspaceID)
 	if err != nil {
 		return nil, fmt.Errorf("keys of workspace %s: %w", workspaceID, err)

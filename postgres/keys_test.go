@@ -102,3 +102,38 @@ func TestEndedKeysRecordedOnceAcrossInstances(t *testing.T) {
 		t.Fatalf("%d ends counted (%v), %d entries; want %d of each", total, counts, entries, keys)
 	}
 }
+
+// TestKeyCreatedWhileItsMemberIsRemoved: a member creating a key on one
+// instance while an owner removes them on another either is refused or
+// makes a key the removal revokes; no key of theirs is left working.
+func TestKeyCreatedWhileItsMemberIsRemoved(t *testing.T) {
+	t.Parallel()
+	stores, _, clock := instances(t, 2)
+	admin, ws := bootstrap(t, stores[0])
+	ctx := context.Background()
+	for i := range 6 {
+		u := &link.User{Email: fmt.Sprintf("member%d@example.com", i), PasswordHash: []byte("h")}
+		if err := stores[0].Users.CreateUser(ctx, u); err != nil {
+			t.Fatal(err)
+		}
+		join(t, stores[0], clock, ws, admin, u, link.RoleReadWrite)
+		as := link.WithActor(ctx, link.Actor{Type: link.ActorUser, ID: u.ID, Name: u.Email}, "")
+		race(t, stores, 2, link.EFORBIDDEN, func(j int, s *link.Store) error {
+			if j == 0 {
+				return s.Members.RemoveMember(ctx, ws.ID, u.ID)
+			}
+			k := apiKey(ws.ID, fmt.Sprint("lb_live_member", i))
+			k.CreatedBy = link.KeyCreator{Type: link.CreatorUser, ID: u.ID}
+			return s.Keys.CreateKey(as, k, 0)
+		})
+		keys, err := stores[0].Keys.FindKeys(ctx, ws.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range keys {
+			if k.CreatedBy.ID == u.ID && k.State(clock.Now()).Authenticates() {
+				t.Fatalf("member %d: their key %s works after their removal", i, k.ID)
+			}
+		}
+	}
+}

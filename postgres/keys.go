@@ -62,11 +62,12 @@ func keyNotFound(id string) error { return link.Errorf(link.ENOTFOUND, "key %q n
 
 // findKeyRow returns key id of workspace wsID read in tx, without usage,
 // locked for the transaction's update when lock is set (after the
-// workspace's row). ENOTFOUND.
+// workspace's row; FOR NO KEY UPDATE, which the key_usage rows' check of
+// their key does not wait for). ENOTFOUND.
 func findKeyRow(ctx context.Context, tx pgx.Tx, wsID, id string, lock bool) (*link.APIKey, error) {
 	sql := `SELECT ` + keyColumns + ` FROM keys k WHERE k.id = $1 AND k.workspace_id = $2`
 	if lock {
-		sql += ` FOR UPDATE`
+		sql += ` FOR NO KEY UPDATE`
 	}
 	k, err := scanKey(tx.QueryRow(ctx, sql, id, wsID))
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -413,13 +414,14 @@ func (s *KeyService) RecordEndedKeys(ctx context.Context, now time.Time) (int, e
 // the keys of workspace wsID ("": every workspace) not recorded yet, each
 // at the time it ended and by the system, and returns how many. A key
 // revoked before its end has its revocation's entry only. The rows are
-// locked in order, and one another transaction recorded meanwhile is
-// left out when the lock is granted, so each end is recorded once.
+// locked in the order of their sequence (as a member's removal locks
+// them), and a row another transaction recorded meanwhile is left out
+// when its lock is granted, so each end is recorded once.
 func (db *DB) recordEndedKeys(ctx context.Context, tx pgx.Tx, wsID string, now time.Time) (int, error) {
 	rows, err := tx.Query(ctx, `SELECT id, workspace_id, expires_at, grace_ends_at FROM keys
 		WHERE NOT end_recorded AND revoked_at IS NULL AND (expires_at IS NOT NULL OR grace_ends_at IS NOT NULL)
 			AND LEAST(expires_at, grace_ends_at) <= $1 AND ($2 = '' OR workspace_id = $2)
-		ORDER BY seq FOR UPDATE`, now, wsID)
+		ORDER BY seq FOR NO KEY UPDATE`, now, wsID)
 	if err != nil {
 		return 0, fmt.Errorf("ended keys: %w", err)
 	}

@@ -189,7 +189,7 @@ func (b *usageBuffer) inSnapshot(ctx context.Context, db *DB, batch *usageBatch,
 			batch = into
 			continue
 		case xid == 0:
-			return false, nil // not being written yet, or failed before it began
+			return false, nil // not being written yet
 		case committed:
 			return true, nil
 		}

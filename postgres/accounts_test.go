@@ -289,8 +289,8 @@ func TestRemovalEndsWhatTheyMade(t *testing.T) {
 	key := func(id, creatorType, creatorID string, keep bool, expires *time.Time) {
 		t.Helper()
 		seq++
-		if _, err := conn.Exec(ctx, `INSERT INTO keys (id, seq, workspace_id, created_at, expires_at, creator_type, creator_id, keep_when_creator_disabled)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`, id, seq, ws.ID, now, expires, creatorType, creatorID, keep); err != nil {
+		if _, err := conn.Exec(ctx, `INSERT INTO keys (id, seq, workspace_id, hash, created_at, expires_at, creator_type, creator_id, keep_when_creator_disabled)
+			VALUES ($1, $2, $3, sha256(convert_to($1, 'UTF8')), $4, $5, $6, $7, $8)`, id, seq, ws.ID, now, expires, creatorType, creatorID, keep); err != nil {
 			t.Fatal(err)
 		}
 	}

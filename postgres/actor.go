@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,13 +15,13 @@ var errActorGone = link.Errorf(link.EFORBIDDEN,
 	"you are no longer a member of this workspace, or the API key you used no longer works (revoked, expired, or its member removed): nothing was saved")
 
 // checkActor returns errActorGone unless the actor of ctx may still act in
-// workspace wsID at now, read in tx, which has locked the workspace's row:
-// so the check is ordered with a member's removal (endMembersWork, under
-// the same lock), and a request that began before the removal and saves
-// after it cannot leave behind what the removal ended. The walk is the
-// server's: a key an owner keeps vouches for itself, a creator unknown or
-// gone is no one's. A ctx without a user or key actor (the system, the
-// command line) passes.
+// workspace wsID at now. The server checks who may act when a request
+// begins; a key or a webhook outlasts the request, so its write checks
+// again in its own transaction, which holds the workspace's row lock as a
+// member's removal does (endMembersWork): a request that began before the
+// removal and saves after it would otherwise leave behind what the
+// removal ended. A ctx without a user or key actor (the system, the
+// command line) passes. The key and webhook services call it.
 func (db *DB) checkActor(ctx context.Context, tx pgx.Tx, wsID string, now time.Time) error {
 	actor, _ := link.ActorFrom(ctx)
 	typ, id := actor.Type, actor.ID
@@ -31,17 +29,19 @@ func (db *DB) checkActor(ctx context.Context, tx pgx.Tx, wsID string, now time.T
 		if !db.validID(link.PrefixKey, id) {
 			return nil
 		}
-		k, err := actorKey(ctx, tx, wsID, id)
-		if err != nil {
+		k, err := findKeyRow(ctx, tx, wsID, id, false)
+		if link.ErrorCode(err) == link.ENOTFOUND {
+			return errActorGone // a key of another workspace acts in none but its own
+		} else if err != nil {
 			return err
 		}
-		if k == nil {
-			return errActorGone // a key of another workspace acts in none but its own
-		}
-		if !(&link.APIKey{ExpiresAt: k.expiresAt, RevokedAt: k.revokedAt, GraceEndsAt: k.graceEnd}).State(now).Authenticates() {
+		if !k.State(now).Authenticates() {
 			return errActorGone
 		}
 	}
+	// The walk as the server's: a key an owner keeps vouches for itself, a
+	// creator unknown or gone is no one's. (A key's creator types,
+	// link.CreatorUser and CreatorKey, are the actor types' words.)
 	for range maxCreatorChain + 1 {
 		switch typ {
 		case link.ActorUser:
@@ -49,9 +49,8 @@ func (db *DB) checkActor(ctx context.Context, tx pgx.Tx, wsID string, now time.T
 				return nil
 			}
 			var member bool
-			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM members WHERE workspace_id = $1 AND user_id = $2)`,
-				wsID, id).Scan(&member); err != nil {
-				return fmt.Errorf("actor's membership: %w", err)
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM members WHERE workspace_id = $1 AND user_id = $2)`, wsID, id).Scan(&member); err != nil {
+				return err
 			}
 			if !member {
 				return errActorGone
@@ -61,29 +60,19 @@ func (db *DB) checkActor(ctx context.Context, tx pgx.Tx, wsID string, now time.T
 			if !db.validID(link.PrefixKey, id) {
 				return nil
 			}
-			k, err := actorKey(ctx, tx, wsID, id)
-			if err != nil || k == nil || k.keep {
+			k, err := findKeyRow(ctx, tx, wsID, id, false)
+			if link.ErrorCode(err) == link.ENOTFOUND {
+				return nil
+			} else if err != nil {
 				return err
 			}
-			typ, id = k.creatorType, k.creatorID
+			if k.KeepWhenCreatorDisabled {
+				return nil
+			}
+			typ, id = k.CreatedBy.Type, k.CreatedBy.ID
 		default:
 			return nil
 		}
 	}
 	return errActorGone // deeper than the server lets a key act
-}
-
-// actorKey reads a key of the workspace for checkActor; nil when it has
-// none of that ID.
-func actorKey(ctx context.Context, tx pgx.Tx, wsID, id string) (*removalKey, error) {
-	k := removalKey{id: id}
-	err := tx.QueryRow(ctx, `SELECT expires_at, revoked_at, grace_ends_at, creator_type, creator_id, keep_when_creator_disabled
-		FROM keys WHERE id = $1 AND workspace_id = $2`, id, wsID).
-		Scan(&k.expiresAt, &k.revokedAt, &k.graceEnd, &k.creatorType, &k.creatorID, &k.keep)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, nil
-	} else if err != nil {
-		return nil, fmt.Errorf("actor's key: %w", err)
-	}
-	return &k, nil
 }

@@ -17,11 +17,10 @@ import (
 var storeGroups = []string{
 	"Accounts",
 	"Invitations",
-	// Members/RemovalEndsWhatTheyMade waits for the keys and webhooks.
-	"Members/ListAndRoles", "Members/LastOwner", "Members/Removal",
-	// Audit/ChangesRecordTheirEntries and Audit/RefusedChangesRecordNothing
-	// wait for the keys.
-	"Audit/RecordAndFilter", "Audit/Pages", "Audit/UserEntriesInTheirWorkspaces", "Audit/Prune",
+	"Members",
+	"Keys",
+	"Audit",
+	"Blocklist",
 	"Certs",
 	// Webhooks/EventsIntoOutbox, OutboxKeepsSubscribedOnly and
 	// PendingDeliveries, and Campaigns/CreateFindList and Delete, wait for

@@ -58,6 +58,14 @@ func TestMigrateFromEveryVersion(t *testing.T) {
 				}
 			}
 
+			if v == 3 {
+				// A key of the minimal table (0003): 0004 gives it a hash.
+				if _, err := conn.Exec(ctx, `INSERT INTO workspaces (id, seq, name, plan, created_at, updated_at) VALUES ('ws_old', 1000, 'Old', 'free', now(), now());
+					INSERT INTO keys (id, seq, workspace_id, created_at) VALUES ('key_old', 1000, 'ws_old', now())`); err != nil {
+					t.Fatal(err)
+				}
+			}
+
 			s, err := postgres.Open(ctx, postgres.Options{URL: u})
 			if err != nil {
 				t.Fatal(err)
@@ -73,6 +81,12 @@ func TestMigrateFromEveryVersion(t *testing.T) {
 			if v >= 2 {
 				if c, err := s.Certs.Get(ctx, "example.com"); err != nil || string(c) != "cert" {
 					t.Fatalf("certificate %q, %v", c, err)
+				}
+			}
+			if v == 3 {
+				var n int
+				if err := conn.QueryRow(ctx, `SELECT count(*) FROM keys WHERE id = 'key_old' AND length(hash) = 32`).Scan(&n); err != nil || n != 1 {
+					t.Fatalf("the old key after the migration: %d rows with a hash, %v", n, err)
 				}
 			}
 			u1 := &link.User{Email: "admin@example.com", PasswordHash: []byte("h")}

@@ -35,7 +35,10 @@ type Options struct {
 	// Events encodes the webhook events that changes write in their own
 	// transaction; nil writes none.
 	Events link.EventEncoder
-	Logger *slog.Logger
+	// KeyUsageFlush is how often API keys' last use and counts are written
+	// (0: DefaultKeyUsageFlush).
+	KeyUsageFlush time.Duration
+	Logger        *slog.Logger
 }
 
 // DB is an open PostgreSQL store: the pool and what the services share.
@@ -46,6 +49,7 @@ type DB struct {
 	url    string // redacted, for messages
 	ids    *link.IDCodec
 	events link.EventEncoder // nil: no webhook events
+	usage  *usageBuffer      // API key uses not written yet
 
 	mu           sync.Mutex
 	failingSince time.Time // zero: writes work
@@ -86,7 +90,7 @@ func OpenDB(ctx context.Context, o Options) (*DB, error) {
 		pool.Close()
 		return nil, fmt.Errorf("postgres %s: %s", redacted, redactErr(err, o.URL))
 	}
-	db := &DB{pool: pool, now: o.Now, logger: o.Logger, url: redacted, ids: ids, events: o.Events}
+	db := &DB{pool: pool, now: o.Now, logger: o.Logger, url: redacted, ids: ids, events: o.Events, usage: newUsageBuffer()}
 	if db.now == nil {
 		db.now = time.Now
 	}
@@ -100,6 +104,7 @@ func OpenDB(ctx context.Context, o Options) (*DB, error) {
 // read here).
 func (db *DB) Store(o Options) *link.Store {
 	users := &UserService{db}
+	db.startKeyUsageFlush(o.KeyUsageFlush)
 	return &link.Store{
 		Data:        db,
 		Users:       users,
@@ -107,7 +112,9 @@ func (db *DB) Store(o Options) *link.Store {
 		Workspaces:  &WorkspaceService{db},
 		Members:     &MemberService{db},
 		Invitations: &InvitationService{db},
+		Keys:        &KeyService{db},
 		Audit:       &AuditService{db},
+		Blocklist:   &BlocklistService{db},
 		Certs:       &CertStore{db},
 		Webhooks:    &WebhookService{db},
 		Campaigns:   &CampaignService{db},
@@ -213,10 +220,11 @@ func (db *DB) JWTSecret(generate func() []byte) ([]byte, error) {
 // CatchDamage runs fn: a database server keeps its own pages sound.
 func (db *DB) CatchDamage(fn func() error) error { return fn() }
 
-// Close closes the pool.
+// Close writes the key usage still in memory and closes the pool.
 func (db *DB) Close() error {
+	err := db.closeKeyUsage()
 	db.pool.Close()
-	return nil
+	return err
 }
 
 // isUnique reports whether err is a unique violation (of constraint name,

@@ -28,6 +28,11 @@ var storeGroups = []string{
 	// the links and clicks.
 	"Webhooks/CreateFindUpdateDelete", "Webhooks/DeliveriesInOrder", "Webhooks/RetriesAndFailures",
 	"Webhooks/PingAndRetryByHand", "Webhooks/PruneDeliveries", "Campaigns/Update",
+	// Links/Delete and Links/ListSortClicks wait for the clicks.
+	"Links/CreateAndFind", "Links/AliasUnique", "Links/AliasHold", "Links/PruneAliasHolds", "Links/Update",
+	"Links/UpdateRefusedChangesNothing", "Links/ListPagingAndFilters", "Links/ListSearch", "Links/ArchivedAndLimits",
+	"Links/CreateLinks", "Links/CampaignUTM", "Links/ConcurrentSameAlias",
+	"Domains",
 }
 
 // TestConformance runs the stores' conformance suite on PostgreSQL: each

@@ -111,6 +111,8 @@ func (db *DB) Store(o Options) *link.Store {
 		Certs:       &CertStore{db},
 		Webhooks:    &WebhookService{db},
 		Campaigns:   &CampaignService{db},
+		Links:       &LinkService{db: db, hold: o.AliasHold},
+		Domains:     &DomainService{db},
 	}
 }
 

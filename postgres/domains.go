@@ -78,14 +78,14 @@ func (s *DomainService) CreateDomain(ctx context.Context, d *link.Domain, unveri
 		d.VerificationToken = link.NewVerificationToken()
 	}
 	if d.CreatedAt.IsZero() {
-		d.CreatedAt = s.db.now()
+		d.CreatedAt = dbTime(s.db.now())
 	}
 	if d.UpdatedAt.IsZero() {
 		d.UpdatedAt = d.CreatedAt
 	}
 	var verifiedAt *time.Time
 	if d.VerifiedAt != nil {
-		t := d.VerifiedAt.UTC()
+		t := dbTime(*d.VerifiedAt)
 		verifiedAt = &t
 	}
 	var id string
@@ -225,7 +225,7 @@ func (s *DomainService) UpdateDomain(ctx context.Context, workspaceID, id string
 	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixDomain, id) {
 		return nil, link.Errorf(link.ENOTFOUND, "domain %q not found", id)
 	}
-	now := s.db.now()
+	now := dbTime(s.db.now())
 	var out *link.Domain
 	err := s.db.tx(ctx, func(tx pgx.Tx) error {
 		before, err := findDomain(ctx, tx, workspaceID, id, true)

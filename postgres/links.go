@@ -62,7 +62,7 @@ func scanLink(row pgx.Row, more ...any) (*link.Link, error) {
 	}
 	l.CreatedAt, l.UpdatedAt = l.CreatedAt.UTC(), l.UpdatedAt.UTC()
 	if l.ExpiresAt != nil {
-		t := l.ExpiresAt.UTC()
+		t := dbTime(*l.ExpiresAt)
 		l.ExpiresAt = &t
 	}
 	for _, f := range []struct {
@@ -307,7 +307,7 @@ func (s *LinkService) addLink(ctx context.Context, tx pgx.Tx, wsID string, in *l
 	l := *in
 	l.WorkspaceID, l.Clicks, l.CreatedAt, l.UpdatedAt = wsID, 0, now, now
 	if l.ExpiresAt != nil {
-		t := l.ExpiresAt.UTC()
+		t := dbTime(*l.ExpiresAt)
 		l.ExpiresAt = &t
 	}
 	generated := l.Alias == ""
@@ -366,6 +366,10 @@ func (s *LinkService) insertLink(ctx context.Context, tx pgx.Tx, l *link.Link, s
 	return tag.RowsAffected() == 1, nil
 }
 
+// dbTime is t as a timestamptz column keeps it: in microseconds, here in
+// UTC, so that what a change returns is what a read returns later.
+func dbTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
 // workspaceExists answers ENOTFOUND for an unknown workspace.
 func workspaceExists(ctx context.Context, tx pgx.Tx, wsID string) error {
 	var ok bool
@@ -391,7 +395,7 @@ func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
 		return link.Errorf(link.ENOTFOUND, "workspace %q not found", l.WorkspaceID)
 	}
 	in := normalizedInput(l)
-	now := s.db.now().UTC()
+	now := dbTime(s.db.now())
 	var created *link.Link
 	err := s.db.tx(ctx, func(tx pgx.Tx) error {
 		if err := workspaceExists(ctx, tx, in.WorkspaceID); err != nil {
@@ -434,7 +438,7 @@ func (s *LinkService) CreateLinks(ctx context.Context, workspaceID string, links
 			keys = append(keys, aliasLockKey(ins[i].Domain, ins[i].Alias))
 		}
 	}
-	now := s.db.now().UTC()
+	now := dbTime(s.db.now())
 	var errs []error
 	var created []*link.Link
 	err := s.db.tx(ctx, func(tx pgx.Tx) error {
@@ -517,7 +521,7 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixLink, id) {
 		return nil, link.Errorf(link.ENOTFOUND, "link %q not found", id)
 	}
-	now := s.db.now().UTC()
+	now := dbTime(s.db.now())
 	var out *link.Link
 	err := s.db.tx(ctx, func(tx pgx.Tx) error {
 		// A campaign is locked before the link, as DeleteCampaign locks
@@ -562,7 +566,7 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 		}
 		l.UpdatedAt = now
 		if l.ExpiresAt != nil {
-			t := l.ExpiresAt.UTC()
+			t := dbTime(*l.ExpiresAt)
 			l.ExpiresAt = &t
 		}
 		rules, variants, og, err := controls(&l)
@@ -605,7 +609,7 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixLink, id) {
 		return link.Errorf(link.ENOTFOUND, "link %q not found", id)
 	}
-	now := s.db.now().UTC()
+	now := dbTime(s.db.now())
 	return s.db.tx(ctx, func(tx pgx.Tx) error {
 		l, err := scanLink(tx.QueryRow(ctx, `SELECT `+linkColumns+` FROM links l WHERE l.id = $1 AND l.workspace_id = $2 FOR UPDATE`, id, workspaceID))
 		if errors.Is(err, pgx.ErrNoRows) {

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"strings"
 	"sync"
 	"testing"
@@ -293,5 +294,34 @@ func TestClicksColumn(t *testing.T) {
 	}
 	if p := page(link.LinkFilter{ScanLimit: 2}); aliases(p) != "c3:1 c2:0" || p.Total != 2 || !p.Truncated {
 		t.Fatalf("by clicks, the newest 2: %s, total %d, truncated %v", aliases(p), p.Total, p.Truncated)
+	}
+}
+
+// TestLinkAsReadBack: a link as CreateLink and UpdateLink return it is
+// the link as it is read back, times included (kept in microseconds),
+// with a clock and an expiry finer than that.
+func TestLinkAsReadBack(t *testing.T) {
+	t.Parallel()
+	stores, _, clock, ws, _ := linkInstances(t, 1)
+	ctx := context.Background()
+	clock.Add(123456789 * time.Nanosecond)
+	exp := clock.Now().Add(time.Hour + time.Nanosecond)
+	l := newLink(ws.ID, "fine")
+	l.Tags, l.ExpiresAt, l.OG = []string{"a"}, &exp, &link.OG{Title: "T"}
+	l.Rules = []link.Rule{{If: link.RuleCondition{Country: "DE"}, Then: "https://example.de/"}}
+	if err := stores[0].Links.CreateLink(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	got, err := stores[0].Links.FindLinkByID(ctx, ws.ID, l.ID)
+	if err != nil || !reflect.DeepEqual(got, l) {
+		t.Fatalf("read back:\n%+v, %v\ncreated:\n%+v", got, err, l)
+	}
+	clock.Add(time.Nanosecond)
+	upd, err := stores[0].Links.UpdateLink(ctx, ws.ID, l.ID, link.LinkUpdate{Limits: link.LinkLimitsUpdate{ExpiresAt: &exp}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := stores[0].Links.FindLinkByID(ctx, ws.ID, l.ID); err != nil || !reflect.DeepEqual(got, upd) {
+		t.Fatalf("read back:\n%+v, %v\nupdated:\n%+v", got, err, upd)
 	}
 }

@@ -40,6 +40,19 @@ type LinkService struct {
 
 var _ link.LinkStore = (*LinkService)(nil)
 
+// defaultAliasHold is how long a freed alias stays held when
+// Options.AliasHold is 0, as in the bbolt store (storage.DefaultAliasHold).
+const defaultAliasHold = 30 * 24 * time.Hour
+
+// newLinkService returns the link service of db with the alias hold of
+// Options.AliasHold: 0 is defaultAliasHold, a negative hold holds nothing.
+func newLinkService(db *DB, hold time.Duration) *LinkService {
+	if hold == 0 {
+		hold = defaultAliasHold
+	}
+	return &LinkService{db: db, hold: hold}
+}
+
 // linkColumns are the columns scanLink reads, in its order.
 const linkColumns = `l.id, l.workspace_id, l.domain, l.alias, l.destination_url, l.tags,
 	l.utm_source, l.utm_medium, l.utm_campaign, l.campaign_id, l.redirect_code, l.clicks,

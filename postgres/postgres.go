@@ -111,7 +111,7 @@ func (db *DB) Store(o Options) *link.Store {
 		Certs:       &CertStore{db},
 		Webhooks:    &WebhookService{db},
 		Campaigns:   &CampaignService{db},
-		Links:       &LinkService{db: db, hold: o.AliasHold},
+		Links:       newLinkService(db, o.AliasHold),
 		Domains:     &DomainService{db},
 	}
 }

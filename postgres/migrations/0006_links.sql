@@ -88,14 +88,8 @@ CREATE INDEX link_alias_holds_until ON link_alias_holds (until);
 DO $$
 BEGIN
 	CREATE EXTENSION IF NOT EXISTS pg_trgm;
+	CREATE INDEX links_search ON links USING gin (search_text gin_trgm_ops);
 EXCEPTION WHEN OTHERS THEN
-	RAISE NOTICE 'pg_trgm not available (%): link search reads links without an index', SQLERRM;
-END
-$$;
-DO $$
-BEGIN
-	IF EXISTS (SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm') THEN
-		EXECUTE 'CREATE INDEX links_search ON links USING gin (search_text gin_trgm_ops)';
-	END IF;
+	RAISE NOTICE 'no trigram index (%): link searches read the links instead', SQLERRM;
 END
 $$;

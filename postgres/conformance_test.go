@@ -23,10 +23,14 @@ var storeGroups = []string{
 	"Blocklist",
 	"Certs",
 	// Webhooks/EventsIntoOutbox, OutboxKeepsSubscribedOnly and
-	// PendingDeliveries, and Campaigns/CreateFindList and Delete, wait for
-	// the links and clicks.
+	// PendingDeliveries wait for the clicks.
 	"Webhooks/CreateFindUpdateDelete", "Webhooks/DeliveriesInOrder", "Webhooks/RetriesAndFailures",
-	"Webhooks/PingAndRetryByHand", "Webhooks/PruneDeliveries", "Campaigns/Update",
+	"Webhooks/PingAndRetryByHand", "Webhooks/PruneDeliveries", "Campaigns",
+	// Links/Delete and Links/ListSortClicks wait for the clicks.
+	"Links/CreateAndFind", "Links/AliasUnique", "Links/AliasHold", "Links/PruneAliasHolds", "Links/Update",
+	"Links/UpdateRefusedChangesNothing", "Links/ListPagingAndFilters", "Links/ListSearch", "Links/ArchivedAndLimits",
+	"Links/CreateLinks", "Links/CampaignUTM", "Links/ConcurrentSameAlias",
+	"Domains",
 }
 
 // TestConformance runs the stores' conformance suite on PostgreSQL: each

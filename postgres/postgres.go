@@ -118,6 +118,8 @@ func (db *DB) Store(o Options) *link.Store {
 		Certs:       &CertStore{db},
 		Webhooks:    &WebhookService{db},
 		Campaigns:   &CampaignService{db},
+		Links:       newLinkService(db, o.AliasHold),
+		Domains:     &DomainService{db},
 	}
 }
 

@@ -1,0 +1,656 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// LinkService keeps links in the links table: an alias is unique per
+// domain (links_alias_key, the redirect's one lookup), and an alias freed
+// by a deletion or a rename is held for its workspace in
+// link_alias_holds. Aliases are claimed and freed under a transaction
+// advisory lock of their own (lockAliases), so that a claim and a hold
+// made at once by two instances are ordered: the hold is honoured or the
+// claim came first. Clicks is the links.clicks column, which the click
+// service keeps.
+type LinkService struct {
+	db *DB
+	// hold is how long a freed alias stays held for its workspace
+	// (links.alias_hold); zero or less holds nothing.
+	hold time.Duration
+
+	trgmMu    sync.Mutex
+	trgmKnown bool
+	trgm      bool // the trigram index links_search exists
+}
+
+var _ link.LinkStore = (*LinkService)(nil)
+
+// defaultAliasHold is how long a freed alias stays held when
+// Options.AliasHold is 0, as in the bbolt store (storage.DefaultAliasHold).
+const defaultAliasHold = 30 * 24 * time.Hour
+
+// newLinkService returns the link service of db with the alias hold of
+// Options.AliasHold: 0 is defaultAliasHold, a negative hold holds nothing.
+func newLinkService(db *DB, hold time.Duration) *LinkService {
+	if hold == 0 {
+		hold = defaultAliasHold
+	}
+	return &LinkService{db: db, hold: hold}
+}
+
+// linkColumns are the columns scanLink reads, in its order.
+const linkColumns = `l.id, l.workspace_id, l.domain, l.alias, l.destination_url, l.tags,
+	l.utm_source, l.utm_medium, l.utm_campaign, l.campaign_id, l.redirect_code, l.clicks,
+	l.created_at, l.updated_at, l.password_hash, l.rules, l.variants, l.og,
+	l.expires_at, l.max_clicks, l.expired_url, l.archived, l.title`
+
+// scanLink reads a row of linkColumns (then more).
+func scanLink(row pgx.Row, more ...any) (*link.Link, error) {
+	l := &link.Link{}
+	var rules, variants, og []byte
+	dest := append([]any{&l.ID, &l.WorkspaceID, &l.Domain, &l.Alias, &l.DestinationURL, &l.Tags,
+		&l.UTMSource, &l.UTMMedium, &l.UTMCampaign, &l.CampaignID, &l.RedirectCode, &l.Clicks,
+		&l.CreatedAt, &l.UpdatedAt, &l.PasswordHash, &rules, &variants, &og,
+		&l.ExpiresAt, &l.MaxClicks, &l.ExpiredURL, &l.Archived, &l.Title}, more...)
+	if err := row.Scan(dest...); err != nil {
+		return nil, err
+	}
+	if len(l.Tags) == 0 {
+		l.Tags = nil
+	}
+	l.CreatedAt, l.UpdatedAt = l.CreatedAt.UTC(), l.UpdatedAt.UTC()
+	if l.ExpiresAt != nil {
+		t := dbTime(*l.ExpiresAt)
+		l.ExpiresAt = &t
+	}
+	for _, f := range []struct {
+		raw []byte
+		v   any
+	}{{rules, &l.Rules}, {variants, &l.Variants}, {og, &l.OG}} {
+		if f.raw != nil {
+			if err := json.Unmarshal(f.raw, f.v); err != nil {
+				return nil, fmt.Errorf("link %s: %w", l.ID, err)
+			}
+		}
+	}
+	return l, nil
+}
+
+// jsonOrNull encodes v for a jsonb column; an empty list or nil is NULL.
+func jsonOrNull(v any, empty bool) ([]byte, error) {
+	if empty {
+		return nil, nil
+	}
+	return json.Marshal(v)
+}
+
+// controls returns the jsonb values of l's rules, variants and social card.
+func controls(l *link.Link) (rules, variants, og []byte, err error) {
+	if rules, err = jsonOrNull(l.Rules, len(l.Rules) == 0); err != nil {
+		return
+	}
+	if variants, err = jsonOrNull(l.Variants, len(l.Variants) == 0); err != nil {
+		return
+	}
+	og, err = jsonOrNull(l.OG, l.OG == nil)
+	return
+}
+
+// searchDestinationBytes bounds the part of a destination a search reads
+// (storage.SearchDestinationBytes).
+const searchDestinationBytes = 512
+
+// searchText is what a search of l reads (links.search_text): its alias,
+// the first 512 bytes of its destination and each tag, lower-cased, one a
+// line. None of them holds a line break, so a search without one matches
+// within a field, as the bbolt store's does.
+func searchText(l *link.Link) string {
+	dest := strings.ToLower(l.DestinationURL)
+	if len(dest) > searchDestinationBytes {
+		n := searchDestinationBytes
+		for n > 0 && !utf8.RuneStart(dest[n]) {
+			n--
+		}
+		dest = dest[:n]
+	}
+	parts := append([]string{strings.ToLower(l.Alias), dest}, l.Tags...)
+	for i := 2; i < len(parts); i++ {
+		parts[i] = strings.ToLower(parts[i])
+	}
+	return strings.ToValidUTF8(strings.Join(parts, "\n"), "")
+}
+
+// aliasLockClass is the first key of the advisory locks of aliases
+// ("lnk" in ASCII); the second is the hash of domain and alias.
+const aliasLockClass = 0x6c6e6b
+
+// lockAliases takes the transaction advisory locks of the aliases (each
+// domain + "\n" + alias), in one order, so that two transactions never
+// wait for each other's. Claiming an alias, freeing it (a deletion, a
+// rename) and holding it happen under its lock.
+func lockAliases(ctx context.Context, tx pgx.Tx, keys ...string) error {
+	keys = slices.Clone(keys)
+	sort.Strings(keys)
+	keys = slices.Compact(keys)
+	if len(keys) == 0 {
+		return nil
+	}
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(k)) FROM unnest($2::text[]) WITH ORDINALITY AS a(k, n) ORDER BY n`,
+		aliasLockClass, keys); err != nil {
+		return fmt.Errorf("lock aliases: %w", err)
+	}
+	return nil
+}
+
+func aliasLockKey(domain, alias string) string { return domain + "\n" + alias }
+
+// takenError answers a taken alias, and one another workspace holds: the
+// same answer, so that nothing about the other workspace shows.
+func takenError(alias string) error {
+	return link.Errorf(link.ECONFLICT, "alias %q is already taken", alias)
+}
+
+// releaseHold checks the hold of an alias that workspace wsID claims, in
+// tx under the alias's lock: ECONFLICT while another workspace holds it;
+// a hold of the same workspace, or one that has ended, is deleted.
+func releaseHold(ctx context.Context, tx pgx.Tx, wsID, domain, alias string, now time.Time) error {
+	var holder string
+	var until time.Time
+	err := tx.QueryRow(ctx, `SELECT workspace_id, until FROM link_alias_holds WHERE domain = $1 AND alias = $2`, domain, alias).Scan(&holder, &until)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("alias hold: %w", err)
+	}
+	if holder != wsID && now.Before(until) {
+		return takenError(alias)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM link_alias_holds WHERE domain = $1 AND alias = $2`, domain, alias); err != nil {
+		return fmt.Errorf("release alias hold: %w", err)
+	}
+	return nil
+}
+
+// holdAlias holds a freed alias for workspace wsID until now + the hold,
+// in tx under the alias's lock.
+func (s *LinkService) holdAlias(ctx context.Context, tx pgx.Tx, wsID, domain, alias string, now time.Time) error {
+	if s.hold <= 0 {
+		return nil
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO link_alias_holds (domain, alias, workspace_id, until) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (domain, alias) DO UPDATE SET workspace_id = EXCLUDED.workspace_id, until = EXCLUDED.until`,
+		domain, alias, wsID, now.Add(s.hold))
+	if err != nil {
+		return fmt.Errorf("hold alias: %w", err)
+	}
+	return nil
+}
+
+// codeAttempts bounds the search for a free generated code; with 62^7
+// codes a second attempt is already rare.
+const codeAttempts = 10
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// newCode returns link.GeneratedCodeLength random base62 characters from
+// crypto/rand, without modulo bias.
+func newCode() string {
+	var out [link.GeneratedCodeLength]byte
+	var buf [16]byte
+	n := 0
+	for n < len(out) {
+		_, _ = rand.Read(buf[:]) // never fails (the program crashes instead)
+		for _, b := range buf {
+			if b >= 62*4 {
+				continue
+			}
+			out[n] = base62[b%62]
+			if n++; n == len(out) {
+				break
+			}
+		}
+	}
+	return string(out[:])
+}
+
+// freeCode returns a generated code that no link has and no hold covers
+// on the domain at now. A link created at once by another transaction
+// with the same code is caught by the insert (links_alias_key).
+func freeCode(ctx context.Context, tx pgx.Tx, domain string, now time.Time) (string, error) {
+	for range codeAttempts {
+		code := newCode()
+		if link.IsReserved(code) {
+			continue
+		}
+		var used bool
+		err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM links WHERE domain = $1 AND alias = $2)
+			OR EXISTS (SELECT 1 FROM link_alias_holds WHERE domain = $1 AND alias = $2 AND until > $3)`, domain, code, now).Scan(&used)
+		if err != nil {
+			return "", fmt.Errorf("free code: %w", err)
+		}
+		if !used {
+			return code, nil
+		}
+	}
+	return "", errors.New("postgres: no free short code found")
+}
+
+// domainForLink checks, in the transaction that stores a link, that
+// hostname is a verified domain of workspace wsID, and keeps it so (FOR
+// SHARE) until the transaction ends: DeleteDomain and un-verifying lock
+// the domain's row, so a link is either counted there or refused here.
+// EINVALID (field domain).
+func domainForLink(ctx context.Context, tx pgx.Tx, wsID, hostname string) error {
+	var ok bool
+	err := tx.QueryRow(ctx, `SELECT workspace_id = $2 AND verified FROM domains WHERE hostname = $1 FOR SHARE`, hostname, wsID).Scan(&ok)
+	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+		return fmt.Errorf("domain for link: %w", err)
+	}
+	if !ok {
+		return &link.Error{Code: link.EINVALID, Message: "domain: " + hostname + " is not a verified domain of this workspace",
+			Fields: []link.FieldError{{Field: "domain", Message: "is not a verified domain of this workspace"}}}
+	}
+	return nil
+}
+
+// campaignForLink checks, in the transaction that stores a link, that id
+// is a campaign of workspace wsID, and keeps it (FOR SHARE) until the
+// transaction ends: DeleteCampaign locks it to count its links. EINVALID
+// (field campaign_id).
+func (db *DB) campaignForLink(ctx context.Context, tx pgx.Tx, wsID, id string) error {
+	if db.validID(link.PrefixCampaign, id) {
+		var one int
+		err := tx.QueryRow(ctx, `SELECT 1 FROM campaigns WHERE id = $1 AND workspace_id = $2 FOR SHARE`, id, wsID).Scan(&one)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return fmt.Errorf("campaign for link: %w", err)
+		}
+	}
+	return &link.Error{Code: link.EINVALID, Message: fmt.Sprintf("campaign_id: campaign %q not found in this workspace", id),
+		Fields: []link.FieldError{{Field: "campaign_id", Message: "not found in this workspace"}}}
+}
+
+// emitLink writes the event of a change of l in tx.
+func (s *LinkService) emitLink(ctx context.Context, tx pgx.Tx, eventType string, l *link.Link, at time.Time) error {
+	return s.db.appendEvent(ctx, tx, l.WorkspaceID, eventType, at, func() ([]byte, error) { return s.db.events.LinkData(l) })
+}
+
+// normalizedInput returns a normalised copy of a link given to store,
+// sharing no slice the normalisation changes with l.
+func normalizedInput(l *link.Link) link.Link {
+	in := *l
+	in.Tags = slices.Clone(l.Tags)
+	in.Normalize()
+	return in
+}
+
+// addLink stores the new link in of workspace wsID at now, in tx with the
+// alias locked (an empty alias gets a generated code), and returns it as
+// stored. It checks everything that can refuse the link (domain,
+// campaign, alias: EINVALID, ECONFLICT) before it writes.
+func (s *LinkService) addLink(ctx context.Context, tx pgx.Tx, wsID string, in *link.Link, now time.Time) (*link.Link, error) {
+	if in.Domain != "" {
+		if err := domainForLink(ctx, tx, wsID, in.Domain); err != nil {
+			return nil, err
+		}
+	}
+	if in.CampaignID != "" {
+		if err := s.db.campaignForLink(ctx, tx, wsID, in.CampaignID); err != nil {
+			return nil, err
+		}
+	}
+	l := *in
+	l.WorkspaceID, l.Clicks, l.CreatedAt, l.UpdatedAt = wsID, 0, now, now
+	if l.ExpiresAt != nil {
+		t := dbTime(*l.ExpiresAt)
+		l.ExpiresAt = &t
+	}
+	generated := l.Alias == ""
+	var seq int64
+	for attempt := 0; ; attempt++ {
+		if generated {
+			code, err := freeCode(ctx, tx, l.Domain, now)
+			if err != nil {
+				return nil, err
+			}
+			l.Alias = code
+		} else if err := releaseHold(ctx, tx, wsID, l.Domain, l.Alias, now); err != nil {
+			return nil, err
+		}
+		if l.ID == "" {
+			var err error
+			if l.ID, seq, err = s.db.newID(ctx, tx, link.PrefixLink); err != nil {
+				return nil, err
+			}
+		}
+		ok, err := s.insertLink(ctx, tx, &l, seq)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			return &l, nil
+		}
+		if !generated || attempt == codeAttempts {
+			return nil, takenError(l.Alias)
+		}
+	}
+}
+
+// insertLink inserts l unless its alias is taken on its domain, and
+// reports whether it did.
+func (s *LinkService) insertLink(ctx context.Context, tx pgx.Tx, l *link.Link, seq int64) (bool, error) {
+	rules, variants, og, err := controls(l)
+	if err != nil {
+		return false, err
+	}
+	tags := l.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	tag, err := tx.Exec(ctx, `INSERT INTO links (id, seq, workspace_id, domain, alias, destination_url, tags,
+		utm_source, utm_medium, utm_campaign, campaign_id, redirect_code, created_at, updated_at,
+		password_hash, rules, variants, og, expires_at, max_clicks, expired_url, archived, title, search_text)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)
+		ON CONFLICT (domain, alias) DO NOTHING`,
+		l.ID, seq, l.WorkspaceID, l.Domain, l.Alias, l.DestinationURL, tags,
+		l.UTMSource, l.UTMMedium, l.UTMCampaign, l.CampaignID, l.RedirectCode, l.CreatedAt, l.UpdatedAt,
+		l.PasswordHash, rules, variants, og, l.ExpiresAt, l.MaxClicks, l.ExpiredURL, l.Archived, l.Title, searchText(l))
+	if err != nil {
+		return false, fmt.Errorf("insert link: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// dbTime is t as a timestamptz column keeps it: in microseconds, here in
+// UTC, so that what a change returns is what a read returns later.
+func dbTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
+// workspaceExists answers ENOTFOUND for an unknown workspace.
+func workspaceExists(ctx context.Context, tx pgx.Tx, wsID string) error {
+	var ok bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM workspaces WHERE id = $1)`, wsID).Scan(&ok); err != nil {
+		return fmt.Errorf("workspace: %w", err)
+	}
+	if !ok {
+		return link.Errorf(link.ENOTFOUND, "workspace %q not found", wsID)
+	}
+	return nil
+}
+
+// CreateLink stores a link, generating a code when the alias is empty;
+// sets ID, Alias, CreatedAt, UpdatedAt (and the normalised fields) once
+// it is committed. ENOTFOUND for an unknown workspace; EINVALID (domain,
+// campaign); ECONFLICT if the alias is taken on the domain or held for
+// another workspace.
+func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !s.db.validID(link.PrefixWorkspace, l.WorkspaceID) {
+		return link.Errorf(link.ENOTFOUND, "workspace %q not found", l.WorkspaceID)
+	}
+	in := normalizedInput(l)
+	now := dbTime(s.db.now())
+	var created *link.Link
+	err := s.db.tx(ctx, func(tx pgx.Tx) error {
+		if err := workspaceExists(ctx, tx, in.WorkspaceID); err != nil {
+			return err
+		}
+		if in.Alias != "" {
+			if err := lockAliases(ctx, tx, aliasLockKey(in.Domain, in.Alias)); err != nil {
+				return err
+			}
+		}
+		var err error
+		if created, err = s.addLink(ctx, tx, in.WorkspaceID, &in, now); err != nil {
+			return err
+		}
+		return s.emitLink(ctx, tx, link.EventLinkCreated, created, now)
+	})
+	if err != nil {
+		return err
+	}
+	*l = *created
+	return nil
+}
+
+// CreateLinks stores links of the workspace in one transaction, each as
+// CreateLink would; a link refused for a reason of its own (alias taken,
+// domain or campaign not the workspace's) gets that error and writes
+// nothing, the others are stored.
+func (s *LinkService) CreateLinks(ctx context.Context, workspaceID string, links []*link.Link) ([]error, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !s.db.validID(link.PrefixWorkspace, workspaceID) {
+		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
+	}
+	ins := make([]link.Link, len(links))
+	var keys []string
+	for i, l := range links {
+		ins[i] = normalizedInput(l)
+		if ins[i].Alias != "" {
+			keys = append(keys, aliasLockKey(ins[i].Domain, ins[i].Alias))
+		}
+	}
+	now := dbTime(s.db.now())
+	var errs []error
+	var created []*link.Link
+	err := s.db.tx(ctx, func(tx pgx.Tx) error {
+		errs, created = make([]error, len(links)), make([]*link.Link, len(links))
+		if err := workspaceExists(ctx, tx, workspaceID); err != nil {
+			return err
+		}
+		if err := lockAliases(ctx, tx, keys...); err != nil {
+			return err
+		}
+		for i := range ins {
+			l, err := s.addLink(ctx, tx, workspaceID, &ins[i], now)
+			if code := link.ErrorCode(err); code == link.ECONFLICT || code == link.EINVALID {
+				errs[i] = err
+				continue
+			} else if err != nil {
+				return err
+			}
+			created[i] = l
+			if err := s.emitLink(ctx, tx, link.EventLinkCreated, l, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, l := range created {
+		if l != nil {
+			*links[i] = *l
+		}
+	}
+	return errs, nil
+}
+
+// FindLinkByID returns a link of the workspace with its clicks.
+// ENOTFOUND, also for a link of another workspace.
+func (s *LinkService) FindLinkByID(ctx context.Context, workspaceID, id string) (*link.Link, error) {
+	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixLink, id) {
+		return nil, link.Errorf(link.ENOTFOUND, "link %q not found", id)
+	}
+	l, err := scanLink(s.db.pool.QueryRow(ctx, `SELECT `+linkColumns+` FROM links l WHERE l.id = $1 AND l.workspace_id = $2`, id, workspaceID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, link.Errorf(link.ENOTFOUND, "link %q not found", id)
+	}
+	return l, err
+}
+
+// FindLinkByAlias returns the link for a redirect, in one lookup of
+// links_alias_key: its UTM values are its own, or its campaign's where it
+// has none; its Clicks is not filled in. ENOTFOUND, also for a held
+// alias.
+func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string) (*link.Link, error) {
+	var src, med, camp *string
+	l, err := scanLink(s.db.pool.QueryRow(ctx, `SELECT `+linkColumns+`, c.utm_source, c.utm_medium, c.utm_campaign
+		FROM links l LEFT JOIN campaigns c ON c.id = l.campaign_id AND c.workspace_id = l.workspace_id
+		WHERE l.domain = $1 AND l.alias = $2`, strings.ToLower(domain), alias), &src, &med, &camp)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, link.Errorf(link.ENOTFOUND, "no link %q", alias)
+	}
+	if err != nil {
+		return nil, err
+	}
+	l.Clicks = 0
+	if src != nil {
+		l.UTMSource = cmp.Or(l.UTMSource, *src)
+		l.UTMMedium = cmp.Or(l.UTMMedium, *med)
+		l.UTMCampaign = cmp.Or(l.UTMCampaign, *camp)
+	}
+	return l, nil
+}
+
+// UpdateLink applies an update in one transaction: it locks the link,
+// applies upd, calls validate (whose error is returned unchanged), moves
+// the alias if it changed (an empty alias gets a new code; the old one is
+// held for the workspace) and sets UpdatedAt. ENOTFOUND, ECONFLICT
+// (alias), EINVALID (campaign).
+func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, upd link.LinkUpdate, validate func(*link.Link) error) (*link.Link, error) {
+	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixLink, id) {
+		return nil, link.Errorf(link.ENOTFOUND, "link %q not found", id)
+	}
+	now := dbTime(s.db.now())
+	var out *link.Link
+	err := s.db.tx(ctx, func(tx pgx.Tx) error {
+		// A campaign is locked before the link, as DeleteCampaign locks
+		// its campaign before its links; it is checked below.
+		if upd.CampaignID != nil && strings.TrimSpace(*upd.CampaignID) != "" {
+			if _, err := tx.Exec(ctx, `SELECT FROM campaigns WHERE id = $1 AND workspace_id = $2 FOR SHARE`, strings.TrimSpace(*upd.CampaignID), workspaceID); err != nil {
+				return fmt.Errorf("lock campaign: %w", err)
+			}
+		}
+		old, err := scanLink(tx.QueryRow(ctx, `SELECT `+linkColumns+` FROM links l WHERE l.id = $1 AND l.workspace_id = $2 FOR UPDATE`, id, workspaceID))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return link.Errorf(link.ENOTFOUND, "link %q not found", id)
+		} else if err != nil {
+			return err
+		}
+		l := *old
+		l.Tags = slices.Clone(old.Tags)
+		upd.Apply(&l)
+		if validate != nil {
+			if err := validate(&l); err != nil {
+				return err
+			}
+		}
+		if l.CampaignID != old.CampaignID && l.CampaignID != "" {
+			if err := s.db.campaignForLink(ctx, tx, workspaceID, l.CampaignID); err != nil {
+				return err
+			}
+		}
+		l.Domain = old.Domain
+		if l.Alias == "" {
+			if l.Alias, err = freeCode(ctx, tx, l.Domain, now); err != nil {
+				return err
+			}
+		}
+		if l.Alias != old.Alias {
+			if err := lockAliases(ctx, tx, aliasLockKey(l.Domain, l.Alias), aliasLockKey(old.Domain, old.Alias)); err != nil {
+				return err
+			}
+			if err := releaseHold(ctx, tx, workspaceID, l.Domain, l.Alias, now); err != nil {
+				return err
+			}
+		}
+		l.UpdatedAt = now
+		if l.ExpiresAt != nil {
+			t := dbTime(*l.ExpiresAt)
+			l.ExpiresAt = &t
+		}
+		rules, variants, og, err := controls(&l)
+		if err != nil {
+			return err
+		}
+		tags := l.Tags
+		if tags == nil {
+			tags = []string{}
+		}
+		_, err = tx.Exec(ctx, `UPDATE links SET alias = $2, destination_url = $3, tags = $4, utm_source = $5,
+			utm_medium = $6, utm_campaign = $7, campaign_id = $8, redirect_code = $9, updated_at = $10,
+			password_hash = $11, rules = $12, variants = $13, og = $14, expires_at = $15, max_clicks = $16,
+			expired_url = $17, archived = $18, title = $19, search_text = $20 WHERE id = $1`,
+			id, l.Alias, l.DestinationURL, tags, l.UTMSource, l.UTMMedium, l.UTMCampaign, l.CampaignID,
+			l.RedirectCode, l.UpdatedAt, l.PasswordHash, rules, variants, og, l.ExpiresAt, l.MaxClicks,
+			l.ExpiredURL, l.Archived, l.Title, searchText(&l))
+		if isUnique(err, "links_alias_key") {
+			return takenError(l.Alias)
+		} else if err != nil {
+			return fmt.Errorf("update link: %w", err)
+		}
+		if l.Alias != old.Alias {
+			if err := s.holdAlias(ctx, tx, workspaceID, old.Domain, old.Alias, now); err != nil {
+				return err
+			}
+		}
+		out = &l
+		return s.emitLink(ctx, tx, link.EventLinkUpdated, out, now)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// DeleteLink removes a link and holds its alias for the workspace
+// (a held alias redirects nowhere). ENOTFOUND.
+func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) error {
+	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixLink, id) {
+		return link.Errorf(link.ENOTFOUND, "link %q not found", id)
+	}
+	now := dbTime(s.db.now())
+	return s.db.tx(ctx, func(tx pgx.Tx) error {
+		l, err := scanLink(tx.QueryRow(ctx, `SELECT `+linkColumns+` FROM links l WHERE l.id = $1 AND l.workspace_id = $2 FOR UPDATE`, id, workspaceID))
+		if errors.Is(err, pgx.ErrNoRows) {
+			return link.Errorf(link.ENOTFOUND, "link %q not found", id)
+		} else if err != nil {
+			return err
+		}
+		if err := s.emitLink(ctx, tx, link.EventLinkDeleted, l, now); err != nil {
+			return err
+		}
+		if err := lockAliases(ctx, tx, aliasLockKey(l.Domain, l.Alias)); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM links WHERE id = $1`, id); err != nil {
+			return fmt.Errorf("delete link: %w", err)
+		}
+		return s.holdAlias(ctx, tx, workspaceID, l.Domain, l.Alias, now)
+	})
+}
+
+// PruneAliasHolds deletes the alias holds that ended before now and
+// returns how many (link_alias_holds_until).
+func (s *LinkService) PruneAliasHolds(ctx context.Context, now time.Time) (int, error) {
+	var n int64
+	err := s.db.tx(ctx, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM link_alias_holds WHERE until <= $1`, now)
+		n = tag.RowsAffected()
+		return err
+	})
+	return int(n), err
+}

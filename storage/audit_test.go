@@ -46,6 +46,7 @@ func actions(es []*link.AuditEntry) []string {
 }
 
 func TestAudit_KeyLifeAndActors(t *testing.T) {
+	t.Parallel()
 	s, u, ws := mustSetup(t)
 	audit := storage.NewAuditService(s.DB)
 	admin := link.Actor{Type: link.ActorUser, ID: u.ID, Name: u.Email}
@@ -184,6 +185,7 @@ func TestAudit_KeyLifeAndActors(t *testing.T) {
 }
 
 func TestAudit_FiltersAndCursor(t *testing.T) {
+	t.Parallel()
 	s, u, ws := mustSetup(t)
 	audit := storage.NewAuditService(s.DB)
 	other := mustWorkspace(t, s, "Other", u.ID)
@@ -290,6 +292,7 @@ func TestAudit_FiltersAndCursor(t *testing.T) {
 }
 
 func TestAudit_Prune(t *testing.T) {
+	t.Parallel()
 	s, _, ws := mustSetup(t)
 	audit := storage.NewAuditService(s.DB)
 	ctx := link.WithActor(context.Background(), link.Actor{Type: link.ActorUser, ID: "usr_x", Name: "x@example.com"}, "192.0.2.4")
@@ -340,6 +343,7 @@ func TestAudit_Prune(t *testing.T) {
 }
 
 func TestAudit_Webhooks(t *testing.T) {
+	t.Parallel()
 	s, u, ws := mustSetup(t)
 	audit := storage.NewAuditService(s.DB)
 	hooks := storage.NewWebhookService(s.DB)
@@ -391,6 +395,7 @@ func TestAudit_Webhooks(t *testing.T) {
 }
 
 func TestAudit_DomainsAndWorkspaces(t *testing.T) {
+	t.Parallel()
 	s, u, ws := mustSetup(t)
 	audit := storage.NewAuditService(s.DB)
 	domains := storage.NewDomainService(s.DB)
@@ -478,6 +483,7 @@ func wantNoSecrets(tb testing.TB, es []*link.AuditEntry, secrets ...string) {
 }
 
 func TestAudit_UserEntriesBelongToTheirWorkspaces(t *testing.T) {
+	t.Parallel()
 	s, u, ws := mustSetup(t)
 	audit := storage.NewAuditService(s.DB)
 	other := mustWorkspace(t, s, "Other", u.ID)
@@ -507,6 +513,7 @@ func TestAudit_UserEntriesBelongToTheirWorkspaces(t *testing.T) {
 // TestAudit_SetupIsRecorded: the set-up of a fresh instance records the
 // admin's account and the first workspace, the system their actor.
 func TestAudit_SetupIsRecorded(t *testing.T) {
+	t.Parallel()
 	s, u, ws := mustSetup(t)
 	es := auditLog(t, storage.NewAuditService(s.DB), link.AuditFilter{WorkspaceID: ws.ID})
 	if got := strings.Join(actions(es), " "); got != "user.created workspace.created" {

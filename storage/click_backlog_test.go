@@ -115,6 +115,7 @@ func (f *backlogFixture) sameAnalytics(t *testing.T) {
 // drained in parts of any size end up exactly as if they had been written
 // straight: totals, every dimension, unique visitors, raw clicks.
 func TestClickBacklog_SameAsStraight(t *testing.T) {
+	t.Parallel()
 	f := newBacklogFixture(t)
 	ctx := context.Background()
 	direct, spilled := f.clicks(7, 3000)
@@ -181,6 +182,7 @@ func TestClickBacklog_SameAsStraight(t *testing.T) {
 // TestClickBacklog_Bound: a spill stops at the bound, and says how many
 // it took; clicks that cannot be stored are skipped and counted.
 func TestClickBacklog_Bound(t *testing.T) {
+	t.Parallel()
 	f := newBacklogFixture(t)
 	ctx := context.Background()
 	_, clicks := f.clicks(3, 100)
@@ -213,6 +215,7 @@ func TestClickBacklog_Bound(t *testing.T) {
 
 // TestClickBacklog_Reopen: the backlog is on disk; a restart drains it.
 func TestClickBacklog_Reopen(t *testing.T) {
+	t.Parallel()
 	f := newBacklogFixture(t)
 	ctx := context.Background()
 	direct, spilled := f.clicks(11, 500)
@@ -235,6 +238,7 @@ func TestClickBacklog_Reopen(t *testing.T) {
 // and counted as skipped, the others drained; the checker names it while
 // it is there.
 func TestClickBacklog_DamagedRecord(t *testing.T) {
+	t.Parallel()
 	f := newBacklogFixture(t)
 	ctx := context.Background()
 	_, clicks := f.clicks(5, 20)
@@ -273,6 +277,7 @@ func TestClickBacklog_DamagedRecord(t *testing.T) {
 // the backlog, and by one that finds it empty; otherwise the recorder,
 // which drains while the size says clicks wait, would drain for ever.
 func TestClickBacklog_DamagedSize(t *testing.T) {
+	t.Parallel()
 	f := newBacklogFixture(t)
 	ctx := context.Background()
 	_, clicks := f.clicks(7, 5)

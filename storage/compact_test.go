@@ -21,6 +21,7 @@ import (
 // opens and checks clean. CompactFile refuses an existing output, and a
 // file a process holds, and leaves no output behind then.
 func TestCompactFile(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "linkbolt.db")

@@ -11,6 +11,7 @@ import (
 )
 
 func TestRecordAttempt_Transitions(t *testing.T) {
+	t.Parallel()
 	s, _, ws := mustSetup(t)
 	hooks := storage.NewWebhookService(s.DB)
 	ctx := context.Background()

@@ -13,6 +13,7 @@ import (
 )
 
 func TestDueDeliveries_OnePerWebhookInOrder(t *testing.T) {
+	t.Parallel()
 	s, _, ws := mustSetup(t)
 	hooks := storage.NewWebhookService(s.DB)
 	a := mustWebhook(t, hooks, ws.ID, true, link.EventCampaignUpdated)
@@ -75,6 +76,7 @@ func TestDueDeliveries_OnePerWebhookInOrder(t *testing.T) {
 }
 
 func TestPingAndRetry(t *testing.T) {
+	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	hooks := storage.NewWebhookService(s.DB)
@@ -183,6 +185,7 @@ func eventIDs(ds []*link.Delivery) []string {
 // one transaction; a failure recorded mid-run leaves the rest pending and
 // in order.
 func TestNextDeliveries_RunInOneTransaction(t *testing.T) {
+	t.Parallel()
 	s, _, ws := mustSetup(t)
 	hooks := storage.NewWebhookService(s.DB)
 	ctx := context.Background()

@@ -45,6 +45,7 @@ func codecRecords() []linkRecord {
 // form as it does from the JSON form of schema version 3, field for
 // field, and that the binary form is the smaller.
 func TestLinkCodec_RoundTrip(t *testing.T) {
+	t.Parallel()
 	for i, r := range codecRecords() {
 		bin := appendLink(nil, &r)
 		var got linkRecord
@@ -78,6 +79,7 @@ func TestLinkCodec_RoundTrip(t *testing.T) {
 // one: every truncation, trailing bytes, unknown flags, an unknown first
 // byte, and random bytes changed.
 func TestLinkCodec_Damaged(t *testing.T) {
+	t.Parallel()
 	rec := codecRecords()[2]
 	bin := appendLink(nil, &rec)
 	wantErr := func(name string, raw []byte) {

@@ -13,6 +13,7 @@ import (
 )
 
 func TestCreateLink(t *testing.T) {
+	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()
@@ -77,6 +78,7 @@ func TestCreateLink(t *testing.T) {
 }
 
 func TestCreateLink_GeneratedCodes(t *testing.T) {
+	t.Parallel()
 	s, _, ws := mustSetup(t)
 	seen := map[string]bool{}
 	for i := range 200 {
@@ -106,6 +108,7 @@ func TestCreateLink_GeneratedCodes(t *testing.T) {
 }
 
 func TestCreateLink_Concurrent(t *testing.T) {
+	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	const n = 64

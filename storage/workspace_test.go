@@ -9,6 +9,7 @@ import (
 )
 
 func TestWorkspaces(t *testing.T) {
+	t.Parallel()
 	s, admin, first := mustSetup(t)
 	ctx := context.Background()
 
@@ -57,6 +58,7 @@ func TestWorkspaces(t *testing.T) {
 }
 
 func TestUpdateWorkspace(t *testing.T) {
+	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	s.Clock.Add(time.Minute)

@@ -979,7 +979,7 @@ func TestExportClicks_Chunks(t *testing.T) {
 // links.
 func TestStats_CrawlerVisitor(t *testing.T) {
 	t.Parallel()
-	s, _, ws := mustSetup(t)
+	s, _, ws := mustSetup(t, soloCreations)
 	rnd := rand.New(rand.NewPCG(7, 8))
 	var links []*link.Link
 	for i := range 120 {

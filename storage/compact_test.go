@@ -28,6 +28,7 @@ func TestCompactFile(t *testing.T) {
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	db := NewDB(path)
 	db.Now = func() time.Time { return now }
+	db.BatchDelay = time.Nanosecond // 600 creations one after another: none waits for company
 	if err := db.Open(); err != nil {
 		t.Fatal(err)
 	}

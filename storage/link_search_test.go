@@ -117,7 +117,7 @@ func TestSearch_AfterUpdateAndDelete(t *testing.T) {
 // (candidates holding every trigram but not the text are not counted).
 func TestSearch_AgreesWithBruteForce(t *testing.T) {
 	t.Parallel()
-	s, _, ws := mustSetup(t)
+	s, _, ws := mustSetup(t, soloCreations)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
 	const letters = "abcab"

@@ -51,7 +51,7 @@ func wantTotals(tb testing.TB, s *Services, wsID string, want map[string]int) {
 // indexes too).
 func TestLinks_CountersRandom(t *testing.T) {
 	t.Parallel()
-	s, admin, ws := mustSetup(t)
+	s, admin, ws := mustSetup(t, soloCreations)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))

@@ -10,7 +10,6 @@ import (
 )
 
 func TestUpdateUser(t *testing.T) {
-	t.Parallel()
 	s, admin, _ := mustSetup(t)
 	ctx := context.Background()
 	ada := &link.User{Email: "ada@example.com", Name: " Ada ", PasswordHash: []byte("h1")}
@@ -58,7 +57,6 @@ func TestUpdateUser(t *testing.T) {
 }
 
 func TestSessionsPersist(t *testing.T) {
-	t.Parallel()
 	db, clock := MustOpenDB(t)
 	s := newServices(db, clock)
 	ctx := context.Background()
@@ -111,7 +109,6 @@ func TestSessionsPersist(t *testing.T) {
 }
 
 func TestKeepWhenCreatorDisabled(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	ctx := context.Background()
 	k := &link.APIKey{WorkspaceID: ws.ID, Name: "ci", Scope: link.ScopeRead, Hash: []byte("0123456789abcdef0123456789abcdef"),

@@ -29,7 +29,6 @@ func mustKey(tb testing.TB, s *Services, k *link.APIKey) *link.APIKey {
 }
 
 func TestKeys_Find(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()
@@ -91,7 +90,6 @@ func keyIDs(keys []*link.APIKey) []string {
 }
 
 func TestKeys_RotateRevokeStates(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()
@@ -193,7 +191,6 @@ func TestKeys_RotateRevokeStates(t *testing.T) {
 }
 
 func TestKeys_Usage(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	k := mustKey(t, s, newKey(ws.ID, "lb_live_usage"))
@@ -289,7 +286,6 @@ func TestKeys_Usage(t *testing.T) {
 // flush and read; every read must lie between the uses finished before it
 // began and the uses started before it ended.
 func TestKeys_UsageConcurrent(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	k := mustKey(t, s, newKey(ws.ID, "lb_live_conc"))
@@ -367,7 +363,6 @@ func TestKeys_UsageConcurrent(t *testing.T) {
 // TestKeys_BackgroundFlush checks that Open starts a loop that writes key
 // usage every KeyUsageFlush. It waits for the loop's signal, not a timer.
 func TestKeys_BackgroundFlush(t *testing.T) {
-	t.Parallel()
 	db, clock := MustOpenDB(t)
 	if err := db.Close(); err != nil {
 		t.Fatal(err)
@@ -412,7 +407,6 @@ func TestKeys_BackgroundFlush(t *testing.T) {
 // TestKeys_Cap checks keys.max_per_workspace in the store: only active and
 // grace keys count, per workspace, and concurrent creations never pass it.
 func TestKeys_Cap(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()
@@ -464,7 +458,6 @@ func TestKeys_Cap(t *testing.T) {
 // drops keys once they are seen revoked or expired, and that is built for
 // data files written before it.
 func TestKeys_CapLiveIndex(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	var ids []string
@@ -507,7 +500,6 @@ func TestKeys_CapLiveIndex(t *testing.T) {
 }
 
 func TestKeys_RotateCapAndCreator(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	ctx := context.Background()
 	k := newKey(ws.ID, "lb_live_a")

@@ -46,7 +46,6 @@ func actions(es []*link.AuditEntry) []string {
 }
 
 func TestAudit_KeyLifeAndActors(t *testing.T) {
-	t.Parallel()
 	s, u, ws := mustSetup(t)
 	audit := storage.NewAuditService(s.DB)
 	admin := link.Actor{Type: link.ActorUser, ID: u.ID, Name: u.Email}
@@ -185,7 +184,6 @@ func TestAudit_KeyLifeAndActors(t *testing.T) {
 }
 
 func TestAudit_FiltersAndCursor(t *testing.T) {
-	t.Parallel()
 	s, u, ws := mustSetup(t)
 	audit := storage.NewAuditService(s.DB)
 	other := mustWorkspace(t, s, "Other", u.ID)
@@ -292,7 +290,6 @@ func TestAudit_FiltersAndCursor(t *testing.T) {
 }
 
 func TestAudit_Prune(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	audit := storage.NewAuditService(s.DB)
 	ctx := link.WithActor(context.Background(), link.Actor{Type: link.ActorUser, ID: "usr_x", Name: "x@example.com"}, "192.0.2.4")
@@ -343,7 +340,6 @@ func TestAudit_Prune(t *testing.T) {
 }
 
 func TestAudit_Webhooks(t *testing.T) {
-	t.Parallel()
 	s, u, ws := mustSetup(t)
 	audit := storage.NewAuditService(s.DB)
 	hooks := storage.NewWebhookService(s.DB)
@@ -395,7 +391,6 @@ func TestAudit_Webhooks(t *testing.T) {
 }
 
 func TestAudit_DomainsAndWorkspaces(t *testing.T) {
-	t.Parallel()
 	s, u, ws := mustSetup(t)
 	audit := storage.NewAuditService(s.DB)
 	domains := storage.NewDomainService(s.DB)
@@ -483,7 +478,6 @@ func wantNoSecrets(tb testing.TB, es []*link.AuditEntry, secrets ...string) {
 }
 
 func TestAudit_UserEntriesBelongToTheirWorkspaces(t *testing.T) {
-	t.Parallel()
 	s, u, ws := mustSetup(t)
 	audit := storage.NewAuditService(s.DB)
 	other := mustWorkspace(t, s, "Other", u.ID)
@@ -513,7 +507,6 @@ func TestAudit_UserEntriesBelongToTheirWorkspaces(t *testing.T) {
 // TestAudit_SetupIsRecorded: the set-up of a fresh instance records the
 // admin's account and the first workspace, the system their actor.
 func TestAudit_SetupIsRecorded(t *testing.T) {
-	t.Parallel()
 	s, u, ws := mustSetup(t)
 	es := auditLog(t, storage.NewAuditService(s.DB), link.AuditFilter{WorkspaceID: ws.ID})
 	if got := strings.Join(actions(es), " "); got != "user.created workspace.created" {

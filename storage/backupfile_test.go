@@ -13,7 +13,6 @@ import (
 // TestSpoolBackup: the spool holds the whole backup and never has a name
 // a crash could leave behind.
 func TestSpoolBackup(t *testing.T) {
-	t.Parallel()
 	db, _ := MustOpenDB(t)
 	var want bytes.Buffer
 	if _, err := db.WriteBackup(&want); err != nil {
@@ -42,7 +41,6 @@ func TestSpoolBackup(t *testing.T) {
 // TestRemoveBackupLeftovers removes unlocked files of the temporary
 // backup name, and nothing else.
 func TestRemoveBackupLeftovers(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	stale := filepath.Join(dir, storage.BackupTempPrefix+"1")
 	keep := []string{filepath.Join(dir, "linkbolt.db"), filepath.Join(dir, ".linkbolt-backup"), filepath.Join(dir, "x"+storage.BackupTempPrefix+"2")}

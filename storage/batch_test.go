@@ -120,7 +120,6 @@ func TestCreateLinksShareCommits(t *testing.T) {
 // writing (or panics) is rolled back alone, its writes gone, while the
 // other calls of its batch commit once; a failed call runs once.
 func TestBatchFailureRollsBack(t *testing.T) {
-	t.Parallel()
 	db, _ := batchDB(t, 5)
 	put := func(key string) func(*bolt.Tx, *searchIndexer) error {
 		return func(tx *bolt.Tx, _ *searchIndexer) error {
@@ -202,7 +201,6 @@ func TestBatchFailureRollsBack(t *testing.T) {
 // and the link is there at the next start, instead of the batch running
 // later against a closed file; a creation after Close is an error.
 func TestCreateLinkAtClose(t *testing.T) {
-	t.Parallel()
 	db, ws := batchDB(t, 100) // the batch starts only at Close
 	done := make(chan error, 1)
 	l := &link.Link{WorkspaceID: ws.ID, Alias: "closing", DestinationURL: "https://example.com/closing"}
@@ -238,7 +236,6 @@ func TestCreateLinkAtClose(t *testing.T) {
 // and nothing of it is kept, as a creation that panics does, instead of
 // the panic ending the process from the batch's goroutine.
 func TestCreateLinkDamagedSearchPage(t *testing.T) {
-	t.Parallel()
 	db, ws := batchDB(t, 1)
 	links := NewLinkService(db)
 	ctx := context.Background()
@@ -318,7 +315,6 @@ func TestCreateLinkDamagedSearchPage(t *testing.T) {
 // are all refused (a taken alias, an unknown workspace) commits no
 // transaction: a client sending taken aliases costs the file no write.
 func TestRefusedCreationCommitsNothing(t *testing.T) {
-	t.Parallel()
 	db, ws := batchDB(t, 1)
 	links := NewLinkService(db)
 	ctx := context.Background()

@@ -117,7 +117,6 @@ func (r *eventRecorder) CampaignData(after *link.Campaign, changes map[string][2
 }
 
 func TestCampaigns_CreateFindList(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	empty := mustWorkspace(t, s, "Empty", admin.ID)
@@ -219,7 +218,6 @@ func TestCampaigns_CreateFindList(t *testing.T) {
 // TestCampaigns_CrossWorkspace checks that another workspace can neither
 // read, change nor delete a campaign, and that nothing changes on trying.
 func TestCampaigns_CrossWorkspace(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()
@@ -259,7 +257,6 @@ func TestCampaigns_CrossWorkspace(t *testing.T) {
 }
 
 func TestUpdateCampaign_Validation(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Spring", UTMSource: "news"})
@@ -314,7 +311,6 @@ func TestUpdateCampaign_Validation(t *testing.T) {
 }
 
 func TestUpdateCampaign_Events(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()
@@ -534,7 +530,6 @@ func TestUpdateCampaign_Events(t *testing.T) {
 // TestCampaign_LinkOfAnotherWorkspace checks that a link joins only a
 // campaign of its own workspace, on create and on update.
 func TestCampaign_LinkOfAnotherWorkspace(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()
@@ -582,7 +577,6 @@ func TestCampaign_LinkOfAnotherWorkspace(t *testing.T) {
 // TestUpdateLink_MoveCampaign moves links between campaigns and out of
 // them; the counts and the filter follow (the cleanup checks the index).
 func TestUpdateLink_MoveCampaign(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	a := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "A"})
@@ -657,7 +651,6 @@ func TestUpdateLink_MoveCampaign(t *testing.T) {
 // campaign's UTM values where the link has none, and sees a change of the
 // campaign at once, also through other services over the same file.
 func TestFindLinkByAlias_CampaignUTM(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Spring", UTMSource: "c-src", UTMMedium: "c-med", UTMCampaign: "c-name"})
@@ -776,7 +769,6 @@ func TestFindLinkByAlias_CampaignUTM(t *testing.T) {
 }
 
 func TestDeleteCampaign(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	a := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "A", UTMSource: "a-src", UTMMedium: "a-med"})
@@ -913,7 +905,6 @@ func TestDeleteCampaign(t *testing.T) {
 // TestCampaign_StatusKeepsLinksWorking checks that the links of a paused
 // or archived campaign still redirect, with the campaign's UTM values.
 func TestCampaign_StatusKeepsLinksWorking(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Spring", UTMCampaign: "spring"})
@@ -940,7 +931,6 @@ func TestCampaign_StatusKeepsLinksWorking(t *testing.T) {
 // status is refused like any other unknown status, rather than turned into
 // the default: a paused or archived campaign must not become active.
 func TestUpdateCampaign_EmptyStatus(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Old", Status: link.CampaignArchived})
@@ -958,7 +948,6 @@ func TestUpdateCampaign_EmptyStatus(t *testing.T) {
 // TestFindEvents_AfterLastPossibleID checks that paging after the largest
 // event ID does not wrap around to the first event.
 func TestFindEvents_AfterLastPossibleID(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "A"})
@@ -979,7 +968,6 @@ func TestFindEvents_AfterLastPossibleID(t *testing.T) {
 // TestDeleteCampaign_ConflictMessage checks that the refusal counts the
 // campaign's links in words: "1 link", "2 links".
 func TestDeleteCampaign_ConflictMessage(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Spring"})

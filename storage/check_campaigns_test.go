@@ -16,7 +16,6 @@ var errRollback = errors.New("rollback")
 // TestCheckIndexes_Campaigns checks that CheckIndexes notices each kind of
 // damage to the campaign indexes, so that the cleanup of every test would.
 func TestCheckIndexes_Campaigns(t *testing.T) {
-	t.Parallel()
 	db := NewDB(filepath.Join(t.TempDir(), "linkbolt.db"))
 	if err := db.Open(); err != nil {
 		t.Fatal(err)

@@ -14,7 +14,6 @@ import (
 // TestCheckIndexes_Domains checks that CheckIndexes notices each kind of
 // damage to the domain indexes, so that the cleanup of every test would.
 func TestCheckIndexes_Domains(t *testing.T) {
-	t.Parallel()
 	db := NewDB(filepath.Join(t.TempDir(), "linkbolt.db"))
 	if err := db.Open(); err != nil {
 		t.Fatal(err)

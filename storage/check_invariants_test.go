@@ -50,7 +50,6 @@ func mustFullFile(t *testing.T) string {
 // counters one at a time, as a bug or a hand edit would, and checks that
 // CheckFile reports each damage readably, and nothing on the whole file.
 func TestCheckFile_Invariants(t *testing.T) {
-	t.Parallel()
 	good := mustFullFile(t)
 	if r, err := storage.CheckFile(good); err != nil || !r.OK() {
 		t.Fatalf("the whole file: %v %+v", err, r)
@@ -153,7 +152,6 @@ func TestCheckFile_Invariants(t *testing.T) {
 // TestCheckFile_NotLinkbolt: a bbolt file that is no linkbolt data file
 // has only bbolt's structure to check.
 func TestCheckFile_NotLinkbolt(t *testing.T) {
-	t.Parallel()
 	path := filepath.Join(t.TempDir(), "other.db")
 	bdb, err := bolt.Open(path, 0o600, nil)
 	if err != nil {

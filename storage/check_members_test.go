@@ -17,7 +17,6 @@ import (
 // TestCheckIndexes_Members checks that CheckIndexes notices damage to the
 // memberships and invitations, so that the cleanup of every test would.
 func TestCheckIndexes_Members(t *testing.T) {
-	t.Parallel()
 	db := NewDB(filepath.Join(t.TempDir(), "linkbolt.db"))
 	if err := db.Open(); err != nil {
 		t.Fatal(err)

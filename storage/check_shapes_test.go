@@ -58,7 +58,6 @@ func bucketAt(tx *bolt.Tx, path []string) *bolt.Bucket {
 // users.email passed the check and was restored, after which nobody could
 // sign in.
 func TestCheckFile_Shapes(t *testing.T) {
-	t.Parallel()
 	good := mustFullFile(t)
 	orig, err := os.ReadFile(good)
 	if err != nil {

@@ -115,7 +115,6 @@ func (f *backlogFixture) sameAnalytics(t *testing.T) {
 // drained in parts of any size end up exactly as if they had been written
 // straight: totals, every dimension, unique visitors, raw clicks.
 func TestClickBacklog_SameAsStraight(t *testing.T) {
-	t.Parallel()
 	f := newBacklogFixture(t)
 	ctx := context.Background()
 	direct, spilled := f.clicks(7, 3000)
@@ -182,7 +181,6 @@ func TestClickBacklog_SameAsStraight(t *testing.T) {
 // TestClickBacklog_Bound: a spill stops at the bound, and says how many
 // it took; clicks that cannot be stored are skipped and counted.
 func TestClickBacklog_Bound(t *testing.T) {
-	t.Parallel()
 	f := newBacklogFixture(t)
 	ctx := context.Background()
 	_, clicks := f.clicks(3, 100)
@@ -215,7 +213,6 @@ func TestClickBacklog_Bound(t *testing.T) {
 
 // TestClickBacklog_Reopen: the backlog is on disk; a restart drains it.
 func TestClickBacklog_Reopen(t *testing.T) {
-	t.Parallel()
 	f := newBacklogFixture(t)
 	ctx := context.Background()
 	direct, spilled := f.clicks(11, 500)
@@ -238,7 +235,6 @@ func TestClickBacklog_Reopen(t *testing.T) {
 // and counted as skipped, the others drained; the checker names it while
 // it is there.
 func TestClickBacklog_DamagedRecord(t *testing.T) {
-	t.Parallel()
 	f := newBacklogFixture(t)
 	ctx := context.Background()
 	_, clicks := f.clicks(5, 20)
@@ -277,7 +273,6 @@ func TestClickBacklog_DamagedRecord(t *testing.T) {
 // the backlog, and by one that finds it empty; otherwise the recorder,
 // which drains while the size says clicks wait, would drain for ever.
 func TestClickBacklog_DamagedSize(t *testing.T) {
-	t.Parallel()
 	f := newBacklogFixture(t)
 	ctx := context.Background()
 	_, clicks := f.clicks(7, 5)

@@ -8,7 +8,6 @@ import (
 )
 
 func TestMergeSorted(t *testing.T) {
-	t.Parallel()
 	rnd := rand.New(rand.NewPCG(5, 6))
 	for range 2000 {
 		all := map[uint64]bool{}

@@ -66,7 +66,6 @@ func oneClickCases() []oneClickCase {
 // the same header, the same sections byte for byte; the next click of
 // the period writes the same version 2 blob from either.
 func TestOneClickBlob(t *testing.T) {
-	t.Parallel()
 	for _, c := range oneClickCases() {
 		t.Run(c.name, func(t *testing.T) {
 			var scratch mergeScratch
@@ -128,7 +127,6 @@ func TestOneClickBlob(t *testing.T) {
 // entries read back and whose totals periodClicks reads alike; never a
 // panic.
 func TestOneClickBlob_Damaged(t *testing.T) {
-	t.Parallel()
 	rnd := rand.New(rand.NewPCG(9, 10))
 	for _, c := range oneClickCases() {
 		if !c.want3 {
@@ -188,7 +186,6 @@ func sameSections(a, b *[numDims]section) bool {
 // TestOneClickBlob_Sizes pins the sizes docs/operations.md gives ("Disk
 // and memory", schema version 5).
 func TestOneClickBlob_Sizes(t *testing.T) {
-	t.Parallel()
 	for _, c := range oneClickCases()[:3] {
 		var scratch mergeScratch
 		blob, err := mergePeriodBlob(nil, c.daily, c.add, &c.deltas, &c.vals, &scratch)
@@ -215,7 +212,6 @@ func TestOneClickBlob_Sizes(t *testing.T) {
 // its end: a value inserted or moved would make every blob and raw click
 // written before read as another value, and this test fail.
 func TestShortValues_OnDisk(t *testing.T) {
-	t.Parallel()
 	pinned := []string{"direct", "unknown", "bot", "desktop", "mobile", "tablet",
 		"Chrome", "Safari", "Firefox", "Edge", "Opera", "Samsung Internet",
 		"Windows", "macOS", "iOS", "Android", "Linux", "ChromeOS"}

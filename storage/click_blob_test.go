@@ -54,7 +54,6 @@ func v1Section(dim byte, vals []string, counts [][2]uint64) []byte {
 }
 
 func TestMergePeriodBlob(t *testing.T) {
-	t.Parallel()
 	var deltas [numDims][]dimDelta
 	var vals [numDims][]string
 	for d := range numDims {
@@ -168,7 +167,6 @@ func FuzzBlobReader(f *testing.F) {
 // six sections reads with no variants, and variants merged into it are
 // written as a seventh section.
 func TestPeriodBlobVariants(t *testing.T) {
-	t.Parallel()
 	var deltas [numDims][]dimDelta
 	var vals [numDims][]string
 	for d := range dimVariants {

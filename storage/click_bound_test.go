@@ -21,7 +21,6 @@ import (
 // than its value's clicks, and the raw clicks keep a bounded number of
 // hosts (the heavy ones exactly), which a prune deletes with the clicks.
 func TestRecordClicks_BoundedTopLists(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	if err := storage.BulkCreateLinks(s.DB, ws.ID, 1100, func(i int) *link.Link {

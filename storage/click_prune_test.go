@@ -21,7 +21,6 @@ import (
 // the second got an id the rest of the prune deleted, so the export failed
 // with "no host"; now clicks of a day being pruned keep their host inline.
 func TestPruneClicks_LateClickBetweenHostChunks(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	now := time.Date(2025, 3, 10, 12, 0, 0, 0, time.UTC)
 	db := NewDB(filepath.Join(t.TempDir(), "linkbolt.db"))

@@ -11,7 +11,6 @@ import (
 )
 
 func TestRawClickRoundTrip(t *testing.T) {
-	t.Parallel()
 	ids := testCodec(t, nil)
 	in := link.Click{LinkID: ids.formatID(prefixLink, 100), WorkspaceID: ids.formatID(prefixWorkspace, 1), CampaignID: ids.formatID(prefixCampaign, 9), Time: time.Unix(1740830400, 123456789).UTC(),
 		Referrer: "t.co", Country: "DE", Device: "mobile", Browser: "Safari", OS: "iOS", Bot: true, Visitor: 1<<64 - 1}
@@ -57,7 +56,6 @@ func TestRawClickRoundTrip(t *testing.T) {
 // too long for that holds them all as before; and a raw click written
 // before schema version 5 (no rawFlagCodes) reads as it did.
 func TestRawClickShortValues(t *testing.T) {
-	t.Parallel()
 	ids := testCodec(t, nil)
 	k := concat(itob(1), itob(uint64(time.Unix(1740830400, 0).UnixNano())), be32(7))
 	str := func(b []byte) string { return string(b) }
@@ -111,7 +109,6 @@ func TestRawClickShortValues(t *testing.T) {
 // TestRawClickVariant: a raw click keeps its variant; one without is
 // written as before (no variant byte).
 func TestRawClickVariant(t *testing.T) {
-	t.Parallel()
 	ids := testCodec(t, nil)
 	in := link.Click{LinkID: ids.formatID(prefixLink, 100), WorkspaceID: ids.formatID(prefixWorkspace, 1), Time: time.Unix(1740830400, 0).UTC(),
 		Referrer: "direct", Country: "DE", Device: "mobile", Browser: "Safari", OS: "iOS", Visitor: 42}

@@ -19,7 +19,6 @@ import (
 // recorder kept it to retry first on every flush, and nothing was ever
 // written again.
 func TestRecorder_InvalidClickDoesNotStallQueue(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	l := mustLink(t, s, ws.ID, &link.Link{Alias: "a"})

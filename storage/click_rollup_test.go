@@ -18,7 +18,6 @@ import (
 // untouched, and the checker (run at cleanup) is satisfied. Late clicks
 // for a rolled day count, and the next roll-up deletes their hours.
 func TestRollUpLinkHours(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	var links []*link.Link

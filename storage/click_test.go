@@ -43,7 +43,6 @@ func mustRecord(tb testing.TB, s *Services, clicks ...link.Click) {
 }
 
 func TestRecordClicks_Boundaries(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()
@@ -154,7 +153,6 @@ func wantLinkTotals(tb testing.TB, s *Services, links ...*link.Link) {
 }
 
 func TestRecordClicks_Bots(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	l := mustLink(t, s, ws.ID, &link.Link{Alias: "a"})
 	human := link.Click{LinkID: l.ID, WorkspaceID: ws.ID, Time: t0, Referrer: "news.example.com", Country: "DE",
@@ -208,7 +206,6 @@ func TestRecordClicks_Bots(t *testing.T) {
 // retries a failed batch first, so one bad click failing the batch would
 // stall every click after it.
 func TestRecordClicks_Invalid(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	l := mustLink(t, s, ws.ID, &link.Link{Alias: "a"})
@@ -283,7 +280,6 @@ func TestRecordClicks_Invalid(t *testing.T) {
 }
 
 func TestRecordClicks_DeletedLink(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	a := mustLink(t, s, ws.ID, &link.Link{Alias: "a"})
@@ -318,7 +314,6 @@ func TestRecordClicks_DeletedLink(t *testing.T) {
 }
 
 func TestStats_Scopes(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()
@@ -382,7 +377,6 @@ func TestStats_Scopes(t *testing.T) {
 }
 
 func TestStats_TopLimit(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	var clicks []link.Click
@@ -554,7 +548,6 @@ func bruteStats(clicks []link.Click, f link.StatsFilter) *link.Stats {
 }
 
 func TestStats_BruteForce(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	campA := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "A"})
@@ -656,7 +649,6 @@ func TestStats_BruteForce(t *testing.T) {
 }
 
 func TestStats_UniqueVisitors(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	a := mustLink(t, s, ws.ID, &link.Link{Alias: "a"})
 	b := mustLink(t, s, ws.ID, &link.Link{Alias: "b"})
@@ -693,7 +685,6 @@ func TestStats_UniqueVisitors(t *testing.T) {
 }
 
 func TestExportClicks(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()
@@ -776,7 +767,6 @@ func TestExportClicks(t *testing.T) {
 }
 
 func TestExportClicks_CancelMidway(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	l := mustLink(t, s, ws.ID, &link.Link{Alias: "a"})
 	clicks := make([]link.Click, 10_000)
@@ -798,7 +788,6 @@ func TestExportClicks_CancelMidway(t *testing.T) {
 }
 
 func TestPruneClicks(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()
@@ -898,7 +887,6 @@ func TestPruneClicks(t *testing.T) {
 }
 
 func TestDailySalt(t *testing.T) {
-	t.Parallel()
 	s, _, _ := mustSetup(t)
 	ctx := context.Background()
 	day := time.Date(2025, 3, 1, 0, 0, 0, 0, time.UTC)
@@ -943,7 +931,6 @@ func TestDailySalt(t *testing.T) {
 // TestExportClicks_Chunks exports more clicks than one read transaction
 // takes: every click comes out once, in order, across the chunk borders.
 func TestExportClicks_Chunks(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	a := mustLink(t, s, ws.ID, &link.Link{Alias: "a"})
@@ -978,7 +965,6 @@ func TestExportClicks_Chunks(t *testing.T) {
 // batch or twice in one, and the record shared with another visitor's
 // links.
 func TestStats_CrawlerVisitor(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t, soloCreations)
 	rnd := rand.New(rand.NewPCG(7, 8))
 	var links []*link.Link

@@ -11,7 +11,6 @@ import (
 // TestMergeSection merges random batches of fewer values than the cap:
 // every count stays exact and nothing is folded.
 func TestMergeSection(t *testing.T) {
-	t.Parallel()
 	r := rand.New(rand.NewPCG(3, 4))
 	for _, dim := range []byte{dimLinks, dimReferrers} {
 		value := func() string {
@@ -68,7 +67,6 @@ func TestMergeSection(t *testing.T) {
 // other sum to every click, the heavy values are listed with their exact
 // counts, and each listed count is a lower bound of its value's clicks.
 func TestMergeSection_Bounded(t *testing.T) {
-	t.Parallel()
 	r := rand.New(rand.NewPCG(5, 6))
 	heavy := []string{"a.example", "b.example", "c.example"}
 	trueCounts := map[string][2]uint64{}
@@ -125,7 +123,6 @@ func TestMergeSection_Bounded(t *testing.T) {
 // bounded lists and writes it back bounded: the largest values keep their
 // exact counts, the rest is other.
 func TestMergeSection_Version1(t *testing.T) {
-	t.Parallel()
 	n := topCap[dimReferrers] + 50
 	var vals []string
 	var counts [][2]uint64

@@ -6,7 +6,6 @@ import (
 )
 
 func TestVisitorRecord(t *testing.T) {
-	t.Parallel()
 	in := visitorRecord{bot: true, links: []uint64{3, 9, 1 << 40}, campaigns: []string{"cmp_a", "cmp_b"}}
 	var out visitorRecord
 	err := out.decode(in.appendTo(nil))

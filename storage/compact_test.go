@@ -21,7 +21,7 @@ import (
 // opens and checks clean. CompactFile refuses an existing output, and a
 // file a process holds, and leaves no output behind then.
 func TestCompactFile(t *testing.T) {
-	t.Parallel()
+	t.Parallel() // a second of it is the wait for a held file's lock, which other tests can use
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "linkbolt.db")

@@ -13,7 +13,6 @@ import (
 // subtest on a data file of its own under t.TempDir(), whose indexes and
 // bolt consistency are checked when the subtest ends.
 func TestConformance(t *testing.T) {
-	t.Parallel()
 	storetest.Run(t, func(t *testing.T, c storetest.Config) (*link.Store, func() *link.Store) {
 		path := filepath.Join(t.TempDir(), "linkbolt.db")
 		open := func() *link.Store {

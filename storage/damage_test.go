@@ -18,7 +18,6 @@ import (
 // with each other (what start-up refuses, check reports), and Open
 // refuses what the inspection refuses without writing to it.
 func TestDamagedFiles(t *testing.T) {
-	t.Parallel()
 	dir := t.TempDir()
 	good := filepath.Join(dir, "good.db")
 	if err := fillBenchFile(good, 1); err != nil {

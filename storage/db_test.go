@@ -19,7 +19,6 @@ import (
 )
 
 func TestOpen_CreatesDirectoryAndPings(t *testing.T) {
-	t.Parallel()
 	db, _ := MustOpenDB(t)
 	if _, err := os.Stat(db.Path); err != nil {
 		t.Fatal(err)
@@ -30,7 +29,7 @@ func TestOpen_CreatesDirectoryAndPings(t *testing.T) {
 }
 
 func TestOpen_LockedFile(t *testing.T) {
-	t.Parallel()
+	t.Parallel() // most of it is the one-second wait for the lock, which other tests can use
 	db, _ := MustOpenDB(t)
 	second := storage.NewDB(db.Path)
 	start := time.Now()
@@ -56,7 +55,6 @@ func TestOpen_LockedFile(t *testing.T) {
 }
 
 func TestOpen_SchemaVersion(t *testing.T) {
-	t.Parallel()
 	db, _ := MustOpenDB(t)
 	path := db.Path
 	if err := db.Close(); err != nil {
@@ -103,7 +101,6 @@ func TestOpen_SchemaVersion(t *testing.T) {
 }
 
 func TestJWTSecret(t *testing.T) {
-	t.Parallel()
 	db, clock := MustOpenDB(t)
 	calls := 0
 	gen := func() []byte { calls++; return []byte("secret-" + string(rune('0'+calls))) }
@@ -135,7 +132,6 @@ func TestJWTSecret(t *testing.T) {
 }
 
 func TestJWTSecret_EmptyGenerated(t *testing.T) {
-	t.Parallel()
 	db, _ := MustOpenDB(t)
 	if _, err := db.JWTSecret(func() []byte { return nil }); err == nil {
 		t.Fatal("empty secret accepted")
@@ -143,7 +139,6 @@ func TestJWTSecret_EmptyGenerated(t *testing.T) {
 }
 
 func TestBackup(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	l := mustLink(t, s, ws.ID, &link.Link{Alias: "kept", DestinationURL: "https://example.com/kept", Tags: []string{"x"}})

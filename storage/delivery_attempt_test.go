@@ -11,7 +11,6 @@ import (
 )
 
 func TestRecordAttempt_Transitions(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	hooks := storage.NewWebhookService(s.DB)
 	ctx := context.Background()

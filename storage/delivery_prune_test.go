@@ -10,7 +10,6 @@ import (
 )
 
 func TestPruneDeliveries(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	hooks := storage.NewWebhookService(s.DB)
 	ctx := context.Background()

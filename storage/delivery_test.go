@@ -13,7 +13,6 @@ import (
 )
 
 func TestDueDeliveries_OnePerWebhookInOrder(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	hooks := storage.NewWebhookService(s.DB)
 	a := mustWebhook(t, hooks, ws.ID, true, link.EventCampaignUpdated)
@@ -76,7 +75,6 @@ func TestDueDeliveries_OnePerWebhookInOrder(t *testing.T) {
 }
 
 func TestPingAndRetry(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	hooks := storage.NewWebhookService(s.DB)
@@ -185,7 +183,6 @@ func eventIDs(ds []*link.Delivery) []string {
 // one transaction; a failure recorded mid-run leaves the rest pending and
 // in order.
 func TestNextDeliveries_RunInOneTransaction(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	hooks := storage.NewWebhookService(s.DB)
 	ctx := context.Background()

@@ -23,7 +23,6 @@ func mustDomain(tb testing.TB, ds *storage.DomainService, wsID, hostname string)
 }
 
 func TestDomains_CreateFindList(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ds := storage.NewDomainService(s.DB)
@@ -87,7 +86,6 @@ func TestDomains_CreateFindList(t *testing.T) {
 }
 
 func TestDomains_Verified(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ds := storage.NewDomainService(s.DB)
 	ctx := context.Background()
@@ -144,7 +142,6 @@ func TestDomains_Verified(t *testing.T) {
 }
 
 func TestUpdateDomain(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ds := storage.NewDomainService(s.DB)
@@ -185,7 +182,6 @@ func TestUpdateDomain(t *testing.T) {
 }
 
 func TestDeleteDomain_Links(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ds := storage.NewDomainService(s.DB)
@@ -269,7 +265,6 @@ func TestDeleteDomain_Links(t *testing.T) {
 // link is created only on a verified domain of its own workspace: not on
 // an unverified one, another workspace's, an unknown or a deleted one.
 func TestCreateLink_DomainNotVerified(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ds := storage.NewDomainService(s.DB)
@@ -363,7 +358,6 @@ func TestCreateLink_DomainNotVerified(t *testing.T) {
 // in the link's own transaction, so either the link exists and the delete
 // failed, or the delete succeeded and the link was refused.
 func TestCreateLink_DomainDeletedConcurrently(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ds := storage.NewDomainService(s.DB)
 	ctx := context.Background()
@@ -429,7 +423,6 @@ func TestCreateLink_DomainDeletedConcurrently(t *testing.T) {
 // TestFindVerifiedDomain_Concurrent looks domains up while they change,
 // for the race detector and the generation check of the table.
 func TestFindVerifiedDomain_Concurrent(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ds := storage.NewDomainService(s.DB)
 	ctx := context.Background()
@@ -475,7 +468,6 @@ func TestFindVerifiedDomain_Concurrent(t *testing.T) {
 // TestDeleteDomain_ConflictMessage checks that the refusal counts the
 // domain's links in words: "1 link", "2 links".
 func TestDeleteDomain_ConflictMessage(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ds := storage.NewDomainService(s.DB)
 	ctx := context.Background()

@@ -30,7 +30,6 @@ func headerTxid(b []byte, page int) uint64 {
 // says so; both for page 0 and page 1, holding the newer and the older
 // transaction.
 func TestDamagedHeaderPage(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	s, u, _ := mustSetup(t)
 	// Two files, each a snapshot right after the write that created a

@@ -93,7 +93,6 @@ func openLegacyFile(t *testing.T) string {
 // out is not found, new records get opaque IDs, lists keep newest first,
 // and all of it holds across a restart.
 func TestLegacyIDsKeepWorking(t *testing.T) {
-	t.Parallel()
 	path := openLegacyFile(t)
 	ctx := context.Background()
 	var created string
@@ -163,7 +162,6 @@ func TestLegacyIDsKeepWorking(t *testing.T) {
 // TestNewFileHasNoLegacyIDs: a file created opaque gives out no legacy
 // ID, even for its first records.
 func TestNewFileHasNoLegacyIDs(t *testing.T) {
-	t.Parallel()
 	db := NewDB(filepath.Join(t.TempDir(), "linkbolt.db"))
 	if err := db.Open(); err != nil {
 		t.Fatal(err)

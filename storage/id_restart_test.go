@@ -10,7 +10,6 @@ import (
 // TestIDsStableAcrossRestart: the ID key lives in the data file, so a
 // record has the same ID after a restart and is found by it.
 func TestIDsStableAcrossRestart(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	ctx := context.Background()
 	l := mustLink(t, s, ws.ID, &link.Link{Alias: "stay"})

@@ -31,7 +31,6 @@ var allPrefixes = []string{prefixWorkspace, prefixUser, prefixKey, prefixLink, p
 // every ID has the fixed opaque form and parses back to its sequence,
 // under its own prefix only.
 func TestIDCodecRoundTrip(t *testing.T) {
-	t.Parallel()
 	r := mrand.New(mrand.NewPCG(1, 2))
 	for range 50 {
 		c := testCodec(t, nil)
@@ -72,7 +71,6 @@ func TestIDCodecRoundTrip(t *testing.T) {
 // in common to read an order or a count from, and another instance's key
 // gives other IDs for the same sequences.
 func TestIDCodecHidesSequence(t *testing.T) {
-	t.Parallel()
 	a, b := testCodec(t, nil), testCodec(t, nil)
 	seen := map[string]bool{}
 	prev := ""
@@ -101,7 +99,6 @@ func TestIDCodecHidesSequence(t *testing.T) {
 // other character: none parses (a forged neighbour is not found, never
 // another record).
 func TestIDCodecRejectsForgeries(t *testing.T) {
-	t.Parallel()
 	c := testCodec(t, nil)
 	for _, seq := range []uint64{1, 2, 3, 1000, 1 << 40} {
 		id := c.formatID(prefixLink, seq)
@@ -133,7 +130,6 @@ func TestIDCodecRejectsForgeries(t *testing.T) {
 // the legacy form of a sequence above the maximum is refused, so each
 // record keeps exactly one ID.
 func TestIDCodecLegacy(t *testing.T) {
-	t.Parallel()
 	c := testCodec(t, map[string]uint64{prefixLink: 100})
 	for _, tt := range []struct {
 		id   string

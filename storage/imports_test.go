@@ -14,7 +14,6 @@ import (
 // CheckIndexes, which checks that each link's counter equals its hourly
 // totals), a dry run that writes nothing, and a rerun that adds nothing.
 func TestImportLinks(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	imports := storage.NewImportService(s.DB)
 	ctx := context.Background()

@@ -17,7 +17,6 @@ func tokenHash(tok string) []byte {
 }
 
 func TestInvitations(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	ctx := context.Background()
 	invs := storage.NewInvitationService(s.DB)

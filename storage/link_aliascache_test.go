@@ -13,7 +13,6 @@ import (
 // once when it is stored again, gives the bytes of forgotten entries
 // back, and never stores an entry larger than the bound.
 func TestAliasCacheBytes(t *testing.T) {
-	t.Parallel()
 	c := aliasCache{max: 20_000}
 	sum := func() int {
 		n := 0

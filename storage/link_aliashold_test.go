@@ -13,7 +13,6 @@ import (
 // another workspace cannot take it (and so its traffic), the same one can,
 // and nobody is redirected meanwhile.
 func TestAliasHold(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()
@@ -71,7 +70,6 @@ func TestAliasHold(t *testing.T) {
 // An alias hold is per domain like the alias, and a hold of 0 frees an
 // alias at once.
 func TestAliasHoldDomainsAndOff(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()
@@ -93,7 +91,6 @@ func TestAliasHoldDomainsAndOff(t *testing.T) {
 
 // PruneAliasHolds drops the holds that ended, and only those.
 func TestPruneAliasHolds(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()

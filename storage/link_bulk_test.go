@@ -15,7 +15,6 @@ import (
 // index entries; an alias taken before, an alias taken by an earlier link
 // of the same call, and an unknown campaign refuse their link alone.
 func TestCreateLinks(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	s.Links.Events = testEncoder(t)

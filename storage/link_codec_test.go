@@ -45,7 +45,6 @@ func codecRecords() []linkRecord {
 // form as it does from the JSON form of schema version 3, field for
 // field, and that the binary form is the smaller.
 func TestLinkCodec_RoundTrip(t *testing.T) {
-	t.Parallel()
 	for i, r := range codecRecords() {
 		bin := appendLink(nil, &r)
 		var got linkRecord
@@ -79,7 +78,6 @@ func TestLinkCodec_RoundTrip(t *testing.T) {
 // one: every truncation, trailing bytes, unknown flags, an unknown first
 // byte, and random bytes changed.
 func TestLinkCodec_Damaged(t *testing.T) {
-	t.Parallel()
 	rec := codecRecords()[2]
 	bin := appendLink(nil, &rec)
 	wantErr := func(name string, raw []byte) {

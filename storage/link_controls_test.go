@@ -12,7 +12,6 @@ import (
 // variants, social card) are stored, read back by ID and by alias, changed
 // and removed by an update, and absent from a plain link.
 func TestLinkControlsStored(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	l := &link.Link{WorkspaceID: ws.ID, Alias: "ctl", DestinationURL: "https://example.com/", RedirectCode: 302,

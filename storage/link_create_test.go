@@ -13,7 +13,6 @@ import (
 )
 
 func TestCreateLink(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()
@@ -78,7 +77,6 @@ func TestCreateLink(t *testing.T) {
 }
 
 func TestCreateLink_GeneratedCodes(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t, soloCreations)
 	seen := map[string]bool{}
 	for i := range 200 {
@@ -108,7 +106,6 @@ func TestCreateLink_GeneratedCodes(t *testing.T) {
 }
 
 func TestCreateLink_Concurrent(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	const n = 64

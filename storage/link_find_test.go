@@ -12,7 +12,6 @@ import (
 )
 
 func TestFindLinkByID(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	l := mustLink(t, s, ws.ID, &link.Link{Alias: "mine"})
@@ -43,7 +42,6 @@ func TestFindLinkByID(t *testing.T) {
 // with a link older than the file: after an update (destination, alias),
 // a delete, and under concurrent updates and lookups.
 func TestFindLinkByAlias_Cache(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	l := &link.Link{WorkspaceID: ws.ID, Alias: "hot", DestinationURL: "https://example.com/1"}

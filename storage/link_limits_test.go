@@ -13,7 +13,6 @@ import (
 // back, and the archived filter lists with the right totals, alone and
 // with a tag or a search, as links are archived, unarchived and deleted.
 func TestLinkLimits_StoredAndArchivedLists(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	exp := time.Date(2027, 1, 2, 3, 4, 5, 0, time.UTC)

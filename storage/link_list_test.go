@@ -14,7 +14,6 @@ import (
 )
 
 func TestFindLinks(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()
@@ -113,7 +112,6 @@ func TestFindLinks(t *testing.T) {
 }
 
 func TestFindLinks_HugePage(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	mustLink(t, s, ws.ID, &link.Link{Alias: "one"})
 	for _, f := range []link.LinkFilter{
@@ -131,7 +129,6 @@ func TestFindLinks_HugePage(t *testing.T) {
 // TestFindLinks_SearchEncoding checks search and filters on values that
 // JSON escapes or that change under Unicode case mapping.
 func TestFindLinks_SearchEncoding(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	amp := mustLink(t, s, ws.ID, &link.Link{Alias: "amp", DestinationURL: "https://example.com/?a=1&b=<2>"})
 	kelvin := mustLink(t, s, ws.ID, &link.Link{Alias: "temp1", DestinationURL: "https://example.com/\u212a\u00dcber"})
@@ -167,7 +164,6 @@ func TestFindLinks_SearchEncoding(t *testing.T) {
 // and the page says Truncated, counting only the matches it saw; one of
 // exactly ScanLimit links (or a walk that reads no record) is complete.
 func TestFindLinkPage_ScanLimit(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	var ids []string
@@ -213,7 +209,6 @@ func TestFindLinkPage_ScanLimit(t *testing.T) {
 // and said Truncated), with the other filters still applied; an id that
 // is no campaign lists nothing.
 func TestFindLinkPage_CampaignIndex(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	c := mustCampaign(t, s, ws.ID, &link.Campaign{Name: "Old spring"})
@@ -272,7 +267,6 @@ func findLinks(ctx context.Context, ls *storage.LinkService, f link.LinkFilter) 
 // newest first among equals, over the whole walk of any index (no bound)
 // or the newest ScanLimit links, with the record filters applied first.
 func TestFindLinkPage_SortClicks(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	var ls []*link.Link

@@ -51,7 +51,6 @@ func TestSearchIndexer_Memory(t *testing.T) {
 // the new one's) keeps the trigrams both hold and a link created and
 // deleted in one transaction leaves nothing.
 func TestSearchIndexer_Order(t *testing.T) {
-	t.Parallel()
 	db := NewDB(t.TempDir() + "/linkbolt.db")
 	if err := db.Open(); err != nil {
 		t.Fatal(err)
@@ -105,7 +104,6 @@ func TestSearchIndexer_Order(t *testing.T) {
 // compares every key of links.search with the sets a model holds: the
 // sort of write keeps the order of the changes to one link.
 func TestSearchIndexer_Model(t *testing.T) {
-	t.Parallel()
 	db := NewDB(t.TempDir() + "/linkbolt.db")
 	if err := db.Open(); err != nil {
 		t.Fatal(err)
@@ -184,7 +182,6 @@ func TestSearchIndexer_Model(t *testing.T) {
 // TestSearchIndexer_IDTooLarge: a link id past what a change packs is an
 // error of write, not a wrong key.
 func TestSearchIndexer_IDTooLarge(t *testing.T) {
-	t.Parallel()
 	db := NewDB(t.TempDir() + "/linkbolt.db")
 	if err := db.Open(); err != nil {
 		t.Fatal(err)
@@ -208,7 +205,6 @@ func TestSearchIndexer_IDTooLarge(t *testing.T) {
 // where the index holds it and then removed is not. Both with a few
 // changes and with enough for write to sort them by radix.
 func TestSearchIndexer_LastChangeWins(t *testing.T) {
-	t.Parallel()
 	db := NewDB(t.TempDir() + "/linkbolt.db")
 	if err := db.Open(); err != nil {
 		t.Fatal(err)

@@ -44,7 +44,6 @@ func searchIDs(t *testing.T, s *Services, wsID, search string) ([]string, int) {
 // field the index covers (alias, destination host, path and query, tag),
 // in any case, and only that link, in this workspace only.
 func TestSearch_Fields(t *testing.T) {
-	t.Parallel()
 	s, u, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", u.ID)
 	a := mustLink(t, s, ws.ID, &link.Link{Alias: "Spring-Sale", DestinationURL: "https://shop.example.com/catalogue/shoes?ref=news"})
@@ -79,7 +78,6 @@ func TestSearch_Fields(t *testing.T) {
 // TestSearch_AfterUpdateAndDelete checks that a search never returns a
 // link by a text it no longer has, nor a deleted link.
 func TestSearch_AfterUpdateAndDelete(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	l := mustLink(t, s, ws.ID, &link.Link{Alias: "first-name", DestinationURL: "https://old.example.com/before", Tags: []string{"alpha"}})
@@ -116,7 +114,6 @@ func TestSearch_AfterUpdateAndDelete(t *testing.T) {
 // order, and the total counts exactly the links that contain the text
 // (candidates holding every trigram but not the text are not counted).
 func TestSearch_AgreesWithBruteForce(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t, soloCreations)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
@@ -161,7 +158,6 @@ func TestSearch_AgreesWithBruteForce(t *testing.T) {
 // TestSearch_ScanLimitBoundsCandidates checks that an indexed search
 // checks at most ScanLimit candidates, says so, and counts what it saw.
 func TestSearch_ScanLimitBoundsCandidates(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	var ids []string
 	for i := range 8 {
@@ -187,7 +183,6 @@ func TestSearch_ScanLimitBoundsCandidates(t *testing.T) {
 // TestSearch_ConcurrentCreate searches while links are created (run with
 // -race): every answer holds only links that match, in order.
 func TestSearch_ConcurrentCreate(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	var wg sync.WaitGroup
@@ -290,7 +285,6 @@ func TestSearchIndex_BuiltOnOpen(t *testing.T) {
 // entry missing, an entry for a link that does not hold the text, a
 // value that does not decode.
 func TestCheck_DamagedSearchIndex(t *testing.T) {
-	t.Parallel()
 	for _, tt := range []struct {
 		name   string
 		damage func(b *bolt.Bucket) error
@@ -334,7 +328,6 @@ func TestCheck_DamagedSearchIndex(t *testing.T) {
 // does not decode answers an error, whichever order it lists in, rather
 // than a page that silently leaves links out.
 func TestSearch_DamagedIndexIsAnError(t *testing.T) {
-	t.Parallel()
 	db, s, ws := mustDamagedSearchIndex(t, func(b *bolt.Bucket) error {
 		return b.ForEach(func(k, _ []byte) error { return b.Put(append([]byte(nil), k...), []byte{'L', 0}) })
 	})

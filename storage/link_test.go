@@ -50,7 +50,6 @@ func wantTotals(tb testing.TB, s *Services, wsID string, want map[string]int) {
 // compares every counter with a brute-force count (the cleanup checks all
 // indexes too).
 func TestLinks_CountersRandom(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t, soloCreations)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()

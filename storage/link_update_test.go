@@ -12,7 +12,6 @@ import (
 )
 
 func TestUpdateLink(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()

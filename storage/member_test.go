@@ -36,7 +36,6 @@ func mustJoin(tb testing.TB, s *Services, ws *link.Workspace, by, u *link.User, 
 }
 
 func TestMembers(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	ctx := context.Background()
 	members := storage.NewMemberService(s.DB)

@@ -13,7 +13,6 @@ import (
 // must equal the real number of queued deliveries through every way a
 // delivery is queued or leaves the queue, and across a restart.
 func TestPendingDeliveries(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	hooks := storage.NewWebhookService(s.DB)
 	ctx := context.Background()

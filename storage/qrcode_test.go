@@ -9,7 +9,6 @@ import (
 )
 
 func TestQRCodes(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()

@@ -11,7 +11,6 @@ import (
 // TestRestoreFile_TwiceInASecond: each restore keeps the file it replaced
 // under a name of its own, even within the same second.
 func TestRestoreFile_TwiceInASecond(t *testing.T) {
-	t.Parallel()
 	path := mustFullFile(t)
 	backup := filepath.Join(t.TempDir(), "backup.db")
 	b, err := os.ReadFile(path)

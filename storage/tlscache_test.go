@@ -12,7 +12,6 @@ import (
 // TestCertCache: automatic HTTPS keeps its account and certificates in the
 // data file, so they outlive a restart (and travel in a backup).
 func TestCertCache(t *testing.T) {
-	t.Parallel()
 	ctx := context.Background()
 	db, clock := MustOpenDB(t)
 	c := storage.NewCertCache(db)

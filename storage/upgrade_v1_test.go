@@ -120,7 +120,6 @@ func wantVersion1File(t *testing.T, path string) {
 // referrers and the new clicks' dictionary ones; and the file passes the
 // index, click and bolt checks.
 func TestUpgradeVersion1File(t *testing.T) {
-	t.Parallel()
 	path := copyFixture(t, v1Fixture)
 	wantVersion1File(t, path)
 	ctx := context.Background()

@@ -140,7 +140,6 @@ func wantVersion2File(t *testing.T, path string) fileDump {
 // fixture's; new clicks add to the moved totals; and the file passes the
 // index, click and bolt checks, also after a restart.
 func TestUpgradeVersion2File(t *testing.T) {
-	t.Parallel()
 	for _, interrupted := range []bool{false, true} {
 		mustRun(t, fmt.Sprintf("interrupted=%v", interrupted), func(t *testing.T) {
 			path := copyFixture(t, v2Fixture)

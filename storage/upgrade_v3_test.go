@@ -54,7 +54,6 @@ func wantVersion3File(t *testing.T, path string) fileDump {
 // updated after the upgrade keeps its other fields; and the file passes
 // the index, click and bolt checks.
 func TestUpgradeVersion3File(t *testing.T) {
-	t.Parallel()
 	raw, err := os.ReadFile(v3Links)
 	if err != nil {
 		t.Fatal(err)
@@ -272,7 +271,6 @@ func TestUpgradeLinkRecordsCount(t *testing.T) {
 // as it was (reading that link is an error, as it was) and named in a
 // warning, and every other record is rewritten and reads right.
 func TestUpgradeVersion3FileDamagedRecord(t *testing.T) {
-	t.Parallel()
 	path := copyFixture(t, v3Fixture)
 	before := wantVersion3File(t, path)
 	bdb, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})

@@ -8,7 +8,6 @@ import (
 )
 
 func TestBootstrap(t *testing.T) {
-	t.Parallel()
 	s, u, ws := mustSetup(t)
 	ctx := context.Background()
 
@@ -34,7 +33,6 @@ func TestBootstrap(t *testing.T) {
 }
 
 func TestBootstrap_Invalid(t *testing.T) {
-	t.Parallel()
 	db, clock := MustOpenDB(t)
 	s := newServices(db, clock)
 	ctx := context.Background()
@@ -60,7 +58,6 @@ func TestBootstrap_Invalid(t *testing.T) {
 }
 
 func TestUsers_Find(t *testing.T) {
-	t.Parallel()
 	s, admin, _ := mustSetup(t)
 	ctx := context.Background()
 	other := &link.User{Email: "Bob@Example.com", PasswordHash: []byte("h2")}

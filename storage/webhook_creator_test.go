@@ -14,7 +14,6 @@ import (
 // made by nobody known and stays sending (its indexes whole); a record
 // written now keeps its creator.
 func TestWebhookRecordWithoutCreator(t *testing.T) {
-	t.Parallel()
 	db := NewDB(filepath.Join(t.TempDir(), "linkbolt.db"))
 	if err := db.Open(); err != nil {
 		t.Fatal(err)
@@ -76,7 +75,6 @@ func TestWebhookRecordWithoutCreator(t *testing.T) {
 // saves it, so that a member's request that began before their removal
 // and saves after it leaves nothing behind that the removal ended.
 func TestWritesOfAnActorWhoLeft(t *testing.T) {
-	t.Parallel()
 	db := NewDB(filepath.Join(t.TempDir(), "linkbolt.db"))
 	if err := db.Open(); err != nil {
 		t.Fatal(err)

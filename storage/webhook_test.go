@@ -104,7 +104,6 @@ func decodeBody(tb testing.TB, d *link.Delivery) body {
 }
 
 func TestWebhooks_CreateFindUpdateDelete(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	hooks := storage.NewWebhookService(s.DB)
@@ -191,7 +190,6 @@ func TestWebhooks_CreateFindUpdateDelete(t *testing.T) {
 // outside the write transaction (it may write itself without a deadlock)
 // and that a change made meanwhile makes the update validate again.
 func TestUpdateWebhook_ValidateOutsideTransaction(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	hooks := storage.NewWebhookService(s.DB)
 	ctx := context.Background()
@@ -217,7 +215,6 @@ func TestUpdateWebhook_ValidateOutsideTransaction(t *testing.T) {
 }
 
 func TestAppendEvent_FanOut(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	hooks := storage.NewWebhookService(s.DB)
@@ -312,7 +309,6 @@ func TestAppendEvent_FanOut(t *testing.T) {
 }
 
 func TestDeleteWebhook_DeletesDeliveries(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	hooks := storage.NewWebhookService(s.DB)
 	ctx := context.Background()
@@ -360,7 +356,6 @@ func TestDeleteWebhook_DeletesDeliveries(t *testing.T) {
 }
 
 func TestRecordClicks_ClickedEvents(t *testing.T) {
-	t.Parallel()
 	s, admin, ws := mustSetup(t)
 	quiet := mustWorkspace(t, s, "Quiet", admin.ID)
 	hooks := storage.NewWebhookService(s.DB)
@@ -475,7 +470,6 @@ func BenchmarkRecordClicksWebhook(b *testing.B) {
 // workspace is subscribed to leaves nothing in the data file; once one is,
 // its events are kept (and delivered).
 func TestOutboxKeepsSubscribedEventsOnly(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	s.Links.Events = testEncoder(t)

@@ -9,7 +9,6 @@ import (
 )
 
 func TestWorkspaces(t *testing.T) {
-	t.Parallel()
 	s, admin, first := mustSetup(t)
 	ctx := context.Background()
 
@@ -58,7 +57,6 @@ func TestWorkspaces(t *testing.T) {
 }
 
 func TestUpdateWorkspace(t *testing.T) {
-	t.Parallel()
 	s, _, ws := mustSetup(t)
 	ctx := context.Background()
 	s.Clock.Add(time.Minute)

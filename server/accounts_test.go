@@ -58,6 +58,7 @@ func wantFieldError(t *testing.T, r *response, field, msg string) {
 const adminPassword = "correct horse battery"
 
 func TestPasswordChangeEndsEarlierTokens(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	other := e.login("admin@example.com", adminPassword) // another device
 	r := e.do("POST", "/v1/me/password", e.adminToken,
@@ -81,6 +82,7 @@ func TestPasswordChangeEndsEarlierTokens(t *testing.T) {
 }
 
 func TestPasswordChangeRules(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, tc := range []struct {
 		name, body, field, msg string
@@ -117,6 +119,7 @@ func TestPasswordChangeRules(t *testing.T) {
 }
 
 func TestLogoutEndsOnlyThisToken(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	second := e.login("admin@example.com", adminPassword)
 	e.do("POST", "/v1/auth/logout", e.adminToken, "", 204)
@@ -145,6 +148,7 @@ func TestLogoutEndsOnlyThisToken(t *testing.T) {
 }
 
 func TestLogoutAllEndsEveryEarlierToken(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	second := e.login("admin@example.com", adminPassword)
 	other := e.login("other@example.com", "other password 123")
@@ -159,6 +163,7 @@ func TestLogoutAllEndsEveryEarlierToken(t *testing.T) {
 }
 
 func TestLogoutsSurviveRestart(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	kept := e.login("admin@example.com", adminPassword)
 	e.do("POST", "/v1/auth/logout", e.adminToken, "", 204)
@@ -188,6 +193,7 @@ func (e *env) createUser(email, name, password string) (id, token string) {
 }
 
 func TestAdminManagesUsers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.do("POST", "/v1/users", e.adminToken, `{"email":"Ada@Example.com","name":" Ada Lovelace ","password":"analytical engine 1843"}`, 201)
 	id := r.str("id")
@@ -245,6 +251,7 @@ func TestAdminManagesUsers(t *testing.T) {
 }
 
 func TestRenameMe(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.do("PATCH", "/v1/me", e.adminToken, `{"name":"  Grace Hopper "}`, 200)
 	if got, want := r.str("name"), "Grace Hopper"; got != want {
@@ -266,6 +273,7 @@ func TestRenameMe(t *testing.T) {
 }
 
 func TestDisabledUser(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	bobID, bob := e.createUser("bob@example.com", "Bob", "bobs long password")
 	bob2 := e.login("bob@example.com", "bobs long password")

@@ -9,6 +9,7 @@ import (
 // their tokens) and revoke a key of a workspace the admin is no member
 // of, each for the instance admin only, each audited.
 func TestAdminRescueRoutes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	otok := e.login("other@example.com", "other password 123")
 

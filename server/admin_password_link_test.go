@@ -12,6 +12,7 @@ import (
 // token, the user sets a password with it once, before it expires, and a
 // newer link replaces an older one.
 func TestPasswordLink(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	otok := e.login("other@example.com", "other password 123")
 	oid := e.do("GET", "/v1/me", otok, "", 200).str("id")

@@ -43,6 +43,7 @@ func topOf(r *response, dim string) map[string]float64 {
 }
 
 func TestAnalyticsDimensions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	a := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"a"}`, 201).str("id")
 	b := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/b","alias":"b"}`, 201).str("id")
@@ -123,6 +124,7 @@ func TestAnalyticsDimensions(t *testing.T) {
 }
 
 func TestExport(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"a"}`, 201).str("id")
 	e.click("a", chromeUA, "198.51.100.7", "https://news.example/")
@@ -180,6 +182,7 @@ func TestExport(t *testing.T) {
 // campaign: only their clicks, in every data kind; unknown, foreign or
 // both filters are refused.
 func TestExportOfALinkOrCampaign(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	cmp := e.do("POST", "/v1/campaigns", e.writeKey, `{"name":"Spring"}`, 201).str("id")
 	a := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"a","campaign_id":"`+cmp+`"}`, 201).str("id")
@@ -229,6 +232,7 @@ func TestExportOfALinkOrCampaign(t *testing.T) {
 // the clicks, and the top export stays bounded with an (other) row, each
 // dimension summing to the clicks.
 func TestAnalyticsReferrerFlood(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"a"}`, 201)
 	var total float64

@@ -94,6 +94,7 @@ func tokenSecrets(tok string) []string {
 // actor, target, address and changes; refused changes record nothing, and
 // no invitation token, password or JWT enters the log.
 func TestAuditLogRecordsTeamActions(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	admin := e.do("GET", "/v1/me", e.adminToken, "", 200).str("id")
 	other := e.do("GET", "/v1/me", e.login("other@example.com", "other password 123"), "", 200).str("id")
@@ -239,6 +240,7 @@ func TestAuditLogRecordsTeamActions(t *testing.T) {
 // failures before the provider names anyone are instance entries, bounded
 // by the login limit per address.
 func TestAuditLogRecordsSingleSignOn(t *testing.T) {
+	t.Parallel()
 	e := newOIDCEnv(t, func(o *auth.OIDC) { o.AutoCreate = true; o.AllowedDomains = []string{"example.com"} })
 	admin := e.do("GET", "/v1/me", e.adminToken, "", 200).str("id")
 	var secrets []string
@@ -330,6 +332,7 @@ func TestAuditLogRecordsSingleSignOn(t *testing.T) {
 // (auto_create off) is a failed sign-in of that e-mail, and an ID token
 // for another client a refused token, both instance entries.
 func TestAuditLogSingleSignOnRefusals(t *testing.T) {
+	t.Parallel()
 	e := newOIDCEnv(t, nil)
 	b := e.browser(t)
 	e.op.QueueUser(person("newcomer@example.com", true))

@@ -70,6 +70,7 @@ func field(m map[string]any, path ...string) any {
 // router and finds each in the owner's log with its actor, target and
 // address, and none of the secrets that went by.
 func TestAuditLogRecordsEachAction(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	secrets := []string{"correct horse battery", "other password 123", "wrong password 1", "a guess at a password",
 		e.adminToken, e.writeKey, e.readKey, e.otherKey, hex.EncodeToString(auth.HashToken(e.writeKey))}
@@ -201,6 +202,7 @@ func TestAuditLogRecordsEachAction(t *testing.T) {
 // TestAuditLogOwnersOnly: the audit log is an owner's; every other
 // credential is refused, and the admin's log is the admin's.
 func TestAuditLogOwnersOnly(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	ctx := context.Background()
 	users, workspaces := storage.NewUserService(e.db), storage.NewWorkspaceService(e.db)
@@ -252,6 +254,7 @@ func TestAuditLogOwnersOnly(t *testing.T) {
 }
 
 func TestAuditLogFiltersAndPaging(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// Ten keys made a minute apart by the write key, and two revoked.
 	var ids []string
@@ -313,6 +316,7 @@ func TestAuditLogFiltersAndPaging(t *testing.T) {
 }
 
 func TestAuditLogExport(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for i := range 7 {
 		e.do("POST", "/v1/keys", e.adminToken, `{"name":"export `+string(rune('a'+i))+`","scope":"read"}`, 201)
@@ -390,6 +394,7 @@ func TestAuditLogExport(t *testing.T) {
 // TestAuditActionsDocumented: the OpenAPI document lists exactly the
 // actions the action filter accepts.
 func TestAuditActionsDocumented(t *testing.T) {
+	t.Parallel()
 	doc, err := loadOpenAPI()
 	if err != nil {
 		t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestKeyTransports(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, tc := range []struct {
 		name string
@@ -41,6 +42,7 @@ func TestKeyTransports(t *testing.T) {
 }
 
 func TestAPIKeyQueryValueNeverLogged(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.do("GET", "/v1/links?api_key="+e.readKey, "", "", 200)
 	e.do("POST", "/v1/links?api_key="+e.readKey, "", `{"destination_url":"https://example.com/"}`, 403)
@@ -64,6 +66,7 @@ func TestAPIKeyQueryValueNeverLogged(t *testing.T) {
 }
 
 func TestBadCredentials(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	oneOff := []byte(e.readKey)
 	if oneOff[20] == 'a' {
@@ -118,6 +121,7 @@ func TestBadCredentials(t *testing.T) {
 }
 
 func TestScopesAndRoles(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	link := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a"}`, 201).str("id")
 	keyID := e.do("GET", "/v1/keys", e.readKey, "", 200).path("data", 0, "id").(string)
@@ -160,6 +164,7 @@ func TestScopesAndRoles(t *testing.T) {
 }
 
 func TestCrossWorkspace(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	otherKeyID := e.do("GET", "/v1/keys", e.otherKey, "", 200).path("data", 0, "id").(string)
 	for _, tc := range []struct {
@@ -198,6 +203,7 @@ func TestCrossWorkspace(t *testing.T) {
 // TestStepOrder checks that each step of the pipeline answers before the
 // next: 401 before 403, 403 before 404, 429 before 403.
 func TestStepOrder(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// A revoked read_write key on a write route: 401, not 403 or 404.
 	k := e.do("POST", "/v1/keys", e.adminToken, `{"name":"gone","scope":"read_write"}`, 201)
@@ -215,6 +221,7 @@ func TestStepOrder(t *testing.T) {
 }
 
 func TestHTTPEdges(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// HEAD answers wherever GET does, without a body.
 	for _, p := range []string{"/v1/links", "/v1/keys", "/healthz", "/v1/openapi.json", "/"} {

@@ -18,6 +18,7 @@ import (
 // blocked destination_url does (its preview says so too), and a blocked
 // expired_url is not followed (410 with the blocklist's notice).
 func TestBlocklistEveryDestination(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "blocklist.txt")
 	if err := os.WriteFile(path, []byte("evil.example\nexample.org/promo/*\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -130,6 +131,7 @@ func TestBlocklistEveryDestination(t *testing.T) {
 // decoded, "\" as "/", repeated slashes folded) without regard to case,
 // both when a link is saved and when it is served.
 func TestBlocklistPathSpellings(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	spellings := []string{
 		"https://example.org/promo/x",
@@ -180,6 +182,7 @@ func TestBlocklistPathSpellings(t *testing.T) {
 // onto the blocklist later is no longer followed (the domain's own page
 // and the 404 answer instead).
 func TestBlocklistDomainRedirects(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.do("POST", "/v1/admin/blocklist", e.adminToken, `{"entry":"evil.example"}`, 201)
 	r := e.do("POST", "/v1/domains", e.writeKey, `{"hostname":"go.example.com","root_redirect_url":"https://evil.example/","not_found_url":"https://www.evil.example/404"}`, 422)

@@ -8,6 +8,7 @@ import (
 // TestBlockTail: the path and query of a destination as the blocklist
 // matches them.
 func TestBlockTail(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"", "/"},
 		{"/", "/"},
@@ -60,6 +61,7 @@ func TestBlockTail(t *testing.T) {
 
 // TestCanonicalBlockEntry: entries are kept as they are matched.
 func TestCanonicalBlockEntry(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"https://Example.COM/", "example.com"},
 		{"example.com:8443", "example.com"},
@@ -127,6 +129,7 @@ func FuzzBlockTail(f *testing.F) {
 // A pattern's "*" stays in its part: the host part matches the host, the
 // path part the path, and neither runs into the other.
 func TestBlocklistPatternParts(t *testing.T) {
+	t.Parallel()
 	b := &blocklist{}
 	b.apiLines = []string{"*.example.net/login*", "example.com/*/promo", "bad-*.example"}
 	b.compile()

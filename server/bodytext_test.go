@@ -11,6 +11,7 @@ import (
 // either case, surrogate pairs, \/), runs without escapes between them,
 // and text that escapes nothing.
 func TestBodyTextUnquotesAsEncodingJSON(t *testing.T) {
+	t.Parallel()
 	for _, q := range []string{
 		`""`, `"plain, no escape"`, `"\\"`, `"\""`, `"a\/b"`, `"\b\f\n\r\t"`,
 		`"url,alias\nhttps://example.com/a,\"x\"\r\n"`, `"\u00e9\u00E9t\u00e9"`, `"\u20ac \ud83d\ude00 \uD83D\uDE00!"`,
@@ -29,6 +30,7 @@ func TestBodyTextUnquotesAsEncodingJSON(t *testing.T) {
 // An import whose data is not a string is refused as before data was
 // left in the body: with the words of any string field.
 func TestBodyTextWrongType(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for body, want := range map[string]string{
 		`{"from":"csv","data":5}`:                   `field "data" must be a string, not number`,

@@ -10,6 +10,7 @@ import (
 )
 
 func TestCampaigns(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// The outbox keeps the events a webhook is subscribed to.
 	e.do("POST", "/v1/webhooks", e.writeKey, `{"url":"https://93.184.215.14/hook","events":["campaign.updated","link.updated"]}`, 201)
@@ -141,6 +142,7 @@ func TestCampaigns(t *testing.T) {
 // TestLinkEvents: every change of a link writes its event, with the link as
 // the API shows it, in the same transaction; a refused change writes none.
 func TestLinkEvents(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.do("POST", "/v1/webhooks", e.writeKey, `{"url":"https://93.184.215.14/hook","events":["link.created","link.updated","link.deleted"]}`, 201)
 	before, _ := e.srv.campaigns.FindEvents(context.Background(), e.ws, "", 100)
@@ -198,6 +200,7 @@ func countEvents(e *env, eventType string) int {
 // TestDeleteCampaignWithOneLink: the refusal to delete a campaign with one
 // link speaks of it as one ("1 link: move or delete it").
 func TestDeleteCampaignWithOneLink(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.do("POST", "/v1/campaigns", e.writeKey, `{"name":"Solo"}`, 201).str("id")
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/solo","campaign_id":"`+id+`"}`, 201)

@@ -44,6 +44,7 @@ func (e *env) flood(code string, n int) {
 // most 512 bytes of user agent and a validated host of at most 253 bytes,
 // and the queue stops at its byte bound, counting what it drops.
 func TestRedirectFloodWithHugeHeaders(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const bound = 1 << 20
 	e.recorder.SetQueueBytes(bound)
@@ -102,6 +103,7 @@ func (f *failingClicks) RecordClicks(ctx context.Context, clicks []link.Click) (
 // counted. Once writes succeed, health is 200 again and nothing counted as
 // pending is lost.
 func TestHealthAndMetricsWhileWritesFail(t *testing.T) {
+	t.Parallel()
 	var store *failingClicks
 	e := newEnvWithClickStore(t, func(s analytics.ClickStore) analytics.ClickStore {
 		store = &failingClicks{ClickStore: s}

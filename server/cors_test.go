@@ -71,6 +71,7 @@ func noCORS(t *testing.T, h http.Header) {
 }
 
 func TestCORSAllowedOrigin(t *testing.T) {
+	t.Parallel()
 	// As written in the configuration: case, a default port and a
 	// trailing slash are how browsers do not send it.
 	e := corsEnv(t, "HTTPS://App.Example.com:443/", "http://localhost:5173")
@@ -125,6 +126,7 @@ func TestCORSAllowedOrigin(t *testing.T) {
 }
 
 func TestCORSOtherOrigin(t *testing.T) {
+	t.Parallel()
 	e := corsEnv(t, "https://app.example.com")
 	for _, origin := range []string{"https://evil.example", "https://app.example.com.evil.example", "http://app.example.com", "https://app.example.com:8443", "null"} {
 		t.Run(origin, func(t *testing.T) {
@@ -143,6 +145,7 @@ func TestCORSOtherOrigin(t *testing.T) {
 }
 
 func TestCORSPreflight(t *testing.T) {
+	t.Parallel()
 	e := corsEnv(t, "https://app.example.com")
 	const origin = "https://app.example.com"
 	remaining := func() int {
@@ -205,6 +208,7 @@ func TestCORSPreflight(t *testing.T) {
 
 // TestCORSOnlyAPI: redirects, pages and health are not for other origins.
 func TestCORSOnlyAPI(t *testing.T) {
+	t.Parallel()
 	e := corsEnv(t, "https://app.example.com")
 	const origin = "https://app.example.com"
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"spring"}`, 201)
@@ -222,6 +226,7 @@ func TestCORSOnlyAPI(t *testing.T) {
 }
 
 func TestCORSWildcard(t *testing.T) {
+	t.Parallel()
 	e := corsEnv(t, "*")
 	for _, origin := range []string{"https://app.example.com", "http://localhost:3000", "null"} {
 		r := e.request(fromOrigin("GET", "/v1/links", origin, e.readKey, ""))
@@ -239,6 +244,7 @@ func TestCORSWildcard(t *testing.T) {
 // TestCORSOff: without server.cors_origins nothing changes: no CORS
 // header, and an OPTIONS request is the router's as before.
 func TestCORSOff(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.request(fromOrigin("GET", "/v1/links", "https://app.example.com", e.readKey, ""))
 	if r.status != 200 {
@@ -256,6 +262,7 @@ func TestCORSOff(t *testing.T) {
 }
 
 func TestParseCORSOrigins(t *testing.T) {
+	t.Parallel()
 	got, err := ParseCORSOrigins([]string{
 		"https://app.example.com", "HTTPS://App.Example.COM:443/", "http://localhost:80", "http://localhost:5173",
 		" https://[::1]:8443 ", "capacitor://localhost", "*",
@@ -283,6 +290,7 @@ func TestParseCORSOrigins(t *testing.T) {
 // rather than kept as an origin that never matches (a person writing
 // https://*.example.com expects every subdomain, and would get none).
 func TestParseCORSOriginsNoPatterns(t *testing.T) {
+	t.Parallel()
 	for bad, say := range map[string]string{
 		"https://*.example.com":    "wildcard",
 		"https://app.*.example":    "wildcard",

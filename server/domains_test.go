@@ -150,6 +150,7 @@ func (e *env) onHost(host, method, path, cred, body string, header ...string) *r
 }
 
 func TestDomainCRUD(t *testing.T) {
+	t.Parallel()
 	e, _ := newDomainEnv(t)
 	r := e.do("POST", "/v1/domains", e.writeKey, `{"hostname":"Go.Example.com","root_redirect_url":"https://example.com/"}`, 201)
 	id := r.str("id")
@@ -206,6 +207,7 @@ func TestDomainCRUD(t *testing.T) {
 }
 
 func TestDomainHostnames(t *testing.T) {
+	t.Parallel()
 	e, _ := newDomainEnv(t)
 	for _, tt := range []struct{ in, want string }{
 		{"UPPER.Example.COM", "upper.example.com"},
@@ -241,6 +243,7 @@ func TestDomainHostnames(t *testing.T) {
 }
 
 func TestDomainAccess(t *testing.T) {
+	t.Parallel()
 	e, _ := newDomainEnv(t)
 	id := e.do("POST", "/v1/domains", e.writeKey, `{"hostname":"go.example.com"}`, 201).str("id")
 	path := "/v1/domains/" + id
@@ -289,6 +292,7 @@ func TestDomainAccess(t *testing.T) {
 }
 
 func TestDomainVerifyDNS(t *testing.T) {
+	t.Parallel()
 	e, z := newDomainEnv(t)
 	r := e.do("POST", "/v1/domains", e.writeKey, `{"hostname":"go.example.com"}`, 201)
 	id, value := r.str("id"), r.path("verification", "value").(string)
@@ -355,6 +359,7 @@ func TestDomainVerifyDNS(t *testing.T) {
 }
 
 func TestLinksOnDomains(t *testing.T) {
+	t.Parallel()
 	e, z := newDomainEnv(t)
 	goID := e.verifiedDomain("go.example.com", "")
 	e.verifiedDomain("bücher.example", "")
@@ -456,6 +461,7 @@ func TestLinksOnDomains(t *testing.T) {
 }
 
 func TestCustomHostRouting(t *testing.T) {
+	t.Parallel()
 	e, _ := newDomainEnv(t)
 	id := e.verifiedDomain("go.example.com", "")
 	on := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/on-domain","alias":"promo","domain":"go.example.com","utm_source":"go"}`, 201)
@@ -561,6 +567,7 @@ func TestCustomHostRouting(t *testing.T) {
 }
 
 func TestCustomDomainScheme(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.DomainScheme = "http" })
 	e.verifiedDomain("go.example.com", "")
 	l := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"x","domain":"go.example.com"}`, 201)

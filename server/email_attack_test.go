@@ -12,6 +12,7 @@ import (
 // lower-cases to k) signed in as the existing user kate@example.com.
 // Addresses fold only their ASCII letters, so it is another address.
 func TestOIDCKelvinSignIsNotK(t *testing.T) {
+	t.Parallel()
 	e := newOIDCEnv(t, func(o *auth.OIDC) { o.AllowedDomains = []string{"example.com", "work.example"} })
 	kate := e.do("POST", "/v1/users", e.adminToken, `{"email":"kate@example.com","name":"Kate","password":"kate's long password"}`, 201).str("id")
 	b := e.browser(t)
@@ -54,6 +55,7 @@ func TestOIDCKelvinSignIsNotK(t *testing.T) {
 // TestOIDCKelvinSignAutoCreated: with auto_create on, the Kelvin sign's
 // address is a new user of its own, never Kate.
 func TestOIDCKelvinSignAutoCreated(t *testing.T) {
+	t.Parallel()
 	e := newOIDCEnv(t, func(o *auth.OIDC) { o.AutoCreate = true })
 	kate := e.do("POST", "/v1/users", e.adminToken, `{"email":"kate@example.com","name":"Kate","password":"kate's long password"}`, 201).str("id")
 	b := e.browser(t)
@@ -71,6 +73,7 @@ func TestOIDCKelvinSignAutoCreated(t *testing.T) {
 // user ſam@example.com (long s, which folds to s) accepted an owner
 // invitation addressed to sam@example.com.
 func TestInvitationLongSIsNotS(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.do("POST", "/v1/users", e.adminToken, `{"email":"\u017Fam@example.com","name":"Not Sam","password":"a long new password"}`, 201)
 	notSam := e.login("\u017Fam@example.com", "a long new password")

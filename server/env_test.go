@@ -159,7 +159,10 @@ func newEnvDeps(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickSto
 	e.readKey = e.createKey(e.adminToken, "reader", "read")
 
 	// A second user with a workspace of their own.
-	hash, _ := srv.passwords.Hash("other password 123")
+	hash, err := otherUserHash(srv.passwords)
+	if err != nil {
+		t.Fatal(err)
+	}
 	other := &link.User{Email: "other@example.com", PasswordHash: hash, CreatedAt: clk.Now()}
 	if err := storage.NewUserService(db).CreateUser(ctx, other); err != nil {
 		t.Fatal(err)
@@ -169,10 +172,29 @@ func newEnvDeps(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickSto
 		t.Fatal(err)
 	}
 	e.otherWS = ows.ID
-	otok := e.login("other@example.com", "other password 123")
+	otok := e.login("other@example.com", otherPassword)
 	e.otherKey = e.createKey(otok, "other", "read_write")
 	e.otherLink = e.do("POST", "/v1/links", e.otherKey, `{"destination_url":"https://other.example/"}`, 201).str("id")
 	return e
+}
+
+// otherPassword is the password of the env's second user.
+const otherPassword = "other password 123"
+
+// cheapOtherHash is the hash of otherPassword at the envs' cost, made once
+// for all of them: each env stores it as is, as a bcrypt hash of its own
+// would differ only by its salt.
+var cheapOtherHash = sync.OnceValues(func() ([]byte, error) {
+	return auth.Passwords{Cost: bcrypt.MinCost}.Hash(otherPassword)
+})
+
+// otherUserHash returns the hash of otherPassword for a server hashing
+// with p.
+func otherUserHash(p auth.Passwords) ([]byte, error) {
+	if p == (auth.Passwords{Cost: bcrypt.MinCost}) {
+		return cheapOtherHash()
+	}
+	return p.Hash(otherPassword)
 }
 
 type lockedWriter struct {

@@ -36,6 +36,7 @@ func loopEnv(t *testing.T) *env {
 // domain's root and not-found redirect, on create and update and in the
 // simple API.
 func TestDestinationSpellingsOfThisService(t *testing.T) {
+	t.Parallel()
 	e := loopEnv(t)
 	linkID := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/"}`, 201).str("id")
 	domID := e.do("GET", "/v1/domains", e.readKey, "", 200).path("data", 0, "id").(string)
@@ -114,6 +115,7 @@ func TestDestinationSpellingsOfThisService(t *testing.T) {
 // the link was saved, or data written by an older version) is refused when
 // served, with no click, so at most one hop of a chain is a click.
 func TestRedirectLoopsAreNotFollowed(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -193,6 +195,7 @@ func TestRedirectLoopsAreNotFollowed(t *testing.T) {
 // A domain's root and not-found redirects that loop (the target became a
 // verified domain after they were saved) answer the page instead.
 func TestDomainRedirectLoopsServeThePage(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	one := e.do("POST", "/v1/domains", e.adminToken, `{"hostname":"one.example.test","root_redirect_url":"https://two.example.test/",
 		"not_found_url":"https://two.example.test/404"}`, 201).str("id")
@@ -219,6 +222,7 @@ func TestDomainRedirectLoopsServeThePage(t *testing.T) {
 // Internationalised hosts are stored as A-labels, so that Location is
 // ASCII and a homograph shows; the API gives both forms of the host.
 func TestIDNDestinations(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, tc := range []struct {
 		in, stored, host, unicode, location string
@@ -298,6 +302,7 @@ func TestIDNDestinations(t *testing.T) {
 // /etc/hosts, no DNS): on the listen port it is this service, on another
 // port another one.
 func TestDestinationMachineName(t *testing.T) {
+	t.Parallel()
 	name, err := os.Hostname()
 	if err != nil || name == "" {
 		t.Fatalf("os.Hostname: %q, %v", name, err)

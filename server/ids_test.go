@@ -24,6 +24,7 @@ func neighbourID(id string) string {
 // links in turn: the IDs show no order and no shared sequence, and a
 // forged neighbour of a valid ID is "not found", never another object.
 func TestIDsOpaque(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var mine, theirs, all []string
 	for i := range 10 {

@@ -10,6 +10,7 @@ import (
 // their number in the report; a link and clicks dated before the
 // workspace was made move the start of range=all back to them.
 func TestImportedClicksInRangeAll(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	urls := "keyword,url,title,timestamp,ip,clicks\n" +
 		"old,https://example.com/old,Old,2020-05-01 10:00:00,192.0.2.9,6\n"

@@ -36,6 +36,7 @@ const importCSV = "url,alias,tags,title,created_at,clicks\n" +
 // clicks show in the link's analytics on the right day, a second run adds
 // nothing, and the import is in the audit log.
 func TestImport(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://other.example/","alias":"taken"}`, 201)
 
@@ -92,6 +93,7 @@ func TestImport(t *testing.T) {
 
 // TestImport_BadInput checks that every mistake gets a problem answer.
 func TestImport_BadInput(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	readKey := e.createKey(e.adminToken, "reader2", "read")
 	for _, c := range []struct {
@@ -168,6 +170,7 @@ func (s *apiSource) Each(ctx context.Context, fn func(importer.Link, *importer.R
 // key never appears in the answer or the logs, and a private address is
 // refused unless webhooks.allow_private.
 func TestImport_API(t *testing.T) {
+	t.Parallel()
 	const apiKey = "s3cret-api-key-0123"
 	var mu sync.Mutex
 	failPage2 := true
@@ -231,6 +234,7 @@ func TestImport_API(t *testing.T) {
 // TestImport_ItemsCapped: the answer lists at most 1,000 items and counts
 // the rest.
 func TestImport_ItemsCapped(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	var b strings.Builder
 	b.WriteString("url,alias\n")
@@ -299,6 +303,7 @@ func TestImport_APIWaitHoldsNoSlot(t *testing.T) {
 // TestImport_MillionColumns: a CSV line of 30 million commas (gigabytes
 // as encoding/csv's fields) is refused as bad input, not read.
 func TestImport_MillionColumns(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	data := "url,alias\nhttps://example.com/a,a\nhttps://example.com/b,b" + strings.Repeat(",", 30<<20) + "\n"
 	r := e.request(newRequest("POST", "/v1/imports", e.writeKey, importBody(t, map[string]any{"from": "csv", "data": data})))
@@ -312,6 +317,7 @@ func TestImport_MillionColumns(t *testing.T) {
 // workspace was made count in the YOURLS API's total_clicks, which are the
 // workspace's clicks of all time (a WordPress plugin shows them).
 func TestImportedClicksInYOURLSTotals(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.do("POST", "/v1/imports", e.writeKey, importBody(t, map[string]any{"from": "csv", "data": importCSV}), 200)
 	e.flush()
@@ -326,6 +332,7 @@ func TestImportedClicksInYOURLSTotals(t *testing.T) {
 // which field (the key a Shlink refused, an unknown source), and the
 // answer never quotes the key.
 func TestImport_SourceFieldErrors(t *testing.T) {
+	t.Parallel()
 	const apiKey = "wrong-shlink-key-0123"
 	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/problem+json")

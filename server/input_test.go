@@ -15,6 +15,7 @@ import (
 // Field names are matched exactly: encoding/json alone would take
 // {"Destination_URL": …} for destination_url.
 func TestFieldNamesAreCaseSensitive(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	link := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/"}`, 201).str("id")
 	for _, tc := range []struct {
@@ -46,6 +47,7 @@ func TestFieldNamesAreCaseSensitive(t *testing.T) {
 
 // Invalid UTF-8 anywhere in a body is refused, not stored as U+FFFD.
 func TestInvalidUTF8BodyRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, body := range []string{
 		"{\"destination_url\":\"https://example.com/\",\"tags\":[\"caf\xe9\"]}",
@@ -91,6 +93,7 @@ func TestInvalidUTF8BodyRefused(t *testing.T) {
 // zero-width spaces and bidi overrides make a tag look like another one or
 // reverse what a person reads.
 func TestFormatCharactersRefused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	link := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/"}`, 201).str("id")
 	for _, tc := range []struct {
@@ -199,6 +202,7 @@ func TestMalformedRequestsAnswerProblemJSON(t *testing.T) {
 // workspace for links.alias_hold (30 days by default) and redirects
 // nowhere meanwhile.
 func TestAliasHoldThroughTheAPI(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/old","alias":"promo"}`, 201).str("id")
 	e.do("GET", "/promo", "", "", 302)

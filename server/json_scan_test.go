@@ -16,6 +16,7 @@ import (
 // hand (strings holding brackets, quotes and escapes, whitespace
 // everywhere, nesting) and for random ones.
 func TestObjectMembersAsEncodingJSON(t *testing.T) {
+	t.Parallel()
 	docs := []string{
 		`{}`, ` { } `, `[]`, ` [ ] `, `null`, `"x"`, `12`,
 		`{"a":1,"b":"x","a":true}`,

@@ -7,6 +7,7 @@ import (
 )
 
 func TestKeyLifecycle(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	created := e.do("POST", "/v1/keys", e.adminToken, `{"name":"ci","scope":"read_write"}`, 201)
 	token, id := created.str("key"), created.str("id")
@@ -79,6 +80,7 @@ func TestKeyLifecycle(t *testing.T) {
 }
 
 func TestKeyExpiry(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	exp := testStart.Add(2 * time.Hour).Format(time.RFC3339)
 	r := e.do("POST", "/v1/keys", e.adminToken, `{"name":"short","scope":"read","expires_at":"`+exp+`"}`, 201)
@@ -93,6 +95,7 @@ func TestKeyExpiry(t *testing.T) {
 }
 
 func TestKeyCreateValidation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	past := testStart.Add(-time.Minute).Format(time.RFC3339)
 	for _, tc := range []struct {

@@ -15,6 +15,7 @@ import (
 // not move while they do, so the workspace's budget of 100 a minute is all
 // there is, however many keys spend it.
 func TestMintedKeysShareTheWorkspaceBudget(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.MaxKeysPerWorkspace = 1000 })
 	link := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"promo"}`, 201).str("id")
 
@@ -113,6 +114,7 @@ func TestConcurrentRequestsShareTheBudget(t *testing.T) {
 // key that never expires, and a rotated key in its grace period rotating
 // its own replacement.
 func TestKeyMintingBounds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	in10 := testStart.Add(10 * time.Minute)
 	short := e.do("POST", "/v1/keys", e.adminToken,
@@ -179,6 +181,7 @@ func (e *env) keyID(token string) string {
 }
 
 func TestGraceKeyCannotManageKeys(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	leaked := e.createKey(e.adminToken, "leaked", "read_write")
 	leakedID := e.keyID(leaked)
@@ -219,6 +222,7 @@ func TestGraceKeyCannotManageKeys(t *testing.T) {
 }
 
 func TestKeyCap(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// Enterprise: unlimited, so that only the cap is tested here.
 	e.do("PATCH", "/v1/workspaces/"+e.ws, e.adminToken, `{"plan":"enterprise"}`, 200)
@@ -284,6 +288,7 @@ func TestKeyCapConcurrent(t *testing.T) {
 // TestKeyRotationBoundedAtTwiceTheCap: every key can be rotated once at the
 // cap, but rotating in a loop cannot pile up keys in grace without end.
 func TestKeyRotationBoundedAtTwiceTheCap(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.MaxKeysPerWorkspace = 3 })
 	e.createKey(e.adminToken, "third", "read")
 	id := e.keyID(e.writeKey)
@@ -311,6 +316,7 @@ func (e *env) loginFrom(addr, email, password string) *response {
 // TestLoginStrangerCannotLockOutOwner reproduces issue 9's attack: ten wrong
 // passwords a minute from anywhere kept the right password at 429.
 func TestLoginStrangerCannotLockOutOwner(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const stranger, owner = "203.0.113.66", "198.51.100.7"
 	for minute := 0; minute < 60; minute++ {
@@ -328,6 +334,7 @@ func TestLoginStrangerCannotLockOutOwner(t *testing.T) {
 }
 
 func TestLoginLimits(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const a = "203.0.113.66"
 	// Five failures from an address: then that address is locked out of the
@@ -378,6 +385,7 @@ func TestLoginLimits(t *testing.T) {
 // the addresses that failed, up to auth.login_max_delay; an address that
 // has not failed is never held.
 func TestLoginAccountDelayGrows(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.LoginMaxDelay = 8 * time.Second })
 	addr := func(i int) string { return fmt.Sprintf("203.0.113.%d", i) }
 	for i := 1; i <= 10; i++ {
@@ -405,6 +413,7 @@ func TestLoginAccountDelayGrows(t *testing.T) {
 // TestLoginLimitsIPv6Block: the addresses of one IPv6 /64 share their login
 // limits, so walking through a block's addresses buys no fresh tries.
 func TestLoginLimitsIPv6Block(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for i := 1; i <= 5; i++ {
 		wantProblem(t, e.loginFrom(fmt.Sprintf("[2001:db8:1:2::%x]", i), "admin@example.com", "wrong password"), 401, "unauthorized")
@@ -419,6 +428,7 @@ func TestLoginLimitsIPv6Block(t *testing.T) {
 // TestUnratedRequestsLeaveTheBudget: redirects, logins and setup take
 // nothing from the workspace's budget.
 func TestUnratedRequestsLeaveTheBudget(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"free"}`, 201)
 	e.clock.Add(time.Minute) // a full bucket; the clock stands still from here

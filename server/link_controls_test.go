@@ -50,6 +50,7 @@ func passwordPost(path, addr, password string, cookies ...*http.Cookie) *http.Re
 }
 
 func TestLinkPassword(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const pw = "open-sesame-7731"
 	r := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/secret","alias":"vault","password":"`+pw+`"}`, 201)
@@ -182,6 +183,7 @@ func TestLinkPassword(t *testing.T) {
 }
 
 func TestLinkPasswordSecureCookie(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) {
 		c.BaseURL = &url.URL{Scheme: "https", Host: "lb.test"}
 		c.UnlockTTL = time.Hour
@@ -225,6 +227,7 @@ func writeGeoIP(t testing.TB, networks map[string]string) *analytics.GeoIP {
 }
 
 func TestLinkRules(t *testing.T) {
+	t.Parallel()
 	geo := writeGeoIP(t, map[string]string{"81.2.69.0/24": "GB", "2.16.0.0/16": "FR"})
 	e := newEnvWith(t, func(d *Deps) { d.Geo = geo })
 	r := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/default","alias":"where","rules":[
@@ -272,6 +275,7 @@ func TestLinkRules(t *testing.T) {
 }
 
 func TestLinkVariants(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"ab","variants":[
 		{"destination_url":"https://example.com/a","weight":50},
@@ -320,6 +324,7 @@ func TestLinkVariants(t *testing.T) {
 }
 
 func TestLinkSocialCard(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/sale","alias":"card",
 		"og":{"title":"Spring <sale> \"30%\"","description":"All & more","image_url":"https://example.com/card.png"}}`, 201)
@@ -362,6 +367,7 @@ func TestLinkSocialCard(t *testing.T) {
 }
 
 func TestLinkControlsBadInput(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	rules21 := strings.Repeat(`{"if":{"device":"mobile"},"then":"https://example.com/m"},`, 21)
 	for _, c := range []struct{ name, body, field string }{

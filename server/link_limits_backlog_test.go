@@ -26,6 +26,7 @@ func (s scanCount) LinkClicks(ctx context.Context, wsID, id string) (int64, erro
 // the whole backlog once for each of them on a visitor's redirect; the
 // counters stay the authority, and go once the backlog is drained.
 func TestLinkMaxClicksSweepDuringBacklog(t *testing.T) {
+	t.Parallel()
 	var scans atomic.Int64
 	e := newEnvWith(t, func(d *Deps) { d.Clicks = scanCount{d.Clicks, &scans} })
 	var ids []string
@@ -68,6 +69,7 @@ func TestLinkMaxClicksSweepDuringBacklog(t *testing.T) {
 // rest of its limit through, however many visitors click at once, before
 // and after the backlog is drained and its counter seeded again.
 func TestLinkMaxClicksFlood(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	l := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"hot"}`, 201)
 	id := l.str("id")

@@ -18,6 +18,7 @@ import (
 // TestLinkExpiry: a link expires at the instant expires_at, then redirects
 // to expired_url or answers 410; a PATCH with null clears the expiry.
 func TestLinkExpiry(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	at := testStart.Add(time.Hour).Format(time.RFC3339)
 	l := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"soon","expires_at":"`+at+`","title":"Soon gone"}`, 201)
@@ -76,6 +77,7 @@ func TestLinkExpiry(t *testing.T) {
 // TestLinkMaxClicksConcurrent: of 64 concurrent clicks on a link with
 // max_clicks 10, exactly 10 reach the destination; HEAD never counts.
 func TestLinkMaxClicksConcurrent(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	l := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"ten","max_clicks":10}`, 201)
 	if got := l.path("max_clicks"); got != float64(10) {
@@ -147,6 +149,7 @@ func (e *env) concurrentGETs(path string, n int, before func(i int), each func(*
 // TestLinkMaxClicksSeededFromQueue: clicks taken before a limit was set,
 // still in the recorder's queue, count towards it.
 func TestLinkMaxClicksSeededFromQueue(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	l := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"seed"}`, 201)
 	for range 3 {
@@ -162,6 +165,7 @@ func TestLinkMaxClicksSeededFromQueue(t *testing.T) {
 // TestLinkMaxClicksCountsBacklog: clicks waiting in the click backlog (a
 // flood the writer has not caught up with) count against max_clicks.
 func TestLinkMaxClicksCountsBacklog(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	l := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"flood"}`, 201)
 	clicks := make([]link.Click, 3)
@@ -191,6 +195,7 @@ func TestLinkMaxClicksCountsBacklog(t *testing.T) {
 // TestLinkArchived: archived links leave the default list and keep
 // redirecting.
 func TestLinkArchived(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"live1"}`, 201)
 	a := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/b","alias":"old1","archived":true}`, 201)
@@ -228,6 +233,7 @@ func TestLinkArchived(t *testing.T) {
 
 // TestLinkLimitsBadInput: the refusals of the controls.
 func TestLinkLimitsBadInput(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, tc := range []struct{ body, field string }{
 		{`{"destination_url":"https://example.com/","max_clicks":0}`, "max_clicks"},
@@ -275,6 +281,7 @@ func TestLinkLimitsBadInput(t *testing.T) {
 // TestLinkPreview: /{code}+ shows the destination, the punycode host and
 // the title, and is never a click.
 func TestLinkPreview(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	l := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://bücher.example/shop","alias":"books","title":"Book <shop>"}`, 201)
 	r := e.do("GET", "/books+", "", "", 200)
@@ -308,6 +315,7 @@ func TestLinkPreview(t *testing.T) {
 // once polled, on the injected clock; the admin API adds and removes
 // entries kept in bbolt.
 func TestBlocklist(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join(t.TempDir(), "blocklist.txt")
 	if err := os.WriteFile(path, []byte("# bad hosts\nevil.example\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -376,6 +384,7 @@ func TestBlocklist(t *testing.T) {
 }
 
 func TestGlobMatch(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		pattern, s string
 		want       bool
@@ -396,6 +405,7 @@ func TestGlobMatch(t *testing.T) {
 // TestLinkMaxClicksPreviewBot: a link-preview bot fetching the social
 // card of a limited link uses none of its clicks.
 func TestLinkMaxClicksPreviewBot(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"card","max_clicks":1,"og":{"title":"A card"}}`, 201)
 	get := func(ua string) int {
@@ -431,6 +441,7 @@ func TestLinkMaxClicksPreviewBot(t *testing.T) {
 // are stored would take a read of the whole backlog for each of them, on
 // the redirect that sweeps. Once the backlog is drained they go.
 func TestLinkMaxClicksSweepWaitsForBacklog(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	a := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"idle","max_clicks":10}`, 201)
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/b","alias":"busy","max_clicks":1000}`, 201)

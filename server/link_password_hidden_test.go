@@ -42,6 +42,7 @@ func wantHidden(t *testing.T, what string, status int, header http.Header, body 
 // preview bot gets, the 410 pages; an expired link with expired_url asks
 // for the password before it redirects there.
 func TestLinkPasswordHidesDestinations(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const pw = "open-sesame-99"
 	exp := e.clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)
@@ -160,6 +161,7 @@ func TestLinkPasswordHidesDestinations(t *testing.T) {
 // since) shows the password form, not the loop (which names the host);
 // the right password gets the loop answer, and takes no click.
 func TestLinkPasswordHidesLoops(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const pw = "open-sesame-98"
 	l := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"http://secret-loop.example/b","alias":"loopy","password":"`+pw+`","max_clicks":5}`, 201)
@@ -202,6 +204,7 @@ func TestLinkPasswordHidesLoops(t *testing.T) {
 // share one limit, so 30 guesses from 30 addresses of a /64 get 10 checks;
 // another /64 and an IPv4 address have their own.
 func TestLinkPasswordGuessesPerIPv6Block(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/v6","alias":"v6","password":"open-sesame-97"}`, 201)
 	statuses := map[int]int{}

@@ -123,6 +123,7 @@ func TestLinkMaxClicksPassword(t *testing.T) {
 // stored total (a click reserved, not yet recorded) stays until it is
 // stale; concurrent clicks across sweeps stay exact.
 func TestClickCountersEvicted(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	a := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"lim-a","max_clicks":5}`, 201)
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/b","alias":"lim-b","max_clicks":1000}`, 201)
@@ -186,6 +187,7 @@ func TestClickCountersEvicted(t *testing.T) {
 // TestLinkPasswordExpired: the password form's POST of an expired
 // protected link answers as its GET does (410), the right password too.
 func TestLinkPasswordExpired(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	l := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/x","alias":"gone-pw","password":"open-sesame-1",
 		"expires_at":"`+e.clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)+`"}`, 201)

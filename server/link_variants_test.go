@@ -14,6 +14,7 @@ import (
 // weight; clicks no variant took are its other; the export carries each
 // click's variant; a workspace's analytics have no variants list.
 func TestLinkVariantsTopList(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"split","variants":[
 		{"destination_url":"https://a.example/","weight":30},
@@ -124,6 +125,7 @@ func TestLinkVariantsTopList(t *testing.T) {
 // TestPreferredLanguage: the primary tag of the language with the highest
 // q (the first among equals); q=0 and malformed weights are no choice.
 func TestPreferredLanguage(t *testing.T) {
+	t.Parallel()
 	for h, want := range map[string]string{
 		"de-AT,de;q=0.9,en;q=0.8": "de",
 		"en;q=0.5, FR-ca;q=0.8":   "fr",

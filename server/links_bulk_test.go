@@ -24,6 +24,7 @@ func bulkBody(items ...string) string {
 // its own problem and leaves the others created; each created link sends
 // one link.created event and is found by search.
 func TestBulkCreate(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.do("POST", "/v1/webhooks", e.writeKey, `{"url":"https://93.184.215.14/hook","events":["link.created"]}`, 201)
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"exists"}`, 201)
@@ -93,6 +94,7 @@ func TestBulkCreate(t *testing.T) {
 // created: no links, more than 1,000, a malformed item, a read-only key,
 // no credential, a body over the size limit.
 func TestBulkCreate_Refused(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	one := `{"destination_url":"https://example.com/x"}`
 	many := make([]string, MaxBulkLinks+1)
@@ -181,6 +183,7 @@ func BenchmarkBulkCreate(b *testing.B) {
 // MaxBulkPasswords passwords; the links past them are refused one by one
 // and the rest are created.
 func TestBulkCreatePasswordsBounded(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	items := make([]string, MaxBulkPasswords+3)
 	for i := range items {

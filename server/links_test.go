@@ -10,6 +10,7 @@ import (
 )
 
 func TestLinkCRUD(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/page?x=1","alias":"Launch",
 		"tags":["news"," promo ","news"],"utm_source":"mail","redirect_code":301}`, 201)
@@ -66,6 +67,7 @@ func TestLinkCRUD(t *testing.T) {
 }
 
 func TestLinkValidation(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	long := "https://example.com/" + strings.Repeat("a", 4096)
 	for _, tc := range []struct {
@@ -127,6 +129,7 @@ func tags(n int) string {
 }
 
 func TestBadBodies(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.MaxBody = 2048 })
 	big := `{"destination_url":"https://example.com/` + strings.Repeat("a", 3000) + `"}`
 	for _, tc := range []struct {
@@ -169,6 +172,7 @@ func TestBadBodies(t *testing.T) {
 }
 
 func TestListLinks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for i := 0; i < 25; i++ {
 		tag := []string{"red", "blue", "green"}[i%3]
@@ -223,6 +227,7 @@ func TestListLinks(t *testing.T) {
 }
 
 func TestSimpleAPI(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.do("POST", "/api/urls", e.writeKey, `{"originalUrl":"https://example.com/long/path"}`, 201)
 	code := r.str("shortCode")
@@ -254,6 +259,7 @@ func TestSimpleAPI(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.clock.Add(time.Minute) // newEnv's own requests drew from the budget: refill it
 	for i := 0; i < 100; i++ {
@@ -301,6 +307,7 @@ func TestRateLimit(t *testing.T) {
 // newest of them and says so in meta.search_truncated; a workspace within
 // the bound gets the whole answer.
 func TestListLinksSearchBound(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.SearchScanLimit = 3 })
 	for i := range 5 {
 		e.do("POST", "/v1/links", e.writeKey, fmt.Sprintf(`{"destination_url":"https://example.com/%d","alias":"sb%d"}`, i, i), 201)
@@ -344,6 +351,7 @@ func TestListLinksSearchBound(t *testing.T) {
 // ranks only the newest server.search_scan_limit links and says so; any
 // other sort is 400.
 func TestListLinksSortClicks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.SearchScanLimit = 4 })
 	for i := range 5 {
 		tag := []string{"red", "blue"}[i%2]

@@ -21,6 +21,7 @@ import (
 // listed with created_by for an owner to delete or enable again, and the
 // removal's audit entry names them.
 func TestRemovedMembersWebhooksStop(t *testing.T) {
+	t.Parallel()
 	e := newEnvWith(t, allowPrivateTargets)
 	var mu sync.Mutex
 	got := map[string]int{} // path → deliveries

@@ -34,6 +34,7 @@ func inWS(method, path, cred, body, ws string) *http.Request {
 }
 
 func TestInvitationForANewPerson(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	r := e.do("POST", "/v1/invitations", e.adminToken, `{"email":" Sam@Example.com ","role":"read_write"}`, 201)
 	tok := r.str("token")
@@ -129,6 +130,7 @@ func TestInvitationForANewPerson(t *testing.T) {
 }
 
 func TestInvitationForASignedInUser(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	other := e.login("other@example.com", "other password 123")
 	tok := e.invite(e.adminToken, "other@example.com", "read")
@@ -156,6 +158,7 @@ func TestInvitationForASignedInUser(t *testing.T) {
 }
 
 func TestInvitationAttacks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.InvitationTTL = time.Hour })
 	other := e.login("other@example.com", "other password 123")
 
@@ -242,6 +245,7 @@ func TestInvitationAttacks(t *testing.T) {
 }
 
 func TestInvitationAcceptIsLimitedPerAddress(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t, func(c *Config) { c.LoginPerIP = 3 })
 	for range 3 {
 		wantProblem(t, e.request(newRequest("POST", "/v1/invitations/accept", "", `{"token":"guess","name":"X","password":"a long new password"}`)), 404, "not_found")
@@ -254,6 +258,7 @@ func TestInvitationAcceptIsLimitedPerAddress(t *testing.T) {
 }
 
 func TestMembers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	sam, samID := e.join("sam@example.com", "read")
 	me := e.do("GET", "/v1/me", e.adminToken, "", 200).str("id")
@@ -327,6 +332,7 @@ func TestMembers(t *testing.T) {
 }
 
 func TestRemovedMemberLosesTheWorkspaceAtOnce(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	sam, samID := e.join("sam@example.com", "read_write")
 	lnk := e.do("POST", "/v1/links", sam, `{"destination_url":"https://example.com/sam"}`, 201).str("id")

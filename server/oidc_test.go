@@ -213,6 +213,7 @@ func (e *oidcEnv) userCount() int {
 }
 
 func TestOIDCSignIn(t *testing.T) {
+	t.Parallel()
 	e := newOIDCEnv(t, nil)
 	b := e.browser(t)
 
@@ -319,6 +320,7 @@ func TestOIDCSignIn(t *testing.T) {
 }
 
 func TestOIDCSecureCookieOnHTTPS(t *testing.T) {
+	t.Parallel()
 	op, err := mockoidc.Run()
 	if err != nil {
 		t.Fatal(err)
@@ -337,6 +339,7 @@ func TestOIDCSecureCookieOnHTTPS(t *testing.T) {
 // TestOIDCAttacks: every sign-in that must fail fails with a clear problem
 // and no token.
 func TestOIDCAttacks(t *testing.T) {
+	t.Parallel()
 	e := newOIDCEnv(t, func(o *auth.OIDC) { o.AllowedDomains = []string{"example.com"} })
 
 	t.Run("wrong state", func(t *testing.T) {
@@ -512,6 +515,7 @@ func (b *browser) signInAt(cb string) {
 }
 
 func TestOIDCDisabledUser(t *testing.T) {
+	t.Parallel()
 	e := newOIDCEnv(t, nil)
 	b := e.browser(t)
 	id := e.do("POST", "/v1/users", e.adminToken, `{"email":"grace@example.com","name":"Grace","password":"compiler pioneer 1952"}`, 201).str("id")
@@ -526,6 +530,7 @@ func TestOIDCDisabledUser(t *testing.T) {
 }
 
 func TestOIDCAutoCreate(t *testing.T) {
+	t.Parallel()
 	e := newOIDCEnv(t, func(o *auth.OIDC) { o.AutoCreate = true })
 	before := e.userCount()
 	b := e.browser(t)
@@ -576,6 +581,7 @@ func TestOIDCAutoCreate(t *testing.T) {
 }
 
 func TestOIDCOff(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, p := range []string{"/v1/auth/oidc/start", "/v1/auth/oidc/start?check=true", "/v1/auth/oidc/callback?code=x&state=y"} {
 		r := e.request(newRequest("GET", p, "", ""))

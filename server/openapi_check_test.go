@@ -270,6 +270,7 @@ func documentedStatuses(r *openapi3.Responses) []string {
 }
 
 func TestOpenAPIDocumentIsValid(t *testing.T) {
+	t.Parallel()
 	doc, err := loadOpenAPI()
 	if err != nil {
 		t.Fatalf("loading openapi.yaml: %v", err)
@@ -309,6 +310,7 @@ func TestOpenAPIDocumentIsValid(t *testing.T) {
 // request body and every parameter has an example, except the custom
 // range's start and end, which replace range (whose example is used).
 func TestOpenAPIExamples(t *testing.T) {
+	t.Parallel()
 	doc, err := loadOpenAPI()
 	if err != nil {
 		t.Fatal(err)
@@ -342,6 +344,7 @@ var routePattern = regexp.MustCompile(`(?:\br\.(GET|HEAD|POST|PUT|PATCH|DELETE|O
 // TestOpenAPIDocumentsEveryRoute compares the routes registered in the
 // source with the operations of the document, both ways.
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
+	t.Parallel()
 	files, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
@@ -405,6 +408,7 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 }
 
 func TestOpenAPIRouterPrefersStaticPaths(t *testing.T) {
+	t.Parallel()
 	_, router, err := openAPIRouter()
 	if err != nil {
 		t.Fatal(err)
@@ -461,6 +465,7 @@ func TestOpenAPIRouterPrefersStaticPaths(t *testing.T) {
 // TestServeOpenAPIMatchesYAML checks that /v1/openapi.json is valid JSON
 // with the same content as openapi.yaml, and a valid document itself.
 func TestServeOpenAPIMatchesYAML(t *testing.T) {
+	t.Parallel()
 	req := httptest.NewRequest("GET", "http://lb.test/v1/openapi.json", nil)
 	rec := httptest.NewRecorder()
 	serveOpenAPI(rec, req, nil)
@@ -532,6 +537,7 @@ func (r *recordingTB) Errorf(format string, args ...any) {
 // TestCheckOpenAPI makes sure the checker fails what it must and passes
 // what it must, so that a silent checker cannot pass every test.
 func TestCheckOpenAPI(t *testing.T) {
+	t.Parallel()
 	link := func(edit func(map[string]any)) []byte {
 		m := map[string]any{
 			"id": "l1", "short_url": "http://lb.test/abc", "alias": "abc", "domain": "lb.test",

@@ -120,6 +120,7 @@ func moduleVersion(t *testing.T, goBin, path string) string {
 // its own that shares the module cache, and runs a first session with it
 // against a live server.
 func TestOpenAPIGoClient(t *testing.T) {
+	t.Parallel()
 	e, ts, doc := serveDocument(t)
 	goBin := goTool(t)
 
@@ -350,6 +351,7 @@ func main() {
 // Without npx the test fails under CI (CI=true), where .ci/run installs
 // Node.js, and is skipped elsewhere with a message saying what it needs.
 func TestOpenAPINodeTools(t *testing.T) {
+	t.Parallel()
 	npx, err := exec.LookPath("npx")
 	if err != nil {
 		if os.Getenv("CI") == "true" {
@@ -438,6 +440,7 @@ func nodeVersion() (string, bool) {
 // answers (the redirect's 404, 500 and 508), so the statuses of an
 // unreadable request are listed one by one instead.
 func TestOpenAPIDefaultHasNoBody(t *testing.T) {
+	t.Parallel()
 	_, _, doc := serveDocument(t)
 	type operation struct {
 		Responses map[string]struct {

@@ -21,6 +21,7 @@ import (
 // nosniff and no referrer. A template no case reaches fails the test, so
 // a page added later is walked too.
 func TestEveryPageHasSecurityHeaders(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	html := []string{"Accept", "text/html"}
 	at := e.clock.Now().Add(time.Minute).UTC().Format(time.RFC3339)

@@ -31,6 +31,7 @@ func decodeQR(t *testing.T, png []byte) string {
 }
 
 func TestLinkQR(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"poster"}`, 201).str("id")
 	r := e.do("GET", "/v1/links/"+id+"/qr", e.readKey, "", 200)
@@ -94,6 +95,7 @@ func TestLinkQR(t *testing.T) {
 }
 
 func TestSavedQRCodes(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"flyer"}`, 201).str("id")
 	q := e.do("POST", "/v1/qr-codes", e.writeKey, `{"link_id":"`+id+`","name":"Flyer","options":{"size":256,"fg":"#1A237E","level":"q"}}`, 201)

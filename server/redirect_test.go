@@ -11,6 +11,7 @@ import (
 )
 
 func TestRedirects(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, tc := range []struct {
 		body, path string
@@ -58,6 +59,7 @@ func TestRedirects(t *testing.T) {
 }
 
 func TestClicks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"c"}`, 201).str("id")
 	for i := 0; i < 5; i++ {
@@ -86,6 +88,7 @@ func TestClicks(t *testing.T) {
 }
 
 func TestWorkspaceAnalyticsRanges(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"a"}`, 201).str("id")
 	ws := e.ws
@@ -150,6 +153,7 @@ func TestWorkspaceAnalyticsRanges(t *testing.T) {
 }
 
 func TestDestination(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		l    link.Link
 		want string
@@ -172,6 +176,7 @@ func TestDestination(t *testing.T) {
 }
 
 func TestMetrics(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"m"}`, 201)
 	for i := 0; i < 3; i++ {
@@ -189,6 +194,7 @@ func TestMetrics(t *testing.T) {
 }
 
 func TestPanicRecovery(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.srv.handle("GET", "/v1/test-panic", accessRead, func(http.ResponseWriter, *http.Request, *caller) error {
 		panic("boom")

@@ -13,6 +13,7 @@ import (
 // in nowhere, so the last owner who can act neither steps down nor leaves
 // while only disabled owners would remain.
 func TestLastOwnerIsOneWhoCanSignIn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	me := e.do("GET", "/v1/me", e.adminToken, "", 200).str("id")
 	_, samID := e.join("sam@example.com", "owner")
@@ -40,6 +41,7 @@ func TestLastOwnerIsOneWhoCanSignIn(t *testing.T) {
 // TestCommonPasswordTricks: spaces around a common password, or padding a
 // short one up to the minimum, are refused wherever a password is chosen.
 func TestCommonPasswordTricks(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	tok := e.invite(e.adminToken, "pad@example.com", "read")
 	for _, pw := range []string{"password1 ", " qwertyuiop ", `\t1234567890`, "          "} {
@@ -60,6 +62,7 @@ func TestCommonPasswordTricks(t *testing.T) {
 // the keys they made included (they may hold those tokens), unless an owner
 // kept a key for the scripts that use it beforehand.
 func TestRemovedMembersKeysStop(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	sam, samID := e.join("sam@example.com", "read_write")
 	keyOf := func(cred, name string) (token, id string) {
@@ -103,6 +106,7 @@ func TestRemovedMembersKeysStop(t *testing.T) {
 // member, so inviting them again brought every old key back, tokens they
 // may have kept or handed on. Removal revokes them in the data file.
 func TestRemovedMembersKeysStayRevoked(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	sam, samID := e.join("sam@example.com", "read_write")
 	r := e.do("POST", "/v1/keys", sam, `{"name":"sam's script","scope":"read_write"}`, 201)
@@ -136,6 +140,7 @@ func TestRemovedMembersKeysStayRevoked(t *testing.T) {
 // made it may do now; demoted to read, their read_write key reads only,
 // and promoted again it writes again. A key an owner keeps is not bound.
 func TestDemotedMembersKeysRead(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	sam, samID := e.join("sam@example.com", "read_write")
 	r := e.do("POST", "/v1/keys", sam, `{"name":"sam's script","scope":"read_write"}`, 201)
@@ -231,6 +236,7 @@ func TestOwnersDemotingEachOtherKeepAnOwner(t *testing.T) {
 // removed or disabled: a demoted owner cannot let themselves back in as an
 // owner through a link they made beforehand.
 func TestInvitationNeedsItsOwnerStill(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	sam, samID := e.join("sam@example.com", "owner")
 	accept := func(tok, name string) *response {
@@ -322,6 +328,7 @@ func TestLoginRacingAPasswordChange(t *testing.T) {
 // mints a key past the bound, and a key whose walk does not end within it
 // is refused.
 func TestRemovedMembersDeepKeyChainEnds(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	sam, samID := e.join("sam@example.com", "read_write")
 	key := e.do("POST", "/v1/keys", sam, `{"name":"k1","scope":"read_write"}`, 201).str("key")

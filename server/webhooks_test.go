@@ -21,6 +21,7 @@ import (
 func allowPrivateTargets(d *Deps) { d.WebhookTargets = webhook.TargetGuard{AllowPrivate: true} }
 
 func TestWebhooksAPI(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// Targets on special addresses are refused at creation.
 	for _, u := range []string{"http://127.0.0.1/x", "http://[::1]/x", "http://10.1.2.3/x", "http://169.254.169.254/latest/meta-data",
@@ -68,6 +69,7 @@ func TestWebhooksAPI(t *testing.T) {
 // TestWebhookDelivery runs the whole path on a real receiver: a link change
 // and a ping reach it signed, in order, and show in the delivery log.
 func TestWebhookDelivery(t *testing.T) {
+	t.Parallel()
 	e := newEnvWith(t, allowPrivateTargets)
 	var mu sync.Mutex
 	var got []map[string]any
@@ -141,6 +143,7 @@ func TestWebhookDelivery(t *testing.T) {
 // resolver (`lookup … on <resolver>:53`). The 422 says "resolves to a
 // private address", or that the name does not resolve, and no more.
 func TestWebhookTargetErrorsNoLeaks(t *testing.T) {
+	t.Parallel()
 	z, dnsAddr := startDNS(t)
 	z.setA("internal.example.com", "10.1.2.3")
 	z.setFail("broken.example.com")
@@ -178,6 +181,7 @@ func TestWebhookTargetErrorsNoLeaks(t *testing.T) {
 // the API answered it, created_at is in whole seconds like every time of
 // the API, and a ping's event_id in the delivery log is the id of its body.
 func TestWebhookEventsOnTheWire(t *testing.T) {
+	t.Parallel()
 	e := newEnvWith(t, allowPrivateTargets)
 	var mu sync.Mutex
 	var got []map[string]any
@@ -298,6 +302,7 @@ func TestWebhookEventsOnTheWire(t *testing.T) {
 // TestMetrics_OutboxPending: the outbox gauge reads the Outbox of Deps,
 // which app.go wires to the webhook service; without one it shows 0.
 func TestMetrics_OutboxPending(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	if got := e.metrics()["linkbolt_webhook_outbox_pending"]; got != 0 {
 		t.Fatalf("outbox pending before any webhook = %d, want 0", got)

@@ -100,6 +100,7 @@ func shareXRequest(signature, longURL string) string {
 // TestYOURLSShareX replays ShareX's requests and checks what ShareX reads:
 // the whole body of a 200 answer is the short URL.
 func TestYOURLSShareX(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const long = "https://files.example/screenshots/2026-03-10_12-00-00.png"
 	r := e.rawRequest(shareXRequest(e.writeKey, long))
@@ -158,6 +159,7 @@ func linkCreatorRequest(args [][2]string, signature, action string) string {
 // shorturl, link.clicks from url-stats, links[*].url/shorturl/clicks from
 // stats (its import), and any JSON from db-stats (its connection check).
 func TestYOURLSLinkCreator(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	const permalink = "https://blog.example/2026/03/hello-world/"
 	// The connection check.
@@ -207,6 +209,7 @@ func TestYOURLSLinkCreator(t *testing.T) {
 // TestYOURLSShorturlAnswers checks the shorturl action's answers, field by
 // field, in order, against YOURLS's yourls_add_new_link.
 func TestYOURLSShorturlAnswers(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.do("POST", "/v1/links", e.otherKey, `{"destination_url":"https://other.example/taken","alias":"taken"}`, 201)
 	e.do("POST", "/v1/admin/blocklist", e.adminToken, `{"entry":"malware.example"}`, 201)
@@ -348,6 +351,7 @@ func yourlsFixture(e *env) {
 // that xml, jsonp and the default format carry what json carries, and
 // what simple answers.
 func TestYOURLSActionsAndFormats(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	yourlsFixture(e)
 	for _, tc := range []struct {
@@ -461,6 +465,7 @@ func wantAliases(t *testing.T, r *response, aliases ...string) {
 
 // TestYOURLSStatsFilters checks the orders and windows of the stats action.
 func TestYOURLSStatsFilters(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	yourlsFixture(e)
 	stats := func(params ...string) *response {
@@ -505,6 +510,7 @@ func TestYOURLSStatsFilters(t *testing.T) {
 // TestYOURLSSignature covers YOURLS's login failures: each is a 403 in
 // YOURLS's shape, in the format asked for, and nothing is made.
 func TestYOURLSSignature(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	revoked := e.createKey(e.adminToken, "revoked", "read_write")
 	e.do("DELETE", "/v1/keys/"+e.keyID(revoked), e.adminToken, "", 204)
@@ -572,6 +578,7 @@ func TestYOURLSSignature(t *testing.T) {
 // name (or dotted path of names) is refused with YOURLS's 400, so that the
 // answer cannot run a script of the caller's choosing.
 func TestYOURLSCallbackInjection(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	for _, cb := range []string{
 		"alert(1);cb", "cb;alert(1)", "</script><script>alert(1)</script>", "a b", "cb\u2028", `cb\u2028`, "u2028",
@@ -612,6 +619,7 @@ func TestYOURLSCallbackInjection(t *testing.T) {
 // TestYOURLSBadInput: unreadable bodies and odd parameters get YOURLS
 // answers, never a 500.
 func TestYOURLSBadInput(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	// A body over server.max_body.
 	big := url.Values{"signature": {e.writeKey}, "action": {"shorturl"}, "url": {"https://example.com/" + strings.Repeat("a", 1<<20)}}
@@ -677,6 +685,7 @@ func TestYOURLSBadInput(t *testing.T) {
 // TestYOURLSRateLimit: the key draws from its workspace's budget, and the
 // 429 is a YOURLS answer with Retry-After.
 func TestYOURLSRateLimit(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	p := url.Values{"signature": {e.readKey}, "action": {"version"}, "format": {"json"}}
 	var r *response
@@ -700,6 +709,7 @@ func TestYOURLSRateLimit(t *testing.T) {
 // password reach no log line, from the query, a url-encoded form or a
 // multipart form, accepted or refused.
 func TestYOURLSSignatureNeverLogged(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	bad := e.writeKey[:len(e.writeKey)-1] + "x"
 	if bad == e.writeKey {
@@ -793,6 +803,7 @@ func xmlTree(t *testing.T, raw []byte) any {
 // workspace's custom domains, and the same alias on the primary host is
 // another link; the YOURLS API is not served on a custom domain.
 func TestYOURLSCustomDomain(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	e.verifiedDomain("go.example.com", "")
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/on-domain","alias":"promo","domain":"go.example.com"}`, 201)
@@ -862,6 +873,7 @@ func TestYOURLSShorturlRace(t *testing.T) {
 // no Fetch Metadata, it is text/plain with nosniff, which browsers refuse
 // to run.
 func TestYOURLSJSONPNoScriptOfOurOwn(t *testing.T) {
+	t.Parallel()
 	e := newEnv(t)
 	params := url.Values{"signature": {e.readKey}, "action": {"version"}, "format": {"jsonp"}, "callback": {"alert"}}
 	for _, tc := range []struct {

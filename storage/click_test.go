@@ -965,7 +965,7 @@ func TestExportClicks_Chunks(t *testing.T) {
 // batch or twice in one, and the record shared with another visitor's
 // links.
 func TestStats_CrawlerVisitor(t *testing.T) {
-	s, _, ws := mustSetup(t)
+	s, _, ws := mustSetup(t, soloCreations)
 	rnd := rand.New(rand.NewPCG(7, 8))
 	var links []*link.Link
 	for i := range 120 {

@@ -21,12 +21,14 @@ import (
 // opens and checks clean. CompactFile refuses an existing output, and a
 // file a process holds, and leaves no output behind then.
 func TestCompactFile(t *testing.T) {
+	t.Parallel() // a second of it is the wait for a held file's lock, which other tests can use
 	ctx := context.Background()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "linkbolt.db")
 	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	db := NewDB(path)
 	db.Now = func() time.Time { return now }
+	db.BatchDelay = time.Nanosecond // 600 creations one after another: none waits for company
 	if err := db.Open(); err != nil {
 		t.Fatal(err)
 	}

@@ -29,6 +29,7 @@ func TestOpen_CreatesDirectoryAndPings(t *testing.T) {
 }
 
 func TestOpen_LockedFile(t *testing.T) {
+	t.Parallel() // most of it is the one-second wait for the lock, which other tests can use
 	db, _ := MustOpenDB(t)
 	second := storage.NewDB(db.Path)
 	start := time.Now()

@@ -77,7 +77,7 @@ func TestCreateLink(t *testing.T) {
 }
 
 func TestCreateLink_GeneratedCodes(t *testing.T) {
-	s, _, ws := mustSetup(t)
+	s, _, ws := mustSetup(t, soloCreations)
 	seen := map[string]bool{}
 	for i := range 200 {
 		l := mustLink(t, s, ws.ID, &link.Link{DestinationURL: fmt.Sprintf("https://example.com/%d", i)})

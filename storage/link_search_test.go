@@ -114,7 +114,7 @@ func TestSearch_AfterUpdateAndDelete(t *testing.T) {
 // order, and the total counts exactly the links that contain the text
 // (candidates holding every trigram but not the text are not counted).
 func TestSearch_AgreesWithBruteForce(t *testing.T) {
-	s, _, ws := mustSetup(t)
+	s, _, ws := mustSetup(t, soloCreations)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))
 	const letters = "abcab"

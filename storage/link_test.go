@@ -50,7 +50,7 @@ func wantTotals(tb testing.TB, s *Services, wsID string, want map[string]int) {
 // compares every counter with a brute-force count (the cleanup checks all
 // indexes too).
 func TestLinks_CountersRandom(t *testing.T) {
-	s, admin, ws := mustSetup(t)
+	s, admin, ws := mustSetup(t, soloCreations)
 	other := mustWorkspace(t, s, "Other", admin.ID)
 	ctx := context.Background()
 	rng := rand.New(rand.NewPCG(1, 2))

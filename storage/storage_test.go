@@ -22,14 +22,21 @@ type Clock = clocktest.Clock
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
 // MustOpenDB opens a new data file under tb.TempDir() with a clock standing
-// at t0. At cleanup it checks the link indexes against the records, closes
-// the file, and checks the file's consistency with bolt's own check.
-func MustOpenDB(tb testing.TB) (*storage.DB, *Clock) {
+// at t0, after applying opts to the DB. At cleanup it checks the link
+// indexes against the records, closes the file, and checks the file's
+// consistency with bolt's own check.
+func MustOpenDB(tb testing.TB, opts ...func(*storage.DB)) (*storage.DB, *Clock) {
 	tb.Helper()
 	clock := clocktest.New(t0)
 	path := filepath.Join(tb.TempDir(), "data", "linkbolt.db")
-	return mustOpenPath(tb, path, clock), clock
+	return mustOpenPath(tb, path, clock, opts...), clock
 }
+
+// soloCreations is an option of MustOpenDB and mustSetup for tests that
+// create links one after another, from one goroutine: a creation then
+// waits next to no time for others to share its commit (DB.BatchDelay),
+// as none will come.
+func soloCreations(db *storage.DB) { db.BatchDelay = time.Nanosecond }
 
 // MustReopen closes db and opens its file again with the same clock.
 func MustReopen(tb testing.TB, db *storage.DB, clock *Clock) *storage.DB {
@@ -40,10 +47,13 @@ func MustReopen(tb testing.TB, db *storage.DB, clock *Clock) *storage.DB {
 	return mustOpenPath(tb, db.Path, clock)
 }
 
-func mustOpenPath(tb testing.TB, path string, clock *Clock) *storage.DB {
+func mustOpenPath(tb testing.TB, path string, clock *Clock, opts ...func(*storage.DB)) *storage.DB {
 	tb.Helper()
 	db := storage.NewDB(path)
 	db.Now = clock.Now
+	for _, o := range opts {
+		o(db)
+	}
 	if err := db.Open(); err != nil {
 		tb.Fatalf("open: %v", err)
 	}
@@ -126,10 +136,11 @@ type failingPing struct{ *webhook.Encoder }
 
 func (failingPing) PingData() ([]byte, error) { return nil, errors.New("boom") }
 
-// mustSetup opens a DB and bootstraps an admin with a workspace.
-func mustSetup(tb testing.TB) (*Services, *link.User, *link.Workspace) {
+// mustSetup opens a DB (see MustOpenDB for opts) and bootstraps an admin
+// with a workspace.
+func mustSetup(tb testing.TB, opts ...func(*storage.DB)) (*Services, *link.User, *link.Workspace) {
 	tb.Helper()
-	db, clock := MustOpenDB(tb)
+	db, clock := MustOpenDB(tb, opts...)
 	s := newServices(db, clock)
 	u := &link.User{Email: "admin@example.com", PasswordHash: []byte("hash")}
 	ws := &link.Workspace{Name: "Default", Plan: link.PlanFree}

@@ -1,0 +1,116 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// backlogLock is the advisory lock a spill holds while it measures the
+// backlog and appends to it, so that two instances never both fill it.
+const backlogLock = 0x6c62636c6b // "lbclk"
+
+// SpillClicks appends the valid clicks, in order, while the backlog holds
+// at most limit bytes (0: no bound); malformed ones are skipped and
+// counted. spilled counts the clicks taken, skipped ones included.
+func (s *ClickService) SpillClicks(ctx context.Context, clicks []link.Click, limit int64) (spilled, skipped int, err error) {
+	err = s.db.tx(ctx, func(tx pgx.Tx) error {
+		spilled, skipped = 0, 0
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(backlogLock)); err != nil {
+			return err
+		}
+		var size int64
+		if err := tx.QueryRow(ctx, `SELECT coalesce(sum(octet_length(click)), 0)::bigint FROM click_backlog`).Scan(&size); err != nil {
+			return err
+		}
+		var links []string
+		var data [][]byte
+		for i := range clicks {
+			p, ok := s.parseClick(&clicks[i])
+			if !ok {
+				spilled++
+				skipped++
+				continue
+			}
+			b, err := json.Marshal(&p)
+			if err != nil {
+				return err
+			}
+			if limit > 0 && size+int64(len(b)) > limit {
+				break
+			}
+			size += int64(len(b))
+			links, data = append(links, p.Link), append(data, b)
+			spilled++
+		}
+		if len(data) == 0 {
+			return nil
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO click_backlog (link_id, click)
+			SELECT l, c FROM unnest($1::text[], $2::bytea[]) WITH ORDINALITY AS u(l, c, n) ORDER BY n`, links, data)
+		return err
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("spill clicks: %w", err)
+	}
+	return spilled, skipped, nil
+}
+
+// DrainClicks takes the oldest at most max clicks out of the backlog and
+// writes them, in one transaction; a drain on another instance takes
+// other clicks (SKIP LOCKED).
+func (s *ClickService) DrainClicks(ctx context.Context, max int) (taken, skipped int, err error) {
+	if max <= 0 {
+		return 0, 0, nil
+	}
+	err = s.db.tx(ctx, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `DELETE FROM click_backlog WHERE id IN (
+				SELECT id FROM click_backlog ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+			RETURNING id, click`, max)
+		if err != nil {
+			return err
+		}
+		type waiting struct {
+			id int64
+			c  storedClick
+		}
+		var ws []waiting
+		var id int64
+		var b []byte
+		if _, err := pgx.ForEachRow(rows, []any{&id, &b}, func() error {
+			w := waiting{id: id}
+			if err := json.Unmarshal(b, &w.c); err != nil {
+				return fmt.Errorf("backlog click %d: %w", id, err)
+			}
+			ws = append(ws, w)
+			return nil
+		}); err != nil {
+			return err
+		}
+		taken = len(ws)
+		if taken == 0 {
+			return nil
+		}
+		batch := make([]storedClick, 0, len(ws))
+		for _, w := range ws {
+			batch = append(batch, w.c)
+		}
+		return s.write(ctx, tx, batch)
+	})
+	if err != nil {
+		return 0, 0, fmt.Errorf("drain clicks: %w", err)
+	}
+	return taken, 0, nil
+}
+
+// Backlog returns the clicks the backlog holds and their bytes.
+func (s *ClickService) Backlog(ctx context.Context) (clicks, bytes int64, err error) {
+	err = s.db.pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(octet_length(click)), 0)::bigint FROM click_backlog`).Scan(&clicks, &bytes)
+	if err != nil {
+		return 0, 0, fmt.Errorf("backlog: %w", err)
+	}
+	return clicks, bytes, nil
+}

@@ -1,0 +1,176 @@
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/linkbolt/linkbolt/link"
+)
+
+var clickT0 = time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
+
+func clickOf(l *link.Link, at time.Time, visitor uint64) link.Click {
+	return link.Click{LinkID: l.ID, WorkspaceID: l.WorkspaceID, Time: at, Visitor: visitor, Referrer: "t.co",
+		Country: "DE", Device: "desktop", Browser: "Firefox", OS: "Linux"}
+}
+
+func count(t *testing.T, conn *pgx.Conn, q string, args ...any) int64 {
+	t.Helper()
+	var n int64
+	if err := conn.QueryRow(context.Background(), q, args...).Scan(&n); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	return n
+}
+
+// TestDailySaltAcrossInstances: instances asking for a new day's salt at
+// once all get the one salt stored.
+func TestDailySaltAcrossInstances(t *testing.T) {
+	t.Parallel()
+	stores, conn, _, _, _ := linkInstances(t, 2)
+	ctx := context.Background()
+	const n = 8
+	salts := make([][]byte, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range n {
+		wg.Go(func() {
+			<-start
+			salts[i], errs[i] = stores[i%2].Clicks.DailySalt(ctx, clickT0.Add(time.Duration(i)*time.Hour))
+		})
+	}
+	close(start)
+	wg.Wait()
+	for i := range n {
+		if errs[i] != nil || !bytes.Equal(salts[i], salts[0]) {
+			t.Fatalf("salt %d: %x, %v; want the salt %x", i, salts[i], errs[i], salts[0])
+		}
+	}
+	if got := count(t, conn, `SELECT count(*) FROM click_salts`); got != 1 {
+		t.Fatalf("%d salts stored, want 1", got)
+	}
+}
+
+// TestClickBatchesAcrossInstances: batches of the same links written at
+// once by two instances, the links in opposite orders, all commit (none
+// waits on the other in a circle) and count exactly.
+func TestClickBatchesAcrossInstances(t *testing.T) {
+	t.Parallel()
+	stores, _, _, ws, _ := linkInstances(t, 2)
+	ctx := context.Background()
+	var ls []*link.Link
+	for _, alias := range []string{"a", "b", "c"} {
+		l := newLink(ws.ID, alias)
+		if err := stores[0].Links.CreateLink(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+	}
+	const batches, size = 6, 30 // size a multiple of the links
+	write := func(s *link.Store, reverse bool) error {
+		for n := range batches {
+			clicks := make([]link.Click, size)
+			for i := range clicks {
+				l := ls[i%len(ls)]
+				if reverse {
+					l = ls[len(ls)-1-i%len(ls)]
+				}
+				clicks[i] = clickOf(l, clickT0.Add(time.Duration(n)*time.Minute), uint64(i))
+			}
+			if _, err := s.Clicks.RecordClicks(ctx, clicks); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if errA, errB := both(func() error { return write(stores[0], false) }, func() error { return write(stores[1], true) }); errA != nil || errB != nil {
+		t.Fatalf("batches: %v, %v", errA, errB)
+	}
+	for _, l := range ls {
+		if got, err := stores[1].Clicks.LinkClicks(ctx, ws.ID, l.ID); err != nil || got != int64(2*batches*size/len(ls)) {
+			t.Fatalf("link %s: %d clicks, %v; want %d", l.Alias, got, err, 2*batches*size/len(ls))
+		}
+	}
+	st, err := stores[0].Clicks.Stats(ctx, link.StatsFilter{WorkspaceID: ws.ID, Scope: link.ScopeWorkspace, Start: clickT0, End: clickT0.Add(time.Hour)})
+	if err != nil || st.Clicks != 2*batches*size || st.UniqueVisitors != size {
+		t.Fatalf("workspace stats: %+v, %v; want %d clicks of %d visitors", st, err, 2*batches*size, size)
+	}
+}
+
+// TestDeletedLinkTakesItsClicks: deleting a link deletes its raw clicks
+// and its own aggregates; its workspace's stay, and a late click of it
+// counts for its workspace only.
+func TestDeletedLinkTakesItsClicks(t *testing.T) {
+	t.Parallel()
+	stores, conn, _, ws, _ := linkInstances(t, 1)
+	s, ctx := stores[0], context.Background()
+	l := newLink(ws.ID, "gone")
+	if err := s.Links.CreateLink(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Clicks.RecordClicks(ctx, []link.Click{clickOf(l, clickT0, 1), clickOf(l, clickT0, 2)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Links.DeleteLink(ctx, ws.ID, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"clicks", "click_hours", "click_days", "click_visitors"} {
+		if got := count(t, conn, `SELECT count(*) FROM `+table+` WHERE link_id = $1`, l.ID); got != 0 {
+			t.Errorf("%s keeps %d rows of the deleted link", table, got)
+		}
+	}
+	if skipped, err := s.Clicks.RecordClicks(ctx, []link.Click{clickOf(l, clickT0, 3)}); err != nil || skipped != 0 {
+		t.Fatalf("a late click of the deleted link: %d skipped, %v", skipped, err)
+	}
+	st, err := s.Clicks.Stats(ctx, link.StatsFilter{WorkspaceID: ws.ID, Scope: link.ScopeWorkspace, Start: clickT0, End: clickT0.Add(time.Hour)})
+	if err != nil || st.Clicks != 3 || st.UniqueVisitors != 3 {
+		t.Fatalf("workspace stats: %+v, %v; want 3 clicks of 3 visitors", st, err)
+	}
+	if got := count(t, conn, `SELECT count(*) FROM clicks`); got != 0 {
+		t.Fatalf("%d raw clicks stored for a deleted link", got)
+	}
+}
+
+// TestClickQueriesUseTheirIndexes: the click service's hot queries and
+// the deletes of a link's or a workspace's rows are answered from indexes.
+func TestClickQueriesUseTheirIndexes(t *testing.T) {
+	t.Parallel()
+	_, conn, _, _, _ := linkInstances(t, 1)
+	ctx := context.Background()
+	if _, err := conn.Exec(ctx, `SET enable_seqscan = off`); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct{ query, index string }{
+		{`SELECT * FROM clicks WHERE workspace_id = 'ws' AND (at_ns, id) > (0, 0) AND at_ns < 10 ORDER BY at_ns, id LIMIT 10`, "clicks_workspace_at"},
+		{`SELECT id FROM clicks WHERE at_ns < 10 ORDER BY at_ns LIMIT 10`, "clicks_at"},
+		{`DELETE FROM clicks WHERE link_id = 'lnk'`, "clicks_link"},
+		{`SELECT * FROM click_hours WHERE scope = 'w:ws' AND hour >= 1 AND hour < 9 AND dim = 0`, "click_hours_pkey"},
+		{`SELECT * FROM click_days WHERE scope = 'w:ws' AND day >= 1 AND day <= 9 AND dim = 0`, "click_days_pkey"},
+		{`SELECT ctid FROM click_hours WHERE link_id IS NOT NULL AND hour < 10 LIMIT 10`, "click_hours_link_hour"},
+		{`DELETE FROM click_hours WHERE link_id = 'lnk'`, "click_hours_link"},
+		{`DELETE FROM click_days WHERE link_id = 'lnk'`, "click_days_link"},
+		{`DELETE FROM click_visitors WHERE link_id = 'lnk'`, "click_visitors_link"},
+		{`DELETE FROM click_hours WHERE workspace_id = 'ws'`, "click_hours_workspace"},
+		{`SELECT ctid FROM click_visitors WHERE day < 10 LIMIT 10`, "click_visitors_pkey"},
+		{`SELECT count(*) FROM click_backlog WHERE link_id = 'lnk'`, "click_backlog_link"},
+	} {
+		rows, err := conn.Query(ctx, "EXPLAIN "+tt.query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if plan := strings.Join(lines, "\n"); !strings.Contains(plan, tt.index) {
+			t.Errorf("%s: plan does not use %s:\n%s", tt.query, tt.index, plan)
+		}
+	}
+}

@@ -406,7 +406,8 @@ func (a *clickSums) countVisitors(ctx context.Context, tx pgx.Tx) error {
 
 // upsert adds the sums to the hourly and daily aggregates, one statement
 // each, rows in key order (so two batches never wait on each other in a
-// circle).
+// circle), and then holds the top lists that took new values to their
+// bounds (see boundSections).
 func (a *clickSums) upsert(ctx context.Context, tx pgx.Tx) error {
 	for _, t := range []struct {
 		table, period string
@@ -416,9 +417,7 @@ func (a *clickSums) upsert(ctx context.Context, tx pgx.Tx) error {
 		for k := range t.m {
 			keys = append(keys, k)
 		}
-		slices.SortFunc(keys, func(x, y aggKey) int {
-			return cmp.Or(cmp.Compare(x.scope, y.scope), cmp.Compare(x.period, y.period), cmp.Compare(x.dim, y.dim), cmp.Compare(x.value, y.value))
-		})
+		slices.SortFunc(keys, compareAggKeys)
 		n := len(keys)
 		scopes, periods, dims, values := make([]string, n), make([]int32, n), make([]int16, n), make([]string, n)
 		clicks, bots, visitors, botVisitors := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
@@ -428,30 +427,56 @@ func (a *clickSums) upsert(ctx context.Context, tx pgx.Tx) error {
 			scopes[i], periods[i], dims[i], values[i] = k.scope, k.period, k.dim, k.value
 			clicks[i], bots[i], visitors[i], botVisitors[i], wss[i], links[i] = r.clicks, r.bots, r.visitors, r.botVisitors, r.ws, r.link
 		}
+		// The statement answers the dimension values it inserted.
+		var rows pgx.Rows
 		var err error
 		if t.table == "click_hours" {
-			_, err = tx.Exec(ctx, `INSERT INTO click_hours (scope, hour, dim, value, clicks, bots, workspace_id, link_id)
-				SELECT s, p, d, v, c, b, w, NULLIF(l, '')
-				FROM unnest($1::text[], $2::integer[], $3::smallint[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::text[])
-					AS u(s, p, d, v, c, b, w, l)
-				ON CONFLICT (scope, hour, dim, value) DO UPDATE
-				SET clicks = click_hours.clicks + excluded.clicks, bots = click_hours.bots + excluded.bots`,
+			rows, err = tx.Query(ctx, `WITH up AS (
+					INSERT INTO click_hours (scope, hour, dim, value, clicks, bots, workspace_id, link_id)
+					SELECT s, p, d, v, c, b, w, NULLIF(l, '')
+					FROM unnest($1::text[], $2::integer[], $3::smallint[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::text[])
+						AS u(s, p, d, v, c, b, w, l)
+					ON CONFLICT (scope, hour, dim, value) DO UPDATE
+					SET clicks = click_hours.clicks + excluded.clicks, bots = click_hours.bots + excluded.bots
+					RETURNING scope, hour, dim, value, xmax = 0 AS inserted
+				)
+				SELECT scope, hour, dim, value FROM up WHERE inserted AND dim > 0`,
 				scopes, periods, dims, values, clicks, bots, wss, links)
 		} else {
-			_, err = tx.Exec(ctx, `INSERT INTO click_days (scope, day, dim, value, clicks, bots, visitors, bot_visitors, workspace_id, link_id)
-				SELECT s, p, d, v, c, b, vi, bv, w, NULLIF(l, '')
-				FROM unnest($1::text[], $2::integer[], $3::smallint[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::text[], $9::bigint[], $10::bigint[])
-					AS u(s, p, d, v, c, b, w, l, vi, bv)
-				ON CONFLICT (scope, day, dim, value) DO UPDATE
-				SET clicks = click_days.clicks + excluded.clicks, bots = click_days.bots + excluded.bots,
-					visitors = click_days.visitors + excluded.visitors, bot_visitors = click_days.bot_visitors + excluded.bot_visitors`,
+			rows, err = tx.Query(ctx, `WITH up AS (
+					INSERT INTO click_days (scope, day, dim, value, clicks, bots, visitors, bot_visitors, workspace_id, link_id)
+					SELECT s, p, d, v, c, b, vi, bv, w, NULLIF(l, '')
+					FROM unnest($1::text[], $2::integer[], $3::smallint[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::text[], $9::bigint[], $10::bigint[])
+						AS u(s, p, d, v, c, b, w, l, vi, bv)
+					ON CONFLICT (scope, day, dim, value) DO UPDATE
+					SET clicks = click_days.clicks + excluded.clicks, bots = click_days.bots + excluded.bots,
+						visitors = click_days.visitors + excluded.visitors, bot_visitors = click_days.bot_visitors + excluded.bot_visitors
+					RETURNING scope, day, dim, value, xmax = 0 AS inserted
+				)
+				SELECT scope, day, dim, value FROM up WHERE inserted AND dim > 0`,
 				scopes, periods, dims, values, clicks, bots, wss, links, visitors, botVisitors)
 		}
 		if err != nil {
 			return fmt.Errorf("upsert %s: %w", t.table, err)
 		}
+		fresh := map[aggKey][]string{} // a section (value "") → its new values
+		var k aggKey
+		if _, err := pgx.ForEachRow(rows, []any{&k.scope, &k.period, &k.dim, &k.value}, func() error {
+			sec := aggKey{k.scope, k.period, k.dim, ""}
+			fresh[sec] = append(fresh[sec], k.value)
+			return nil
+		}); err != nil {
+			return fmt.Errorf("upsert %s: %w", t.table, err)
+		}
+		if err := boundSections(ctx, tx, t.table, t.period, fresh); err != nil {
+			return fmt.Errorf("bound %s: %w", t.table, err)
+		}
 	}
 	return nil
+}
+
+func compareAggKeys(x, y aggKey) int {
+	return cmp.Or(cmp.Compare(x.scope, y.scope), cmp.Compare(x.period, y.period), cmp.Compare(x.dim, y.dim), cmp.Compare(x.value, y.value))
 }
 
 // appendClickEvents writes a link.clicked event for each click of a

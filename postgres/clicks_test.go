@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -172,5 +173,54 @@ func TestClickQueriesUseTheirIndexes(t *testing.T) {
 		if plan := strings.Join(lines, "\n"); !strings.Contains(plan, tt.index) {
 			t.Errorf("%s: plan does not use %s:\n%s", tt.query, tt.index, plan)
 		}
+	}
+}
+
+// TestTopListsBounded: an hour's referrers are held to 256 entries: a
+// value new to a full list takes the place of the smallest and keeps its
+// exact clicks, and the workspace's totals count every click.
+func TestTopListsBounded(t *testing.T) {
+	t.Parallel()
+	stores, conn, _, ws, _ := linkInstances(t, 1)
+	s, ctx := stores[0], context.Background()
+	l := newLink(ws.ID, "busy")
+	if err := s.Links.CreateLink(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	var clicks []link.Click
+	for i := range 300 {
+		c := clickOf(l, clickT0, uint64(i))
+		c.Referrer = fmt.Sprintf("r%03d.example", i)
+		clicks = append(clicks, c)
+	}
+	for i := range 5 {
+		c := clickOf(l, clickT0, uint64(1000+i))
+		c.Referrer = "early.example"
+		clicks = append(clicks, c)
+	}
+	if _, err := s.Clicks.RecordClicks(ctx, clicks); err != nil {
+		t.Fatal(err)
+	}
+	var late []link.Click
+	for i := range 4 {
+		c := clickOf(l, clickT0.Add(time.Minute), uint64(2000+i))
+		c.Referrer = "late.example"
+		late = append(late, c)
+	}
+	if _, err := s.Clicks.RecordClicks(ctx, late); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"click_hours", "click_days"} {
+		if got := count(t, conn, `SELECT max(n) FROM (SELECT count(*) AS n FROM `+table+` WHERE dim = 2 GROUP BY scope, `+
+			map[string]string{"click_hours": "hour", "click_days": "day"}[table]+`) AS c`); got != 256 {
+			t.Errorf("%s: the longest referrer list has %d entries, want 256", table, got)
+		}
+	}
+	st, err := s.Clicks.Stats(ctx, link.StatsFilter{WorkspaceID: ws.ID, Scope: link.ScopeWorkspace, Start: clickT0, End: clickT0.Add(time.Hour), TopLimit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(st.Top[link.DimReferrers]), "[{early.example 5} {late.example 4}]"; st.Clicks != 309 || got != want {
+		t.Fatalf("%d clicks, top referrers %s; want 309 and %s", st.Clicks, got, want)
 	}
 }

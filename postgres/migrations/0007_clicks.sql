@@ -36,6 +36,9 @@ CREATE TABLE click_hours (
 	value        text NOT NULL,
 	clicks       bigint NOT NULL,
 	bots         bigint NOT NULL,
+	-- the estimate a value took its place in a bounded top list with
+	-- (see boundSections); 0 in totals rows
+	inherited    bigint NOT NULL DEFAULT 0,
 	workspace_id text NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
 	link_id      text REFERENCES links (id) ON DELETE CASCADE,
 	PRIMARY KEY (scope, hour, dim, value)
@@ -54,6 +57,7 @@ CREATE TABLE click_days (
 	bots         bigint NOT NULL,
 	visitors     bigint NOT NULL DEFAULT 0, -- totals only
 	bot_visitors bigint NOT NULL DEFAULT 0,
+	inherited    bigint NOT NULL DEFAULT 0,
 	workspace_id text NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
 	link_id      text REFERENCES links (id) ON DELETE CASCADE,
 	PRIMARY KEY (scope, day, dim, value)

@@ -15,23 +15,45 @@ import (
 // defaultTopLimit is the length of top lists when the filter gives none.
 const defaultTopLimit = 10
 
-// Stats answers analytics from the aggregates: the hours of the range,
-// and for a link the days whose hours were rolled up (one point at the
-// day's noon), each whole. Top lists are most clicks first, ties by value,
-// at most TopLimit long (0: 10, below 0: no limit). ENOTFOUND for a link
-// not of the workspace.
+// Stats answers analytics from the aggregates in one read-only
+// transaction, as the bbolt store does. The range is rounded out to whole
+// UTC hours. Hourly holds each non-empty hour with all its clicks and its
+// bot clicks, whatever ExcludeBots says, and for a link each day whose
+// hours were rolled up as one point at the day's noon; Clicks,
+// UniqueVisitors and the top lists leave bots out when it is set. The top
+// lists sum the daily counts of the UTC days wholly inside the range and
+// the hourly counts of the hours at its edges. A link's own top list of
+// links is empty. TopLimit 0 means 10, and below 0 no limit. ENOTFOUND
+// for an unknown workspace, and for a link or campaign ID not of the
+// workspace; EINVALID for an unknown scope or an end before the start. A
+// campaign answers from the aggregates of its ID in the workspace, zeros
+// when there are none.
 func (s *ClickService) Stats(ctx context.Context, f link.StatsFilter) (*link.Stats, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if !s.db.validID(link.PrefixWorkspace, f.WorkspaceID) {
+		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", f.WorkspaceID)
+	}
+	if f.End.Before(f.Start) {
+		return nil, link.Errorf(link.EINVALID, "range end %s is before its start %s", f.End.Format(time.RFC3339), f.Start.Format(time.RFC3339))
+	}
 	var scope string
 	switch f.Scope {
+	case link.ScopeWorkspace:
+		scope = "w:" + f.WorkspaceID
 	case link.ScopeLink:
 		if !s.db.validID(link.PrefixLink, f.ID) {
 			return nil, link.Errorf(link.ENOTFOUND, "link %q not found", f.ID)
 		}
 		scope = "l:" + f.ID
 	case link.ScopeCampaign:
+		if !validCampaignID(f.ID) {
+			return nil, link.Errorf(link.ENOTFOUND, "campaign %q not found", f.ID)
+		}
 		scope = "c:" + f.WorkspaceID + "/" + f.ID
 	default:
-		scope = "w:" + f.WorkspaceID
+		return nil, link.Errorf(link.EINVALID, "unknown analytics scope %q", f.Scope)
 	}
 	limit := f.TopLimit
 	if limit == 0 {
@@ -40,6 +62,9 @@ func (s *ClickService) Stats(ctx context.Context, f link.StatsFilter) (*link.Sta
 	startH, endH := hourOf(f.Start, false), hourOf(f.End, true)
 	st := &link.Stats{Hourly: []link.Bucket{}, Top: make(map[string][]link.TopEntry, numDims)}
 	err := s.db.view(ctx, func(tx pgx.Tx) error {
+		if err := workspaceExists(ctx, tx, f.WorkspaceID); err != nil {
+			return err
+		}
 		if f.Scope == link.ScopeLink {
 			var ok bool
 			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM links WHERE id = $1 AND workspace_id = $2)`, f.ID, f.WorkspaceID).Scan(&ok); err != nil {
@@ -49,14 +74,13 @@ func (s *ClickService) Stats(ctx context.Context, f link.StatsFilter) (*link.Sta
 				return link.Errorf(link.ENOTFOUND, "link %q not found", f.ID)
 			}
 		}
-		rolled, err := s.series(ctx, tx, st, scope, startH, endH, f.Scope == link.ScopeLink)
-		if err != nil {
+		if err := s.series(ctx, tx, st, scope, startH, endH, f.Scope == link.ScopeLink); err != nil {
 			return err
 		}
 		if err := s.visitors(ctx, tx, st, scope, startH, endH, f.ExcludeBots); err != nil {
 			return err
 		}
-		return s.top(ctx, tx, st, scope, startH, endH, rolled, f.ExcludeBots, limit, f.Scope == link.ScopeLink)
+		return s.top(ctx, tx, st, scope, startH, endH, f.ExcludeBots, limit, f.Scope == link.ScopeLink)
 	})
 	if err != nil {
 		var le *link.Error
@@ -88,14 +112,14 @@ func hourOf(t time.Time, up bool) int32 {
 	return int32(h)
 }
 
-// series fills the totals and the time series, and returns the days of
-// a link's range answered by their daily rows: those with clicks but no
-// hours left (rolled up) and starting in the range.
-func (s *ClickService) series(ctx context.Context, tx pgx.Tx, st *link.Stats, scope string, startH, endH int32, isLink bool) ([]int32, error) {
+// series fills the totals and the time series; a link's days with
+// clicks but no hours left (rolled up) that start in the range answer
+// from their daily totals.
+func (s *ClickService) series(ctx context.Context, tx pgx.Tx, st *link.Stats, scope string, startH, endH int32, isLink bool) error {
 	rows, err := tx.Query(ctx, `SELECT hour, clicks, bots FROM click_hours
 		WHERE scope = $1 AND hour >= $2 AND hour < $3 AND dim = 0 ORDER BY hour`, scope, startH, endH)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var hour int32
 	var clicks, bots int64
@@ -106,24 +130,22 @@ func (s *ClickService) series(ctx context.Context, tx pgx.Tx, st *link.Stats, sc
 		hourly[hour/24] = true
 		return nil
 	}); err != nil {
-		return nil, err
+		return err
 	}
-	var rolled []int32
 	if isLink && startH < endH {
 		firstDay, lastDay := (startH+23)/24, (endH-1)/24
 		rows, err := tx.Query(ctx, `SELECT day, clicks, bots FROM click_days
 			WHERE scope = $1 AND day >= $2 AND day <= $3 AND dim = 0 ORDER BY day`, scope, firstDay, lastDay)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if _, err := pgx.ForEachRow(rows, []any{&hour, &clicks, &bots}, func() error {
 			if !hourly[hour] {
-				rolled = append(rolled, hour)
 				buckets = append(buckets, link.Bucket{Start: time.Unix(int64(hour)*86400+12*3600, 0).UTC(), Clicks: clicks, BotClicks: bots})
 			}
 			return nil
 		}); err != nil {
-			return nil, err
+			return err
 		}
 		slices.SortFunc(buckets, func(x, y link.Bucket) int { return x.Start.Compare(y.Start) })
 	}
@@ -134,7 +156,7 @@ func (s *ClickService) series(ctx context.Context, tx pgx.Tx, st *link.Stats, sc
 	if buckets != nil {
 		st.Hourly = buckets
 	}
-	return rolled, nil
+	return nil
 }
 
 // visitors sums the distinct visitors of each UTC day the range touches.
@@ -147,19 +169,20 @@ func (s *ClickService) visitors(ctx context.Context, tx pgx.Tx, st *link.Stats, 
 		scope, startH/24, (endH-1)/24, excludeBots).Scan(&st.UniqueVisitors)
 }
 
-// top fills the top lists from the hours of the range and the rolled-up
-// days.
-func (s *ClickService) top(ctx context.Context, tx pgx.Tx, st *link.Stats, scope string, startH, endH int32, rolled []int32, excludeBots bool, limit int, isLink bool) error {
-	if rolled == nil {
-		rolled = []int32{}
+// top fills the top lists from the days wholly inside the range and the
+// hours at its edges.
+func (s *ClickService) top(ctx context.Context, tx pgx.Tx, st *link.Stats, scope string, startH, endH int32, excludeBots bool, limit int, isLink bool) error {
+	firstDay, endDay := (startH+23)/24, endH/24 // the whole days: [firstDay, endDay)
+	if firstDay >= endDay {
+		firstDay, endDay = 0, 0
 	}
 	rows, err := tx.Query(ctx, `SELECT dim, value, sum(c)::bigint FROM (
-			SELECT dim, value, CASE WHEN $5 THEN clicks - bots ELSE clicks END AS c FROM click_hours
-			WHERE scope = $1 AND hour >= $2 AND hour < $3 AND dim > 0
+			SELECT dim, value, CASE WHEN $6 THEN clicks - bots ELSE clicks END AS c FROM click_hours
+			WHERE scope = $1 AND dim > 0 AND hour >= $2 AND hour < $3 AND NOT (hour >= $4 * 24 AND hour < $5 * 24)
 			UNION ALL
-			SELECT dim, value, CASE WHEN $5 THEN clicks - bots ELSE clicks END FROM click_days
-			WHERE scope = $1 AND day = ANY($4) AND dim > 0
-		) AS t GROUP BY dim, value`, scope, startH, endH, rolled, excludeBots)
+			SELECT dim, value, CASE WHEN $6 THEN clicks - bots ELSE clicks END FROM click_days
+			WHERE scope = $1 AND dim > 0 AND day >= $4 AND day < $5
+		) AS t GROUP BY dim, value`, scope, startH, endH, firstDay, endDay, excludeBots)
 	if err != nil {
 		return err
 	}

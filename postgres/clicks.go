@@ -340,8 +340,8 @@ func sumClicks(batch []storedClick, links map[string]bool) *clickSums {
 		for _, sc := range scopes {
 			for dim := dimTotals; dim < numDims; dim++ {
 				v := c.Vals[dim]
-				if dim == dimVariants && (v == "" || sc.link == "") {
-					continue
+				if dim == dimVariants && (v == "" || sc.link == "") || dim == dimLinks && sc.link != "" {
+					continue // a link's own list of links would be itself
 				}
 				add(a.hours, aggKey{sc.key, h, dim, v}, sc, c.Bot)
 				add(a.days, aggKey{sc.key, d, dim, v}, sc, c.Bot)

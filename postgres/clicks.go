@@ -348,7 +348,13 @@ func sumClicks(batch []storedClick, links map[string]bool) *clickSums {
 			}
 			vk := visitorKey{sc.key, d, c.Visitor}
 			if _, ok := a.visitors[vk]; !ok {
-				a.visitors[vk] = visitorRow{sc.ws, sc.link, c.Bot}
+				// As a bot or not by its first click of the day in the
+				// workspace (scopes[0]).
+				bot := c.Bot
+				if first, ok := a.visitors[visitorKey{scopes[0].key, d, c.Visitor}]; ok {
+					bot = first.bot
+				}
+				a.visitors[vk] = visitorRow{sc.ws, sc.link, bot}
 			}
 		}
 	}
@@ -356,7 +362,10 @@ func sumClicks(batch []storedClick, links map[string]bool) *clickSums {
 }
 
 // countVisitors records the batch's visitors of each scope and day and
-// counts those not seen before in the days' totals.
+// counts those not seen before in the days' totals, each as a bot or not
+// as the workspace's record of the visitor that day says (the statement
+// reads the records made before it; the batch's own carry the flag of its
+// first click).
 func (a *clickSums) countVisitors(ctx context.Context, tx pgx.Tx) error {
 	keys := make([]visitorKey, 0, len(a.visitors))
 	for k := range a.visitors {
@@ -375,13 +384,15 @@ func (a *clickSums) countVisitors(ctx context.Context, tx pgx.Tx) error {
 			SELECT * FROM unnest($1::text[], $2::integer[], $3::bigint[], $4::text[], $5::text[], $6::boolean[])
 				AS v(scope, day, visitor, ws, link, bot)
 		), ins AS (
-			INSERT INTO click_visitors (scope, day, visitor, workspace_id, link_id)
-			SELECT scope, day, visitor, ws, NULLIF(link, '') FROM v
+			INSERT INTO click_visitors (scope, day, visitor, bot, workspace_id, link_id)
+			SELECT scope, day, visitor, bot, ws, NULLIF(link, '') FROM v
 			ON CONFLICT DO NOTHING
 			RETURNING scope, day, visitor
 		)
-		SELECT ins.scope, ins.day, count(*), count(*) FILTER (WHERE v.bot)
-		FROM ins JOIN v USING (scope, day, visitor) GROUP BY ins.scope, ins.day`,
+		SELECT ins.scope, ins.day, count(*), count(*) FILTER (WHERE coalesce(w.bot, v.bot))
+		FROM ins JOIN v USING (scope, day, visitor)
+		LEFT JOIN click_visitors w ON w.day = v.day AND w.scope = 'w:' || v.ws AND w.visitor = v.visitor
+		GROUP BY ins.scope, ins.day`,
 		scopes, days, visitors, wss, links, bots)
 	if err != nil {
 		return fmt.Errorf("record visitors: %w", err)

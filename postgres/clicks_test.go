@@ -224,3 +224,43 @@ func TestTopListsBounded(t *testing.T) {
 		t.Fatalf("%d clicks, top referrers %s; want 309 and %s", st.Clicks, got, want)
 	}
 }
+
+// TestVisitorCountsAsItsFirstClick: a visitor counts once a day in each
+// scope, as a bot or not by its first click of the day in the workspace,
+// also when its next click, on another link, comes in a later batch.
+func TestVisitorCountsAsItsFirstClick(t *testing.T) {
+	t.Parallel()
+	stores, _, _, ws, _ := linkInstances(t, 1)
+	s, ctx := stores[0], context.Background()
+	a, b := newLink(ws.ID, "a"), newLink(ws.ID, "b")
+	for _, l := range []*link.Link{a, b} {
+		if err := s.Links.CreateLink(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	bot := clickOf(a, clickT0, 7)
+	bot.Bot = true
+	if _, err := s.Clicks.RecordClicks(ctx, []link.Click{bot}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Clicks.RecordClicks(ctx, []link.Click{clickOf(b, clickT0.Add(time.Minute), 7)}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []link.StatsFilter{
+		{Scope: link.ScopeWorkspace}, {Scope: link.ScopeLink, ID: a.ID}, {Scope: link.ScopeLink, ID: b.ID},
+	} {
+		f.WorkspaceID, f.Start, f.End = ws.ID, clickT0, clickT0.Add(time.Hour)
+		all, err := s.Clicks.Stats(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.ExcludeBots = true
+		humans, err := s.Clicks.Stats(ctx, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if all.UniqueVisitors != 1 || humans.UniqueVisitors != 0 {
+			t.Errorf("%s %s: %d visitors, %d without bots; want 1 and 0", f.Scope, f.ID, all.UniqueVisitors, humans.UniqueVisitors)
+		}
+	}
+}

@@ -69,6 +69,9 @@ CREATE TABLE click_visitors (
 	scope        text NOT NULL,
 	day          integer NOT NULL,
 	visitor      bigint NOT NULL,
+	-- whether the visitor's first click of the day in the workspace was
+	-- a bot's: every scope counts the visitor so
+	bot          boolean NOT NULL,
 	workspace_id text NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
 	link_id      text REFERENCES links (id) ON DELETE CASCADE,
 	PRIMARY KEY (day, scope, visitor)

@@ -264,3 +264,88 @@ func TestVisitorCountsAsItsFirstClick(t *testing.T) {
 		}
 	}
 }
+
+// TestExportAndPruneInChunks: more clicks than one chunk export oldest
+// first, whole, and prune whole, in several statements.
+func TestExportAndPruneInChunks(t *testing.T) {
+	t.Parallel()
+	stores, conn, _, ws, _ := linkInstances(t, 1)
+	s, ctx := stores[0], context.Background()
+	l := newLink(ws.ID, "many")
+	if err := s.Links.CreateLink(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	const n = 9000 // more than two chunks
+	clicks := make([]link.Click, n)
+	for i := range clicks {
+		// Newest first, and pairs at one instant.
+		clicks[i] = clickOf(l, clickT0.Add(-time.Duration(i/2)*time.Millisecond), uint64(i))
+	}
+	if _, err := s.Clicks.RecordClicks(ctx, clicks); err != nil {
+		t.Fatal(err)
+	}
+	var got int
+	var last time.Time
+	if err := s.Clicks.ExportClicks(ctx, ws.ID, time.Time{}, clickT0.Add(time.Hour), func(c *link.Click) error {
+		if c.Time.Before(last) {
+			return fmt.Errorf("click %d at %v after one at %v", got, c.Time, last)
+		}
+		last = c.Time
+		got++
+		return nil
+	}); err != nil || got != n {
+		t.Fatalf("exported %d clicks, %v; want %d", got, err, n)
+	}
+	pruned, err := s.Clicks.PruneClicks(ctx, clickT0.Add(time.Hour))
+	if err != nil || pruned != n {
+		t.Fatalf("PruneClicks = %d, %v; want %d", pruned, err, n)
+	}
+	if left := count(t, conn, `SELECT count(*) FROM clicks`); left != 0 {
+		t.Fatalf("%d raw clicks left", left)
+	}
+	if got, err := s.Clicks.LinkClicks(ctx, ws.ID, l.ID); err != nil || got != n {
+		t.Fatalf("LinkClicks after the prune = %d, %v; want %d", got, err, n)
+	}
+}
+
+// TestDrainAcrossInstances: two instances draining one backlog at once
+// take each click once.
+func TestDrainAcrossInstances(t *testing.T) {
+	t.Parallel()
+	stores, _, _, ws, _ := linkInstances(t, 2)
+	ctx := context.Background()
+	l := newLink(ws.ID, "spilled")
+	if err := stores[0].Links.CreateLink(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	clicks := make([]link.Click, n)
+	for i := range clicks {
+		clicks[i] = clickOf(l, clickT0, uint64(i))
+	}
+	if spilled, _, err := stores[0].Clicks.SpillClicks(ctx, clicks, 0); err != nil || spilled != n {
+		t.Fatalf("SpillClicks = %d, %v", spilled, err)
+	}
+	var takenA, takenB int
+	drain := func(s *link.Store, taken *int) func() error {
+		return func() error {
+			for {
+				got, _, err := s.Clicks.DrainClicks(ctx, 15)
+				if err != nil || got == 0 {
+					return err
+				}
+				*taken += got
+			}
+		}
+	}
+	if errA, errB := both(drain(stores[0], &takenA), drain(stores[1], &takenB)); errA != nil || errB != nil {
+		t.Fatalf("drains: %v, %v", errA, errB)
+	}
+	if takenA+takenB != n {
+		t.Fatalf("the drains took %d and %d clicks, want %d in all", takenA, takenB, n)
+	}
+	l2, err := stores[1].Links.FindLinkByID(ctx, ws.ID, l.ID)
+	if err != nil || l2.Clicks != n {
+		t.Fatalf("the link counts %v clicks, %v; want %d", l2, err, n)
+	}
+}

@@ -163,7 +163,7 @@ func (s *ClickService) parseClicks(clicks []link.Click) (batch []storedClick, sk
 
 // write stores batch in tx.
 func (s *ClickService) write(ctx context.Context, tx pgx.Tx, batch []storedClick) error {
-	wss, links, err := lockClickOwners(ctx, tx, batch)
+	wss, campaigns, links, err := lockClickOwners(ctx, tx, batch)
 	if err != nil {
 		return err
 	}
@@ -182,7 +182,7 @@ func (s *ClickService) write(ctx context.Context, tx pgx.Tx, batch []storedClick
 	if err := countLinkClicks(ctx, tx, kept, links); err != nil {
 		return err
 	}
-	a := sumClicks(kept, links)
+	a := sumClicks(kept, campaigns, links)
 	if err := a.countVisitors(ctx, tx); err != nil {
 		return err
 	}
@@ -192,19 +192,21 @@ func (s *ClickService) write(ctx context.Context, tx pgx.Tx, batch []storedClick
 	return s.appendClickEvents(ctx, tx, kept)
 }
 
-// lockClickOwners returns which of the batch's workspaces and links
-// exist, keeping them until the commit: workspaces first, then links (in
-// ID order, FOR NO KEY UPDATE, as the counters are written), the order
-// every store write takes.
-func lockClickOwners(ctx context.Context, tx pgx.Tx, batch []storedClick) (wss, links map[string]bool, err error) {
-	var wsIDs, linkIDs []string
+// lockClickOwners returns which of the batch's workspaces, campaigns and
+// links exist, keeping them until the commit: workspaces first, then
+// campaigns, then links (in ID order, FOR NO KEY UPDATE, as the counters
+// are written), the order the store's writes take them in.
+func lockClickOwners(ctx context.Context, tx pgx.Tx, batch []storedClick) (wss, campaigns, links map[string]bool, err error) {
+	var wsIDs, campaignIDs, linkIDs []string
 	for _, c := range batch {
 		wsIDs = append(wsIDs, c.WS)
 		linkIDs = append(linkIDs, c.Link)
+		if c.Campaign != "" {
+			campaignIDs = append(campaignIDs, c.Campaign)
+		}
 	}
-	slices.Sort(wsIDs)
-	slices.Sort(linkIDs)
-	wsIDs, linkIDs = slices.Compact(wsIDs), slices.Compact(linkIDs)
+	sorted := func(ids []string) []string { slices.Sort(ids); return slices.Compact(ids) }
+	wsIDs, campaignIDs, linkIDs = sorted(wsIDs), sorted(campaignIDs), sorted(linkIDs)
 	collect := func(q string, ids []string) (map[string]bool, error) {
 		rows, err := tx.Query(ctx, q, ids)
 		if err != nil {
@@ -221,12 +223,15 @@ func lockClickOwners(ctx context.Context, tx pgx.Tx, batch []storedClick) (wss, 
 		return m, nil
 	}
 	if wss, err = collect(`SELECT id FROM workspaces WHERE id = ANY($1) ORDER BY id FOR KEY SHARE`, wsIDs); err != nil {
-		return nil, nil, fmt.Errorf("lock workspaces: %w", err)
+		return nil, nil, nil, fmt.Errorf("lock workspaces: %w", err)
+	}
+	if campaigns, err = collect(`SELECT id FROM campaigns WHERE id = ANY($1) ORDER BY id FOR KEY SHARE`, campaignIDs); err != nil {
+		return nil, nil, nil, fmt.Errorf("lock campaigns: %w", err)
 	}
 	if links, err = collect(`SELECT id FROM links WHERE id = ANY($1) ORDER BY id FOR NO KEY UPDATE`, linkIDs); err != nil {
-		return nil, nil, fmt.Errorf("lock links: %w", err)
+		return nil, nil, nil, fmt.Errorf("lock links: %w", err)
 	}
-	return wss, links, nil
+	return wss, campaigns, links, nil
 }
 
 // insertRawClicks copies the raw clicks of existing links.
@@ -290,7 +295,7 @@ type aggKey struct {
 
 type aggRow struct {
 	clicks, bots, visitors, botVisitors int64
-	ws, link                            string
+	ws, campaign, link                  string
 }
 
 type visitorKey struct {
@@ -300,8 +305,8 @@ type visitorKey struct {
 }
 
 type visitorRow struct {
-	ws, link string
-	bot      bool
+	ws, campaign, link string
+	bot                bool
 }
 
 // clickSums is a batch summed per aggregate row.
@@ -311,14 +316,16 @@ type clickSums struct {
 }
 
 // clickScope is a scope a click counts in.
-type clickScope struct{ key, ws, link string }
+type clickScope struct{ key, ws, campaign, link string }
 
-func sumClicks(batch []storedClick, links map[string]bool) *clickSums {
+// sumClicks sums the batch per aggregate row: a click counts in its
+// workspace, its link and its campaign, those of them that exist.
+func sumClicks(batch []storedClick, campaigns, links map[string]bool) *clickSums {
 	a := &clickSums{hours: map[aggKey]*aggRow{}, days: map[aggKey]*aggRow{}, visitors: map[visitorKey]visitorRow{}}
 	add := func(m map[aggKey]*aggRow, k aggKey, sc clickScope, bot bool) {
 		r := m[k]
 		if r == nil {
-			r = &aggRow{ws: sc.ws, link: sc.link}
+			r = &aggRow{ws: sc.ws, campaign: sc.campaign, link: sc.link}
 			m[k] = r
 		}
 		r.clicks++
@@ -329,12 +336,12 @@ func sumClicks(batch []storedClick, links map[string]bool) *clickSums {
 	scopes := make([]clickScope, 0, 3)
 	for i := range batch {
 		c := &batch[i]
-		scopes = append(scopes[:0], clickScope{"w:" + c.WS, c.WS, ""})
+		scopes = append(scopes[:0], clickScope{"w:" + c.WS, c.WS, "", ""})
 		if links[c.Link] {
-			scopes = append(scopes, clickScope{"l:" + c.Link, c.WS, c.Link})
+			scopes = append(scopes, clickScope{"l:" + c.Link, c.WS, "", c.Link})
 		}
-		if c.Campaign != "" {
-			scopes = append(scopes, clickScope{"c:" + c.WS + "/" + c.Campaign, c.WS, ""})
+		if campaigns[c.Campaign] {
+			scopes = append(scopes, clickScope{"c:" + c.WS + "/" + c.Campaign, c.WS, c.Campaign, ""})
 		}
 		h, d := c.hour(), c.day()
 		for _, sc := range scopes {
@@ -354,7 +361,7 @@ func sumClicks(batch []storedClick, links map[string]bool) *clickSums {
 				if first, ok := a.visitors[visitorKey{scopes[0].key, d, c.Visitor}]; ok {
 					bot = first.bot
 				}
-				a.visitors[vk] = visitorRow{sc.ws, sc.link, bot}
+				a.visitors[vk] = visitorRow{sc.ws, sc.campaign, sc.link, bot}
 			}
 		}
 	}
@@ -375,17 +382,19 @@ func (a *clickSums) countVisitors(ctx context.Context, tx pgx.Tx) error {
 		return cmp.Or(cmp.Compare(x.day, y.day), cmp.Compare(x.scope, y.scope), cmp.Compare(x.visitor, y.visitor))
 	})
 	n := len(keys)
-	scopes, days, visitors, wss, links, bots := make([]string, n), make([]int32, n), make([]int64, n), make([]string, n), make([]string, n), make([]bool, n)
+	scopes, days, visitors, bots := make([]string, n), make([]int32, n), make([]int64, n), make([]bool, n)
+	wss, campaigns, links := make([]string, n), make([]string, n), make([]string, n)
 	for i, k := range keys {
 		r := a.visitors[k]
-		scopes[i], days[i], visitors[i], wss[i], links[i], bots[i] = k.scope, k.day, k.visitor, r.ws, r.link, r.bot
+		scopes[i], days[i], visitors[i], bots[i] = k.scope, k.day, k.visitor, r.bot
+		wss[i], campaigns[i], links[i] = r.ws, r.campaign, r.link
 	}
 	rows, err := tx.Query(ctx, `WITH v AS (
-			SELECT * FROM unnest($1::text[], $2::integer[], $3::bigint[], $4::text[], $5::text[], $6::boolean[])
-				AS v(scope, day, visitor, ws, link, bot)
+			SELECT * FROM unnest($1::text[], $2::integer[], $3::bigint[], $4::text[], $5::text[], $6::boolean[], $7::text[])
+				AS v(scope, day, visitor, ws, link, bot, campaign)
 		), ins AS (
-			INSERT INTO click_visitors (scope, day, visitor, bot, workspace_id, link_id)
-			SELECT scope, day, visitor, bot, ws, NULLIF(link, '') FROM v
+			INSERT INTO click_visitors (scope, day, visitor, bot, workspace_id, campaign_id, link_id)
+			SELECT scope, day, visitor, bot, ws, NULLIF(campaign, ''), NULLIF(link, '') FROM v
 			ON CONFLICT DO NOTHING
 			RETURNING scope, day, visitor
 		)
@@ -393,7 +402,7 @@ func (a *clickSums) countVisitors(ctx context.Context, tx pgx.Tx) error {
 		FROM ins JOIN v USING (scope, day, visitor)
 		LEFT JOIN click_visitors w ON w.day = v.day AND w.scope = 'w:' || v.ws AND w.visitor = v.visitor
 		GROUP BY ins.scope, ins.day`,
-		scopes, days, visitors, wss, links, bots)
+		scopes, days, visitors, wss, links, bots, campaigns)
 	if err != nil {
 		return fmt.Errorf("record visitors: %w", err)
 	}
@@ -432,40 +441,41 @@ func (a *clickSums) upsert(ctx context.Context, tx pgx.Tx) error {
 		n := len(keys)
 		scopes, periods, dims, values := make([]string, n), make([]int32, n), make([]int16, n), make([]string, n)
 		clicks, bots, visitors, botVisitors := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
-		wss, links := make([]string, n), make([]string, n)
+		wss, campaigns, links := make([]string, n), make([]string, n), make([]string, n)
 		for i, k := range keys {
 			r := t.m[k]
 			scopes[i], periods[i], dims[i], values[i] = k.scope, k.period, k.dim, k.value
-			clicks[i], bots[i], visitors[i], botVisitors[i], wss[i], links[i] = r.clicks, r.bots, r.visitors, r.botVisitors, r.ws, r.link
+			clicks[i], bots[i], visitors[i], botVisitors[i] = r.clicks, r.bots, r.visitors, r.botVisitors
+			wss[i], campaigns[i], links[i] = r.ws, r.campaign, r.link
 		}
 		// The statement answers the dimension values it inserted.
 		var rows pgx.Rows
 		var err error
 		if t.table == "click_hours" {
 			rows, err = tx.Query(ctx, `WITH up AS (
-					INSERT INTO click_hours (scope, hour, dim, value, clicks, bots, workspace_id, link_id)
-					SELECT s, p, d, v, c, b, w, NULLIF(l, '')
-					FROM unnest($1::text[], $2::integer[], $3::smallint[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::text[])
-						AS u(s, p, d, v, c, b, w, l)
+					INSERT INTO click_hours (scope, hour, dim, value, clicks, bots, workspace_id, link_id, campaign_id)
+					SELECT s, p, d, v, c, b, w, NULLIF(l, ''), NULLIF(cm, '')
+					FROM unnest($1::text[], $2::integer[], $3::smallint[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::text[], $9::text[])
+						AS u(s, p, d, v, c, b, w, l, cm)
 					ON CONFLICT (scope, hour, dim, value) DO UPDATE
 					SET clicks = click_hours.clicks + excluded.clicks, bots = click_hours.bots + excluded.bots
 					RETURNING scope, hour, dim, value, xmax = 0 AS inserted
 				)
 				SELECT scope, hour, dim, value FROM up WHERE inserted AND dim > 0`,
-				scopes, periods, dims, values, clicks, bots, wss, links)
+				scopes, periods, dims, values, clicks, bots, wss, links, campaigns)
 		} else {
 			rows, err = tx.Query(ctx, `WITH up AS (
-					INSERT INTO click_days (scope, day, dim, value, clicks, bots, visitors, bot_visitors, workspace_id, link_id)
-					SELECT s, p, d, v, c, b, vi, bv, w, NULLIF(l, '')
-					FROM unnest($1::text[], $2::integer[], $3::smallint[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::text[], $9::bigint[], $10::bigint[])
-						AS u(s, p, d, v, c, b, w, l, vi, bv)
+					INSERT INTO click_days (scope, day, dim, value, clicks, bots, visitors, bot_visitors, workspace_id, link_id, campaign_id)
+					SELECT s, p, d, v, c, b, vi, bv, w, NULLIF(l, ''), NULLIF(cm, '')
+					FROM unnest($1::text[], $2::integer[], $3::smallint[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::text[], $9::bigint[], $10::bigint[], $11::text[])
+						AS u(s, p, d, v, c, b, w, l, vi, bv, cm)
 					ON CONFLICT (scope, day, dim, value) DO UPDATE
 					SET clicks = click_days.clicks + excluded.clicks, bots = click_days.bots + excluded.bots,
 						visitors = click_days.visitors + excluded.visitors, bot_visitors = click_days.bot_visitors + excluded.bot_visitors
 					RETURNING scope, day, dim, value, xmax = 0 AS inserted
 				)
 				SELECT scope, day, dim, value FROM up WHERE inserted AND dim > 0`,
-				scopes, periods, dims, values, clicks, bots, wss, links, visitors, botVisitors)
+				scopes, periods, dims, values, clicks, bots, wss, links, visitors, botVisitors, campaigns)
 		}
 		if err != nil {
 			return fmt.Errorf("upsert %s: %w", t.table, err)

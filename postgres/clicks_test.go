@@ -159,6 +159,9 @@ func TestClickQueriesUseTheirIndexes(t *testing.T) {
 		{`DELETE FROM click_days WHERE link_id = 'lnk'`, "click_days_link"},
 		{`DELETE FROM click_visitors WHERE link_id = 'lnk'`, "click_visitors_link"},
 		{`DELETE FROM click_hours WHERE workspace_id = 'ws'`, "click_hours_workspace"},
+		{`DELETE FROM click_hours WHERE campaign_id = 'cmp'`, "click_hours_campaign"},
+		{`DELETE FROM click_days WHERE campaign_id = 'cmp'`, "click_days_campaign"},
+		{`DELETE FROM click_visitors WHERE campaign_id = 'cmp'`, "click_visitors_campaign"},
 		{`SELECT ctid FROM click_visitors WHERE day < 10 LIMIT 10`, "click_visitors_pkey"},
 		{`SELECT count(*) FROM click_backlog WHERE link_id = 'lnk'`, "click_backlog_link"},
 	} {
@@ -347,5 +350,49 @@ func TestDrainAcrossInstances(t *testing.T) {
 	l2, err := stores[1].Links.FindLinkByID(ctx, ws.ID, l.ID)
 	if err != nil || l2.Clicks != n {
 		t.Fatalf("the link counts %v clicks, %v; want %d", l2, err, n)
+	}
+}
+
+// TestDeletedCampaignTakesItsStats: deleting a campaign deletes its
+// aggregates, as the bbolt store does; its links' and its workspace's
+// stay, and a late click naming it counts for them only.
+func TestDeletedCampaignTakesItsStats(t *testing.T) {
+	t.Parallel()
+	stores, conn, _, ws, _ := linkInstances(t, 1)
+	s, ctx := stores[0], context.Background()
+	camp := &link.Campaign{WorkspaceID: ws.ID, Name: "Spring"}
+	if err := s.Campaigns.CreateCampaign(ctx, camp); err != nil {
+		t.Fatal(err)
+	}
+	l := newLink(ws.ID, "spring")
+	l.CampaignID = camp.ID
+	if err := s.Links.CreateLink(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	c := clickOf(l, clickT0, 1)
+	c.CampaignID = camp.ID
+	if _, err := s.Clicks.RecordClicks(ctx, []link.Click{c}); err != nil {
+		t.Fatal(err)
+	}
+	if got := count(t, conn, `SELECT count(*) FROM click_days WHERE campaign_id = $1`, camp.ID); got == 0 {
+		t.Fatal("no campaign aggregates recorded")
+	}
+	if err := s.Campaigns.DeleteCampaign(ctx, ws.ID, camp.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	for _, table := range []string{"click_hours", "click_days", "click_visitors"} {
+		if got := count(t, conn, `SELECT count(*) FROM `+table+` WHERE campaign_id = $1 OR scope LIKE 'c:%'`, camp.ID); got != 0 {
+			t.Errorf("%s keeps %d rows of the deleted campaign", table, got)
+		}
+	}
+	c.Visitor = 2
+	if skipped, err := s.Clicks.RecordClicks(ctx, []link.Click{c}); err != nil || skipped != 0 {
+		t.Fatalf("a late click naming the deleted campaign: %d skipped, %v", skipped, err)
+	}
+	for _, f := range []link.StatsFilter{{Scope: link.ScopeWorkspace}, {Scope: link.ScopeLink, ID: l.ID}} {
+		f.WorkspaceID, f.Start, f.End = ws.ID, clickT0, clickT0.Add(time.Hour)
+		if st, err := s.Clicks.Stats(ctx, f); err != nil || st.Clicks != 2 {
+			t.Errorf("%s stats: %+v, %v; want 2 clicks", f.Scope, st, err)
+		}
 	}
 }

@@ -3,7 +3,8 @@
 -- dim 0 and a row per value of each dimension), the visitors seen per
 -- scope and day (pruned; their counts stay in the daily totals), the
 -- daily salts, and the backlog of clicks waiting for the aggregates.
--- A link's rows go with the link; every scope's with its workspace.
+-- A link's rows go with the link, a campaign's with the campaign, every
+-- scope's with its workspace.
 
 CREATE TABLE clicks (
 	id           bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
@@ -28,7 +29,8 @@ CREATE INDEX clicks_at ON clicks (at_ns);
 CREATE INDEX clicks_link ON clicks (link_id);
 
 -- scope is 'w:' workspace ID, 'l:' link ID or 'c:' workspace ID '/'
--- campaign ID; link_id is set for a link's scope only.
+-- campaign ID; link_id is set for a link's scope only, campaign_id for a
+-- campaign's.
 CREATE TABLE click_hours (
 	scope        text NOT NULL,
 	hour         integer NOT NULL, -- whole hours since the epoch
@@ -40,9 +42,11 @@ CREATE TABLE click_hours (
 	-- (see boundSections); 0 in totals rows
 	inherited    bigint NOT NULL DEFAULT 0,
 	workspace_id text NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+	campaign_id  text REFERENCES campaigns (id) ON DELETE CASCADE,
 	link_id      text REFERENCES links (id) ON DELETE CASCADE,
 	PRIMARY KEY (scope, hour, dim, value)
 );
+CREATE INDEX click_hours_campaign ON click_hours (campaign_id) WHERE campaign_id IS NOT NULL;
 CREATE INDEX click_hours_link ON click_hours (link_id) WHERE link_id IS NOT NULL;
 CREATE INDEX click_hours_workspace ON click_hours (workspace_id);
 -- RollUpLinkHours: the link scopes' oldest hours.
@@ -59,9 +63,11 @@ CREATE TABLE click_days (
 	bot_visitors bigint NOT NULL DEFAULT 0,
 	inherited    bigint NOT NULL DEFAULT 0,
 	workspace_id text NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+	campaign_id  text REFERENCES campaigns (id) ON DELETE CASCADE,
 	link_id      text REFERENCES links (id) ON DELETE CASCADE,
 	PRIMARY KEY (scope, day, dim, value)
 );
+CREATE INDEX click_days_campaign ON click_days (campaign_id) WHERE campaign_id IS NOT NULL;
 CREATE INDEX click_days_link ON click_days (link_id) WHERE link_id IS NOT NULL;
 CREATE INDEX click_days_workspace ON click_days (workspace_id);
 
@@ -73,9 +79,11 @@ CREATE TABLE click_visitors (
 	-- a bot's: every scope counts the visitor so
 	bot          boolean NOT NULL,
 	workspace_id text NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+	campaign_id  text REFERENCES campaigns (id) ON DELETE CASCADE,
 	link_id      text REFERENCES links (id) ON DELETE CASCADE,
 	PRIMARY KEY (day, scope, visitor)
 );
+CREATE INDEX click_visitors_campaign ON click_visitors (campaign_id) WHERE campaign_id IS NOT NULL;
 CREATE INDEX click_visitors_link ON click_visitors (link_id) WHERE link_id IS NOT NULL;
 CREATE INDEX click_visitors_workspace ON click_visitors (workspace_id);
 

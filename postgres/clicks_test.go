@@ -396,3 +396,51 @@ func TestDeletedCampaignTakesItsStats(t *testing.T) {
 		}
 	}
 }
+
+// TestClicksWhileLinksAreDeleted: batches of links being deleted on
+// another instance all commit, and no click row outlives its link.
+func TestClicksWhileLinksAreDeleted(t *testing.T) {
+	t.Parallel()
+	stores, conn, _, ws, _ := linkInstances(t, 2)
+	ctx := context.Background()
+	var ls []*link.Link
+	for i := range 6 {
+		l := newLink(ws.ID, fmt.Sprintf("d%d", i))
+		if err := stores[0].Links.CreateLink(ctx, l); err != nil {
+			t.Fatal(err)
+		}
+		ls = append(ls, l)
+	}
+	record := func() error {
+		for n := range 12 {
+			clicks := make([]link.Click, 24)
+			for i := range clicks {
+				clicks[i] = clickOf(ls[(i+n)%len(ls)], clickT0.Add(time.Duration(n)*time.Minute), uint64(i))
+			}
+			if _, err := stores[0].Clicks.RecordClicks(ctx, clicks); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	remove := func() error {
+		for _, l := range ls {
+			if err := stores[1].Links.DeleteLink(ctx, ws.ID, l.ID); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if errA, errB := both(record, remove); errA != nil || errB != nil {
+		t.Fatalf("record: %v; delete: %v", errA, errB)
+	}
+	for _, table := range []string{"clicks", "click_hours", "click_days", "click_visitors"} {
+		if got := count(t, conn, `SELECT count(*) FROM `+table+` WHERE link_id IS NOT NULL`); got != 0 {
+			t.Errorf("%s keeps %d rows of deleted links", table, got)
+		}
+	}
+	st, err := stores[1].Clicks.Stats(ctx, link.StatsFilter{WorkspaceID: ws.ID, Scope: link.ScopeWorkspace, Start: clickT0, End: clickT0.Add(time.Hour)})
+	if err != nil || st.Clicks != 12*24 {
+		t.Fatalf("workspace stats: %+v, %v; want %d clicks", st, err, 12*24)
+	}
+}

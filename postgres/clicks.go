@@ -581,8 +581,11 @@ func (s *ClickService) DailySalt(ctx context.Context, day time.Time) ([]byte, er
 	if _, err := s.db.pool.Exec(ctx, `INSERT INTO click_salts (day, salt) VALUES ($1, $2) ON CONFLICT (day) DO NOTHING`, d, salt); err != nil {
 		return nil, fmt.Errorf("daily salt: %w", err)
 	}
-	if salt, err = read(); err != nil || salt == nil {
-		return nil, fmt.Errorf("daily salt: %v", cmp.Or(err, errors.New("not stored")))
+	if salt, err = read(); err != nil {
+		return nil, fmt.Errorf("daily salt: %w", err)
+	}
+	if salt == nil {
+		return nil, errors.New("daily salt: not stored")
 	}
 	return salt, nil
 }

@@ -9,21 +9,16 @@ import (
 	"github.com/linkbolt/linkbolt/link"
 )
 
-// backlogLock is the advisory lock a spill holds while it measures the
-// backlog and appends to it, so that two instances never both fill it.
-const backlogLock = 0x6c62636c6b // "lbclk"
-
 // SpillClicks appends the valid clicks, in order, while the backlog holds
 // at most limit bytes (0: no bound); malformed ones are skipped and
-// counted. spilled counts the clicks taken, skipped ones included.
+// counted. spilled counts the clicks taken, skipped ones included. The
+// size's row stays locked to the commit, so two instances never both
+// fill the backlog's last room.
 func (s *ClickService) SpillClicks(ctx context.Context, clicks []link.Click, limit int64) (spilled, skipped int, err error) {
 	err = s.db.tx(ctx, func(tx pgx.Tx) error {
 		spilled, skipped = 0, 0
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1)`, int64(backlogLock)); err != nil {
-			return err
-		}
 		var size int64
-		if err := tx.QueryRow(ctx, `SELECT coalesce(sum(octet_length(click)), 0)::bigint FROM click_backlog`).Scan(&size); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT bytes FROM click_backlog_size FOR UPDATE`).Scan(&size); err != nil {
 			return err
 		}
 		var links []string
@@ -49,8 +44,11 @@ func (s *ClickService) SpillClicks(ctx context.Context, clicks []link.Click, lim
 		if len(data) == 0 {
 			return nil
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO click_backlog (link_id, click)
-			SELECT l, c FROM unnest($1::text[], $2::bytea[]) WITH ORDINALITY AS u(l, c, n) ORDER BY n`, links, data)
+		if _, err := tx.Exec(ctx, `INSERT INTO click_backlog (link_id, click)
+			SELECT l, c FROM unnest($1::text[], $2::bytea[]) WITH ORDINALITY AS u(l, c, n) ORDER BY n`, links, data); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `UPDATE click_backlog_size SET clicks = clicks + $1, bytes = $2`, len(data), size)
 		return err
 	})
 	if err != nil {
@@ -70,6 +68,7 @@ func (s *ClickService) DrainClicks(ctx context.Context, max int) (taken, skipped
 		rows, err := tx.Query(ctx, `DELETE FROM click_backlog WHERE id IN (
 				SELECT id FROM click_backlog ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
 			RETURNING id, click`, max)
+		var bytes int64
 		if err != nil {
 			return err
 		}
@@ -86,6 +85,7 @@ func (s *ClickService) DrainClicks(ctx context.Context, max int) (taken, skipped
 				return fmt.Errorf("backlog click %d: %w", id, err)
 			}
 			ws = append(ws, w)
+			bytes += int64(len(b))
 			return nil
 		}); err != nil {
 			return err
@@ -93,6 +93,9 @@ func (s *ClickService) DrainClicks(ctx context.Context, max int) (taken, skipped
 		taken = len(ws)
 		if taken == 0 {
 			return nil
+		}
+		if _, err := tx.Exec(ctx, `UPDATE click_backlog_size SET clicks = clicks - $1, bytes = bytes - $2`, taken, bytes); err != nil {
+			return err
 		}
 		batch := make([]storedClick, 0, len(ws))
 		for _, w := range ws {
@@ -108,7 +111,7 @@ func (s *ClickService) DrainClicks(ctx context.Context, max int) (taken, skipped
 
 // Backlog returns the clicks the backlog holds and their bytes.
 func (s *ClickService) Backlog(ctx context.Context) (clicks, bytes int64, err error) {
-	err = s.db.pool.QueryRow(ctx, `SELECT count(*), coalesce(sum(octet_length(click)), 0)::bigint FROM click_backlog`).Scan(&clicks, &bytes)
+	err = s.db.pool.QueryRow(ctx, `SELECT clicks, bytes FROM click_backlog_size`).Scan(&clicks, &bytes)
 	if err != nil {
 		return 0, 0, fmt.Errorf("backlog: %w", err)
 	}

@@ -347,6 +347,9 @@ func TestDrainAcrossInstances(t *testing.T) {
 	if takenA+takenB != n {
 		t.Fatalf("the drains took %d and %d clicks, want %d in all", takenA, takenB, n)
 	}
+	if clicks, bytes, err := stores[1].Clicks.Backlog(ctx); err != nil || clicks != 0 || bytes != 0 {
+		t.Fatalf("the drained backlog holds %d clicks of %d bytes, %v", clicks, bytes, err)
+	}
 	l2, err := stores[1].Links.FindLinkByID(ctx, ws.ID, l.ID)
 	if err != nil || l2.Clicks != n {
 		t.Fatalf("the link counts %v clicks, %v; want %d", l2, err, n)

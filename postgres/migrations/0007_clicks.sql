@@ -99,3 +99,12 @@ CREATE TABLE click_backlog (
 );
 -- LinkClicks: a link's waiting clicks.
 CREATE INDEX click_backlog_link ON click_backlog (link_id);
+
+-- The backlog's size, one row: a spill reads and raises it under its row
+-- lock, a drain lowers it, so neither reads the whole backlog.
+CREATE TABLE click_backlog_size (
+	one    boolean PRIMARY KEY DEFAULT true CHECK (one),
+	clicks bigint NOT NULL,
+	bytes  bigint NOT NULL
+);
+INSERT INTO click_backlog_size (clicks, bytes) VALUES (0, 0);

@@ -31,6 +31,7 @@ var storeGroups = []string{
 	"Links/UpdateRefusedChangesNothing", "Links/ListPagingAndFilters", "Links/ListSearch", "Links/ArchivedAndLimits",
 	"Links/CreateLinks", "Links/CampaignUTM", "Links/ConcurrentSameAlias",
 	"Domains",
+	"QRCodes",
 }
 
 // TestConformance runs the stores' conformance suite on PostgreSQL: each

@@ -120,6 +120,7 @@ func (db *DB) Store(o Options) *link.Store {
 		Campaigns:   &CampaignService{db},
 		Links:       newLinkService(db, o.AliasHold),
 		Domains:     &DomainService{db},
+		QRCodes:     &QRCodeService{db},
 	}
 }
 

@@ -26,6 +26,10 @@ var _ link.ImportService = (*ImportService)(nil)
 // errDryRun rolls a dry run's transaction back.
 var errDryRun = errors.New("dry run")
 
+// importLockClass is the first key of the advisory locks of imports
+// ("imp" in ASCII); the second is the hash of workspace and source.
+const importLockClass = 0x696d70
+
 // maxRenames bounds the search for a free alias when renaming: alias-2
 // up to alias-100.
 const maxRenames = 100
@@ -71,6 +75,12 @@ func (s *ImportService) ImportLinks(ctx context.Context, workspaceID string, b *
 		claimed = claimed[:0]
 		if err := workspaceExists(ctx, tx, workspaceID); err != nil {
 			return err
+		}
+		// Two runs of one source into the workspace at once take turns,
+		// so the second finds what the first imported: its lock is taken
+		// before the aliases', as no other writer takes it.
+		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, importLockClass, workspaceID+"\n"+b.Source); err != nil {
+			return fmt.Errorf("lock import: %w", err)
 		}
 		var keys []string
 		for i := range b.Items {

@@ -118,3 +118,36 @@ func TestImportsWithoutClicks(t *testing.T) {
 		t.Fatalf("an unknown workspace: %v", err)
 	}
 }
+
+// TestImportsAtOnce: one batch of links with generated codes (no alias
+// to take turns on) imported at once by two instances creates each link
+// once; the run that came second finds them imported.
+func TestImportsAtOnce(t *testing.T) {
+	t.Parallel()
+	stores, _, _, ws, _ := linkInstances(t, 2)
+	ctx := context.Background()
+	batch := func() *link.ImportBatch {
+		b := &link.ImportBatch{Source: "csv"}
+		for _, k := range []string{"x", "y", "z"} {
+			b.Items = append(b.Items, link.ImportItem{Key: k, Link: link.Link{WorkspaceID: ws.ID, DestinationURL: "https://example.com/" + k, RedirectCode: 302}})
+		}
+		return b
+	}
+	b1, b2 := batch(), batch()
+	err1, err2 := both(func() error { return stores[0].Imports.ImportLinks(ctx, ws.ID, b1) },
+		func() error { return stores[1].Imports.ImportLinks(ctx, ws.ID, b2) })
+	if err1 != nil || err2 != nil {
+		t.Fatalf("imports: %v, %v", err1, err2)
+	}
+	for i := range b1.Items {
+		s1, s2 := b1.Items[i].Status, b2.Items[i].Status
+		if !(s1 == link.ImportImported && s2 == link.ImportExists || s1 == link.ImportExists && s2 == link.ImportImported) ||
+			b1.Items[i].LinkID != b2.Items[i].LinkID {
+			t.Fatalf("item %d: %+v and %+v", i, b1.Items[i], b2.Items[i])
+		}
+	}
+	p, err := stores[0].Links.FindLinkPage(ctx, link.LinkFilter{WorkspaceID: ws.ID, Page: 1, Limit: 100})
+	if err != nil || p.Total != 3 {
+		t.Fatalf("%d links (%v), want 3", p.Total, err)
+	}
+}

@@ -31,6 +31,7 @@ var storeGroups = []string{
 	"Links/UpdateRefusedChangesNothing", "Links/ListPagingAndFilters", "Links/ListSearch", "Links/ArchivedAndLimits",
 	"Links/CreateLinks", "Links/CampaignUTM", "Links/ConcurrentSameAlias",
 	"Domains",
+	// Imports/DryRunRenameRerun waits for the clicks.
 	"QRCodes",
 }
 

@@ -54,6 +54,8 @@ const (
 
 var dimNames = [numDims]string{"", link.DimLinks, link.DimReferrers, link.DimCountries, link.DimDevices, link.DimBrowsers, link.DimOS, link.DimVariants}
 
+// maxClickTime is the end of the times a click may have, as in the bbolt
+// store: a click at or after it, or before 1970, is counted nowhere.
 var maxClickTime = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // storedClick is a validated click in the form it is stored in.

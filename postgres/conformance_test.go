@@ -27,6 +27,9 @@ var storeGroups = []string{
 	"Links",
 	"Domains",
 	"Clicks",
+	"QRCodes",
+	// Imports/DryRunRenameRerun waits for imported clicks
+	// (writeImportedClicks).
 }
 
 // TestConformance runs the stores' conformance suite on PostgreSQL: each

@@ -121,6 +121,8 @@ func (db *DB) Store(o Options) *link.Store {
 		Links:       newLinkService(db, o.AliasHold),
 		Domains:     &DomainService{db},
 		Clicks:      &ClickService{db},
+		QRCodes:     &QRCodeService{db},
+		Imports:     &ImportService{links: newLinkService(db, o.AliasHold)},
 	}
 }
 

@@ -66,6 +66,18 @@ type storedClick struct {
 	Bot                bool
 	Visitor            int64
 	Variant            int16
+	// Weight, when not 0, makes this one click count as Weight clicks in
+	// the link's total and the aggregates, with no raw click and no
+	// visitor: the clicks an import knows only as a total.
+	Weight int64
+}
+
+// count is how many clicks c counts as.
+func (c *storedClick) count() int64 {
+	if c.Weight > 0 {
+		return c.Weight
+	}
+	return 1
 }
 
 func (c *storedClick) hour() int32 { return int32(c.NS / 1e9 / 3600) }
@@ -163,35 +175,46 @@ func (s *ClickService) parseClicks(clicks []link.Click) (batch []storedClick, sk
 	return batch, skipped
 }
 
-// write stores batch in tx.
+// write stores batch in tx with its link.clicked events.
 func (s *ClickService) write(ctx context.Context, tx pgx.Tx, batch []storedClick) error {
-	wss, campaigns, links, err := lockClickOwners(ctx, tx, batch)
+	kept, err := writeClickBatch(ctx, tx, batch)
 	if err != nil {
 		return err
 	}
-	kept := batch[:0:0]
+	return s.appendClickEvents(ctx, tx, kept)
+}
+
+// writeClickBatch stores batch in tx: the raw clicks, the links'
+// counters and the aggregates, without events. It returns the clicks of
+// workspaces that exist, those counted.
+func writeClickBatch(ctx context.Context, tx pgx.Tx, batch []storedClick) (kept []storedClick, err error) {
+	wss, campaigns, links, err := lockClickOwners(ctx, tx, batch)
+	if err != nil {
+		return nil, err
+	}
+	kept = batch[:0:0]
 	for _, c := range batch {
 		if wss[c.WS] {
 			kept = append(kept, c)
 		}
 	}
 	if len(kept) == 0 {
-		return nil
+		return nil, nil
 	}
 	if err := insertRawClicks(ctx, tx, kept, links); err != nil {
-		return err
+		return nil, err
 	}
 	if err := countLinkClicks(ctx, tx, kept, links); err != nil {
-		return err
+		return nil, err
 	}
 	a := sumClicks(kept, campaigns, links)
 	if err := a.countVisitors(ctx, tx); err != nil {
-		return err
+		return nil, err
 	}
 	if err := a.upsert(ctx, tx); err != nil {
-		return err
+		return nil, err
 	}
-	return s.appendClickEvents(ctx, tx, kept)
+	return kept, nil
 }
 
 // lockClickOwners returns which of the batch's workspaces, campaigns and
@@ -236,11 +259,12 @@ func lockClickOwners(ctx context.Context, tx pgx.Tx, batch []storedClick) (wss, 
 	return wss, campaigns, links, nil
 }
 
-// insertRawClicks copies the raw clicks of existing links.
+// insertRawClicks copies the raw clicks of existing links (a weighted
+// click has none).
 func insertRawClicks(ctx context.Context, tx pgx.Tx, batch []storedClick, links map[string]bool) error {
 	rows := make([][]any, 0, len(batch))
 	for _, c := range batch {
-		if !links[c.Link] {
+		if !links[c.Link] || c.Weight > 0 {
 			continue
 		}
 		rows = append(rows, []any{c.WS, c.Link, c.Campaign, c.NS, c.Vals[dimReferrers], c.Vals[dimCountries],
@@ -264,7 +288,7 @@ func countLinkClicks(ctx context.Context, tx pgx.Tx, batch []storedClick, links 
 	n := map[string]int64{}
 	for _, c := range batch {
 		if links[c.Link] {
-			n[c.Link]++
+			n[c.Link] += c.count()
 		}
 	}
 	if len(n) == 0 {
@@ -324,15 +348,15 @@ type clickScope struct{ key, ws, campaign, link string }
 // workspace, its link and its campaign, those of them that exist.
 func sumClicks(batch []storedClick, campaigns, links map[string]bool) *clickSums {
 	a := &clickSums{hours: map[aggKey]*aggRow{}, days: map[aggKey]*aggRow{}, visitors: map[visitorKey]visitorRow{}}
-	add := func(m map[aggKey]*aggRow, k aggKey, sc clickScope, bot bool) {
+	add := func(m map[aggKey]*aggRow, k aggKey, sc clickScope, bot bool, n int64) {
 		r := m[k]
 		if r == nil {
 			r = &aggRow{ws: sc.ws, campaign: sc.campaign, link: sc.link}
 			m[k] = r
 		}
-		r.clicks++
+		r.clicks += n
 		if bot {
-			r.bots++
+			r.bots += n
 		}
 	}
 	scopes := make([]clickScope, 0, 3)
@@ -345,15 +369,18 @@ func sumClicks(batch []storedClick, campaigns, links map[string]bool) *clickSums
 		if campaigns[c.Campaign] {
 			scopes = append(scopes, clickScope{"c:" + c.WS + "/" + c.Campaign, c.WS, c.Campaign, ""})
 		}
-		h, d := c.hour(), c.day()
+		h, d, n := c.hour(), c.day(), c.count()
 		for _, sc := range scopes {
 			for dim := dimTotals; dim < numDims; dim++ {
 				v := c.Vals[dim]
 				if dim == dimVariants && (v == "" || sc.link == "") || dim == dimLinks && sc.link != "" {
 					continue // a link's own list of links would be itself
 				}
-				add(a.hours, aggKey{sc.key, h, dim, v}, sc, c.Bot)
-				add(a.days, aggKey{sc.key, d, dim, v}, sc, c.Bot)
+				add(a.hours, aggKey{sc.key, h, dim, v}, sc, c.Bot, n)
+				add(a.days, aggKey{sc.key, d, dim, v}, sc, c.Bot, n)
+			}
+			if c.Weight > 0 {
+				continue // no visitor
 			}
 			vk := visitorKey{sc.key, d, c.Visitor}
 			if _, ok := a.visitors[vk]; !ok {

@@ -28,8 +28,7 @@ var storeGroups = []string{
 	"Domains",
 	"Clicks",
 	"QRCodes",
-	// Imports/DryRunRenameRerun waits for imported clicks
-	// (writeImportedClicks).
+	"Imports",
 }
 
 // TestConformance runs the stores' conformance suite on PostgreSQL: each

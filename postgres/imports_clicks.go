@@ -2,23 +2,40 @@ package postgres
 
 import (
 	"context"
-	"errors"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/linkbolt/linkbolt/link"
 )
-
-// errNoClickImport refuses an import with clicks until the click tables
-// exist: its links would count no clicks.
-var errNoClickImport = errors.New("postgres: importing clicks needs the click tables, which this store does not have yet")
 
 // writeImportedClicks writes an import batch's clicks in tx, as the click
 // recorder writes them but without link.clicked events (they happened
 // long ago, elsewhere): the dated ones whole, the undated ones in the
-// links' totals and the aggregates only, at the hour of their UndatedAt.
-// Until the click service keeps click tables it refuses any clicks.
+// links' totals and the aggregates only, at the hour of their UndatedAt,
+// as direct clicks of unknown clients.
 func (db *DB) writeImportedClicks(ctx context.Context, tx pgx.Tx, wsID string, cs []importedClicks) error {
-	if len(cs) > 0 {
-		return errNoClickImport
+	if len(cs) == 0 {
+		return nil
 	}
-	return nil
+	parser := &ClickService{db: db}
+	var batch []storedClick
+	for i := range cs {
+		ic := &cs[i]
+		for j := range ic.Clicks {
+			if p, ok := parser.parseClick(&ic.Clicks[j]); ok {
+				batch = append(batch, p)
+			}
+		}
+		if ic.Undated > 0 {
+			c := link.Click{WorkspaceID: wsID, LinkID: ic.LinkID, Time: ic.UndatedAt}
+			if p, ok := parser.parseClick(&c); ok {
+				p.Weight = ic.Undated
+				batch = append(batch, p)
+			}
+		}
+	}
+	if len(batch) == 0 {
+		return nil
+	}
+	_, err := writeClickBatch(ctx, tx, batch)
+	return err
 }

@@ -151,3 +151,43 @@ func TestImportsAtOnce(t *testing.T) {
 		t.Fatalf("%d links (%v), want 3", p.Total, err)
 	}
 }
+
+// TestImportedUndatedClicks: a link's undated clicks count in its total
+// and in the aggregates at the hour of UndatedAt, as direct clicks of
+// unknown clients, with no raw click and no visitor; its dated clicks are
+// stored whole.
+func TestImportedUndatedClicks(t *testing.T) {
+	t.Parallel()
+	stores, conn, _, ws, _ := linkInstances(t, 1)
+	s, ctx := stores[0], context.Background()
+	at := time.Date(2021, 4, 1, 8, 30, 0, 0, time.UTC)
+	b := &link.ImportBatch{Source: "test", Items: []link.ImportItem{{Key: "a",
+		Link:    link.Link{WorkspaceID: ws.ID, DestinationURL: "https://example.com/a", Alias: "a", CreatedAt: at, RedirectCode: 302},
+		Clicks:  []link.Click{{Time: at.Add(25 * time.Hour), Referrer: "t.co", Country: "DE", Visitor: 7}},
+		Undated: 500, UndatedAt: at}}}
+	if err := s.Imports.ImportLinks(ctx, ws.ID, b); err != nil || b.Items[0].Status != link.ImportImported {
+		t.Fatalf("import: %+v, %v", b.Items[0], err)
+	}
+	id := b.Items[0].LinkID
+	if got := count(t, conn, `SELECT clicks FROM links WHERE id = $1`, id); got != 501 {
+		t.Fatalf("the link counts %d clicks, want 501", got)
+	}
+	if got := count(t, conn, `SELECT count(*) FROM clicks WHERE link_id = $1`, id); got != 1 {
+		t.Fatalf("%d raw clicks, want the dated one", got)
+	}
+	if got := count(t, conn, `SELECT count(*) FROM click_visitors WHERE link_id = $1`, id); got != 1 {
+		t.Fatalf("%d visitors of the link, want the dated click's", got)
+	}
+	st, err := s.Clicks.Stats(ctx, link.StatsFilter{WorkspaceID: ws.ID, Scope: link.ScopeLink, ID: id,
+		Start: at.Truncate(time.Hour), End: at.Truncate(time.Hour).Add(time.Hour), TopLimit: 10})
+	if err != nil || st.Clicks != 500 || st.UniqueVisitors != 0 {
+		t.Fatalf("stats of the undated hour: %+v, %v; want 500 clicks, no visitor", st, err)
+	}
+	only := func(dim, value string) bool {
+		es := st.Top[dim]
+		return len(es) == 1 && es[0] == link.TopEntry{Value: value, Clicks: 500}
+	}
+	if !only(link.DimReferrers, "direct") || !only(link.DimCountries, "unknown") || !only(link.DimBrowsers, "unknown") {
+		t.Fatalf("the undated clicks are not direct clicks of unknown clients: %+v", st)
+	}
+}

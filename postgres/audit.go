@@ -10,7 +10,6 @@ import (
 	"encoding/base64"
 	"encoding/binary"
 	"fmt"
-	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -37,7 +36,7 @@ const auditSystemID = "system"
 // calls it beside its change:
 //
 //	err := s.db.recordAudit(ctx, tx, wsID, link.AuditKeyRevoked,
-//		link.AuditTarget{Type: "key", ID: keyID}, auditChanges("state", "active", "revoked"))
+//		link.AuditTarget{Type: "key", ID: keyID}, link.AuditChanges("state", "active", "revoked"))
 func (db *DB) recordAudit(ctx context.Context, tx pgx.Tx, wsID, action string, target link.AuditTarget, changes map[string][2]*string) error {
 	var ws []string
 	if wsID != "" {
@@ -86,79 +85,6 @@ func (db *DB) putAudit(ctx context.Context, tx pgx.Tx, ws []string, action strin
 	return nil
 }
 
-// auditChanges returns the changes named by triples of field, before and
-// after (nil for "none"; see auditValue); fields whose values are equal
-// are left out, and nil is returned when none differ.
-func auditChanges(fieldBeforeAfter ...any) map[string][2]*string {
-	out := map[string][2]*string{}
-	for i := 0; i+2 < len(fieldBeforeAfter); i += 3 {
-		f, _ := fieldBeforeAfter[i].(string)
-		before, after := auditValue(fieldBeforeAfter[i+1]), auditValue(fieldBeforeAfter[i+2])
-		if before == nil && after == nil || before != nil && after != nil && *before == *after {
-			continue
-		}
-		out[f] = [2]*string{before, after}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
-// auditValue is a value as the audit log keeps it: text, a list
-// comma-separated; nil, "" and an empty list are nil.
-func auditValue(v any) *string {
-	var s string
-	switch v := v.(type) {
-	case nil:
-		return nil
-	case *string:
-		if v == nil {
-			return nil
-		}
-		s = *v
-	case string:
-		s = v
-	case []string:
-		s = strings.Join(v, ",")
-	default:
-		s = fmt.Sprint(v)
-	}
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-// auditTime is a time as an audit value: RFC 3339 in UTC, nil for none.
-func auditTime(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return t.UTC().Format(time.RFC3339)
-}
-
-// urlHost returns the scheme and host of a URL, without user or port
-// secrets, path or query.
-func urlHost(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return ""
-	}
-	return u.Scheme + "://" + u.Hostname()
-}
-
-func changeRecords(changes map[string]link.Change) map[string][2]*string {
-	if len(changes) == 0 {
-		return nil
-	}
-	ch := make(map[string][2]*string, len(changes))
-	for f, c := range changes {
-		ch[f] = [2]*string{c.Before, c.After}
-	}
-	return ch
-}
-
 // RecordAudit stores an entry of an action that changes nothing else (a
 // login, a backup download) for the workspaces named (none: the
 // instance), with the actor and address of ctx. IDs that are no
@@ -170,7 +96,7 @@ func (s *AuditService) RecordAudit(ctx context.Context, workspaceIDs []string, a
 			ws = append(ws, id)
 		}
 	}
-	ch := changeRecords(changes)
+	ch := link.AuditChangeRecords(changes)
 	return s.db.tx(ctx, func(tx pgx.Tx) error { return s.db.putAudit(ctx, tx, ws, action, target, ch) })
 }
 
@@ -178,7 +104,7 @@ func (s *AuditService) RecordAudit(ctx context.Context, workspaceIDs []string, a
 // changes nothing else (a sign-in) in every workspace of the user, with
 // the actor and address of ctx; for an unknown user, the instance's.
 func (s *AuditService) RecordUserAudit(ctx context.Context, userID, action string, target link.AuditTarget, changes map[string]link.Change) error {
-	ch := changeRecords(changes)
+	ch := link.AuditChangeRecords(changes)
 	return s.db.tx(ctx, func(tx pgx.Tx) error { return s.db.recordUserAudit(ctx, tx, userID, action, target, ch) })
 }
 

@@ -320,6 +320,6 @@ func domainChanges(a, b *link.Domain) map[string][2]*string {
 		return []any{d.Hostname, d.Verified, d.RootRedirectURL, d.NotFoundURL}
 	}
 	va, vb := vals(a), vals(b)
-	return auditChanges("hostname", va[0], vb[0], "verified", va[1], vb[1],
+	return link.AuditChanges("hostname", va[0], vb[0], "verified", va[1], vb[1],
 		"root_redirect_url", va[2], vb[2], "not_found_url", va[3], vb[3])
 }

@@ -100,7 +100,7 @@ func (s *InvitationService) CreateInvitation(ctx context.Context, inv *link.Invi
 		// The token and its hash are secrets: the entry names the person
 		// and the role only.
 		return s.db.recordAudit(ctx, tx, v.WorkspaceID, link.AuditMemberInvited, invitationTarget(id),
-			auditChanges("email", nil, v.Email, "role", nil, string(v.Role), "expires_at", nil, auditTime(&v.ExpiresAt)))
+			link.AuditChanges("email", nil, v.Email, "role", nil, string(v.Role), "expires_at", nil, link.AuditTime(&v.ExpiresAt)))
 	})
 	if err != nil {
 		return err
@@ -197,7 +197,7 @@ func (s *InvitationService) RevokeInvitation(ctx context.Context, workspaceID, i
 			return fmt.Errorf("revoke invitation: %w", err)
 		}
 		return s.db.recordAudit(ctx, tx, workspaceID, link.AuditInvitationRevoked, invitationTarget(id),
-			auditChanges("state", "pending", "revoked", "email", inv.Email, nil))
+			link.AuditChanges("state", "pending", "revoked", "email", inv.Email, nil))
 	})
 }
 
@@ -291,12 +291,12 @@ func (s *InvitationService) recordAccept(ctx context.Context, tx pgx.Tx, inv *in
 	target := memberTarget(u.ID)
 	if created {
 		if err := s.db.recordAudit(ctx, tx, inv.WorkspaceID, link.AuditUserCreated, target,
-			auditChanges("email", nil, u.Email, "name", nil, u.Name, "via", nil, "invitation")); err != nil {
+			link.AuditChanges("email", nil, u.Email, "name", nil, u.Name, "via", nil, "invitation")); err != nil {
 			return err
 		}
 	}
 	return s.db.recordAudit(ctx, tx, inv.WorkspaceID, link.AuditMemberJoined, target,
-		auditChanges("role", nil, string(inv.Role), "invitation", nil, inv.ID, "new_account", nil, fmt.Sprint(created)))
+		link.AuditChanges("role", nil, string(inv.Role), "invitation", nil, inv.ID, "new_account", nil, fmt.Sprint(created)))
 }
 
 // FindInvitationByToken returns the pending invitation with the token

@@ -173,7 +173,7 @@ func (s *KeyService) CreateKey(ctx context.Context, k *link.APIKey, max int) err
 			return err
 		}
 		return s.db.recordAudit(ctx, tx, k.WorkspaceID, link.AuditKeyCreated, keyTarget(id),
-			auditChanges("name", nil, rec.Name, "scope", nil, string(rec.Scope), "expires_at", nil, auditTime(rec.ExpiresAt)))
+			link.AuditChanges("name", nil, rec.Name, "scope", nil, string(rec.Scope), "expires_at", nil, link.AuditTime(rec.ExpiresAt)))
 	})
 	if err != nil {
 		return err
@@ -328,7 +328,7 @@ func (s *KeyService) RotateKey(ctx context.Context, workspaceID, id string, next
 		// The entry names when the old key stops working; key.grace_ended
 		// follows once that time has passed (RecordEndedKeys).
 		return s.db.recordAudit(ctx, tx, workspaceID, link.AuditKeyRotated, keyTarget(id),
-			auditChanges("replaced_by", nil, nk.ID, "grace_ends_at", nil, auditTime(&g)))
+			link.AuditChanges("replaced_by", nil, nk.ID, "grace_ends_at", nil, link.AuditTime(&g)))
 	})
 	if err != nil {
 		return nil, err
@@ -357,7 +357,7 @@ func (s *KeyService) RevokeKey(ctx context.Context, workspaceID, id string) erro
 			return fmt.Errorf("revoke key %s: %w", id, err)
 		}
 		return s.db.recordAudit(ctx, tx, workspaceID, link.AuditKeyRevoked, keyTarget(id),
-			auditChanges("state", string(state), string(link.KeyRevoked)))
+			link.AuditChanges("state", string(state), string(link.KeyRevoked)))
 	})
 }
 
@@ -380,7 +380,7 @@ func (s *KeyService) SetKeepWhenCreatorDisabled(ctx context.Context, workspaceID
 			return fmt.Errorf("update key %s: %w", id, err)
 		}
 		return s.db.recordAudit(ctx, tx, workspaceID, link.AuditKeyUpdated, keyTarget(id),
-			auditChanges("keep_when_creator_disabled", fmt.Sprint(!keep), fmt.Sprint(keep)))
+			link.AuditChanges("keep_when_creator_disabled", fmt.Sprint(!keep), fmt.Sprint(keep)))
 	})
 	if err != nil {
 		return nil, err
@@ -450,7 +450,7 @@ func (db *DB) recordEndedKeys(ctx context.Context, tx pgx.Tx, wsID string, now t
 			return 0, fmt.Errorf("record end of key %s: %w", k.id, err)
 		}
 		if err := db.putAuditAt(ctx, tx, []string{k.ws}, at.UTC(), action, keyTarget(k.id),
-			auditChanges("state", string(before), string(after))); err != nil {
+			link.AuditChanges("state", string(before), string(after))); err != nil {
 			return 0, err
 		}
 	}

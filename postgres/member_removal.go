@@ -66,7 +66,7 @@ func (db *DB) endMembersWork(ctx context.Context, tx pgx.Tx, workspaceID, userID
 			return out, fmt.Errorf("revoke key %s: %w", k.id, err)
 		}
 		if err := db.recordAudit(ctx, tx, workspaceID, link.AuditKeyRevoked, link.AuditTarget{Type: "key", ID: k.id},
-			auditChanges("state", string(state), string(link.KeyRevoked), "reason", nil, "creator_removed")); err != nil {
+			link.AuditChanges("state", string(state), string(link.KeyRevoked), "reason", nil, "creator_removed")); err != nil {
 			return out, err
 		}
 		out.keys = append(out.keys, k.id)
@@ -103,9 +103,9 @@ func (db *DB) endMembersWork(ctx context.Context, tx pgx.Tx, workspaceID, userID
 			h.id, link.WebhookCreatorRemoved, now); err != nil {
 			return out, fmt.Errorf("disable webhook %s: %w", h.id, err)
 		}
-		host := urlHost(h.url)
+		host := link.AuditURLHost(h.url)
 		if err := db.recordAudit(ctx, tx, workspaceID, link.AuditWebhookDisabled, link.AuditTarget{Type: "webhook", ID: h.id},
-			auditChanges("url_host", host, host, "events", h.events, h.events, "enabled", h.enabled, false,
+			link.AuditChanges("url_host", host, host, "events", h.events, h.events, "enabled", h.enabled, false,
 				"description", h.description, h.description, "disabled_reason", h.reason, link.WebhookCreatorRemoved)); err != nil {
 			return out, err
 		}

@@ -140,7 +140,7 @@ func (s *MemberService) UpdateMemberRole(ctx context.Context, workspaceID, userI
 			return nil
 		}
 		return s.db.recordAudit(ctx, tx, workspaceID, link.AuditMemberRoleChanged, memberTarget(userID),
-			auditChanges("role", string(before), string(role)))
+			link.AuditChanges("role", string(before), string(role)))
 	})
 	return out, err
 }
@@ -185,7 +185,7 @@ func (s *MemberService) RemoveMember(ctx context.Context, workspaceID, userID st
 		if actor, _ := link.ActorFrom(ctx); actor.Type == link.ActorUser && actor.ID == userID {
 			action = link.AuditMemberLeft
 		}
-		return s.db.recordAudit(ctx, tx, workspaceID, action, memberTarget(userID), auditChanges("role", string(m.Role), nil,
+		return s.db.recordAudit(ctx, tx, workspaceID, action, memberTarget(userID), link.AuditChanges("role", string(m.Role), nil,
 			"keys_revoked", nil, ended.keys, "webhooks_disabled", nil, ended.webhooks))
 	})
 }

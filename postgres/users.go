@@ -129,11 +129,11 @@ func (s *UserService) Bootstrap(ctx context.Context, u *link.User, ws *link.Work
 		// The set-up itself is audited, the system its actor: nobody is
 		// signed in yet.
 		if err := s.db.recordAudit(ctx, tx, wid, link.AuditUserCreated, link.AuditTarget{Type: "user", ID: uid},
-			auditChanges("email", nil, u.Email, "admin", nil, "true", "via", nil, "setup")); err != nil {
+			link.AuditChanges("email", nil, u.Email, "admin", nil, "true", "via", nil, "setup")); err != nil {
 			return err
 		}
 		return s.db.recordAudit(ctx, tx, wid, link.AuditWorkspaceCreated, workspaceTarget(wid),
-			auditChanges("name", nil, w.Name, "plan", nil, string(w.Plan)))
+			link.AuditChanges("name", nil, w.Name, "plan", nil, string(w.Plan)))
 	})
 	if err != nil {
 		return err
@@ -190,7 +190,7 @@ func (s *UserService) recordCreated(ctx context.Context, tx pgx.Tx, uid string, 
 		ctx = link.WithActor(ctx, link.Actor{Type: link.ActorUser, ID: uid, Name: rec.Email}, addr)
 	}
 	return s.db.recordUserAudit(ctx, tx, uid, link.AuditUserCreated, link.AuditTarget{Type: "user", ID: uid},
-		auditChanges("email", nil, rec.Email, "name", nil, rec.Name, "admin", nil, fmt.Sprint(rec.Admin), "via", nil, via))
+		link.AuditChanges("email", nil, rec.Email, "name", nil, rec.Name, "admin", nil, fmt.Sprint(rec.Admin), "via", nil, via))
 }
 
 // insertUser stores u (its e-mail, password hash, admin flag, name and
@@ -293,7 +293,7 @@ func (s *UserService) recordUserUpdate(ctx context.Context, tx pgx.Tx, before, a
 	}
 	var es []entry
 	if after.Name != before.Name {
-		es = append(es, entry{link.AuditUserRenamed, auditChanges("name", before.Name, after.Name)})
+		es = append(es, entry{link.AuditUserRenamed, link.AuditChanges("name", before.Name, after.Name)})
 	}
 	if upd.PasswordHash != nil {
 		es = append(es, entry{link.AuditPasswordChanged, nil})
@@ -303,7 +303,7 @@ func (s *UserService) recordUserUpdate(ctx context.Context, tx pgx.Tx, before, a
 		if after.Disabled {
 			action = link.AuditUserDisabled
 		}
-		es = append(es, entry{action, auditChanges("disabled", fmt.Sprint(before.Disabled), fmt.Sprint(after.Disabled))})
+		es = append(es, entry{action, link.AuditChanges("disabled", fmt.Sprint(before.Disabled), fmt.Sprint(after.Disabled))})
 	}
 	if upd.EndTokens && upd.PasswordHash == nil && upd.Disabled == nil {
 		es = append(es, entry{link.AuditLogoutAll, nil})
@@ -370,6 +370,6 @@ func (s *UserService) RevokeToken(ctx context.Context, t link.RevokedToken, now 
 		// ID, which would let the entry's reader recognise the token.
 		actor, _ := link.ActorFrom(ctx)
 		return s.db.recordUserAudit(ctx, tx, actor.ID, link.AuditLogout, link.AuditTarget{Type: "user", ID: actor.ID},
-			auditChanges("token_expires_at", auditTime(&t.ExpiresAt), nil))
+			link.AuditChanges("token_expires_at", link.AuditTime(&t.ExpiresAt), nil))
 	})
 }

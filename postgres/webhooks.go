@@ -302,7 +302,7 @@ func (s *WebhookService) RollSecret(ctx context.Context, workspaceID, id, newSec
 		// The secrets themselves never enter the log: only when the one
 		// replaced stops signing.
 		if err := s.db.recordAudit(ctx, tx, workspaceID, link.AuditWebhookSecretRoll, webhookTarget(id),
-			auditChanges("previous_secret_expires_at", auditTime(oldEnds), auditTime(&ends))); err != nil {
+			link.AuditChanges("previous_secret_expires_at", link.AuditTime(oldEnds), link.AuditTime(&ends))); err != nil {
 			return err
 		}
 		out = w
@@ -405,10 +405,10 @@ func webhookChanges(a, b *link.Webhook) map[string][2]*string {
 		return []any{name, val(a, v), val(b, v)}
 	}
 	var args []any
-	args = append(args, field("url_host", func(w *link.Webhook) any { return urlHost(w.URL) })...)
+	args = append(args, field("url_host", func(w *link.Webhook) any { return link.AuditURLHost(w.URL) })...)
 	args = append(args, field("events", func(w *link.Webhook) any { return w.Events })...)
 	args = append(args, field("enabled", func(w *link.Webhook) any { return w.Enabled })...)
 	args = append(args, field("description", func(w *link.Webhook) any { return w.Description })...)
 	args = append(args, field("disabled_reason", func(w *link.Webhook) any { return w.DisabledReason })...)
-	return auditChanges(args...)
+	return link.AuditChanges(args...)
 }

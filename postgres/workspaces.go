@@ -121,7 +121,7 @@ func (s *WorkspaceService) CreateWorkspace(ctx context.Context, w *link.Workspac
 			return err
 		}
 		return s.db.recordAudit(ctx, tx, wid, link.AuditWorkspaceCreated, workspaceTarget(wid),
-			auditChanges("name", nil, v.Name, "plan", nil, string(v.Plan)))
+			link.AuditChanges("name", nil, v.Name, "plan", nil, string(v.Plan)))
 	})
 	if err != nil {
 		return err
@@ -216,13 +216,13 @@ func (s *WorkspaceService) UpdateWorkspace(ctx context.Context, id string, upd l
 		}
 		if before.Name != next.Name {
 			if err := s.db.recordAudit(ctx, tx, id, link.AuditWorkspaceRenamed, workspaceTarget(id),
-				auditChanges("name", before.Name, next.Name)); err != nil {
+				link.AuditChanges("name", before.Name, next.Name)); err != nil {
 				return err
 			}
 		}
 		if before.Plan != next.Plan {
 			if err := s.db.recordAudit(ctx, tx, id, link.AuditWorkspacePlan, workspaceTarget(id),
-				auditChanges("plan", string(before.Plan), string(next.Plan))); err != nil {
+				link.AuditChanges("plan", string(before.Plan), string(next.Plan))); err != nil {
 				return err
 			}
 		}

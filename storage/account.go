@@ -86,7 +86,7 @@ func (s *UserService) recordUserUpdate(ctx context.Context, tx *bolt.Tx, uid uin
 	}
 	var es []entry
 	if after.Name != before.Name {
-		es = append(es, entry{link.AuditUserRenamed, auditChanges("name", before.Name, after.Name)})
+		es = append(es, entry{link.AuditUserRenamed, link.AuditChanges("name", before.Name, after.Name)})
 	}
 	if upd.PasswordHash != nil {
 		es = append(es, entry{link.AuditPasswordChanged, nil})
@@ -96,7 +96,7 @@ func (s *UserService) recordUserUpdate(ctx context.Context, tx *bolt.Tx, uid uin
 		if after.Disabled {
 			action = link.AuditUserDisabled
 		}
-		es = append(es, entry{action, auditChanges("disabled", fmt.Sprint(before.Disabled), fmt.Sprint(after.Disabled))})
+		es = append(es, entry{action, link.AuditChanges("disabled", fmt.Sprint(before.Disabled), fmt.Sprint(after.Disabled))})
 	}
 	if upd.EndTokens && upd.PasswordHash == nil && upd.Disabled == nil {
 		es = append(es, entry{link.AuditLogoutAll, nil})
@@ -181,7 +181,7 @@ func (s *UserService) recordLogout(ctx context.Context, tx *bolt.Tx, t link.Revo
 	actor, _ := link.ActorFrom(ctx)
 	uid, _ := s.db.ids.parseID(prefixUser, actor.ID)
 	return s.db.recordUserAudit(ctx, tx, uid, link.AuditLogout, link.AuditTarget{Type: "user", ID: actor.ID},
-		auditChanges("token_expires_at", auditTime(&t.ExpiresAt), nil))
+		link.AuditChanges("token_expires_at", link.AuditTime(&t.ExpiresAt), nil))
 }
 
 // decodeUser decodes the user record v stored under k.

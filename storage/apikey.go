@@ -294,7 +294,7 @@ func (s *KeyService) CreateKey(ctx context.Context, k *link.APIKey, max int) err
 			return err
 		}
 		return s.db.recordAudit(ctx, tx, wid, link.AuditKeyCreated, keyTarget(s.db.ids, id),
-			auditChanges("name", nil, rec.Name, "scope", nil, string(rec.Scope), "expires_at", nil, auditTime(rec.ExpiresAt)))
+			link.AuditChanges("name", nil, rec.Name, "scope", nil, string(rec.Scope), "expires_at", nil, link.AuditTime(rec.ExpiresAt)))
 	})
 	if err != nil {
 		return err
@@ -448,7 +448,7 @@ func (s *KeyService) RotateKey(ctx context.Context, workspaceID, id string, next
 		// The entry names when the old key stops working; key.grace_ended
 		// follows once that time has passed (see recordEndedKeys).
 		return s.db.recordAudit(ctx, tx, wid, link.AuditKeyRotated, keyTarget(s.db.ids, kid),
-			auditChanges("replaced_by", nil, s.db.ids.formatID(prefixKey, nid), "grace_ends_at", nil, auditTime(&g)))
+			link.AuditChanges("replaced_by", nil, s.db.ids.formatID(prefixKey, nid), "grace_ends_at", nil, link.AuditTime(&g)))
 	})
 	if err != nil {
 		return nil, err
@@ -479,7 +479,7 @@ func (s *KeyService) RevokeKey(ctx context.Context, workspaceID, id string) erro
 			return err
 		}
 		return s.db.recordAudit(ctx, tx, wid, link.AuditKeyRevoked, keyTarget(s.db.ids, kid),
-			auditChanges("state", string(state), string(link.KeyRevoked)))
+			link.AuditChanges("state", string(state), string(link.KeyRevoked)))
 	})
 }
 
@@ -505,7 +505,7 @@ func (s *KeyService) SetKeepWhenCreatorDisabled(ctx context.Context, workspaceID
 			return err
 		}
 		return s.db.recordAudit(ctx, tx, wid, link.AuditKeyUpdated, keyTarget(s.db.ids, kid),
-			auditChanges("keep_when_creator_disabled", fmt.Sprint(!keep), fmt.Sprint(keep)))
+			link.AuditChanges("keep_when_creator_disabled", fmt.Sprint(!keep), fmt.Sprint(keep)))
 	})
 	if err != nil {
 		return nil, err
@@ -591,7 +591,7 @@ func dropEndedKey(tx *bolt.Tx, k []byte, now time.Time) error {
 		after = link.KeyExpired
 	}
 	e := newAuditRecord(context.Background(), []uint64{wid}, at, action, keyTarget(ids, kid),
-		auditChanges("state", string(before), string(after)))
+		link.AuditChanges("state", string(before), string(after)))
 	return putAudit(tx, e)
 }
 

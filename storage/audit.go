@@ -13,7 +13,6 @@ import (
 	"encoding/base64"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -141,7 +140,7 @@ func putAudit(tx *bolt.Tx, r *auditRecord) error {
 // a secret. Any storage write calls it beside its change:
 //
 //	err := s.db.recordAudit(ctx, tx, wid, link.AuditKeyRevoked,
-//		link.AuditTarget{Type: "key", ID: keyID}, auditChanges("state", "active", "revoked"))
+//		link.AuditTarget{Type: "key", ID: keyID}, link.AuditChanges("state", "active", "revoked"))
 func (db *DB) recordAudit(ctx context.Context, tx *bolt.Tx, wid uint64, action string, target link.AuditTarget, changes map[string][2]*string) error {
 	var ws []uint64
 	if wid != 0 {
@@ -154,58 +153,6 @@ func newAuditRecord(ctx context.Context, ws []uint64, at time.Time, action strin
 	actor, addr := link.ActorFrom(ctx)
 	return &auditRecord{Workspaces: ws, Time: at.UTC(), ActorType: actor.Type, ActorID: actor.ID, ActorName: actor.Name,
 		Action: action, TargetType: target.Type, TargetID: target.ID, Address: addr, Changes: changes}
-}
-
-// auditChanges returns the changes named by triples of field, before and
-// after (nil for "none"; see auditValue); fields whose values are equal
-// are left out, and nil is returned when none differ.
-func auditChanges(fieldBeforeAfter ...any) map[string][2]*string {
-	out := map[string][2]*string{}
-	for i := 0; i+2 < len(fieldBeforeAfter); i += 3 {
-		f, _ := fieldBeforeAfter[i].(string)
-		before, after := auditValue(fieldBeforeAfter[i+1]), auditValue(fieldBeforeAfter[i+2])
-		if before == nil && after == nil || before != nil && after != nil && *before == *after {
-			continue
-		}
-		out[f] = [2]*string{before, after}
-	}
-	if len(out) == 0 {
-		return nil
-	}
-	return out
-}
-
-// auditValue is a value as the audit log keeps it: text, a list
-// comma-separated; nil, "" and an empty list are nil.
-func auditValue(v any) *string {
-	var s string
-	switch v := v.(type) {
-	case nil:
-		return nil
-	case *string:
-		if v == nil {
-			return nil
-		}
-		s = *v
-	case string:
-		s = v
-	case []string:
-		s = strings.Join(v, ",")
-	default:
-		s = fmt.Sprint(v)
-	}
-	if s == "" {
-		return nil
-	}
-	return &s
-}
-
-// auditTime is a time as an audit value: RFC 3339 in UTC, nil for none.
-func auditTime(t *time.Time) any {
-	if t == nil {
-		return nil
-	}
-	return t.UTC().Format(time.RFC3339)
 }
 
 // recordUserAudit is recordAudit for an action on a user's account (a
@@ -229,19 +176,8 @@ func (db *DB) recordUserAudit(ctx context.Context, tx *bolt.Tx, uid uint64, acti
 // the actor and address of ctx; for an unknown user, the instance's.
 func (s *AuditService) RecordUserAudit(ctx context.Context, userID, action string, target link.AuditTarget, changes map[string]link.Change) error {
 	uid, _ := s.db.ids.parseID(prefixUser, userID)
-	ch := changeRecords(changes)
+	ch := link.AuditChangeRecords(changes)
 	return s.db.update(func(tx *bolt.Tx) error { return s.db.recordUserAudit(ctx, tx, uid, action, target, ch) })
-}
-
-func changeRecords(changes map[string]link.Change) map[string][2]*string {
-	if len(changes) == 0 {
-		return nil
-	}
-	ch := make(map[string][2]*string, len(changes))
-	for f, c := range changes {
-		ch[f] = [2]*string{c.Before, c.After}
-	}
-	return ch
 }
 
 // RecordAudit stores an entry of an action that changes nothing else (a
@@ -254,7 +190,7 @@ func (s *AuditService) RecordAudit(ctx context.Context, workspaceIDs []string, a
 			ws = append(ws, wid)
 		}
 	}
-	rec := newAuditRecord(ctx, ws, s.db.now(), action, target, changeRecords(changes))
+	rec := newAuditRecord(ctx, ws, s.db.now(), action, target, link.AuditChangeRecords(changes))
 	return s.db.update(func(tx *bolt.Tx) error { return putAudit(tx, rec) })
 }
 

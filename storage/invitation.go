@@ -118,7 +118,7 @@ func (s *InvitationService) CreateInvitation(ctx context.Context, inv *link.Invi
 		// The token and its hash are secrets: the entry names the person
 		// and the role only.
 		return s.db.recordAudit(ctx, tx, wid, link.AuditMemberInvited, invitationTarget(s.db.ids, id),
-			auditChanges("email", nil, rec.Email, "role", nil, string(rec.Role), "expires_at", nil, auditTime(&rec.ExpiresAt)))
+			link.AuditChanges("email", nil, rec.Email, "role", nil, string(rec.Role), "expires_at", nil, link.AuditTime(&rec.ExpiresAt)))
 	})
 	if err != nil {
 		return err
@@ -254,7 +254,7 @@ func (s *InvitationService) RevokeInvitation(ctx context.Context, workspaceID, i
 			return err
 		}
 		return s.db.recordAudit(ctx, tx, wid, link.AuditInvitationRevoked, invitationTarget(s.db.ids, iid),
-			auditChanges("state", "pending", "revoked", "email", rec.Email, nil))
+			link.AuditChanges("state", "pending", "revoked", "email", rec.Email, nil))
 	})
 }
 
@@ -341,12 +341,12 @@ func (s *InvitationService) recordAccept(ctx context.Context, tx *bolt.Tx, iid u
 	target := memberTarget(s.db.ids, uid)
 	if created {
 		if err := s.db.recordAudit(ctx, tx, rec.Workspace, link.AuditUserCreated, target,
-			auditChanges("email", nil, user.Email, "name", nil, user.Name, "via", nil, "invitation")); err != nil {
+			link.AuditChanges("email", nil, user.Email, "name", nil, user.Name, "via", nil, "invitation")); err != nil {
 			return err
 		}
 	}
 	return s.db.recordAudit(ctx, tx, rec.Workspace, link.AuditMemberJoined, target,
-		auditChanges("role", nil, string(rec.Role), "invitation", nil, s.db.ids.formatID(prefixInvitation, iid),
+		link.AuditChanges("role", nil, string(rec.Role), "invitation", nil, s.db.ids.formatID(prefixInvitation, iid),
 			"new_account", nil, fmt.Sprint(created)))
 }
 

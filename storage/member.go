@@ -125,7 +125,7 @@ func (s *MemberService) UpdateMemberRole(ctx context.Context, workspaceID, userI
 			return nil
 		}
 		return s.db.recordAudit(ctx, tx, wid, link.AuditMemberRoleChanged, memberTarget(s.db.ids, uid),
-			auditChanges("role", string(before), string(role)))
+			link.AuditChanges("role", string(before), string(role)))
 	})
 	return out, err
 }
@@ -169,7 +169,7 @@ func (s *MemberService) RemoveMember(ctx context.Context, workspaceID, userID st
 		if actor, _ := link.ActorFrom(ctx); actor.Type == link.ActorUser && actor.ID == userID {
 			action = link.AuditMemberLeft
 		}
-		return s.db.recordAudit(ctx, tx, wid, action, memberTarget(s.db.ids, uid), auditChanges("role", string(m.Role), nil,
+		return s.db.recordAudit(ctx, tx, wid, action, memberTarget(s.db.ids, uid), link.AuditChanges("role", string(m.Role), nil,
 			"keys_revoked", nil, ended.keys, "webhooks_disabled", nil, ended.webhooks))
 	})
 }

@@ -53,7 +53,7 @@ func (db *DB) endMembersWork(ctx context.Context, tx *bolt.Tx, wid, uid uint64) 
 			return out, err
 		}
 		if err := db.recordAudit(ctx, tx, wid, link.AuditKeyRevoked, keyTarget(db.ids, kid),
-			auditChanges("state", string(state), string(link.KeyRevoked), "reason", nil, "creator_removed")); err != nil {
+			link.AuditChanges("state", string(state), string(link.KeyRevoked), "reason", nil, "creator_removed")); err != nil {
 			return out, err
 		}
 		out.keys = append(out.keys, db.ids.formatID(prefixKey, kid))

@@ -126,11 +126,11 @@ func (s *UserService) Bootstrap(ctx context.Context, u *link.User, ws *link.Work
 		// signed in yet.
 		id := s.db.ids.formatID(prefixUser, uid)
 		if err := s.db.recordAudit(ctx, tx, wid, link.AuditUserCreated, link.AuditTarget{Type: "user", ID: id},
-			auditChanges("email", nil, u.Email, "admin", nil, "true", "via", nil, "setup")); err != nil {
+			link.AuditChanges("email", nil, u.Email, "admin", nil, "true", "via", nil, "setup")); err != nil {
 			return err
 		}
 		return s.db.recordAudit(ctx, tx, wid, link.AuditWorkspaceCreated, workspaceTarget(s.db.ids, wid),
-			auditChanges("name", nil, w.Name, "plan", nil, string(w.Plan)))
+			link.AuditChanges("name", nil, w.Name, "plan", nil, string(w.Plan)))
 	})
 	if err != nil {
 		return err
@@ -184,7 +184,7 @@ func (s *UserService) recordCreated(ctx context.Context, tx *bolt.Tx, uid uint64
 		ctx = link.WithActor(ctx, link.Actor{Type: link.ActorUser, ID: id, Name: rec.Email}, addr)
 	}
 	return s.db.recordUserAudit(ctx, tx, uid, link.AuditUserCreated, link.AuditTarget{Type: "user", ID: id},
-		auditChanges("email", nil, rec.Email, "name", nil, rec.Name, "admin", nil, fmt.Sprint(rec.Admin), "via", nil, via))
+		link.AuditChanges("email", nil, rec.Email, "name", nil, rec.Name, "admin", nil, fmt.Sprint(rec.Admin), "via", nil, via))
 }
 
 func findUser(tx *bolt.Tx, id uint64) (*userRecord, error) {

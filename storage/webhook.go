@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"net/url"
 	"slices"
 	"time"
 
@@ -378,7 +377,7 @@ func (s *WebhookService) RollSecret(ctx context.Context, workspaceID, id, newSec
 		// The secrets themselves never enter the log: only when the one
 		// replaced stops signing.
 		if err := s.db.recordAudit(ctx, tx, wid, link.AuditWebhookSecretRoll, webhookTarget(s.db.ids, whid),
-			auditChanges("previous_secret_expires_at", auditTime(oldEnds), auditTime(&ends))); err != nil {
+			link.AuditChanges("previous_secret_expires_at", link.AuditTime(oldEnds), link.AuditTime(&ends))); err != nil {
 			return err
 		}
 		out = rec.webhook(s.db.ids, whid)
@@ -444,22 +443,12 @@ func webhookChanges(a, b *webhookRecord) map[string][2]*string {
 		}
 		return v
 	}
-	return auditChanges(
-		"url_host", val(a, urlHost(a.URL)), val(b, urlHost(b.URL)),
+	return link.AuditChanges(
+		"url_host", val(a, link.AuditURLHost(a.URL)), val(b, link.AuditURLHost(b.URL)),
 		"events", val(a, a.Events), val(b, b.Events),
 		"enabled", val(a, a.Enabled), val(b, b.Enabled),
 		"description", val(a, a.Description), val(b, b.Description),
 		"disabled_reason", val(a, a.DisabledReason), val(b, b.DisabledReason))
-}
-
-// urlHost returns the scheme and host of a URL, without user or port
-// secrets, path or query.
-func urlHost(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil || u.Host == "" {
-		return ""
-	}
-	return u.Scheme + "://" + u.Hostname()
 }
 
 // purgeWebhook deletes the queue and deliveries of a webhook marked

@@ -84,7 +84,7 @@ func (s *WorkspaceService) CreateWorkspace(ctx context.Context, w *link.Workspac
 			return err
 		}
 		return s.db.recordAudit(ctx, tx, wid, link.AuditWorkspaceCreated, workspaceTarget(s.db.ids, wid),
-			auditChanges("name", nil, v.Name, "plan", nil, string(v.Plan)))
+			link.AuditChanges("name", nil, v.Name, "plan", nil, string(v.Plan)))
 	})
 	if err != nil {
 		return err
@@ -204,13 +204,13 @@ func (s *WorkspaceService) UpdateWorkspace(ctx context.Context, id string, upd l
 		}
 		if before.Name != rec.Name {
 			if err := s.db.recordAudit(ctx, tx, wid, link.AuditWorkspaceRenamed, workspaceTarget(s.db.ids, wid),
-				auditChanges("name", before.Name, rec.Name)); err != nil {
+				link.AuditChanges("name", before.Name, rec.Name)); err != nil {
 				return err
 			}
 		}
 		if before.Plan != rec.Plan {
 			if err := s.db.recordAudit(ctx, tx, wid, link.AuditWorkspacePlan, workspaceTarget(s.db.ids, wid),
-				auditChanges("plan", string(before.Plan), string(rec.Plan))); err != nil {
+				link.AuditChanges("plan", string(before.Plan), string(rec.Plan))); err != nil {
 				return err
 			}
 		}
@@ -314,6 +314,6 @@ func (s *WorkspaceService) AddMember(ctx context.Context, workspaceID, userID st
 			return err
 		}
 		return s.db.recordAudit(ctx, tx, wid, link.AuditMemberJoined, link.AuditTarget{Type: "user", ID: userID},
-			auditChanges("role", nil, string(role)))
+			link.AuditChanges("role", nil, string(role)))
 	})
 }

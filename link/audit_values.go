@@ -82,3 +82,36 @@ func AuditChangeRecords(changes map[string]Change) map[string][2]*string {
 	}
 	return ch
 }
+
+// AuditRecord is one audit entry a change makes: its action and the
+// changed fields as stores keep them.
+type AuditRecord struct {
+	Action  string
+	Changes map[string][2]*string
+}
+
+// UserUpdateAudit returns the entries an account update records, in
+// order: user.renamed, user.password_changed (never a hash), user.disabled
+// or user.enabled, and auth.logout_all when tokens were ended for nothing
+// else; none for what did not change. before and after are the user's
+// name and disabled flag around the update.
+func UserUpdateAudit(beforeName, afterName string, beforeDisabled, afterDisabled bool, upd UserUpdate) []AuditRecord {
+	var es []AuditRecord
+	if afterName != beforeName {
+		es = append(es, AuditRecord{AuditUserRenamed, AuditChanges("name", beforeName, afterName)})
+	}
+	if upd.PasswordHash != nil {
+		es = append(es, AuditRecord{AuditPasswordChanged, nil})
+	}
+	if afterDisabled != beforeDisabled {
+		action := AuditUserEnabled
+		if afterDisabled {
+			action = AuditUserDisabled
+		}
+		es = append(es, AuditRecord{action, AuditChanges("disabled", fmt.Sprint(beforeDisabled), fmt.Sprint(afterDisabled))})
+	}
+	if upd.EndTokens && upd.PasswordHash == nil && upd.Disabled == nil {
+		es = append(es, AuditRecord{AuditLogoutAll, nil})
+	}
+	return es
+}

@@ -9,7 +9,6 @@ import (
 	"slices"
 	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/linkbolt/linkbolt/link"
@@ -30,7 +29,6 @@ type ClickService struct {
 // Limits of a batch and of a click, as in the bbolt store.
 const (
 	maxClickBatch  = 1 << 24
-	maxValueLength = 253
 	directReferrer = "direct"
 	unknownValue   = "unknown"
 	// clickChunk is how many rows an export reads, and a prune or a
@@ -96,11 +94,11 @@ func (s *ClickService) parseClick(c *link.Click) (p storedClick, ok bool) {
 	}
 	p.WS, p.Link, p.Campaign, p.NS = c.WorkspaceID, c.LinkID, c.CampaignID, c.Time.UnixNano()
 	p.Vals[dimLinks] = c.LinkID
-	p.Vals[dimReferrers] = dimValue(link.CanonicalReferrer(c.Referrer), directReferrer)
-	p.Vals[dimCountries] = dimValue(c.Country, unknownValue)
-	p.Vals[dimDevices] = dimValue(c.Device, unknownValue)
-	p.Vals[dimBrowsers] = dimValue(c.Browser, unknownValue)
-	p.Vals[dimOS] = dimValue(c.OS, unknownValue)
+	p.Vals[dimReferrers] = link.ClickValue(link.CanonicalReferrer(c.Referrer), directReferrer)
+	p.Vals[dimCountries] = link.ClickValue(c.Country, unknownValue)
+	p.Vals[dimDevices] = link.ClickValue(c.Device, unknownValue)
+	p.Vals[dimBrowsers] = link.ClickValue(c.Browser, unknownValue)
+	p.Vals[dimOS] = link.ClickValue(c.OS, unknownValue)
 	p.Bot, p.Visitor = c.Bot, int64(c.Visitor)
 	if c.Variant != 0 && c.Variant <= link.MaxVariants {
 		p.Variant = int16(c.Variant)
@@ -122,21 +120,6 @@ func validCampaignID(id string) bool {
 		}
 	}
 	return true
-}
-
-// dimValue returns the stored form of a dimension value.
-func dimValue(v, empty string) string {
-	if v == "" {
-		return empty
-	}
-	if len(v) > maxValueLength {
-		cut := maxValueLength
-		for cut > 0 && !utf8.RuneStart(v[cut]) {
-			cut--
-		}
-		v = v[:cut]
-	}
-	return v
 }
 
 // RecordClicks writes a batch of clicks in one transaction: the raw

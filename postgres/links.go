@@ -3,7 +3,6 @@ package postgres
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -206,35 +205,12 @@ func (s *LinkService) holdAlias(ctx context.Context, tx pgx.Tx, wsID, domain, al
 // codes a second attempt is already rare.
 const codeAttempts = 10
 
-const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-// newCode returns link.GeneratedCodeLength random base62 characters from
-// crypto/rand, without modulo bias.
-func newCode() string {
-	var out [link.GeneratedCodeLength]byte
-	var buf [16]byte
-	n := 0
-	for n < len(out) {
-		_, _ = rand.Read(buf[:]) // never fails (the program crashes instead)
-		for _, b := range buf {
-			if b >= 62*4 {
-				continue
-			}
-			out[n] = base62[b%62]
-			if n++; n == len(out) {
-				break
-			}
-		}
-	}
-	return string(out[:])
-}
-
 // freeCode returns a generated code that no link has and no hold covers
 // on the domain at now. A link created at once by another transaction
 // with the same code is caught by the insert (links_alias_key).
 func freeCode(ctx context.Context, tx pgx.Tx, domain string, now time.Time) (string, error) {
 	for range codeAttempts {
-		code := newCode()
+		code := link.NewCode()
 		if link.IsReserved(code) {
 			continue
 		}

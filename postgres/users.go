@@ -287,29 +287,9 @@ func putUser(ctx context.Context, tx pgx.Tx, u *link.User) error {
 // else. Nothing is recorded for what did not change.
 func (s *UserService) recordUserUpdate(ctx context.Context, tx pgx.Tx, before, after *link.User, upd link.UserUpdate) error {
 	target := link.AuditTarget{Type: "user", ID: after.ID}
-	type entry struct {
-		action  string
-		changes map[string][2]*string
-	}
-	var es []entry
-	if after.Name != before.Name {
-		es = append(es, entry{link.AuditUserRenamed, link.AuditChanges("name", before.Name, after.Name)})
-	}
-	if upd.PasswordHash != nil {
-		es = append(es, entry{link.AuditPasswordChanged, nil})
-	}
-	if after.Disabled != before.Disabled {
-		action := link.AuditUserEnabled
-		if after.Disabled {
-			action = link.AuditUserDisabled
-		}
-		es = append(es, entry{action, link.AuditChanges("disabled", fmt.Sprint(before.Disabled), fmt.Sprint(after.Disabled))})
-	}
-	if upd.EndTokens && upd.PasswordHash == nil && upd.Disabled == nil {
-		es = append(es, entry{link.AuditLogoutAll, nil})
-	}
+	es := link.UserUpdateAudit(before.Name, after.Name, before.Disabled, after.Disabled, upd)
 	for _, e := range es {
-		if err := s.db.recordUserAudit(ctx, tx, after.ID, e.action, target, e.changes); err != nil {
+		if err := s.db.recordUserAudit(ctx, tx, after.ID, e.Action, target, e.Changes); err != nil {
 			return err
 		}
 	}

@@ -96,11 +96,11 @@ func clickAt(wid, lid uint64, c *link.Click) (p parsedClick, ok bool) {
 	p.hour, p.day = uint32(sec/secondsPerHour), uint32(sec/secondsPerDay)
 	// A referrer is a dimension value: whoever hands clicks over (the
 	// redirect, an import), only a host or (invalid) becomes one.
-	p.vals[dimReferrers] = dimValue(link.CanonicalReferrer(c.Referrer), directReferrer)
-	p.vals[dimCountries] = dimValue(c.Country, unknownValue)
-	p.vals[dimDevices] = dimValue(c.Device, unknownValue)
-	p.vals[dimBrowsers] = dimValue(c.Browser, unknownValue)
-	p.vals[dimOS] = dimValue(c.OS, unknownValue)
+	p.vals[dimReferrers] = link.ClickValue(link.CanonicalReferrer(c.Referrer), directReferrer)
+	p.vals[dimCountries] = link.ClickValue(c.Country, unknownValue)
+	p.vals[dimDevices] = link.ClickValue(c.Device, unknownValue)
+	p.vals[dimBrowsers] = link.ClickValue(c.Browser, unknownValue)
+	p.vals[dimOS] = link.ClickValue(c.OS, unknownValue)
 	p.bot, p.visitor = c.Bot, c.Visitor
 	// A variant no link can have is no variant.
 	if c.Variant <= link.MaxVariants {

@@ -316,7 +316,7 @@ func decodeBacklogClick(v []byte) (p parsedClick, err error) {
 		if p.vals[d], v, err = readBacklogString(v); err != nil {
 			return p, err
 		}
-		if p.vals[d] == "" || len(p.vals[d]) > maxValueLength {
+		if p.vals[d] == "" || len(p.vals[d]) > link.MaxClickValueLength {
 			return p, errBadBacklogClick
 		}
 	}

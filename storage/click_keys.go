@@ -6,7 +6,6 @@ package storage
 import (
 	"encoding/binary"
 	"time"
-	"unicode/utf8"
 
 	"github.com/linkbolt/linkbolt/link"
 )
@@ -98,26 +97,7 @@ var dimNames = [numDims]string{link.DimLinks, link.DimReferrers, link.DimCountri
 const (
 	directReferrer = "direct"
 	unknownValue   = "unknown"
-	// maxValueLength bounds a stored dimension value (a host name is at
-	// most 253 bytes); longer values are cut at a character boundary, so
-	// one odd header never fails a batch.
-	maxValueLength = 253
 )
-
-// dimValue returns the stored form of a string dimension value.
-func dimValue(v, empty string) string {
-	if v == "" {
-		return empty
-	}
-	if len(v) > maxValueLength {
-		cut := maxValueLength
-		for cut > 0 && !utf8.RuneStart(v[cut]) {
-			cut--
-		}
-		v = v[:cut]
-	}
-	return v
-}
 
 // Time units of aggregate keys: whole hours and whole UTC days since the
 // Unix epoch, 4 bytes big-endian. Clicks before 1970 are refused.

@@ -12,7 +12,7 @@ import (
 
 // Test access to the package's insides.
 
-var NewCode = newCode
+var NewCode = link.NewCode
 
 // FormatID returns the wire ID of sequence seq.
 func (db *DB) FormatID(prefix string, seq uint64) string { return db.ids.formatID(prefix, seq) }

@@ -5,7 +5,6 @@ package storage
 // aliases are in link_aliashold.go, the redirect cache in link_aliascache.go.
 
 import (
-	"crypto/rand"
 	"errors"
 	"fmt"
 	"time"
@@ -26,7 +25,7 @@ const codeAttempts = 10
 func freeCode(tx *bolt.Tx, domain string, now time.Time) (string, error) {
 	aliases := tx.Bucket(bucketLinksAlias)
 	for range codeAttempts {
-		code := newCode()
+		code := link.NewCode()
 		if link.IsReserved(code) {
 			continue
 		}
@@ -35,29 +34,6 @@ func freeCode(tx *bolt.Tx, domain string, now time.Time) (string, error) {
 		}
 	}
 	return "", errors.New("storage: no free short code found")
-}
-
-const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-
-// newCode returns link.GeneratedCodeLength random base62 characters from
-// crypto/rand, without modulo bias.
-func newCode() string {
-	var out [link.GeneratedCodeLength]byte
-	var buf [16]byte
-	n := 0
-	for n < len(out) {
-		_, _ = rand.Read(buf[:]) // never fails (the program crashes instead)
-		for _, b := range buf {
-			if b >= 62*4 {
-				continue
-			}
-			out[n] = base62[b%62]
-			if n++; n == len(out) {
-				break
-			}
-		}
-	}
-	return string(out[:])
 }
 
 // moveAlias gives the link idb of record rec the alias it is updated to

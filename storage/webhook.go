@@ -298,7 +298,7 @@ func (s *WebhookService) UpdateWebhook(ctx context.Context, workspaceID, id stri
 			if err != nil {
 				return err
 			}
-			if !sameWebhookSettings(w, checked) {
+			if !link.SameWebhookSettings(w, checked) {
 				return nil // changed since validate: again
 			}
 			old := *rec
@@ -335,13 +335,6 @@ func (s *WebhookService) UpdateWebhook(ctx context.Context, workspaceID, id stri
 		}
 	}
 	return nil, link.Errorf(link.ECONFLICT, "webhook %q kept changing during the update: try again", id)
-}
-
-// sameWebhookSettings reports whether a and b agree on what an update
-// sets.
-func sameWebhookSettings(a, b *link.Webhook) bool {
-	return a.URL == b.URL && slices.Equal(a.Events, b.Events) && a.Enabled == b.Enabled &&
-		a.Description == b.Description && a.DisabledReason == b.DisabledReason
 }
 
 // RollSecret makes newSecret the signing secret; the current one becomes

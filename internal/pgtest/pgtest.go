@@ -82,13 +82,6 @@ func URL(t testing.TB) string {
 	return c.url(name)
 }
 
-// Available reports whether a cluster can be started here, for tests
-// that want to say why they skip.
-func Available() bool {
-	_, err := binDir()
-	return err == nil
-}
-
 func start(t testing.TB) *Cluster {
 	t.Helper()
 	if _, err := binDir(); err != nil {

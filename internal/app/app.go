@@ -18,6 +18,7 @@ import (
 	"github.com/linkbolt/linkbolt/internal/config"
 	"github.com/linkbolt/linkbolt/internal/version"
 	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/postgres"
 	"github.com/linkbolt/linkbolt/server"
 	"github.com/linkbolt/linkbolt/storage"
 	"github.com/linkbolt/linkbolt/webhook"
@@ -55,7 +56,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*App, er
 	if err != nil {
 		return nil, fmt.Errorf("server.base_url: %w", err)
 	}
-	store, err := openStore(cfg, events, logger)
+	store, err := openStore(ctx, cfg, events, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -78,11 +79,25 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*App, er
 	return a, nil
 }
 
-// openStore opens the store storage configures: the bbolt file at
+// openStore opens the store storage configures: the PostgreSQL database
+// of storage.postgres_url when it is set, else the bbolt file at
 // storage.path.
-func openStore(cfg *config.Config, events link.EventEncoder, logger *slog.Logger) (*link.Store, error) {
+func openStore(ctx context.Context, cfg *config.Config, events link.EventEncoder, logger *slog.Logger) (*link.Store, error) {
+	if cfg.Postgres() {
+		return postgres.Open(ctx, postgres.Options{URL: cfg.Storage.PostgresURL, KeyUsageFlush: cfg.Clicks.FlushInterval,
+			AliasHold: cfg.Links.AliasHold, Events: events, Logger: logger})
+	}
 	return storage.Open(storage.Options{Path: cfg.Storage.Path, KeyUsageFlush: cfg.Clicks.FlushInterval,
 		AliasHold: cfg.Links.AliasHold, Events: events, Logger: logger})
+}
+
+// dataName is where the data lives, for the log: the bbolt file, or the
+// database with its password hidden.
+func (a *App) dataName() string {
+	if a.cfg.Postgres() {
+		return postgres.Redacted(a.cfg.Storage.PostgresURL)
+	}
+	return a.cfg.Storage.Path
 }
 
 func (a *App) wire(ctx context.Context) error {
@@ -239,7 +254,7 @@ func (a *App) Run(ctx context.Context) error {
 			"http_listen", a.plainListener.Addr().String())
 	}
 	a.logger.Info("linkbolt is serving", "version", version.String(), "listen", a.Addr(),
-		"base_url", a.cfg.Server.BaseURL.String(), "data", a.cfg.Storage.Path)
+		"base_url", a.cfg.Server.BaseURL.String(), "data", a.dataName())
 	var serveErr error
 	select {
 	case <-ctx.Done():

@@ -60,6 +60,9 @@ type Config struct {
 	} `mapstructure:"server"`
 	Storage struct {
 		Path string `mapstructure:"path"`
+		// PostgresURL, when set, keeps every service in PostgreSQL
+		// instead of the bbolt file at Path.
+		PostgresURL string `mapstructure:"postgres_url"`
 	} `mapstructure:"storage"`
 	Auth struct {
 		JWTSecret       string        `mapstructure:"jwt_secret"`
@@ -172,6 +175,7 @@ var defaults = map[string]any{
 	"server.tls_redirects_http": true,
 
 	"storage.path":                   "./data/linkbolt.db",
+	"storage.postgres_url":           "",
 	"auth.jwt_secret":                "",
 	"auth.token_ttl":                 "24h",
 	"auth.key_prefix":                "lb",
@@ -394,6 +398,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Storage.Path == "" {
 		errs = append(errs, fmt.Errorf("storage.path: must not be empty"))
+	}
+	if err := checkPostgresURL(c.Storage.PostgresURL); err != nil {
+		errs = append(errs, fmt.Errorf("storage.postgres_url: %w", err))
 	}
 	if c.Auth.JWTSecret != "" {
 		if err := auth.CheckSecret([]byte(c.Auth.JWTSecret)); err != nil {

@@ -22,7 +22,7 @@ func TestProcessDiskFull(t *testing.T) {
 	if err != nil {
 		t.Fatal("prlimit (util-linux) is needed to limit the server's file size: ", err)
 	}
-	p := startChild(t, t.TempDir(), "20ms")
+	p := startBoltChild(t, t.TempDir(), "20ms")
 	c := p.client()
 	key, id, alias := setupLink(c)
 	pid := strconv.Itoa(p.cmd.Process.Pid)
@@ -127,7 +127,7 @@ func TestProcessDiskFullAPIWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal("prlimit (util-linux) is needed to limit the server's file size: ", err)
 	}
-	p := startChild(t, t.TempDir(), "20ms")
+	p := startBoltChild(t, t.TempDir(), "20ms")
 	c := p.client()
 	key, _, _ := setupLink(c)
 	pid := strconv.Itoa(p.cmd.Process.Pid)

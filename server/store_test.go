@@ -14,11 +14,11 @@ import (
 	"github.com/linkbolt/linkbolt/storage"
 )
 
-func TestMain(m *testing.M) { os.Exit(pgtest.Main(m)) }
+func TestMain(m *testing.M) { os.Exit(pgtest.MainBothStores(m)) }
 
 // onPostgres reports whether the tests run on the PostgreSQL store
 // (LINKBOLT_TEST_STORE=postgres) rather than on a bbolt file.
-func onPostgres() bool { return os.Getenv("LINKBOLT_TEST_STORE") == "postgres" }
+func onPostgres() bool { return os.Getenv(pgtest.StoreEnv) == "postgres" }
 
 // testStore is the store an env runs on: a bbolt file in t.TempDir(), or
 // with LINKBOLT_TEST_STORE=postgres a fresh database of the tests'

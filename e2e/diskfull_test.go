@@ -81,7 +81,7 @@ func TestProcessDiskFull(t *testing.T) {
 func waitHealth(t *testing.T, addr string, want int) (int, map[string]any) {
 	t.Helper()
 	c := client{t, "http://" + addr}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		status, body, _ := c.call("GET", "/healthz", "", "")
 		if status == want {

@@ -51,8 +51,21 @@ type DB struct {
 	events link.EventEncoder // nil: no webhook events
 	usage  *usageBuffer      // API key uses not written yet
 
+	// links and domains answer redirects and request routing from memory
+	// for up to a second (see redirectCache).
+	links   *redirectCache[*link.Link]
+	domains *redirectCache[*link.Domain]
+
 	mu           sync.Mutex
 	failingSince time.Time // zero: writes work
+}
+
+// redirectsChanged makes what redirects and routing read from memory
+// stale: every change that could alter it calls it once its transaction
+// ended (committed or not).
+func (db *DB) redirectsChanged() {
+	db.links.invalidate()
+	db.domains.invalidate()
 }
 
 // Open connects to the database of o.URL, migrates its schema and returns
@@ -94,6 +107,7 @@ func OpenDB(ctx context.Context, o Options) (*DB, error) {
 	if db.now == nil {
 		db.now = time.Now
 	}
+	db.links, db.domains = newRedirectCache[*link.Link](db.now), newRedirectCache[*link.Domain](db.now)
 	if db.logger == nil {
 		db.logger = slog.Default()
 	}

@@ -483,7 +483,8 @@ func (s *LinkService) FindLinkByID(ctx context.Context, workspaceID, id string) 
 // alias.
 //
 // A link found is kept in memory for a second (redirectCache): the link
-// clicked most is read once a second, not once a click.
+// clicked most is read once a second, not once a click; while the
+// database cannot be read, a link kept longer is answered as it was.
 func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string) (*link.Link, error) {
 	domain = strings.ToLower(domain)
 	key := domain + "\n" + alias
@@ -494,6 +495,10 @@ func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string)
 	l, err := s.findLinkByAlias(ctx, domain, alias)
 	if err == nil {
 		s.db.links.put(key, l, gen)
+	} else if link.ErrorCode(err) != link.ENOTFOUND && ctx.Err() == nil {
+		if old, ok := s.db.links.stale(key); ok {
+			return old, nil
+		}
 	}
 	return l, err
 }

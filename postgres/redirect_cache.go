@@ -13,7 +13,9 @@ import (
 // links never wait for it. A change made through this process is seen at
 // once (it invalidates the cache when its transaction ends); a change
 // made through another linkbolt process on the same database is seen
-// within this time.
+// within this time. While the database cannot be read, a link kept
+// longer is still answered (stale), so that links clicked before an
+// outage keep redirecting through it.
 const redirectCacheTTL = time.Second
 
 // redirectCacheSize bounds the entries the cache holds: a shard that is
@@ -84,6 +86,20 @@ func (c *redirectCache[V]) put(key string, v V, gen uint64) {
 	}
 	s.m[key] = redirectEntry[V]{v: v, gen: gen, at: c.now()}
 	s.mu.Unlock()
+}
+
+// stale returns the value kept for key past its TTL, if no change made
+// through this process came since it was read: what a redirect answers
+// while the database cannot be read.
+func (c *redirectCache[V]) stale(key string) (v V, ok bool) {
+	s := c.shard(key)
+	s.mu.RLock()
+	e, found := s.m[key]
+	s.mu.RUnlock()
+	if found && e.gen == c.gen.Load() {
+		return e.v, true
+	}
+	return v, false
 }
 
 // invalidate makes every kept value stale.

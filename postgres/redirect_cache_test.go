@@ -5,7 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/linkbolt/linkbolt/internal/clocktest"
+	"github.com/linkbolt/linkbolt/internal/pgtest"
 	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/postgres"
 )
 
 // A redirect reads a link from memory for up to a second: a change made
@@ -95,5 +99,49 @@ func TestRedirectCache(t *testing.T) {
 	}
 	if _, err := b.Links.FindLinkByAlias(ctx, "", "later"); err != nil {
 		t.Fatalf("a new link on the other instance: %v", err)
+	}
+}
+
+// While the database cannot be read, a link read before answers as it
+// was, past its second; a code never read answers the error.
+func TestRedirectCacheAnswersThroughAnOutage(t *testing.T) {
+	u := pgtest.URL(t)
+	clock := clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	ctx := link.WithActor(context.Background(), link.SystemActor, "")
+	// Statements give up after 200 ms: a locked table is an outage.
+	s, err := postgres.Open(ctx, postgres.Options{URL: u + "&statement_timeout=200", Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Data.Close()
+	_, ws := bootstrap(t, s)
+	for _, alias := range []string{"seen", "unseen"} {
+		if err := s.Links.CreateLink(ctx, newLink(ws.ID, alias)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Links.FindLinkByAlias(ctx, "", "seen"); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `LOCK TABLE links IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(time.Minute)
+	got, err := s.Links.FindLinkByAlias(ctx, "", "seen")
+	if err != nil || got.DestinationURL != "https://example.com/seen" {
+		t.Fatalf("a link read before the outage: %v, %v", got, err)
+	}
+	if _, err := s.Links.FindLinkByAlias(ctx, "", "unseen"); err == nil || link.ErrorCode(err) == link.ENOTFOUND {
+		t.Fatalf("a link never read, through the outage: %v (want the database's error, not not-found)", err)
 	}
 }

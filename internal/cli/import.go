@@ -42,9 +42,10 @@ It works on the data file directly; while a running server holds the
 file, it sends the import to that server (POST /v1/imports at
 server.base_url), signed in with --token (a login token or a read_write
 API key of the workspace), LINKBOLT_TOKEN, or admin.email and
-admin.password; the server then fetches API sources itself. On PostgreSQL
-(storage.postgres_url) it works on the database directly, with or without
-servers running on it, and no --token is needed.`,
+admin.password; the server then fetches API sources itself.
+
+On PostgreSQL (storage.postgres_url) it works on the database directly,
+with or without servers running on it, and no --token is needed.`,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
 		configPath := configFlag(fs)
 		var o importOptions

@@ -3,8 +3,10 @@ package cli
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"io"
+	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/linkbolt/linkbolt/internal/apptest"
 	"github.com/linkbolt/linkbolt/internal/config"
 	"github.com/linkbolt/linkbolt/internal/pgtest"
 	"github.com/linkbolt/linkbolt/link"
@@ -307,5 +310,61 @@ func TestCommandStoreEncodesEvents(t *testing.T) {
 	ds, err := s.Webhooks.FindDeliveries(ctx, p.ws.ID, w.ID, 10)
 	if err != nil || len(ds) != 1 || !strings.Contains(string(ds[0].Payload), `"short_url":"https://sho.rt/evented"`) {
 		t.Fatalf("deliveries %v, %v; want one of link.created with the short URL", ds, err)
+	}
+}
+
+// TestServerBackupRouteOnPostgres: a whole server on PostgreSQL answers
+// the admin's backup request (GET and HEAD /v1/admin/backup) with a 409
+// problem saying to back the database up with pg_dump, and records no
+// download.
+func TestServerBackupRouteOnPostgres(t *testing.T) {
+	t.Parallel()
+	u := pgtest.URL(t)
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	yaml := fmt.Sprintf("server:\n  listen: 127.0.0.1:0\nstorage:\n  path: %s\n  postgres_url: %q\nauth:\n  password_cost: 4\n"+
+		"admin:\n  email: admin@example.com\n  password: a-long-admin-password\n", filepath.Join(filepath.Dir(path), "data", "linkbolt.db"), u)
+	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ := apptest.Start(t, cfg, nil)
+	ctx := context.Background()
+	token, err := login(ctx, base, "admin@example.com", "a-long-admin-password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, method := range []string{http.MethodGet, http.MethodHead} {
+		req, _ := http.NewRequestWithContext(ctx, method, base+"/v1/admin/backup", nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusConflict || resp.Header.Get("Content-Type") != "application/problem+json" {
+			t.Fatalf("%s /v1/admin/backup: %s %s %s", method, resp.Status, resp.Header.Get("Content-Type"), body)
+		}
+		if method == http.MethodGet {
+			var p struct {
+				Status int    `json:"status"`
+				Detail string `json:"detail"`
+			}
+			if err := json.Unmarshal(body, &p); err != nil || p.Status != 409 || !strings.Contains(p.Detail, "PostgreSQL") || !strings.Contains(p.Detail, "pg_dump") {
+				t.Fatalf("the problem %s (%v) does not say to use pg_dump", body, err)
+			}
+		}
+	}
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var n int
+	if err := conn.QueryRow(ctx, `SELECT count(*) FROM audit_entries WHERE action = $1`, link.AuditBackupDownloaded).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("%d backup.downloaded entries, %v; want none", n, err)
 	}
 }

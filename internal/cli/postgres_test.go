@@ -313,24 +313,85 @@ func TestCommandStoreEncodesEvents(t *testing.T) {
 	}
 }
 
+// startPGServer boots a whole server on a new PostgreSQL database with
+// the instance admin admin@example.com and returns its base URL, its
+// configuration file (for commands beside it) and the database's URL.
+func startPGServer(t *testing.T) (base, configPath, dbURL string) {
+	t.Helper()
+	dbURL = pgtest.URL(t)
+	configPath = filepath.Join(t.TempDir(), "config.yaml")
+	yaml := fmt.Sprintf("server:\n  listen: 127.0.0.1:0\nstorage:\n  path: %s\n  postgres_url: %q\nauth:\n  password_cost: 4\n"+
+		"admin:\n  email: admin@example.com\n  password: a-long-admin-password\n", filepath.Join(filepath.Dir(configPath), "data", "linkbolt.db"), dbURL)
+	if err := os.WriteFile(configPath, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(configPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	base, _ = apptest.Start(t, cfg, nil)
+	return base, configPath, dbURL
+}
+
+// getMe answers GET /v1/me with token's status.
+func getMe(t *testing.T, base, token string) int {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, base+"/v1/me", nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode
+}
+
+// TestUserCommandsBesideServerOnPostgres: on PostgreSQL the user commands
+// change the database beside a running server, which refuses the tokens
+// they end at once: a disabled user's and those of a user whose password
+// was reset.
+func TestUserCommandsBesideServerOnPostgres(t *testing.T) {
+	t.Parallel()
+	base, configPath, _ := startPGServer(t)
+	ctx := context.Background()
+	code, out, errOut := runCLI(t, "users", "create", "--email", "bea@example.com", "--config", configPath)
+	_, pw, _ := strings.Cut(out, "password: ")
+	pw, _, _ = strings.Cut(pw, "\n")
+	if code != 0 || pw == "" {
+		t.Fatalf("users create: %d %q %q", code, out, errOut)
+	}
+	bea, err := login(ctx, base, "bea@example.com", pw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	admin, err := login(ctx, base, "admin@example.com", "a-long-admin-password")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if getMe(t, base, bea) != 200 || getMe(t, base, admin) != 200 {
+		t.Fatal("the new tokens do not work")
+	}
+	if code, out, errOut := runCLI(t, "users", "disable", "--user", "bea@example.com", "--config", configPath); code != 0 {
+		t.Fatalf("users disable: %d %q %q", code, out, errOut)
+	}
+	if got := getMe(t, base, bea); got != 401 {
+		t.Fatalf("a disabled user's token answers %d, want 401", got)
+	}
+	if code, out, errOut := runCLI(t, "users", "reset-password", "--user", "admin@example.com", "--config", configPath); code != 0 {
+		t.Fatalf("users reset-password: %d %q %q", code, out, errOut)
+	}
+	if got := getMe(t, base, admin); got != 401 {
+		t.Fatalf("a token ended by a password reset answers %d, want 401", got)
+	}
+}
+
 // TestServerBackupRouteOnPostgres: a whole server on PostgreSQL answers
 // the admin's backup request (GET and HEAD /v1/admin/backup) with a 409
 // problem saying to back the database up with pg_dump, and records no
 // download.
 func TestServerBackupRouteOnPostgres(t *testing.T) {
 	t.Parallel()
-	u := pgtest.URL(t)
-	path := filepath.Join(t.TempDir(), "config.yaml")
-	yaml := fmt.Sprintf("server:\n  listen: 127.0.0.1:0\nstorage:\n  path: %s\n  postgres_url: %q\nauth:\n  password_cost: 4\n"+
-		"admin:\n  email: admin@example.com\n  password: a-long-admin-password\n", filepath.Join(filepath.Dir(path), "data", "linkbolt.db"), u)
-	if err := os.WriteFile(path, []byte(yaml), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cfg, err := config.Load(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	base, _ := apptest.Start(t, cfg, nil)
+	base, _, u := startPGServer(t)
 	ctx := context.Background()
 	token, err := login(ctx, base, "admin@example.com", "a-long-admin-password")
 	if err != nil {

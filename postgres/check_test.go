@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	neturl "net/url"
 	"strings"
 	"testing"
 	"time"
@@ -24,6 +25,11 @@ func TestCheck(t *testing.T) {
 		t.Fatalf("Check of an empty database = %+v, %v", r, err)
 	}
 	url := pgtest.URL(t)
+	wrong, _ := neturl.Parse(url)
+	wrong.User = neturl.UserPassword(wrong.User.Username(), "not-the-password")
+	if _, err := postgres.Check(ctx, wrong.String()); err == nil || strings.Contains(err.Error(), "not-the-password") || !strings.Contains(err.Error(), "xxxxx") {
+		t.Fatalf("Check with a wrong password: %v; want an error with the password hidden", err)
+	}
 	clock := clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	s, err := postgres.Open(ctx, postgres.Options{URL: url, Now: clock.Now})
 	if err != nil {

@@ -49,12 +49,13 @@ type invariant struct {
 //     its workspace's, a raw click, an aggregate row and a delivery are
 //     of their link's, campaign's or webhook's workspace, a rotated key's
 //     successor is a key of its workspace, a key's or webhook's creating
-//     user exists, an alias hold and an audit entry name workspaces that
-//     exist;
-//   - what must be one is one: every workspace keeps an owner, nobody is
-//     a member and a former member of one workspace at once, an e-mail
-//     has at most one pending invitation per workspace, a link names each
-//     of its tags once.
+//     user and an invitation's inviting and accepting users exist, an
+//     alias hold and an audit entry name workspaces that exist;
+//   - what must be one is one: a user's e-mail key is in normal form
+//     (users_email_key holds it once), every workspace keeps an owner,
+//     nobody is a member and a former member of one workspace at once, an
+//     e-mail has at most one pending invitation per workspace, a link
+//     names each of its tags once.
 //
 // It never writes. Its errors (an unreachable database, a failed query)
 // never hold the URL's password; broken invariants are the report's
@@ -228,6 +229,11 @@ func invariants() []invariant {
 		{"audit", `SELECT format('audit entry %s: workspace %s does not exist', a.id, ws)
 			FROM audit_entries a, unnest(a.workspace_ids) AS ws
 			WHERE NOT EXISTS (SELECT 1 FROM workspaces w WHERE w.id = ws)`},
+		{"user e-mails", `SELECT format('user %s: e-mail key %s is not in normal form (ASCII letters lower-cased)', id, email_key)
+			FROM users WHERE email_key COLLATE "C" ~ '[A-Z]'`},
+		{"invitation users", `SELECT format('invitation %s: %s user %s does not exist', i.id, p.what, p.uid)
+			FROM invitations i CROSS JOIN LATERAL (VALUES ('inviting', i.invited_by), ('accepting', i.accepted_by)) AS p(what, uid)
+			WHERE p.uid IS NOT NULL AND p.uid <> '' AND NOT EXISTS (SELECT 1 FROM users u WHERE u.id = p.uid)`},
 		{"owners", `SELECT format('workspace %s has no owner', w.id)
 			FROM workspaces w WHERE NOT EXISTS (SELECT 1 FROM members m WHERE m.workspace_id = w.id AND m.role = 'owner')`},
 		{"former members", `SELECT format('user %s is a member and a former member of workspace %s', f.user_id, f.workspace_id)

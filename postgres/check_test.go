@@ -149,6 +149,11 @@ func TestCheck(t *testing.T) {
 			`DELETE FROM link_alias_holds WHERE alias = 'held'`, nil, "alias holds: alias held held for workspace ws_gone"},
 		{"audit of no workspace", `UPDATE audit_entries SET workspace_ids = workspace_ids || '{ws_gone}'`,
 			`UPDATE audit_entries SET workspace_ids = array_remove(workspace_ids, 'ws_gone')`, nil, "audit: audit entry"},
+		{"e-mail key not normal", `UPDATE users SET email_key = 'Admin@example.com' WHERE id = $1`, `UPDATE users SET email_key = 'admin@example.com' WHERE id = $1`,
+			[]any{admin.ID}, "user e-mails: user " + admin.ID},
+		{"inviter gone", `INSERT INTO invitations (id, seq, workspace_id, email, role, token_hash, invited_by, created_at, expires_at)
+				VALUES ('inv_c', -3, $1, 'c@example.com', 'read', '\x03', 'usr_gone', now(), now())`,
+			`DELETE FROM invitations WHERE seq < 0 AND workspace_id = $1`, []any{ws.ID}, "invitation users: invitation inv_c: inviting user usr_gone does not exist"},
 		{"no owner", `UPDATE members SET role = 'read' WHERE workspace_id = $1`, `UPDATE members SET role = 'owner' WHERE workspace_id = $1`,
 			[]any{ws.ID}, "owners: workspace " + ws.ID + " has no owner"},
 		{"member and former member", `INSERT INTO former_members (workspace_id, user_id, removed_at) SELECT workspace_id, user_id, now() FROM members WHERE workspace_id = $1`,

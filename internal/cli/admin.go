@@ -73,10 +73,9 @@ func statDataFile(cfg *config.Config) error {
 // runOffline runs op on the configuration of a command that works on the
 // data file only while no server holds it (restore, compact), once the
 // command's required file flag (flagUsage, "--out FILE") was given; on
-// PostgreSQL it refuses (refuseOnPostgres). A
-// running server in the way is said as such, why saying why the command
-// does not go through it; other errors of op are prefixed with the
-// command's name.
+// PostgreSQL it refuses (refuseOnPostgres). A running server in the way is
+// said as such, why saying why the command does not go through it; other
+// errors of op are prefixed with the command's name.
 func runOffline(name, configPath, file, flagUsage, why string, op func(*config.Config) error) error {
 	if file == "" {
 		return usageError{flagUsage + " is required"}

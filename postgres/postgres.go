@@ -219,12 +219,17 @@ var errBackup = link.Errorf(link.ECONFLICT, "this instance keeps its data in Pos
 // SpoolBackup is refused: see errBackup.
 func (db *DB) SpoolBackup() (io.ReadCloser, int64, error) { return nil, 0, errBackup }
 
-// JWTSecret returns the secret stored in the database, made with generate
-// and stored by the first caller (of any instance) when there is none.
+// JWTSecret returns the secret stored in the database. When there is
+// none it is made with generate and stored; of instances starting at once
+// the first to store one wins, and every one returns that.
 func (db *DB) JWTSecret(generate func() []byte) ([]byte, error) {
 	ctx := context.Background()
 	var secret []byte
 	err := db.tx(ctx, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `SELECT value FROM settings WHERE name = 'jwt_secret'`).Scan(&secret)
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `INSERT INTO settings (name, value) VALUES ('jwt_secret', $1) ON CONFLICT (name) DO NOTHING`, generate()); err != nil {
 			return err
 		}

@@ -51,7 +51,7 @@ func TestImportCommand(t *testing.T) {
 	args := []string{"import", "--config", live, "--from", "yourls", "--workspace", ws, "--file", urls, "--log", logs}
 	code, stdout, stderr := runCLI(t, append(args, "--dry-run")...)
 	if code != 0 || !strings.Contains(stdout, "dry run: nothing was written") || !strings.Contains(stdout, "imported 1, skipped 1 (imported before: 0), failed 1; 1 clicks") ||
-		!strings.Contains(stderr, "sending the import to the running server") {
+		viaServer(stderr, "sending the import to the running server") {
 		t.Fatalf("dry run: exit %d\n%s%s", code, stdout, stderr)
 	}
 	if !strings.Contains(stdout, `skipped  line 2 (gh): alias "gh" is already taken`) || !strings.Contains(stdout, `failed   line 4: timestamp "the day before" is not a date`) {

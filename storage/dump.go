@@ -556,4 +556,3 @@ func (d *dumper) waitingClicks() error {
 		return w, nil
 	})
 }
-

@@ -110,10 +110,18 @@ func runCopy(ctx context.Context, from, to string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "copied %s from %s to %s in %s\n", counts.summary(), storeName(from), storeName(to), seconds(time.Since(start)))
 	for _, kind := range sortedKeys(dropped) {
-		fmt.Fprintf(stdout, "left out %s %s the destination does not keep (of deleted links or campaigns)\n", thousands(dropped[kind]), kind)
+		what := droppedKinds[kind]
+		if what == "" {
+			what = kind
+		}
+		fmt.Fprintf(stdout, "left out %s %s of deleted links or campaigns (PostgreSQL deletes them with the link)\n", thousands(dropped[kind]), what)
 	}
 	return nil
 }
+
+// droppedKinds name what a Load left out, by its table.
+var droppedKinds = map[string]string{"clicks": "raw clicks", "click_visitors": "visitor records",
+	"click_hours": "hourly aggregate rows", "click_days": "daily aggregate rows"}
 
 // refuseSameStore refuses a copy of a store onto itself.
 func refuseSameStore(from, to string) error {

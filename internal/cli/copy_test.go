@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -19,8 +20,10 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/linkbolt/linkbolt/internal/apptest"
+	"github.com/linkbolt/linkbolt/internal/dump"
 	"github.com/linkbolt/linkbolt/internal/pgtest"
 	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/postgres"
 	"github.com/linkbolt/linkbolt/storage"
 	"github.com/linkbolt/linkbolt/webhook"
 )
@@ -57,7 +60,7 @@ func populateForCopy(t *testing.T, path string) *copyInstance {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st := db.Store(storage.Options{Events: events, AliasHold: 24 * time.Hour})
+	st := db.Store(storage.Options{Events: events, AliasHold: 90 * 24 * time.Hour})
 	must := func(err error) {
 		t.Helper()
 		if err != nil {
@@ -338,6 +341,11 @@ func TestCopyRoundTrip(t *testing.T) {
 	}
 	s.json(t, http.MethodPost, "/v1/auth/login", "", "", map[string]string{"email": copyAdminEmail, "password": copyAdminPassword}, 200, &login)
 	jwt := login.Token
+	var other struct {
+		Token string `json:"token"`
+	}
+	s.json(t, http.MethodPost, "/v1/auth/login", "", "", map[string]string{"email": copyAdminEmail, "password": copyAdminPassword}, 200, &other)
+	s.json(t, http.MethodPost, "/v1/auth/logout", other.Token, "", nil, 204, nil)
 	type keyResp struct {
 		ID  string `json:"id"`
 		Key string `json:"key"`
@@ -361,7 +369,7 @@ func TestCopyRoundTrip(t *testing.T) {
 	start := time.Now()
 	if code, out, errOut := copyRun(t, "--from", first, "--to", pg); code != 0 {
 		t.Fatalf("copy to PostgreSQL: %d %s %s", code, out, errOut)
-	} else if !strings.HasPrefix(out, "copied ") || !strings.Contains(out, " 6 links,") || !strings.Contains(out, " 303 clicks") || !strings.Contains(out, "left out 50 clicks") {
+	} else if !strings.HasPrefix(out, "copied ") || !strings.Contains(out, " 6 links,") || !strings.Contains(out, " 303 clicks") || !strings.Contains(out, "left out 50 raw clicks") || !strings.Contains(out, "1 alias holds") || !strings.Contains(out, "1 revoked tokens") {
 		t.Errorf("summary: %q", out)
 	} else {
 		t.Log(out)
@@ -428,5 +436,131 @@ func TestCopyRoundTrip(t *testing.T) {
 		if err := s.stop(); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestCopyRefused: each refusal is one clear line, and the destination
+// is left as it was.
+func TestCopyRefused(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.db")
+	populateForCopy(t, src)
+	pg := pgtest.URL(t)
+	if code, _, errOut := copyRun(t, "--from", src, "--to", pg); code != 0 {
+		t.Fatalf("copy: %s", errOut)
+	}
+	existing := filepath.Join(dir, "existing.db")
+	if err := os.WriteFile(existing, []byte("keep me"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fresh := filepath.Join(dir, "fresh.db")
+	withPassword := strings.Replace(pgtest.URL(t), "://", "://someone:s3cr3t-pw@", 1)
+	if u, err := url.Parse(pgtest.URL(t)); err == nil {
+		u.User = url.UserPassword(u.User.Username(), "s3cr3t-pw")
+		u.Host = "127.0.0.1:1"
+		withPassword = u.String()
+	}
+	locked := storage.NewDB(src)
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+		code int
+	}{
+		{"no flags", nil, "--from SRC and --to DST are both required", 2},
+		{"file onto itself", []string{"--from", src, "--to", src}, "name the same store", 1},
+		{"file onto itself by another path", []string{"--from", src, "--to", filepath.Join(dir, ".", "src.db")}, "name the same store", 1},
+		{"database onto itself", []string{"--from", pg, "--to", pg + "&application_name=x"}, "name the same store", 1},
+		{"existing file", []string{"--from", src, "--to", existing}, "exists already", 1},
+		{"database with data", []string{"--from", src, "--to", pg}, "holds linkbolt data already", 1},
+		{"missing source", []string{"--from", filepath.Join(dir, "none.db"), "--to", fresh}, "no such data file", 1},
+		{"unreachable database", []string{"--from", src, "--to", withPassword}, "127.0.0.1:1", 1},
+		{"locked source", []string{"--from", src, "--to", fresh}, "in use by a running linkbolt: stop it first, or copy a backup (linkbolt backup --out FILE, then linkbolt copy --from FILE)", 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if tc.name == "locked source" {
+				if err := locked.Open(); err != nil {
+					t.Fatal(err)
+				}
+				defer locked.Close()
+			}
+			code, out, errOut := copyRun(t, tc.args...)
+			if code != tc.code || !strings.Contains(errOut, tc.want) || out != "" {
+				t.Fatalf("exit %d, stdout %q, stderr %q; want exit %d and %q", code, out, errOut, tc.code, tc.want)
+			}
+			if n := strings.Count(strings.TrimSpace(errOut), "\n"); n != 0 {
+				t.Errorf("%d lines: %q", n+1, errOut)
+			}
+			if strings.Contains(errOut, "s3cr3t-pw") {
+				t.Errorf("the password is shown: %q", errOut)
+			}
+		})
+	}
+	if b, err := os.ReadFile(existing); err != nil || string(b) != "keep me" {
+		t.Errorf("the existing file: %q, %v", b, err)
+	}
+	if _, err := os.Stat(fresh); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a refused copy left %s: %v", fresh, err)
+	}
+	if leftovers, _ := filepath.Glob(filepath.Join(dir, ".fresh.db.copy-*")); len(leftovers) != 0 {
+		t.Errorf("a refused copy left %v", leftovers)
+	}
+}
+
+// TestCopyInterrupted: a copy whose context ends half-way leaves no data
+// file and an empty database.
+func TestCopyInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src.db")
+	populateForCopy(t, src)
+	db := storage.NewDB(src)
+	if err := db.Open(); err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	// halfway dumps the source and ends the context after 200 records.
+	halfway := func(ctx context.Context) (context.Context, *dump.Source) {
+		ctx, cancel := context.WithCancel(ctx)
+		t.Cleanup(cancel)
+		n := 0
+		return ctx, dump.Stream(ctx, func(ctx context.Context, emit dump.Emit) error {
+			return db.Dump(ctx, func(r dump.Record) error {
+				if n++; n == 200 {
+					cancel()
+				}
+				return emit(r)
+			})
+		})
+	}
+	to := filepath.Join(dir, "to.db")
+	ctx, stream := halfway(context.Background())
+	if _, err := storage.LoadFile(ctx, to, stream); err == nil {
+		t.Fatal("an interrupted load into a data file succeeded")
+	}
+	stream.Close()
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("the folder holds %v, want only the source", entries)
+	}
+
+	pg := pgtest.URL(t)
+	pdb, err := postgres.OpenDB(context.Background(), postgres.Options{URL: pg})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pdb.Close()
+	ctx, stream = halfway(context.Background())
+	if _, err := pdb.Load(ctx, stream); err == nil {
+		t.Fatal("an interrupted load into PostgreSQL succeeded")
+	}
+	stream.Close()
+	if empty, err := pdb.Empty(context.Background()); err != nil || !empty {
+		t.Errorf("the database after an interrupted load: empty %v, %v", empty, err)
+	}
+	// A copy after it goes through.
+	if err := db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errOut := copyRun(t, "--from", src, "--to", pg); code != 0 {
+		t.Fatalf("a copy after the interrupted one: %s", errOut)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
@@ -65,8 +66,8 @@ func (db *DB) Load(ctx context.Context, src *dump.Source) (*LoadReport, error) {
 	} else if !ok {
 		return nil, ErrNotEmpty
 	}
-	l := &loader{tx: tx, db: db, report: &LoadReport{Dropped: map[string]int64{}}}
-	if err := l.stage(ctx); err != nil {
+	l := &loader{tx: tx, db: db, report: &LoadReport{Dropped: map[string]int64{}}, workspaces: map[string]bool{}, campaigns: map[string]bool{}}
+	if err := l.deferIndexes(ctx); err != nil {
 		return nil, err
 	}
 	for r := src.Peek(); r != nil; r = src.Peek() {
@@ -96,30 +97,102 @@ type loader struct {
 	usage  [][]any // key_usage rows, written after the keys
 	// backlog: the waiting clicks' count and bytes
 	backlogClicks, backlogBytes int64
+	deferred                    []deferred
+	// what was loaded, for the click rows that name it
+	workspaces, campaigns map[string]bool
+	links                 []uint64 // sequences
+	linksSorted           bool
+	// the source's ID codec, from its settings
+	idKey  []byte
+	legacy map[string]uint64
+	ids    *link.IDCodec
 }
 
-// stagedTables are the click tables loaded through a temporary table
-// first: their rows go in only where the link and campaign they name
-// exist.
-var stagedTables = map[string][]string{
+// clickColumns are the columns the click tables are loaded with.
+var clickColumns = map[string][]string{
 	"click_hours":    {"scope", "hour", "dim", "value", "clicks", "bots", "inherited", "workspace_id", "campaign_id", "link_id"},
 	"click_days":     {"scope", "day", "dim", "value", "clicks", "bots", "inherited", "visitors", "bot_visitors", "workspace_id", "campaign_id", "link_id"},
 	"click_visitors": {"scope", "day", "visitor", "bot", "workspace_id", "campaign_id", "link_id"},
 	"clicks":         {"workspace_id", "link_id", "campaign_id", "at_ns", "referrer", "country", "device", "browser", "os", "bot", "visitor", "variant"},
 }
 
-func (l *loader) stage(ctx context.Context) error {
-	for table, cols := range stagedTables {
-		_, err := l.tx.Exec(ctx, `CREATE TEMPORARY TABLE copy_`+table+`_rows ON COMMIT DROP AS SELECT `+strings.Join(cols, ", ")+` FROM `+table+` WITH NO DATA`)
-		if err != nil {
-			return fmt.Errorf("stage %s: %w", table, err)
+// bulkTables are the tables that take the most rows: their secondary
+// indexes and foreign keys are dropped before the load and made again
+// after it, in the same transaction, which builds each in one pass
+// instead of row by row.
+var bulkTables = []string{"links", "audit_entries", "clicks", "click_hours", "click_days", "click_visitors"}
+
+// deferred is an index or a constraint dropped for the load: the
+// statement that makes it again.
+type deferred struct{ drop, create string }
+
+// deferIndexes drops the bulk tables' secondary indexes and foreign keys
+// and returns what makes them again.
+func (l *loader) deferIndexes(ctx context.Context) error {
+	rows, err := l.tx.Query(ctx, `SELECT 'ALTER TABLE ' || conrelid::regclass || ' DROP CONSTRAINT ' || quote_ident(conname),
+			'ALTER TABLE ' || conrelid::regclass || ' ADD CONSTRAINT ' || quote_ident(conname) || ' ' || pg_get_constraintdef(oid)
+		FROM pg_constraint WHERE contype = 'f' AND conrelid = ANY($1::regclass[])
+		UNION ALL
+		SELECT 'DROP INDEX ' || i.indexrelid::regclass, pg_get_indexdef(i.indexrelid)
+		FROM pg_index i WHERE i.indrelid = ANY($1::regclass[]) AND NOT i.indisprimary
+			AND NOT EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid)`, bulkTables)
+	if err != nil {
+		return fmt.Errorf("read indexes: %w", err)
+	}
+	for rows.Next() {
+		var d deferred
+		if err := rows.Scan(&d.drop, &d.create); err != nil {
+			rows.Close()
+			return err
 		}
-		if _, err := l.tx.Exec(ctx, `ALTER TABLE copy_`+table+`_rows ADD COLUMN n bigint GENERATED ALWAYS AS IDENTITY`); err != nil {
-			return fmt.Errorf("stage %s: %w", table, err)
+		l.deferred = append(l.deferred, d)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read indexes: %w", err)
+	}
+	for _, d := range l.deferred {
+		if _, err := l.tx.Exec(ctx, d.drop); err != nil {
+			return fmt.Errorf("%s: %w", d.drop, err)
 		}
 	}
 	return nil
 }
+
+// restoreIndexes makes the deferred indexes and constraints again.
+func (l *loader) restoreIndexes(ctx context.Context) error {
+	for _, d := range l.deferred {
+		if _, err := l.tx.Exec(ctx, d.create); err != nil {
+			return fmt.Errorf("%s: %w", d.create, err)
+		}
+	}
+	return nil
+}
+
+// linkExists reports whether the link of a wire ID was loaded: the click
+// rows of other links (the source kept them after the link's deletion)
+// are left out, as this store deletes them with the link.
+func (l *loader) linkExists(id string) bool {
+	if !l.linksSorted {
+		slices.Sort(l.links)
+		l.linksSorted = true
+	}
+	seq, ok := l.ids.ParseID(link.PrefixLink, id)
+	if !ok {
+		return false
+	}
+	_, found := slices.BinarySearch(l.links, seq)
+	return found
+}
+
+// scopeExists reports whether the workspace, link and campaign of a scope
+// were loaded.
+func (l *loader) scopeExists(s dump.Scope) bool {
+	return l.workspaces[s.WorkspaceID] && (s.CampaignID == "" || l.campaigns[s.CampaignID]) && (s.LinkID == "" || l.linkExists(s.LinkID))
+}
+
+// drop counts a row left out.
+func (l *loader) drop(kind string) { l.report.Dropped[kind]++ }
 
 // copyRows copies the records src holds next that take accepts into
 // table, each as the rows rows makes of it.
@@ -185,9 +258,28 @@ func nilIfEmpty(s string) any {
 
 func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) error {
 	kind := r.Kind()
+	if _, ok := r.(*dump.Setting); !ok && l.ids == nil {
+		// The settings are read: the IDs are the source's.
+		if l.idKey == nil {
+			return errors.New("the source has no ID key")
+		}
+		ids, err := link.NewIDCodec(l.idKey, l.legacy)
+		if err != nil {
+			return fmt.Errorf("the source's ID key: %w", err)
+		}
+		l.ids = ids
+	}
 	switch r := r.(type) {
 	case *dump.Setting:
 		src.Next()
+		switch r.Name {
+		case settingIDKey:
+			l.idKey = r.Value
+		case settingIDLegacyMax:
+			if err := json.Unmarshal(r.Value, &l.legacy); err != nil {
+				return fmt.Errorf("legacy ID maxima: %w", err)
+			}
+		}
 		_, err := l.tx.Exec(ctx, `INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value`, r.Name, r.Value)
 		return err
 	case *dump.IDState:
@@ -235,6 +327,7 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 	case *dump.Workspace:
 		return l.copyRows(ctx, src, "workspaces", []string{"id", "seq", "name", "plan", "created_at", "updated_at", "data_since"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
 			w := r.(*dump.Workspace)
+			l.workspaces[w.ID] = true
 			return one(w.ID, int64(w.Seq), w.Name, w.Plan, w.CreatedAt, w.UpdatedAt, w.DataSince)
 		})
 	case *dump.Member:
@@ -263,6 +356,7 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 	case *dump.Campaign:
 		return l.copyRows(ctx, src, "campaigns", []string{"id", "seq", "workspace_id", "name", "status", "utm_source", "utm_medium", "utm_campaign", "created_at", "updated_at"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
 			c := r.(*dump.Campaign)
+			l.campaigns[c.ID] = true
 			return one(c.ID, int64(c.Seq), c.WorkspaceID, c.Name, c.Status, c.UTMSource, c.UTMMedium, c.UTMCampaign, c.CreatedAt, c.UpdatedAt)
 		})
 	case *dump.Domain:
@@ -273,6 +367,7 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 	case *dump.Link:
 		return l.copyRows(ctx, src, "links", []string{"id", "seq", "workspace_id", "domain", "alias", "destination_url", "tags", "utm_source", "utm_medium", "utm_campaign", "campaign_id", "redirect_code", "clicks", "created_at", "updated_at", "password_hash", "rules", "variants", "og", "expires_at", "max_clicks", "expired_url", "archived", "title", "search_text"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
 			d := r.(*dump.Link)
+			l.links, l.linksSorted = append(l.links, d.Seq), false
 			ln := &link.Link{ID: d.ID, Alias: d.Alias, DestinationURL: d.DestinationURL, Tags: d.Tags, Rules: d.Rules, Variants: d.Variants, OG: d.OG}
 			rules, variants, og, err := controls(ln)
 			if err != nil {
@@ -359,19 +454,33 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 			a, ok := r.(*dump.Aggregate)
 			return ok && a.Daily == daily
 		}
-		return l.copyRows(ctx, src, "copy_"+table+"_rows", stagedTables[table], take, aggregateRows)
+		return l.copyRows(ctx, src, table, clickColumns[table], take, func(r dump.Record) ([][]any, error) {
+			if !l.scopeExists(r.(*dump.Aggregate).Scope) {
+				l.drop(table)
+				return nil, nil
+			}
+			return aggregateRows(r)
+		})
 	case *dump.Visitor:
-		return l.copyRows(ctx, src, "copy_click_visitors_rows", stagedTables["click_visitors"], ofKind(kind), func(r dump.Record) ([][]any, error) {
+		return l.copyRows(ctx, src, "click_visitors", clickColumns["click_visitors"], ofKind(kind), func(r dump.Record) ([][]any, error) {
 			v := r.(*dump.Visitor)
+			if !l.scopeExists(v.Scope) {
+				l.drop("click_visitors")
+				return nil, nil
+			}
 			return one(scopeKey(v.Scope), v.Day, int64(v.Visitor), v.Bot, v.Scope.WorkspaceID, nilIfEmpty(v.Scope.CampaignID), nilIfEmpty(v.Scope.LinkID))
 		})
 	case *dump.Click:
-		return l.copyRows(ctx, src, "copy_clicks_rows", stagedTables["clicks"], ofKind(kind), func(r dump.Record) ([][]any, error) {
+		return l.copyRows(ctx, src, "clicks", clickColumns["clicks"], ofKind(kind), func(r dump.Record) ([][]any, error) {
 			c := r.(*dump.Click)
+			if !l.workspaces[c.WorkspaceID] || !l.linkExists(c.LinkID) {
+				l.drop("clicks")
+				return nil, nil
+			}
 			return one(c.WorkspaceID, c.LinkID, c.CampaignID, c.At.UnixNano(), c.Referrer, c.Country, c.Device, c.Browser, c.OS, c.Bot, int64(c.Visitor), int16(c.Variant))
 		})
 	case *dump.WaitingClick:
-		s := &ClickService{db: l.db}
+		s := &ClickService{db: &DB{ids: l.ids}}
 		return l.copyRows(ctx, src, "click_backlog", []string{"link_id", "click"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
 			w := r.(*dump.WaitingClick)
 			p, ok := s.parseClick(&w.Click)
@@ -433,40 +542,11 @@ func aggregateRows(r dump.Record) ([][]any, error) {
 	return rows, nil
 }
 
-// finish moves the staged click rows whose link and campaign exist into
-// their tables, writes the key usage, and sets the counters the services
-// keep beside the rows.
+// finish makes the deferred indexes again, writes the key usage, and sets
+// the counters the services keep beside the rows.
 func (l *loader) finish(ctx context.Context) error {
-	for table, cols := range stagedTables {
-		var where []string
-		for _, c := range cols {
-			switch c {
-			case "link_id":
-				if table == "clicks" {
-					where = append(where, `EXISTS (SELECT 1 FROM links WHERE id = s.link_id)`)
-				} else {
-					where = append(where, `(s.link_id IS NULL OR EXISTS (SELECT 1 FROM links WHERE id = s.link_id))`)
-				}
-			case "campaign_id":
-				if table != "clicks" {
-					where = append(where, `(s.campaign_id IS NULL OR EXISTS (SELECT 1 FROM campaigns WHERE id = s.campaign_id))`)
-				}
-			case "workspace_id":
-				where = append(where, `EXISTS (SELECT 1 FROM workspaces WHERE id = s.workspace_id)`)
-			}
-		}
-		list := strings.Join(cols, ", ")
-		tag, err := l.tx.Exec(ctx, `INSERT INTO `+table+` (`+list+`) SELECT `+list+` FROM copy_`+table+`_rows s WHERE `+strings.Join(where, " AND ")+` ORDER BY n`)
-		if err != nil {
-			return fmt.Errorf("write %s: %w", table, err)
-		}
-		var staged int64
-		if err := l.tx.QueryRow(ctx, `SELECT count(*) FROM copy_`+table+`_rows`).Scan(&staged); err != nil {
-			return err
-		}
-		if n := staged - tag.RowsAffected(); n > 0 {
-			l.report.Dropped[table] = n
-		}
+	if err := l.restoreIndexes(ctx); err != nil {
+		return err
 	}
 	if len(l.usage) > 0 {
 		if _, err := l.tx.CopyFrom(ctx, pgx.Identifier{"key_usage"}, []string{"key_id", "request_count", "last_used_at"}, pgx.CopyFromRows(l.usage)); err != nil {

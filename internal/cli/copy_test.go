@@ -563,4 +563,31 @@ func TestCopyInterrupted(t *testing.T) {
 	if code, _, errOut := copyRun(t, "--from", src, "--to", pg); code != 0 {
 		t.Fatalf("a copy after the interrupted one: %s", errOut)
 	}
+
+	// The click backlog moves too (no server drained it): three clicks
+	// wait on every side, and drain into the aggregates.
+	back := filepath.Join(dir, "back.db")
+	if code, _, errOut := copyRun(t, "--from", pg, "--to", back); code != 0 {
+		t.Fatalf("copy back: %s", errOut)
+	}
+	ctx = context.Background()
+	for _, open := range []func() (*link.Store, error){
+		func() (*link.Store, error) { return storage.Open(storage.Options{Path: src}) },
+		func() (*link.Store, error) { return postgres.Open(ctx, postgres.Options{URL: pg}) },
+		func() (*link.Store, error) { return storage.Open(storage.Options{Path: back}) },
+	} {
+		st, err := open()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n, _, err := st.Clicks.Backlog(ctx); err != nil || n != 3 {
+			t.Errorf("backlog: %d clicks, %v; want 3", n, err)
+		}
+		if taken, skipped, err := st.Clicks.DrainClicks(ctx, 10); err != nil || taken != 3 || skipped != 0 {
+			t.Errorf("drain: %d taken, %d skipped, %v", taken, skipped, err)
+		}
+		if err := st.Data.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
 }

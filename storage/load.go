@@ -25,8 +25,10 @@ type LoadReport struct {
 
 // loadChunk is how many records one write transaction of LoadFile holds:
 // the file is new and private until the rename, so it is written in many
-// transactions, each holding few dirty pages in memory.
-const loadChunk = 20000
+// transactions, each holding few dirty pages in memory (records in
+// another order than the file's keys, as PostgreSQL gives the per-link
+// aggregates, dirty a page each).
+const loadChunk = 5000
 
 // LoadFile writes the records of src into a new data file at path, which
 // must not exist: they go into a temporary file beside it, synced and

@@ -10,6 +10,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -78,6 +79,11 @@ func runCopy(ctx context.Context, from, to string, stdout, stderr io.Writer) err
 	}
 	if err := refuseSameStore(from, to); err != nil {
 		return fmt.Errorf("copy: %w", err)
+	}
+	// A copy is a batch: the collector's default keeps its heap small
+	// (Main raises the goal for serving). GOGC in the environment wins.
+	if os.Getenv("GOGC") == "" {
+		defer debug.SetGCPercent(debug.SetGCPercent(100))
 	}
 	start := time.Now()
 	src, err := openCopySource(ctx, from, stderr)

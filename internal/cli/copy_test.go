@@ -474,6 +474,7 @@ func TestCopyRefused(t *testing.T) {
 		{"existing file", []string{"--from", src, "--to", existing}, "exists already", 1},
 		{"database with data", []string{"--from", src, "--to", pg}, "holds linkbolt data already", 1},
 		{"missing source", []string{"--from", filepath.Join(dir, "none.db"), "--to", fresh}, "no such data file", 1},
+		{"malformed URL", []string{"--from", src, "--to", "postgres://someone:s3cr3t-pw@db.example:notaport/x"}, "linkbolt: copy: ", 1},
 		{"unreachable database", []string{"--from", src, "--to", withPassword}, "127.0.0.1:1", 1},
 		{"locked source", []string{"--from", src, "--to", fresh}, "in use by a running linkbolt: stop it first, or copy a backup (linkbolt backup --out FILE, then linkbolt copy --from FILE)", 1},
 	} {

@@ -163,9 +163,33 @@ type copySource struct {
 	close func()
 }
 
+// openDatabase connects to the database of a URL given as flag, with
+// errors on one line and without the URL's password.
+func openDatabase(ctx context.Context, flag, u string) (*postgres.DB, error) {
+	if _, err := pgconn.ParseConfig(u); err != nil {
+		msg := err.Error()
+		if i := strings.LastIndex(msg, ": "); i >= 0 {
+			msg = msg[i+2:]
+		}
+		return nil, fmt.Errorf("%s is not a PostgreSQL URL linkbolt can use (postgres://USER:PASSWORD@HOST:PORT/DATABASE): %s", flag, msg)
+	}
+	db, err := postgres.OpenDB(ctx, postgres.Options{URL: u, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		// The driver's message may hold a line per address it tried.
+		var lines []string
+		for _, line := range strings.Split(err.Error(), "\n") {
+			if line = strings.TrimSpace(line); line != "" && !slices.Contains(lines, line) {
+				lines = append(lines, line)
+			}
+		}
+		return nil, fmt.Errorf("%s: %s", flag, strings.Join(lines, " "))
+	}
+	return db, nil
+}
+
 func openCopySource(ctx context.Context, from string, stderr io.Writer) (*copySource, error) {
 	if isPostgresURL(from) {
-		db, err := postgres.OpenDB(ctx, postgres.Options{URL: from, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		db, err := openDatabase(ctx, "--from", from)
 		if err != nil {
 			return nil, err
 		}
@@ -189,7 +213,7 @@ func openCopySource(ctx context.Context, from string, stderr io.Writer) (*copySo
 // loads a stream into it.
 func openCopyDestination(ctx context.Context, to string) (load func(context.Context, *dump.Source) (map[string]int64, error), closeFn func(), err error) {
 	if isPostgresURL(to) {
-		db, err := postgres.OpenDB(ctx, postgres.Options{URL: to, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		db, err := openDatabase(ctx, "--to", to)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -99,6 +99,14 @@ func populateForCopy(t *testing.T, path string) *copyInstance {
 	must(st.Invitations.CreateInvitation(ctx, &link.Invitation{WorkspaceID: in.ws2.ID, Email: admin.Email, Role: link.RoleRead, TokenHash: tok, InvitedBy: bob.ID, ExpiresAt: now.Add(time.Hour)}))
 	_, _, err = st.Invitations.AcceptInvitation(ctx, tok, link.Acceptance{UserID: admin.ID})
 	must(err)
+	// A former member of the second workspace.
+	dave := &link.User{Email: "dave@example.com", Name: "Dave", PasswordHash: pw}
+	must(st.Users.CreateUser(ctx, dave))
+	tok = hashOf("join dave")
+	must(st.Invitations.CreateInvitation(ctx, &link.Invitation{WorkspaceID: in.ws2.ID, Email: dave.Email, Role: link.RoleRead, TokenHash: tok, InvitedBy: bob.ID, ExpiresAt: now.Add(time.Hour)}))
+	_, _, err = st.Invitations.AcceptInvitation(ctx, tok, link.Acceptance{UserID: dave.ID})
+	must(err)
+	must(st.Members.RemoveMember(ctx, in.ws2.ID, dave.ID))
 	must(st.Blocklist.AddBlockEntry(ctx, &link.BlockEntry{Entry: "evil.example"}))
 	must(st.Certs.Put(ctx, "acme_account+key", []byte("account key")))
 
@@ -376,6 +384,12 @@ func TestCopyRoundTrip(t *testing.T) {
 	}
 	if code, out, errOut := copyRun(t, "--from", pg, "--to", second); code != 0 {
 		t.Fatalf("copy from PostgreSQL: %d %s %s", code, out, errOut)
+	} else if !strings.Contains(out, " 1 former members,") {
+		t.Errorf("summary: %q", out)
+	}
+	pg2 := pgtest.URL(t)
+	if code, out, errOut := copyRun(t, "--from", pg, "--to", pg2); code != 0 {
+		t.Fatalf("copy between databases: %d %s %s", code, out, errOut)
 	}
 	t.Logf("two copies in %s", time.Since(start))
 	if r, err := storage.CheckFile(second); err != nil {
@@ -387,7 +401,7 @@ func TestCopyRoundTrip(t *testing.T) {
 	stores := []struct {
 		name string
 		yaml [2]string
-	}{{"bbolt", bboltEnv(first)}, {"postgres", pgEnv(pg)}, {"bbolt again", bboltEnv(second)}}
+	}{{"bbolt", bboltEnv(first)}, {"postgres", pgEnv(pg)}, {"bbolt again", bboltEnv(second)}, {"postgres again", pgEnv(pg2)}}
 	answers := make([]map[string]string, len(stores))
 	for i, st := range stores {
 		s := startCopyServer(t, st.yaml)

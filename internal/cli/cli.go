@@ -52,7 +52,7 @@ type command struct {
 // itself is handled by run.
 var commands = []*command{serveCommand, versionCommand, backupCommand, checkCommand, compactCommand,
 	restoreCommand, usersListCommand, usersCreateCommand, usersDisableCommand, usersResetPasswordCommand,
-	workspacesListCommand, workspacesSetPlanCommand, keysListCommand, keysRevokeCommand, exportCommand, importCommand}
+	workspacesListCommand, workspacesSetPlanCommand, keysListCommand, keysRevokeCommand, exportCommand, importCommand, copyCommand}
 
 // CommandNames returns the name of every command ("serve", "users
 // create", ...) in the order help lists them.

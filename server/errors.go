@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -26,6 +27,7 @@ var codeStatus = map[string]int{
 	codeMethodNotAllowed: http.StatusMethodNotAllowed,
 	codeRedirectLoop:     http.StatusLoopDetected,
 	codeBusy:             http.StatusServiceUnavailable,
+	codeStoreUnavailable: http.StatusServiceUnavailable,
 
 	codeProviderUnavailable: http.StatusServiceUnavailable,
 }
@@ -38,7 +40,15 @@ const (
 	codeRedirectLoop     = "redirect_loop"
 	// codeBusy: every slot for costly work stayed taken (server/admit.go).
 	codeBusy = "server_busy"
+	// codeStoreUnavailable: the store cannot serve for now (its database
+	// unreachable, its disk full; link.DataFile.Unavailable).
+	codeStoreUnavailable = "store_unavailable"
 )
+
+// storeRetryAfter is the Retry-After of a 503 store_unavailable: how soon
+// a client may try again (the connection pool reconnects as soon as the
+// database answers).
+const storeRetryAfter = 5 * time.Second
 
 var codeTitle = map[string]string{
 	link.EINVALIDREQUEST: "Invalid request",
@@ -55,6 +65,7 @@ var codeTitle = map[string]string{
 	codeMethodNotAllowed: "Method not allowed",
 	codeRedirectLoop:     "Redirect loop",
 	codeBusy:             "Service unavailable",
+	codeStoreUnavailable: "Service unavailable",
 
 	codeProviderUnavailable: "Service unavailable",
 }
@@ -79,9 +90,21 @@ type problemField struct {
 const problemTypeBase = "https://linkbolt.dev/problems/"
 
 // writeError answers err as problem+json. Internal errors are logged with
-// their cause and shown to the client only as a generic message.
+// their cause and shown to the client only as a generic message; those
+// the store says are its unavailability (a lost database, a full disk)
+// are answered 503 store_unavailable with Retry-After, and logged once
+// for the episode rather than for every request.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := link.ErrorCode(err)
+	if code == link.EINTERNAL {
+		if reason, down := s.db.Unavailable(err); down {
+			s.unavailable.Fail("the store is unavailable: requests that need it are answered 503", err,
+				"reason", reason, "method", r.Method, "path", r.URL.Path)
+			secs := retryAfter(w, storeRetryAfter)
+			err = errHTTP(codeStoreUnavailable, fmt.Sprintf("%s; retry in %d s", reason, secs))
+			code = codeStoreUnavailable
+		}
+	}
 	status, ok := codeStatus[code]
 	if !ok {
 		code, status = link.EINTERNAL, http.StatusInternalServerError

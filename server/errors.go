@@ -45,6 +45,11 @@ const (
 	codeStoreUnavailable = "store_unavailable"
 )
 
+// unavailableLine is the log line of an episode of the store's
+// unavailability (server.unavailable writes it once, then at most once a
+// minute).
+const unavailableLine = "the store is unavailable: /healthz and the requests that need it are answered 503"
+
 // storeRetryAfter is the Retry-After of a 503 store_unavailable: how soon
 // a client may try again (the connection pool reconnects as soon as the
 // database answers).
@@ -98,7 +103,7 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	code := link.ErrorCode(err)
 	if code == link.EINTERNAL {
 		if reason, down := s.db.Unavailable(err); down {
-			s.unavailable.Fail("the store is unavailable: requests that need it are answered 503", err,
+			s.unavailable.Fail(unavailableLine, err,
 				"reason", reason, "method", r.Method, "path", r.URL.Path)
 			secs := retryAfter(w, storeRetryAfter)
 			err = errHTTP(codeStoreUnavailable, fmt.Sprintf("%s; retry in %d s", reason, secs))

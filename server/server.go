@@ -658,7 +658,7 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request, _ httproute
 		if !ok {
 			reason = store + " cannot be read"
 		}
-		s.unavailable.Fail("health check failed", err, "reason", reason)
+		s.unavailable.Fail(unavailableLine, err, "reason", reason, "path", r.URL.Path)
 		writeJSON(w, http.StatusServiceUnavailable, health{Status: "unavailable", Reason: reason})
 		return
 	}

@@ -300,3 +300,53 @@ func TestClicksKeptThroughOutage(t *testing.T) {
 		t.Fatalf("no line for the end of the outage:\n%s", logs)
 	}
 }
+
+// TestStatementTimeout: a statement that waits past statement_timeout
+// (set small in the URL; here behind a lock another session holds) is
+// cancelled by PostgreSQL and answered 503 store_unavailable saying so, a
+// change that fails so turns health to 503, and all is well once the lock
+// goes.
+func TestStatementTimeout(t *testing.T) {
+	u := pgtest.URL(t) + "&statement_timeout=200"
+	logs := &logBuffer{}
+	base, _ := startPG(t, u, logs)
+	_, key, id, _ := setupLink(t, base)
+
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = 0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, "LOCK TABLE links IN ACCESS EXCLUSIVE MODE"); err != nil {
+		t.Fatal(err)
+	}
+	wantUnavailable(t, "a read behind the lock", call(t, base, "GET", "/v1/links/"+id, key, ""), "statement_timeout")
+	wantUnavailable(t, "a change behind the lock", call(t, base, "PATCH", "/v1/links/"+id, key, `{"tags":["a"]}`), "statement_timeout")
+	h := waitFor(t, base, "/healthz", "", http.StatusServiceUnavailable)
+	if r, _ := h.body["reason"].(string); !strings.Contains(r, "writes to the database are failing") {
+		t.Fatalf("health during the timeouts: %v", h.body)
+	}
+	for _, line := range []string{"the store is unavailable", "postgres: writes are failing", "canceling statement due to statement timeout"} {
+		if !strings.Contains(logs.String(), line) {
+			t.Fatalf("no %q in the log:\n%s", line, logs)
+		}
+	}
+
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	must(t, base, "GET", "/v1/links/"+id, key, "", 200)
+	must(t, base, "PATCH", "/v1/links/"+id, key, `{"tags":["a"]}`, 200)
+	waitFor(t, base, "/healthz", "", http.StatusOK)
+	if !strings.Contains(logs.String(), "postgres: writes work again") {
+		t.Fatalf("no line for writes working again:\n%s", logs)
+	}
+}

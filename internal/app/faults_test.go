@@ -2,12 +2,19 @@ package app_test
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -349,4 +356,111 @@ func TestStatementTimeout(t *testing.T) {
 	if !strings.Contains(logs.String(), "postgres: writes work again") {
 		t.Fatalf("no line for writes working again:\n%s", logs)
 	}
+}
+
+// TestPostgresDiskFull fills the disk under the database, for real: the
+// database lives in a tablespace on a small tmpfs (mounting one needs
+// root; the test skips without it), and a file fills what is left. Changes
+// that need a new page fail in PostgreSQL with "No space left on device"
+// and are answered 503 store_unavailable, health says writes fail, reads
+// and redirects go on, one line logs the episode, and when the file goes
+// every change works again and the clicks held meanwhile are written.
+func TestPostgresDiskFull(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("mounting a tmpfs for the database's tablespace needs root")
+	}
+	c := pgtest.NewCluster(t)
+	mnt, err := os.MkdirTemp("", "linkbolt-tiny-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "-t", "tmpfs", "-o", "size=32m,mode=0755", "tmpfs", mnt).CombinedOutput(); err != nil {
+		os.Remove(mnt)
+		t.Skipf("cannot mount a tmpfs here: %v: %s", err, out)
+	}
+	t.Cleanup(func() {
+		c.Stop(t) // before the unmount: PostgreSQL holds its files
+		if out, err := exec.Command("umount", mnt).CombinedOutput(); err != nil {
+			t.Errorf("umount %s: %v: %s", mnt, err, out)
+			return
+		}
+		os.Remove(mnt)
+	})
+	ts := filepath.Join(mnt, "ts")
+	if err := os.Mkdir(ts, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(ts, 65534, 65534); err != nil { // PostgreSQL runs as nobody
+		t.Fatal(err)
+	}
+	c.Exec(t, "CREATE TABLESPACE tiny LOCATION '"+ts+"'")
+	c.Exec(t, "CREATE DATABASE diskfull TABLESPACE tiny")
+	logs := &logBuffer{}
+	base, _ := startPG(t, c.DatabaseURL("diskfull"), logs)
+	_, key, id, alias := setupLink(t, base)
+
+	filler := filepath.Join(mnt, "filler")
+	fill(t, filler)
+	var a answer
+	for i := 0; i < 1000; i++ {
+		a = call(t, base, "POST", "/v1/links", key, `{"destination_url":"https://example.com/`+randomPath(t, 4000)+`"}`)
+		if a.status != http.StatusCreated {
+			break
+		}
+	}
+	wantUnavailable(t, "a change on a full disk", a, "out of disk space")
+	must(t, base, "GET", "/v1/links/"+id, key, "", 200)
+	must(t, base, "GET", "/"+alias, "", "", http.StatusFound)
+	h := waitFor(t, base, "/healthz", "", http.StatusServiceUnavailable)
+	if r, _ := h.body["reason"].(string); !strings.Contains(r, "writes to the database are failing") {
+		t.Fatalf("health on a full disk: %v", h.body)
+	}
+	for range 20 {
+		call(t, base, "POST", "/v1/links", key, `{"destination_url":"https://example.com/`+randomPath(t, 4000)+`"}`)
+	}
+	if n := logs.count("postgres: writes are failing"); n != 1 {
+		t.Fatalf("%d lines of failing writes for one full disk, want 1:\n%s", n, logs)
+	}
+	if !strings.Contains(logs.String(), "No space left on device") {
+		t.Fatalf("the log does not say the disk is full:\n%s", logs)
+	}
+
+	if err := os.Remove(filler); err != nil {
+		t.Fatal(err)
+	}
+	must(t, base, "POST", "/v1/links", key, `{"destination_url":"https://example.com/back"}`, 201)
+	waitFor(t, base, "/healthz", "", http.StatusOK)
+	waitClicks(t, base, key, id, 1)
+	if !strings.Contains(logs.String(), "postgres: writes work again") {
+		t.Fatalf("no line for writes working again:\n%s", logs)
+	}
+}
+
+// fill writes path until its file system is full.
+func fill(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	chunk := make([]byte, 1<<20)
+	for {
+		if _, err := f.Write(chunk); errors.Is(err, syscall.ENOSPC) {
+			return
+		} else if err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// randomPath is n characters of random letters and digits, which
+// PostgreSQL cannot compress much.
+func randomPath(t *testing.T, n int) string {
+	t.Helper()
+	b := make([]byte, n*3/4)
+	if _, err := rand.Read(b); err != nil {
+		t.Fatal(err)
+	}
+	return base64.RawURLEncoding.EncodeToString(b)[:n]
 }

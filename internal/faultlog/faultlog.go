@@ -2,7 +2,9 @@
 // it begins, at most one more every interval while it lasts (with how
 // many failures it stood for), and a line when it ends, so that a lost
 // database or a full disk does not write a line for every request or
-// every retry of a background job.
+// every retry of a background job. A fault that comes and goes (a full
+// disk still takes the small writes that fit in pages it has) writes at
+// most a beginning and an end per interval.
 package faultlog
 
 import (
@@ -11,11 +13,11 @@ import (
 	"time"
 )
 
-// DefaultEvery is how often a fault that lasts is logged again.
+// DefaultEvery is how often a fault that lasts or returns is logged again.
 const DefaultEvery = time.Minute
 
-// Log is the log of one kind of fault. Its zero value is not usable: set
-// Logger at least. It is safe for concurrent use.
+// Log is the log of one kind of fault. Set Logger; it is safe for
+// concurrent use.
 type Log struct {
 	Logger *slog.Logger
 	// Now is the clock; nil is time.Now.
@@ -24,11 +26,12 @@ type Log struct {
 	// DefaultEvery).
 	Every time.Duration
 
-	mu       sync.Mutex
-	since    time.Time // zero: no fault
-	lastLine time.Time
-	unlogged int64 // failures since the last line
-	failures int64 // failures in the episode
+	mu        sync.Mutex
+	since     time.Time // zero: no fault
+	announced bool      // the episode's beginning was logged
+	lastLine  time.Time
+	unlogged  int64 // failures since the last line
+	failures  int64 // failures since the last end of an episode logged
 }
 
 func (l *Log) now() time.Time {
@@ -38,48 +41,60 @@ func (l *Log) now() time.Time {
 	return time.Now()
 }
 
+func (l *Log) every() time.Duration {
+	if l.Every <= 0 {
+		return DefaultEvery
+	}
+	return l.Every
+}
+
 // Fail notes a failure. The first of an episode is logged at once as an
-// error, msg with args and err; later ones at most once every Every, with
-// the failures since the last line and since when the fault lasts. It
-// reports whether it wrote a line.
+// error, msg with args and err, unless a line was written less than
+// Every ago (a fault that returns): then, as for the later failures of an
+// episode, a line is written at most once every Every, with the failures
+// since the last line and since when the fault lasts. It reports whether
+// it wrote a line.
 func (l *Log) Fail(msg string, err error, args ...any) bool {
 	now := l.now()
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.failures++
 	l.unlogged++
-	every := l.Every
-	if every <= 0 {
-		every = DefaultEvery
+	if l.since.IsZero() {
+		l.since, l.announced = now, false
 	}
-	first := l.since.IsZero()
-	if first {
-		l.since = now
-	} else if now.Sub(l.lastLine) < every {
+	if !l.lastLine.IsZero() && now.Sub(l.lastLine) < l.every() {
 		return false
 	}
-	if !first {
+	if l.announced {
 		msg += " (still failing)"
+	}
+	if l.announced || l.unlogged > 1 {
 		args = append(args, "failing_since", l.since.UTC().Format(time.RFC3339), "failures_since_last_line", l.unlogged)
 	}
 	args = append(args, "err", err)
 	l.Logger.Error(msg, args...)
-	l.lastLine, l.unlogged = now, 0
+	l.lastLine, l.unlogged, l.announced = now, 0, true
 	return true
 }
 
-// OK notes a success: when it ends an episode it logs msg with args at
-// info level, with since when the fault lasted and how many failures it
-// counted, and reports true.
+// OK notes a success: when it ends an episode whose beginning was
+// logged, it logs msg with args at info level, with since when the fault
+// lasted and how many failures it counted, and reports true.
 func (l *Log) OK(msg string, args ...any) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.since.IsZero() {
 		return false
 	}
-	args = append(args, "failing_since", l.since.UTC().Format(time.RFC3339), "failures", l.failures)
+	since, announced := l.since, l.announced
+	l.since, l.announced = time.Time{}, false
+	if !announced {
+		return false // its failures are counted in the next line
+	}
+	args = append(args, "failing_since", since.UTC().Format(time.RFC3339), "failures", l.failures)
 	l.Logger.Info(msg, args...)
-	l.since, l.lastLine, l.unlogged, l.failures = time.Time{}, time.Time{}, 0, 0
+	l.lastLine, l.failures = l.now(), 0
 	return true
 }
 

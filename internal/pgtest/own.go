@@ -133,3 +133,7 @@ func (c *Cluster) Start(t testing.TB) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// DatabaseURL is the URL of the database name on c (made with Exec, for
+// one that needs options of its own, such as a tablespace).
+func (c *Cluster) DatabaseURL(name string) string { return c.url(name) }

@@ -100,16 +100,8 @@ const problemTypeBase = "https://linkbolt.dev/problems/"
 // are answered 503 store_unavailable with Retry-After, and logged once
 // for the episode rather than for every request.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	err = s.storeUnavailable(w, r, err)
 	code := link.ErrorCode(err)
-	if code == link.EINTERNAL {
-		if reason, down := s.db.Unavailable(err); down {
-			s.unavailable.Fail(unavailableLine, err,
-				"reason", reason, "method", r.Method, "path", r.URL.Path)
-			secs := retryAfter(w, storeRetryAfter)
-			err = errHTTP(codeStoreUnavailable, fmt.Sprintf("%s; retry in %d s", reason, secs))
-			code = codeStoreUnavailable
-		}
-	}
 	status, ok := codeStatus[code]
 	if !ok {
 		code, status = link.EINTERNAL, http.StatusInternalServerError
@@ -130,6 +122,23 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Method != http.MethodHead {
 		_ = jsonEncode(w, p)
 	}
+}
+
+// storeUnavailable returns err, or when it is an internal error the store
+// says is its unavailability (link.DataFile.Unavailable) the
+// store_unavailable error a client is shown instead, with Retry-After set
+// on w; it logs the episode (once, then at most once a minute).
+func (s *Server) storeUnavailable(w http.ResponseWriter, r *http.Request, err error) error {
+	if link.ErrorCode(err) != link.EINTERNAL {
+		return err
+	}
+	reason, down := s.db.Unavailable(err)
+	if !down {
+		return err
+	}
+	s.unavailable.Fail(unavailableLine, err, "reason", reason, "method", r.Method, "path", r.URL.Path)
+	secs := retryAfter(w, storeRetryAfter)
+	return errHTTP(codeStoreUnavailable, fmt.Sprintf("%s; retry in %d s", reason, secs))
 }
 
 // newProblem is the problem of err, whose code has the status.

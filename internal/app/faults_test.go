@@ -356,6 +356,9 @@ func TestStatementTimeout(t *testing.T) {
 	if !strings.Contains(logs.String(), "postgres: writes work again") {
 		t.Fatalf("no line for writes working again:\n%s", logs)
 	}
+	if strings.Contains(logs.String(), password(t, u)) {
+		t.Fatalf("the database password is in the log:\n%s", logs)
+	}
 }
 
 // TestPostgresDiskFull fills the disk under the database, for real: the
@@ -396,7 +399,8 @@ func TestPostgresDiskFull(t *testing.T) {
 	c.Exec(t, "CREATE TABLESPACE tiny LOCATION '"+ts+"'")
 	c.Exec(t, "CREATE DATABASE diskfull TABLESPACE tiny")
 	logs := &logBuffer{}
-	base, _ := startPG(t, c.DatabaseURL("diskfull"), logs)
+	u := c.DatabaseURL("diskfull")
+	base, _ := startPG(t, u, logs)
 	_, key, id, alias := setupLink(t, base)
 
 	filler := filepath.Join(mnt, "filler")
@@ -433,6 +437,9 @@ func TestPostgresDiskFull(t *testing.T) {
 	waitClicks(t, base, key, id, 1)
 	if !strings.Contains(logs.String(), "postgres: writes work again") {
 		t.Fatalf("no line for writes working again:\n%s", logs)
+	}
+	if strings.Contains(logs.String(), password(t, u)) {
+		t.Fatalf("the database password is in the log:\n%s", logs)
 	}
 }
 

@@ -88,7 +88,7 @@ func TestBacklogDrainedWhenOff(t *testing.T) {
 		"clicks:\n  backlog_bytes: 0\n",
 		"clicks:\n  flush_interval: 0s\n",
 	} {
-		cfg := testConfig(t, yaml)
+		cfg := boltConfig(t, yaml)
 		ws, id := leaveBacklog(t, cfg.Storage.Path, 100)
 		base, stop := startApp(t, cfg, nil)
 		for i := 0; metric(t, base, "linkbolt_clicks_backlog") != "linkbolt_clicks_backlog 0"; i++ {

@@ -60,7 +60,7 @@ func TestProcessBackupOntoDataFile(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "linkbolt.db")
-	p := startChild(t, dir, "50ms")
+	p := startBoltChild(t, dir, "50ms")
 	c := p.client()
 	key, id, _ := setupLink(c)
 	ids := []string{id}
@@ -141,7 +141,7 @@ func TestProcessBackupOntoDataFile(t *testing.T) {
 	if err := p.cmd.Wait(); err != nil {
 		t.Fatalf("stop: %v\n%s", err, p.logs.String())
 	}
-	c = startChild(t, dir, "50ms").client()
+	c = startBoltChild(t, dir, "50ms").client()
 	for _, id := range ids {
 		c.must("GET", "/v1/links/"+id, key, "", 200)
 	}
@@ -190,7 +190,7 @@ func TestProcessKilledDuringBackup(t *testing.T) {
 	// 16 MB in a bucket of its own makes a backup bigger than any socket
 	// buffer, so the download below is still running at the kill.
 	padData(t, data, 16)
-	p := startChild(t, dir, "50ms")
+	p := startBoltChild(t, dir, "50ms")
 	c := p.client()
 	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
 	req, _ := http.NewRequest("GET", "http://"+p.addr+"/v1/admin/backup", nil)
@@ -242,7 +242,7 @@ func TestProcessKilledDuringBackup(t *testing.T) {
 		t.Fatal(err)
 	}
 	keep = append(keep, filepath.Join(dir, storage.BackupTempPrefix+"dir"))
-	p = startChild(t, dir, "50ms")
+	p = startBoltChild(t, dir, "50ms")
 	p.client().must("GET", "/healthz", "", "", 200)
 	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("the stale spool is still there: %v", err)
@@ -259,7 +259,7 @@ func TestProcessKilledDuringBackup(t *testing.T) {
 // still running there.
 func TestBackupRemovesLeftoversBesideOut(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t, "")
+	cfg := boltConfig(t, "")
 	cfgPath := filepath.Join(filepath.Dir(filepath.Dir(cfg.Storage.Path)), "config.yaml")
 	db := storage.NewDB(cfg.Storage.Path)
 	if err := db.Open(); err != nil {
@@ -323,7 +323,7 @@ func padData(t *testing.T, path string, mb int) {
 // same, and the file is left as it was.
 func TestBackupOntoDataFileOffline(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t, "")
+	cfg := boltConfig(t, "")
 	cfgPath := filepath.Join(filepath.Dir(filepath.Dir(cfg.Storage.Path)), "config.yaml")
 	db := storage.NewDB(cfg.Storage.Path)
 	if err := db.Open(); err != nil {

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/linkbolt/linkbolt/internal/pgtest"
 )
 
 // The parity check: every operation of the OpenAPI document is reachable
@@ -84,7 +86,7 @@ func TestMain(m *testing.M) {
 	if !given {
 		_ = flag.Set("test.parallel", strconv.Itoa(max(parallel, runtime.GOMAXPROCS(0))))
 	}
-	code := m.Run()
+	code := pgtest.MainBothStores(m)
 	if chromium.cancel != nil {
 		chromium.cancel()
 	}

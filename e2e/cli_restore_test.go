@@ -48,7 +48,7 @@ func copyFile(t *testing.T, from, to string) {
 // are each refused with the data file untouched.
 func TestRestore(t *testing.T) {
 	t.Parallel()
-	in := newAdminInstance(t)
+	in := newBoltAdminInstance(t)
 	data := in.cfg.Storage.Path
 	backup := filepath.Join(t.TempDir(), "backup.db")
 	in.mustCLI("backup", "--out", backup)
@@ -156,7 +156,7 @@ func TestRestore(t *testing.T) {
 // counter readably and exits 1, and a whole file with 0.
 func TestCheckReportsInvariants(t *testing.T) {
 	t.Parallel()
-	in := newAdminInstance(t)
+	in := newBoltAdminInstance(t)
 	if out := in.mustCLI("check"); !strings.Contains(out, "is OK") {
 		t.Fatalf("check said %q", out)
 	}
@@ -184,7 +184,7 @@ func TestCheckReportsInvariants(t *testing.T) {
 // restore from it).
 func TestCheckDamagedAdvice(t *testing.T) {
 	t.Parallel()
-	in := newAdminInstance(t)
+	in := newBoltAdminInstance(t)
 	raw, err := os.ReadFile(in.cfg.Storage.Path)
 	if err != nil {
 		t.Fatal(err)
@@ -215,7 +215,7 @@ func TestCheckDamagedAdvice(t *testing.T) {
 // data file is untouched.
 func TestRestoreCraftedBackup(t *testing.T) {
 	t.Parallel()
-	in := newAdminInstance(t)
+	in := newBoltAdminInstance(t)
 	data := in.cfg.Storage.Path
 	backup := filepath.Join(t.TempDir(), "backup.db")
 	in.mustCLI("backup", "--out", backup)
@@ -271,7 +271,7 @@ func TestRestoreCraftedBackup(t *testing.T) {
 // both remove what a crashed backup left.
 func TestRestoreLeftovers(t *testing.T) {
 	t.Parallel()
-	in := newAdminInstance(t)
+	in := newBoltAdminInstance(t)
 	data := in.cfg.Storage.Path
 	backup := filepath.Join(t.TempDir(), "backup.db")
 	in.mustCLI("backup", "--out", backup)

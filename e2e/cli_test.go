@@ -26,7 +26,18 @@ const adminYAML = "admin:\n  email: admin@example.com\n  password: a long passwo
 
 func newAdminInstance(t *testing.T) *adminInstance {
 	t.Helper()
-	cfg := testConfig(t, adminYAML)
+	return newAdminInstanceOf(t, testConfig(t, adminYAML))
+}
+
+// newBoltAdminInstance is newAdminInstance on a bbolt data file whichever
+// store the tests run on.
+func newBoltAdminInstance(t *testing.T) *adminInstance {
+	t.Helper()
+	return newAdminInstanceOf(t, boltConfig(t, adminYAML))
+}
+
+func newAdminInstanceOf(t *testing.T, cfg *config.Config) *adminInstance {
+	t.Helper()
 	in := &adminInstance{t: t, cfg: cfg, cfgPath: filepath.Join(filepath.Dir(filepath.Dir(cfg.Storage.Path)), "config.yaml")}
 	in.serve(func(c client) {
 		tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)

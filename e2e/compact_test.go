@@ -17,7 +17,7 @@ func TestProcessCompact(t *testing.T) {
 	dir := t.TempDir()
 	data := filepath.Join(dir, "linkbolt.db")
 	out := filepath.Join(dir, "compact.db")
-	p := startChild(t, dir, "50ms")
+	p := startBoltChild(t, dir, "50ms")
 	c := p.client()
 	key, id, alias := setupLink(c)
 	for range 3 {
@@ -54,7 +54,7 @@ func TestProcessCompact(t *testing.T) {
 	if err := os.Rename(out, data); err != nil {
 		t.Fatal(err)
 	}
-	p = startChild(t, dir, "50ms")
+	p = startBoltChild(t, dir, "50ms")
 	l := p.client().must("GET", "/v1/links/"+id, key, "", 200)
 	if l["clicks"] != float64(3) {
 		t.Fatalf("link after compaction: %v", l)

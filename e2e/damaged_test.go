@@ -19,7 +19,7 @@ import (
 func stoppedDataFile(t *testing.T, prepare func(c client, key string)) string {
 	t.Helper()
 	dir := t.TempDir()
-	p := startChild(t, dir, "50ms")
+	p := startBoltChild(t, dir, "50ms")
 	c := p.client()
 	key, _, _ := setupLink(c)
 	if prepare != nil {
@@ -165,7 +165,7 @@ func TestProcessDamagedDataFile(t *testing.T) {
 	if code, stdout, stderr := runBinary(t, dir, env, "check"); code != 0 || !strings.Contains(stdout, good+" is OK: ") {
 		t.Fatalf("check of a good file: exit %d:\n%s%s", code, stdout, stderr)
 	}
-	startChild(t, dir, "50ms").client().must("GET", "/healthz", "", "", 200)
+	startBoltChild(t, dir, "50ms").client().must("GET", "/healthz", "", "", 200)
 }
 
 // TestProcessDamagedHeaderPage: a header page overwritten (dd seek=16
@@ -204,7 +204,7 @@ func TestProcessDamagedHeaderPage(t *testing.T) {
 				!strings.Contains(stdout, "the server opens it from the other header page") {
 				t.Fatalf("check: exit %d:\n%s%s", code, stdout, stderr)
 			}
-			p := startChild(t, dir, "50ms")
+			p := startBoltChild(t, dir, "50ms")
 			p.client().must("GET", "/healthz", "", "", 200)
 			var warned []string
 			for _, line := range strings.Split(p.logs.String(), "\n") {
@@ -274,7 +274,7 @@ func TestProcessLightlyDamagedDataFile(t *testing.T) {
 	}
 
 	dir := filepath.Dir(data)
-	p := startChild(t, dir, "50ms")
+	p := startBoltChild(t, dir, "50ms")
 	c := p.client()
 	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
 	status, body, _ := c.call("GET", "/v1/links/"+ids[n-1], tok, "")
@@ -304,7 +304,7 @@ func TestProcessCheckWhileServing(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	data := filepath.Join(dir, "linkbolt.db")
-	p := startChild(t, dir, "50ms")
+	p := startBoltChild(t, dir, "50ms")
 	setupLink(p.client())
 	code, stdout, stderr := runBinary(t, dir, childEnv(p, data), "check")
 	if code != 0 || !strings.Contains(stdout, data+" is OK: ") || !strings.Contains(stderr, "checking a hot backup") {
@@ -376,7 +376,7 @@ func TestProcessClicksOnDamagedPage(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	p := startChild(t, filepath.Dir(data), "20ms")
+	p := startBoltChild(t, filepath.Dir(data), "20ms")
 	c := p.client()
 	for _, a := range aliases[:20] {
 		if status, _, _ := c.call("GET", "/"+a, "", ""); status != 302 {

@@ -22,7 +22,7 @@ func TestProcessDiskFull(t *testing.T) {
 	if err != nil {
 		t.Fatal("prlimit (util-linux) is needed to limit the server's file size: ", err)
 	}
-	p := startChild(t, t.TempDir(), "20ms")
+	p := startBoltChild(t, t.TempDir(), "20ms")
 	c := p.client()
 	key, id, alias := setupLink(c)
 	pid := strconv.Itoa(p.cmd.Process.Pid)
@@ -81,7 +81,7 @@ func TestProcessDiskFull(t *testing.T) {
 func waitHealth(t *testing.T, addr string, want int) (int, map[string]any) {
 	t.Helper()
 	c := client{t, "http://" + addr}
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for {
 		status, body, _ := c.call("GET", "/healthz", "", "")
 		if status == want {
@@ -128,7 +128,7 @@ func TestProcessDiskFullAPIWrites(t *testing.T) {
 	if err != nil {
 		t.Fatal("prlimit (util-linux) is needed to limit the server's file size: ", err)
 	}
-	p := startChild(t, t.TempDir(), "20ms")
+	p := startBoltChild(t, t.TempDir(), "20ms")
 	c := p.client()
 	key, _, _ := setupLink(c)
 	pid := strconv.Itoa(p.cmd.Process.Pid)

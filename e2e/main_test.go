@@ -30,6 +30,11 @@ import (
 // with its data under a temporary directory.
 func testConfig(t testing.TB, yaml string) *config.Config { return apptest.Config(t, yaml) }
 
+// boltConfig is testConfig on a bbolt data file whichever store the tests
+// run on: for what only that store does (its file, hot backups, damage,
+// compaction).
+func boltConfig(t testing.TB, yaml string) *config.Config { return apptest.BoltConfig(t, yaml) }
+
 // startApp boots a whole server and returns its base URL and a stop
 // function that stops it gracefully and returns Run's error.
 func startApp(t testing.TB, cfg *config.Config, logs io.Writer) (string, func() error) {
@@ -187,7 +192,7 @@ func (s *syncWriter) String() string {
 
 func TestLockedDataFile(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t, "")
+	cfg := boltConfig(t, "")
 	startApp(t, cfg, nil)
 	cfg2 := *cfg
 	cfg2.Server.Listen = "127.0.0.1:0"
@@ -203,7 +208,7 @@ func TestLockedDataFile(t *testing.T) {
 
 func TestBackup(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
+	cfg := boltConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\n")
 	cfgPath := filepath.Join(filepath.Dir(filepath.Dir(cfg.Storage.Path)), "config.yaml")
 	base, stop := startApp(t, cfg, nil)
 	c := client{t, base}

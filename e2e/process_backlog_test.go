@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,6 +12,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/linkbolt/linkbolt/internal/apptest"
 )
 
 // A flood against the real binary with a small click queue
@@ -153,7 +156,15 @@ func TestProcessFloodCrash(t *testing.T) {
 		})
 	})
 	p.cmd.Wait()
-	if code, out, errOut := runCLI(t, "check", "--file", filepath.Join(dir, "linkbolt.db")); code != 0 {
+	check := []string{"check", "--file", filepath.Join(dir, "linkbolt.db")}
+	if apptest.OnPostgres() {
+		conf := filepath.Join(t.TempDir(), "config.yaml")
+		if err := os.WriteFile(conf, []byte(fmt.Sprintf("storage:\n  postgres_url: %q\n", childDatabase(t, dir))), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		check = []string{"check", "--config", conf}
+	}
+	if code, out, errOut := runCLI(t, check...); code != 0 {
 		t.Fatalf("linkbolt check after kill -9: %d\n%s%s", code, out, errOut)
 	}
 	c = startChild(t, dir, "50ms", floodEnv...).client()

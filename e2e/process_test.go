@@ -17,6 +17,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/linkbolt/linkbolt/internal/apptest"
+	"github.com/linkbolt/linkbolt/internal/pgtest"
 )
 
 // binary builds linkbolt once for the tests that run it as a child process.
@@ -32,7 +33,23 @@ func freePort(t *testing.T) string {
 	return ln.Addr().String()
 }
 
-// child is a linkbolt process with its data in dir.
+// childDatabases holds the PostgreSQL database of each data folder of
+// the children, so that a child started again on dir finds its data.
+var childDatabases sync.Map
+
+// childDatabase is the database of the children with their data in dir,
+// made on first use.
+func childDatabase(t *testing.T, dir string) string {
+	t.Helper()
+	if u, ok := childDatabases.Load(dir); ok {
+		return u.(string)
+	}
+	u, _ := childDatabases.LoadOrStore(dir, pgtest.URL(t))
+	return u.(string)
+}
+
+// child is a linkbolt process with its data in dir (in a database of its
+// own with LINKBOLT_TEST_STORE=postgres).
 type child struct {
 	t    *testing.T
 	cmd  *exec.Cmd
@@ -42,6 +59,20 @@ type child struct {
 
 func startChild(t *testing.T, dir, flush string, env ...string) *child {
 	t.Helper()
+	return startChildOn(t, apptest.OnPostgres(), dir, flush, env...)
+}
+
+// startBoltChild is startChild on a bbolt data file whichever store the
+// tests run on.
+func startBoltChild(t *testing.T, dir, flush string, env ...string) *child {
+	t.Helper()
+	return startChildOn(t, false, dir, flush, env...)
+}
+
+// startChildOn starts a child on PostgreSQL when pg is true, else on the
+// bbolt file in dir.
+func startChildOn(t *testing.T, pg bool, dir, flush string, env ...string) *child {
+	t.Helper()
 	addr := freePort(t)
 	cmd := exec.Command(binary(t))
 	cmd.Env = append(os.Environ(),
@@ -49,6 +80,9 @@ func startChild(t *testing.T, dir, flush string, env ...string) *child {
 		"LINKBOLT_STORAGE_PATH="+filepath.Join(dir, "linkbolt.db"),
 		"LINKBOLT_ADMIN_EMAIL=admin@example.com", "LINKBOLT_ADMIN_PASSWORD=a long password",
 		"LINKBOLT_AUTH_PASSWORD_COST=4", "LINKBOLT_CLICKS_FLUSH_INTERVAL="+flush, "LINKBOLT_PLANS_FREE=0")
+	if pg {
+		cmd.Env = append(cmd.Env, "LINKBOLT_STORAGE_POSTGRES_URL="+childDatabase(t, dir))
+	}
 	cmd.Env = append(cmd.Env, env...)
 	c := &child{t: t, cmd: cmd, logs: &syncWriter{}, addr: addr}
 	cmd.Stdout, cmd.Stderr = c.logs, c.logs
@@ -130,20 +164,10 @@ func TestProcessCrash(t *testing.T) {
 	}
 	p.cmd.Wait()
 
-	// The data file opens clean.
-	db, err := bolt.Open(filepath.Join(dir, "linkbolt.db"), 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = db.View(func(tx *bolt.Tx) error {
-		for err := range tx.Check() {
-			return err
-		}
-		return nil
-	})
-	db.Close()
-	if err != nil {
-		t.Fatalf("data file after kill -9: %v", err)
+	// The data file opens clean (on PostgreSQL, the database's own
+	// crash safety keeps its pages).
+	if !apptest.OnPostgres() {
+		checkBoltFile(t, filepath.Join(dir, "linkbolt.db"))
 	}
 	// At most the clicks of one flush interval are lost: the 40 written
 	// before stay, and none is counted twice.
@@ -208,4 +232,24 @@ func TestProcessCrashMidDelivery(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	t.Logf("%d events before kill -9, all %d after the restart", before, n)
+}
+
+// checkBoltFile opens the bbolt file at path read-only and runs bbolt's
+// consistency check over it.
+func checkBoltFile(t *testing.T, path string) {
+	t.Helper()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, ReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.View(func(tx *bolt.Tx) error {
+		for err := range tx.Check() {
+			return err
+		}
+		return nil
+	})
+	db.Close()
+	if err != nil {
+		t.Fatalf("data file after kill -9: %v", err)
+	}
 }

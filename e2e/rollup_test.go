@@ -15,7 +15,7 @@ import (
 // start, and the link's analytics still count the old clicks.
 func TestLinkHoursRolledUpWired(t *testing.T) {
 	t.Parallel()
-	cfg := testConfig(t, "")
+	cfg := boltConfig(t, "")
 	ctx := context.Background()
 	db, ws, l := offlineLink(t, cfg.Storage.Path, "old")
 	old := time.Now().Add(-40 * 24 * time.Hour)

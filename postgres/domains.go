@@ -68,6 +68,7 @@ func findDomain(ctx context.Context, tx pgx.Tx, workspaceID, id string, lock boo
 // which is deleted first (domain.removed in its workspace's log, by the
 // system); ENOTFOUND for an unknown workspace.
 func (s *DomainService) CreateDomain(ctx context.Context, d *link.Domain, unverifiedTTL time.Duration) error {
+	defer s.db.redirectsChanged()
 	if !s.db.validID(link.PrefixWorkspace, d.WorkspaceID) {
 		return link.Errorf(link.ENOTFOUND, "workspace %q not found", d.WorkspaceID)
 	}
@@ -203,16 +204,23 @@ func (s *DomainService) FindDomainByHostname(ctx context.Context, hostname strin
 var errNoVerifiedDomain = link.Errorf(link.ENOTFOUND, "not a verified domain")
 
 // FindVerifiedDomain returns the verified domain of a normalised hostname
-// for request routing: one lookup of domains_hostname_key. Unlike the
-// bbolt store it keeps no table in memory, which another instance's
-// change could not invalidate. ENOTFOUND.
+// for request routing: one lookup of domains_hostname_key, kept in memory
+// for a second as redirects' links are (redirectCache), so that a change
+// made through another instance is seen within that time. ENOTFOUND.
 func (s *DomainService) FindVerifiedDomain(ctx context.Context, hostname string) (*link.Domain, error) {
 	if hostname == "" {
 		return nil, errNoVerifiedDomain
 	}
+	d, ok, gen := s.db.domains.get(hostname)
+	if ok {
+		return d, nil
+	}
 	d, err := scanDomain(s.db.pool.QueryRow(ctx, `SELECT `+domainColumns+` FROM domains d WHERE d.hostname = $1 AND d.verified`, hostname), false)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, errNoVerifiedDomain
+	}
+	if err == nil {
+		s.db.domains.put(hostname, d, gen)
 	}
 	return d, err
 }
@@ -222,6 +230,7 @@ func (s *DomainService) FindVerifiedDomain(ctx context.Context, hostname string)
 // (the domain's row locked), and returns the domain with its number of
 // links. ENOTFOUND; validate's error unchanged.
 func (s *DomainService) UpdateDomain(ctx context.Context, workspaceID, id string, upd link.DomainUpdate, validate func(*link.Domain) error) (*link.Domain, error) {
+	defer s.db.redirectsChanged()
 	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixDomain, id) {
 		return nil, link.Errorf(link.ENOTFOUND, "domain %q not found", id)
 	}
@@ -276,6 +285,7 @@ func (s *DomainService) UpdateDomain(ctx context.Context, workspaceID, id string
 // SetDomainVerified marks a domain verified now, or not verified; a domain
 // verified already keeps its VerifiedAt. ENOTFOUND.
 func (s *DomainService) SetDomainVerified(ctx context.Context, workspaceID, id string, verified bool) (*link.Domain, error) {
+	defer s.db.redirectsChanged()
 	return s.UpdateDomain(ctx, workspaceID, id, link.DomainUpdate{Verified: &verified}, nil)
 }
 
@@ -284,6 +294,7 @@ func (s *DomainService) SetDomainVerified(ctx context.Context, workspaceID, id s
 // (domainForLink), so a link is either counted here or refused there.
 // ENOTFOUND.
 func (s *DomainService) DeleteDomain(ctx context.Context, workspaceID, id string) error {
+	defer s.db.redirectsChanged()
 	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixDomain, id) {
 		return link.Errorf(link.ENOTFOUND, "domain %q not found", id)
 	}

@@ -25,8 +25,9 @@ import (
 // links_search where pg_trgm could be installed. A shorter search, any
 // search without that index, and a sort by clicks (which no index holds:
 // see 0006_links.sql) read the newest f.ScanLimit links the other filters
-// select (all of them when it is 0), and the page says Truncated when
-// there were more.
+// (and an indexed search) select (all of them when it is 0), and the page
+// says Truncated when there were more. An indexed search without a sort
+// by clicks is whole: it reads no link the index did not name.
 func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*link.LinkPage, error) {
 	if !s.db.validID(link.PrefixWorkspace, f.WorkspaceID) {
 		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", f.WorkspaceID)
@@ -78,16 +79,9 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 
 	// The links tested: all those the filters select, or the newest
 	// ScanLimit of them for a search the trigram index does not answer.
-	from := "links l WHERE " + strings.Join(where, " AND ")
+	// An indexed search names its candidates, as bbolt's search index
+	// does: a sort by clicks ranks the newest ScanLimit of them.
 	search := strings.ToLower(strings.TrimSpace(f.Search))
-	bounded := false
-	scanned := "SELECT * FROM " + from
-	if f.ScanLimit > 0 && (f.Sort == link.SortClicks ||
-		search != "" && !(utf8.RuneCountInString(search) >= 3 && s.hasTrigramIndex(ctx))) {
-		bounded = true
-		scanned += " ORDER BY l.seq DESC LIMIT " + strconv.Itoa(f.ScanLimit)
-	}
-	base := args
 	match := "true"
 	if search != "" {
 		if strings.ContainsAny(search, "\n") {
@@ -95,6 +89,22 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 		} else {
 			match = "l.search_text LIKE " + arg("%"+escapeLike(search)+"%")
 		}
+	}
+	indexed := search != "" && utf8.RuneCountInString(search) >= 3 && s.hasTrigramIndex(ctx)
+	if indexed {
+		where = append(where, match)
+		match = "true"
+	}
+	from := "links l WHERE " + strings.Join(where, " AND ")
+	bounded := false
+	scanned := "SELECT * FROM " + from
+	if f.ScanLimit > 0 && (f.Sort == link.SortClicks || search != "" && !indexed) {
+		bounded = true
+		scanned += " ORDER BY l.seq DESC LIMIT " + strconv.Itoa(f.ScanLimit)
+	}
+	base := args
+	if !indexed && search != "" && match != "false" {
+		base = args[:len(args)-1] // the scan bound's query has no search
 	}
 	sel := "FROM (" + scanned + ") l WHERE " + match
 

@@ -481,11 +481,33 @@ func (s *LinkService) FindLinkByID(ctx context.Context, workspaceID, id string) 
 // links_alias_key: its UTM values are its own, or its campaign's where it
 // has none; its Clicks is not filled in. ENOTFOUND, also for a held
 // alias.
+//
+// A link found is kept in memory for a second (redirectCache): the link
+// clicked most is read once a second, not once a click; while the
+// database cannot be read, a link kept longer is answered as it was.
 func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string) (*link.Link, error) {
+	domain = strings.ToLower(domain)
+	key := domain + "\n" + alias
+	l, ok, gen := s.db.links.get(key)
+	if ok {
+		return l, nil
+	}
+	l, err := s.findLinkByAlias(ctx, domain, alias)
+	if err == nil {
+		s.db.links.put(key, l, gen)
+	} else if link.ErrorCode(err) != link.ENOTFOUND && ctx.Err() == nil {
+		if old, ok := s.db.links.stale(key); ok {
+			return old, nil
+		}
+	}
+	return l, err
+}
+
+func (s *LinkService) findLinkByAlias(ctx context.Context, domain, alias string) (*link.Link, error) {
 	var src, med, camp *string
 	l, err := scanLink(s.db.pool.QueryRow(ctx, `SELECT `+linkColumns+`, c.utm_source, c.utm_medium, c.utm_campaign
 		FROM links l LEFT JOIN campaigns c ON c.id = l.campaign_id AND c.workspace_id = l.workspace_id
-		WHERE l.domain = $1 AND l.alias = $2`, strings.ToLower(domain), alias), &src, &med, &camp)
+		WHERE l.domain = $1 AND l.alias = $2`, domain, alias), &src, &med, &camp)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, link.Errorf(link.ENOTFOUND, "no link %q", alias)
 	}
@@ -507,6 +529,7 @@ func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string)
 // held for the workspace) and sets UpdatedAt. ENOTFOUND, ECONFLICT
 // (alias), EINVALID (campaign).
 func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, upd link.LinkUpdate, validate func(*link.Link) error) (*link.Link, error) {
+	defer s.db.redirectsChanged()
 	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixLink, id) {
 		return nil, link.Errorf(link.ENOTFOUND, "link %q not found", id)
 	}
@@ -595,6 +618,7 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 // DeleteLink removes a link and holds its alias for the workspace
 // (a held alias redirects nowhere). ENOTFOUND.
 func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) error {
+	defer s.db.redirectsChanged()
 	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixLink, id) {
 		return link.Errorf(link.ENOTFOUND, "link %q not found", id)
 	}

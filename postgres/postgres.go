@@ -52,11 +52,24 @@ type DB struct {
 	events link.EventEncoder // nil: no webhook events
 	usage  *usageBuffer      // API key uses not written yet
 
+	// links and domains answer redirects and request routing from memory
+	// for up to a second (see redirectCache).
+	links   *redirectCache[*link.Link]
+	domains *redirectCache[*link.Domain]
+
 	mu           sync.Mutex
 	failingSince time.Time // zero: writes work
 	// writeLog logs an episode of failing writes once, not per write.
 	writeLog *faultlog.Log
 	secret   string // the URL's password, taken out of logged errors
+}
+
+// redirectsChanged makes what redirects and routing read from memory
+// stale: every change that could alter it calls it once its transaction
+// ended (committed or not).
+func (db *DB) redirectsChanged() {
+	db.links.invalidate()
+	db.domains.invalidate()
 }
 
 // Open connects to the database of o.URL, migrates its schema and returns
@@ -98,6 +111,7 @@ func OpenDB(ctx context.Context, o Options) (*DB, error) {
 	if db.now == nil {
 		db.now = time.Now
 	}
+	db.links, db.domains = newRedirectCache[*link.Link](db.now), newRedirectCache[*link.Domain](db.now)
 	if db.logger == nil {
 		db.logger = slog.Default()
 	}
@@ -230,12 +244,17 @@ var errBackup = link.Errorf(link.ECONFLICT, "this instance keeps its data in Pos
 // SpoolBackup is refused: see errBackup.
 func (db *DB) SpoolBackup() (io.ReadCloser, int64, error) { return nil, 0, errBackup }
 
-// JWTSecret returns the secret stored in the database, made with generate
-// and stored by the first caller (of any instance) when there is none.
+// JWTSecret returns the secret stored in the database. When there is
+// none it is made with generate and stored; of instances starting at once
+// the first to store one wins, and every one returns that.
 func (db *DB) JWTSecret(generate func() []byte) ([]byte, error) {
 	ctx := context.Background()
 	var secret []byte
 	err := db.tx(ctx, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `SELECT value FROM settings WHERE name = 'jwt_secret'`).Scan(&secret)
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `INSERT INTO settings (name, value) VALUES ('jwt_secret', $1) ON CONFLICT (name) DO NOTHING`, generate()); err != nil {
 			return err
 		}

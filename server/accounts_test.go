@@ -7,24 +7,21 @@ import (
 	"time"
 
 	"github.com/linkbolt/linkbolt/auth"
-	"github.com/linkbolt/linkbolt/storage"
 )
 
 // restart closes the data file and opens it again, and builds a new server
 // over it with sessions loaded afresh, as a new process would.
 func (e *env) restart() {
 	e.t.Helper()
-	if err := e.db.Close(); err != nil {
+	if err := e.db.reopen(); err != nil {
 		e.t.Fatal(err)
 	}
-	if err := e.db.Open(); err != nil {
-		e.t.Fatal(err)
-	}
-	sessions, err := auth.LoadSessions(context.Background(), storage.NewUserService(e.db), e.clock.Now)
+	sessions, err := auth.LoadSessions(context.Background(), e.db.Accounts, e.clock.Now)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	d := e.deps
+	storeDeps(&d, e.db.Store)
 	d.Sessions = sessions
 	srv, err := New(e.cfg, d)
 	if err != nil {

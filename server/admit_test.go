@@ -52,7 +52,7 @@ func waitFor(cond func() bool) {
 // their turn and are all answered.
 func TestCostlyGateBoundsConcurrency(t *testing.T) {
 	const limit = 2
-	e := newEnv(t, func(c *Config) { c.CostlyConcurrency = limit; c.CostlyWait = time.Hour })
+	e := newBoltEnv(t, func(c *Config) { c.CostlyConcurrency = limit; c.CostlyWait = time.Hour })
 	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"gate"}`, 201).str("id")
 	e.do("GET", "/gate", "", "", http.StatusFound)
 	e.flush()
@@ -270,7 +270,7 @@ func TestExportFreesSlotWhileClientIsSlow(t *testing.T) {
 // A backup holds its slot while it copies and sends the data file, not
 // while a slow client keeps a write waiting.
 func TestBackupFreesSlotForDownload(t *testing.T) {
-	e := newEnv(t, func(c *Config) { c.CostlyConcurrency = 1; c.CostlyWait = 0 })
+	e := newBoltEnv(t, func(c *Config) { c.CostlyConcurrency = 1; c.CostlyWait = 0 })
 	bw := &blockingWriter{ResponseWriter: httptest.NewRecorder(), writing: make(chan struct{}), proceed: make(chan struct{})}
 	done := make(chan struct{})
 	go func() {

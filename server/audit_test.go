@@ -13,7 +13,6 @@ import (
 
 	"github.com/linkbolt/linkbolt/auth"
 	"github.com/linkbolt/linkbolt/link"
-	"github.com/linkbolt/linkbolt/storage"
 )
 
 // auditEntries returns every entry of the audit log at path (with its
@@ -106,8 +105,12 @@ func TestAuditLogRecordsEachAction(t *testing.T) {
 	e.do("PATCH", "/v1/workspaces/"+e.ws, e.adminToken, `{"name":"Marketing"}`, 200)
 	e.do("PATCH", "/v1/workspaces/"+e.ws, e.adminToken, `{"plan":"pro"}`, 200)
 
-	// A backup.
-	if r := e.request(newRequest("GET", "/v1/admin/backup", e.adminToken, "")); r.status != 200 {
+	// A backup (PostgreSQL's is pg_dump's: the server refuses it).
+	backup := 200
+	if onPostgres() {
+		backup = 409
+	}
+	if r := e.request(newRequest("GET", "/v1/admin/backup", e.adminToken, "")); r.status != backup {
 		t.Fatalf("backup: %d", r.status)
 	}
 
@@ -169,7 +172,9 @@ func TestAuditLogRecordsEachAction(t *testing.T) {
 		unknown[0]["workspace_ids"] != nil || unknown[1]["workspace_ids"] == nil {
 		t.Fatalf("failed logins in the admin's log = %v", unknown)
 	}
-	if b := findAudit(all, "backup.downloaded"); len(b) != 1 || field(b[0], "actor", "id") != admin || b[0]["address"] != "192.0.2.1" {
+	if b := findAudit(all, "backup.downloaded"); onPostgres() && len(b) != 0 {
+		t.Fatalf("a refused backup is in the log: %v", b)
+	} else if !onPostgres() && (len(b) != 1 || field(b[0], "actor", "id") != admin || b[0]["address"] != "192.0.2.1") {
 		t.Fatalf("backup entries = %v", b)
 	}
 	for _, id := range []string{"backup.downloaded"} {
@@ -204,19 +209,9 @@ func TestAuditLogRecordsEachAction(t *testing.T) {
 func TestAuditLogOwnersOnly(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
-	ctx := context.Background()
-	users, workspaces := storage.NewUserService(e.db), storage.NewWorkspaceService(e.db)
 	tokens := map[link.Role]string{}
 	for _, role := range []link.Role{link.RoleRead, link.RoleReadWrite, link.RoleOwner} {
-		hash, _ := e.srv.passwords.Hash("member password 1")
-		u := &link.User{Email: string(role) + "@example.com", PasswordHash: hash, CreatedAt: e.clock.Now()}
-		if err := users.CreateUser(ctx, u); err != nil {
-			t.Fatal(err)
-		}
-		if err := workspaces.AddMember(ctx, e.ws, u.ID, role); err != nil {
-			t.Fatal(err)
-		}
-		tokens[role] = e.login(string(role)+"@example.com", "member password 1")
+		tokens[role], _ = e.join(string(role)+"@example.com", string(role))
 	}
 	ws := "&workspace_id=" + e.ws
 	for _, tt := range []struct {
@@ -377,7 +372,7 @@ func TestAuditLogExport(t *testing.T) {
 	})
 	t.Run("an export reads past a page", func(t *testing.T) {
 		// More entries than a page holds.
-		audit := storage.NewAuditService(e.db)
+		audit := e.db.Audit
 		ctx := link.WithActor(context.Background(), link.Actor{Type: link.ActorUser, Name: "nobody@example.com"}, "198.51.100.1")
 		for range 600 {
 			if err := audit.RecordAudit(ctx, nil, link.AuditLoginFailed, link.AuditTarget{Type: "user"}, nil); err != nil {

@@ -118,8 +118,15 @@ func (s *Server) authenticate(r *http.Request) (*caller, error) {
 		} else if err != nil {
 			return nil, err
 		}
-		if u.Disabled { // sessions knows it already; the record is read anyway
+		// Sessions knows of the changes made through this server; the
+		// record, read anyway, also holds those made by another process on
+		// a shared database (another instance, or linkbolt users on
+		// PostgreSQL).
+		if u.Disabled {
 			return nil, link.Errorf(link.EUNAUTHORIZED, "your account is disabled: ask the instance admin")
+		}
+		if claims.Generation < u.TokenGeneration {
+			return nil, link.Errorf(link.EUNAUTHORIZED, "this token was ended by a password change or a log-out everywhere: log in again")
 		}
 		return &caller{user: u, token: claims}, nil
 	}

@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -22,16 +21,16 @@ import (
 	"github.com/linkbolt/linkbolt/dnscheck"
 	"github.com/linkbolt/linkbolt/internal/clocktest"
 	"github.com/linkbolt/linkbolt/link"
-	"github.com/linkbolt/linkbolt/storage"
 	"github.com/linkbolt/linkbolt/webhook"
 )
 
-// env is a whole server over a real bbolt file, with an admin, a workspace
+// env is a whole server over a real store (a bbolt file, or PostgreSQL
+// with LINKBOLT_TEST_STORE=postgres), with an admin, a workspace
 // and keys of both scopes, and a second workspace with its own key and link.
 type env struct {
 	t        testing.TB
 	srv      *Server
-	db       *storage.DB
+	db       *testStore
 	clock    *clocktest.Clock
 	recorder *analytics.Recorder
 	logs     *bytes.Buffer
@@ -70,27 +69,23 @@ func newEnvWith(t testing.TB, deps func(*Deps), opts ...func(*Config)) *env {
 
 func newEnvDeps(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickStore, deps func(*Deps), opts ...func(*Config)) *env {
 	t.Helper()
+	return newEnvOn(t, onPostgres(), wrap, deps, opts...)
+}
+
+// newBoltEnv is newEnv on a bbolt file whichever store the tests run on:
+// for what only that store does (a backup downloaded from the server;
+// PostgreSQL's is pg_dump's).
+func newBoltEnv(t testing.TB, opts ...func(*Config)) *env {
+	t.Helper()
+	return newEnvOn(t, false, nil, nil, opts...)
+}
+
+// newEnvOn builds an env on PostgreSQL when pg is true, else on bbolt.
+func newEnvOn(t testing.TB, pg bool, wrap func(analytics.ClickStore) analytics.ClickStore, deps func(*Deps), opts ...func(*Config)) *env {
+	t.Helper()
 	clk := clocktest.New(testStart)
-	db := storage.NewDB(filepath.Join(t.TempDir(), "linkbolt.db"))
-	db.Now = clk.Now
-	if err := db.Open(); err != nil {
-		t.Fatal(err)
-	}
 	logs := &bytes.Buffer{}
 	logger := slog.New(slog.NewTextHandler(&lockedWriter{w: logs}, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	clicks := storage.NewClickService(db)
-	var store analytics.ClickStore = clicks
-	if wrap != nil {
-		store = wrap(clicks)
-	}
-	rec := analytics.NewRecorder(store, time.Hour, 0, logger) // flushed by hand
-	rec.SetClock(clk.Now)
-	rec.SetEnrich(analytics.Enricher(analytics.NewClassifier(nil), clicks))
-	if wrap == nil { // a click backlog, as a server has by default
-		if err := rec.SetBacklog(context.Background(), clicks, 64<<20); err != nil {
-			t.Fatal(err)
-		}
-	}
 	cfg := Config{
 		BaseURL: &url.URL{Scheme: "http", Host: "lb.test"}, AltBaseURL: &url.URL{Scheme: "http", Host: "s.test"}, MaxBody: 1 << 20, KeyPrefix: "lb",
 		TokenTTL: 24 * time.Hour, RotationGrace: 24 * time.Hour,
@@ -109,29 +104,35 @@ func newEnvDeps(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickSto
 	if err != nil {
 		t.Fatal(err)
 	}
-	links, campaigns, hooks := storage.NewLinkService(db), storage.NewCampaignService(db), storage.NewWebhookService(db)
-	clicks.Events, links.Events, campaigns.Events, hooks.Events = events, events, events, events
-	setup := &auth.Setup{Users: storage.NewUserService(db), Passwords: auth.Passwords{Cost: bcrypt.MinCost},
+	db := openTestStore(t, pg, clk.Now, events, logger)
+	clicks := liveClicks{db}
+	var store analytics.ClickStore = clicks
+	if wrap != nil {
+		store = wrap(clicks)
+	}
+	rec := analytics.NewRecorder(store, time.Hour, 0, logger) // flushed by hand
+	rec.SetClock(clk.Now)
+	rec.SetEnrich(analytics.Enricher(analytics.NewClassifier(nil), clicks))
+	if wrap == nil { // a click backlog, as a server has by default
+		if err := rec.SetBacklog(context.Background(), clicks, 64<<20); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setup := &auth.Setup{Users: db.Users, Passwords: auth.Passwords{Cost: bcrypt.MinCost},
 		Plan: cfg.DefaultPlan, Now: clk.Now}
-	sessions, err := auth.LoadSessions(context.Background(), storage.NewUserService(db), clk.Now)
+	sessions, err := auth.LoadSessions(context.Background(), db.Accounts, clk.Now)
 	if err != nil {
 		t.Fatal(err)
 	}
 	d := Deps{
-		DB: db, Links: links, Keys: storage.NewKeyService(db),
-		Users: storage.NewUserService(db), Workspaces: storage.NewWorkspaceService(db),
-		Clicks: clicks, Campaigns: campaigns, QRCodes: storage.NewQRCodeService(db), Webhooks: hooks, Outbox: hooks, Recorder: rec,
-		Members: storage.NewMemberService(db), Invitations: storage.NewInvitationService(db),
-		Domains: storage.NewDomainService(db), Audit: storage.NewAuditService(db),
-		Blocklist:      storage.NewBlocklistService(db),
-		Imports:        storage.NewImportService(db),
+		Recorder:       rec,
 		DomainVerifier: dnscheck.NewDomains(""), WebhookTargets: webhook.TargetGuard{}, Setup: setup,
 		JWT:       &auth.JWT{Secret: []byte("test-secret-test-secret-test-secret!"), TTL: 24 * time.Hour, Now: clk.Now},
-		Accounts:  storage.NewUserService(db),
 		Sessions:  sessions,
 		Passwords: auth.Passwords{Cost: bcrypt.MinCost},
 		Logger:    logger, Now: clk.Now,
 	}
+	storeDeps(&d, db.Store)
 	if deps != nil {
 		deps(&d)
 	}
@@ -143,7 +144,7 @@ func newEnvDeps(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickSto
 		if err := rec.Close(context.Background()); err != nil {
 			t.Error(err)
 		}
-		if err := db.Close(); err != nil {
+		if err := db.Data.Close(); err != nil {
 			t.Error(err)
 		}
 	})
@@ -164,11 +165,11 @@ func newEnvDeps(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickSto
 		t.Fatal(err)
 	}
 	other := &link.User{Email: "other@example.com", PasswordHash: hash, CreatedAt: clk.Now()}
-	if err := storage.NewUserService(db).CreateUser(ctx, other); err != nil {
+	if err := db.Users.CreateUser(ctx, other); err != nil {
 		t.Fatal(err)
 	}
 	ows := &link.Workspace{Name: "Other", Plan: link.PlanFree, CreatedAt: clk.Now(), UpdatedAt: clk.Now()}
-	if err := storage.NewWorkspaceService(db).CreateWorkspace(ctx, ows, other.ID, 0); err != nil {
+	if err := db.Workspaces.CreateWorkspace(ctx, ows, other.ID, 0); err != nil {
 		t.Fatal(err)
 	}
 	e.otherWS = ows.ID

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/linkbolt/linkbolt/link"
-	"github.com/linkbolt/linkbolt/storage"
 )
 
 // loopEnv is a server whose primary host is http://localhost:8080 and
@@ -132,7 +131,7 @@ func TestRedirectLoopsAreNotFollowed(t *testing.T) {
 	a := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"http://go.loop.test:`+port+`/b","alias":"a"}`, 201).str("id")
 	// Data from before the fix, written past validation: a link to itself
 	// spelt 127.1, and b on the domain back to a.
-	links := storage.NewLinkService(e.db)
+	links := e.db.Links
 	self := &link.Link{WorkspaceID: e.ws, Alias: "self", DestinationURL: "http://127.1:" + port + "/self", RedirectCode: 302}
 	if err := links.CreateLink(ctx, self); err != nil {
 		t.Fatal(err)

@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/linkbolt/linkbolt/link"
-	"github.com/linkbolt/linkbolt/storage"
 )
 
 // TestLinkExpiry: a link expires at the instant expires_at, then redirects
@@ -172,7 +171,7 @@ func TestLinkMaxClicksCountsBacklog(t *testing.T) {
 	for i := range clicks {
 		clicks[i] = link.Click{LinkID: l.str("id"), WorkspaceID: e.ws, Time: e.clock.Now(), Country: "DE"}
 	}
-	store := storage.NewClickService(e.db)
+	store := e.db.Clicks
 	if n, _, err := store.SpillClicks(context.Background(), clicks, 0); n != 3 || err != nil {
 		t.Fatalf("spill: %d, %v", n, err)
 	}
@@ -448,7 +447,7 @@ func TestLinkMaxClicksSweepWaitsForBacklog(t *testing.T) {
 	e.do("GET", "/idle", "", "", 302)
 	e.flush()
 	clicks := []link.Click{{LinkID: a.str("id"), WorkspaceID: e.ws, Time: e.clock.Now(), Country: "DE"}}
-	store := storage.NewClickService(e.db)
+	store := e.db.Clicks
 	if _, _, err := store.SpillClicks(context.Background(), clicks, 0); err != nil {
 		t.Fatal(err)
 	}

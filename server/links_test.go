@@ -313,11 +313,18 @@ func TestListLinksSearchBound(t *testing.T) {
 		e.do("POST", "/v1/links", e.writeKey, fmt.Sprintf(`{"destination_url":"https://example.com/%d","alias":"sb%d"}`, i, i), 201)
 	}
 	r := e.do("GET", "/v1/links?search=example.com", e.readKey, "", 200)
-	if got := r.path("meta", "search_truncated"); got != true {
+	// On bbolt the bound counts the search index's candidates; on
+	// PostgreSQL the trigram index answers the whole search, read no
+	// further than its matches: complete, and said to be.
+	truncated, total := true, float64(3)
+	if onPostgres() {
+		truncated, total = false, 5
+	}
+	if got := r.path("meta", "search_truncated"); got != truncated {
 		t.Fatalf("search_truncated %v: %s", got, r.raw)
 	}
-	if got, want := r.path("meta", "total"), float64(3); got != want {
-		t.Fatalf("total %v, want %v", got, want)
+	if got := r.path("meta", "total"); got != total {
+		t.Fatalf("total %v, want %v", got, total)
 	}
 	if got, want := r.path("data", 0, "alias"), "sb4"; got != want {
 		t.Fatalf("first %v, want %q", got, want)

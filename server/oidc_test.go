@@ -19,7 +19,6 @@ import (
 	"github.com/oauth2-proxy/mockoidc"
 
 	"github.com/linkbolt/linkbolt/auth"
-	"github.com/linkbolt/linkbolt/storage"
 )
 
 // The single sign-on tests run the whole flow against a real OpenID Connect
@@ -205,7 +204,7 @@ func (u claimsUser) Claims(scope []string, base *mockoidc.IDTokenClaims) (jwt.Cl
 
 func (e *oidcEnv) userCount() int {
 	e.t.Helper()
-	n, err := storage.NewUserService(e.db).CountUsers(context.Background())
+	n, err := e.db.Users.CountUsers(context.Background())
 	if err != nil {
 		e.t.Fatal(err)
 	}

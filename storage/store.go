@@ -21,6 +21,8 @@ type Options struct {
 	// transaction; nil writes none.
 	Events link.EventEncoder
 	Logger *slog.Logger
+	// Now is the store's clock; nil is time.Now.
+	Now func() time.Time
 }
 
 // Open opens the bbolt data file of o and returns the store over it: its
@@ -33,6 +35,9 @@ func Open(o Options) (*link.Store, error) {
 	if o.Logger != nil {
 		db.Logger = o.Logger
 	}
+	if o.Now != nil {
+		db.Now = o.Now
+	}
 	if err := db.Open(); err != nil {
 		return nil, err
 	}
@@ -40,7 +45,7 @@ func Open(o Options) (*link.Store, error) {
 }
 
 // Store returns the services over the open db, configured by o (its Path,
-// KeyUsageFlush and Logger are the DB's own and not read here).
+// KeyUsageFlush, Logger and Now are the DB's own and not read here).
 func (db *DB) Store(o Options) *link.Store {
 	users := NewUserService(db)
 	links := NewLinkService(db)

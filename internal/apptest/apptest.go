@@ -17,17 +17,40 @@ import (
 
 	"github.com/linkbolt/linkbolt/internal/app"
 	"github.com/linkbolt/linkbolt/internal/config"
+	"github.com/linkbolt/linkbolt/internal/pgtest"
 )
 
 // Config writes yaml after a base configuration (a free loopback port,
 // the data file under t.TempDir(), the fastest password hash) to a file in
 // t.TempDir() and loads it as linkbolt does. Keys in yaml win over the base
-// where both name them.
+// where both name them. With LINKBOLT_TEST_STORE=postgres the base names a
+// fresh database of the tests' PostgreSQL cluster (storage.postgres_url):
+// the package's TestMain calls pgtest.Main.
 func Config(t testing.TB, yaml string) *config.Config {
+	t.Helper()
+	return load(t, OnPostgres(), yaml)
+}
+
+// BoltConfig is Config on a bbolt data file whichever store the tests run
+// on: for what only that store does (its file, backups, compaction).
+func BoltConfig(t testing.TB, yaml string) *config.Config {
+	t.Helper()
+	return load(t, false, yaml)
+}
+
+// OnPostgres reports whether the tests run on the PostgreSQL store
+// (LINKBOLT_TEST_STORE=postgres) rather than on bbolt files.
+func OnPostgres() bool { return os.Getenv(pgtest.StoreEnv) == "postgres" }
+
+func load(t testing.TB, pg bool, yaml string) *config.Config {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
-	base := fmt.Sprintf("server:\n  listen: 127.0.0.1:0\nstorage:\n  path: %s\nauth:\n  password_cost: 4\n", filepath.Join(dir, "data", "linkbolt.db"))
+	storage := fmt.Sprintf("  path: %s\n", filepath.Join(dir, "data", "linkbolt.db"))
+	if pg {
+		storage += fmt.Sprintf("  postgres_url: %q\n", pgtest.URL(t))
+	}
+	base := "server:\n  listen: 127.0.0.1:0\nstorage:\n" + storage + "auth:\n  password_cost: 4\n"
 	if err := os.WriteFile(path, []byte(base+yaml), 0o600); err != nil {
 		t.Fatal(err)
 	}

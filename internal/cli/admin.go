@@ -21,7 +21,9 @@ import (
 	"github.com/linkbolt/linkbolt/auth"
 	"github.com/linkbolt/linkbolt/internal/config"
 	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/postgres"
 	"github.com/linkbolt/linkbolt/storage"
+	"github.com/linkbolt/linkbolt/webhook"
 )
 
 // stdinKey holds, in a command's context, where --password-stdin reads
@@ -37,15 +39,18 @@ func stdinOf(ctx context.Context) io.Reader {
 }
 
 // instance is what the admin commands (users, workspaces, keys, export)
-// work on. When no server holds the data file, db is the data file itself
-// and every change is made there. While a running server holds it, db is
-// a snapshot of it (a hot backup through the server's admin API, opened
-// from a temporary directory) that the command reads, and api makes the
-// changes through the server, which records them in its audit log.
+// work on. On PostgreSQL (storage.postgres_url) store is the database
+// itself, which any number of processes use at once: every change is made
+// there directly, no server needed. On the bbolt file, when no server
+// holds it, store is the data file itself and every change is made there.
+// While a running server holds the file, store is a snapshot of it (a hot
+// backup through the server's admin API, opened from a temporary
+// directory) that the command reads, and api makes the changes through
+// the server, which records them in its audit log.
 type instance struct {
-	db  *storage.DB
-	api *adminAPI // nil offline
-	dir string    // the snapshot's temporary directory; "" offline
+	store *link.Store
+	api   *adminAPI // nil when changes go to the store
+	dir   string    // the snapshot's temporary directory; "" otherwise
 	// passwords hashes the passwords the commands set offline.
 	passwords auth.Passwords
 	// baseURL is server.base_url, where one-time password links lead.
@@ -67,16 +72,19 @@ func statDataFile(cfg *config.Config) error {
 
 // runOffline runs op on the configuration of a command that works on the
 // data file only while no server holds it (restore, compact), once the
-// command's required file flag (flagUsage, "--out FILE") was given. A
-// running server in the way is said as such, why saying why the command
-// does not go through it; other errors of op are prefixed with the
-// command's name.
+// command's required file flag (flagUsage, "--out FILE") was given; on
+// PostgreSQL it refuses (refuseOnPostgres). A running server in the way is
+// said as such, why saying why the command does not go through it; other
+// errors of op are prefixed with the command's name.
 func runOffline(name, configPath, file, flagUsage, why string, op func(*config.Config) error) error {
 	if file == "" {
 		return usageError{flagUsage + " is required"}
 	}
 	cfg, err := config.Load(configPath)
 	if err != nil {
+		return err
+	}
+	if err := refuseOnPostgres(name, cfg, file); err != nil {
 		return err
 	}
 	err = op(cfg)
@@ -89,17 +97,23 @@ func runOffline(name, configPath, file, flagUsage, why string, op func(*config.C
 	return nil
 }
 
-// openInstance opens the data file of cfg, or a snapshot of it through the
-// running server that holds it (signed in with token, else admin.email and
-// admin.password).
+// openInstance opens the PostgreSQL database of cfg, or the data file of
+// cfg, or a snapshot of it through the running server that holds it
+// (signed in with token, else admin.email and admin.password).
 func openInstance(ctx context.Context, cfg *config.Config, token string, stderr io.Writer) (*instance, error) {
+	if cfg.Postgres() {
+		store, err := openStore(ctx, cfg, "", stderr)
+		if err != nil {
+			return nil, err
+		}
+		return &instance{store: store}, nil
+	}
 	if err := statDataFile(cfg); err != nil {
 		return nil, err
 	}
-	db := quietDB(cfg.Storage.Path, stderr)
-	err := db.Open()
+	store, err := openStore(ctx, cfg, cfg.Storage.Path, stderr)
 	if err == nil {
-		return &instance{db: db}, nil
+		return &instance{store: store}, nil
 	}
 	if !errors.Is(err, storage.ErrLocked) {
 		return nil, err
@@ -119,28 +133,37 @@ func openInstance(ctx context.Context, cfg *config.Config, token string, stderr 
 		in.close()
 		return nil, err
 	}
-	in.db = quietDB(path, stderr)
-	if err := in.db.Open(); err != nil {
-		in.db = nil
+	if in.store, err = openStore(ctx, cfg, path, stderr); err != nil {
 		in.close()
 		return nil, fmt.Errorf("open the server's snapshot: %w", err)
 	}
 	return in, nil
 }
 
-// quietDB returns the storage of the data file at path, logging only
-// warnings (a damaged header page) to stderr.
-func quietDB(path string, stderr io.Writer) *storage.DB {
-	db := storage.NewDB(path)
-	db.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	return db
+// openStore opens the store of cfg for a command: the PostgreSQL database
+// of storage.postgres_url when it is set, else the bbolt file at path (the
+// data file, or a snapshot of it), which fails with an error matching
+// storage.ErrLocked while a running server holds it. Changes write their
+// webhook events as the server does; only warnings (a damaged header page)
+// are logged, to stderr.
+func openStore(ctx context.Context, cfg *config.Config, path string, stderr io.Writer) (*link.Store, error) {
+	events, err := webhook.NewEncoder(cfg.Server.BaseURL, cfg.Domains.Scheme)
+	if err != nil {
+		return nil, fmt.Errorf("server.base_url: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	if cfg.Postgres() {
+		return postgres.Open(ctx, postgres.Options{URL: cfg.Storage.PostgresURL, KeyUsageFlush: cfg.Clicks.FlushInterval,
+			AliasHold: cfg.Links.AliasHold, Events: events, Logger: logger})
+	}
+	return storage.Open(storage.Options{Path: path, AliasHold: cfg.Links.AliasHold, Events: events, Logger: logger})
 }
 
-// close closes the data file, or removes the snapshot.
+// close closes the store, and removes the snapshot.
 func (in *instance) close() error {
 	var err error
-	if in.db != nil {
-		err = in.db.Close()
+	if in.store != nil {
+		err = in.store.Data.Close()
 	}
 	if in.dir != "" {
 		if rerr := os.RemoveAll(in.dir); err == nil {

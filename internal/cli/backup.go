@@ -28,7 +28,11 @@ admin API (GET /v1/admin/backup at server.base_url), signed in with
 --token, LINKBOLT_TOKEN, or admin.email and admin.password from the
 configuration. The copy is written to a temporary file beside FILE and
 renamed into place only when complete; FILE may not be the data file,
-nor a directory, device or pipe.`,
+nor a directory, device or pipe.
+
+On PostgreSQL (storage.postgres_url) there is no data file to copy: it
+refuses, writing nothing, and names pg_dump, with which PostgreSQL backs
+up its databases while linkbolt runs (see docs/operations.md).`,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
 		configPath := configFlag(fs)
 		out := fs.String("out", "", "`FILE` to write the backup to (required)")
@@ -49,6 +53,9 @@ func runBackup(ctx context.Context, configPath, out, token string, stdout, stder
 	}
 	cfg, err := config.Load(configPath)
 	if err != nil {
+		return err
+	}
+	if err := refuseOnPostgres("backup", cfg, ""); err != nil {
 		return err
 	}
 	if err := statDataFile(cfg); err != nil {

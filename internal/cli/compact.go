@@ -19,7 +19,11 @@ keys in order onto filled pages, leaving out the free space that deleted
 links and pruned clicks leave behind; the copy is checked like linkbolt
 check does. The data file is only read. It needs the server stopped
 (a running server holds the data file) and refuses an existing FILE. To
-use the copy, keep the server stopped and run linkbolt restore --from FILE.`,
+use the copy, keep the server stopped and run linkbolt restore --from FILE.
+
+On PostgreSQL (storage.postgres_url) it refuses, writing nothing:
+PostgreSQL reclaims the space of deleted rows itself (autovacuum), and
+VACUUM FULL returns it to the operating system (see docs/operations.md).`,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
 		configPath := configFlag(fs)
 		out := fs.String("out", "", "the new `FILE` to write the compacted copy to (required)")

@@ -11,7 +11,6 @@ import (
 
 	"github.com/linkbolt/linkbolt/internal/config"
 	"github.com/linkbolt/linkbolt/link"
-	"github.com/linkbolt/linkbolt/storage"
 	"github.com/linkbolt/linkbolt/wire"
 )
 
@@ -48,25 +47,27 @@ func runExport(ctx context.Context, configPath, token, wsID, out string, stdout,
 		if err != nil {
 			return err
 		}
-		if err := refuseDataFile(out, cfg.Storage.Path); err != nil {
-			return fmt.Errorf("export: %w", err)
+		if !cfg.Postgres() {
+			if err := refuseDataFile(out, cfg.Storage.Path); err != nil {
+				return fmt.Errorf("export: %w", err)
+			}
 		}
 		if err := refuseSpecialFile(out); err != nil {
 			return fmt.Errorf("export: %w", err)
 		}
 	}
 	return withInstance(ctx, configPath, token, stderr, func(ctx context.Context, in *instance) error {
-		if _, err := storage.NewWorkspaceService(in.db).FindWorkspaceByID(ctx, wsID); err != nil {
+		if _, err := in.store.Workspaces.FindWorkspaceByID(ctx, wsID); err != nil {
 			return err
 		}
 		if out == "" {
-			_, err := exportWorkspace(ctx, in.db, wsID, stdout)
+			_, err := exportWorkspace(ctx, in.store, wsID, stdout)
 			return err
 		}
 		var lines int64
 		_, err := writeAtomically(out, func(w io.Writer) (int64, error) {
 			var err error
-			lines, err = exportWorkspace(ctx, in.db, wsID, w)
+			lines, err = exportWorkspace(ctx, in.store, wsID, w)
 			return lines, err
 		})
 		if err != nil {
@@ -114,25 +115,25 @@ func exportTime(v any) any {
 
 // exportWorkspace writes the lines of the workspace wsID to w and returns
 // their number.
-func exportWorkspace(ctx context.Context, db *storage.DB, wsID string, w io.Writer) (int64, error) {
+func exportWorkspace(ctx context.Context, store *link.Store, wsID string, w io.Writer) (int64, error) {
 	bw := bufio.NewWriterSize(w, 64<<10)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	e := &exporter{enc: enc}
-	steps := []func(context.Context, *storage.DB, string, *exporter) error{
+	steps := []func(context.Context, *link.Store, string, *exporter) error{
 		exportWorkspaceLine, exportMembers, exportCampaigns, exportDomains, exportLinks,
 		exportQRCodes, exportWebhooks, exportKeys, exportClicks,
 	}
 	for _, step := range steps {
-		if err := step(ctx, db, wsID, e); err != nil {
+		if err := step(ctx, store, wsID, e); err != nil {
 			return e.lines, err
 		}
 	}
 	return e.lines, bw.Flush()
 }
 
-func exportWorkspaceLine(ctx context.Context, db *storage.DB, wsID string, e *exporter) error {
-	ws, err := storage.NewWorkspaceService(db).FindWorkspaceByID(ctx, wsID)
+func exportWorkspaceLine(ctx context.Context, store *link.Store, wsID string, e *exporter) error {
+	ws, err := store.Workspaces.FindWorkspaceByID(ctx, wsID)
 	if err != nil {
 		return err
 	}
@@ -140,8 +141,8 @@ func exportWorkspaceLine(ctx context.Context, db *storage.DB, wsID string, e *ex
 		"created_at": ws.CreatedAt, "updated_at": ws.UpdatedAt})
 }
 
-func exportMembers(ctx context.Context, db *storage.DB, wsID string, e *exporter) error {
-	members, err := storage.NewMemberService(db).FindMembers(ctx, wsID)
+func exportMembers(ctx context.Context, store *link.Store, wsID string, e *exporter) error {
+	members, err := store.Members.FindMembers(ctx, wsID)
 	if err != nil {
 		return err
 	}
@@ -154,8 +155,8 @@ func exportMembers(ctx context.Context, db *storage.DB, wsID string, e *exporter
 	return nil
 }
 
-func exportCampaigns(ctx context.Context, db *storage.DB, wsID string, e *exporter) error {
-	campaigns, err := storage.NewCampaignService(db).FindCampaigns(ctx, wsID)
+func exportCampaigns(ctx context.Context, store *link.Store, wsID string, e *exporter) error {
+	campaigns, err := store.Campaigns.FindCampaigns(ctx, wsID)
 	if err != nil {
 		return err
 	}
@@ -169,8 +170,8 @@ func exportCampaigns(ctx context.Context, db *storage.DB, wsID string, e *export
 	return nil
 }
 
-func exportDomains(ctx context.Context, db *storage.DB, wsID string, e *exporter) error {
-	domains, err := storage.NewDomainService(db).FindDomains(ctx, wsID)
+func exportDomains(ctx context.Context, store *link.Store, wsID string, e *exporter) error {
+	domains, err := store.Domains.FindDomains(ctx, wsID)
 	if err != nil {
 		return err
 	}
@@ -186,8 +187,8 @@ func exportDomains(ctx context.Context, db *storage.DB, wsID string, e *exporter
 // exportLinkPage is the number of links read at a time.
 const exportLinkPage = 1000
 
-func exportLinks(ctx context.Context, db *storage.DB, wsID string, e *exporter) error {
-	links := storage.NewLinkService(db)
+func exportLinks(ctx context.Context, store *link.Store, wsID string, e *exporter) error {
+	links := store.Links
 	for page := 1; ; page++ {
 		p, err := links.FindLinkPage(ctx, link.LinkFilter{WorkspaceID: wsID, Page: page, Limit: exportLinkPage, Archived: link.ArchivedAll})
 		if err != nil {
@@ -237,8 +238,8 @@ func linkData(l *link.Link) map[string]any {
 	return d
 }
 
-func exportQRCodes(ctx context.Context, db *storage.DB, wsID string, e *exporter) error {
-	codes, err := storage.NewQRCodeService(db).FindQRCodes(ctx, wsID, "")
+func exportQRCodes(ctx context.Context, store *link.Store, wsID string, e *exporter) error {
+	codes, err := store.QRCodes.FindQRCodes(ctx, wsID, "")
 	if err != nil {
 		return err
 	}
@@ -253,8 +254,8 @@ func exportQRCodes(ctx context.Context, db *storage.DB, wsID string, e *exporter
 }
 
 // exportWebhooks writes the webhooks without their signing secrets.
-func exportWebhooks(ctx context.Context, db *storage.DB, wsID string, e *exporter) error {
-	hooks, err := storage.NewWebhookService(db).FindWebhooks(ctx, wsID)
+func exportWebhooks(ctx context.Context, store *link.Store, wsID string, e *exporter) error {
+	hooks, err := store.Webhooks.FindWebhooks(ctx, wsID)
 	if err != nil {
 		return err
 	}
@@ -268,8 +269,8 @@ func exportWebhooks(ctx context.Context, db *storage.DB, wsID string, e *exporte
 }
 
 // exportKeys writes the API keys without their hashes.
-func exportKeys(ctx context.Context, db *storage.DB, wsID string, e *exporter) error {
-	keys, err := storage.NewKeyService(db).FindKeys(ctx, wsID)
+func exportKeys(ctx context.Context, store *link.Store, wsID string, e *exporter) error {
+	keys, err := store.Keys.FindKeys(ctx, wsID)
 	if err != nil {
 		return err
 	}
@@ -290,8 +291,8 @@ const clickTimeFormat = "2006-01-02T15:04:05.000Z07:00"
 
 // exportClicks writes the raw clicks still kept, oldest first, as the
 // analytics export has them.
-func exportClicks(ctx context.Context, db *storage.DB, wsID string, e *exporter) error {
-	return storage.NewClickService(db).ExportClicks(ctx, wsID, time.Unix(0, 0), time.Now().Add(24*time.Hour), func(c *link.Click) error {
+func exportClicks(ctx context.Context, store *link.Store, wsID string, e *exporter) error {
+	return store.Clicks.ExportClicks(ctx, wsID, time.Unix(0, 0), time.Now().Add(24*time.Hour), func(c *link.Click) error {
 		return e.write("click", map[string]any{"time": c.Time.UTC().Format(clickTimeFormat), "link_id": c.LinkID, "campaign_id": c.CampaignID,
 			"referrer": c.Referrer, "country": c.Country, "device": c.Device, "browser": c.Browser, "os": c.OS,
 			"bot": c.Bot, "variant": c.Variant, "visitor": fmt.Sprintf("%016x", c.Visitor)})

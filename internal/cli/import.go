@@ -42,7 +42,10 @@ It works on the data file directly; while a running server holds the
 file, it sends the import to that server (POST /v1/imports at
 server.base_url), signed in with --token (a login token or a read_write
 API key of the workspace), LINKBOLT_TOKEN, or admin.email and
-admin.password; the server then fetches API sources itself.`,
+admin.password; the server then fetches API sources itself.
+
+On PostgreSQL (storage.postgres_url) it works on the database directly,
+with or without servers running on it, and no --token is needed.`,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
 		configPath := configFlag(fs)
 		var o importOptions
@@ -101,11 +104,12 @@ func runImport(ctx context.Context, configPath string, o importOptions, stdout, 
 	if err != nil {
 		return err
 	}
-	if err := statDataFile(cfg); err != nil {
-		return fmt.Errorf("import: %w", err)
+	if !cfg.Postgres() {
+		if err := statDataFile(cfg); err != nil {
+			return fmt.Errorf("import: %w", err)
+		}
 	}
-	db := storage.NewDB(cfg.Storage.Path)
-	err = db.Open()
+	store, err := openStore(ctx, cfg, cfg.Storage.Path, stderr)
 	if errors.Is(err, storage.ErrLocked) {
 		fmt.Fprintln(stderr, "the data file is in use; sending the import to the running server at", cfg.Server.BaseURL)
 		rep, err := importOverHTTP(ctx, cfg, o)
@@ -117,7 +121,7 @@ func runImport(ctx context.Context, configPath string, o importOptions, stdout, 
 	if err != nil {
 		return fmt.Errorf("import: %w", err)
 	}
-	defer db.Close()
+	defer store.Data.Close()
 
 	srcCfg := importer.SourceConfig{URL: o.url, APIKey: o.apiKey}
 	if o.file != "" {
@@ -158,7 +162,7 @@ func runImport(ctx context.Context, configPath string, o importOptions, stdout, 
 	if o.dryRun {
 		printDryRun(stdout)
 	}
-	rep, err := importer.Run(ctx, storage.NewImportService(db), src, importer.Options{
+	rep, err := importer.Run(ctx, store.Imports, src, importer.Options{
 		WorkspaceID: o.workspace, DryRun: o.dryRun, OnConflict: onConflict, Rules: rules,
 		OnItem: func(it importer.Item) { printImportItem(stdout, importReportItemOf(it)) },
 	})

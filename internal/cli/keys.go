@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/linkbolt/linkbolt/link"
-	"github.com/linkbolt/linkbolt/storage"
 )
 
 var keysListCommand = &command{
@@ -22,7 +21,7 @@ first characters tell a leaked token's key apart.` + onlineNote,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
 		wsID := fs.String("workspace", "", "only the keys of the workspace `ID`")
 		return instanceCommand(fs, nil, func(ctx context.Context, in *instance, stdout io.Writer) error {
-			keys, err := instanceKeys(ctx, in.db, *wsID)
+			keys, err := instanceKeys(ctx, in.store, *wsID)
 			if err != nil {
 				return err
 			}
@@ -53,14 +52,14 @@ linkbolt keys list (the START column shows the token's first characters).` + onl
 			return nil
 		}
 		return instanceCommand(fs, check, func(ctx context.Context, in *instance, stdout io.Writer) error {
-			k, err := findInstanceKey(ctx, in.db, *id)
+			k, err := findInstanceKey(ctx, in.store, *id)
 			if err != nil {
 				return err
 			}
 			if in.api != nil {
 				err = in.api.call(ctx, "DELETE", "/v1/admin/workspaces/"+k.WorkspaceID+"/keys/"+k.ID, nil, nil)
 			} else {
-				err = storage.NewKeyService(in.db).RevokeKey(ctx, k.WorkspaceID, k.ID)
+				err = in.store.Keys.RevokeKey(ctx, k.WorkspaceID, k.ID)
 			}
 			if err != nil {
 				return err
@@ -73,24 +72,26 @@ linkbolt keys list (the START column shows the token's first characters).` + onl
 
 // instanceKeys returns the keys of the workspace wsID, or of every
 // workspace when it is "".
-func instanceKeys(ctx context.Context, db *storage.DB, wsID string) ([]*link.APIKey, error) {
-	wss := storage.NewWorkspaceService(db)
+func instanceKeys(ctx context.Context, store *link.Store, wsID string) ([]*link.APIKey, error) {
 	var list []*link.Workspace
 	if wsID != "" {
-		ws, err := wss.FindWorkspaceByID(ctx, wsID)
+		ws, err := store.Workspaces.FindWorkspaceByID(ctx, wsID)
 		if err != nil {
 			return nil, err
 		}
 		list = []*link.Workspace{ws}
 	} else {
-		var err error
+		wss, err := workspaceLister(store)
+		if err != nil {
+			return nil, err
+		}
 		if list, err = wss.ListWorkspaces(ctx); err != nil {
 			return nil, err
 		}
 	}
 	var out []*link.APIKey
 	for _, ws := range list {
-		keys, err := storage.NewKeyService(db).FindKeys(ctx, ws.ID)
+		keys, err := store.Keys.FindKeys(ctx, ws.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -100,8 +101,8 @@ func instanceKeys(ctx context.Context, db *storage.DB, wsID string) ([]*link.API
 }
 
 // findInstanceKey finds a key by ID in any workspace. ENOTFOUND.
-func findInstanceKey(ctx context.Context, db *storage.DB, id string) (*link.APIKey, error) {
-	keys, err := instanceKeys(ctx, db, "")
+func findInstanceKey(ctx context.Context, store *link.Store, id string) (*link.APIKey, error) {
+	keys, err := instanceKeys(ctx, store, "")
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,11 @@ own invariants) and must be a linkbolt data file of a schema version this
 linkbolt knows (an older one is upgraded when the server next starts); a
 damaged backup is refused before the data file is touched. The replaced
 data file is kept beside it as FILE.replaced-<UTC time>, and the copy
-renamed into place in one step. The backup itself is only read.`,
+renamed into place in one step. The backup itself is only read.
+
+On PostgreSQL (storage.postgres_url) it refuses, changing nothing, and
+names pg_restore, which puts a pg_dump backup back into the database
+(with every linkbolt stopped; see docs/operations.md).`,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
 		configPath := configFlag(fs)
 		from := fs.String("from", "", "the backup `FILE` to restore (required)")

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,15 +12,17 @@ import (
 	"github.com/linkbolt/linkbolt/auth"
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/server"
-	"github.com/linkbolt/linkbolt/storage"
 )
 
 const onlineNote = `
 
-Offline it works on the data file (storage.path); while a running server
-holds the file, it reads a hot backup taken through that server's admin API
-and makes any change through that API, signed in with --token,
-LINKBOLT_TOKEN, or admin.email and admin.password.`
+On PostgreSQL (storage.postgres_url) it works on the database directly,
+with or without servers running on it, and no --token is needed; a change
+is in the audit log as the system's. On the bbolt data file (storage.path)
+it works on the file offline; while a running server holds the file, it
+reads a hot backup taken through that server's admin API and makes any
+change through that API, signed in with --token, LINKBOLT_TOKEN, or
+admin.email and admin.password.`
 
 var usersListCommand = &command{
 	name:     "users list",
@@ -28,7 +31,7 @@ var usersListCommand = &command{
 	about:    "List every user of the instance: ID, e-mail, name, admin, disabled." + onlineNote,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
 		return instanceCommand(fs, nil, func(ctx context.Context, in *instance, stdout io.Writer) error {
-			users, err := storage.NewUserService(in.db).ListUsers(ctx)
+			users, err := in.store.Accounts.ListUsers(ctx)
 			if err != nil {
 				return err
 			}
@@ -171,8 +174,8 @@ func choosePassword(ctx context.Context, fromStdin bool) (pw string, made bool, 
 }
 
 // findUser finds a user by e-mail (when ref has an @) or ID.
-func findUser(ctx context.Context, db *storage.DB, ref string) (*link.User, error) {
-	users := storage.NewUserService(db)
+func findUser(ctx context.Context, store *link.Store, ref string) (*link.User, error) {
+	users := store.Users
 	if strings.Contains(ref, "@") {
 		return users.FindUserByEmail(ctx, link.NormalizeEmail(ref))
 	}
@@ -208,16 +211,16 @@ func createUser(ctx context.Context, in *instance, email, name, pw string, admin
 		return nil, err
 	}
 	u := &link.User{Email: email, Name: name, PasswordHash: hash, Admin: admin}
-	return u, storage.NewUserService(in.db).CreateUser(ctx, u)
+	return u, in.store.Users.CreateUser(ctx, u)
 }
 
 func disableUser(ctx context.Context, in *instance, ref string) (*link.User, error) {
-	u, err := findUser(ctx, in.db, ref)
+	u, err := findUser(ctx, in.store, ref)
 	if err != nil {
 		return nil, err
 	}
 	if u.Admin && !u.Disabled {
-		users, err := storage.NewUserService(in.db).ListUsers(ctx)
+		users, err := in.store.Accounts.ListUsers(ctx)
 		if err != nil {
 			return nil, err
 		}
@@ -235,11 +238,11 @@ func disableUser(ctx context.Context, in *instance, ref string) (*link.User, err
 		return u, in.api.call(ctx, "PATCH", "/v1/users/"+u.ID, map[string]bool{"disabled": true}, nil)
 	}
 	disabled := true
-	return storage.NewUserService(in.db).UpdateUser(ctx, u.ID, link.UserUpdate{Disabled: &disabled, EndTokens: true})
+	return in.store.Accounts.UpdateUser(ctx, u.ID, link.UserUpdate{Disabled: &disabled, EndTokens: true})
 }
 
 func resetPassword(ctx context.Context, in *instance, ref, pw string) (*link.User, error) {
-	u, err := findUser(ctx, in.db, ref)
+	u, err := findUser(ctx, in.store, ref)
 	if err != nil {
 		return nil, err
 	}
@@ -250,7 +253,7 @@ func resetPassword(ctx context.Context, in *instance, ref, pw string) (*link.Use
 	if err != nil {
 		return nil, err
 	}
-	return storage.NewUserService(in.db).UpdateUser(ctx, u.ID, link.UserUpdate{PasswordHash: hash, EndTokens: true})
+	return in.store.Accounts.UpdateUser(ctx, u.ID, link.UserUpdate{PasswordHash: hash, EndTokens: true})
 }
 
 func yesNo(b bool) string {
@@ -270,7 +273,7 @@ func orDash(s string) string {
 // printPasswordLink makes a one-time link for the user ref to choose a
 // password and prints it.
 func printPasswordLink(ctx context.Context, in *instance, ref string, stdout io.Writer) error {
-	u, err := findUser(ctx, in.db, ref)
+	u, err := findUser(ctx, in.store, ref)
 	if err != nil {
 		return err
 	}
@@ -283,7 +286,11 @@ func printPasswordLink(ctx context.Context, in *instance, ref string, stdout io.
 	} else {
 		token, hash := server.NewPasswordLinkToken()
 		out.URL, out.ExpiresAt = server.PasswordLinkURL(in.baseURL, token), time.Now().Add(server.PasswordLinkTTL)
-		err = storage.NewUserService(in.db).CreatePasswordReset(ctx, u.ID, hash, out.ExpiresAt)
+		resets, ok := in.store.Accounts.(link.PasswordResets)
+		if !ok {
+			return errors.New("this store keeps no one-time password links")
+		}
+		err = resets.CreatePasswordReset(ctx, u.ID, hash, out.ExpiresAt)
 	}
 	if err != nil {
 		return err

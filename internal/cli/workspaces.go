@@ -2,13 +2,13 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"strconv"
 
 	"github.com/linkbolt/linkbolt/link"
-	"github.com/linkbolt/linkbolt/storage"
 )
 
 var workspacesListCommand = &command{
@@ -18,7 +18,10 @@ var workspacesListCommand = &command{
 	about:    "List every workspace of the instance: ID, name, plan, number of links." + onlineNote,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
 		return instanceCommand(fs, nil, func(ctx context.Context, in *instance, stdout io.Writer) error {
-			wss := storage.NewWorkspaceService(in.db)
+			wss, err := workspaceLister(in.store)
+			if err != nil {
+				return err
+			}
 			list, err := wss.ListWorkspaces(ctx)
 			if err != nil {
 				return err
@@ -57,14 +60,14 @@ next request.` + onlineNote,
 		}
 		return instanceCommand(fs, check, func(ctx context.Context, in *instance, stdout io.Writer) error {
 			p := link.Plan(*plan)
-			ws, err := storage.NewWorkspaceService(in.db).FindWorkspaceByID(ctx, *id)
+			ws, err := in.store.Workspaces.FindWorkspaceByID(ctx, *id)
 			if err != nil {
 				return err
 			}
 			if in.api != nil {
 				err = in.api.call(ctx, "PATCH", "/v1/workspaces/"+ws.ID, map[string]string{"plan": string(p)}, nil)
 			} else {
-				_, err = storage.NewWorkspaceService(in.db).UpdateWorkspace(ctx, ws.ID, link.WorkspaceUpdate{Plan: &p})
+				_, err = in.store.Workspaces.UpdateWorkspace(ctx, ws.ID, link.WorkspaceUpdate{Plan: &p})
 			}
 			if err != nil {
 				return err
@@ -73,4 +76,21 @@ next request.` + onlineNote,
 			return nil
 		})
 	},
+}
+
+// workspaceLists is what the instance's workspace service answers beyond
+// link.WorkspaceService for the admin commands: every workspace, and a
+// workspace's number of links. Both stores have it.
+type workspaceLists interface {
+	ListWorkspaces(ctx context.Context) ([]*link.Workspace, error)
+	CountLinks(ctx context.Context, id string) (int, error)
+}
+
+// workspaceLister returns the workspace lists of store.
+func workspaceLister(store *link.Store) (workspaceLists, error) {
+	wss, ok := store.Workspaces.(workspaceLists)
+	if !ok {
+		return nil, errors.New("this store cannot list its workspaces")
+	}
+	return wss, nil
 }

@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"io"
+	"strings"
 	"testing"
 
 	"github.com/linkbolt/linkbolt/link"
@@ -12,6 +13,7 @@ var dataTests = []test{
 	{"Ping", testDataPing},
 	{"JWTSecretMadeOnce", testDataJWTSecret},
 	{"SpoolBackup", testDataBackup},
+	{"BackupRefused", testDataBackupRefused},
 	{"WriteFailing", testDataWriteFailing},
 	{"CatchDamage", testDataCatchDamage},
 	{"CloseAndReopen", testDataClose},
@@ -46,6 +48,15 @@ func testDataJWTSecret(t *testing.T, e *env) {
 	if err != nil || string(after) != string(first) || calls != 1 {
 		t.Fatalf("JWTSecret after a restart = %q, %v; want the first, without generating", after, err)
 	}
+}
+
+// backupTests are the Data tests of one way of backing up, each run on
+// the stores of that way only: true for a store that spools a copy of its
+// data file, false for one backed up with its database's own tool
+// (Traits.BackupTool).
+var backupTests = map[string]bool{
+	"Data/SpoolBackup":   true,
+	"Data/BackupRefused": false,
 }
 
 func testDataBackup(t *testing.T, e *env) {
@@ -116,5 +127,29 @@ func testDataClose(t *testing.T, e *env) {
 	}
 	if got, err := e.Links.FindLinkByAlias(e.ctx, "", "kept"); err != nil || got.ID != l.ID {
 		t.Fatalf("after a reopen: %+v, %v", got, err)
+	}
+}
+
+// testDataBackupRefused: a store backed up with its database's own tool
+// refuses SpoolBackup with ECONFLICT, in a message naming the tool, and
+// goes on: it answers, reads, and its writes are not failing.
+func testDataBackupRefused(t *testing.T, e *env) {
+	e.setup()
+	r, size, err := e.Data.SpoolBackup()
+	if r != nil {
+		r.Close()
+	}
+	wantCode(t, err, link.ECONFLICT)
+	if r != nil || size != 0 || !strings.Contains(link.ErrorMessage(err), e.traits.BackupTool) {
+		t.Fatalf("SpoolBackup = %v, %d, %q; want nothing and a message naming %s", r, size, link.ErrorMessage(err), e.traits.BackupTool)
+	}
+	if err := e.Data.Ping(e.ctx); err != nil {
+		t.Fatalf("Ping after a refused backup: %v", err)
+	}
+	if _, err := e.Users.FindUserByEmail(e.ctx, "admin@example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if since, failing := e.Data.WriteFailing(); failing {
+		t.Fatalf("WriteFailing = %v, %v after a refused backup", since, failing)
 	}
 }

@@ -53,12 +53,29 @@ const aliasHold = 24 * time.Hour
 // t0 is where every subtest's clock starts: a whole UTC hour.
 var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
 
+// Traits are what a store does by design in its own way, where the
+// contract allows more than one: the suite asserts each store's way.
+type Traits struct {
+	// BackupTool is, for a store kept by a database server that is backed
+	// up with its own tool, that tool ("pg_dump"): SpoolBackup refuses
+	// with ECONFLICT and a message naming it. "" for a store that spools
+	// a copy of its data file.
+	BackupTool string
+}
+
 // Run runs the conformance suite against the stores open opens: every
 // group, or only the groups named in only ("Accounts", "Certs", …) for a
 // store that provides only some services yet. An entry "Group/Test" runs
 // that one test of its group, for a test that needs a service the store
-// does not provide yet.
+// does not provide yet. The stores spool backups of their data file (see
+// RunStore).
 func Run(t *testing.T, open Opener, only ...string) {
+	RunStore(t, open, Traits{}, only...)
+}
+
+// RunStore is Run for a store of the given traits: the tests of a trait
+// run in the form for the store's way (see backupTests).
+func RunStore(t *testing.T, open Opener, traits Traits, only ...string) {
 	groups := []struct {
 		name  string
 		tests []test
@@ -90,9 +107,12 @@ func Run(t *testing.T, open Opener, only ...string) {
 				if !whole && !slices.Contains(only, g.name+"/"+tt.name) {
 					continue
 				}
+				if spools, ok := backupTests[g.name+"/"+tt.name]; ok && spools != (traits.BackupTool == "") {
+					continue // the other way's form of the test
+				}
 				t.Run(tt.name, func(t *testing.T) {
 					t.Parallel()
-					tt.run(t, newEnv(t, open))
+					tt.run(t, newEnv(t, open, traits))
 				})
 			}
 		})
@@ -113,10 +133,11 @@ type env struct {
 	events *encoder
 	reopen func() *link.Store
 	ctx    context.Context
+	traits Traits
 }
 
-func newEnv(t *testing.T, open Opener) *env {
-	e := &env{t: t, clock: clocktest.New(t0), events: &encoder{}, ctx: context.Background()}
+func newEnv(t *testing.T, open Opener, traits Traits) *env {
+	e := &env{t: t, clock: clocktest.New(t0), events: &encoder{}, ctx: context.Background(), traits: traits}
 	e.Store, e.reopen = open(t, Config{Now: e.clock.Now, Events: e.events, AliasHold: aliasHold})
 	return e
 }

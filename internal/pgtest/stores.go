@@ -1,0 +1,56 @@
+package pgtest
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"testing"
+)
+
+// StoreEnv names the store the tests of a package run on: "bbolt" or
+// "postgres". Unset, MainBothStores runs them on both.
+const StoreEnv = "LINKBOLT_TEST_STORE"
+
+// MainBothStores runs the package's tests on both of linkbolt's stores:
+// in this process on the store StoreEnv names, or when it is unset on
+// bbolt and at the same time, in a second run of the same test binary
+// with StoreEnv=postgres, on PostgreSQL. The second run's output follows
+// the first's; either failing fails the package. Without PostgreSQL's
+// programs the second run is left out with a message, except with
+// CI=true, where that fails. Call it from TestMain.
+func MainBothStores(m *testing.M) int {
+	if os.Getenv(StoreEnv) != "" {
+		return Main(m)
+	}
+	var out bytes.Buffer
+	var child *exec.Cmd
+	if _, err := binDir(); err != nil {
+		if os.Getenv("CI") == "true" {
+			fmt.Fprintf(os.Stderr, "FAIL: the tests on PostgreSQL: %v\n", err)
+			Main(m)
+			return 1
+		}
+		fmt.Fprintf(os.Stderr, "pgtest: the tests ran on bbolt only: %v\n", err)
+	} else {
+		child = exec.Command(os.Args[0], os.Args[1:]...)
+		child.Env = append(os.Environ(), StoreEnv+"=postgres")
+		child.Stdout, child.Stderr = &out, &out
+		if err := child.Start(); err != nil {
+			fmt.Fprintf(os.Stderr, "FAIL: start the tests on PostgreSQL: %v\n", err)
+			Main(m)
+			return 1
+		}
+	}
+	code := Main(m)
+	if child == nil {
+		return code
+	}
+	err := child.Wait()
+	fmt.Fprintf(os.Stdout, "the same tests on PostgreSQL (%s=postgres):\n", StoreEnv)
+	os.Stdout.Write(out.Bytes())
+	if err != nil {
+		return 1
+	}
+	return code
+}

@@ -1,0 +1,147 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/linkbolt/linkbolt/internal/clocktest"
+	"github.com/linkbolt/linkbolt/internal/pgtest"
+	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/postgres"
+)
+
+// A redirect reads a link from memory for up to a second: a change made
+// through the same store is seen at once, one made through another
+// instance on the same database within the second, and a deleted link
+// stops redirecting at once where it was deleted.
+func TestRedirectCache(t *testing.T) {
+	stores, conn, clock, ws, _ := linkInstances(t, 2)
+	a, b := stores[0], stores[1]
+	ctx := link.WithActor(context.Background(), link.SystemActor, "")
+	l := newLink(ws.ID, "hot")
+	if err := a.Links.CreateLink(ctx, l); err != nil {
+		t.Fatal(err)
+	}
+	dest := func(s *link.Store) string {
+		t.Helper()
+		got, err := s.Links.FindLinkByAlias(ctx, "", "hot")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got.DestinationURL
+	}
+	if got := dest(b); got != "https://example.com/hot" {
+		t.Fatalf("b reads %q", got)
+	}
+	// Read once by b, the link is not read again within the second: a
+	// change written past linkbolt is not seen yet.
+	if _, err := conn.Exec(ctx, `UPDATE links SET destination_url = 'https://example.com/sql' WHERE alias = 'hot'`); err != nil {
+		t.Fatal(err)
+	}
+	if got := dest(b); got != "https://example.com/hot" {
+		t.Fatalf("b read the database again within the second: %q", got)
+	}
+	// A change through a: seen by a at once, by b within the second.
+	u := "https://example.com/new"
+	if _, err := a.Links.UpdateLink(ctx, ws.ID, l.ID, link.LinkUpdate{DestinationURL: &u}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := dest(a); got != u {
+		t.Fatalf("a after its own change reads %q", got)
+	}
+	if got := dest(b); got != "https://example.com/hot" {
+		t.Fatalf("b within the second reads %q", got)
+	}
+	clock.Add(time.Second)
+	if got := dest(b); got != u {
+		t.Fatalf("b a second after the change reads %q", got)
+	}
+	// The campaign's UTM values are part of the redirect: changed through
+	// b, seen by b at once.
+	c := &link.Campaign{WorkspaceID: ws.ID, Name: "Spring", Status: link.CampaignActive, UTMSource: "news"}
+	if err := b.Campaigns.CreateCampaign(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Links.UpdateLink(ctx, ws.ID, l.ID, link.LinkUpdate{CampaignID: &c.ID}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := b.Links.FindLinkByAlias(ctx, "", "hot"); got.UTMSource != "news" {
+		t.Fatalf("utm_source %q", got.UTMSource)
+	}
+	src := "mail"
+	if _, err := b.Campaigns.UpdateCampaign(ctx, ws.ID, c.ID, link.CampaignUpdate{UTMSource: &src}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := b.Links.FindLinkByAlias(ctx, "", "hot"); got.UTMSource != "mail" {
+		t.Fatalf("utm_source after the campaign's change %q", got.UTMSource)
+	}
+	// Deleted through b: gone on b at once, on a within the second.
+	clock.Add(time.Second)
+	dest(a)
+	if err := b.Links.DeleteLink(ctx, ws.ID, l.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Links.FindLinkByAlias(ctx, "", "hot"); link.ErrorCode(err) != link.ENOTFOUND {
+		t.Fatalf("b after the deletion: %v", err)
+	}
+	clock.Add(time.Second)
+	if _, err := a.Links.FindLinkByAlias(ctx, "", "hot"); link.ErrorCode(err) != link.ENOTFOUND {
+		t.Fatalf("a a second after the deletion: %v", err)
+	}
+	// An unknown code is not kept: created through a, found by b at once.
+	if _, err := b.Links.FindLinkByAlias(ctx, "", "later"); link.ErrorCode(err) != link.ENOTFOUND {
+		t.Fatalf("unknown code: %v", err)
+	}
+	if err := a.Links.CreateLink(ctx, newLink(ws.ID, "later")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.Links.FindLinkByAlias(ctx, "", "later"); err != nil {
+		t.Fatalf("a new link on the other instance: %v", err)
+	}
+}
+
+// While the database cannot be read, a link read before answers as it
+// was, past its second; a code never read answers the error.
+func TestRedirectCacheAnswersThroughAnOutage(t *testing.T) {
+	u := pgtest.URL(t)
+	clock := clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	ctx := link.WithActor(context.Background(), link.SystemActor, "")
+	// Statements give up after 200 ms: a locked table is an outage.
+	s, err := postgres.Open(ctx, postgres.Options{URL: u + "&statement_timeout=200", Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Data.Close()
+	_, ws := bootstrap(t, s)
+	for _, alias := range []string{"seen", "unseen"} {
+		if err := s.Links.CreateLink(ctx, newLink(ws.ID, alias)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Links.FindLinkByAlias(ctx, "", "seen"); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `LOCK TABLE links IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	clock.Add(time.Minute)
+	got, err := s.Links.FindLinkByAlias(ctx, "", "seen")
+	if err != nil || got.DestinationURL != "https://example.com/seen" {
+		t.Fatalf("a link read before the outage: %v, %v", got, err)
+	}
+	if _, err := s.Links.FindLinkByAlias(ctx, "", "unseen"); err == nil || link.ErrorCode(err) == link.ENOTFOUND {
+		t.Fatalf("a link never read, through the outage: %v (want the database's error, not not-found)", err)
+	}
+}

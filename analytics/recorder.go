@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/linkbolt/linkbolt/internal/faultlog"
 	"github.com/linkbolt/linkbolt/link"
 )
 
@@ -81,9 +82,10 @@ type Recorder struct {
 	partLinks map[string]struct{}
 
 	// The health of writes, under mu.
-	failing     bool
-	failSince   time.Time
-	lastFailLog time.Time
+	failing   bool
+	failSince time.Time
+	// writeLog logs failing writes once per episode (see faultlog).
+	writeLog *faultlog.Log
 
 	kick         chan struct{}
 	stop         chan struct{}
@@ -126,8 +128,10 @@ func NewRecorder(store ClickStore, interval time.Duration, max int, logger *slog
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &Recorder{store: store, interval: interval, max: max, maxBytes: DefaultQueueBytes, logger: logger, now: time.Now, in: newInterner(),
+	r := &Recorder{store: store, interval: interval, max: max, maxBytes: DefaultQueueBytes, logger: logger, now: time.Now, in: newInterner(),
 		kick: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	r.writeLog = &faultlog.Log{Logger: logger, Now: func() time.Time { return r.now() }, Every: logEvery}
+	return r
 }
 
 // SetQueueBytes bounds the memory the queue holds, in bytes (n <= 0 means
@@ -180,14 +184,11 @@ func (r *Recorder) noteWrite(err error) {
 		if !r.failing {
 			r.failing, r.failSince = true, now
 		}
-		if now.Sub(r.lastFailLog) >= logEvery {
-			r.lastFailLog = now
-			r.logger.Error("writing clicks failed; they stay queued and are retried",
-				"err", err, "failing_since", r.failSince, "failed_writes", r.failedWrites.Load())
-		}
+		r.writeLog.Fail("writing clicks failed; they stay queued and are retried", err,
+			"failed_writes", r.failedWrites.Load())
 	case r.failing:
-		r.failing, r.lastFailLog = false, time.Time{}
-		r.logger.Info("writing clicks works again", "failing_since", r.failSince)
+		r.failing = false
+		r.writeLog.OK("writing clicks works again")
 	}
 }
 

@@ -119,8 +119,9 @@ func scrapeMetrics(t *testing.T, addr string) map[string]float64 {
 }
 
 // TestProcessDiskFullAPIWrites: with no click traffic at all, an API change
-// that cannot be saved turns /healthz to 503 with a reason, and the next
-// change saved turns it back.
+// that cannot be saved is answered 503 store_unavailable with Retry-After
+// and turns /healthz to 503 with a reason, and the next change saved
+// turns it back.
 func TestProcessDiskFullAPIWrites(t *testing.T) {
 	t.Parallel()
 	prlimit, err := exec.LookPath("prlimit")
@@ -135,8 +136,9 @@ func TestProcessDiskFullAPIWrites(t *testing.T) {
 		t.Fatalf("prlimit: %v: %s", err, out)
 	}
 	body := `{"destination_url":"https://example.com/` + strings.Repeat("x", 3000) + `"}`
-	if status, out, _ := c.call("POST", "/v1/links", key, body); status != http.StatusInternalServerError {
-		t.Fatalf("a link that cannot be saved: %d %v", status, out)
+	if status, out, h := c.call("POST", "/v1/links", key, body); status != http.StatusServiceUnavailable ||
+		out["code"] != "store_unavailable" || h.Get("Retry-After") == "" {
+		t.Fatalf("a link that cannot be saved: %d %v Retry-After %q", status, out, h.Get("Retry-After"))
 	}
 	_, h := waitHealth(t, p.addr, http.StatusServiceUnavailable)
 	if reason, _ := h["reason"].(string); !strings.Contains(reason, "API") {

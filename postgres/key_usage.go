@@ -340,8 +340,12 @@ func (db *DB) startKeyUsageFlush(interval time.Duration) {
 					return
 				case <-t.C:
 					if err := db.flushKeyUsage(context.Background()); err != nil {
-						// The uses were put back and are written by the next flush.
-						db.logger.Error("flush key usage", "err", err)
+						// The uses were put back and are written by the next
+						// flush; an unavailable database is logged once, by
+						// the write health (noteWrite).
+						if _, down := unavailable(err); !down {
+							db.logger.Error("flush key usage", "err", err)
+						}
 					}
 				}
 			}

@@ -81,6 +81,11 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		return err
 	}
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		// A migration takes as long as it takes: statement_timeout
+		// guards requests, not the schema's steps.
+		if _, err := tx.Exec(ctx, "SET LOCAL statement_timeout = 0"); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", int64(migrateLock)); err != nil {
 			return err
 		}

@@ -19,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/linkbolt/linkbolt/internal/faultlog"
 	"github.com/linkbolt/linkbolt/link"
 )
 
@@ -58,6 +59,9 @@ type DB struct {
 
 	mu           sync.Mutex
 	failingSince time.Time // zero: writes work
+	// writeLog logs an episode of failing writes once, not per write.
+	writeLog *faultlog.Log
+	secret   string // the URL's password, taken out of logged errors
 }
 
 // redirectsChanged makes what redirects and routing read from memory
@@ -82,26 +86,26 @@ func Open(ctx context.Context, o Options) (*link.Store, error) {
 // services (Store builds them).
 func OpenDB(ctx context.Context, o Options) (*DB, error) {
 	redacted := Redacted(o.URL)
-	cfg, err := pgxpool.ParseConfig(o.URL)
+	cfg, err := poolConfig(o.URL)
 	if err != nil {
 		return nil, fmt.Errorf("storage.postgres_url %s: %s", redacted, redactErr(err, o.URL))
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("postgres %s: %s", redacted, redactErr(err, o.URL))
+		return nil, openError(redacted, err, o.URL)
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("postgres %s: %s", redacted, redactErr(err, o.URL))
+		return nil, openError(redacted, err, o.URL)
 	}
 	if err := migrate(ctx, pool); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("postgres %s: %s", redacted, redactErr(err, o.URL))
+		return nil, openError(redacted, err, o.URL)
 	}
 	ids, err := loadIDCodec(ctx, pool)
 	if err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("postgres %s: %s", redacted, redactErr(err, o.URL))
+		return nil, openError(redacted, err, o.URL)
 	}
 	db := &DB{pool: pool, now: o.Now, logger: o.Logger, url: redacted, ids: ids, events: o.Events, usage: newUsageBuffer()}
 	if db.now == nil {
@@ -111,6 +115,10 @@ func OpenDB(ctx context.Context, o Options) (*DB, error) {
 	if db.logger == nil {
 		db.logger = slog.Default()
 	}
+	if p, err := url.Parse(o.URL); err == nil {
+		db.secret, _ = p.User.Password()
+	}
+	db.writeLog = &faultlog.Log{Logger: db.logger, Now: db.now}
 	return db, nil
 }
 
@@ -184,17 +192,34 @@ func (db *DB) view(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	return pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, fn)
 }
 
-// noteWrite records the outcome of a write for WriteFailing.
+// noteWrite records the outcome of a write for WriteFailing, and logs
+// the first failure of an episode, then at most once a minute, and the
+// write that ends it.
 func (db *DB) noteWrite(err error) {
 	infra := err != nil && link.ErrorCode(err) == link.EINTERNAL && !errors.Is(err, context.Canceled)
 	db.mu.Lock()
-	defer db.mu.Unlock()
 	switch {
 	case infra && db.failingSince.IsZero():
 		db.failingSince = db.now()
 	case err == nil:
 		db.failingSince = time.Time{}
 	}
+	db.mu.Unlock()
+	if reason, ok := unavailable(err); ok {
+		db.writeLog.Fail("postgres: writes are failing; changes are answered 503 and clicks stay queued in memory",
+			errors.New(db.redact(err)), "database", db.url, "reason", reason)
+	} else if err == nil {
+		db.writeLog.OK("postgres: writes work again", "database", db.url)
+	}
+}
+
+// redact is err's message without the URL's password.
+func (db *DB) redact(err error) string {
+	msg := err.Error()
+	if db.secret != "" {
+		msg = strings.ReplaceAll(msg, db.secret, "xxxxx")
+	}
+	return msg
 }
 
 // Ping checks that the database answers.

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -26,6 +27,7 @@ var codeStatus = map[string]int{
 	codeMethodNotAllowed: http.StatusMethodNotAllowed,
 	codeRedirectLoop:     http.StatusLoopDetected,
 	codeBusy:             http.StatusServiceUnavailable,
+	codeStoreUnavailable: http.StatusServiceUnavailable,
 
 	codeProviderUnavailable: http.StatusServiceUnavailable,
 }
@@ -38,7 +40,20 @@ const (
 	codeRedirectLoop     = "redirect_loop"
 	// codeBusy: every slot for costly work stayed taken (server/admit.go).
 	codeBusy = "server_busy"
+	// codeStoreUnavailable: the store cannot serve for now (its database
+	// unreachable, its disk full; link.DataFile.Unavailable).
+	codeStoreUnavailable = "store_unavailable"
 )
+
+// unavailableLine is the log line of an episode of the store's
+// unavailability (server.unavailable writes it once, then at most once a
+// minute).
+const unavailableLine = "the store is unavailable: /healthz and the requests that need it are answered 503"
+
+// storeRetryAfter is the Retry-After of a 503 store_unavailable: how soon
+// a client may try again (the connection pool reconnects as soon as the
+// database answers).
+const storeRetryAfter = 5 * time.Second
 
 var codeTitle = map[string]string{
 	link.EINVALIDREQUEST: "Invalid request",
@@ -55,6 +70,7 @@ var codeTitle = map[string]string{
 	codeMethodNotAllowed: "Method not allowed",
 	codeRedirectLoop:     "Redirect loop",
 	codeBusy:             "Service unavailable",
+	codeStoreUnavailable: "Service unavailable",
 
 	codeProviderUnavailable: "Service unavailable",
 }
@@ -79,8 +95,12 @@ type problemField struct {
 const problemTypeBase = "https://linkbolt.dev/problems/"
 
 // writeError answers err as problem+json. Internal errors are logged with
-// their cause and shown to the client only as a generic message.
+// their cause and shown to the client only as a generic message; those
+// the store says are its unavailability (a lost database, a full disk)
+// are answered 503 store_unavailable with Retry-After, and logged once
+// for the episode rather than for every request.
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
+	err = s.storeUnavailable(w, r, err)
 	code := link.ErrorCode(err)
 	status, ok := codeStatus[code]
 	if !ok {
@@ -102,6 +122,23 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if r.Method != http.MethodHead {
 		_ = jsonEncode(w, p)
 	}
+}
+
+// storeUnavailable returns err, or when it is an internal error the store
+// says is its unavailability (link.DataFile.Unavailable) the
+// store_unavailable error a client is shown instead, with Retry-After set
+// on w; it logs the episode (once, then at most once a minute).
+func (s *Server) storeUnavailable(w http.ResponseWriter, r *http.Request, err error) error {
+	if link.ErrorCode(err) != link.EINTERNAL {
+		return err
+	}
+	reason, down := s.db.Unavailable(err)
+	if !down {
+		return err
+	}
+	s.unavailable.Fail(unavailableLine, err, "reason", reason, "method", r.Method, "path", r.URL.Path)
+	secs := retryAfter(w, storeRetryAfter)
+	return errHTTP(codeStoreUnavailable, fmt.Sprintf("%s; retry in %d s", reason, secs))
 }
 
 // newProblem is the problem of err, whose code has the status.

@@ -27,6 +27,7 @@ import (
 	"github.com/linkbolt/linkbolt/analytics"
 	"github.com/linkbolt/linkbolt/auth"
 	"github.com/linkbolt/linkbolt/dashboard"
+	"github.com/linkbolt/linkbolt/internal/faultlog"
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/webhook"
 	"github.com/linkbolt/linkbolt/wire"
@@ -109,6 +110,10 @@ type Config struct {
 	// DefaultBlocklistPoll).
 	BlocklistPath string
 	BlocklistPoll time.Duration
+
+	// StoreName names where the data lives in /healthz's reasons: "the
+	// data file" (the default, bbolt) or "the database" (PostgreSQL).
+	StoreName string
 }
 
 // Server serves the API, the redirects and the setup page on one handler.
@@ -118,6 +123,9 @@ type Server struct {
 	now    func() time.Time
 
 	db link.DataFile
+	// unavailable logs the requests answered 503 because the store cannot
+	// serve: once when it begins, then at most once a minute.
+	unavailable *faultlog.Log
 	// backingUp is held by the one backup being made: each spools a full
 	// copy beside the data file, so two at once would double the disk it
 	// takes (a slow download gives its gate slot back, not this).
@@ -298,7 +306,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	d.JWT = &jwt
 	s := &Server{
 		cfg: cfg, logger: d.Logger, now: d.Now,
-		db: d.DB, links: d.Links, keys: d.Keys, users: d.Users, workspaces: d.Workspaces,
+		db: d.DB, unavailable: &faultlog.Log{Logger: d.Logger, Now: d.Now}, links: d.Links, keys: d.Keys, users: d.Users, workspaces: d.Workspaces,
 		clicks: d.Clicks, campaigns: d.Campaigns, qrCodes: d.QRCodes, webhooks: d.Webhooks, outbox: d.Outbox, dispatcher: d.Dispatcher, recorder: d.Recorder,
 		tokens: auth.Tokens{Prefix: cfg.KeyPrefix}, jwt: d.JWT, verified: auth.NewTokenCache(d.JWT), passwords: d.Passwords,
 		limiters:  auth.NewLimiters(d.Now),
@@ -634,31 +642,41 @@ func (s *Server) routes() {
 	s.yourlsRoutes() // the YOURLS-compatible API (yourls.go)
 }
 
-// serveHealth answers 200 while the data file can be read and written,
-// and 503 with the reason while it cannot: unreadable, or writes of clicks
-// failing (a full disk) until one succeeds again.
+// serveHealth answers 200 while the store can be read and written, and
+// 503 with the reason while it cannot: unreadable or unreachable, or
+// writes (of clicks, or of the API and background jobs) failing, until
+// one succeeds again.
 func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
+	store := s.cfg.StoreName
+	if store == "" {
+		store = "the data file"
+	}
 	if err := s.db.Ping(ctx); err != nil {
-		s.logger.Error("health check failed", "err", err)
-		writeJSON(w, http.StatusServiceUnavailable, health{Status: "unavailable", Reason: "the data file cannot be read"})
+		reason, ok := s.db.Unavailable(err)
+		if !ok {
+			reason = store + " cannot be read"
+		}
+		s.unavailable.Fail(unavailableLine, err, "reason", reason, "path", r.URL.Path)
+		writeJSON(w, http.StatusServiceUnavailable, health{Status: "unavailable", Reason: reason})
 		return
 	}
 	// The reason names what fails, never the error itself (a path, a
-	// device): the log has that.
+	// device, a host): the log has that.
 	if since, failing := s.recorder.WriteFailing(); failing {
 		writeJSON(w, http.StatusServiceUnavailable, health{Status: "unavailable",
-			Reason:       "writes to the data file are failing: clicks are held in memory and retried",
+			Reason:       "writes to " + store + " are failing: clicks are held in memory and retried",
 			FailingSince: since.UTC().Format(time.RFC3339)})
 		return
 	}
 	if since, failing := s.db.WriteFailing(); failing {
 		writeJSON(w, http.StatusServiceUnavailable, health{Status: "unavailable",
-			Reason:       "writes to the data file are failing: the last change made through the API or a background job could not be saved",
+			Reason:       "writes to " + store + " are failing: the last change made through the API or a background job could not be saved",
 			FailingSince: since.UTC().Format(time.RFC3339)})
 		return
 	}
+	s.unavailable.OK("the store answers again")
 	writeJSON(w, http.StatusOK, health{Status: "ok"})
 }
 

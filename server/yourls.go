@@ -167,17 +167,19 @@ func (s *Server) yourlsAuthenticate(w http.ResponseWriter, r *http.Request, form
 		s.logger.LogAttrs(r.Context(), slog.LevelInfo, "yourls: signature refused", slog.String("reason", link.ErrorMessage(err)))
 		return nil, refuse(yourlsPleaseLogIn)
 	} else if err != nil {
-		return nil, s.yourlsFailure(r, err)
+		return nil, s.yourlsFailure(w, r, err)
 	}
 	if err := s.rate(w, c); err != nil {
-		return nil, s.yourlsFailure(r, err)
+		return nil, s.yourlsFailure(w, r, err)
 	}
 	return c, nil
 }
 
 // yourlsFailure is the YOURLS answer of an error: its message and the
-// status of its code; an internal error is logged and masked.
-func (s *Server) yourlsFailure(r *http.Request, err error) yourlsResult {
+// status of its code; an internal error is logged and masked, the store's
+// unavailability answered 503 with Retry-After.
+func (s *Server) yourlsFailure(w http.ResponseWriter, r *http.Request, err error) yourlsResult {
+	err = s.storeUnavailable(w, r, err)
 	code := link.ErrorCode(err)
 	status, ok := codeStatus[code]
 	msg := link.ErrorMessage(err)
@@ -227,7 +229,7 @@ func (s *Server) yourlsAction(w http.ResponseWriter, r *http.Request, c *caller,
 		res = yourlsResult{{"errorCode", "400"}, {"message", msg}, {"simple", msg}}
 	}
 	if err != nil {
-		return s.yourlsFailure(r, err)
+		return s.yourlsFailure(w, r, err)
 	}
 	return res
 }

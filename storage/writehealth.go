@@ -3,7 +3,9 @@ package storage
 import (
 	"context"
 	"errors"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/linkbolt/linkbolt/link"
@@ -53,3 +55,30 @@ func (db *DB) update(fn func(*bolt.Tx) error) error {
 	db.writes.note(err, db.Now)
 	return err
 }
+
+// Unavailable reports whether err failed for a reason of the data file's
+// disk that passes when space comes back (a full disk or quota, a file
+// size limit, a read-only file system, an I/O error), rather than a fault
+// of the request: the server answers it 503 with Retry-After.
+func (db *DB) Unavailable(err error) (string, bool) {
+	if err == nil || link.ErrorCode(err) != link.EINTERNAL {
+		return "", false
+	}
+	for _, errno := range []syscall.Errno{syscall.ENOSPC, syscall.EDQUOT, syscall.EFBIG, syscall.EROFS, syscall.EIO} {
+		if errors.Is(err, errno) {
+			return reasonWritesFail, true
+		}
+	}
+	// bbolt words the failures of growing the file without their errno.
+	msg := err.Error()
+	for _, s := range []string{"file resize error", "file sync error", "mmap allocate error"} {
+		if strings.Contains(msg, s) {
+			return reasonWritesFail, true
+		}
+	}
+	return "", false
+}
+
+// reasonWritesFail is what a client is told of a write the data file's
+// disk refused.
+const reasonWritesFail = "the data file cannot be written (its disk is full or read-only): changes cannot be saved"

@@ -17,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/linkbolt/linkbolt/internal/faultlog"
 	"github.com/linkbolt/linkbolt/link"
 )
 
@@ -131,6 +132,8 @@ type Dispatcher struct {
 	RunTime time.Duration
 
 	initOnce sync.Once
+	// claimLog logs failures to read due deliveries once per episode.
+	claimLog *faultlog.Log
 	kick     chan struct{}
 
 	mu    sync.Mutex
@@ -158,6 +161,7 @@ func (d *Dispatcher) FailedDeliveries() int64 { return d.failedDeliveries.Load()
 func (d *Dispatcher) init() {
 	d.initOnce.Do(func() {
 		d.kick = make(chan struct{}, 1)
+		d.claimLog = &faultlog.Log{Logger: d.logger(), Now: d.now}
 		d.busy = map[string]bool{}
 		d.turns = map[string]uint64{}
 		d.ended = map[string]uint64{}
@@ -221,7 +225,11 @@ func (d *Dispatcher) Run(ctx context.Context) error {
 		if free > 0 {
 			ds, err := d.claimDue(ctx, free)
 			if err != nil && ctx.Err() == nil {
-				d.logger().Error("webhooks: read due deliveries", "err", err)
+				// Once when the store fails, then at most once a minute:
+				// a lost database must not write a line every poll.
+				d.claimLog.Fail("webhooks: reading due deliveries failed; retried every poll", err)
+			} else if err == nil {
+				d.claimLog.OK("webhooks: reading due deliveries works again")
 			}
 			for _, dl := range ds {
 				mu.Lock()

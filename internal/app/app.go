@@ -100,6 +100,14 @@ func (a *App) dataName() string {
 	return a.cfg.Storage.Path
 }
 
+// storeName names where the data lives in /healthz's reasons.
+func (a *App) storeName() string {
+	if a.cfg.Postgres() {
+		return "the database"
+	}
+	return "the data file"
+}
+
 func (a *App) wire(ctx context.Context) error {
 	cfg, store := a.cfg, a.store
 	secret := []byte(cfg.Auth.JWTSecret)
@@ -170,6 +178,7 @@ func (a *App) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		CORSOrigins:   cfg.Server.CORSOrigins,
 		UnlockTTL:     cfg.Links.UnlockTTL,
 		BlocklistPath: cfg.Links.BlocklistPath, BlocklistPoll: cfg.Links.BlocklistPoll,
+		StoreName: a.storeName(),
 	}, server.Deps{
 		DB: store.Data, Links: store.Links, Keys: store.Keys,
 		Users: store.Users, Workspaces: store.Workspaces,

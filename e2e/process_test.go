@@ -17,7 +17,6 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/linkbolt/linkbolt/internal/apptest"
-	"github.com/linkbolt/linkbolt/internal/pgtest"
 )
 
 // binary builds linkbolt once for the tests that run it as a child process.
@@ -44,7 +43,7 @@ func childDatabase(t *testing.T, dir string) string {
 	if u, ok := childDatabases.Load(dir); ok {
 		return u.(string)
 	}
-	u, _ := childDatabases.LoadOrStore(dir, pgtest.URL(t))
+	u, _ := childDatabases.LoadOrStore(dir, apptest.PostgresURL(t))
 	return u.(string)
 }
 

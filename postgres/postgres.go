@@ -122,6 +122,17 @@ func OpenDB(ctx context.Context, o Options) (*DB, error) {
 	return db, nil
 }
 
+// Migrate brings the schema of the database at url up to this linkbolt's
+// and leaves it, as a start would: for a database made ahead of its first
+// server (the tests' template database).
+func Migrate(ctx context.Context, url string) error {
+	db, err := OpenDB(ctx, Options{URL: url})
+	if err != nil {
+		return err
+	}
+	return db.Close()
+}
+
 // Store returns the services over db, configured by o (its URL is not
 // read here).
 func (db *DB) Store(o Options) *link.Store {

@@ -33,7 +33,7 @@ func openTestStore(t testing.TB, pg bool, now func() time.Time, events link.Even
 	t.Helper()
 	var open func() (*link.Store, error)
 	if pg {
-		url := pgtest.URL(t)
+		url := pgtest.URLFrom(t, "migrated", func(u string) error { return postgres.Migrate(context.Background(), u) })
 		open = func() (*link.Store, error) {
 			return postgres.Open(context.Background(), postgres.Options{URL: url, Now: now, Events: events, Logger: logger})
 		}

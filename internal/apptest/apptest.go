@@ -18,6 +18,7 @@ import (
 	"github.com/linkbolt/linkbolt/internal/app"
 	"github.com/linkbolt/linkbolt/internal/config"
 	"github.com/linkbolt/linkbolt/internal/pgtest"
+	"github.com/linkbolt/linkbolt/postgres"
 )
 
 // Config writes yaml after a base configuration (a free loopback port,
@@ -42,13 +43,20 @@ func BoltConfig(t testing.TB, yaml string) *config.Config {
 // (LINKBOLT_TEST_STORE=postgres) rather than on bbolt files.
 func OnPostgres() bool { return os.Getenv(pgtest.StoreEnv) == "postgres" }
 
+// PostgresURL returns a new database of the tests' PostgreSQL cluster
+// with linkbolt's schema migrated (a copy of a template migrated once).
+func PostgresURL(t testing.TB) string {
+	t.Helper()
+	return pgtest.URLFrom(t, "migrated", func(u string) error { return postgres.Migrate(context.Background(), u) })
+}
+
 func load(t testing.TB, pg bool, yaml string) *config.Config {
 	t.Helper()
 	dir := t.TempDir()
 	path := filepath.Join(dir, "config.yaml")
 	storage := fmt.Sprintf("  path: %s\n", filepath.Join(dir, "data", "linkbolt.db"))
 	if pg {
-		storage += fmt.Sprintf("  postgres_url: %q\n", pgtest.URL(t))
+		storage += fmt.Sprintf("  postgres_url: %q\n", PostgresURL(t))
 	}
 	base := "server:\n  listen: 127.0.0.1:0\nstorage:\n" + storage + "auth:\n  password_cost: 4\n"
 	if err := os.WriteFile(path, []byte(base+yaml), 0o600); err != nil {

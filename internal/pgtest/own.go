@@ -106,7 +106,7 @@ func (c *Cluster) Start(t testing.TB) {
 		t.Fatal(err)
 	}
 	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
+	if err := startServer(cmd); err != nil {
 		t.Fatalf("pgtest: restarting PostgreSQL: %v", err)
 	}
 	c.cmd, c.exited = cmd, make(chan struct{})

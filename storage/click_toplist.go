@@ -5,6 +5,7 @@ package storage
 // rule (the format is in click_blob.go).
 
 import (
+	"cmp"
 	"encoding/binary"
 	"slices"
 	"strings"
@@ -95,7 +96,7 @@ func mergeEntries(dim byte, old section, deltas []dimDelta, vals []string, ents 
 	// cmp compares delta i with the current old entry.
 	cmp := func() int {
 		if dim == dimLinks {
-			return compareUint(deltas[i].v, r.prevID)
+			return cmp.Compare(deltas[i].v, r.prevID)
 		}
 		return strings.Compare(vals[deltas[i].v], string(val))
 	}
@@ -157,16 +158,6 @@ func countAdded(ents []topEntry) int {
 	return n
 }
 
-func compareUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
 // boundEntries marks entries gone until at most limit remain, by the
 // Space-Saving rule, and adds the clicks of the gone ones to other. It
 // returns how many remain. Old entries hold their places first (an
@@ -200,7 +191,7 @@ func boundEntries(ents []topEntry, limit int, other *[2]uint64, scratch *mergeSc
 		evict()
 		h.pop()
 	}
-	slices.SortStableFunc(fresh, func(a, b int32) int { return compareUint(ents[b].added, ents[a].added) })
+	slices.SortStableFunc(fresh, func(a, b int32) int { return cmp.Compare(ents[b].added, ents[a].added) })
 	for _, i := range fresh {
 		if len(h.idx) < limit {
 			h.push(i)

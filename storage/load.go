@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -126,7 +127,7 @@ func (l *loader) commit() error {
 		return err
 	}
 	if len(l.totals) > 0 {
-		slices.SortFunc(l.totals, func(a, b linkTotal) int { return cmpUint(a.lid, b.lid) })
+		slices.SortFunc(l.totals, func(a, b linkTotal) int { return cmp.Compare(a.lid, b.lid) })
 		if err := writeLinkTotals(l.tx, l.totals, true, &l.mem); err != nil {
 			return err
 		}
@@ -138,16 +139,6 @@ func (l *loader) commit() error {
 	err := l.tx.Commit()
 	l.tx = nil
 	return err
-}
-
-func cmpUint(a, b uint64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 func (l *loader) run(src *dump.Source) (err error) {

@@ -43,6 +43,7 @@ type options struct {
 	seedDays     int
 	seedBatch    int
 	seedWriters  int
+	seedFor      time.Duration
 	gets         int
 	scanLimit    int
 	port         int
@@ -78,7 +79,8 @@ func main() {
 	flag.IntVar(&o.seedDays, "seed-days", 90, "the days the offline clicks spread over, ending now")
 	flag.IntVar(&o.seedBatch, "seed-batch", 10_000, "clicks per offline write transaction (one server flush of a busy second)")
 	flag.IntVar(&o.seedWriters, "seed-writers", 1, "concurrent offline click writers (PostgreSQL takes several transactions at once; bbolt one)")
-	flag.IntVar(&o.gets, "gets", 5, "GETs per analytics range and per search term (the median is reported)")
+	flag.DurationVar(&o.seedFor, "seed-for", 0, "stop recording offline clicks after this long, with fewer than -seed-clicks (0: no limit); the batches then go in an order that spreads any first part of them over all of -seed-days")
+	flag.IntVar(&o.gets, "gets", 5, "GETs per analytics range and scope, and per kind of search term (the median and p99 are reported; a series stops after a minute)")
 	flag.IntVar(&o.scanLimit, "search-scan-limit", 0, "server.search_scan_limit for the run (0: search reads every link, as a full search must)")
 	flag.IntVar(&o.port, "port", 18611, "linkbolt's port on 127.0.0.1")
 	flag.IntVar(&o.basePort, "baseline-port", 18612, "the baseline's port on 127.0.0.1")

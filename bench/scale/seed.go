@@ -95,12 +95,26 @@ func seedClicks(ctx context.Context, path, workspaceID string, ids []string, o o
 			}
 		}()
 	}
+	// In time order; but with -seed-for, which may stop early, the
+	// batches' periods are taken in a stride that spreads any first part
+	// of them over all the days.
+	slot := func(b int) int { return b }
+	if o.seedFor > 0 {
+		k := int(float64(batches)*0.618) | 1
+		for ; gcd(k, batches) != 1; k++ {
+		}
+		slot = func(b int) int { return b * k % batches }
+	}
 	made := 0
 	for b := range batches {
 		if ctx.Err() != nil || failed.get() != nil {
 			break
 		}
-		from := start.Add(time.Duration(b) * step)
+		if o.seedFor > 0 && time.Since(t) > o.seedFor {
+			logf("-seed-for %s is up: %s of %s clicks made", o.seedFor, count(int64(made)), count(int64(o.seedClicks)))
+			break
+		}
+		from := start.Add(time.Duration(slot(b)) * step)
 		batch := make([]link.Click, 0, o.seedBatch)
 		for range min(o.seedBatch, o.seedClicks-made) {
 			v := rng.IntN(seedVisitors)
@@ -209,4 +223,11 @@ func hidePassword(msg, u string) string {
 		}
 	}
 	return msg
+}
+
+func gcd(a, b int) int {
+	for b != 0 {
+		a, b = b, a%b
+	}
+	return a
 }

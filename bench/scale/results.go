@@ -250,8 +250,9 @@ func (r *results) writeSummary(path string) error {
 	}
 	o := r.o
 	put("links", "%s", count(int64(o.n)))
-	put("seeding N links (32 clients)", "%.0f s", r.createSecs)
+	put(fmt.Sprintf("seeding: %s links through POST /v1/links", count(int64(o.n))), "%.0f s", r.createSecs)
 	put(fmt.Sprintf("creation, %d clients (201 read), links/s", o.clients), "%s", count(int64(r.createRate+0.5)))
+	put("clicks in the store for analytics", "%s (%s recorded offline, %s by redirects)", count(r.seeded+r.counted), count(r.seeded), count(r.counted))
 	switch {
 	case r.bulkAbsent:
 		put("bulk creation, links/s", "route absent")
@@ -271,23 +272,22 @@ func (r *results) writeSummary(path string) error {
 		put("redirects sent / clicks counted", "%s / %s (%s dropped)", count(r.sent), count(r.counted), count(r.dropped))
 	}
 	an := r.analyticsLoad
-	clicks := r.counted
 	if r.seeded > 0 {
-		an, clicks = r.analyticsSeeded, r.seeded+r.counted
+		an = r.analyticsSeeded
 	}
 	for _, l := range an {
 		if l.err != nil {
-			put(fmt.Sprintf("analytics %s, %s clicks: median / p99", l.name, short(float64(clicks))), "failed: %s", snippet([]byte(l.err.Error())))
+			put("analytics "+l.name+": median / p99", "failed: %s", snippet([]byte(l.err.Error())))
 			continue
 		}
-		put(fmt.Sprintf("analytics %s, %s clicks: median / p99", l.name, short(float64(clicks))), "%s / %s", ms(l.median), ms(l.p99))
+		put("analytics "+l.name+": median / p99", "%s / %s (%s clicks in range)", ms(l.median), ms(l.p99), count(l.total))
 	}
 	for _, l := range r.search {
 		if l.err != nil {
 			put("search "+l.name+": median / p99", "failed")
 			continue
 		}
-		put("search "+l.name+": median / p99", "%s / %s", ms(l.median), ms(l.p99))
+		put("search ("+l.name+"): median / p99", "%s / %s", ms(l.median), ms(l.p99))
 	}
 	put("RssAnon during / after the load", "%s / %s", mb(r.memDuring.rssAnon), mb(r.memAfter.rssAnon))
 	put("VmHWM: creation and redirects / restart to the end", "%s / %s", mb(max(r.memDuring.hwm, r.memAfter.hwm)), mb(r.memEnd.hwm))

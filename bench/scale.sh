@@ -13,7 +13,8 @@
 #   the headline figures there (bench/stores.sh reads them);
 #   PG_BIN=dir takes initdb and pg_ctl from dir (/usr/lib/postgresql/15/bin);
 #   PG_OPTS='-c name=value ...' adds PostgreSQL settings; PG_LOG=file keeps
-#   PostgreSQL's log.
+#   PostgreSQL's log; KEEP_PG=1 leaves the cluster running at the end (to
+#   EXPLAIN its queries) and says how to reach and remove it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-1000000}; secs=${2:-20}; store=${3:-bbolt}
@@ -21,8 +22,14 @@ shift $(( $# < 3 ? $# : 3 ))
 case $store in bbolt|postgres) ;; *) echo "scale.sh: store $store: bbolt or postgres" >&2; exit 2 ;; esac
 pgbin=${PG_BIN:-/usr/lib/postgresql/15/bin}
 tmp=$(mktemp -d /tmp/linkbolt-scale-sh-XXXXXX)
-pgdata=
+pgdata= port=
 cleanup() {
+  if [ -n "$pgdata" ] && [ -n "${KEEP_PG:-}" ]; then
+    rm -f "$tmp/scale"
+    echo "scale.sh: PostgreSQL left running for a look (KEEP_PG): psql -h $tmp/pg -p $port -U linkbolt linkbolt;" \
+      "stop it with: setpriv --reuid=nobody --regid=nogroup --clear-groups -- $pgbin/pg_ctl -D $pgdata stop; rm -rf $tmp" >&2
+    return
+  fi
   if [ -n "$pgdata" ] && [ -f "$pgdata/postmaster.pid" ]; then
     as_pg "$pgbin/pg_ctl" -D "$pgdata" -m fast -w stop >/dev/null 2>&1 || true
   fi

@@ -57,6 +57,8 @@ type options struct {
 	skipSearch   bool
 	skipRestart  bool
 	skipBulk     bool
+	seedBulk     bool
+	createN      int
 	skipBase     bool
 	skewSecs     time.Duration
 	store        string
@@ -93,6 +95,8 @@ func main() {
 	flag.BoolVar(&o.skipSearch, "skip-search", false, "skip the search latency")
 	flag.BoolVar(&o.skipRestart, "skip-restart", false, "skip the stop, seeding, fill and restart (and everything measured after)")
 	flag.BoolVar(&o.skipBulk, "skip-bulk", false, "skip the bulk route")
+	flag.BoolVar(&o.seedBulk, "seed-bulk", false, "create the N links through POST /v1/links/bulk (-bulk-clients, 1,000 a request) instead of POST /v1/links; -create-n then measures POST /v1/links")
+	flag.IntVar(&o.createN, "create-n", -1, "after the N links, create this many more (c0 ..) through POST /v1/links from -clients clients to measure creation at scale; -1 means 50,000 with -seed-bulk, else 0")
 	flag.BoolVar(&o.skipBase, "skip-baseline", false, "run wrk against linkbolt only, not against the bare baseline")
 	flag.DurationVar(&o.skewSecs, "skewed", 0, "after the uniform rounds, one wrk run this long with 90% of the GETs on 1% of the codes (0: none)")
 	flag.StringVar(&o.store, "store", "bbolt", "the store linkbolt runs on: bbolt (a data file in the temporary directory) or postgres (-postgres-url)")
@@ -105,6 +109,12 @@ func main() {
 	}
 	if o.bulkN < 0 {
 		o.bulkN = o.n / 10
+	}
+	if o.createN < 0 {
+		o.createN = 0
+		if o.seedBulk {
+			o.createN = 50_000
+		}
 	}
 	if o.skipSeed {
 		o.seedClicks = 0
@@ -128,6 +138,8 @@ func main() {
 // check refuses options the phases cannot run with.
 func (o options) check() error {
 	switch {
+	case o.seedBulk && o.createN < 1:
+		return fmt.Errorf("-seed-bulk needs -create-n of at least 1: the creation rate is measured there")
 	case o.n < 1 || o.clients < 1 || o.bulkClients < 1 || o.gets < 1:
 		return fmt.Errorf("-n, -clients, -bulk-clients and -gets must be at least 1")
 	case o.rounds < 1 || o.duration < time.Second || o.wrkThreads < 1 || o.wrkConns < o.wrkThreads:
@@ -189,10 +201,26 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	ids, err := createLinks(ctx, a, o, r)
-	if err != nil {
-		return err
+	var ids []string
+	if o.seedBulk {
+		if ids, r.seedSecs0, err = seedBulk(ctx, a, o); err != nil {
+			return err
+		}
+	} else {
+		if ids, r.seedSecs0, err = createLinks(ctx, a, o, "m", o.n); err != nil {
+			return err
+		}
+		r.createN, r.createSecs = o.n, r.seedSecs0
 	}
+	if o.createN > 0 {
+		// Creation at scale, N links already there; these are left out
+		// of the redirects, analytics and search.
+		if _, r.createSecs, err = createLinks(ctx, a, o, "c", o.createN); err != nil {
+			return err
+		}
+		r.createN = o.createN
+	}
+	r.createRate = float64(r.createN) / r.createSecs
 	if !o.skipRedirect {
 		if err := redirectLoad(ctx, a, srv, o, tmp, r); err != nil {
 			return err

@@ -13,6 +13,8 @@ import (
 type results struct {
 	o options
 
+	seedSecs0              float64 // the N links' creation (seeding)
+	createN                int     // the links the creation rate is of
 	createSecs, createRate float64
 
 	bulkAbsent     bool
@@ -174,7 +176,10 @@ func (r *results) rows() [][2]string {
 		}
 		add("`GET /v1/links?search=`, page of 20", "%s", strings.Join(cells, "; "))
 	}
-	add(fmt.Sprintf("link creation, %d clients", r.o.clients), "%s/s (%s links in %.0f s)", count(int64(r.createRate+0.5)), count(int64(r.o.n)), r.createSecs)
+	if r.o.seedBulk {
+		add("seeding", "%s links through `POST /v1/links/bulk` in %.0f s", count(int64(r.o.n)), r.seedSecs0)
+	}
+	add(fmt.Sprintf("link creation, %d clients", r.o.clients), "%s/s (%s links in %.0f s)", count(int64(r.createRate+0.5)), count(int64(r.createN)), r.createSecs)
 	switch {
 	case r.bulkAbsent:
 		add("bulk creation (`POST /v1/links/bulk`)", "bulk: route absent")
@@ -250,8 +255,12 @@ func (r *results) writeSummary(path string) error {
 	}
 	o := r.o
 	put("links", "%s", count(int64(o.n)))
-	put(fmt.Sprintf("seeding: %s links through POST /v1/links", count(int64(o.n))), "%.0f s", r.createSecs)
-	put(fmt.Sprintf("creation, %d clients (201 read), links/s", o.clients), "%s", count(int64(r.createRate+0.5)))
+	how := "POST /v1/links, 32 clients"
+	if o.seedBulk {
+		how = fmt.Sprintf("bulk, %d clients", o.bulkClients)
+	}
+	put(fmt.Sprintf("seeding: %s links (%s)", count(int64(o.n)), how), "%.0f s", r.seedSecs0)
+	put(fmt.Sprintf("creation, %d clients (201 read), links/s", o.clients), "%s (%s links)", count(int64(r.createRate+0.5)), count(int64(r.createN)))
 	put("clicks in the store for analytics", "%s (%s recorded offline, %s by redirects)", count(r.seeded+r.counted), count(r.seeded), count(r.counted))
 	switch {
 	case r.bulkAbsent:

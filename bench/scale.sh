@@ -1,40 +1,69 @@
 #!/usr/bin/env bash
-# Redirects over a million links: seeds N links (default 1,000,000) through
-# the API (2 wrk threads, 32 connections), then spreads GETs uniformly over
-# all of them with wrk (64 connections) and reports req/s, p99, the clicks
-# counted, memory (/proc/PID/status) and the data file's size.
-# Usage: bench/scale.sh [N] [seconds]   LINKBOLT_BIN=path runs a prebuilt binary.
+# linkbolt at scale on one store: runs bench/scale (see docs/benchmarks.md)
+# for N links (default 1,000,000) with wrk runs of SECS seconds (default
+# 20) on bbolt (a data file in a temporary directory, the default) or on
+# PostgreSQL: a throwaway PostgreSQL 15 cluster this script starts in a
+# temporary directory (initdb, pg_ctl; as nobody when run as root) on a
+# free loopback port, with fsync and synchronous commits on as a real
+# server has them, and removes on exit. linkbolt gets its database as
+# LINKBOLT_STORAGE_POSTGRES_URL.
+#
+# Usage: bench/scale.sh [N] [SECS] [bbolt|postgres] [bench/scale flags ...]
+#   LINKBOLT_BIN=path measures a prebuilt binary; SUMMARY=file also writes
+#   the headline figures there (bench/stores.sh reads them);
+#   PG_BIN=dir takes initdb and pg_ctl from dir (/usr/lib/postgresql/15/bin);
+#   PG_OPTS='-c name=value ...' adds PostgreSQL settings; PG_LOG=file keeps
+#   PostgreSQL's log; KEEP_PG=1 leaves the cluster running at the end (to
+#   EXPLAIN its queries) and says how to reach and remove it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export LINKBOLT_BENCH_N=${1:-1000000}; secs=${2:-20}; port=${PORT:-18611}
-tmp=$(mktemp -d); trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-bin=${LINKBOLT_BIN:-}
-if [ -z "$bin" ]; then go build -o "$tmp/linkbolt" . && bin="$tmp/linkbolt"; fi
-export LINKBOLT_SERVER_LISTEN=127.0.0.1:$port LINKBOLT_SERVER_BASE_URL=http://127.0.0.1:$port
-export LINKBOLT_STORAGE_PATH="$tmp/lb.db" LINKBOLT_ADMIN_EMAIL=bench@example.com LINKBOLT_ADMIN_PASSWORD=benchmark-password
-export LINKBOLT_LOG_LEVEL=warn LINKBOLT_PLANS_FREE=0 LINKBOLT_AUTH_PASSWORD_COST=4
-"$bin" 2>"$tmp/server.log" & lb=$!
-base=http://127.0.0.1:$port
-until curl -sf $base/healthz >/dev/null; do sleep 0.2; done
-tok=$(curl -s $base/v1/auth/login -H 'Content-Type: application/json' \
-  -d '{"email":"bench@example.com","password":"benchmark-password"}' | sed -E 's/.*"token":"([^"]+)".*/\1/')
-export LINKBOLT_BENCH_KEY=$tok
-start=$(date +%s.%N)
-wrk -t2 -c32 -d1h -s bench/scale_seed.lua $base >/dev/null & seed=$!
-total=0 # wrk's threads stop at N, but wrk itself waits for its duration
-while [ "$total" -lt "$LINKBOLT_BENCH_N" ]; do
-  sleep 1
-  total=$(curl -s "$base/v1/links?limit=1" -H "Authorization: Bearer $tok" | sed -E 's/.*"total":([0-9]+).*/\1/')
-done
-kill $seed 2>/dev/null || true
-echo "links: $total in $(awk "BEGIN{printf \"%.0f\", $(date +%s.%N)-$start}") s"
-out=$(wrk -t2 -c64 -d"${secs}s" --latency -s bench/scale_codes.lua $base)
-echo "$out" | grep -E "Requests/sec|99%|Non-2xx" || true
-sent=$(echo "$out" | awk '/requests in/{print $1}')
-count() { curl -s "$base/v1/analytics/workspace?range=today" -H "Authorization: Bearer $tok" | sed -E 's/.*"totals":\{"clicks":([0-9]+).*/\1/'; }
-end=$(date +%s.%N); clicks=-1; now=$(count)
-while [ "$now" != "$clicks" ]; do clicks=$now; sleep 3; now=$(count); done # until the backlog is written
-echo "redirects sent: $sent, clicks counted: $clicks ($(awk "BEGIN{printf \"%.0f\", $(date +%s.%N)-$end-3}") s after the load)"
-curl -s $base/metrics | grep -E '^linkbolt_clicks_dropped_total' || true
-grep -E "VmHWM|VmRSS|RssAnon|RssFile" /proc/$lb/status
-ls -l "$tmp/lb.db" | awk '{printf "data file: %.0f MB\n", $5/1e6}'
+n=${1:-1000000}; secs=${2:-20}; store=${3:-bbolt}
+shift $(( $# < 3 ? $# : 3 ))
+case $store in bbolt|postgres) ;; *) echo "scale.sh: store $store: bbolt or postgres" >&2; exit 2 ;; esac
+pgbin=${PG_BIN:-/usr/lib/postgresql/15/bin}
+tmp=$(mktemp -d /tmp/linkbolt-scale-sh-XXXXXX)
+pgdata= port=
+cleanup() {
+  if [ -n "$pgdata" ] && [ -n "${KEEP_PG:-}" ]; then
+    rm -f "$tmp/scale"
+    echo "scale.sh: PostgreSQL left running for a look (KEEP_PG): psql -h $tmp/pg -p $port -U linkbolt linkbolt;" \
+      "stop it with: setpriv --reuid=nobody --regid=nogroup --clear-groups -- $pgbin/pg_ctl -D $pgdata stop; rm -rf $tmp" >&2
+    return
+  fi
+  if [ -n "$pgdata" ] && [ -f "$pgdata/postmaster.pid" ]; then
+    as_pg "$pgbin/pg_ctl" -D "$pgdata" -m fast -w stop >/dev/null 2>&1 || true
+  fi
+  if [ -n "$pgdata" ] && [ -n "${PG_LOG:-}" ]; then cp "$tmp/pg/postgres.log" "$PG_LOG" || true; fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+# as_pg runs PostgreSQL's programs as nobody when this script runs as
+# root (PostgreSQL refuses to run as root).
+as_pg() {
+  if [ "$(id -u)" = 0 ]; then setpriv --reuid=nobody --regid=nogroup --clear-groups -- "$@"; else "$@"; fi
+}
+
+go build -o "$tmp/scale" ./bench/scale
+args=(-n "$n" -duration "${secs}s" -skewed "${secs}s" -store "$store")
+[ -n "${LINKBOLT_BIN:-}" ] && args+=(-bin "$LINKBOLT_BIN")
+[ -n "${SUMMARY:-}" ] && args+=(-summary "$SUMMARY")
+
+if [ "$store" = postgres ]; then
+  [ -x "$pgbin/initdb" ] || { echo "scale.sh: no initdb in $pgbin (set PG_BIN)" >&2; exit 2; }
+  pg=$tmp/pg; mkdir "$pg"; pgdata=$pg/data
+  pw=$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  echo "$pw" >"$pg/pw"
+  [ "$(id -u)" = 0 ] && chown -R nobody:nogroup "$pg" && chmod 755 "$tmp"
+  as_pg "$pgbin/initdb" -D "$pgdata" -U linkbolt --pwfile "$pg/pw" --auth-local=trust \
+    --auth-host=scram-sha-256 -E UTF8 --locale=C >"$pg/initdb.log"
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+  # Defaults but for memory a server of this size would give it, and WAL
+  # room so that checkpoints do not come every minute while seeding.
+  as_pg "$pgbin/pg_ctl" -D "$pgdata" -l "$pg/postgres.log" -w -o \
+    "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$pg -c shared_buffers=1GB -c max_wal_size=8GB -c max_connections=200 ${PG_OPTS:-}" \
+    start >/dev/null
+  as_pg "$pgbin/createdb" -h "$pg" -p "$port" -U linkbolt linkbolt
+  echo "PostgreSQL $("$pgbin/postgres" --version | awk '{print $3}') on 127.0.0.1:$port, data in $pgdata" >&2
+  args+=(-postgres-url "postgres://linkbolt:$pw@127.0.0.1:$port/linkbolt")
+fi
+"$tmp/scale" "${args[@]}" "$@"

@@ -30,12 +30,12 @@ func destination(i int) string { return fmt.Sprintf("https://w%d.example.com/ite
 
 func tagOf(i int) string { return fmt.Sprintf("team-%02d", (i/100)%100) }
 
-// createLinks creates the links m0 .. mN-1 from o.clients concurrent
-// clients and returns their IDs by index. The rate counts a link once its
-// answer (written after the commit) is read.
-func createLinks(ctx context.Context, a *apiClient, o options, r *results) ([]string, error) {
-	logf("creating %s links through POST /v1/links from %d clients", count(int64(o.n)), o.clients)
-	ids := make([]string, o.n)
+// createLinks creates the links <prefix>0 .. <prefix>(n-1) from o.clients
+// concurrent clients and returns their IDs by index and the time taken. A
+// link counts once its 201 (written after the commit) is read.
+func createLinks(ctx context.Context, a *apiClient, o options, prefix string, n int) ([]string, float64, error) {
+	logf("creating %s links (%s0 ..) through POST /v1/links from %d clients", count(int64(n)), prefix, o.clients)
+	ids := make([]string, n)
 	var next, done atomic.Int64
 	var failed firstError
 	var wg sync.WaitGroup
@@ -50,10 +50,10 @@ func createLinks(ctx context.Context, a *apiClient, o options, r *results) ([]st
 			defer wg.Done()
 			for failed.get() == nil {
 				i := int(next.Add(1) - 1)
-				if i >= o.n {
+				if i >= n {
 					return
 				}
-				id, err := createLink(ctx, a, linkBody("m", i))
+				id, err := createLink(ctx, a, linkBody(prefix, i))
 				if err != nil {
 					failed.set(err)
 					return
@@ -66,12 +66,57 @@ func createLinks(ctx context.Context, a *apiClient, o options, r *results) ([]st
 	wg.Wait()
 	stopProgress()
 	if err := failed.get(); err != nil {
-		return nil, fmt.Errorf("create links: %w", err)
+		return nil, 0, fmt.Errorf("create links: %w", err)
 	}
-	r.createSecs = time.Since(start).Seconds()
-	r.createRate = float64(o.n) / r.createSecs
-	logf("created %s links in %.1f s: %.0f/s", count(int64(o.n)), r.createSecs, r.createRate)
-	return ids, nil
+	secs := time.Since(start).Seconds()
+	logf("created %s links in %.1f s: %.0f/s", count(int64(n)), secs, float64(n)/secs)
+	return ids, secs, nil
+}
+
+// seedBulk creates the links m0 .. mN-1 through POST /v1/links/bulk,
+// 1,000 a request from o.bulkClients clients, and returns their IDs by
+// index and the time taken; every item must be created.
+func seedBulk(ctx context.Context, a *apiClient, o options) ([]string, float64, error) {
+	logf("seeding %s links (m0 ..) through POST /v1/links/bulk, %d a request, %d clients", count(int64(o.n)), bulkSize, o.bulkClients)
+	ids := make([]string, o.n)
+	var next, done atomic.Int64
+	var failed firstError
+	var wg sync.WaitGroup
+	start := time.Now()
+	stopProgress := progress(func() string {
+		d := done.Load()
+		return fmt.Sprintf("  %s links, %.0f/s", count(d), float64(d)/time.Since(start).Seconds())
+	})
+	for range o.bulkClients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for failed.get() == nil {
+				from := int(next.Add(bulkSize) - bulkSize)
+				if from >= o.n {
+					return
+				}
+				to := min(from+bulkSize, o.n)
+				ok, bad, msg, err := bulkRequest(ctx, a, "m", from, to, ids[from:to])
+				if err == nil && bad > 0 {
+					err = fmt.Errorf("%d of links m%d .. m%d refused, first: %s", bad, from, to-1, msg)
+				}
+				if err != nil {
+					failed.set(err)
+					return
+				}
+				done.Add(int64(ok))
+			}
+		}()
+	}
+	wg.Wait()
+	stopProgress()
+	if err := failed.get(); err != nil {
+		return nil, 0, fmt.Errorf("seed links: %w", err)
+	}
+	secs := time.Since(start).Seconds()
+	logf("seeded %s links in %.1f s: %.0f/s", count(int64(o.n)), secs, float64(o.n)/secs)
+	return ids, secs, nil
 }
 
 // createLink creates one link, waiting out a busy server or a rate limit.
@@ -126,7 +171,7 @@ func bulkCreate(ctx context.Context, a *apiClient, o options, r *results) error 
 					return
 				}
 				to := min(from+bulkSize, o.bulkN)
-				ok, bad, msg, err := bulkRequest(ctx, a, from, to)
+				ok, bad, msg, err := bulkRequest(ctx, a, "b", from, to, nil)
 				if err != nil {
 					failed.set(err)
 					return
@@ -157,12 +202,13 @@ func bulkCreate(ctx context.Context, a *apiClient, o options, r *results) error 
 	return nil
 }
 
-// bulkRequest creates the links b<from> .. b<to-1> in one request and
-// counts the items created and refused.
-func bulkRequest(ctx context.Context, a *apiClient, from, to int) (ok, bad int, firstErr string, err error) {
+// bulkRequest creates the links <prefix><from> .. <prefix><to-1> in one
+// request and counts the items created and refused; ids, when not nil,
+// takes the created links' IDs.
+func bulkRequest(ctx context.Context, a *apiClient, prefix string, from, to int, ids []string) (ok, bad int, firstErr string, err error) {
 	items := make([]map[string]any, 0, to-from)
 	for i := from; i < to; i++ {
-		items = append(items, linkBody("b", i))
+		items = append(items, linkBody(prefix, i))
 	}
 	in, err := json.Marshal(map[string]any{"links": items})
 	if err != nil {
@@ -191,9 +237,16 @@ func bulkRequest(ctx context.Context, a *apiClient, from, to int) (ok, bad int, 
 	if len(out.Data) != to-from {
 		return 0, 0, "", fmt.Errorf("POST /v1/links/bulk: %d results for %d links", len(out.Data), to-from)
 	}
-	for _, d := range out.Data {
+	for j, d := range out.Data {
 		if len(d.Link) > 0 && string(d.Link) != "null" {
 			ok++
+			if ids != nil {
+				var l struct{ ID string }
+				if err := json.Unmarshal(d.Link, &l); err != nil || l.ID == "" || d.Index != j {
+					return 0, 0, "", fmt.Errorf("POST /v1/links/bulk: item %d: no id: %s", j, snippet(d.Link))
+				}
+				ids[j] = l.ID
+			}
 			continue
 		}
 		bad++

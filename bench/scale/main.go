@@ -42,6 +42,8 @@ type options struct {
 	seedClicks   int
 	seedDays     int
 	seedBatch    int
+	seedWriters  int
+	seedFor      time.Duration
 	gets         int
 	scanLimit    int
 	port         int
@@ -55,6 +57,13 @@ type options struct {
 	skipSearch   bool
 	skipRestart  bool
 	skipBulk     bool
+	seedBulk     bool
+	createN      int
+	skipBase     bool
+	skewSecs     time.Duration
+	store        string
+	pgURL        string
+	summary      string
 }
 
 func main() {
@@ -71,7 +80,9 @@ func main() {
 	flag.IntVar(&o.seedClicks, "seed-clicks", 10_000_000, "clicks recorded offline over -seed-days (0: none)")
 	flag.IntVar(&o.seedDays, "seed-days", 90, "the days the offline clicks spread over, ending now")
 	flag.IntVar(&o.seedBatch, "seed-batch", 10_000, "clicks per offline write transaction (one server flush of a busy second)")
-	flag.IntVar(&o.gets, "gets", 5, "GETs per analytics range and per search term (the median is reported)")
+	flag.IntVar(&o.seedWriters, "seed-writers", 1, "concurrent offline click writers (PostgreSQL takes several transactions at once; bbolt one)")
+	flag.DurationVar(&o.seedFor, "seed-for", 0, "stop recording offline clicks after this long, with fewer than -seed-clicks (0: no limit); the batches then go in an order that spreads any first part of them over all of -seed-days")
+	flag.IntVar(&o.gets, "gets", 5, "GETs per analytics range and scope, and per kind of search term (the median and p99 are reported; a series stops after a minute)")
 	flag.IntVar(&o.scanLimit, "search-scan-limit", 0, "server.search_scan_limit for the run (0: search reads every link, as a full search must)")
 	flag.IntVar(&o.port, "port", 18611, "linkbolt's port on 127.0.0.1")
 	flag.IntVar(&o.basePort, "baseline-port", 18612, "the baseline's port on 127.0.0.1")
@@ -84,6 +95,13 @@ func main() {
 	flag.BoolVar(&o.skipSearch, "skip-search", false, "skip the search latency")
 	flag.BoolVar(&o.skipRestart, "skip-restart", false, "skip the stop, seeding, fill and restart (and everything measured after)")
 	flag.BoolVar(&o.skipBulk, "skip-bulk", false, "skip the bulk route")
+	flag.BoolVar(&o.seedBulk, "seed-bulk", false, "create the N links through POST /v1/links/bulk (-bulk-clients, 1,000 a request) instead of POST /v1/links; -create-n then measures POST /v1/links")
+	flag.IntVar(&o.createN, "create-n", -1, "after the N links, create this many more (c0 ..) through POST /v1/links from -clients clients to measure creation at scale; -1 means 50,000 with -seed-bulk, else 0")
+	flag.BoolVar(&o.skipBase, "skip-baseline", false, "run wrk against linkbolt only, not against the bare baseline")
+	flag.DurationVar(&o.skewSecs, "skewed", 0, "after the uniform rounds, one wrk run this long with 90% of the GETs on 1% of the codes (0: none)")
+	flag.StringVar(&o.store, "store", "bbolt", "the store linkbolt runs on: bbolt (a data file in the temporary directory) or postgres (-postgres-url)")
+	flag.StringVar(&o.pgURL, "postgres-url", "", "with -store postgres: an empty database linkbolt gets as storage.postgres_url (bench/scale.sh postgres starts one)")
+	flag.StringVar(&o.summary, "summary", "", "also write the headline figures to `FILE` as name<TAB>value lines (bench/stores.sh reads them)")
 	flag.Parse()
 	if *serve != "" {
 		serveBaseline(*serve, o.n)
@@ -92,8 +110,17 @@ func main() {
 	if o.bulkN < 0 {
 		o.bulkN = o.n / 10
 	}
+	if o.createN < 0 {
+		o.createN = 0
+		if o.seedBulk {
+			o.createN = 50_000
+		}
+	}
 	if o.skipSeed {
 		o.seedClicks = 0
+	}
+	if o.store == "postgres" {
+		o.skipFill = true // bbolt's pages; PostgreSQL's size is pg_database_size
 	}
 	if err := o.check(); err != nil {
 		fmt.Fprintln(os.Stderr, "scale:", err)
@@ -111,14 +138,24 @@ func main() {
 // check refuses options the phases cannot run with.
 func (o options) check() error {
 	switch {
+	case o.seedBulk && o.createN < 1:
+		return fmt.Errorf("-seed-bulk needs -create-n of at least 1: the creation rate is measured there")
 	case o.n < 1 || o.clients < 1 || o.bulkClients < 1 || o.gets < 1:
 		return fmt.Errorf("-n, -clients, -bulk-clients and -gets must be at least 1")
 	case o.rounds < 1 || o.duration < time.Second || o.wrkThreads < 1 || o.wrkConns < o.wrkThreads:
 		return fmt.Errorf("-rounds must be at least 1, -duration at least 1s, -wrk-conns at least -wrk-threads")
-	case o.seedClicks < 0 || o.seedBatch < 1 || o.seedDays < 1:
-		return fmt.Errorf("-seed-clicks must not be negative, -seed-batch and -seed-days at least 1")
+	case o.seedClicks < 0 || o.seedBatch < 1 || o.seedDays < 1 || o.seedWriters < 1:
+		return fmt.Errorf("-seed-clicks must not be negative, -seed-batch, -seed-days and -seed-writers at least 1")
 	case o.seedClicks > 0 && o.seedClicks/o.seedBatch > o.seedDays*24*3600:
 		return fmt.Errorf("-seed-clicks: more batches than seconds in -seed-days; raise -seed-batch")
+	case o.store != "bbolt" && o.store != "postgres":
+		return fmt.Errorf("-store %q: bbolt or postgres", o.store)
+	case o.store == "postgres" && o.pgURL == "":
+		return fmt.Errorf("-store postgres needs -postgres-url (bench/scale.sh N SECS postgres starts a throwaway cluster)")
+	case o.store == "bbolt" && o.pgURL != "":
+		return fmt.Errorf("-postgres-url is for -store postgres")
+	case o.skewSecs != 0 && o.skewSecs < time.Second:
+		return fmt.Errorf("-skewed must be 0 or at least 1s")
 	}
 	return nil
 }
@@ -151,7 +188,7 @@ func run(ctx context.Context, o options) error {
 	if o.seedClicks > 0 && !o.skipRestart {
 		// range=all starts at the workspace's creation: make it older
 		// than the clicks to be seeded.
-		if err := setUpBackdated(ctx, srv.dataPath, o.seedDays+1); err != nil {
+		if err := setUpBackdated(ctx, o, srv.dataPath, o.seedDays+1); err != nil {
 			return err
 		}
 		r.backdated = o.seedDays + 1
@@ -164,16 +201,32 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	ids, err := createLinks(ctx, a, o, r)
-	if err != nil {
-		return err
+	var ids []string
+	if o.seedBulk {
+		if ids, r.seedSecs0, err = seedBulk(ctx, a, o); err != nil {
+			return err
+		}
+	} else {
+		if ids, r.seedSecs0, err = createLinks(ctx, a, o, "m", o.n); err != nil {
+			return err
+		}
+		r.createN, r.createSecs = o.n, r.seedSecs0
 	}
+	if o.createN > 0 {
+		// Creation at scale, N links already there; these are left out
+		// of the redirects, analytics and search.
+		if _, r.createSecs, err = createLinks(ctx, a, o, "c", o.createN); err != nil {
+			return err
+		}
+		r.createN = o.createN
+	}
+	r.createRate = float64(r.createN) / r.createSecs
 	if !o.skipRedirect {
 		if err := redirectLoad(ctx, a, srv, o, tmp, r); err != nil {
 			return err
 		}
 	}
-	r.analyticsLoad = analyticsLatency(ctx, a, o.gets)
+	r.analyticsLoad = analyticsLatency(ctx, a, o.gets, ids[0])
 	if !o.skipSearch {
 		r.search = searchLatency(ctx, a, o)
 	}
@@ -187,10 +240,15 @@ func run(ctx context.Context, o options) error {
 			return err
 		}
 	}
+	r.memEnd, _ = readStatus(srv.pid())
 	if err := srv.stop(); err != nil {
 		logf("stop: %v", err)
 	}
+	r.dataEnd = dataSize(ctx, o, srv.dataPath)
 	r.print(os.Stdout, srv)
+	if o.summary != "" {
+		return r.writeSummary(o.summary)
+	}
 	return nil
 }
 
@@ -207,8 +265,8 @@ func restart(ctx context.Context, a *apiClient, srv *server, o options, ids []st
 		return err
 	}
 	r.stopSecs = time.Since(t).Seconds()
-	r.fileAfterLoad = fileSize(srv.dataPath)
-	logf("stopped in %.2f s; data file %s", r.stopSecs, mb(r.fileAfterLoad))
+	r.fileAfterLoad = dataSize(ctx, o, srv.dataPath)
+	logf("stopped in %.2f s; data %s", r.stopSecs, mb(r.fileAfterLoad))
 	if !o.skipFill {
 		if r.fill, err = pageFill(srv.dataPath); err != nil {
 			return err
@@ -218,7 +276,7 @@ func restart(ctx context.Context, a *apiClient, srv *server, o options, ids []st
 		if err := seedClicks(ctx, srv.dataPath, wid, ids, o, r); err != nil {
 			return err
 		}
-		r.fileAfterSeed = fileSize(srv.dataPath)
+		r.fileAfterSeed = dataSize(ctx, o, srv.dataPath)
 		if !o.skipFill {
 			if r.fillSeeded, err = pageFill(srv.dataPath); err != nil {
 				return err
@@ -233,7 +291,7 @@ func restart(ctx context.Context, a *apiClient, srv *server, o options, ids []st
 	r.memRestart, _ = readStatus(srv.pid())
 	logf("healthy %.3f s after the start; RssAnon %s", r.restartSecs, mb(r.memRestart.rssAnon))
 	if o.seedClicks > 0 {
-		r.analyticsSeeded = analyticsLatency(ctx, a, o.gets)
+		r.analyticsSeeded = analyticsLatency(ctx, a, o.gets, ids[0])
 	}
 	return nil
 }

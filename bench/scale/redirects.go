@@ -46,6 +46,20 @@ function init(args) math.randomseed(os.time() * 1009 + id * 7919) end
 request = function() return wrk.format("GET", "/m" .. math.random(0, n - 1)) end
 `
 
+// skewedCodes is the wrk script of the skewed run: 90% of the GETs on
+// the hottest 1% of the codes (/m0 .. /m(N/100-1)), the rest uniform over
+// all of them.
+const skewedCodes = `local n = tonumber(os.getenv("LINKBOLT_BENCH_N"))
+local hot = math.max(1, math.floor(n / 100))
+local threads = 0
+function setup(thread) thread:set("id", threads); threads = threads + 1 end
+function init(args) math.randomseed(os.time() * 1013 + id * 7919) end
+request = function()
+  if math.random() < 0.9 then return wrk.format("GET", "/m" .. math.random(0, hot - 1)) end
+  return wrk.format("GET", "/m" .. math.random(0, n - 1))
+end
+`
+
 // wrkRun is what one wrk run reports.
 type wrkRun struct {
 	rps      float64
@@ -67,11 +81,14 @@ func redirectLoad(ctx context.Context, a *apiClient, srv *server, o options, dir
 		return err
 	}
 	baseAddr := fmt.Sprintf("127.0.0.1:%d", o.basePort)
-	stopBase, err := startBaseline(ctx, baseAddr, o.n)
-	if err != nil {
-		return err
+	var err error
+	if !o.skipBase {
+		stopBase, err := startBaseline(ctx, baseAddr, o.n)
+		if err != nil {
+			return err
+		}
+		defer stopBase()
 	}
-	defer stopBase()
 	sampler := sampleMemory(srv.pid(), 250*time.Millisecond)
 	r.wrkCommand = fmt.Sprintf("LINKBOLT_BENCH_N=%d wrk -t%d -c%d -d%s --latency -s %s URL", o.n, o.wrkThreads, o.wrkConns, o.duration, "uniform_codes.lua")
 	for i := range o.rounds {
@@ -87,12 +104,17 @@ func redirectLoad(ctx context.Context, a *apiClient, srv *server, o options, dir
 		// Each run starts with linkbolt idle: catching up with the last
 		// round's clicks in the background would take CPU from the
 		// baseline's run and flatter the ratio.
-		waitIdle(ctx, a)
-		if *first, err = runWrk(ctx, o, script, firstURL); err != nil {
-			return err
+		if o.skipBase {
+			first, second, secondURL = nil, &rd.lb, srv.base
+		}
+		if first != nil {
+			waitIdle(ctx, a)
+			if *first, err = runWrk(ctx, o, o.duration, script, firstURL); err != nil {
+				return err
+			}
 		}
 		waitIdle(ctx, a)
-		if *second, err = runWrk(ctx, o, script, secondURL); err != nil {
+		if *second, err = runWrk(ctx, o, o.duration, script, secondURL); err != nil {
 			return err
 		}
 		if rd.lb.non2xx > 0 || rd.base.non2xx > 0 {
@@ -100,8 +122,29 @@ func redirectLoad(ctx context.Context, a *apiClient, srv *server, o options, dir
 		}
 		r.rounds = append(r.rounds, rd)
 		r.sent += rd.lb.requests
-		logf("round %d: linkbolt %.0f req/s p99 %s, baseline %.0f req/s p99 %s, ratio %.2f",
-			i+1, rd.lb.rps, ms(rd.lb.p99), rd.base.rps, ms(rd.base.p99), rd.lb.rps/rd.base.rps)
+		if o.skipBase {
+			logf("round %d: linkbolt %.0f req/s p99 %s", i+1, rd.lb.rps, ms(rd.lb.p99))
+		} else {
+			logf("round %d: linkbolt %.0f req/s p99 %s, baseline %.0f req/s p99 %s, ratio %.2f",
+				i+1, rd.lb.rps, ms(rd.lb.p99), rd.base.rps, ms(rd.base.p99), rd.lb.rps/rd.base.rps)
+		}
+	}
+	if o.skewSecs > 0 {
+		skewed := filepath.Join(dir, "skewed_codes.lua")
+		if err := os.WriteFile(skewed, []byte(skewedCodes), 0o600); err != nil {
+			return err
+		}
+		waitIdle(ctx, a)
+		w, err := runWrk(ctx, o, o.skewSecs, skewed, srv.base)
+		if err != nil {
+			return err
+		}
+		if w.non2xx > 0 {
+			return fmt.Errorf("skewed run: %d non-3xx answers", w.non2xx)
+		}
+		r.skewed = &w
+		r.sent += w.requests
+		logf("skewed (90%% of GETs on 1%% of the links): linkbolt %.0f req/s p99 %s", w.rps, ms(w.p99))
 	}
 	r.heapAfterLoad = int64(a.metric(ctx, "go_memstats_heap_inuse_bytes"))
 	if err := countClicks(ctx, a, r); err != nil {
@@ -167,9 +210,9 @@ var (
 	reSocket   = regexp.MustCompile(`Socket errors: (.*)`)
 )
 
-func runWrk(ctx context.Context, o options, script, url string) (wrkRun, error) {
+func runWrk(ctx context.Context, o options, d time.Duration, script, url string) (wrkRun, error) {
 	cmd := exec.CommandContext(ctx, "wrk", "-t"+strconv.Itoa(o.wrkThreads), "-c"+strconv.Itoa(o.wrkConns),
-		"-d"+strconv.Itoa(int(o.duration.Seconds()))+"s", "--latency", "-s", script, url)
+		"-d"+strconv.Itoa(int(d.Seconds()))+"s", "--latency", "-s", script, url)
 	cmd.Env = append(os.Environ(), "LINKBOLT_BENCH_N="+strconv.Itoa(o.n))
 	out, err := cmd.CombinedOutput()
 	if err != nil {

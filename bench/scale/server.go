@@ -69,6 +69,9 @@ func newServer(bin, dir string, o options) *server {
 		"LINKBOLT_AUTH_PASSWORD_COST=" + strconv.Itoa(benchPasswordCost),
 		"LINKBOLT_SERVER_SEARCH_SCAN_LIMIT=" + strconv.Itoa(o.scanLimit),
 	}
+	if o.store == "postgres" {
+		s.env = append(s.env, "LINKBOLT_STORAGE_POSTGRES_URL="+o.pgURL)
+	}
 	return s
 }
 

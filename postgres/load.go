@@ -84,6 +84,13 @@ func (db *DB) Load(ctx context.Context, src *dump.Source) (*LoadReport, error) {
 	if err := tx.Commit(ctx); err != nil {
 		return nil, fmt.Errorf("commit: %w", err)
 	}
+	// The planner's statistics of the tables just filled: without them,
+	// until autovacuum gets to it, a search reads every link of a
+	// workspace instead of the trigram index.
+	// The copy is whole without them: a failure here is only said.
+	if _, err := db.pool.Exec(ctx, `ANALYZE`); err != nil {
+		db.logger.Warn("postgres: the copy is complete; updating the planner's statistics (ANALYZE) failed: autovacuum will", "err", err)
+	}
 	return l.report, nil
 }
 

@@ -17,6 +17,7 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/linkbolt/linkbolt/internal/apptest"
+	"github.com/linkbolt/linkbolt/internal/pgtest"
 )
 
 // binary builds linkbolt once for the tests that run it as a child process.
@@ -65,6 +66,7 @@ func startChild(t *testing.T, dir, flush string, env ...string) *child {
 // tests run on.
 func startBoltChild(t *testing.T, dir, flush string, env ...string) *child {
 	t.Helper()
+	pgtest.SkipInSecondPass(t)
 	return startChildOn(t, false, dir, flush, env...)
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/linkbolt/linkbolt/auth"
 	"github.com/linkbolt/linkbolt/dnscheck"
 	"github.com/linkbolt/linkbolt/internal/clocktest"
+	"github.com/linkbolt/linkbolt/internal/pgtest"
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/webhook"
 )
@@ -77,6 +78,7 @@ func newEnvDeps(t testing.TB, wrap func(analytics.ClickStore) analytics.ClickSto
 // PostgreSQL's is pg_dump's).
 func newBoltEnv(t testing.TB, opts ...func(*Config)) *env {
 	t.Helper()
+	pgtest.SkipInSecondPass(t)
 	return newEnvOn(t, false, nil, nil, opts...)
 }
 

@@ -36,6 +36,7 @@ func Config(t testing.TB, yaml string) *config.Config {
 // on: for what only that store does (its file, backups, compaction).
 func BoltConfig(t testing.TB, yaml string) *config.Config {
 	t.Helper()
+	pgtest.SkipInSecondPass(t)
 	return load(t, false, yaml)
 }
 

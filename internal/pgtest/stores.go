@@ -12,6 +12,19 @@ import (
 // "postgres". Unset, MainBothStores runs them on both.
 const StoreEnv = "LINKBOLT_TEST_STORE"
 
+// secondPassEnv marks the second run of MainBothStores.
+const secondPassEnv = "LINKBOLT_TEST_SECOND_PASS"
+
+// SkipInSecondPass skips a test of what only bbolt has (it runs on bbolt
+// whichever store is chosen) in the second run of MainBothStores, where
+// it would run again just as the first run ran it.
+func SkipInSecondPass(t testing.TB) {
+	t.Helper()
+	if os.Getenv(secondPassEnv) != "" {
+		t.Skip("a test on bbolt only: the run on bbolt ran it")
+	}
+}
+
 // MainBothStores runs the package's tests on both of linkbolt's stores:
 // in this process on the store StoreEnv names, or when it is unset on
 // bbolt and at the same time, in a second run of the same test binary
@@ -34,7 +47,7 @@ func MainBothStores(m *testing.M) int {
 		fmt.Fprintf(os.Stderr, "pgtest: the tests ran on bbolt only: %v\n", err)
 	} else {
 		child = exec.Command(os.Args[0], os.Args[1:]...)
-		child.Env = append(os.Environ(), StoreEnv+"=postgres")
+		child.Env = append(os.Environ(), StoreEnv+"=postgres", secondPassEnv+"=1")
 		child.Stdout, child.Stderr = &out, &out
 		if err := child.Start(); err != nil {
 			fmt.Fprintf(os.Stderr, "FAIL: start the tests on PostgreSQL: %v\n", err)

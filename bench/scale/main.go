@@ -60,7 +60,7 @@ type options struct {
 	seedBulk     bool
 	createN      int
 	skipBase     bool
-	skewSecs     time.Duration
+	skewFor     time.Duration
 	store        string
 	pgURL        string
 	summary      string
@@ -98,7 +98,7 @@ func main() {
 	flag.BoolVar(&o.seedBulk, "seed-bulk", false, "create the N links through POST /v1/links/bulk (-bulk-clients, 1,000 a request) instead of POST /v1/links; -create-n then measures POST /v1/links")
 	flag.IntVar(&o.createN, "create-n", -1, "after the N links, create this many more (c0 ..) through POST /v1/links from -clients clients to measure creation at scale; -1 means 50,000 with -seed-bulk, else 0")
 	flag.BoolVar(&o.skipBase, "skip-baseline", false, "run wrk against linkbolt only, not against the bare baseline")
-	flag.DurationVar(&o.skewSecs, "skewed", 0, "after the uniform rounds, one wrk run this long with 90% of the GETs on 1% of the codes (0: none)")
+	flag.DurationVar(&o.skewFor, "skewed", 0, "after the uniform rounds, one wrk run this long with 90% of the GETs on 1% of the codes (0: none)")
 	flag.StringVar(&o.store, "store", "bbolt", "the store linkbolt runs on: bbolt (a data file in the temporary directory) or postgres (-postgres-url)")
 	flag.StringVar(&o.pgURL, "postgres-url", "", "with -store postgres: an empty database linkbolt gets as storage.postgres_url (bench/scale.sh postgres starts one)")
 	flag.StringVar(&o.summary, "summary", "", "also write the headline figures to `FILE` as name<TAB>value lines (bench/stores.sh reads them)")
@@ -154,7 +154,7 @@ func (o options) check() error {
 		return fmt.Errorf("-store postgres needs -postgres-url (bench/scale.sh N SECS postgres starts a throwaway cluster)")
 	case o.store == "bbolt" && o.pgURL != "":
 		return fmt.Errorf("-postgres-url is for -store postgres")
-	case o.skewSecs != 0 && o.skewSecs < time.Second:
+	case o.skewFor != 0 && o.skewFor < time.Second:
 		return fmt.Errorf("-skewed must be 0 or at least 1s")
 	}
 	return nil

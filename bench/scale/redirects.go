@@ -129,13 +129,13 @@ func redirectLoad(ctx context.Context, a *apiClient, srv *server, o options, dir
 				i+1, rd.lb.rps, ms(rd.lb.p99), rd.base.rps, ms(rd.base.p99), rd.lb.rps/rd.base.rps)
 		}
 	}
-	if o.skewSecs > 0 {
+	if o.skewFor > 0 {
 		skewed := filepath.Join(dir, "skewed_codes.lua")
 		if err := os.WriteFile(skewed, []byte(skewedCodes), 0o600); err != nil {
 			return err
 		}
 		waitIdle(ctx, a)
-		w, err := runWrk(ctx, o, o.skewSecs, skewed, srv.base)
+		w, err := runWrk(ctx, o, o.skewFor, skewed, srv.base)
 		if err != nil {
 			return err
 		}

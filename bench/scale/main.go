@@ -60,7 +60,7 @@ type options struct {
 	seedBulk     bool
 	createN      int
 	skipBase     bool
-	skewFor     time.Duration
+	skewFor      time.Duration
 	store        string
 	pgURL        string
 	summary      string

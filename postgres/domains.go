@@ -285,7 +285,6 @@ func (s *DomainService) UpdateDomain(ctx context.Context, workspaceID, id string
 // SetDomainVerified marks a domain verified now, or not verified; a domain
 // verified already keeps its VerifiedAt. ENOTFOUND.
 func (s *DomainService) SetDomainVerified(ctx context.Context, workspaceID, id string, verified bool) (*link.Domain, error) {
-	defer s.db.redirectsChanged()
 	return s.UpdateDomain(ctx, workspaceID, id, link.DomainUpdate{Verified: &verified}, nil)
 }
 

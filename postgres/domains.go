@@ -68,7 +68,6 @@ func findDomain(ctx context.Context, tx pgx.Tx, workspaceID, id string, lock boo
 // which is deleted first (domain.removed in its workspace's log, by the
 // system); ENOTFOUND for an unknown workspace.
 func (s *DomainService) CreateDomain(ctx context.Context, d *link.Domain, unverifiedTTL time.Duration) error {
-	defer s.db.redirectsChanged()
 	if !s.db.validID(link.PrefixWorkspace, d.WorkspaceID) {
 		return link.Errorf(link.ENOTFOUND, "workspace %q not found", d.WorkspaceID)
 	}
@@ -204,25 +203,52 @@ func (s *DomainService) FindDomainByHostname(ctx context.Context, hostname strin
 var errNoVerifiedDomain = link.Errorf(link.ENOTFOUND, "not a verified domain")
 
 // FindVerifiedDomain returns the verified domain of a normalised hostname
-// for request routing: one lookup of domains_hostname_key, kept in memory
-// for a second as redirects' links are (redirectCache), so that a change
-// made through another instance is seen within that time. ENOTFOUND.
+// for request routing from the table of verified domains in memory, read
+// again when it is a second old or a domain changed through this process
+// (so a change made through another instance is seen within the second).
+// While the database cannot be read, the table read last answers. The
+// domain has no number of links, is shared and must not be modified.
+// ENOTFOUND.
 func (s *DomainService) FindVerifiedDomain(ctx context.Context, hostname string) (*link.Domain, error) {
 	if hostname == "" {
 		return nil, errNoVerifiedDomain
 	}
-	d, ok, gen := s.db.domains.get(hostname)
-	if ok {
+	m, ok, gen := s.db.domains.get("")
+	if !ok {
+		fresh, err := s.loadVerified(ctx)
+		switch _, down := unavailable(err); {
+		case err == nil:
+			m = fresh
+			s.db.domains.put("", m, gen)
+		case down && ctx.Err() == nil:
+			if m, ok = s.db.domains.stale(""); !ok {
+				return nil, err
+			}
+		default:
+			return nil, err
+		}
+	}
+	if d := m[hostname]; d != nil {
 		return d, nil
 	}
-	d, err := scanDomain(s.db.pool.QueryRow(ctx, `SELECT `+domainColumns+` FROM domains d WHERE d.hostname = $1 AND d.verified`, hostname), false)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, errNoVerifiedDomain
+	return nil, errNoVerifiedDomain
+}
+
+// loadVerified reads every verified domain, by hostname.
+func (s *DomainService) loadVerified(ctx context.Context) (map[string]*link.Domain, error) {
+	rows, err := s.db.pool.Query(ctx, `SELECT `+domainColumns+` FROM domains d WHERE d.verified`)
+	if err != nil {
+		return nil, err
 	}
-	if err == nil {
-		s.db.domains.put(hostname, d, gen)
+	ds, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*link.Domain, error) { return scanDomain(r, false) })
+	if err != nil {
+		return nil, err
 	}
-	return d, err
+	m := make(map[string]*link.Domain, len(ds))
+	for _, d := range ds {
+		m[d.Hostname] = d
+	}
+	return m, nil
 }
 
 // UpdateDomain applies an update, Verified included (the caller decides
@@ -230,7 +256,7 @@ func (s *DomainService) FindVerifiedDomain(ctx context.Context, hostname string)
 // (the domain's row locked), and returns the domain with its number of
 // links. ENOTFOUND; validate's error unchanged.
 func (s *DomainService) UpdateDomain(ctx context.Context, workspaceID, id string, upd link.DomainUpdate, validate func(*link.Domain) error) (*link.Domain, error) {
-	defer s.db.redirectsChanged()
+	defer s.db.domainsChanged()
 	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixDomain, id) {
 		return nil, link.Errorf(link.ENOTFOUND, "domain %q not found", id)
 	}
@@ -293,7 +319,7 @@ func (s *DomainService) SetDomainVerified(ctx context.Context, workspaceID, id s
 // (domainForLink), so a link is either counted here or refused there.
 // ENOTFOUND.
 func (s *DomainService) DeleteDomain(ctx context.Context, workspaceID, id string) error {
-	defer s.db.redirectsChanged()
+	defer s.db.domainsChanged()
 	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixDomain, id) {
 		return link.Errorf(link.ENOTFOUND, "domain %q not found", id)
 	}

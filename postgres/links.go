@@ -495,7 +495,7 @@ func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string)
 	l, err := s.findLinkByAlias(ctx, domain, alias)
 	if err == nil {
 		s.db.links.put(key, l, gen)
-	} else if link.ErrorCode(err) != link.ENOTFOUND && ctx.Err() == nil {
+	} else if _, down := unavailable(err); down && ctx.Err() == nil {
 		if old, ok := s.db.links.stale(key); ok {
 			return old, nil
 		}
@@ -529,7 +529,7 @@ func (s *LinkService) findLinkByAlias(ctx context.Context, domain, alias string)
 // held for the workspace) and sets UpdatedAt. ENOTFOUND, ECONFLICT
 // (alias), EINVALID (campaign).
 func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, upd link.LinkUpdate, validate func(*link.Link) error) (*link.Link, error) {
-	defer s.db.redirectsChanged()
+	defer s.db.linksChanged()
 	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixLink, id) {
 		return nil, link.Errorf(link.ENOTFOUND, "link %q not found", id)
 	}
@@ -618,7 +618,7 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 // DeleteLink removes a link and holds its alias for the workspace
 // (a held alias redirects nowhere). ENOTFOUND.
 func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) error {
-	defer s.db.redirectsChanged()
+	defer s.db.linksChanged()
 	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixLink, id) {
 		return link.Errorf(link.ENOTFOUND, "link %q not found", id)
 	}

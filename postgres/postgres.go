@@ -52,10 +52,13 @@ type DB struct {
 	events link.EventEncoder // nil: no webhook events
 	usage  *usageBuffer      // API key uses not written yet
 
-	// links and domains answer redirects and request routing from memory
-	// for up to a second (see redirectCache).
+	// links answers redirects from memory for up to a second (see
+	// redirectCache); domains keeps the table of verified domains, under
+	// the key "", as long, for request routing and the redirect loop
+	// check, which ask for hosts that are not domains far more often
+	// than for those that are.
 	links   *redirectCache[*link.Link]
-	domains *redirectCache[*link.Domain]
+	domains *redirectCache[map[string]*link.Domain]
 
 	mu           sync.Mutex
 	failingSince time.Time // zero: writes work
@@ -64,13 +67,14 @@ type DB struct {
 	secret   string // the URL's password, taken out of logged errors
 }
 
-// redirectsChanged makes what redirects and routing read from memory
-// stale: every change that could alter it calls it once its transaction
-// ended (committed or not).
-func (db *DB) redirectsChanged() {
-	db.links.invalidate()
-	db.domains.invalidate()
-}
+// linksChanged makes the links redirects read from memory stale: every
+// change that could alter one (a link's update or deletion, a campaign's
+// UTM values) calls it once its transaction ended, committed or not (a
+// commit cut off may have happened).
+func (db *DB) linksChanged() { db.links.invalidate() }
+
+// domainsChanged does the same for the table of verified domains.
+func (db *DB) domainsChanged() { db.domains.invalidate() }
 
 // Open connects to the database of o.URL, migrates its schema and returns
 // the store over it. Errors never hold the URL's password.
@@ -111,7 +115,7 @@ func OpenDB(ctx context.Context, o Options) (*DB, error) {
 	if db.now == nil {
 		db.now = time.Now
 	}
-	db.links, db.domains = newRedirectCache[*link.Link](db.now), newRedirectCache[*link.Domain](db.now)
+	db.links, db.domains = newRedirectCache[*link.Link](db.now), newRedirectCache[map[string]*link.Domain](db.now)
 	if db.logger == nil {
 		db.logger = slog.Default()
 	}
@@ -137,6 +141,7 @@ func Migrate(ctx context.Context, url string) error {
 // read here).
 func (db *DB) Store(o Options) *link.Store {
 	users := &UserService{db}
+	links := newLinkService(db, o.AliasHold)
 	db.startKeyUsageFlush(o.KeyUsageFlush)
 	return &link.Store{
 		Data:        db,
@@ -151,11 +156,11 @@ func (db *DB) Store(o Options) *link.Store {
 		Certs:       &CertStore{db},
 		Webhooks:    &WebhookService{db},
 		Campaigns:   &CampaignService{db},
-		Links:       newLinkService(db, o.AliasHold),
+		Links:       links,
 		Domains:     &DomainService{db},
 		Clicks:      &ClickService{db},
 		QRCodes:     &QRCodeService{db},
-		Imports:     &ImportService{links: newLinkService(db, o.AliasHold)},
+		Imports:     &ImportService{links: links},
 	}
 }
 

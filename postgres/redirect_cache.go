@@ -7,8 +7,8 @@ import (
 	"time"
 )
 
-// redirectCacheTTL is how long a link read for a redirect (or a verified
-// domain read to route a request) is answered from memory: a link being
+// redirectCacheTTL is how long a link read for a redirect (or the table
+// of verified domains read to route requests) is answered from memory: a link being
 // clicked is read from the database at most once in that time, so hot
 // links never wait for it. A change made through this process is seen at
 // once (it invalidates the cache when its transaction ends); a change
@@ -25,7 +25,7 @@ const redirectCacheSize = 1 << 15
 const redirectCacheShards = 32
 
 // redirectCache holds what redirects read, by key, for redirectCacheTTL.
-// Only what was found is kept: an unknown code is asked for again, so
+// Of links, only those found are kept: an unknown code is asked for again, so
 // creating a link needs no invalidation, and a flood of unknown codes
 // cannot push the hot links out. Every change that could alter a kept
 // answer (a link's update or deletion, its campaign's UTM values, a

@@ -123,6 +123,16 @@ func TestRedirectCacheAnswersThroughAnOutage(t *testing.T) {
 	if _, err := s.Links.FindLinkByAlias(ctx, "", "seen"); err != nil {
 		t.Fatal(err)
 	}
+	d := &link.Domain{WorkspaceID: ws.ID, Hostname: "go.example.com"}
+	if err := s.Domains.CreateDomain(ctx, d, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Domains.SetDomainVerified(ctx, ws.ID, d.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Domains.FindVerifiedDomain(ctx, "go.example.com"); err != nil {
+		t.Fatal(err)
+	}
 	conn, err := pgx.Connect(ctx, u)
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +143,7 @@ func TestRedirectCacheAnswersThroughAnOutage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx)
-	if _, err := tx.Exec(ctx, `LOCK TABLE links IN ACCESS EXCLUSIVE MODE`); err != nil {
+	if _, err := tx.Exec(ctx, `LOCK TABLE links, domains IN ACCESS EXCLUSIVE MODE`); err != nil {
 		t.Fatal(err)
 	}
 	clock.Add(time.Minute)
@@ -143,5 +153,13 @@ func TestRedirectCacheAnswersThroughAnOutage(t *testing.T) {
 	}
 	if _, err := s.Links.FindLinkByAlias(ctx, "", "unseen"); err == nil || link.ErrorCode(err) == link.ENOTFOUND {
 		t.Fatalf("a link never read, through the outage: %v (want the database's error, not not-found)", err)
+	}
+	// Routing answers from the table of verified domains read before,
+	// for the domains and for the hosts that are none.
+	if got, err := s.Domains.FindVerifiedDomain(ctx, "go.example.com"); err != nil || got.ID != d.ID {
+		t.Fatalf("a verified domain through the outage: %v, %v", got, err)
+	}
+	if _, err := s.Domains.FindVerifiedDomain(ctx, "example.org"); link.ErrorCode(err) != link.ENOTFOUND {
+		t.Fatalf("a host that is no domain, through the outage: %v", err)
 	}
 }

@@ -85,17 +85,38 @@ type template struct {
 	once  sync.Once
 	name  string
 	err   error
-	seeds []seed // the template's tables and their rows
+	seeds *seeds // what a database of the template holds when new
 
 	mu   sync.Mutex
 	free []string // databases emptied, ready to be taken
 }
 
-// seed is a table of the template and its rows as COPY text.
+// seeds is what a new database of a template holds: its tables' rows as
+// COPY text, its sequences' last values, and the fingerprint of its
+// objects (relations, extensions, settings), which a database must still
+// have to be emptied back rather than left out.
+type seeds struct {
+	tables    []seed
+	sequences []sequence
+	objects   string
+}
+
 type seed struct {
 	table string
 	rows  []byte
 }
+
+type sequence struct {
+	name string
+	last *int64 // nil: never drawn from
+}
+
+// objectsSQL is the fingerprint of a database's objects.
+const objectsSQL = `SELECT coalesce(string_agg(x, ',' ORDER BY x), '') FROM (
+	SELECT c.relkind::text || ':' || c.relname AS x FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = 'public'
+	UNION ALL SELECT 'ext:' || extname FROM pg_extension
+	UNION ALL SELECT 'set:' || array_to_string(setconfig, ';') FROM pg_db_role_setting
+		WHERE setdatabase = (SELECT oid FROM pg_database WHERE datname = current_database())) o`
 
 var templates sync.Map // name → *template
 
@@ -144,8 +165,8 @@ func URLFrom(t testing.TB, name string, prepare func(url string) error) string {
 	return c.url(db)
 }
 
-// readSeeds reads the tables of the database name and their rows.
-func (c *Cluster) readSeeds(name string) ([]seed, error) {
+// readSeeds reads what the database name holds.
+func (c *Cluster) readSeeds(name string) (*seeds, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, c.url(name))
@@ -161,20 +182,34 @@ func (c *Cluster) readSeeds(name string) ([]seed, error) {
 	if err != nil {
 		return nil, err
 	}
-	var seeds []seed
+	ss := &seeds{}
 	for _, table := range tables {
 		var buf bytes.Buffer
 		if _, err := conn.PgConn().CopyTo(ctx, &buf, "COPY "+table+" TO STDOUT"); err != nil {
 			return nil, err
 		}
-		seeds = append(seeds, seed{table: table, rows: buf.Bytes()})
+		ss.tables = append(ss.tables, seed{table: table, rows: buf.Bytes()})
 	}
-	return seeds, nil
+	rows, err = conn.Query(ctx, `SELECT quote_ident(sequencename), last_value FROM pg_sequences WHERE schemaname = 'public'`)
+	if err != nil {
+		return nil, err
+	}
+	if ss.sequences, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (sequence, error) {
+		var q sequence
+		return q, r.Scan(&q.name, &q.last)
+	}); err != nil {
+		return nil, err
+	}
+	if err := conn.QueryRow(ctx, objectsSQL).Scan(&ss.objects); err != nil {
+		return nil, err
+	}
+	return ss, nil
 }
 
-// empty puts the database name back to the template's rows, when nothing
-// else is connected to it; an error leaves it out of further use.
-func (c *Cluster) empty(name string, seeds []seed) error {
+// empty puts the database name back to what ss says a new one holds
+// (rows and sequences), when nothing else is connected to it and its
+// objects are the template's; an error leaves it out of further use.
+func (c *Cluster) empty(name string, ss *seeds) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	conn, err := pgx.Connect(ctx, c.url(name))
@@ -182,19 +217,33 @@ func (c *Cluster) empty(name string, seeds []seed) error {
 		return err
 	}
 	defer conn.Close(ctx)
-	var others int
-	if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&others); err != nil {
+	// A pool just closed may take a moment to leave.
+	for tries := 0; ; tries++ {
+		var others int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`).Scan(&others); err != nil {
+			return err
+		}
+		if others == 0 {
+			break
+		}
+		if tries == 20 {
+			return fmt.Errorf("%d connections are still open", others)
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	var objects string
+	if err := conn.QueryRow(ctx, objectsSQL).Scan(&objects); err != nil {
 		return err
 	}
-	if others > 0 {
-		return fmt.Errorf("%d connections are still open", others)
+	if objects != ss.objects {
+		return errors.New("the test changed the database's objects")
 	}
 	return pgx.BeginFunc(ctx, conn, func(tx pgx.Tx) error {
 		// No foreign key is checked while every table is emptied.
 		if _, err := tx.Exec(ctx, `SET LOCAL session_replication_role = replica`); err != nil {
 			return err
 		}
-		for _, s := range seeds {
+		for _, s := range ss.tables {
 			if _, err := tx.Exec(ctx, "DELETE FROM "+s.table); err != nil {
 				return err
 			}
@@ -202,6 +251,18 @@ func (c *Cluster) empty(name string, seeds []seed) error {
 				if _, err := tx.Conn().PgConn().CopyFrom(ctx, bytes.NewReader(s.rows), "COPY "+s.table+" FROM STDIN"); err != nil {
 					return err
 				}
+			}
+		}
+		for _, q := range ss.sequences {
+			var err error
+			if q.last != nil {
+				_, err = tx.Exec(ctx, `SELECT setval($1::regclass, $2, true)`, q.name, *q.last)
+			} else {
+				_, err = tx.Exec(ctx, `SELECT setval($1::regclass, s.start_value, false) FROM pg_sequences s
+					WHERE s.schemaname = 'public' AND quote_ident(s.sequencename) = $2`, q.name, q.name)
+			}
+			if err != nil {
+				return err
 			}
 		}
 		return nil

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -46,10 +48,12 @@ func MainBothStores(m *testing.M) int {
 		}
 		fmt.Fprintf(os.Stderr, "pgtest: the tests ran on bbolt only: %v\n", err)
 	} else {
-		child = exec.Command(os.Args[0], os.Args[1:]...)
+		child = exec.Command(os.Args[0], secondPassArgs(os.Args[1:])...)
 		child.Env = append(os.Environ(), StoreEnv+"=postgres", secondPassEnv+"=1")
 		child.Stdout, child.Stderr = &out, &out
-		if err := child.Start(); err != nil {
+		// Killed with the test process, as the cluster is.
+		child.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+		if err := startServer(child); err != nil {
 			fmt.Fprintf(os.Stderr, "FAIL: start the tests on PostgreSQL: %v\n", err)
 			Main(m)
 			return 1
@@ -66,4 +70,24 @@ func MainBothStores(m *testing.M) int {
 		return 1
 	}
 	return code
+}
+
+// secondPassArgs are the test flags of the second run: those naming a
+// file the run writes (coverage, profiles, trace) name another, so the
+// two runs do not write one file, and the go command's test log, which
+// only the first run may write, is left out.
+func secondPassArgs(args []string) []string {
+	var out []string
+	for _, a := range args {
+		name, value, ok := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		switch {
+		case ok && name == "test.testlogfile":
+			continue
+		case ok && value != "" && (name == "test.coverprofile" || name == "test.cpuprofile" ||
+			name == "test.memprofile" || name == "test.blockprofile" || name == "test.mutexprofile" || name == "test.trace"):
+			a = "-" + name + "=" + value + ".postgres"
+		}
+		out = append(out, a)
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	neturl "net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -174,7 +175,7 @@ func TestCheck(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if r.OK() || !slicesContainsSub(r.Problems, tc.want) {
+			if r.OK() || !slices.ContainsFunc(r.Problems, func(l string) bool { return strings.Contains(l, tc.want) }) {
 				t.Fatalf("problems %q, want one with %q", r.Problems, tc.want)
 			}
 		})
@@ -182,13 +183,4 @@ func TestCheck(t *testing.T) {
 	if r, err := postgres.Check(ctx, url); err != nil || !r.OK() {
 		t.Fatalf("Check after the fixes = %+v, %v", r, err)
 	}
-}
-
-func slicesContainsSub(lines []string, sub string) bool {
-	for _, l := range lines {
-		if strings.Contains(l, sub) {
-			return true
-		}
-	}
-	return false
 }

@@ -56,7 +56,7 @@ func waitThreadEnd(t *testing.T, tid int) {
 // Every class of costly work runs on a thread at nice 10 while the handler's
 // own thread keeps its priority.
 func TestCostlyWorkRunsOnNicedThread(t *testing.T) {
-	e := newBoltEnv(t)
+	e := newEnv(t)
 	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"nice"}`, 201).str("id")
 	e.do("GET", "/nice", "", "", http.StatusFound)
 	e.flush()

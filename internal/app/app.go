@@ -50,13 +50,7 @@ type App struct {
 // prepares the setup link, and listens on server.listen. The store is
 // opened before anything else: its events encoder needs server.base_url.
 func New(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*App, error) {
-	// One encoder writes every webhook event, in the transaction of its
-	// change: every service that writes events takes it here.
-	events, err := webhook.NewEncoder(cfg.Server.BaseURL, cfg.Domains.Scheme)
-	if err != nil {
-		return nil, fmt.Errorf("server.base_url: %w", err)
-	}
-	store, err := openStore(ctx, cfg, events, logger)
+	store, err := OpenStore(ctx, cfg, cfg.Storage.Path, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -79,15 +73,21 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*App, er
 	return a, nil
 }
 
-// openStore opens the store storage configures: the PostgreSQL database
-// of storage.postgres_url when it is set, else the bbolt file at
-// storage.path.
-func openStore(ctx context.Context, cfg *config.Config, events link.EventEncoder, logger *slog.Logger) (*link.Store, error) {
+// OpenStore opens the store cfg names, as a server and the commands use
+// it: the PostgreSQL database of storage.postgres_url when it is set,
+// else the bbolt file at path (storage.path, or a snapshot of it). One
+// encoder writes every webhook event, in the transaction of its change:
+// every service that writes events takes it here.
+func OpenStore(ctx context.Context, cfg *config.Config, path string, logger *slog.Logger) (*link.Store, error) {
+	events, err := webhook.NewEncoder(cfg.Server.BaseURL, cfg.Domains.Scheme)
+	if err != nil {
+		return nil, fmt.Errorf("server.base_url: %w", err)
+	}
 	if cfg.Postgres() {
 		return postgres.Open(ctx, postgres.Options{URL: cfg.Storage.PostgresURL, KeyUsageFlush: cfg.Clicks.FlushInterval,
 			AliasHold: cfg.Links.AliasHold, Events: events, Logger: logger})
 	}
-	return storage.Open(storage.Options{Path: cfg.Storage.Path, KeyUsageFlush: cfg.Clicks.FlushInterval,
+	return storage.Open(storage.Options{Path: path, KeyUsageFlush: cfg.Clicks.FlushInterval,
 		AliasHold: cfg.Links.AliasHold, Events: events, Logger: logger})
 }
 

@@ -19,11 +19,10 @@ import (
 	"time"
 
 	"github.com/linkbolt/linkbolt/auth"
+	"github.com/linkbolt/linkbolt/internal/app"
 	"github.com/linkbolt/linkbolt/internal/config"
 	"github.com/linkbolt/linkbolt/link"
-	"github.com/linkbolt/linkbolt/postgres"
 	"github.com/linkbolt/linkbolt/storage"
-	"github.com/linkbolt/linkbolt/webhook"
 )
 
 // stdinKey holds, in a command's context, where --password-stdin reads
@@ -140,23 +139,19 @@ func openInstance(ctx context.Context, cfg *config.Config, token string, stderr 
 	return in, nil
 }
 
-// openStore opens the store of cfg for a command: the PostgreSQL database
-// of storage.postgres_url when it is set, else the bbolt file at path (the
-// data file, or a snapshot of it), which fails with an error matching
-// storage.ErrLocked while a running server holds it. Changes write their
-// webhook events as the server does; only warnings (a damaged header page)
-// are logged, to stderr.
+// openStore opens the store of cfg for a command, as a server does
+// (app.OpenStore): the PostgreSQL database of storage.postgres_url when it
+// is set, else the bbolt file at path (the data file, or a snapshot of
+// it), which fails with an error matching storage.ErrLocked while a
+// running server holds it. Only warnings (a damaged header page) are
+// logged, to stderr.
 func openStore(ctx context.Context, cfg *config.Config, path string, stderr io.Writer) (*link.Store, error) {
-	events, err := webhook.NewEncoder(cfg.Server.BaseURL, cfg.Domains.Scheme)
-	if err != nil {
-		return nil, fmt.Errorf("server.base_url: %w", err)
-	}
-	logger := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	if cfg.Postgres() {
-		return postgres.Open(ctx, postgres.Options{URL: cfg.Storage.PostgresURL, KeyUsageFlush: cfg.Clicks.FlushInterval,
-			AliasHold: cfg.Links.AliasHold, Events: events, Logger: logger})
-	}
-	return storage.Open(storage.Options{Path: path, AliasHold: cfg.Links.AliasHold, Events: events, Logger: logger})
+	return app.OpenStore(ctx, cfg, path, warnLogger(stderr))
+}
+
+// warnLogger logs warnings and errors only, to w.
+func warnLogger(w io.Writer) *slog.Logger {
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelWarn}))
 }
 
 // close closes the store, and removes the snapshot.

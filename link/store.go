@@ -14,8 +14,8 @@ import (
 type Store struct {
 	Data        StoreData
 	Users       UserService
-	Accounts    AccountService
-	Workspaces  WorkspaceService
+	Accounts    AccountStore
+	Workspaces  WorkspaceStore
 	Members     MemberService
 	Invitations InvitationService
 	Keys        KeyStore
@@ -43,6 +43,22 @@ type StoreData interface {
 	CatchDamage(fn func() error) error
 	// Close writes what is buffered and releases the data.
 	Close() error
+}
+
+// AccountStore is the account service with the one-time password links
+// the commands make.
+type AccountStore interface {
+	AccountService
+	PasswordResets
+}
+
+// WorkspaceStore is the workspace service with what the commands list.
+type WorkspaceStore interface {
+	WorkspaceService
+	// ListWorkspaces returns every workspace of the instance, oldest first.
+	ListWorkspaces(ctx context.Context) ([]*Workspace, error)
+	// CountLinks returns the number of links of the workspace id.
+	CountLinks(ctx context.Context, id string) (int, error)
 }
 
 // KeyStore is the key service with the store's hourly upkeep.

@@ -81,11 +81,8 @@ func instanceKeys(ctx context.Context, store *link.Store, wsID string) ([]*link.
 		}
 		list = []*link.Workspace{ws}
 	} else {
-		wss, err := workspaceLister(store)
-		if err != nil {
-			return nil, err
-		}
-		if list, err = wss.ListWorkspaces(ctx); err != nil {
+		var err error
+		if list, err = store.Workspaces.ListWorkspaces(ctx); err != nil {
 			return nil, err
 		}
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -286,11 +285,7 @@ func printPasswordLink(ctx context.Context, in *instance, ref string, stdout io.
 	} else {
 		token, hash := server.NewPasswordLinkToken()
 		out.URL, out.ExpiresAt = server.PasswordLinkURL(in.baseURL, token), time.Now().Add(server.PasswordLinkTTL)
-		resets, ok := in.store.Accounts.(link.PasswordResets)
-		if !ok {
-			return errors.New("this store keeps no one-time password links")
-		}
-		err = resets.CreatePasswordReset(ctx, u.ID, hash, out.ExpiresAt)
+		err = in.store.Accounts.CreatePasswordReset(ctx, u.ID, hash, out.ExpiresAt)
 	}
 	if err != nil {
 		return err

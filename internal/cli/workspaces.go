@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,10 +17,7 @@ var workspacesListCommand = &command{
 	about:    "List every workspace of the instance: ID, name, plan, number of links." + onlineNote,
 	define: func(fs *flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
 		return instanceCommand(fs, nil, func(ctx context.Context, in *instance, stdout io.Writer) error {
-			wss, err := workspaceLister(in.store)
-			if err != nil {
-				return err
-			}
+			wss := in.store.Workspaces
 			list, err := wss.ListWorkspaces(ctx)
 			if err != nil {
 				return err
@@ -76,21 +72,4 @@ next request.` + onlineNote,
 			return nil
 		})
 	},
-}
-
-// workspaceLists is what the instance's workspace service answers beyond
-// link.WorkspaceService for the admin commands: every workspace, and a
-// workspace's number of links. Both stores have it.
-type workspaceLists interface {
-	ListWorkspaces(ctx context.Context) ([]*link.Workspace, error)
-	CountLinks(ctx context.Context, id string) (int, error)
-}
-
-// workspaceLister returns the workspace lists of store.
-func workspaceLister(store *link.Store) (workspaceLists, error) {
-	wss, ok := store.Workspaces.(workspaceLists)
-	if !ok {
-		return nil, errors.New("this store cannot list its workspaces")
-	}
-	return wss, nil
 }

@@ -24,7 +24,7 @@ func (s *ClickService) SpillClicks(ctx context.Context, clicks []link.Click, lim
 		var links []string
 		var data [][]byte
 		for i := range clicks {
-			p, ok := s.parseClick(&clicks[i])
+			p, ok := parseClick(s.db.ids, &clicks[i])
 			if !ok {
 				spilled++
 				skipped++

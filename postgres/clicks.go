@@ -81,9 +81,13 @@ func (c *storedClick) count() int64 {
 func (c *storedClick) hour() int32 { return int32(c.NS / 1e9 / 3600) }
 func (c *storedClick) day() int32  { return int32(c.NS / 1e9 / 86400) }
 
-// parseClick validates c; ok is false for a click that cannot be stored.
-func (s *ClickService) parseClick(c *link.Click) (p storedClick, ok bool) {
-	if !s.db.validID(link.PrefixWorkspace, c.WorkspaceID) || !s.db.validID(link.PrefixLink, c.LinkID) {
+// parseClick validates c, whose IDs are those of the codec ids; ok is
+// false for a click that cannot be stored.
+func parseClick(ids *link.IDCodec, c *link.Click) (p storedClick, ok bool) {
+	if _, ok := ids.ParseID(link.PrefixWorkspace, c.WorkspaceID); !ok {
+		return p, false
+	}
+	if _, ok := ids.ParseID(link.PrefixLink, c.LinkID); !ok {
 		return p, false
 	}
 	if c.CampaignID != "" && !validCampaignID(c.CampaignID) {
@@ -148,7 +152,7 @@ func (s *ClickService) RecordClicks(ctx context.Context, clicks []link.Click) (s
 func (s *ClickService) parseClicks(clicks []link.Click) (batch []storedClick, skipped int) {
 	batch = make([]storedClick, 0, len(clicks))
 	for i := range clicks {
-		p, ok := s.parseClick(&clicks[i])
+		p, ok := parseClick(s.db.ids, &clicks[i])
 		if !ok {
 			skipped++
 			continue

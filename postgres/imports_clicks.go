@@ -16,18 +16,17 @@ func (db *DB) writeImportedClicks(ctx context.Context, tx pgx.Tx, wsID string, c
 	if len(cs) == 0 {
 		return nil
 	}
-	parser := &ClickService{db: db}
 	var batch []storedClick
 	for i := range cs {
 		ic := &cs[i]
 		for j := range ic.Clicks {
-			if p, ok := parser.parseClick(&ic.Clicks[j]); ok {
+			if p, ok := parseClick(db.ids, &ic.Clicks[j]); ok {
 				batch = append(batch, p)
 			}
 		}
 		if ic.Undated > 0 {
 			c := link.Click{WorkspaceID: wsID, LinkID: ic.LinkID, Time: ic.UndatedAt}
-			if p, ok := parser.parseClick(&c); ok {
+			if p, ok := parseClick(db.ids, &c); ok {
 				p.Weight = ic.Undated
 				batch = append(batch, p)
 			}

@@ -36,7 +36,7 @@ func empty(ctx context.Context, q querier) (bool, error) {
 	}
 	var full bool
 	if err := q.QueryRow(ctx, `SELECT `+strings.Join(parts, " OR ")).Scan(&full); err != nil {
-		return false, fmt.Errorf("postgres %s: %w", "database", err)
+		return false, fmt.Errorf("check the database is empty: %w", err)
 	}
 	return !full, nil
 }
@@ -487,10 +487,9 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 			return one(c.WorkspaceID, c.LinkID, c.CampaignID, c.At.UnixNano(), c.Referrer, c.Country, c.Device, c.Browser, c.OS, c.Bot, int64(c.Visitor), int16(c.Variant))
 		})
 	case *dump.WaitingClick:
-		s := &ClickService{db: &DB{ids: l.ids}}
 		return l.copyRows(ctx, src, "click_backlog", []string{"link_id", "click"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
 			w := r.(*dump.WaitingClick)
-			p, ok := s.parseClick(&w.Click)
+			p, ok := parseClick(l.ids, &w.Click)
 			if !ok {
 				l.report.Dropped["waiting clicks"]++
 				return nil, nil

@@ -119,9 +119,7 @@ func OpenDB(ctx context.Context, o Options) (*DB, error) {
 	if db.logger == nil {
 		db.logger = slog.Default()
 	}
-	if p, err := url.Parse(o.URL); err == nil {
-		db.secret, _ = p.User.Password()
-	}
+	db.secret = password(o.URL)
 	db.writeLog = &faultlog.Log{Logger: db.logger, Now: db.now}
 	return db, nil
 }
@@ -175,12 +173,22 @@ func Redacted(u string) string {
 
 // redactErr is err's message with the URL's password taken out, should
 // the driver have quoted it.
-func redactErr(err error, u string) string {
+func redactErr(err error, u string) string { return withoutPassword(err, password(u)) }
+
+// password is the password of the URL u, "" for none.
+func password(u string) string {
+	if p, err := url.Parse(u); err == nil {
+		pw, _ := p.User.Password()
+		return pw
+	}
+	return ""
+}
+
+// withoutPassword is err's message with pw taken out.
+func withoutPassword(err error, pw string) string {
 	msg := err.Error()
-	if p, perr := url.Parse(u); perr == nil {
-		if pw, ok := p.User.Password(); ok && pw != "" {
-			msg = strings.ReplaceAll(msg, pw, "xxxxx")
-		}
+	if pw != "" {
+		msg = strings.ReplaceAll(msg, pw, "xxxxx")
 	}
 	return msg
 }
@@ -230,13 +238,7 @@ func (db *DB) noteWrite(err error) {
 }
 
 // redact is err's message without the URL's password.
-func (db *DB) redact(err error) string {
-	msg := err.Error()
-	if db.secret != "" {
-		msg = strings.ReplaceAll(msg, db.secret, "xxxxx")
-	}
-	return msg
-}
+func (db *DB) redact(err error) string { return withoutPassword(err, db.secret) }
 
 // Ping checks that the database answers.
 func (db *DB) Ping(ctx context.Context) error {

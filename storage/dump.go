@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 
@@ -312,7 +313,7 @@ func (d *dumper) aliasHolds() error {
 	})
 }
 
-var errBadRecord = fmt.Errorf("malformed record")
+var errBadRecord = errors.New("malformed record")
 
 func (d *dumper) imports() error {
 	return d.each(bucketImports, func(k, v []byte) (dump.Record, error) {

@@ -116,18 +116,23 @@ func runCopy(ctx context.Context, from, to string, stdout, stderr io.Writer) err
 	}
 	fmt.Fprintf(stdout, "copied %s from %s to %s in %s\n", counts.summary(), storeName(from), storeName(to), seconds(time.Since(start)))
 	for _, kind := range sortedKeys(dropped) {
-		what := droppedKinds[kind]
-		if what == "" {
-			what = kind
+		what, ok := droppedKinds[kind]
+		if !ok {
+			what = kind + " of deleted links or campaigns (PostgreSQL deletes them with the link)"
 		}
-		fmt.Fprintf(stdout, "left out %s %s of deleted links or campaigns (PostgreSQL deletes them with the link)\n", thousands(dropped[kind]), what)
+		fmt.Fprintf(stdout, "left out %s %s\n", thousands(dropped[kind]), what)
 	}
 	return nil
 }
 
-// droppedKinds name what a Load left out, by its table.
-var droppedKinds = map[string]string{"clicks": "raw clicks", "click_visitors": "visitor records",
-	"click_hours": "hourly aggregate rows", "click_days": "daily aggregate rows"}
+// droppedKinds say what a Load left out, and why, by its table or kind.
+var droppedKinds = map[string]string{
+	"clicks":         "raw clicks of deleted links or campaigns (PostgreSQL deletes them with the link)",
+	"click_visitors": "visitor records of deleted links or campaigns (PostgreSQL deletes them with the link)",
+	"click_hours":    "hourly aggregate rows of deleted links or campaigns (PostgreSQL deletes them with the link)",
+	"click_days":     "daily aggregate rows of deleted links or campaigns (PostgreSQL deletes them with the link)",
+	"waiting clicks": "clicks of the backlog that could not be read",
+}
 
 // refuseSameStore refuses a copy of a store onto itself.
 func refuseSameStore(from, to string) error {
@@ -349,6 +354,6 @@ func sortedKeys(m map[string]int64) []string {
 // warnings (a damaged header page) to stderr.
 func quietDB(path string, stderr io.Writer) *storage.DB {
 	db := storage.NewDB(path)
-	db.Logger = slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	db.Logger = warnLogger(stderr)
 	return db
 }

@@ -38,8 +38,8 @@ func (s *ClickService) PruneClicks(ctx context.Context, before time.Time) (int, 
 // how many it deleted.
 func (s *ClickService) RollUpLinkHours(ctx context.Context, before time.Time) (int, error) {
 	day := hourOf(before, false) / 24
-	n, err := s.deleteChunks(ctx, `DELETE FROM click_hours WHERE ctid IN (
-		SELECT ctid FROM click_hours WHERE link_id IS NOT NULL AND hour < $1 LIMIT $2)`, day*24)
+	n, err := s.deleteChunks(ctx, `DELETE FROM click_hour_sums WHERE ctid IN (
+		SELECT ctid FROM click_hour_sums WHERE link_id IS NOT NULL AND hour < $1 LIMIT $2)`, day*24)
 	if err != nil {
 		return n, fmt.Errorf("roll up link hours: %w", err)
 	}

@@ -116,8 +116,8 @@ func hourOf(t time.Time, up bool) int32 {
 // clicks but no hours left (rolled up) that start in the range answer
 // from their daily totals.
 func (s *ClickService) series(ctx context.Context, tx pgx.Tx, st *link.Stats, scope string, startH, endH int32, isLink bool) error {
-	rows, err := tx.Query(ctx, `SELECT hour, clicks, bots FROM click_hours
-		WHERE scope = $1 AND hour >= $2 AND hour < $3 AND dim = 0 ORDER BY hour`, scope, startH, endH)
+	rows, err := tx.Query(ctx, `SELECT hour, clicks, bots FROM click_hour_sums
+		WHERE scope = $1 AND hour >= $2 AND hour < $3 ORDER BY hour`, scope, startH, endH)
 	if err != nil {
 		return err
 	}
@@ -134,8 +134,8 @@ func (s *ClickService) series(ctx context.Context, tx pgx.Tx, st *link.Stats, sc
 	}
 	if isLink && startH < endH {
 		firstDay, lastDay := (startH+23)/24, (endH-1)/24
-		rows, err := tx.Query(ctx, `SELECT day, clicks, bots FROM click_days
-			WHERE scope = $1 AND day >= $2 AND day <= $3 AND dim = 0 ORDER BY day`, scope, firstDay, lastDay)
+		rows, err := tx.Query(ctx, `SELECT day, clicks, bots FROM click_day_sums
+			WHERE scope = $1 AND day >= $2 AND day <= $3 ORDER BY day`, scope, firstDay, lastDay)
 		if err != nil {
 			return err
 		}
@@ -165,7 +165,7 @@ func (s *ClickService) visitors(ctx context.Context, tx pgx.Tx, st *link.Stats, 
 		return nil
 	}
 	return tx.QueryRow(ctx, `SELECT coalesce(sum(CASE WHEN $4 THEN visitors - bot_visitors ELSE visitors END), 0)::bigint
-		FROM click_days WHERE scope = $1 AND day >= $2 AND day <= $3 AND dim = 0`,
+		FROM click_day_sums WHERE scope = $1 AND day >= $2 AND day <= $3`,
 		scope, startH/24, (endH-1)/24, excludeBots).Scan(&st.UniqueVisitors)
 }
 
@@ -176,27 +176,37 @@ func (s *ClickService) top(ctx context.Context, tx pgx.Tx, st *link.Stats, scope
 	if firstDay >= endDay {
 		firstDay, endDay = 0, 0
 	}
-	rows, err := tx.Query(ctx, `SELECT dim, value, sum(c)::bigint FROM (
-			SELECT dim, value, CASE WHEN $6 THEN clicks - bots ELSE clicks END AS c FROM click_hours
-			WHERE scope = $1 AND dim > 0 AND hour >= $2 AND hour < $3 AND NOT (hour >= $4 * 24 AND hour < $5 * 24)
-			UNION ALL
-			SELECT dim, value, CASE WHEN $6 THEN clicks - bots ELSE clicks END FROM click_days
-			WHERE scope = $1 AND dim > 0 AND day >= $4 AND day < $5
-		) AS t GROUP BY dim, value`, scope, startH, endH, firstDay, endDay, excludeBots)
+	rows, err := tx.Query(ctx, `SELECT tops FROM click_hour_sums
+		WHERE scope = $1 AND hour >= $2 AND hour < $3 AND NOT (hour >= $4 * 24 AND hour < $5 * 24) AND tops <> ''
+		UNION ALL
+		SELECT tops FROM click_day_sums WHERE scope = $1 AND day >= $4 AND day < $5 AND tops <> ''`,
+		scope, startH, endH, firstDay, endDay)
 	if err != nil {
 		return err
 	}
-	lists := make([][]link.TopEntry, numDims)
-	var dim int16
-	var value string
-	var n int64
-	if _, err := pgx.ForEachRow(rows, []any{&dim, &value, &n}, func() error {
-		if n > 0 && dim > 0 && dim < numDims {
-			lists[dim] = append(lists[dim], link.TopEntry{Value: value, Clicks: n})
-		}
-		return nil
+	var sums [numDims]map[string]int64
+	var tops []byte
+	if _, err := pgx.ForEachRow(rows, []any{&tops}, func() error {
+		return eachTop(tops, func(dim int16, e topEntry) {
+			n := e.clicks
+			if excludeBots {
+				n -= e.bots
+			}
+			if sums[dim] == nil {
+				sums[dim] = map[string]int64{}
+			}
+			sums[dim][e.value] += n
+		})
 	}); err != nil {
 		return err
+	}
+	lists := make([][]link.TopEntry, numDims)
+	for dim, m := range sums {
+		for v, n := range m {
+			if n > 0 {
+				lists[dim] = append(lists[dim], link.TopEntry{Value: v, Clicks: n})
+			}
+		}
 	}
 	for d := dimLinks; d < numDims; d++ {
 		if d == dimVariants && !isLink {

@@ -298,17 +298,10 @@ func countLinkClicks(ctx context.Context, tx pgx.Tx, batch []storedClick, links 
 	return nil
 }
 
-// aggKey is one aggregate row: period is the hour or the day.
-type aggKey struct {
+// sumKey is a scope's period: period is the hour or the day.
+type sumKey struct {
 	scope  string
 	period int32
-	dim    int16
-	value  string
-}
-
-type aggRow struct {
-	clicks, bots, visitors, botVisitors int64
-	ws, campaign, link                  string
 }
 
 type visitorKey struct {
@@ -322,29 +315,29 @@ type visitorRow struct {
 	bot                bool
 }
 
-// clickSums is a batch summed per aggregate row.
+// clickSums is a batch summed per scope's period.
 type clickSums struct {
-	hours, days map[aggKey]*aggRow
+	hours, days map[sumKey]*sumsDelta
 	visitors    map[visitorKey]visitorRow
 }
 
 // clickScope is a scope a click counts in.
 type clickScope struct{ key, ws, campaign, link string }
 
-// sumClicks sums the batch per aggregate row: a click counts in its
+// sumClicks sums the batch per scope's period: a click counts in its
 // workspace, its link and its campaign, those of them that exist.
 func sumClicks(batch []storedClick, campaigns, links map[string]bool) *clickSums {
-	a := &clickSums{hours: map[aggKey]*aggRow{}, days: map[aggKey]*aggRow{}, visitors: map[visitorKey]visitorRow{}}
-	add := func(m map[aggKey]*aggRow, k aggKey, sc clickScope, bot bool, n int64) {
-		r := m[k]
-		if r == nil {
-			r = &aggRow{ws: sc.ws, campaign: sc.campaign, link: sc.link}
-			m[k] = r
+	a := &clickSums{hours: map[sumKey]*sumsDelta{}, days: map[sumKey]*sumsDelta{}, visitors: map[visitorKey]visitorRow{}}
+	delta := func(m map[sumKey]*sumsDelta, k sumKey, sc clickScope) *sumsDelta {
+		d := m[k]
+		if d == nil {
+			d = &sumsDelta{campaign: sc.campaign, link: sc.link}
+			if sc.campaign == "" && sc.link == "" {
+				d.ws = sc.ws
+			}
+			m[k] = d
 		}
-		r.clicks += n
-		if bot {
-			r.bots += n
-		}
+		return d
 	}
 	scopes := make([]clickScope, 0, 3)
 	for i := range batch {
@@ -358,13 +351,18 @@ func sumClicks(batch []storedClick, campaigns, links map[string]bool) *clickSums
 		}
 		h, d, n := c.hour(), c.day(), c.count()
 		for _, sc := range scopes {
-			for dim := dimTotals; dim < numDims; dim++ {
-				v := c.Vals[dim]
-				if dim == dimVariants && (v == "" || sc.link == "") || dim == dimLinks && sc.link != "" {
-					continue // a link's own list of links would be itself
+			for _, sd := range [2]*sumsDelta{delta(a.hours, sumKey{sc.key, h}, sc), delta(a.days, sumKey{sc.key, d}, sc)} {
+				sd.clicks += n
+				if c.Bot {
+					sd.bots += n
 				}
-				add(a.hours, aggKey{sc.key, h, dim, v}, sc, c.Bot, n)
-				add(a.days, aggKey{sc.key, d, dim, v}, sc, c.Bot, n)
+				for dim := dimLinks; dim < numDims; dim++ {
+					v := c.Vals[dim]
+					if dim == dimVariants && (v == "" || sc.link == "") || dim == dimLinks && sc.link != "" {
+						continue // a link's own list of links would be itself
+					}
+					sd.addValue(dim, v, c.Bot, n)
+				}
 			}
 			if c.Weight > 0 {
 				continue // no visitor
@@ -426,12 +424,12 @@ func (a *clickSums) countVisitors(ctx context.Context, tx pgx.Tx) error {
 	var day int32
 	var nv, nb int64
 	_, err = pgx.ForEachRow(rows, []any{&scope, &day, &nv, &nb}, func() error {
-		r := a.days[aggKey{scope, day, dimTotals, ""}]
-		if r == nil {
+		d := a.days[sumKey{scope, day}]
+		if d == nil {
 			return fmt.Errorf("visitors of %s day %d without clicks", scope, day)
 		}
-		r.visitors += nv
-		r.botVisitors += nb
+		d.visitors += nv
+		d.botVisitors += nb
 		return nil
 	})
 	if err != nil {
@@ -440,80 +438,187 @@ func (a *clickSums) countVisitors(ctx context.Context, tx pgx.Tx) error {
 	return nil
 }
 
-// upsert adds the sums to the hourly and daily aggregates, one statement
-// each, rows in key order (so two batches never wait on each other in a
-// circle), and then holds the top lists that took new values to their
-// bounds (see boundSections).
+// sumTable is one of the aggregate tables.
+type sumTable struct {
+	name, period string
+	daily        bool
+}
+
+var (
+	hourSums = sumTable{"click_hour_sums", "hour", false}
+	daySums  = sumTable{"click_day_sums", "day", true}
+)
+
+// totalsColumns are the table's totals columns, in the order they are
+// read and written.
+func (t sumTable) totalsColumns() string {
+	if t.daily {
+		return "clicks, bots, visitors, bot_visitors"
+	}
+	return "clicks, bots"
+}
+
+// upsert adds the sums to the hourly and daily aggregates (see sumTable
+// and addSums).
 func (a *clickSums) upsert(ctx context.Context, tx pgx.Tx) error {
-	for _, t := range []struct {
-		table, period string
-		m             map[aggKey]*aggRow
-	}{{"click_hours", "hour", a.hours}, {"click_days", "day", a.days}} {
-		keys := make([]aggKey, 0, len(t.m))
-		for k := range t.m {
-			keys = append(keys, k)
+	if err := addSums(ctx, tx, hourSums, a.hours); err != nil {
+		return err
+	}
+	return addSums(ctx, tx, daySums, a.days)
+}
+
+// addSums adds each delta to its scope's period in t: the periods new to
+// the table are inserted in one statement, and those it has are read
+// locked, added to in memory and written back in two, all in key order
+// (so two batches never wait on each other in a circle). A period
+// another batch inserted meanwhile, or one rolled up meanwhile, is taken
+// again the other way.
+func addSums(ctx context.Context, tx pgx.Tx, t sumTable, deltas map[sumKey]*sumsDelta) error {
+	keys := make([]sumKey, 0, len(deltas))
+	for k := range deltas {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, compareSumKeys)
+	for try := 0; len(keys) > 0; try++ {
+		if try == 8 {
+			return fmt.Errorf("add to %s: %d periods still changing under this batch", t.name, len(keys))
 		}
-		slices.SortFunc(keys, compareAggKeys)
-		n := len(keys)
-		scopes, periods, dims, values := make([]string, n), make([]int32, n), make([]int16, n), make([]string, n)
-		clicks, bots, visitors, botVisitors := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
-		wss, campaigns, links := make([]string, n), make([]string, n), make([]string, n)
-		for i, k := range keys {
-			r := t.m[k]
-			scopes[i], periods[i], dims[i], values[i] = k.scope, k.period, k.dim, k.value
-			clicks[i], bots[i], visitors[i], botVisitors[i] = r.clicks, r.bots, r.visitors, r.botVisitors
-			wss[i], campaigns[i], links[i] = r.ws, r.campaign, r.link
-		}
-		// The statement answers the dimension values it inserted.
-		var rows pgx.Rows
 		var err error
-		if t.table == "click_hours" {
-			rows, err = tx.Query(ctx, `WITH up AS (
-					INSERT INTO click_hours (scope, hour, dim, value, clicks, bots, workspace_id, link_id, campaign_id)
-					SELECT s, p, d, v, c, b, w, NULLIF(l, ''), NULLIF(cm, '')
-					FROM unnest($1::text[], $2::integer[], $3::smallint[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::text[], $9::text[])
-						AS u(s, p, d, v, c, b, w, l, cm)
-					ON CONFLICT (scope, hour, dim, value) DO UPDATE
-					SET clicks = click_hours.clicks + excluded.clicks, bots = click_hours.bots + excluded.bots
-					RETURNING scope, hour, dim, value, xmax = 0 AS inserted
-				)
-				SELECT scope, hour, dim, value FROM up WHERE inserted AND dim > 0`,
-				scopes, periods, dims, values, clicks, bots, wss, links, campaigns)
-		} else {
-			rows, err = tx.Query(ctx, `WITH up AS (
-					INSERT INTO click_days (scope, day, dim, value, clicks, bots, visitors, bot_visitors, workspace_id, link_id, campaign_id)
-					SELECT s, p, d, v, c, b, vi, bv, w, NULLIF(l, ''), NULLIF(cm, '')
-					FROM unnest($1::text[], $2::integer[], $3::smallint[], $4::text[], $5::bigint[], $6::bigint[], $7::text[], $8::text[], $9::bigint[], $10::bigint[], $11::text[])
-						AS u(s, p, d, v, c, b, w, l, vi, bv, cm)
-					ON CONFLICT (scope, day, dim, value) DO UPDATE
-					SET clicks = click_days.clicks + excluded.clicks, bots = click_days.bots + excluded.bots,
-						visitors = click_days.visitors + excluded.visitors, bot_visitors = click_days.bot_visitors + excluded.bot_visitors
-					RETURNING scope, day, dim, value, xmax = 0 AS inserted
-				)
-				SELECT scope, day, dim, value FROM up WHERE inserted AND dim > 0`,
-				scopes, periods, dims, values, clicks, bots, wss, links, visitors, botVisitors, campaigns)
+		if keys, err = insertSums(ctx, tx, t, keys, deltas); err != nil {
+			return fmt.Errorf("add to %s: %w", t.name, err)
 		}
-		if err != nil {
-			return fmt.Errorf("upsert %s: %w", t.table, err)
+		if len(keys) == 0 {
+			break
 		}
-		fresh := map[aggKey][]string{} // a section (value "") → its new values
-		var k aggKey
-		if _, err := pgx.ForEachRow(rows, []any{&k.scope, &k.period, &k.dim, &k.value}, func() error {
-			sec := aggKey{k.scope, k.period, k.dim, ""}
-			fresh[sec] = append(fresh[sec], k.value)
-			return nil
-		}); err != nil {
-			return fmt.Errorf("upsert %s: %w", t.table, err)
-		}
-		if err := boundSections(ctx, tx, t.table, t.period, fresh); err != nil {
-			return fmt.Errorf("bound %s: %w", t.table, err)
+		if keys, err = updateSums(ctx, tx, t, keys, deltas); err != nil {
+			return fmt.Errorf("add to %s: %w", t.name, err)
 		}
 	}
 	return nil
 }
 
-func compareAggKeys(x, y aggKey) int {
-	return cmp.Or(cmp.Compare(x.scope, y.scope), cmp.Compare(x.period, y.period), cmp.Compare(x.dim, y.dim), cmp.Compare(x.value, y.value))
+// insertSums inserts the periods of keys the table lacks and returns the
+// others.
+func insertSums(ctx context.Context, tx pgx.Tx, t sumTable, keys []sumKey, deltas map[sumKey]*sumsDelta) (left []sumKey, err error) {
+	n := len(keys)
+	scopes, periods := make([]string, n), make([]int32, n)
+	clicks, bots, visitors, botVisitors := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	tops := make([][]byte, n)
+	wss, campaigns, links := make([]string, n), make([]string, n), make([]string, n)
+	for i, k := range keys {
+		d := deltas[k]
+		var p periodSums
+		p.add(d)
+		scopes[i], periods[i], tops[i] = k.scope, k.period, encodeTops(&p.tops)
+		clicks[i], bots[i], visitors[i], botVisitors[i] = p.clicks, p.bots, p.visitors, p.botVisitors
+		wss[i], campaigns[i], links[i] = d.ws, d.campaign, d.link
+	}
+	var rows pgx.Rows
+	if t.daily {
+		rows, err = tx.Query(ctx, `INSERT INTO click_day_sums (scope, day, clicks, bots, visitors, bot_visitors, tops, workspace_id, campaign_id, link_id)
+			SELECT s, p, c, b, v, bv, tp, NULLIF(w, ''), NULLIF(cm, ''), NULLIF(l, '')
+			FROM unnest($1::text[], $2::integer[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bytea[], $8::text[], $9::text[], $10::text[])
+				AS u(s, p, c, b, v, bv, tp, w, cm, l)
+			ON CONFLICT (scope, day) DO NOTHING
+			RETURNING scope, day`,
+			scopes, periods, clicks, bots, visitors, botVisitors, tops, wss, campaigns, links)
+	} else {
+		rows, err = tx.Query(ctx, `INSERT INTO click_hour_sums (scope, hour, clicks, bots, tops, workspace_id, campaign_id, link_id)
+			SELECT s, p, c, b, tp, NULLIF(w, ''), NULLIF(cm, ''), NULLIF(l, '')
+			FROM unnest($1::text[], $2::integer[], $3::bigint[], $4::bigint[], $5::bytea[], $6::text[], $7::text[], $8::text[])
+				AS u(s, p, c, b, tp, w, cm, l)
+			ON CONFLICT (scope, hour) DO NOTHING
+			RETURNING scope, hour`,
+			scopes, periods, clicks, bots, tops, wss, campaigns, links)
+	}
+	if err != nil {
+		return nil, err
+	}
+	inserted := make(map[sumKey]bool, n)
+	var k sumKey
+	if _, err := pgx.ForEachRow(rows, []any{&k.scope, &k.period}, func() error {
+		inserted[k] = true
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	for _, k := range keys {
+		if !inserted[k] {
+			left = append(left, k)
+		}
+	}
+	return left, nil
+}
+
+// updateSums adds the deltas of keys to the periods the table has,
+// locked in key order, and returns the keys of periods it no longer has.
+func updateSums(ctx context.Context, tx pgx.Tx, t sumTable, keys []sumKey, deltas map[sumKey]*sumsDelta) (left []sumKey, err error) {
+	n := len(keys)
+	scopes, periods := make([]string, n), make([]int32, n)
+	for i, k := range keys {
+		scopes[i], periods[i] = k.scope, k.period
+	}
+	rows, err := tx.Query(ctx, `SELECT t.scope, t.`+t.period+`, `+t.totalsColumns()+`, t.tops
+		FROM `+t.name+` t JOIN unnest($1::text[], $2::integer[]) AS k(s, p) ON t.scope = k.s AND t.`+t.period+` = k.p
+		ORDER BY t.scope, t.`+t.period+` FOR UPDATE OF t`, scopes, periods)
+	if err != nil {
+		return nil, err
+	}
+	found := make(map[sumKey]*periodSums, n)
+	for rows.Next() {
+		var k sumKey
+		var p periodSums
+		var tops []byte
+		dest := []any{&k.scope, &k.period, &p.clicks, &p.bots, &tops}
+		if t.daily {
+			dest = []any{&k.scope, &k.period, &p.clicks, &p.bots, &p.visitors, &p.botVisitors, &tops}
+		}
+		if err := rows.Scan(dest...); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if err := p.decodeTops(tops); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("%s %d: %w", k.scope, k.period, err)
+		}
+		found[k] = &p
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	m := len(found)
+	scopes, periods = scopes[:0], periods[:0]
+	clicks, bots, visitors, botVisitors := make([]int64, 0, m), make([]int64, 0, m), make([]int64, 0, m), make([]int64, 0, m)
+	tops := make([][]byte, 0, m)
+	for _, k := range keys {
+		p := found[k]
+		if p == nil {
+			left = append(left, k)
+			continue
+		}
+		p.add(deltas[k])
+		scopes, periods = append(scopes, k.scope), append(periods, k.period)
+		clicks, bots = append(clicks, p.clicks), append(bots, p.bots)
+		visitors, botVisitors = append(visitors, p.visitors), append(botVisitors, p.botVisitors)
+		tops = append(tops, encodeTops(&p.tops))
+	}
+	if len(scopes) == 0 {
+		return left, nil
+	}
+	if t.daily {
+		_, err = tx.Exec(ctx, `UPDATE click_day_sums t SET clicks = u.c, bots = u.b, visitors = u.v, bot_visitors = u.bv, tops = u.tp
+			FROM unnest($1::text[], $2::integer[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bytea[]) AS u(s, p, c, b, v, bv, tp)
+			WHERE t.scope = u.s AND t.day = u.p`, scopes, periods, clicks, bots, visitors, botVisitors, tops)
+	} else {
+		_, err = tx.Exec(ctx, `UPDATE click_hour_sums t SET clicks = u.c, bots = u.b, tops = u.tp
+			FROM unnest($1::text[], $2::integer[], $3::bigint[], $4::bigint[], $5::bytea[]) AS u(s, p, c, b, tp)
+			WHERE t.scope = u.s AND t.hour = u.p`, scopes, periods, clicks, bots, tops)
+	}
+	return left, err
+}
+
+func compareSumKeys(x, y sumKey) int {
+	return cmp.Or(cmp.Compare(x.scope, y.scope), cmp.Compare(x.period, y.period))
 }
 
 // appendClickEvents writes a link.clicked event for each click of a

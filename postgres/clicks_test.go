@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/postgres"
 )
 
 var clickT0 = time.Date(2025, 3, 1, 10, 0, 0, 0, time.UTC)
@@ -122,7 +123,7 @@ func TestDeletedLinkTakesItsClicks(t *testing.T) {
 	if err := s.Links.DeleteLink(ctx, ws.ID, l.ID); err != nil {
 		t.Fatal(err)
 	}
-	for _, table := range []string{"clicks", "click_hours", "click_days", "click_visitors"} {
+	for _, table := range []string{"clicks", "click_hour_sums", "click_day_sums", "click_visitors"} {
 		if got := count(t, conn, `SELECT count(*) FROM `+table+` WHERE link_id = $1`, l.ID); got != 0 {
 			t.Errorf("%s keeps %d rows of the deleted link", table, got)
 		}
@@ -152,15 +153,17 @@ func TestClickQueriesUseTheirIndexes(t *testing.T) {
 		{`SELECT * FROM clicks WHERE workspace_id = 'ws' AND (at_ns, id) > (0, 0) AND at_ns < 10 ORDER BY at_ns, id LIMIT 10`, "clicks_workspace_at"},
 		{`SELECT id FROM clicks WHERE at_ns < 10 ORDER BY at_ns LIMIT 10`, "clicks_at"},
 		{`DELETE FROM clicks WHERE link_id = 'lnk'`, "clicks_link"},
-		{`SELECT * FROM click_hours WHERE scope = 'w:ws' AND hour >= 1 AND hour < 9 AND dim = 0`, "click_hours_totals"},
-		{`SELECT * FROM click_days WHERE scope = 'w:ws' AND day >= 1 AND day <= 9 AND dim = 0`, "click_days_totals"},
-		{`SELECT ctid FROM click_hours WHERE link_id IS NOT NULL AND hour < 10 LIMIT 10`, "click_hours_link_hour"},
-		{`DELETE FROM click_hours WHERE link_id = 'lnk'`, "click_hours_link"},
-		{`DELETE FROM click_days WHERE link_id = 'lnk'`, "click_days_link"},
+		{`SELECT hour, clicks, bots FROM click_hour_sums WHERE scope = 'w:ws' AND hour >= 1 AND hour < 9 ORDER BY hour`, "click_hour_sums_pkey"},
+		{`SELECT day, clicks, bots FROM click_day_sums WHERE scope = 'w:ws' AND day >= 1 AND day <= 9 ORDER BY day`, "click_day_sums_pkey"},
+		{`SELECT tops FROM click_day_sums WHERE scope = 'w:ws' AND day >= 1 AND day < 9 AND tops <> ''`, "click_day_sums_pkey"},
+		{`SELECT ctid FROM click_hour_sums WHERE link_id IS NOT NULL AND hour < 10 LIMIT 10`, "click_hour_sums_link_hour"},
+		{`DELETE FROM click_hour_sums WHERE link_id = 'lnk'`, "click_hour_sums_link"},
+		{`DELETE FROM click_day_sums WHERE link_id = 'lnk'`, "click_day_sums_link"},
 		{`DELETE FROM click_visitors WHERE link_id = 'lnk'`, "click_visitors_link"},
-		{`DELETE FROM click_hours WHERE workspace_id = 'ws'`, "click_hours_workspace"},
-		{`DELETE FROM click_hours WHERE campaign_id = 'cmp'`, "click_hours_campaign"},
-		{`DELETE FROM click_days WHERE campaign_id = 'cmp'`, "click_days_campaign"},
+		{`DELETE FROM click_hour_sums WHERE workspace_id = 'ws'`, "click_hour_sums_workspace"},
+		{`DELETE FROM click_day_sums WHERE workspace_id = 'ws'`, "click_day_sums_workspace"},
+		{`DELETE FROM click_hour_sums WHERE campaign_id = 'cmp'`, "click_hour_sums_campaign"},
+		{`DELETE FROM click_day_sums WHERE campaign_id = 'cmp'`, "click_day_sums_campaign"},
 		{`DELETE FROM click_visitors WHERE campaign_id = 'cmp'`, "click_visitors_campaign"},
 		{`SELECT ctid FROM click_visitors WHERE day < 10 LIMIT 10`, "click_visitors_pkey"},
 		{`SELECT count(*) FROM click_backlog WHERE link_id = 'lnk'`, "click_backlog_link"},
@@ -177,6 +180,31 @@ func TestClickQueriesUseTheirIndexes(t *testing.T) {
 			t.Errorf("%s: plan does not use %s:\n%s", tt.query, tt.index, plan)
 		}
 	}
+}
+
+// longestTopList is the most entries a top list of dimension dim holds
+// in table.
+func longestTopList(t *testing.T, conn *pgx.Conn, table string, dim int) int {
+	t.Helper()
+	rows, err := conn.Query(context.Background(), `SELECT tops FROM `+table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	longest := 0
+	var tops []byte
+	if _, err := pgx.ForEachRow(rows, []any{&tops}, func() error {
+		n := 0
+		err := postgres.EachTop(tops, func(d int, _ string, _, _, _ int64) {
+			if d == dim {
+				n++
+			}
+		})
+		longest = max(longest, n)
+		return err
+	}); err != nil {
+		t.Fatalf("%s: %v", table, err)
+	}
+	return longest
 }
 
 // TestTopListsBounded: an hour's referrers are held to 256 entries: a
@@ -213,9 +241,8 @@ func TestTopListsBounded(t *testing.T) {
 	if _, err := s.Clicks.RecordClicks(ctx, late); err != nil {
 		t.Fatal(err)
 	}
-	for _, table := range []string{"click_hours", "click_days"} {
-		if got := count(t, conn, `SELECT max(n) FROM (SELECT count(*) AS n FROM `+table+` WHERE dim = 2 GROUP BY scope, `+
-			map[string]string{"click_hours": "hour", "click_days": "day"}[table]+`) AS c`); got != 256 {
+	for _, table := range []string{"click_hour_sums", "click_day_sums"} {
+		if got := longestTopList(t, conn, table, 2); got != 256 {
 			t.Errorf("%s: the longest referrer list has %d entries, want 256", table, got)
 		}
 	}
@@ -377,13 +404,13 @@ func TestDeletedCampaignTakesItsStats(t *testing.T) {
 	if _, err := s.Clicks.RecordClicks(ctx, []link.Click{c}); err != nil {
 		t.Fatal(err)
 	}
-	if got := count(t, conn, `SELECT count(*) FROM click_days WHERE campaign_id = $1`, camp.ID); got == 0 {
+	if got := count(t, conn, `SELECT count(*) FROM click_day_sums WHERE campaign_id = $1`, camp.ID); got == 0 {
 		t.Fatal("no campaign aggregates recorded")
 	}
 	if err := s.Campaigns.DeleteCampaign(ctx, ws.ID, camp.ID, true); err != nil {
 		t.Fatal(err)
 	}
-	for _, table := range []string{"click_hours", "click_days", "click_visitors"} {
+	for _, table := range []string{"click_hour_sums", "click_day_sums", "click_visitors"} {
 		if got := count(t, conn, `SELECT count(*) FROM `+table+` WHERE campaign_id = $1 OR scope LIKE 'c:%'`, camp.ID); got != 0 {
 			t.Errorf("%s keeps %d rows of the deleted campaign", table, got)
 		}
@@ -437,7 +464,7 @@ func TestClicksWhileLinksAreDeleted(t *testing.T) {
 	if errA, errB := both(record, remove); errA != nil || errB != nil {
 		t.Fatalf("record: %v; delete: %v", errA, errB)
 	}
-	for _, table := range []string{"clicks", "click_hours", "click_days", "click_visitors"} {
+	for _, table := range []string{"clicks", "click_hour_sums", "click_day_sums", "click_visitors"} {
 		if got := count(t, conn, `SELECT count(*) FROM `+table+` WHERE link_id IS NOT NULL`); got != 0 {
 			t.Errorf("%s keeps %d rows of deleted links", table, got)
 		}

@@ -323,59 +323,45 @@ func dumpSalts(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
 	})
 }
 
-// dumpAggregates emits each scope's period as one record: the rows of a
-// period (its totals row, dim 0, and its dimensions' rows) are read
-// together, in primary key order.
+// dumpAggregates emits each scope's period as one record, in primary
+// key order.
 func dumpAggregates(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
-	for _, daily := range []bool{false, true} {
-		table, period, extra := "click_hours", "hour", "0, 0"
-		if daily {
-			table, period, extra = "click_days", "day", "visitors, bot_visitors"
+	for _, t := range []sumTable{hourSums, daySums} {
+		extra := "0, 0"
+		if t.daily {
+			extra = "s.visitors, s.bot_visitors"
 		}
-		rows, err := tx.Query(ctx, `SELECT scope, `+period+`, dim, value, clicks, bots, inherited, `+extra+`,
-				workspace_id, coalesce(campaign_id, ''), coalesce(link_id, '')
-			FROM `+table+` ORDER BY scope, `+period+`, dim, value`)
+		// A link's or campaign's row names its workspace through its owner.
+		rows, err := tx.Query(ctx, `SELECT s.scope, s.`+t.period+`, s.clicks, s.bots, `+extra+`, s.tops,
+				coalesce(s.workspace_id, l.workspace_id, c.workspace_id, ''), coalesce(s.campaign_id, ''), coalesce(s.link_id, '')
+			FROM `+t.name+` s LEFT JOIN links l ON l.id = s.link_id LEFT JOIN campaigns c ON c.id = s.campaign_id
+			ORDER BY s.scope, s.`+t.period)
 		if err != nil {
-			return fmt.Errorf("read %s: %w", table, err)
+			return fmt.Errorf("read %s: %w", t.name, err)
 		}
-		var cur *dump.Aggregate
-		var curScope string
-		var scope, value, ws, campaign, lnk string
-		var p int32
-		var dim int16
-		var clicks, bots, inherited, visitors, botVisitors int64
+		var scope, ws, campaign, lnk string
+		var tops []byte
 		for rows.Next() {
-			if err := rows.Scan(&scope, &p, &dim, &value, &clicks, &bots, &inherited, &visitors, &botVisitors, &ws, &campaign, &lnk); err != nil {
+			a := &dump.Aggregate{Daily: t.daily}
+			if err := rows.Scan(&scope, &a.Period, &a.Clicks, &a.Bots, &a.Visitors, &a.BotVisitors, &tops, &ws, &campaign, &lnk); err != nil {
 				rows.Close()
-				return fmt.Errorf("read %s: %w", table, err)
+				return fmt.Errorf("read %s: %w", t.name, err)
 			}
-			if cur == nil || scope != curScope || p != cur.Period {
-				if cur != nil {
-					if err := emit(cur); err != nil {
-						rows.Close()
-						return err
-					}
-				}
-				cur, curScope = &dump.Aggregate{Daily: daily, Period: p, Scope: aggScope(scope, ws, campaign, lnk)}, scope
-			}
-			if dim == dimTotals {
-				cur.Clicks, cur.Bots, cur.Visitors, cur.BotVisitors = clicks, bots, visitors, botVisitors
-				continue
-			}
-			if dim < 1 || dim >= numDims {
+			if err := eachTop(tops, func(dim int16, e topEntry) {
+				a.Dims[dim-1] = append(a.Dims[dim-1], dump.Entry{Value: e.value, Clicks: e.clicks, Bots: e.bots, Inherited: e.inherited})
+			}); err != nil {
 				rows.Close()
-				return fmt.Errorf("read %s: dimension %d of scope %s", table, dim, scope)
+				return fmt.Errorf("read %s: %s %d: %w", t.name, scope, a.Period, err)
 			}
-			cur.Dims[dim-1] = append(cur.Dims[dim-1], dump.Entry{Value: value, Clicks: clicks, Bots: bots, Inherited: inherited})
+			a.Scope = aggScope(scope, ws, campaign, lnk)
+			if err := emit(a); err != nil {
+				rows.Close()
+				return err
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return fmt.Errorf("read %s: %w", table, err)
-		}
-		if cur != nil {
-			if err := emit(cur); err != nil {
-				return err
-			}
+			return fmt.Errorf("read %s: %w", t.name, err)
 		}
 	}
 	return nil

@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -117,17 +118,17 @@ type loader struct {
 
 // clickColumns are the columns the click tables are loaded with.
 var clickColumns = map[string][]string{
-	"click_hours":    {"scope", "hour", "dim", "value", "clicks", "bots", "inherited", "workspace_id", "campaign_id", "link_id"},
-	"click_days":     {"scope", "day", "dim", "value", "clicks", "bots", "inherited", "visitors", "bot_visitors", "workspace_id", "campaign_id", "link_id"},
-	"click_visitors": {"scope", "day", "visitor", "bot", "workspace_id", "campaign_id", "link_id"},
-	"clicks":         {"workspace_id", "link_id", "campaign_id", "at_ns", "referrer", "country", "device", "browser", "os", "bot", "visitor", "variant"},
+	"click_hour_sums": {"scope", "hour", "clicks", "bots", "tops", "workspace_id", "campaign_id", "link_id"},
+	"click_day_sums":  {"scope", "day", "clicks", "bots", "visitors", "bot_visitors", "tops", "workspace_id", "campaign_id", "link_id"},
+	"click_visitors":  {"scope", "day", "visitor", "bot", "workspace_id", "campaign_id", "link_id"},
+	"clicks":          {"workspace_id", "link_id", "campaign_id", "at_ns", "referrer", "country", "device", "browser", "os", "bot", "visitor", "variant"},
 }
 
 // bulkTables are the tables that take the most rows: their secondary
 // indexes and foreign keys are dropped before the load and made again
 // after it, in the same transaction, which builds each in one pass
 // instead of row by row.
-var bulkTables = []string{"links", "audit_entries", "clicks", "click_hours", "click_days", "click_visitors"}
+var bulkTables = []string{"links", "audit_entries", "clicks", "click_hour_sums", "click_day_sums", "click_visitors"}
 
 // deferred is an index or a constraint dropped for the load: the
 // statement that makes it again.
@@ -453,9 +454,9 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 		})
 	case *dump.Aggregate:
 		daily := r.Daily
-		table := "click_hours"
+		table := hourSums.name
 		if daily {
-			table = "click_days"
+			table = daySums.name
 		}
 		take := func(r dump.Record) bool {
 			a, ok := r.(*dump.Aggregate)
@@ -523,29 +524,28 @@ func validSequence(name string) bool {
 	return false
 }
 
-// aggregateRows are the rows of one scope's period: its totals (dim 0)
-// and its dimensions' entries.
+// aggregateRows is the row of one scope's period, its top lists in the
+// order of their values.
 func aggregateRows(r dump.Record) ([][]any, error) {
 	a := r.(*dump.Aggregate)
-	scope := scopeKey(a.Scope)
-	ws, campaign, lnk := a.Scope.WorkspaceID, nilIfEmpty(a.Scope.CampaignID), nilIfEmpty(a.Scope.LinkID)
-	row := func(dim int16, value string, clicks, bots, inherited int64) []any {
-		if a.Daily {
-			var visitors, botVisitors int64
-			if dim == dimTotals {
-				visitors, botVisitors = a.Visitors, a.BotVisitors
-			}
-			return []any{scope, a.Period, dim, value, clicks, bots, inherited, visitors, botVisitors, ws, campaign, lnk}
-		}
-		return []any{scope, a.Period, dim, value, clicks, bots, inherited, ws, campaign, lnk}
-	}
-	rows := [][]any{row(dimTotals, "", a.Clicks, a.Bots, 0)}
+	var tops [numDims][]topEntry
 	for d, entries := range a.Dims {
-		for _, e := range entries {
-			rows = append(rows, row(int16(d+1), e.Value, e.Clicks, e.Bots, e.Inherited))
+		list := make([]topEntry, len(entries))
+		for i, e := range entries {
+			list[i] = topEntry{value: e.Value, clicks: e.Clicks, bots: e.Bots, inherited: e.Inherited}
 		}
+		slices.SortFunc(list, func(x, y topEntry) int { return cmp.Compare(x.value, y.value) })
+		tops[d+1] = list
 	}
-	return rows, nil
+	var ws any
+	if a.Scope.LinkID == "" && a.Scope.CampaignID == "" {
+		ws = a.Scope.WorkspaceID
+	}
+	scope, campaign, lnk := scopeKey(a.Scope), nilIfEmpty(a.Scope.CampaignID), nilIfEmpty(a.Scope.LinkID)
+	if a.Daily {
+		return one(scope, a.Period, a.Clicks, a.Bots, a.Visitors, a.BotVisitors, encodeTops(&tops), ws, campaign, lnk)
+	}
+	return one(scope, a.Period, a.Clicks, a.Bots, encodeTops(&tops), ws, campaign, lnk)
 }
 
 // finish makes the deferred indexes again, writes the key usage, and sets

@@ -127,11 +127,11 @@ func runCopy(ctx context.Context, from, to string, stdout, stderr io.Writer) err
 
 // droppedKinds say what a Load left out, and why, by its table or kind.
 var droppedKinds = map[string]string{
-	"clicks":         "raw clicks of deleted links or campaigns (PostgreSQL deletes them with the link)",
-	"click_visitors": "visitor records of deleted links or campaigns (PostgreSQL deletes them with the link)",
-	"click_hours":    "hourly aggregate rows of deleted links or campaigns (PostgreSQL deletes them with the link)",
-	"click_days":     "daily aggregate rows of deleted links or campaigns (PostgreSQL deletes them with the link)",
-	"waiting clicks": "clicks of the backlog that could not be read",
+	"clicks":          "raw clicks of deleted links or campaigns (PostgreSQL deletes them with the link)",
+	"click_visitors":  "visitor records of deleted links or campaigns (PostgreSQL deletes them with the link)",
+	"click_hour_sums": "hourly aggregates of deleted links or campaigns (PostgreSQL deletes them with the link)",
+	"click_day_sums":  "daily aggregates of deleted links or campaigns (PostgreSQL deletes them with the link)",
+	"waiting clicks":  "clicks of the backlog that could not be read",
 }
 
 // refuseSameStore refuses a copy of a store onto itself.

@@ -1,0 +1,113 @@
+package postgres_test
+
+import (
+	"context"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/linkbolt/linkbolt/internal/pgtest"
+	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/postgres"
+)
+
+// benchSetting is the environment variable name as a positive number, or
+// def when unset.
+func benchSetting(b *testing.B, name string, def int) int {
+	s := os.Getenv(name)
+	if s == "" {
+		return def
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || n <= 0 {
+		b.Fatalf("%s=%q: want a positive number", name, s)
+	}
+	return n
+}
+
+// BenchmarkRecordClicksUniform measures the click writer's batches on
+// PostgreSQL as the recorder sends them under uniform traffic: a database
+// of LINKBOLT_BENCH_LINKS links (100,000 unless set) that already took
+// one click each, then batches of LINKBOLT_BENCH_BATCH clicks (5,000
+// unless set) spread uniformly over all links in one hour, by 5,000
+// visitors. It reports ns/click: what the database spends on a click
+// (bench/stores.sh measures the same under redirects at a million links).
+//
+//	go test ./postgres/ -run '^$' -bench RecordClicksUniform -benchtime 20x
+func BenchmarkRecordClicksUniform(b *testing.B) {
+	n := benchSetting(b, "LINKBOLT_BENCH_LINKS", 100_000)
+	batch := benchSetting(b, "LINKBOLT_BENCH_BATCH", 5000)
+	ctx := context.Background()
+	u := pgtest.URL(b)
+	s, err := postgres.Open(ctx, postgres.Options{URL: u})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Data.Close()
+	ws := &link.Workspace{Name: "Bench", Plan: link.PlanFree}
+	if err := s.Users.Bootstrap(ctx, &link.User{Email: "bench@example.com", PasswordHash: []byte("hash")}, ws); err != nil {
+		b.Fatal(err)
+	}
+	ids := make([]string, 0, n)
+	for start := 0; start < n; start += 1000 {
+		ls := make([]*link.Link, 0, 1000)
+		for i := start; i < min(n, start+1000); i++ {
+			ls = append(ls, &link.Link{Alias: "m" + strconv.Itoa(i), DestinationURL: "https://example.com/" + strconv.Itoa(i), RedirectCode: 302})
+		}
+		errs, err := s.Links.CreateLinks(ctx, ws.ID, ls)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for i, l := range ls {
+			if errs[i] != nil {
+				b.Fatal(errs[i])
+			}
+			ids = append(ids, l.ID)
+		}
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	refs := []string{"", "t.co", "www.google.com", "news.ycombinator.com", "example.org"}
+	countries := []string{"DE", "FR", "US", "GB", "NL", "IT"}
+	at := time.Date(2026, 11, 20, 10, 0, 0, 0, time.UTC)
+	clicks := make([]link.Click, batch)
+	record := func(pick func(i int) int) {
+		for i := range clicks {
+			at = at.Add(time.Millisecond)
+			clicks[i] = link.Click{WorkspaceID: ws.ID, LinkID: ids[pick(i)], Time: at,
+				Referrer: refs[rng.IntN(len(refs))], Country: countries[rng.IntN(len(countries))],
+				Browser: "Chrome", OS: "Linux", Device: "desktop", Visitor: rng.Uint64N(5000)}
+		}
+		if skipped, err := s.Clicks.RecordClicks(ctx, clicks); skipped != 0 || err != nil {
+			b.Fatalf("record: %d skipped, %v", skipped, err)
+		}
+	}
+	perm := rng.Perm(n)
+	for start := 0; start < n; start += batch {
+		record(func(i int) int {
+			if start+i < n {
+				return perm[start+i]
+			}
+			return rng.IntN(n)
+		})
+	}
+	if q := os.Getenv("LINKBOLT_BENCH_SQL"); q != "" {
+		c, err := pgx.Connect(ctx, u)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := c.Exec(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+		c.Close(ctx)
+	}
+	b.ResetTimer()
+	for range b.N {
+		record(func(int) int { return rng.IntN(n) })
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/click")
+}

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/linkbolt/linkbolt/internal/pgtest"
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/postgres"
@@ -42,8 +40,7 @@ func BenchmarkRecordClicksUniform(b *testing.B) {
 	n := benchSetting(b, "LINKBOLT_BENCH_LINKS", 100_000)
 	batch := benchSetting(b, "LINKBOLT_BENCH_BATCH", 5000)
 	ctx := context.Background()
-	u := pgtest.URL(b)
-	s, err := postgres.Open(ctx, postgres.Options{URL: u})
+	s, err := postgres.Open(ctx, postgres.Options{URL: pgtest.URL(b)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -93,16 +90,6 @@ func BenchmarkRecordClicksUniform(b *testing.B) {
 			}
 			return rng.IntN(n)
 		})
-	}
-	if q := os.Getenv("LINKBOLT_BENCH_SQL"); q != "" {
-		c, err := pgx.Connect(ctx, u)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := c.Exec(ctx, q); err != nil {
-			b.Fatal(err)
-		}
-		c.Close(ctx)
 	}
 	b.ResetTimer()
 	for range b.N {

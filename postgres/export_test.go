@@ -1,7 +1,17 @@
 package postgres
 
+import "github.com/linkbolt/linkbolt/link"
+
 // EachTop calls fn with each entry of tops, a tops column of the click
 // aggregates, in its order.
 func EachTop(tops []byte, fn func(dim int, value string, clicks, bots, inherited int64)) error {
 	return eachTop(tops, func(dim int16, e topEntry) { fn(int(dim), e.value, e.clicks, e.bots, e.inherited) })
+}
+
+// DrawCodes makes the generated short codes those of codes, in order,
+// until restore is called. Only tests that run alone may call it.
+func DrawCodes(codes ...string) (restore func()) {
+	next := 0
+	newCode = func() string { next++; return codes[next-1] }
+	return func() { newCode = link.NewCode }
 }

@@ -201,6 +201,9 @@ func (s *LinkService) holdAlias(ctx context.Context, tx pgx.Tx, wsID, domain, al
 	return nil
 }
 
+// newCode draws a generated short code (a variable for the tests).
+var newCode = link.NewCode
+
 // codeAttempts bounds the search for a free generated code; with 62^7
 // codes a second attempt is already rare.
 const codeAttempts = 10
@@ -210,7 +213,7 @@ const codeAttempts = 10
 // with the same code is caught by the insert (links_alias_key).
 func freeCode(ctx context.Context, tx pgx.Tx, domain string, now time.Time) (string, error) {
 	for range codeAttempts {
-		code := link.NewCode()
+		code := newCode()
 		if link.IsReserved(code) {
 			continue
 		}
@@ -431,24 +434,21 @@ func (s *LinkService) CreateLinks(ctx context.Context, workspaceID string, links
 	var errs []error
 	var created []*link.Link
 	err := s.db.tx(ctx, func(tx pgx.Tx) error {
-		errs, created = make([]error, len(links)), make([]*link.Link, len(links))
 		if err := workspaceExists(ctx, tx, workspaceID); err != nil {
 			return err
 		}
 		if err := lockAliases(ctx, tx, keys...); err != nil {
 			return err
 		}
-		for i := range ins {
-			l, err := s.addLink(ctx, tx, workspaceID, &ins[i], now)
-			if code := link.ErrorCode(err); code == link.ECONFLICT || code == link.EINVALID {
-				errs[i] = err
-				continue
-			} else if err != nil {
-				return err
-			}
-			created[i] = l
-			if err := s.emitLink(ctx, tx, link.EventLinkCreated, l, now); err != nil {
-				return err
+		var err error
+		if created, errs, err = s.addLinks(ctx, tx, workspaceID, ins, now); err != nil {
+			return err
+		}
+		for _, l := range created {
+			if l != nil {
+				if err := s.emitLink(ctx, tx, link.EventLinkCreated, l, now); err != nil {
+					return err
+				}
 			}
 		}
 		return nil

@@ -98,3 +98,45 @@ func BenchmarkRecordClicksUniform(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/click")
 }
+
+// BenchmarkCreateLinks measures the bulk route's store on PostgreSQL:
+// batches of 1,000 links of bench/scale's shape (an alias, a destination
+// and two tags each; LINKBOLT_BENCH_GENERATED=1 leaves the aliases to be
+// generated), into a database that grows as it runs. It reports links/s.
+//
+//	go test ./postgres/ -run '^$' -bench CreateLinks -benchtime 50x
+func BenchmarkCreateLinks(b *testing.B) {
+	generated := os.Getenv("LINKBOLT_BENCH_GENERATED") == "1"
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, postgres.Options{URL: pgtest.URL(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Data.Close()
+	ws := &link.Workspace{Name: "Bench", Plan: link.PlanFree}
+	if err := s.Users.Bootstrap(ctx, &link.User{Email: "bench@example.com", PasswordHash: []byte("hash")}, ws); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := range b.N {
+		ls := make([]*link.Link, 1000)
+		for j := range ls {
+			n := strconv.Itoa(i*1000 + j)
+			ls[j] = &link.Link{DestinationURL: "https://example.com/articles/" + n, RedirectCode: 302, Tags: []string{"bench", "t" + n[len(n)-1:]}}
+			if !generated {
+				ls[j].Alias = "b" + n
+			}
+		}
+		errs, err := s.Links.CreateLinks(ctx, ws.ID, ls)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, err := range errs {
+			if err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "links/s")
+}

@@ -1,0 +1,158 @@
+package postgres_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/postgres"
+)
+
+// TestCreateLinksStoresAsCreateLink: a link created in a batch is stored
+// as CreateLink stores it, every field and control included, and a batch
+// honours alias holds as CreateLink does: another workspace's refuses the
+// alias until it ends, the workspace's own is released.
+func TestCreateLinksStoresAsCreateLink(t *testing.T) {
+	t.Parallel()
+	stores, conn, clock, ws, other := linkInstances(t, 1)
+	s, ctx := stores[0], context.Background()
+	camp := &link.Campaign{WorkspaceID: ws.ID, Name: "Spring", Status: link.CampaignActive}
+	if err := s.Campaigns.CreateCampaign(ctx, camp); err != nil {
+		t.Fatal(err)
+	}
+	expires := clock.Now().Add(48*time.Hour + 123456*time.Nanosecond)
+	full := func(alias string) *link.Link {
+		l := &link.Link{WorkspaceID: ws.ID, Alias: alias, DestinationURL: "https://example.com/full", RedirectCode: 301,
+			Tags: []string{"b", "a"}, UTMSource: "news", UTMMedium: "mail", UTMCampaign: "spring", CampaignID: camp.ID,
+			PasswordHash: "hash", Rules: []link.Rule{{If: link.RuleCondition{Country: "DE"}, Then: "https://example.de/"}},
+			Variants: []link.Variant{{DestinationURL: "https://example.com/a", Weight: 50}, {DestinationURL: "https://example.com/b", Weight: 50}},
+			OG:       &link.OG{Title: "Card"},
+			LinkLimits: link.LinkLimits{ExpiresAt: &expires, MaxClicks: 10, ExpiredURL: "https://example.com/over", Archived: true, Title: "Full"}}
+		l.Normalize()
+		return l
+	}
+	plain := func(alias string) *link.Link {
+		l := &link.Link{WorkspaceID: ws.ID, Alias: alias, DestinationURL: "https://example.com/" + alias}
+		l.Normalize()
+		return l
+	}
+	// Holds: "held" by the other workspace for a day, "mine" by this one,
+	// "ended" by the other one until an hour ago.
+	if _, err := conn.Exec(ctx, `INSERT INTO link_alias_holds (domain, alias, workspace_id, until) VALUES
+		('', 'held', $1, $3), ('', 'mine', $2, $3), ('', 'ended', $1, $4)`,
+		other.ID, ws.ID, clock.Now().Add(24*time.Hour), clock.Now().Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	single := full("single")
+	if err := s.Links.CreateLink(ctx, single); err != nil {
+		t.Fatal(err)
+	}
+	badDomain := plain("elsewhere")
+	badDomain.Domain = "go.example.com"
+	batch := []*link.Link{full("bulk"), plain("held"), plain("mine"), plain("ended"), badDomain, plain("")}
+	errs, err := s.Links.CreateLinks(ctx, ws.ID, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"", link.ECONFLICT, "", "", link.EINVALID, ""} {
+		if got := link.ErrorCode(errs[i]); got != want {
+			t.Errorf("link %d (%q): %q (%v), want %q", i, batch[i].Alias, got, errs[i], want)
+		}
+	}
+	got, err := s.Links.FindLinkByID(ctx, ws.ID, batch[0].ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := s.Links.FindLinkByID(ctx, ws.ID, single.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a, b := linkText(batch[0]), linkText(got); a != b {
+		t.Errorf("the batch answered\n%s\nthe store holds\n%s", a, b)
+	}
+	got.ID, got.Alias, want.ID, want.Alias = "", "", "", ""
+	if g, w := linkText(got), linkText(want); g != w {
+		t.Errorf("a link of the batch is stored as\n%s\nCreateLink stores\n%s", g, w)
+	}
+	if n := count(t, conn, `SELECT count(*) FROM link_alias_holds WHERE alias IN ('mine', 'ended')`); n != 0 {
+		t.Errorf("%d holds of aliases the batch took are left", n)
+	}
+	if n := count(t, conn, `SELECT count(*) FROM link_alias_holds WHERE alias = 'held'`); n != 1 {
+		t.Errorf("the other workspace's hold is gone")
+	}
+	if len(batch[5].Alias) != link.GeneratedCodeLength || batch[5].ID == "" {
+		t.Errorf("generated link %+v", *batch[5])
+	}
+}
+
+// TestCreateLinksCodeTakenMeanwhile: a generated code that another
+// transaction takes between the batch's check and its insert is drawn
+// again, and the link is stored under the new one. It swaps the code
+// generator, so it does not run in parallel.
+func TestCreateLinksCodeTakenMeanwhile(t *testing.T) {
+	stores, conn, _, ws, _ := linkInstances(t, 2)
+	ctx := context.Background()
+	restore := postgres.DrawCodes("Taken01", "Free002")
+	defer restore()
+	// The other instance's transaction holds "Taken01" uncommitted: the
+	// batch's check cannot see it, its insert waits for it.
+	watch, err := pgx.Connect(ctx, conn.Config().ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(ctx)
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `INSERT INTO links (id, seq, workspace_id, alias, destination_url, redirect_code, created_at, updated_at)
+		VALUES ('lnk_meanwhile', -1, $1, 'Taken01', 'https://example.com/', 302, now(), now())`, ws.ID); err != nil {
+		t.Fatal(err)
+	}
+	l := &link.Link{WorkspaceID: ws.ID, DestinationURL: "https://example.com/batch"}
+	l.Normalize()
+	done := make(chan error, 1)
+	go func() {
+		errs, err := stores[1].Links.CreateLinks(ctx, ws.ID, []*link.Link{l})
+		if err == nil {
+			err = errs[0]
+		}
+		done <- err
+	}()
+	// The batch waits on the uncommitted row, which then commits.
+	for count(t, watch, `SELECT count(*) FROM pg_locks WHERE NOT granted`) == 0 {
+		time.Sleep(time.Millisecond)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if l.Alias != "Free002" {
+		t.Fatalf("the link took %q, want the code drawn again", l.Alias)
+	}
+	if got, err := stores[0].Links.FindLinkByAlias(ctx, "", "Free002"); err != nil || got.ID != l.ID {
+		t.Fatalf("by its alias: %+v, %v", got, err)
+	}
+}
+
+// linkText is l with what its pointers point at.
+func linkText(l *link.Link) string {
+	c := *l
+	og, expires := c.OG, c.ExpiresAt
+	c.OG, c.ExpiresAt = nil, nil
+	s := fmt.Sprintf("%+v", c)
+	if og != nil {
+		s += fmt.Sprintf(" og %+v", *og)
+	}
+	if expires != nil {
+		s += " expires " + expires.UTC().String()
+	}
+	return s
+}

@@ -29,8 +29,8 @@ func TestCreateLinksStoresAsCreateLink(t *testing.T) {
 		l := &link.Link{WorkspaceID: ws.ID, Alias: alias, DestinationURL: "https://example.com/full", RedirectCode: 301,
 			Tags: []string{"b", "a"}, UTMSource: "news", UTMMedium: "mail", UTMCampaign: "spring", CampaignID: camp.ID,
 			PasswordHash: "hash", Rules: []link.Rule{{If: link.RuleCondition{Country: "DE"}, Then: "https://example.de/"}},
-			Variants: []link.Variant{{DestinationURL: "https://example.com/a", Weight: 50}, {DestinationURL: "https://example.com/b", Weight: 50}},
-			OG:       &link.OG{Title: "Card"},
+			Variants:   []link.Variant{{DestinationURL: "https://example.com/a", Weight: 50}, {DestinationURL: "https://example.com/b", Weight: 50}},
+			OG:         &link.OG{Title: "Card"},
 			LinkLimits: link.LinkLimits{ExpiresAt: &expires, MaxClicks: 10, ExpiredURL: "https://example.com/over", Archived: true, Title: "Full"}}
 		l.Normalize()
 		return l

@@ -32,8 +32,10 @@ func benchSetting(b *testing.B, name string, def int) int {
 // of LINKBOLT_BENCH_LINKS links (100,000 unless set) that already took
 // one click each, then batches of LINKBOLT_BENCH_BATCH clicks (5,000
 // unless set) spread uniformly over all links in one hour, by 5,000
-// visitors. It reports ns/click: what the database spends on a click
-// (bench/stores.sh measures the same under redirects at a million links).
+// visitors; with LINKBOLT_BENCH_SKEWED=1, 90% of them on 1% of the links,
+// as bench/scale's -skewed run. It reports ns/click: what the database
+// spends on a click (bench/stores.sh measures the same under redirects at
+// a million links).
 //
 //	go test ./postgres/ -run '^$' -bench RecordClicksUniform -benchtime 20x
 func BenchmarkRecordClicksUniform(b *testing.B) {
@@ -92,8 +94,18 @@ func BenchmarkRecordClicksUniform(b *testing.B) {
 		})
 	}
 	b.ResetTimer()
+	pick := func(int) int { return rng.IntN(n) }
+	if os.Getenv("LINKBOLT_BENCH_SKEWED") == "1" {
+		hot := max(n/100, 1)
+		pick = func(int) int {
+			if rng.IntN(10) < 9 {
+				return rng.IntN(hot)
+			}
+			return rng.IntN(n)
+		}
+	}
 	for range b.N {
-		record(func(int) int { return rng.IntN(n) })
+		record(pick)
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*batch), "ns/click")

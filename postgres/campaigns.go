@@ -155,6 +155,9 @@ func (s *CampaignService) UpdateCampaign(ctx context.Context, workspaceID, id st
 		if err != nil {
 			return err
 		}
+		if err := s.db.notifyCache(ctx, tx, "L"); err != nil {
+			return err
+		}
 		if err := countCampaignLinks(ctx, tx, workspaceID, []*link.Campaign{before}); err != nil {
 			return err
 		}
@@ -199,6 +202,9 @@ func (s *CampaignService) DeleteCampaign(ctx context.Context, workspaceID, id st
 	return s.db.tx(ctx, func(tx pgx.Tx) error {
 		c, err := findCampaign(ctx, tx, workspaceID, id, "FOR UPDATE")
 		if err != nil {
+			return err
+		}
+		if err := s.db.notifyCache(ctx, tx, "L"); err != nil {
 			return err
 		}
 		if err := countCampaignLinks(ctx, tx, workspaceID, []*link.Campaign{c}); err != nil {

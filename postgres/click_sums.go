@@ -139,8 +139,16 @@ func (p *periodSums) add(d *sumsDelta) {
 				list[i].bots += c[1]
 				continue
 			}
-			list = slices.Insert(list, i, topEntry{value: v, clicks: c[0], bots: c[1]})
 			fresh = append(fresh, v)
+		}
+		if len(fresh) > 0 {
+			// The new values go in all at once: a workspace's hour takes
+			// thousands a batch.
+			for _, v := range fresh {
+				c := d.tops[dim][v]
+				list = append(list, topEntry{value: v, clicks: c[0], bots: c[1]})
+			}
+			slices.SortFunc(list, func(x, y topEntry) int { return cmp.Compare(x.value, y.value) })
 		}
 		p.tops[dim] = bound(list, topCap[dim], fresh)
 	}

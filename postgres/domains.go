@@ -267,6 +267,9 @@ func (s *DomainService) UpdateDomain(ctx context.Context, workspaceID, id string
 		if err != nil {
 			return err
 		}
+		if err := s.db.notifyCache(ctx, tx, "d"); err != nil {
+			return err
+		}
 		d := *before
 		upd.Apply(&d, now)
 		if validate != nil {
@@ -325,6 +328,9 @@ func (s *DomainService) DeleteDomain(ctx context.Context, workspaceID, id string
 	}
 	return s.db.tx(ctx, func(tx pgx.Tx) error {
 		if _, err := findDomain(ctx, tx, workspaceID, id, true); err != nil {
+			return err
+		}
+		if err := s.db.notifyCache(ctx, tx, "d"); err != nil {
 			return err
 		}
 		// Counted again now that the row is locked: a link committed

@@ -15,3 +15,10 @@ func DrawCodes(codes ...string) (restore func()) {
 	newCode = func() string { next++; return codes[next-1] }
 	return func() { newCode = link.NewCode }
 }
+
+// Listening reports whether the store hears the notifications of cache
+// changes.
+func Listening(s *link.Store) bool {
+	db := s.Data.(*DB)
+	return db.links.listening.Load() && db.domains.listening.Load()
+}

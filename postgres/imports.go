@@ -121,6 +121,9 @@ func (s *ImportService) ImportLinks(ctx context.Context, workspaceID string, b *
 		return fmt.Errorf("import links: %w", err)
 	}
 	copy(b.Items, results)
+	if !b.DryRun {
+		db.linksAdded(len(claimed))
+	}
 	if b.DryRun && b.Claimed != nil {
 		for _, it := range claimed {
 			b.Claimed.Add(it.Link.Domain, "/", it.Alias)

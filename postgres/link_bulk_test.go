@@ -156,3 +156,37 @@ func linkText(l *link.Link) string {
 	}
 	return s
 }
+
+// TestBulkLoadAnalyzesLinks: links added in bulk past analyzeMin give
+// the links table fresh planner statistics at once, not on autovacuum's
+// next round.
+func TestBulkLoadAnalyzesLinks(t *testing.T) {
+	t.Parallel()
+	stores, conn, _, ws, _ := linkInstances(t, 1)
+	s, ctx := stores[0], context.Background()
+	analyzed := func() int64 {
+		return count(t, conn, `SELECT coalesce(max(analyze_count + autoanalyze_count), 0) FROM pg_stat_user_tables WHERE relname = 'links'`)
+	}
+	before := analyzed()
+	for start := 0; start < 5000; start += 1000 {
+		ls := make([]*link.Link, 1000)
+		for i := range ls {
+			ls[i] = &link.Link{Alias: fmt.Sprintf("bulk%d", start+i), DestinationURL: "https://example.com/", RedirectCode: 302}
+		}
+		if _, err := s.Links.CreateLinks(ctx, ws.ID, ls); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Data.Close() // waits for the ANALYZE it started
+	// The statistics collector reports within its interval.
+	deadline := time.Now().Add(10 * time.Second)
+	for analyzed() == before {
+		if time.Now().After(deadline) {
+			t.Fatal("links not analysed after 5,000 links added in bulk")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := count(t, conn, `SELECT reltuples::bigint FROM pg_class WHERE relname = 'links'`); n < 4000 {
+		t.Fatalf("the planner's estimate of links is %d rows", n)
+	}
+}

@@ -407,6 +407,7 @@ func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
 	if err != nil {
 		return err
 	}
+	s.db.linksAdded(1)
 	*l = *created
 	return nil
 }
@@ -456,11 +457,14 @@ func (s *LinkService) CreateLinks(ctx context.Context, workspaceID string, links
 	if err != nil {
 		return nil, err
 	}
+	n := 0
 	for i, l := range created {
 		if l != nil {
 			*links[i] = *l
+			n++
 		}
 	}
+	s.db.linksAdded(n)
 	return errs, nil
 }
 
@@ -529,7 +533,8 @@ func (s *LinkService) findLinkByAlias(ctx context.Context, domain, alias string)
 // held for the workspace) and sets UpdatedAt. ENOTFOUND, ECONFLICT
 // (alias), EINVALID (campaign).
 func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, upd link.LinkUpdate, validate func(*link.Link) error) (*link.Link, error) {
-	defer s.db.linksChanged()
+	var changed []string // nil: everything, before the link was read
+	defer func() { s.db.linksChanged(changed...) }()
 	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixLink, id) {
 		return nil, link.Errorf(link.ENOTFOUND, "link %q not found", id)
 	}
@@ -549,6 +554,7 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 		} else if err != nil {
 			return err
 		}
+		changed = []string{aliasLockKey(old.Domain, old.Alias)}
 		l := *old
 		l.Tags = slices.Clone(old.Tags)
 		upd.Apply(&l)
@@ -606,6 +612,9 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 				return err
 			}
 		}
+		if err := s.db.notifyCache(ctx, tx, linkPayload(old.Domain, old.Alias)); err != nil {
+			return err
+		}
 		out = &l
 		return s.emitLink(ctx, tx, link.EventLinkUpdated, out, now)
 	})
@@ -618,7 +627,8 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 // DeleteLink removes a link and holds its alias for the workspace
 // (a held alias redirects nowhere). ENOTFOUND.
 func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) error {
-	defer s.db.linksChanged()
+	var changed []string // nil: everything, before the link was read
+	defer func() { s.db.linksChanged(changed...) }()
 	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixLink, id) {
 		return link.Errorf(link.ENOTFOUND, "link %q not found", id)
 	}
@@ -628,6 +638,10 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 		if errors.Is(err, pgx.ErrNoRows) {
 			return link.Errorf(link.ENOTFOUND, "link %q not found", id)
 		} else if err != nil {
+			return err
+		}
+		changed = []string{aliasLockKey(l.Domain, l.Alias)}
+		if err := s.db.notifyCache(ctx, tx, linkPayload(l.Domain, l.Alias)); err != nil {
 			return err
 		}
 		if err := s.emitLink(ctx, tx, link.EventLinkDeleted, l, now); err != nil {

@@ -6,6 +6,7 @@ package postgres
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io"
@@ -59,6 +60,14 @@ type DB struct {
 	// than for those that are.
 	links   *redirectCache[*link.Link]
 	domains *redirectCache[map[string]*link.Domain]
+	// listener hears the changes other processes make (see cacheListener);
+	// instance names this process in what it tells them.
+	listener *cacheListener
+	instance string
+
+	// analyze keeps the links table's planner statistics fresh after
+	// bulk loads (see linksAdded).
+	analyze analyzer
 
 	mu           sync.Mutex
 	failingSince time.Time // zero: writes work
@@ -67,11 +76,20 @@ type DB struct {
 	secret   string // the URL's password, taken out of logged errors
 }
 
-// linksChanged makes the links redirects read from memory stale: every
-// change that could alter one (a link's update or deletion, a campaign's
-// UTM values) calls it once its transaction ended, committed or not (a
-// commit cut off may have happened).
-func (db *DB) linksChanged() { db.links.invalidate() }
+// linksChanged makes the links redirects read from memory stale, those of
+// keys (aliasLockKey), or all without keys: every change that could alter
+// one (a link's update or deletion, a campaign's UTM values) calls it once
+// its transaction ended, committed or not (a commit cut off may have
+// happened), and notifies the other processes in the transaction
+// (notifyCache).
+func (db *DB) linksChanged(keys ...string) {
+	if len(keys) == 0 {
+		db.links.invalidate()
+	}
+	for _, k := range keys {
+		db.links.invalidateKey(k)
+	}
+}
 
 // domainsChanged does the same for the table of verified domains.
 func (db *DB) domainsChanged() { db.domains.invalidate() }
@@ -120,6 +138,7 @@ func OpenDB(ctx context.Context, o Options) (*DB, error) {
 		db.logger = slog.Default()
 	}
 	db.secret = password(o.URL)
+	db.instance = rand.Text()[:12]
 	db.writeLog = &faultlog.Log{Logger: db.logger, Now: db.now}
 	return db, nil
 }
@@ -141,6 +160,7 @@ func (db *DB) Store(o Options) *link.Store {
 	users := &UserService{db}
 	links := newLinkService(db, o.AliasHold)
 	db.startKeyUsageFlush(o.KeyUsageFlush)
+	db.startListening()
 	return &link.Store{
 		Data:        db,
 		Users:       users,
@@ -289,6 +309,8 @@ func (db *DB) CatchDamage(fn func() error) error { return fn() }
 
 // Close writes the key usage still in memory and closes the pool.
 func (db *DB) Close() error {
+	db.stopListening()
+	db.waitAnalyze()
 	err := db.closeKeyUsage()
 	db.pool.Close()
 	return err

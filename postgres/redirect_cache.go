@@ -7,16 +7,24 @@ import (
 	"time"
 )
 
-// redirectCacheTTL is how long a link read for a redirect (or the table
-// of verified domains read to route requests) is answered from memory: a link being
-// clicked is read from the database at most once in that time, so hot
-// links never wait for it. A change made through this process is seen at
-// once (it invalidates the cache when its transaction ends); a change
-// made through another linkbolt process on the same database is seen
-// within this time. While the database cannot be read, a link kept
-// longer is still answered (stale), so that links clicked before an
-// outage keep redirecting through it.
-const redirectCacheTTL = time.Second
+// redirectCacheTTLListening is how long a link read for a redirect (or
+// the table of verified domains read to route requests) is answered from
+// memory while the process hears the database's notifications of changes
+// (cacheListener): a link being clicked is read from the database at most
+// once in that time, so hot links never wait for it. A change made
+// through this process is seen at once (it makes the cache stale when its
+// transaction ends); one made through another linkbolt process on the
+// same database when its notification arrives, a few milliseconds after
+// its commit. The TTL bounds what a lost notification could keep stale.
+// redirectCacheTTL is the time while the process does not hear them
+// (before its listener connects, or while it connects again): changes
+// through other processes are seen within it. While the database cannot
+// be read, a link kept longer is still answered (stale), so that links
+// clicked before an outage keep redirecting through it.
+const (
+	redirectCacheTTLListening = time.Minute
+	redirectCacheTTL          = time.Second
+)
 
 // redirectCacheSize bounds the entries the cache holds: a shard that is
 // full starts again empty.
@@ -29,25 +37,37 @@ const redirectCacheShards = 32
 // creating a link needs no invalidation, and a flood of unknown codes
 // cannot push the hot links out. Every change that could alter a kept
 // answer (a link's update or deletion, its campaign's UTM values, a
-// domain's state) calls invalidate after its transaction, which moves the
-// generation on: answers read under an older generation are not served,
-// nor kept when a read that began before the change ends after it.
+// domain's state) calls invalidateKey for what it changed, or invalidate
+// for everything, after its transaction: invalidate moves the generation
+// on, and answers read under an older generation are not served;
+// invalidateKey drops the key's answer and moves its shard's generation
+// on. Neither keeps an answer of a read that began before the change and
+// ended after it.
 type redirectCache[V any] struct {
-	now    func() time.Time
-	seed   maphash.Seed
-	gen    atomic.Uint64
-	shards [redirectCacheShards]redirectShard[V]
+	now  func() time.Time
+	seed maphash.Seed
+	gen  atomic.Uint64
+	// epoch moves on when changes may have gone unheard (see
+	// forgetFreshness): answers of an older epoch are not served fresh,
+	// but still stale.
+	epoch     atomic.Uint64
+	listening atomic.Bool
+	shards    [redirectCacheShards]redirectShard[V]
 }
 
 type redirectShard[V any] struct {
-	mu sync.RWMutex
-	m  map[string]redirectEntry[V]
+	mu  sync.RWMutex
+	m   map[string]redirectEntry[V]
+	gen uint64 // moved on by invalidateKey, under mu
 }
 
+// readToken is what a read to fill the cache must be put back with.
+type readToken struct{ gen, epoch, shardGen uint64 }
+
 type redirectEntry[V any] struct {
-	v   V
-	gen uint64
-	at  time.Time
+	v          V
+	gen, epoch uint64
+	at         time.Time
 }
 
 func newRedirectCache[V any](now func() time.Time) *redirectCache[V] {
@@ -58,34 +78,50 @@ func (c *redirectCache[V]) shard(key string) *redirectShard[V] {
 	return &c.shards[maphash.String(c.seed, key)%redirectCacheShards]
 }
 
+// ttl is how long a kept value is answered.
+func (c *redirectCache[V]) ttl() time.Duration {
+	if c.listening.Load() {
+		return redirectCacheTTLListening
+	}
+	return redirectCacheTTL
+}
+
+// setListening says whether the process hears the notifications of
+// changes (see cacheListener).
+func (c *redirectCache[V]) setListening(on bool) { c.listening.Store(on) }
+
 // get returns the value kept for key, if it is of the current generation
-// and younger than the TTL, and the generation a read to fill it must be
-// put back with.
-func (c *redirectCache[V]) get(key string) (v V, ok bool, gen uint64) {
-	gen = c.gen.Load()
+// and younger than the TTL, and the token a read to fill it must be put
+// back with.
+func (c *redirectCache[V]) get(key string) (v V, ok bool, tok readToken) {
+	tok.gen, tok.epoch = c.gen.Load(), c.epoch.Load()
 	s := c.shard(key)
 	s.mu.RLock()
 	e, found := s.m[key]
+	tok.shardGen = s.gen
 	s.mu.RUnlock()
-	if found && e.gen == gen && c.now().Sub(e.at) < redirectCacheTTL {
-		return e.v, true, gen
+	if found && e.gen == tok.gen && e.epoch == tok.epoch && c.now().Sub(e.at) < c.ttl() {
+		return e.v, true, tok
 	}
-	return v, false, gen
+	return v, false, tok
 }
 
-// put keeps v for key, read under generation gen; a value read before a
-// change that ended meanwhile is dropped.
-func (c *redirectCache[V]) put(key string, v V, gen uint64) {
-	if c.gen.Load() != gen {
+// put keeps v for key, read with tok; a value read before a change that
+// ended meanwhile is dropped.
+func (c *redirectCache[V]) put(key string, v V, tok readToken) {
+	if c.gen.Load() != tok.gen || c.epoch.Load() != tok.epoch {
 		return
 	}
 	s := c.shard(key)
 	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.gen != tok.shardGen {
+		return
+	}
 	if s.m == nil || len(s.m) >= redirectCacheSize/redirectCacheShards {
 		s.m = make(map[string]redirectEntry[V])
 	}
-	s.m[key] = redirectEntry[V]{v: v, gen: gen, at: c.now()}
-	s.mu.Unlock()
+	s.m[key] = redirectEntry[V]{v: v, gen: tok.gen, epoch: tok.epoch, at: c.now()}
 }
 
 // stale returns the value kept for key past its TTL, if no change made
@@ -102,5 +138,20 @@ func (c *redirectCache[V]) stale(key string) (v V, ok bool) {
 	return v, false
 }
 
+// forgetFreshness makes every kept value one to read again, though
+// still one to answer while the database cannot be read: changes may
+// have gone unheard (the listener was not connected), but none made
+// through this process.
+func (c *redirectCache[V]) forgetFreshness() { c.epoch.Add(1) }
+
 // invalidate makes every kept value stale.
 func (c *redirectCache[V]) invalidate() { c.gen.Add(1) }
+
+// invalidateKey makes the value kept for key stale.
+func (c *redirectCache[V]) invalidateKey(key string) {
+	s := c.shard(key)
+	s.mu.Lock()
+	delete(s.m, key)
+	s.gen++
+	s.mu.Unlock()
+}

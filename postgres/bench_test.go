@@ -27,6 +27,22 @@ func benchSetting(b *testing.B, name string, def int) int {
 	return n
 }
 
+// benchStore opens a store on a new database with its first workspace,
+// closed when the benchmark ends.
+func benchStore(b *testing.B) (*link.Store, *link.Workspace) {
+	ctx := context.Background()
+	s, err := postgres.Open(ctx, postgres.Options{URL: pgtest.URL(b)})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Data.Close() })
+	ws := &link.Workspace{Name: "Bench", Plan: link.PlanFree}
+	if err := s.Users.Bootstrap(ctx, &link.User{Email: "bench@example.com", PasswordHash: []byte("hash")}, ws); err != nil {
+		b.Fatal(err)
+	}
+	return s, ws
+}
+
 // BenchmarkRecordClicksUniform measures the click writer's batches on
 // PostgreSQL as the recorder sends them under uniform traffic: a database
 // of LINKBOLT_BENCH_LINKS links (100,000 unless set) that already took
@@ -42,15 +58,7 @@ func BenchmarkRecordClicksUniform(b *testing.B) {
 	n := benchSetting(b, "LINKBOLT_BENCH_LINKS", 100_000)
 	batch := benchSetting(b, "LINKBOLT_BENCH_BATCH", 5000)
 	ctx := context.Background()
-	s, err := postgres.Open(ctx, postgres.Options{URL: pgtest.URL(b)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Data.Close()
-	ws := &link.Workspace{Name: "Bench", Plan: link.PlanFree}
-	if err := s.Users.Bootstrap(ctx, &link.User{Email: "bench@example.com", PasswordHash: []byte("hash")}, ws); err != nil {
-		b.Fatal(err)
-	}
+	s, ws := benchStore(b)
 	ids := make([]string, 0, n)
 	for start := 0; start < n; start += 1000 {
 		ls := make([]*link.Link, 0, 1000)
@@ -120,15 +128,7 @@ func BenchmarkRecordClicksUniform(b *testing.B) {
 func BenchmarkCreateLinks(b *testing.B) {
 	generated := os.Getenv("LINKBOLT_BENCH_GENERATED") == "1"
 	ctx := context.Background()
-	s, err := postgres.Open(ctx, postgres.Options{URL: pgtest.URL(b)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer s.Data.Close()
-	ws := &link.Workspace{Name: "Bench", Plan: link.PlanFree}
-	if err := s.Users.Bootstrap(ctx, &link.User{Email: "bench@example.com", PasswordHash: []byte("hash")}, ws); err != nil {
-		b.Fatal(err)
-	}
+	s, ws := benchStore(b)
 	b.ResetTimer()
 	for i := range b.N {
 		ls := make([]*link.Link, 1000)

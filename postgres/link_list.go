@@ -106,12 +106,44 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 	if !indexed && search != "" && match != "false" {
 		base = args[:len(args)-1] // the scan bound's query has no search
 	}
+	if indexed {
+		// The matches first, then their order: without the fence
+		// (OFFSET 0) the planner may read the workspace's links newest
+		// first and test each, on an estimate of how many match.
+		scanned += " OFFSET 0"
+	}
 	sel := "FROM (" + scanned + ") l WHERE " + match
+	if search != "" {
+		// Planned for this term, not once for any (a cached statement's
+		// generic plan): a term the trigram index names a hundred links
+		// for would be looked for by reading the workspace's links newest
+		// first, 186 ms at a million of them instead of 1.
+		args = append([]any{pgx.QueryExecModeExec}, args...)
+		base = append([]any{pgx.QueryExecModeExec}, base...)
+	}
 
 	page := &link.LinkPage{Links: []*link.Link{}}
 	err := s.db.view(ctx, func(tx pgx.Tx) error {
 		if err := workspaceExists(ctx, tx, f.WorkspaceID); err != nil {
 			return err
+		}
+		if indexed && !bounded {
+			// One read of the matches for the page and their count; the
+			// count alone when the page is past them.
+			var total int64
+			rows, err := tx.Query(ctx, "SELECT "+linkColumns+", count(*) OVER () "+sel+" ORDER BY "+order+
+				" LIMIT "+strconv.Itoa(f.Limit)+" OFFSET "+strconv.FormatInt(offset, 10), args...)
+			if err != nil {
+				return fmt.Errorf("list links: %w", err)
+			}
+			links, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (*link.Link, error) { return scanLink(r, &total) })
+			if err != nil {
+				return fmt.Errorf("list links: %w", err)
+			}
+			if len(links) > 0 {
+				page.Links, page.Total = links, int(total)
+				return nil
+			}
 		}
 		if err := tx.QueryRow(ctx, "SELECT count(*) "+sel, args...).Scan(&page.Total); err != nil {
 			return fmt.Errorf("count links: %w", err)
@@ -123,7 +155,7 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 			}
 			page.Truncated = more
 		}
-		if offset >= int64(page.Total) {
+		if offset >= int64(page.Total) || indexed && !bounded {
 			return nil
 		}
 		rows, err := tx.Query(ctx, "SELECT "+linkColumns+" "+sel+" ORDER BY "+order+

@@ -135,12 +135,15 @@ func NormalizeDestination(raw string, rules *URLRules) (normalized, problem stri
 	if rules.PointsHere(host, EffectivePort(u.Scheme, u.Port())) {
 		return "", "must not point to a short URL of this service"
 	}
-	if !numeric && isASCII(raw[:strings.Index(raw, "://")+3+authorityLength(raw)]) && !strings.Contains(u.Host, "%") {
-		return raw, ""
-	}
 	// Rewrite the host in place; everything else stays byte for byte.
 	start := strings.Index(raw, "://") + 3
 	auth := raw[start : start+authorityLength(raw)]
+	// u.Host is percent-decoded: an escaped host (b%C3%BCcher.example,
+	// which a browser decodes and converts as bücher.example) is found in
+	// the authority as written.
+	if !numeric && isASCII(raw[:start+len(auth)]) && !strings.Contains(auth, "%") {
+		return raw, ""
+	}
 	port := ""
 	if i := strings.LastIndexByte(auth, ':'); i >= 0 && !strings.Contains(auth[i:], "]") {
 		port = auth[i:]

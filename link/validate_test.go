@@ -380,6 +380,33 @@ func TestNormalizeDestination(t *testing.T) {
 	}
 }
 
+// An escaped host is the host a browser decodes: stored in A-labels as a
+// name written in Unicode is, refused where no IDNA conversion is given
+// (url.Parse decodes the host, and the escaped spelling was stored as
+// written, past the blocklist's match of hosts).
+func TestNormalizeDestinationEscapedHost(t *testing.T) {
+	rules := testRules()
+	rules.ToASCII = func(s string) (string, error) {
+		if a, ok := map[string]string{"bücher.example": "xn--bcher-kva.example", "www.bücher.example": "www.xn--bcher-kva.example"}[s]; ok {
+			return a, nil
+		}
+		return s, nil
+	}
+	for raw, want := range map[string]string{
+		"https://b%C3%BCcher.example/x%C3%BC?q=%41": "https://xn--bcher-kva.example/x%C3%BC?q=%41",
+		"https://www.b%c3%bccher.example:8443/x":    "https://www.xn--bcher-kva.example:8443/x",
+		"https://bücher.example/x":                  "https://xn--bcher-kva.example/x",
+		"https://example.com/%C3%BC":                "https://example.com/%C3%BC",
+	} {
+		if got, msg := link.NormalizeDestination(raw, rules); got != want || msg != "" {
+			t.Errorf("NormalizeDestination(%q) = %q, %q; want %q", raw, got, msg, want)
+		}
+	}
+	if _, msg := link.NormalizeDestination("https://b%C3%BCcher.example/", nil); msg != "must have an ASCII host" {
+		t.Errorf("an escaped host without IDNA: %q", msg)
+	}
+}
+
 func FuzzCheckDestination(f *testing.F) {
 	for _, s := range []string{
 		"https://example.com/path?q=1#frag", "http://example.com", "HTTP://EXAMPLE.COM:8080/",

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -266,6 +268,18 @@ func (c *compiledBlocklist) matches(rawURL string) bool {
 		host = auth[:i]
 	}
 	host = strings.TrimSuffix(strings.ToLower(host), ".")
+	if c.matchesHost(host, tail) {
+		return true
+	}
+	if other := blockHost(host); other != host {
+		return c.matchesHost(other, tail)
+	}
+	return false
+}
+
+// matchesHost reports whether the list blocks a destination of host (lower
+// case, without a final dot) and tail (its path and query).
+func (c *compiledBlocklist) matchesHost(host, tail string) bool {
 	for h := host; h != ""; {
 		if c.hosts[h] {
 			return true
@@ -286,6 +300,32 @@ func (c *compiledBlocklist) matches(rawURL string) bool {
 		}
 	}
 	return false
+}
+
+// blockHost returns the host a browser connects to for host, as written in
+// a destination (lower case, without a final dot), where that is another
+// spelling: an escaped or non-ASCII name (b%c3%bccher.example, which
+// link.NormalizeDestination stores as A-labels but an older linkbolt kept
+// as written) in A-labels, and an IPv4 address in IPv6 form
+// ([::ffff:192.0.2.1]) as the IPv4 address. Otherwise host itself.
+func blockHost(host string) string {
+	if strings.HasPrefix(host, "[") {
+		if a, err := netip.ParseAddr(strings.TrimSuffix(host[1:], "]")); err == nil && a.Is4In6() {
+			return a.Unmap().String()
+		}
+		return host
+	}
+	if !strings.Contains(host, "%") && isASCII(host) {
+		return host
+	}
+	h, err := url.PathUnescape(host)
+	if err != nil {
+		return host
+	}
+	if a, err := wire.DestinationIDNA.ToASCII(h); err == nil {
+		h = a
+	}
+	return strings.TrimSuffix(strings.ToLower(h), ".")
 }
 
 // globMatch reports whether s matches pattern, where "*" matches any run

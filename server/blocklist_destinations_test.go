@@ -207,3 +207,50 @@ func TestBlocklistDomainRedirects(t *testing.T) {
 		t.Fatalf("unknown code after the entry: %d %v", r.status, r.header)
 	}
 }
+
+// TestBlocklistHostSpellings: a host on the blocklist is blocked however
+// the destination spells it, as a browser connects to it: its name
+// percent-escaped (b%C3%BCcher.example, which browsers decode, in NFC or
+// not, and convert to A-labels; it was saved as written and served) and an
+// IPv4 address in IPv6 form. Refused when saved, in every field, and a
+// link saved before the entry answers 410 after it.
+func TestBlocklistHostSpellings(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	spellings := []string{
+		"https://b%C3%BCcher.example/x",
+		"https://B%C3%9Ccher.example/x",
+		"https://bu%CC%88cher.example/x",
+		"https://www.b%c3%bccher.example:8443/x",
+		"http://[::ffff:192.0.2.7]/x",
+		"http://[::FFFF:c000:207]:8080/x",
+	}
+	for i, s := range spellings {
+		l := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"`+s+`","alias":"hs`+string(rune('a'+i))+`"}`, 201)
+		if d := l.str("destination_url"); strings.Contains(d, "%") {
+			t.Errorf("%s saved as %s, with its host escaped", s, d)
+		}
+	}
+	e.do("POST", "/v1/admin/blocklist", e.adminToken, `{"entry":"bücher.example"}`, 201)
+	e.do("POST", "/v1/admin/blocklist", e.adminToken, `{"entry":"192.0.2.7"}`, 201)
+	for i, s := range spellings {
+		if r := e.request(newRequest("GET", "/hs"+string(rune('a'+i)), "", "")); r.status != 410 {
+			t.Errorf("served %s: %d %v", s, r.status, r.header)
+		}
+		ok := `"destination_url":"https://example.com/"`
+		for body, field := range map[string]string{
+			`"destination_url":"` + s + `"`:                              "destination_url",
+			ok + `,"rules":[{"if":{"country":"DE"},"then":"` + s + `"}]`: "rules[0].then",
+			ok + `,"variants":[{"destination_url":"https://example.com/a","weight":50},{"destination_url":"` + s + `","weight":50}]`: "variants[1].destination_url",
+			ok + `,"expired_url":"` + s + `"`: "expired_url",
+		} {
+			if r := e.do("POST", "/v1/links", e.writeKey, `{`+body+`}`, 422); r.path("errors", 0, "field") != field {
+				t.Errorf("saved %s as %s: %s", s, field, r.raw)
+			}
+		}
+	}
+	// Other hosts stay allowed.
+	for _, s := range []string{"https://b%C3%A4cher.example/", "http://[::ffff:192.0.2.8]/", "http://[2001:db8::c000:207]/"} {
+		e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"`+s+`"}`, 201)
+	}
+}

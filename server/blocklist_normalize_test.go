@@ -150,3 +150,31 @@ func TestBlocklistPatternParts(t *testing.T) {
 		}
 	}
 }
+
+// A destination saved as written by an older linkbolt, its host escaped,
+// is matched by the host a browser connects to.
+func TestBlocklistMatchesStoredHostSpellings(t *testing.T) {
+	t.Parallel()
+	b := &blocklist{}
+	b.apiLines = []string{"xn--bcher-kva.example", "192.0.2.7", "evil.example/promo/*"}
+	b.compile()
+	c := b.list.Load()
+	for url, want := range map[string]bool{
+		"https://b%C3%BCcher.example/x":        true,
+		"https://bu%cc%88cher.example/x":       true,
+		"https://www.b%C3%BCcher.example./x":   true,
+		"https://bücher.example/x":             true,
+		"http://[::ffff:192.0.2.7]:80/x":       true,
+		"http://[::ffff:c000:207]/x":           true,
+		"https://%C3%A9vil.example/promo/x":    false,
+		"https://b%C3%A4cher.example/x":        false,
+		"http://[::ffff:192.0.2.8]/x":          false,
+		"http://[2001:db8::c000:207]/x":        false,
+		"https://b%zzcher.example/x":           false,
+		"https://xn--bcher-kva.example.evil/x": false,
+	} {
+		if got := c.matches(url); got != want {
+			t.Errorf("matches(%q) = %v, want %v", url, got, want)
+		}
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -151,4 +152,29 @@ func BenchmarkCreateLinks(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "links/s")
+}
+
+// BenchmarkCreateLink measures single creations on PostgreSQL from 32
+// goroutines at once, as bench/scale's 32 clients send them, each with an
+// alias of its own. It reports links/s.
+//
+//	go test ./postgres/ -run '^$' -bench 'CreateLink$' -benchtime 5000x
+func BenchmarkCreateLink(b *testing.B) {
+	s, ws := benchStore(b)
+	ctx := context.Background()
+	var next atomic.Int64
+	b.SetParallelism(16) // 2 cores: 32 goroutines
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			n := strconv.FormatInt(next.Add(1), 10)
+			l := &link.Link{WorkspaceID: ws.ID, Alias: "c" + n, DestinationURL: "https://example.com/" + n, RedirectCode: 302}
+			if err := s.Links.CreateLink(ctx, l); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "links/s")
 }

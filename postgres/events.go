@@ -94,22 +94,32 @@ func subscribedWebhooks(ctx context.Context, tx pgx.Tx, wsID, eventType string) 
 			return hooks, nil
 		}
 	}
-	rows, err := tx.Query(ctx, `SELECT id FROM webhooks
-		WHERE workspace_id = $1 AND $2 = ANY (events) AND NOT deleting
-			AND (enabled OR disabled_reason <> '' AND disabled_reason <> $3)
-		ORDER BY seq FOR KEY SHARE`, wsID, eventType, link.WebhookCreatorRemoved)
+	rows, err := tx.Query(ctx, subscribersQuery, wsID, eventType, link.WebhookCreatorRemoved)
 	if err != nil {
 		return nil, fmt.Errorf("webhooks subscribed to %s: %w", eventType, err)
 	}
+	return collectSubscribers(tx, wsID, eventType, rows)
+}
+
+// subscribersQuery reads the webhooks of workspace $1 subscribed to event
+// type $2 ($3: link.WebhookCreatorRemoved); see subscribedWebhooks.
+const subscribersQuery = `SELECT id FROM webhooks
+	WHERE workspace_id = $1 AND $2 = ANY (events) AND NOT deleting
+		AND (enabled OR disabled_reason <> '' AND disabled_reason <> $3)
+	ORDER BY seq FOR KEY SHARE`
+
+// collectSubscribers reads the answer of subscribersQuery and keeps it in
+// tx's cache (a writeTx) for the rest of the transaction.
+func collectSubscribers(tx pgx.Tx, wsID, eventType string, rows pgx.Rows) ([]string, error) {
 	hooks, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
 		return nil, fmt.Errorf("webhooks subscribed to %s: %w", eventType, err)
 	}
-	if cache {
+	if w, cache := tx.(*writeTx); cache {
 		if w.subs == nil {
 			w.subs = map[subscription][]string{}
 		}
-		w.subs[key] = hooks
+		w.subs[subscription{wsID, eventType}] = hooks
 	}
 	return hooks, nil
 }

@@ -22,3 +22,9 @@ func Listening(s *link.Store) bool {
 	db := s.Data.(*DB)
 	return db.links.listening.Load() && db.domains.listening.Load()
 }
+
+// UnusedWorkspaceID is a workspace ID of the store's form that no
+// workspace has.
+func UnusedWorkspaceID(s *link.Store) string {
+	return s.Data.(*DB).ids.FormatID(link.PrefixWorkspace, 1<<40)
+}

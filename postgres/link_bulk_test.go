@@ -225,3 +225,52 @@ func TestSearchPages(t *testing.T) {
 		}
 	}
 }
+
+// TestCreateLinkRefusals: a single creation, its reads sent in one batch,
+// refuses as the store always did: an unknown workspace of a well-formed
+// ID, a taken alias, an alias another workspace holds, an unknown
+// campaign; and a generated code found taken is drawn again. It swaps the
+// code generator, so it does not run in parallel.
+func TestCreateLinkRefusals(t *testing.T) {
+	stores, conn, clock, ws, other := linkInstances(t, 1)
+	s, ctx := stores[0], context.Background()
+	mk := func(wsID, alias string) *link.Link {
+		l := &link.Link{WorkspaceID: wsID, Alias: alias, DestinationURL: "https://example.com/" + alias}
+		l.Normalize()
+		return l
+	}
+	if err := s.Links.CreateLink(ctx, mk(ws.ID, "Taken01")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `INSERT INTO link_alias_holds (domain, alias, workspace_id, until) VALUES ('', 'theirs', $1, $2)`,
+		other.ID, clock.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	bad := mk(ws.ID, "x")
+	bad.CampaignID = "cmp_nothere"
+	for _, tc := range []struct {
+		l    *link.Link
+		want string
+	}{
+		{mk(postgres.UnusedWorkspaceID(s), "y"), link.ENOTFOUND},
+		{mk(ws.ID, "Taken01"), link.ECONFLICT},
+		{mk(ws.ID, "theirs"), link.ECONFLICT},
+		{bad, link.EINVALID},
+	} {
+		if err := s.Links.CreateLink(ctx, tc.l); link.ErrorCode(err) != tc.want {
+			t.Errorf("%+v: %v, want %s", *tc.l, err, tc.want)
+		}
+	}
+	if err := s.Links.CreateLink(ctx, mk(other.ID, "theirs")); err != nil {
+		t.Fatalf("the holder takes its alias back: %v", err)
+	}
+	restore := postgres.DrawCodes("Taken01", "Free003")
+	defer restore()
+	l := mk(ws.ID, "")
+	if err := s.Links.CreateLink(ctx, l); err != nil || l.Alias != "Free003" {
+		t.Fatalf("a generated code drawn taken: %q, %v; want the next drawn", l.Alias, err)
+	}
+	if n := count(t, conn, `SELECT count(*) FROM link_alias_holds WHERE alias = 'theirs'`); n != 0 {
+		t.Fatalf("the hold of an alias taken back is left")
+	}
+}

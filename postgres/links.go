@@ -242,10 +242,16 @@ func domainForLink(ctx context.Context, tx pgx.Tx, wsID, hostname string) error 
 		return fmt.Errorf("domain for link: %w", err)
 	}
 	if !ok {
-		return &link.Error{Code: link.EINVALID, Message: "domain: " + hostname + " is not a verified domain of this workspace",
-			Fields: []link.FieldError{{Field: "domain", Message: "is not a verified domain of this workspace"}}}
+		return domainForLinkError(hostname)
 	}
 	return nil
+}
+
+// domainForLinkError refuses a link's domain that is no verified domain
+// of its workspace.
+func domainForLinkError(hostname string) error {
+	return &link.Error{Code: link.EINVALID, Message: "domain: " + hostname + " is not a verified domain of this workspace",
+		Fields: []link.FieldError{{Field: "domain", Message: "is not a verified domain of this workspace"}}}
 }
 
 // campaignForLink checks, in the transaction that stores a link, that id
@@ -263,6 +269,12 @@ func (db *DB) campaignForLink(ctx context.Context, tx pgx.Tx, wsID, id string) e
 			return fmt.Errorf("campaign for link: %w", err)
 		}
 	}
+	return campaignForLinkError(id)
+}
+
+// campaignForLinkError refuses a link's campaign that is no campaign of
+// its workspace.
+func campaignForLinkError(id string) error {
 	return &link.Error{Code: link.EINVALID, Message: fmt.Sprintf("campaign_id: campaign %q not found in this workspace", id),
 		Fields: []link.FieldError{{Field: "campaign_id", Message: "not found in this workspace"}}}
 }
@@ -390,18 +402,16 @@ func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
 	now := dbTime(s.db.now())
 	var created *link.Link
 	err := s.db.tx(ctx, func(tx pgx.Tx) error {
-		if err := workspaceExists(ctx, tx, in.WorkspaceID); err != nil {
+		l, handled, err := s.createLink(ctx, tx, &in, now)
+		if err != nil {
 			return err
 		}
-		if in.Alias != "" {
-			if err := lockAliases(ctx, tx, aliasLockKey(in.Domain, in.Alias)); err != nil {
+		if !handled {
+			if l, err = s.addLink(ctx, tx, in.WorkspaceID, &in, now); err != nil {
 				return err
 			}
 		}
-		var err error
-		if created, err = s.addLink(ctx, tx, in.WorkspaceID, &in, now); err != nil {
-			return err
-		}
+		created = l
 		return s.emitLink(ctx, tx, link.EventLinkCreated, created, now)
 	})
 	if err != nil {

@@ -1,0 +1,140 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/linkbolt/linkbolt/link"
+)
+
+// createLink stores the new link in of workspace in.WorkspaceID at now in
+// tx, as CreateLink's transaction did statement by statement, in three
+// round trips: the reads that decide it (the workspace, the alias's lock
+// and hold or a drawn code's use, the domain, the campaign, an ID, the
+// webhooks subscribed to link.created) go in one batch, then the insert,
+// then the event. handled is false for a link that needs addLink's way: a
+// drawn code found taken (addLink draws again). ENOTFOUND for an unknown
+// workspace; EINVALID, ECONFLICT as addLink.
+func (s *LinkService) createLink(ctx context.Context, tx pgx.Tx, in *link.Link, now time.Time) (l *link.Link, handled bool, err error) {
+	wsID := in.WorkspaceID
+	b := &pgx.Batch{}
+	b.Queue(`SELECT EXISTS (SELECT 1 FROM workspaces WHERE id = $1)`, wsID)
+	code := in.Alias
+	if in.Alias != "" {
+		b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, aliasLockClass, aliasLockKey(in.Domain, in.Alias))
+	} else {
+		for code == "" || link.IsReserved(code) {
+			code = newCode()
+		}
+	}
+	if in.Domain != "" {
+		b.Queue(`SELECT coalesce((SELECT workspace_id = $2 AND verified FROM domains WHERE hostname = $1 FOR SHARE), false)`, in.Domain, wsID)
+	}
+	campaign := in.CampaignID != "" && s.db.validID(link.PrefixCampaign, in.CampaignID)
+	if campaign {
+		b.Queue(`SELECT EXISTS (SELECT 1 FROM campaigns WHERE id = $1 AND workspace_id = $2 FOR SHARE)`, in.CampaignID, wsID)
+	}
+	if in.Alias != "" {
+		b.Queue(`SELECT workspace_id, until FROM link_alias_holds WHERE domain = $1 AND alias = $2`, in.Domain, in.Alias)
+	} else {
+		b.Queue(`SELECT EXISTS (SELECT 1 FROM links WHERE domain = $1 AND alias = $2)
+			OR EXISTS (SELECT 1 FROM link_alias_holds WHERE domain = $1 AND alias = $2 AND until > $3)`, in.Domain, code, now)
+	}
+	b.Queue(`SELECT nextval('ids_lnk')`)
+	subscribers := s.db.events != nil
+	if subscribers {
+		b.Queue(subscribersQuery, wsID, link.EventLinkCreated, link.WebhookCreatorRemoved)
+	}
+
+	br := tx.SendBatch(ctx, b)
+	var refused error // the first reason the link is refused, in addLink's order
+	refuse := func(e error) {
+		if refused == nil {
+			refused = e
+		}
+	}
+	var wsOK, domainOK, campaignOK, used bool
+	var holder string
+	var until time.Time
+	var seq int64
+	err = br.QueryRow().Scan(&wsOK)
+	if err == nil && !wsOK {
+		refuse(link.Errorf(link.ENOTFOUND, "workspace %q not found", wsID))
+	}
+	if err == nil && in.Alias != "" {
+		_, err = br.Exec()
+	}
+	if err == nil && in.Domain != "" {
+		if err = br.QueryRow().Scan(&domainOK); err == nil && !domainOK {
+			refuse(domainForLinkError(in.Domain))
+		}
+	}
+	if err == nil && in.CampaignID != "" {
+		if campaign {
+			err = br.QueryRow().Scan(&campaignOK)
+		}
+		if err == nil && !campaignOK {
+			refuse(campaignForLinkError(in.CampaignID))
+		}
+	}
+	held := false
+	if err == nil && in.Alias != "" {
+		err = br.QueryRow().Scan(&holder, &until)
+		if errors.Is(err, pgx.ErrNoRows) {
+			err = nil
+		} else if err == nil {
+			held = true
+			if holder != wsID && now.Before(until) {
+				refuse(takenError(in.Alias))
+			}
+		}
+	} else if err == nil {
+		err = br.QueryRow().Scan(&used)
+	}
+	if err == nil {
+		err = br.QueryRow().Scan(&seq)
+	}
+	if err == nil && subscribers {
+		var rows pgx.Rows
+		if rows, err = br.Query(); err == nil {
+			_, err = collectSubscribers(tx, wsID, link.EventLinkCreated, rows)
+		}
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, true, fmt.Errorf("create link: %w", err)
+	}
+	if refused != nil {
+		return nil, true, refused
+	}
+	if used {
+		return nil, false, nil
+	}
+	if held {
+		if _, err := tx.Exec(ctx, `DELETE FROM link_alias_holds WHERE domain = $1 AND alias = $2`, in.Domain, in.Alias); err != nil {
+			return nil, true, fmt.Errorf("release alias hold: %w", err)
+		}
+	}
+	c := *in
+	c.Alias, c.Clicks, c.CreatedAt, c.UpdatedAt = code, 0, now, now
+	if c.ExpiresAt != nil {
+		t := dbTime(*c.ExpiresAt)
+		c.ExpiresAt = &t
+	}
+	c.ID = s.db.ids.FormatID(link.PrefixLink, uint64(seq))
+	ok, err := s.insertLink(ctx, tx, &c, seq)
+	switch {
+	case err != nil:
+		return nil, true, err
+	case !ok && in.Alias != "":
+		return nil, true, takenError(in.Alias)
+	case !ok:
+		return nil, false, nil // a code taken meanwhile
+	}
+	return &c, true, nil
+}

@@ -60,11 +60,16 @@ func (db *DB) startListening() {
 	db.listener = l
 	go func() {
 		defer close(l.done)
-		wait := 100 * time.Millisecond
+		const first = 100 * time.Millisecond
+		wait := first
 		for ctx.Err() == nil {
-			if err := db.listen(ctx); err != nil && ctx.Err() == nil {
+			listened, err := db.listen(ctx)
+			if err != nil && ctx.Err() == nil {
 				db.logger.Debug("postgres: listening for cache changes stopped; redirects read links at most a second old meanwhile",
 					"err", db.redact(err))
+			}
+			if listened {
+				wait = first // a connection lost, not refused: try again soon
 			}
 			select {
 			case <-ctx.Done():
@@ -76,17 +81,17 @@ func (db *DB) startListening() {
 }
 
 // listen connects, listens and hears notifications until its connection
-// or ctx ends.
-func (db *DB) listen(ctx context.Context) error {
+// or ctx ends; listened says whether it got to listen.
+func (db *DB) listen(ctx context.Context) (listened bool, err error) {
 	cfg := db.pool.Config().ConnConfig.Copy()
 	cfg.RuntimeParams["application_name"] = "linkbolt cache listener"
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer conn.Close(context.Background())
 	if _, err := conn.Exec(ctx, `LISTEN `+cacheChannel); err != nil {
-		return err
+		return false, err
 	}
 	// What changed while nobody listened is unknown: everything kept is
 	// read again (and still answered while the database cannot be).
@@ -101,7 +106,7 @@ func (db *DB) listen(ctx context.Context) error {
 	for {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
-			return err
+			return true, err
 		}
 		db.heard(n.Payload)
 	}

@@ -155,39 +155,101 @@ func (p *periodSums) add(d *sumsDelta) {
 }
 
 // bound holds list, in value order, to limit entries by the Space-Saving
-// rule, as the bbolt store does: the entries of the smallest estimates
-// (clicks and inherited; of two alike, the greater value) are dropped,
-// and the fresh values (new to the list in this batch) that stay inherit
-// the largest estimate dropped, so that every value with more than
-// clicks/limit clicks in the period stays listed. An entry's clicks and
-// bots stay the exact clicks since it took its place.
+// rule, as the bbolt store does (storage's boundEntries): the entries
+// already listed hold their places first (the smallest estimates, clicks
+// and inherited, go if they alone are too many); then the fresh values
+// (new to the list in this batch) come in, most clicks first, each taking
+// a free place or the place of the entry of the smallest estimate, whose
+// estimate it inherits. Of two estimates alike, the entry of fewer clicks
+// goes first, then the one earlier in value order. So every value with
+// more than clicks/limit clicks in the period stays listed, however its
+// clicks are spread over batches. An entry's clicks and bots stay the
+// exact clicks since it took its place.
 func bound(list []topEntry, limit int, fresh []string) []topEntry {
-	excess := len(list) - limit
-	if excess <= 0 {
+	if len(list) <= limit {
 		return list
 	}
-	byEstimate := slices.Clone(list)
-	slices.SortFunc(byEstimate, func(x, y topEntry) int {
-		return cmp.Or(cmp.Compare(x.clicks+x.inherited, y.clicks+y.inherited), cmp.Compare(y.value, x.value))
-	})
-	gone := make(map[string]bool, excess)
-	for _, e := range byEstimate[:excess] {
-		gone[e.value] = true
-	}
-	inherit := byEstimate[excess-1].clicks + byEstimate[excess-1].inherited
 	isFresh := make(map[string]bool, len(fresh))
 	for _, v := range fresh {
 		isFresh[v] = true
 	}
-	kept := list[:0]
-	for _, e := range list {
-		if gone[e.value] {
+	less := func(a, b int) bool {
+		x, y := &list[a], &list[b]
+		if ex, ey := x.clicks+x.inherited, y.clicks+y.inherited; ex != ey {
+			return ex < ey
+		}
+		if x.clicks != y.clicks {
+			return x.clicks < y.clicks
+		}
+		return a < b
+	}
+	var heap, newcomers []int
+	for i := range list {
+		if isFresh[list[i].value] {
+			newcomers = append(newcomers, i)
+		} else {
+			heap = append(heap, i)
+		}
+	}
+	down := func(i int) {
+		for {
+			l := 2*i + 1
+			if l >= len(heap) {
+				return
+			}
+			m := l
+			if r := l + 1; r < len(heap) && less(heap[r], heap[l]) {
+				m = r
+			}
+			if !less(heap[m], heap[i]) {
+				return
+			}
+			heap[i], heap[m] = heap[m], heap[i]
+			i = m
+		}
+	}
+	up := func(i int) {
+		for i > 0 {
+			p := (i - 1) / 2
+			if !less(heap[i], heap[p]) {
+				return
+			}
+			heap[i], heap[p] = heap[p], heap[i]
+			i = p
+		}
+	}
+	for i := len(heap)/2 - 1; i >= 0; i-- {
+		down(i)
+	}
+	gone := make([]bool, len(list))
+	pop := func() {
+		gone[heap[0]] = true
+		last := len(heap) - 1
+		heap[0] = heap[last]
+		heap = heap[:last]
+		down(0)
+	}
+	for len(heap) > limit {
+		pop()
+	}
+	slices.SortStableFunc(newcomers, func(a, b int) int { return cmp.Compare(list[b].clicks, list[a].clicks) })
+	for _, i := range newcomers {
+		if len(heap) < limit {
+			heap = append(heap, i)
+			up(len(heap) - 1)
 			continue
 		}
-		if isFresh[e.value] {
-			e.inherited += inherit
+		m := &list[heap[0]]
+		gone[heap[0]] = true
+		list[i].inherited = m.clicks + m.inherited
+		heap[0] = i
+		down(0)
+	}
+	kept := list[:0]
+	for i, e := range list {
+		if !gone[i] {
+			kept = append(kept, e)
 		}
-		kept = append(kept, e)
 	}
 	return kept
 }

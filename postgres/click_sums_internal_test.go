@@ -54,15 +54,47 @@ func normal(tops [numDims][]topEntry) [numDims][]topEntry {
 	return tops
 }
 
-// TestBoundKeepsTheHeavy: a list over its bound drops the smallest
-// estimates, of two alike the greater value, and the fresh values that
-// stay inherit the largest estimate dropped.
+// TestBoundKeepsTheHeavy: a list over its bound keeps its entries first
+// and takes the fresh values in most clicks first, each in the place of
+// the smallest estimate (of two alike, the fewer clicks, then the
+// earlier value), inheriting it, as the bbolt store does.
 func TestBoundKeepsTheHeavy(t *testing.T) {
 	t.Parallel()
 	list := []topEntry{{value: "a", clicks: 5}, {value: "b", clicks: 1}, {value: "c", clicks: 1}, {value: "d", clicks: 1, inherited: 3}, {value: "e", clicks: 2}}
 	got := bound(list, 3, []string{"c", "e"})
-	want := []topEntry{{value: "a", clicks: 5}, {value: "d", clicks: 1, inherited: 3}, {value: "e", clicks: 2, inherited: 1}}
+	want := []topEntry{{value: "a", clicks: 5}, {value: "c", clicks: 1, inherited: 3}, {value: "d", clicks: 1, inherited: 3}}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("bound = %v, want %v", got, want)
 	}
+}
+
+// TestBoundKeepsAValueOfOneClickABatch: a value whose clicks come one a
+// batch into a full list of greater counts takes a place at once and
+// keeps it; its estimate is at least its clicks.
+func TestBoundKeepsAValueOfOneClickABatch(t *testing.T) {
+	t.Parallel()
+	var p periodSums
+	first := &sumsDelta{}
+	for i := range topCap[dimVariants] {
+		first.addValue(dimVariants, fmt.Sprintf("v%02d", i), false, 2)
+	}
+	p.add(first)
+	const batches = 40
+	for range batches {
+		d := &sumsDelta{}
+		d.addValue(dimVariants, "x", false, 1)
+		p.add(d)
+	}
+	if n := len(p.tops[dimVariants]); n != topCap[dimVariants] {
+		t.Fatalf("%d values listed, want %d", n, topCap[dimVariants])
+	}
+	for _, e := range p.tops[dimVariants] {
+		if e.value == "x" {
+			if e.clicks+e.inherited < batches {
+				t.Fatalf("x: %d clicks, %d inherited; at least %d expected", e.clicks, e.inherited, batches)
+			}
+			return
+		}
+	}
+	t.Fatalf("x, %d of %d clicks, not listed: %v", batches, batches+2*topCap[dimVariants], p.tops[dimVariants])
 }

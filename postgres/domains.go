@@ -88,10 +88,20 @@ func (s *DomainService) CreateDomain(ctx context.Context, d *link.Domain, unveri
 		t := dbTime(*d.VerifiedAt)
 		verifiedAt = &t
 	}
+	if d.Verified {
+		// A domain verified at its creation (a contested claim proven)
+		// routes at once: the table of verified domains is read again.
+		defer s.db.domainsChanged()
+	}
 	var id string
 	err := s.db.tx(ctx, func(tx pgx.Tx) error {
 		if _, err := findWorkspace(ctx, tx, d.WorkspaceID, false); err != nil {
 			return err
+		}
+		if d.Verified {
+			if err := s.db.notifyCache(ctx, tx, "d"); err != nil {
+				return err
+			}
 		}
 		held, err := scanDomain(tx.QueryRow(ctx, `SELECT `+domainColumns+`, `+domainLinks+` FROM domains d WHERE d.hostname = $1 FOR UPDATE`, d.Hostname), true)
 		if err == nil {

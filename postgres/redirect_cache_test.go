@@ -210,3 +210,42 @@ func TestRedirectCacheAnswersThroughAnOutage(t *testing.T) {
 		t.Fatalf("a host that is no domain, through the outage: %v", err)
 	}
 }
+
+// A domain created verified (a contested claim proven) routes at once on
+// the instance that created it and, when notified, on the others, though
+// both read the table of verified domains within the minute.
+func TestRedirectCacheDomainCreatedVerified(t *testing.T) {
+	stores, _, _, ws, _ := linkInstances(t, 2)
+	a, b := stores[0], stores[1]
+	ctx := link.WithActor(context.Background(), link.SystemActor, "")
+	deadline := time.Now().Add(10 * time.Second)
+	for !postgres.Listening(a) || !postgres.Listening(b) {
+		if time.Now().After(deadline) {
+			t.Fatal("the instances do not listen")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	for _, s := range stores {
+		if _, err := s.Domains.FindVerifiedDomain(ctx, "go.example.com"); link.ErrorCode(err) != link.ENOTFOUND {
+			t.Fatalf("before its creation: %v", err)
+		}
+	}
+	now := time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+	d := &link.Domain{WorkspaceID: ws.ID, Hostname: "go.example.com", Verified: true, VerifiedAt: &now}
+	if err := a.Domains.CreateDomain(ctx, d, 0); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := a.Domains.FindVerifiedDomain(ctx, "go.example.com"); err != nil || got.ID != d.ID {
+		t.Fatalf("a after creating it: %+v, %v", got, err)
+	}
+	for {
+		got, err := b.Domains.FindVerifiedDomain(ctx, "go.example.com")
+		if err == nil && got.ID == d.ID {
+			break
+		}
+		if time.Now().After(deadline.Add(10 * time.Second)) {
+			t.Fatalf("b does not route the domain: %+v, %v", got, err)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -27,6 +27,8 @@ type analyzer struct {
 	added   int64
 	rows    int64 // the table's rows at the last ANALYZE (its estimate)
 	running bool
+	closed  bool               // the store is closing: no ANALYZE starts
+	cancel  context.CancelFunc // ends the running ANALYZE
 	wg      sync.WaitGroup
 }
 
@@ -37,14 +39,15 @@ func (db *DB) linksAdded(n int) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.added += int64(n)
-	if a.running || a.added < max(analyzeMin, a.rows/analyzeShare) {
+	if a.running || a.closed || a.added < max(analyzeMin, a.rows/analyzeShare) {
 		return
 	}
 	a.running = true
 	added := a.added
 	a.added = 0
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	a.cancel = cancel
 	a.wg.Go(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		var rows float32
 		_, err := db.pool.Exec(ctx, `ANALYZE links`)
@@ -64,5 +67,15 @@ func (db *DB) linksAdded(n int) {
 	})
 }
 
-// waitAnalyze waits for an ANALYZE started by linksAdded to end.
-func (db *DB) waitAnalyze() { db.analyze.wg.Wait() }
+// stopAnalyze ends an ANALYZE started by linksAdded, waits for it, and
+// starts no other.
+func (db *DB) stopAnalyze() {
+	a := &db.analyze
+	a.mu.Lock()
+	a.closed = true
+	if a.running && a.cancel != nil {
+		a.cancel()
+	}
+	a.mu.Unlock()
+	a.wg.Wait()
+}

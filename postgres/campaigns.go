@@ -144,7 +144,7 @@ func (s *CampaignService) FindCampaigns(ctx context.Context, workspaceID string)
 // changed, stores it and writes its campaign.updated event in the same
 // transaction. ENOTFOUND, EINVALID.
 func (s *CampaignService) UpdateCampaign(ctx context.Context, workspaceID, id string, upd link.CampaignUpdate) (*link.Campaign, error) {
-	defer s.db.linksChanged()
+	defer s.db.linksAllChanged()
 	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixCampaign, id) {
 		return nil, link.Errorf(link.ENOTFOUND, "campaign %q not found", id)
 	}
@@ -194,7 +194,7 @@ func (s *CampaignService) UpdateCampaign(ctx context.Context, workspaceID, id st
 // the change of its status to "deleted", a campaign.updated event.
 // ENOTFOUND.
 func (s *CampaignService) DeleteCampaign(ctx context.Context, workspaceID, id string, detach bool) error {
-	defer s.db.linksChanged()
+	defer s.db.linksAllChanged()
 	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixCampaign, id) {
 		return link.Errorf(link.ENOTFOUND, "campaign %q not found", id)
 	}

@@ -543,7 +543,7 @@ func (s *LinkService) findLinkByAlias(ctx context.Context, domain, alias string)
 // held for the workspace) and sets UpdatedAt. ENOTFOUND, ECONFLICT
 // (alias), EINVALID (campaign).
 func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, upd link.LinkUpdate, validate func(*link.Link) error) (*link.Link, error) {
-	var changed []string // nil: everything, before the link was read
+	var changed []string // the aliases read: nothing changed before
 	defer func() { s.db.linksChanged(changed...) }()
 	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixLink, id) {
 		return nil, link.Errorf(link.ENOTFOUND, "link %q not found", id)
@@ -637,7 +637,7 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 // DeleteLink removes a link and holds its alias for the workspace
 // (a held alias redirects nowhere). ENOTFOUND.
 func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) error {
-	var changed []string // nil: everything, before the link was read
+	var changed []string // the aliases read: nothing changed before
 	defer func() { s.db.linksChanged(changed...) }()
 	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixLink, id) {
 		return link.Errorf(link.ENOTFOUND, "link %q not found", id)

@@ -77,19 +77,19 @@ type DB struct {
 }
 
 // linksChanged makes the links redirects read from memory stale, those of
-// keys (aliasLockKey), or all without keys: every change that could alter
-// one (a link's update or deletion, a campaign's UTM values) calls it once
-// its transaction ended, committed or not (a commit cut off may have
+// keys (aliasLockKey): a link's update or deletion calls it once its
+// transaction ended, committed or not (a commit cut off may have
 // happened), and notifies the other processes in the transaction
-// (notifyCache).
+// (notifyCache). A change that could alter any link (a campaign's UTM
+// values) calls linksAllChanged.
 func (db *DB) linksChanged(keys ...string) {
-	if len(keys) == 0 {
-		db.links.invalidate()
-	}
 	for _, k := range keys {
 		db.links.invalidateKey(k)
 	}
 }
+
+// linksAllChanged makes every link redirects read from memory stale.
+func (db *DB) linksAllChanged() { db.links.invalidate() }
 
 // domainsChanged does the same for the table of verified domains.
 func (db *DB) domainsChanged() { db.domains.invalidate() }
@@ -310,7 +310,7 @@ func (db *DB) CatchDamage(fn func() error) error { return fn() }
 // Close writes the key usage still in memory and closes the pool.
 func (db *DB) Close() error {
 	db.stopListening()
-	db.waitAnalyze()
+	db.stopAnalyze()
 	err := db.closeKeyUsage()
 	db.pool.Close()
 	return err

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	goruntime "runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -87,7 +88,21 @@ func sharedChromium(t testing.TB) context.Context {
 		actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 		ctx, cancelCtx := chromedp.NewContext(actx, chromedp.WithErrorf(logs.errorf), chromedp.WithLogf(logs.logf))
 		chromium.ctx, chromium.cancel = ctx, func() { cancelCtx(); cancelAlloc() }
-		chromium.err = chromedp.Run(ctx) // starts the browser with a blank tab
+		// The first Run starts the browser with a blank tab, from the
+		// calling thread. chromedp has the kernel kill Chromium when that
+		// thread ends (Pdeathsig is a thread's, not the process's), and
+		// the Go runtime ends the threads of goroutines that lock one and
+		// return, as the server's niced workers do in this process: a
+		// Chromium started from a thread later taken by such a worker died
+		// mid-test. It starts from a thread that lives as long as the
+		// process.
+		started := make(chan error)
+		go func() {
+			goruntime.LockOSThread() // never unlocked, and the goroutine never returns
+			started <- chromedp.Run(ctx)
+			select {}
+		}()
+		chromium.err = <-started
 	})
 	if chromium.err != nil {
 		t.Fatalf("starting Chromium: %v", chromium.err)

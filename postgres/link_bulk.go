@@ -142,7 +142,7 @@ func (s *LinkService) addLinks(ctx context.Context, tx pgx.Tx, wsID string, ins 
 }
 
 // releaseHolds checks the holds of the given aliases of ins (those not
-// refused in errs yet), in tx under their locks, as releaseHold does:
+// refused in errs yet), in tx under their locks, as claimHold does:
 // another workspace's hold that has not ended refuses the link
 // (ECONFLICT), the others are deleted. Of two links of the batch with one
 // alias the second is refused by the insert.
@@ -166,7 +166,7 @@ func (s *LinkService) releaseHolds(ctx context.Context, tx pgx.Tx, wsID string, 
 	var domain, alias, holder string
 	var until time.Time
 	if _, err := pgx.ForEachRow(rows, []any{&domain, &alias, &holder, &until}, func() error {
-		if holder != wsID && now.Before(until) {
+		if heldForOther(holder, wsID, until, now) {
 			held[aliasLockKey(domain, alias)] = true
 		} else {
 			freeDomains, freeAliases = append(freeDomains, domain), append(freeAliases, alias)

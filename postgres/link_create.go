@@ -24,24 +24,23 @@ func (s *LinkService) createLink(ctx context.Context, tx pgx.Tx, in *link.Link, 
 	b.Queue(`SELECT EXISTS (SELECT 1 FROM workspaces WHERE id = $1)`, wsID)
 	code := in.Alias
 	if in.Alias != "" {
-		b.Queue(`SELECT pg_advisory_xact_lock($1, hashtext($2))`, aliasLockClass, aliasLockKey(in.Domain, in.Alias))
+		b.Queue(lockAliasesQuery, aliasLockClass, []string{aliasLockKey(in.Domain, in.Alias)})
 	} else {
 		for code == "" || link.IsReserved(code) {
 			code = newCode()
 		}
 	}
 	if in.Domain != "" {
-		b.Queue(`SELECT coalesce((SELECT workspace_id = $2 AND verified FROM domains WHERE hostname = $1 FOR SHARE), false)`, in.Domain, wsID)
+		b.Queue(domainForLinkQuery, in.Domain, wsID)
 	}
 	campaign := in.CampaignID != "" && s.db.validID(link.PrefixCampaign, in.CampaignID)
 	if campaign {
-		b.Queue(`SELECT EXISTS (SELECT 1 FROM campaigns WHERE id = $1 AND workspace_id = $2 FOR SHARE)`, in.CampaignID, wsID)
+		b.Queue(campaignForLinkQuery, in.CampaignID, wsID)
 	}
 	if in.Alias != "" {
-		b.Queue(`SELECT workspace_id, until FROM link_alias_holds WHERE domain = $1 AND alias = $2`, in.Domain, in.Alias)
+		b.Queue(holdQuery, in.Domain, in.Alias)
 	} else {
-		b.Queue(`SELECT EXISTS (SELECT 1 FROM links WHERE domain = $1 AND alias = $2)
-			OR EXISTS (SELECT 1 FROM link_alias_holds WHERE domain = $1 AND alias = $2 AND until > $3)`, in.Domain, code, now)
+		b.Queue(codeUsedQuery, in.Domain, code, now)
 	}
 	b.Queue(`SELECT nextval('ids_lnk')`)
 	subscribers := s.db.events != nil
@@ -87,7 +86,7 @@ func (s *LinkService) createLink(ctx context.Context, tx pgx.Tx, in *link.Link, 
 			err = nil
 		} else if err == nil {
 			held = true
-			if holder != wsID && now.Before(until) {
+			if heldForOther(holder, wsID, until, now) {
 				refuse(takenError(in.Alias))
 			}
 		}
@@ -116,7 +115,7 @@ func (s *LinkService) createLink(ctx context.Context, tx pgx.Tx, in *link.Link, 
 		return nil, false, nil
 	}
 	if held {
-		if _, err := tx.Exec(ctx, `DELETE FROM link_alias_holds WHERE domain = $1 AND alias = $2`, in.Domain, in.Alias); err != nil {
+		if _, err := tx.Exec(ctx, releaseHold, in.Domain, in.Alias); err != nil {
 			return nil, true, fmt.Errorf("release alias hold: %w", err)
 		}
 	}

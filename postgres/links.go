@@ -149,14 +149,30 @@ func lockAliases(ctx context.Context, tx pgx.Tx, keys ...string) error {
 	if len(keys) == 0 {
 		return nil
 	}
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext(k)) FROM unnest($2::text[]) WITH ORDINALITY AS a(k, n) ORDER BY n`,
-		aliasLockClass, keys); err != nil {
+	if _, err := tx.Exec(ctx, lockAliasesQuery, aliasLockClass, keys); err != nil {
 		return fmt.Errorf("lock aliases: %w", err)
 	}
 	return nil
 }
 
+// lockAliasesQuery takes the locks of the keys $2 (sorted, each once) of
+// class $1 in their order.
+const lockAliasesQuery = `SELECT pg_advisory_xact_lock($1, hashtext(k)) FROM unnest($2::text[]) WITH ORDINALITY AS a(k, n) ORDER BY n`
+
 func aliasLockKey(domain, alias string) string { return domain + "\n" + alias }
+
+// Statements of an alias's hold: its holder and end, and its release.
+const (
+	holdQuery   = `SELECT workspace_id, until FROM link_alias_holds WHERE domain = $1 AND alias = $2`
+	releaseHold = `DELETE FROM link_alias_holds WHERE domain = $1 AND alias = $2`
+)
+
+// heldForOther reports whether a hold of holder until until keeps the
+// alias from workspace wsID at now: another workspace's that has not
+// ended. Any other hold is released when the alias is claimed.
+func heldForOther(holder, wsID string, until, now time.Time) bool {
+	return holder != wsID && now.Before(until)
+}
 
 // takenError answers a taken alias, and one another workspace holds: the
 // same answer, so that nothing about the other workspace shows.
@@ -164,23 +180,23 @@ func takenError(alias string) error {
 	return link.Errorf(link.ECONFLICT, "alias %q is already taken", alias)
 }
 
-// releaseHold checks the hold of an alias that workspace wsID claims, in
+// claimHold checks the hold of an alias that workspace wsID claims, in
 // tx under the alias's lock: ECONFLICT while another workspace holds it;
 // a hold of the same workspace, or one that has ended, is deleted.
-func releaseHold(ctx context.Context, tx pgx.Tx, wsID, domain, alias string, now time.Time) error {
+func claimHold(ctx context.Context, tx pgx.Tx, wsID, domain, alias string, now time.Time) error {
 	var holder string
 	var until time.Time
-	err := tx.QueryRow(ctx, `SELECT workspace_id, until FROM link_alias_holds WHERE domain = $1 AND alias = $2`, domain, alias).Scan(&holder, &until)
+	err := tx.QueryRow(ctx, holdQuery, domain, alias).Scan(&holder, &until)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("alias hold: %w", err)
 	}
-	if holder != wsID && now.Before(until) {
+	if heldForOther(holder, wsID, until, now) {
 		return takenError(alias)
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM link_alias_holds WHERE domain = $1 AND alias = $2`, domain, alias); err != nil {
+	if _, err := tx.Exec(ctx, releaseHold, domain, alias); err != nil {
 		return fmt.Errorf("release alias hold: %w", err)
 	}
 	return nil
@@ -208,6 +224,11 @@ var newCode = link.NewCode
 // codes a second attempt is already rare.
 const codeAttempts = 10
 
+// codeUsedQuery answers whether code $2 is a link's or held on domain $1
+// at $3.
+const codeUsedQuery = `SELECT EXISTS (SELECT 1 FROM links WHERE domain = $1 AND alias = $2)
+	OR EXISTS (SELECT 1 FROM link_alias_holds WHERE domain = $1 AND alias = $2 AND until > $3)`
+
 // freeCode returns a generated code that no link has and no hold covers
 // on the domain at now. A link created at once by another transaction
 // with the same code is caught by the insert (links_alias_key).
@@ -218,8 +239,7 @@ func freeCode(ctx context.Context, tx pgx.Tx, domain string, now time.Time) (str
 			continue
 		}
 		var used bool
-		err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM links WHERE domain = $1 AND alias = $2)
-			OR EXISTS (SELECT 1 FROM link_alias_holds WHERE domain = $1 AND alias = $2 AND until > $3)`, domain, code, now).Scan(&used)
+		err := tx.QueryRow(ctx, codeUsedQuery, domain, code, now).Scan(&used)
 		if err != nil {
 			return "", fmt.Errorf("free code: %w", err)
 		}
@@ -237,8 +257,7 @@ func freeCode(ctx context.Context, tx pgx.Tx, domain string, now time.Time) (str
 // EINVALID (field domain).
 func domainForLink(ctx context.Context, tx pgx.Tx, wsID, hostname string) error {
 	var ok bool
-	err := tx.QueryRow(ctx, `SELECT workspace_id = $2 AND verified FROM domains WHERE hostname = $1 FOR SHARE`, hostname, wsID).Scan(&ok)
-	if err != nil && !errors.Is(err, pgx.ErrNoRows) {
+	if err := tx.QueryRow(ctx, domainForLinkQuery, hostname, wsID).Scan(&ok); err != nil {
 		return fmt.Errorf("domain for link: %w", err)
 	}
 	if !ok {
@@ -246,6 +265,10 @@ func domainForLink(ctx context.Context, tx pgx.Tx, wsID, hostname string) error 
 	}
 	return nil
 }
+
+// domainForLinkQuery answers whether hostname $1 is a verified domain of
+// workspace $2, and keeps its row shared.
+const domainForLinkQuery = `SELECT coalesce((SELECT workspace_id = $2 AND verified FROM domains WHERE hostname = $1 FOR SHARE), false)`
 
 // domainForLinkError refuses a link's domain that is no verified domain
 // of its workspace.
@@ -260,17 +283,20 @@ func domainForLinkError(hostname string) error {
 // (field campaign_id).
 func (db *DB) campaignForLink(ctx context.Context, tx pgx.Tx, wsID, id string) error {
 	if db.validID(link.PrefixCampaign, id) {
-		var one int
-		err := tx.QueryRow(ctx, `SELECT 1 FROM campaigns WHERE id = $1 AND workspace_id = $2 FOR SHARE`, id, wsID).Scan(&one)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
+		var ok bool
+		if err := tx.QueryRow(ctx, campaignForLinkQuery, id, wsID).Scan(&ok); err != nil {
 			return fmt.Errorf("campaign for link: %w", err)
+		}
+		if ok {
+			return nil
 		}
 	}
 	return campaignForLinkError(id)
 }
+
+// campaignForLinkQuery answers whether campaign $1 is of workspace $2,
+// and keeps its row shared.
+const campaignForLinkQuery = `SELECT EXISTS (SELECT 1 FROM campaigns WHERE id = $1 AND workspace_id = $2 FOR SHARE)`
 
 // campaignForLinkError refuses a link's campaign that is no campaign of
 // its workspace.
@@ -323,7 +349,7 @@ func (s *LinkService) addLink(ctx context.Context, tx pgx.Tx, wsID string, in *l
 				return nil, err
 			}
 			l.Alias = code
-		} else if err := releaseHold(ctx, tx, wsID, l.Domain, l.Alias, now); err != nil {
+		} else if err := claimHold(ctx, tx, wsID, l.Domain, l.Alias, now); err != nil {
 			return nil, err
 		}
 		if l.ID == "" {
@@ -348,26 +374,12 @@ func (s *LinkService) addLink(ctx context.Context, tx pgx.Tx, wsID string, in *l
 // insertLink inserts l unless its alias is taken on its domain, and
 // reports whether it did.
 func (s *LinkService) insertLink(ctx context.Context, tx pgx.Tx, l *link.Link, seq int64) (bool, error) {
-	rules, variants, og, err := controls(l)
-	if err != nil {
+	var r linkRows
+	if err := r.add(l, seq); err != nil {
 		return false, err
 	}
-	tags := l.Tags
-	if tags == nil {
-		tags = []string{}
-	}
-	tag, err := tx.Exec(ctx, `INSERT INTO links (id, seq, workspace_id, domain, alias, destination_url, tags,
-		utm_source, utm_medium, utm_campaign, campaign_id, redirect_code, created_at, updated_at,
-		password_hash, rules, variants, og, expires_at, max_clicks, expired_url, archived, title, search_text)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)
-		ON CONFLICT (domain, alias) DO NOTHING`,
-		l.ID, seq, l.WorkspaceID, l.Domain, l.Alias, l.DestinationURL, tags,
-		l.UTMSource, l.UTMMedium, l.UTMCampaign, l.CampaignID, l.RedirectCode, l.CreatedAt, l.UpdatedAt,
-		l.PasswordHash, rules, variants, og, l.ExpiresAt, l.MaxClicks, l.ExpiredURL, l.Archived, l.Title, searchText(l))
-	if err != nil {
-		return false, fmt.Errorf("insert link: %w", err)
-	}
-	return tag.RowsAffected() == 1, nil
+	inserted, err := r.insert(ctx, tx)
+	return inserted[l.ID], err
 }
 
 // dbTime is t as a timestamptz column keeps it: in microseconds, here in
@@ -588,7 +600,7 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 			if err := lockAliases(ctx, tx, aliasLockKey(l.Domain, l.Alias), aliasLockKey(old.Domain, old.Alias)); err != nil {
 				return err
 			}
-			if err := releaseHold(ctx, tx, workspaceID, l.Domain, l.Alias, now); err != nil {
+			if err := claimHold(ctx, tx, workspaceID, l.Domain, l.Alias, now); err != nil {
 				return err
 			}
 		}

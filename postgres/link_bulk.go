@@ -284,9 +284,7 @@ func (r *linkRows) add(l *link.Link, seq int64) error {
 // insert inserts the links whose aliases are free on their domains and
 // returns their IDs.
 func (r *linkRows) insert(ctx context.Context, tx pgx.Tx) (map[string]bool, error) {
-	rows, err := tx.Query(ctx, `INSERT INTO links (id, seq, workspace_id, domain, alias, destination_url, tags,
-		utm_source, utm_medium, utm_campaign, campaign_id, redirect_code, created_at, updated_at,
-		password_hash, rules, variants, og, expires_at, max_clicks, expired_url, archived, title, search_text)
+	rows, err := tx.Query(ctx, `INSERT INTO links (`+linkInsertColumns+`)
 		SELECT id, seq, ws, domain, alias, dest, CASE WHEN tags = '' THEN '{}'::text[] ELSE string_to_array(tags, E'\n') END,
 			utm_source, utm_medium, utm_campaign, campaign, code, created, updated,
 			password, rules::jsonb, variants::jsonb, og::jsonb, expires, max_clicks, expired_url, archived, title, search

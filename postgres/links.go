@@ -373,14 +373,35 @@ func (s *LinkService) addLink(ctx context.Context, tx pgx.Tx, wsID string, in *l
 
 // insertLink inserts l unless its alias is taken on its domain, and
 // reports whether it did.
+//
+// One link goes in with VALUES: the set-wise insert (linkRows), with its
+// two dozen arrays of one element, took a quarter longer a creation.
 func (s *LinkService) insertLink(ctx context.Context, tx pgx.Tx, l *link.Link, seq int64) (bool, error) {
-	var r linkRows
-	if err := r.add(l, seq); err != nil {
+	rules, variants, og, err := controls(l)
+	if err != nil {
 		return false, err
 	}
-	inserted, err := r.insert(ctx, tx)
-	return inserted[l.ID], err
+	tags := l.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	tag, err := tx.Exec(ctx, `INSERT INTO links (`+linkInsertColumns+`)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)
+		ON CONFLICT (domain, alias) DO NOTHING`,
+		l.ID, seq, l.WorkspaceID, l.Domain, l.Alias, l.DestinationURL, tags,
+		l.UTMSource, l.UTMMedium, l.UTMCampaign, l.CampaignID, l.RedirectCode, l.CreatedAt, l.UpdatedAt,
+		l.PasswordHash, rules, variants, og, l.ExpiresAt, l.MaxClicks, l.ExpiredURL, l.Archived, l.Title, searchText(l))
+	if err != nil {
+		return false, fmt.Errorf("insert link: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
 }
+
+// linkInsertColumns are the columns a new link is inserted with, in the
+// order of insertLink's and linkRows' values.
+const linkInsertColumns = `id, seq, workspace_id, domain, alias, destination_url, tags,
+	utm_source, utm_medium, utm_campaign, campaign_id, redirect_code, created_at, updated_at,
+	password_hash, rules, variants, og, expires_at, max_clicks, expired_url, archived, title, search_text`
 
 // dbTime is t as a timestamptz column keeps it: in microseconds, here in
 // UTC, so that what a change returns is what a read returns later.

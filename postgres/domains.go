@@ -223,6 +223,7 @@ func (s *DomainService) FindVerifiedDomain(ctx context.Context, hostname string)
 	if hostname == "" {
 		return nil, errNoVerifiedDomain
 	}
+	s.db.listening()
 	m, ok, gen := s.db.domains.get("")
 	if !ok {
 		fresh, err := s.loadVerified(ctx)

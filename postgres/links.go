@@ -535,6 +535,7 @@ func (s *LinkService) FindLinkByID(ctx context.Context, workspaceID, id string) 
 func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string) (*link.Link, error) {
 	domain = strings.ToLower(domain)
 	key := domain + "\n" + alias
+	s.db.listening()
 	l, ok, gen := s.db.links.get(key)
 	if ok {
 		return l, nil

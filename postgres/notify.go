@@ -53,6 +53,10 @@ type cacheListener struct {
 	once   sync.Once
 }
 
+// listening starts the listener of db's caches the first time it is
+// called; the caches' readers call it.
+func (db *DB) listening() { db.listenOnce.Do(db.startListening) }
+
 // startListening starts the listener of db's caches.
 func (db *DB) startListening() {
 	ctx, cancel := context.WithCancel(context.Background())
@@ -131,8 +135,9 @@ func (db *DB) heard(payload string) {
 	}
 }
 
-// stopListening stops the listener and waits for it.
+// stopListening stops the listener and waits for it; none starts after.
 func (db *DB) stopListening() {
+	db.listenOnce.Do(func() {})
 	if l := db.listener; l != nil {
 		l.once.Do(func() {
 			l.cancel()

@@ -60,10 +60,13 @@ type DB struct {
 	// than for those that are.
 	links   *redirectCache[*link.Link]
 	domains *redirectCache[map[string]*link.Domain]
-	// listener hears the changes other processes make (see cacheListener);
+	// listener hears the changes other processes make (see cacheListener),
+	// started by the first read of a cache (listenOnce): a process that
+	// never serves a redirect (a command) holds no connection for it.
 	// instance names this process in what it tells them.
-	listener *cacheListener
-	instance string
+	listener   *cacheListener
+	listenOnce sync.Once
+	instance   string
 
 	// analyze keeps the links table's planner statistics fresh after
 	// bulk loads (see linksAdded).
@@ -160,7 +163,6 @@ func (db *DB) Store(o Options) *link.Store {
 	users := &UserService{db}
 	links := newLinkService(db, o.AliasHold)
 	db.startKeyUsageFlush(o.KeyUsageFlush)
-	db.startListening()
 	return &link.Store{
 		Data:        db,
 		Users:       users,

@@ -32,7 +32,7 @@ func TestRedirectCache(t *testing.T) {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
-	eventually("both instances listen", func() bool { return postgres.Listening(a) && postgres.Listening(b) })
+	listen(t, a, b)
 	l := newLink(ws.ID, "hot")
 	if err := a.Links.CreateLink(ctx, l); err != nil {
 		t.Fatal(err)
@@ -218,13 +218,7 @@ func TestRedirectCacheDomainCreatedVerified(t *testing.T) {
 	stores, _, _, ws, _ := linkInstances(t, 2)
 	a, b := stores[0], stores[1]
 	ctx := link.WithActor(context.Background(), link.SystemActor, "")
-	deadline := time.Now().Add(10 * time.Second)
-	for !postgres.Listening(a) || !postgres.Listening(b) {
-		if time.Now().After(deadline) {
-			t.Fatal("the instances do not listen")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	listen(t, a, b)
 	for _, s := range stores {
 		if _, err := s.Domains.FindVerifiedDomain(ctx, "go.example.com"); link.ErrorCode(err) != link.ENOTFOUND {
 			t.Fatalf("before its creation: %v", err)
@@ -238,14 +232,35 @@ func TestRedirectCacheDomainCreatedVerified(t *testing.T) {
 	if got, err := a.Domains.FindVerifiedDomain(ctx, "go.example.com"); err != nil || got.ID != d.ID {
 		t.Fatalf("a after creating it: %+v, %v", got, err)
 	}
+	deadline := time.Now().Add(10 * time.Second)
 	for {
 		got, err := b.Domains.FindVerifiedDomain(ctx, "go.example.com")
 		if err == nil && got.ID == d.ID {
 			break
 		}
-		if time.Now().After(deadline.Add(10 * time.Second)) {
+		if time.Now().After(deadline) {
 			t.Fatalf("b does not route the domain: %+v, %v", got, err)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// listen has each store read a redirect, which starts its listener, and
+// waits until all listen.
+func listen(t *testing.T, stores ...*link.Store) {
+	t.Helper()
+	for _, s := range stores {
+		if _, err := s.Links.FindLinkByAlias(context.Background(), "", "no-such-link"); link.ErrorCode(err) != link.ENOTFOUND {
+			t.Fatalf("an unknown code: %v", err)
+		}
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for _, s := range stores {
+		for !postgres.Listening(s) {
+			if time.Now().After(deadline) {
+				t.Fatal("the instances do not listen")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
 }

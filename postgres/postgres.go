@@ -41,6 +41,10 @@ type Options struct {
 	// (0: DefaultKeyUsageFlush).
 	KeyUsageFlush time.Duration
 	Logger        *slog.Logger
+	// Instance names this process among those on the database
+	// (server.instance_id), where the database records who did
+	// something; empty: "linkbolt".
+	Instance string
 }
 
 // DB is an open PostgreSQL store: the pool and what the services share.
@@ -63,10 +67,13 @@ type DB struct {
 	// listener hears the changes other processes make (see cacheListener),
 	// started by the first read of a cache (listenOnce): a process that
 	// never serves a redirect (a command) holds no connection for it.
-	// instance names this process in what it tells them.
+	// instance names this process in what it tells them: random, so
+	// that two processes configured with one server.instance_id still
+	// hear each other. name is server.instance_id, for people.
 	listener   *cacheListener
 	listenOnce sync.Once
 	instance   string
+	name       string
 
 	// analyze keeps the links table's planner statistics fresh after
 	// bulk loads (see linksAdded).
@@ -142,6 +149,10 @@ func OpenDB(ctx context.Context, o Options) (*DB, error) {
 	}
 	db.secret = password(o.URL)
 	db.instance = rand.Text()[:12]
+	db.name = o.Instance
+	if db.name == "" {
+		db.name = "linkbolt"
+	}
 	db.writeLog = &faultlog.Log{Logger: db.logger, Now: db.now}
 	return db, nil
 }

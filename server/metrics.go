@@ -36,7 +36,14 @@ func (s *Server) metricsHandler() httprouter.Handle {
 			return fn(s.conns)
 		}
 	}
-	reg.MustRegister(
+	// Each series carries the instance's id, so that the instances on one
+	// database tell apart in one Prometheus (whose own label "instance"
+	// names the scraped address).
+	var labeled prometheus.Registerer = reg
+	if s.cfg.Instance != "" {
+		labeled = prometheus.WrapRegistererWith(prometheus.Labels{"linkbolt_instance": s.cfg.Instance}, reg)
+	}
+	labeled.MustRegister(
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		counter("linkbolt_clicks_written_total", "Clicks written into analytics; a click spilled to the click backlog counts once drained.", func() int64 { return s.recorder.Written() }),

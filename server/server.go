@@ -114,6 +114,10 @@ type Config struct {
 	// StoreName names where the data lives in /healthz's reasons: "the
 	// data file" (the default, bbolt) or "the database" (PostgreSQL).
 	StoreName string
+	// Instance names this process among the instances on one database
+	// (server.instance_id): /healthz says it, and its metrics carry it
+	// as the label linkbolt_instance.
+	Instance string
 }
 
 // Server serves the API, the redirects and the setup page on one handler.
@@ -659,30 +663,31 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request, _ httproute
 			reason = store + " cannot be read"
 		}
 		s.unavailable.Fail(unavailableLine, err, "reason", reason, "path", r.URL.Path)
-		writeJSON(w, http.StatusServiceUnavailable, health{Status: "unavailable", Reason: reason})
+		writeJSON(w, http.StatusServiceUnavailable, health{Status: "unavailable", Instance: s.cfg.Instance, Reason: reason})
 		return
 	}
 	// The reason names what fails, never the error itself (a path, a
 	// device, a host): the log has that.
 	if since, failing := s.recorder.WriteFailing(); failing {
-		writeJSON(w, http.StatusServiceUnavailable, health{Status: "unavailable",
+		writeJSON(w, http.StatusServiceUnavailable, health{Status: "unavailable", Instance: s.cfg.Instance,
 			Reason:       "writes to " + store + " are failing: clicks are held in memory and retried",
 			FailingSince: since.UTC().Format(time.RFC3339)})
 		return
 	}
 	if since, failing := s.db.WriteFailing(); failing {
-		writeJSON(w, http.StatusServiceUnavailable, health{Status: "unavailable",
+		writeJSON(w, http.StatusServiceUnavailable, health{Status: "unavailable", Instance: s.cfg.Instance,
 			Reason:       "writes to " + store + " are failing: the last change made through the API or a background job could not be saved",
 			FailingSince: since.UTC().Format(time.RFC3339)})
 		return
 	}
 	s.unavailable.OK("the store answers again")
-	writeJSON(w, http.StatusOK, health{Status: "ok"})
+	writeJSON(w, http.StatusOK, health{Status: "ok", Instance: s.cfg.Instance})
 }
 
 // health is the answer of /healthz.
 type health struct {
 	Status       string `json:"status"`
+	Instance     string `json:"instance,omitempty"`
 	Reason       string `json:"reason,omitempty"`
 	FailingSince string `json:"failing_since,omitempty"`
 }

@@ -84,7 +84,7 @@ func OpenStore(ctx context.Context, cfg *config.Config, path string, logger *slo
 		return nil, fmt.Errorf("server.base_url: %w", err)
 	}
 	if cfg.Postgres() {
-		return postgres.Open(ctx, postgres.Options{URL: cfg.Storage.PostgresURL, KeyUsageFlush: cfg.Clicks.FlushInterval,
+		return postgres.Open(ctx, postgres.Options{URL: cfg.Storage.PostgresURL, Instance: cfg.Instance(), KeyUsageFlush: cfg.Clicks.FlushInterval,
 			AliasHold: cfg.Links.AliasHold, Events: events, Logger: logger})
 	}
 	return storage.Open(storage.Options{Path: path, KeyUsageFlush: cfg.Clicks.FlushInterval,
@@ -179,6 +179,7 @@ func (a *App) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		UnlockTTL:     cfg.Links.UnlockTTL,
 		BlocklistPath: cfg.Links.BlocklistPath, BlocklistPoll: cfg.Links.BlocklistPoll,
 		StoreName: a.storeName(),
+		Instance:  a.cfg.Instance(),
 	}, server.Deps{
 		DB: store.Data, Links: store.Links, Keys: store.Keys,
 		Users: store.Users, Workspaces: store.Workspaces,

@@ -39,11 +39,18 @@ func applyMemoryLimit(cfg *config.Config, logger *slog.Logger) {
 }
 
 // NewLogger returns the logger log.level and log.format ask for, writing
-// to w.
+// to w. Where instances may share the data (on PostgreSQL) or an id is
+// configured, each line names the instance (server.instance_id).
 func NewLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.LogLevel()}
+	var l *slog.Logger
 	if cfg.Log.Format == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		l = slog.New(slog.NewJSONHandler(w, opts))
+	} else {
+		l = slog.New(slog.NewTextHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	if cfg.Postgres() || cfg.Server.InstanceID != "" {
+		l = l.With("instance", cfg.Instance())
+	}
+	return l
 }

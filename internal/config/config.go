@@ -36,6 +36,11 @@ type Config struct {
 		MaxBody         int64         `mapstructure:"max_body"`
 		ShutdownTimeout time.Duration `mapstructure:"shutdown_timeout"`
 		BehindProxy     bool          `mapstructure:"behind_proxy"`
+		// InstanceID names this process among the instances on one
+		// database: in /healthz, its log lines and a label of its
+		// metrics. Empty: the host name and the port of Listen (see
+		// Instance).
+		InstanceID string `mapstructure:"instance_id"`
 
 		// Costly API work: see server/admit.go.
 		CostlyConcurrency int           `mapstructure:"costly_concurrency"`
@@ -157,6 +162,7 @@ var defaults = map[string]any{
 	"server.max_body":         1 << 20,
 	"server.shutdown_timeout": "15s",
 	"server.behind_proxy":     false,
+	"server.instance_id":      "",
 
 	"server.costly_concurrency": 0,
 	"server.costly_wait":        "2s",
@@ -396,6 +402,9 @@ func (c *Config) Validate() error {
 	} else {
 		c.Server.CORSOrigins = origins
 	}
+	if err := checkInstanceID(c.Server.InstanceID); err != nil {
+		errs = append(errs, fmt.Errorf("server.instance_id: %w", err))
+	}
 	if c.Storage.Path == "" {
 		errs = append(errs, fmt.Errorf("storage.path: must not be empty"))
 	}
@@ -507,4 +516,55 @@ func (c *Config) validateOIDC() []error {
 		errs = append(errs, fmt.Errorf("auth.oidc.client_id: must be set when auth.oidc.issuer is"))
 	}
 	return errs
+}
+
+// maxInstanceID is the longest server.instance_id.
+const maxInstanceID = 64
+
+// checkInstanceID accepts an empty id (generated) or 1 to 64 letters,
+// digits and . _ : -, which go into log lines, metric labels and the
+// database's notifications as they are.
+func checkInstanceID(id string) error {
+	if len(id) > maxInstanceID {
+		return fmt.Errorf("%q is longer than %d characters", id, maxInstanceID)
+	}
+	for _, r := range id {
+		if !instanceIDChar(r) {
+			return fmt.Errorf("%q has %q: use letters, digits and . _ : - only", id, r)
+		}
+	}
+	return nil
+}
+
+func instanceIDChar(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' ||
+		r == '.' || r == '_' || r == ':' || r == '-'
+}
+
+// Instance is server.instance_id, or when that is empty the host name and
+// the port of server.listen ("web1:8080"): stable across restarts, and
+// different for each instance on one host, as they cannot share a port.
+func (c *Config) Instance() string {
+	if c.Server.InstanceID != "" {
+		return c.Server.InstanceID
+	}
+	host, _ := os.Hostname()
+	host = strings.Map(func(r rune) rune {
+		if instanceIDChar(r) && r != ':' {
+			return r
+		}
+		return -1
+	}, host)
+	if host == "" {
+		host = "linkbolt"
+	}
+	_, port, err := net.SplitHostPort(c.Server.Listen)
+	if err != nil || port == "" {
+		port = "0"
+	}
+	id := host + ":" + port
+	if len(id) > maxInstanceID {
+		id = host[:maxInstanceID-len(port)-1] + ":" + port
+	}
+	return id
 }

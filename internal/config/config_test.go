@@ -144,3 +144,30 @@ func TestConfig(t *testing.T) {
 		})
 	}
 }
+
+func TestInstanceID(t *testing.T) {
+	t.Chdir(t.TempDir())
+	t.Setenv("LINKBOLT_SERVER_LISTEN", "127.0.0.1:9123")
+	cfg, err := config.Load("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	if got := cfg.Instance(); !strings.HasSuffix(got, ":9123") || (host != "" && !strings.HasPrefix(got, host[:1])) || len(got) > 64 {
+		t.Errorf("generated instance id = %q, want the host name (%q) and :9123", got, host)
+	}
+	t.Setenv("LINKBOLT_SERVER_INSTANCE_ID", "web-2.eu_1:a")
+	if cfg, err = config.Load(""); err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Instance(); got != "web-2.eu_1:a" {
+		t.Errorf("instance id = %q, want the configured one", got)
+	}
+	for _, bad := range []string{"web 2", "web/2", "wéb", strings.Repeat("a", 65)} {
+		t.Setenv("LINKBOLT_SERVER_INSTANCE_ID", bad)
+		_, err := config.Load("")
+		if err == nil || !strings.Contains(err.Error(), "server.instance_id") {
+			t.Errorf("instance id %q: err = %v, want a server.instance_id error", bad, err)
+		}
+	}
+}

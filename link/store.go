@@ -30,6 +30,38 @@ type Store struct {
 	Imports     ImportService
 	// Certs keeps the automatic HTTPS certificates and the ACME account.
 	Certs CertStore
+	// Callers is set by a store that several processes share
+	// (PostgreSQL): authentication then reads all that ends a session or
+	// an API key from the store on each request. Nil for a store one
+	// process holds (bbolt), whose changes all pass through that
+	// process's memory (auth.Sessions).
+	Callers CallerFinder
+}
+
+// CallerFinder reads, in one round trip each, what authenticating a
+// request needs from a store that other processes change too: a logout,
+// a password change, a disabled user or a removed member made through
+// another instance ends a token or a key on the very next request.
+type CallerFinder interface {
+	// FindTokenUser returns the user of a token and whether the token
+	// (its id) was logged out and has not expired by now. ENOTFOUND when
+	// the user is gone.
+	FindTokenUser(ctx context.Context, userID, tokenID string, now time.Time) (*User, bool, error)
+	// FindKeyCaller returns the API key with the token hash, in any
+	// state, with its usage and its workspace, and, when a user made it,
+	// that user's state. ENOTFOUND.
+	FindKeyCaller(ctx context.Context, hash []byte) (*KeyCaller, error)
+}
+
+// KeyCaller is an API key as authentication reads it.
+type KeyCaller struct {
+	Key       *APIKey
+	Workspace *Workspace
+	// For a key a user made (Key.CreatedBy.Type CreatorUser): whether
+	// that user is disabled, and their role in the key's workspace (""
+	// when they are no longer a member, or the user is gone).
+	CreatorDisabled bool
+	CreatorRole     Role
 }
 
 // StoreData is what the application does with a store's data as a whole.

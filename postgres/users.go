@@ -31,11 +31,11 @@ const bootstrapLock = 0x6c62626f6f74 // "lbboot"
 // userColumns are the columns scanUser reads, in its order.
 const userColumns = `id, email, password_hash, admin, created_at, name, disabled, token_generation`
 
-// scanUser reads a row of userColumns.
-func scanUser(row pgx.Row) (*link.User, error) {
+// scanUser reads a row of userColumns, then into more.
+func scanUser(row pgx.Row, more ...any) (*link.User, error) {
 	var u link.User
 	var gen int64
-	if err := row.Scan(&u.ID, &u.Email, &u.PasswordHash, &u.Admin, &u.CreatedAt, &u.Name, &u.Disabled, &gen); err != nil {
+	if err := row.Scan(append([]any{&u.ID, &u.Email, &u.PasswordHash, &u.Admin, &u.CreatedAt, &u.Name, &u.Disabled, &gen}, more...)...); err != nil {
 		return nil, err
 	}
 	u.CreatedAt = u.CreatedAt.UTC()

@@ -267,26 +267,31 @@ const (
 // key's workspace, since a person who left should not keep access through
 // a key they hold. A key an owner keeps (KeepWhenCreatorDisabled) vouches
 // for itself and the keys made through it, so the walk stops there. The
-// disabled flag is in memory; membership is one read. For a creator who is
-// a member, it also returns their role now, which bounds what the key may
-// do: a member demoted to read does not keep writing through a key.
-func (s *Server) keyCreatorStop(ctx context.Context, k *link.APIKey) (creatorStop, link.Role, error) {
+// user's state is read by readKeyCreator, or given (known, when not nil)
+// for k's own creator. For a creator who is a member, it also returns
+// their role now, which bounds what the key may do: a member demoted to
+// read does not keep writing through a key.
+func (s *Server) keyCreatorStop(ctx context.Context, k *link.APIKey, known *keyCreator) (creatorStop, link.Role, error) {
 	for range maxCreatorChain {
 		if k.KeepWhenCreatorDisabled {
 			return creatorActive, "", nil
 		}
 		switch k.CreatedBy.Type {
 		case link.CreatorUser:
-			if s.sessions.Disabled(k.CreatedBy.ID) {
+			c := known
+			if c == nil {
+				var err error
+				if c, err = s.readKeyCreator(ctx, k); err != nil {
+					return creatorActive, "", err
+				}
+			}
+			switch {
+			case c.disabled:
 				return creatorDisabled, "", nil
-			}
-			m, err := s.workspaces.FindMembership(ctx, k.WorkspaceID, k.CreatedBy.ID)
-			if isNotFound(err) {
+			case c.role == "":
 				return creatorLeft, "", nil
-			} else if err != nil {
-				return creatorActive, "", err
 			}
-			return creatorActive, m.Role, nil
+			return creatorActive, c.role, nil
 		case link.CreatorKey:
 			next, err := s.keys.FindKeyByID(ctx, k.WorkspaceID, k.CreatedBy.ID)
 			if isNotFound(err) {
@@ -294,7 +299,7 @@ func (s *Server) keyCreatorStop(ctx context.Context, k *link.APIKey) (creatorSto
 			} else if err != nil {
 				return creatorActive, "", err
 			}
-			k = next
+			k, known = next, nil
 		default:
 			return creatorActive, "", nil
 		}
@@ -304,11 +309,48 @@ func (s *Server) keyCreatorStop(ctx context.Context, k *link.APIKey) (creatorSto
 	return creatorTooDeep, "", nil
 }
 
+// keyCreator is the state of the user who made a key: disabled, and
+// their role in the key's workspace ("" when no longer a member).
+type keyCreator struct {
+	disabled bool
+	role     link.Role
+}
+
+// readKeyCreator reads the state of the user who made k. The disabled flag
+// is in memory (sessions) when this process holds the store alone, else
+// read with the user; membership is one read.
+func (s *Server) readKeyCreator(ctx context.Context, k *link.APIKey) (*keyCreator, error) {
+	c := &keyCreator{}
+	if s.callers == nil {
+		c.disabled = s.sessions.Disabled(k.CreatedBy.ID)
+	} else {
+		u, err := s.users.FindUserByID(ctx, k.CreatedBy.ID)
+		if isNotFound(err) {
+			return c, nil // gone: no longer a member either
+		} else if err != nil {
+			return nil, err
+		}
+		c.disabled = u.Disabled
+	}
+	if c.disabled {
+		return c, nil
+	}
+	m, err := s.workspaces.FindMembership(ctx, k.WorkspaceID, k.CreatedBy.ID)
+	if isNotFound(err) {
+		return c, nil
+	} else if err != nil {
+		return nil, err
+	}
+	c.role = m.Role
+	return c, nil
+}
+
 // keyScope refuses a key whose creator is disabled or no longer a member
 // of its workspace, unless an owner keeps it, and returns the scope the key
 // acts with: its own, narrowed to read while its creator's role is read.
-func (s *Server) keyScope(ctx context.Context, k *link.APIKey) (link.Scope, error) {
-	stop, role, err := s.keyCreatorStop(ctx, k)
+// creator, when not nil, is the state of the user who made k, read with it.
+func (s *Server) keyScope(ctx context.Context, k *link.APIKey, creator *keyCreator) (link.Scope, error) {
+	stop, role, err := s.keyCreatorStop(ctx, k, creator)
 	if err != nil {
 		return "", err
 	}
@@ -330,7 +372,7 @@ func (s *Server) keyScope(ctx context.Context, k *link.APIKey) (link.Scope, erro
 // creator (disabled, or no longer a member). A read error counts as not
 // (the answer is advice; authentication checks for itself).
 func (s *Server) creatorDisabled(k *link.APIKey) bool {
-	stop, _, err := s.keyCreatorStop(context.Background(), k)
+	stop, _, err := s.keyCreatorStop(context.Background(), k, nil)
 	return err == nil && stop != creatorActive
 }
 

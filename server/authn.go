@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"crypto/subtle"
 	"net/http"
 	"strconv"
@@ -109,6 +110,9 @@ func (s *Server) authenticate(r *http.Request) (*caller, error) {
 		if err != nil {
 			return nil, err
 		}
+		if s.callers != nil {
+			return s.tokenCaller(ctx, claims)
+		}
 		if err := s.sessions.Check(claims); err != nil {
 			return nil, err
 		}
@@ -134,7 +138,7 @@ func (s *Server) authenticate(r *http.Request) (*caller, error) {
 		return nil, err
 	}
 	hash := auth.HashToken(token)
-	k, err := s.keys.FindKeyByHash(ctx, hash)
+	k, ws, creator, err := s.findKey(ctx, hash)
 	if isNotFound(err) {
 		return nil, link.Errorf(link.EUNAUTHORIZED, "unknown API key")
 	} else if err != nil {
@@ -150,18 +154,59 @@ func (s *Server) authenticate(r *http.Request) (*caller, error) {
 	case link.KeyExpired:
 		return nil, link.Errorf(link.EUNAUTHORIZED, "this API key expired at %s", k.ExpiresAt.UTC().Format(timeFormat))
 	}
-	scope, err := s.keyScope(ctx, k)
+	scope, err := s.keyScope(ctx, k, creator)
 	if err != nil {
 		return nil, err
 	}
-	ws, err := s.workspaces.FindWorkspaceByID(ctx, k.WorkspaceID)
-	if isNotFound(err) {
-		return nil, link.Errorf(link.EUNAUTHORIZED, "the API key's workspace no longer exists")
-	} else if err != nil {
-		return nil, err
+	if ws == nil {
+		ws, err = s.workspaces.FindWorkspaceByID(ctx, k.WorkspaceID)
+		if isNotFound(err) {
+			return nil, link.Errorf(link.EUNAUTHORIZED, "the API key's workspace no longer exists")
+		} else if err != nil {
+			return nil, err
+		}
 	}
 	s.keys.TouchKey(k.ID, now)
 	return &caller{key: k, workspace: ws, scope: scope}, nil
+}
+
+// tokenCaller authenticates a verified token on a store other processes
+// share: the user, their disabled flag and generation and the token's
+// logout are read from the store, in one round trip, so that what another
+// instance ended is refused here on the very next request. The checks and
+// their answers are those of Sessions.Check.
+func (s *Server) tokenCaller(ctx context.Context, claims auth.Claims) (*caller, error) {
+	u, revoked, err := s.callers.FindTokenUser(ctx, claims.UserID, claims.ID, s.now())
+	if isNotFound(err) {
+		return nil, link.Errorf(link.EUNAUTHORIZED, "the token's user no longer exists")
+	} else if err != nil {
+		return nil, err
+	}
+	switch {
+	case u.Disabled:
+		return nil, link.Errorf(link.EUNAUTHORIZED, "your account is disabled: ask the instance admin")
+	case claims.ID != "" && revoked:
+		return nil, link.Errorf(link.EUNAUTHORIZED, "this token was logged out: log in again")
+	case claims.Generation < u.TokenGeneration:
+		return nil, link.Errorf(link.EUNAUTHORIZED, "this token was ended by a password change or a log-out everywhere: log in again")
+	}
+	return &caller{user: u, token: claims}, nil
+}
+
+// findKey returns the API key with the token hash. On a store other
+// processes share it comes with its workspace and the state of the user
+// who made it (nil otherwise: read as needed), in one round trip.
+// ENOTFOUND.
+func (s *Server) findKey(ctx context.Context, hash []byte) (*link.APIKey, *link.Workspace, *keyCreator, error) {
+	if s.callers == nil {
+		k, err := s.keys.FindKeyByHash(ctx, hash)
+		return k, nil, nil, err
+	}
+	kc, err := s.callers.FindKeyCaller(ctx, hash)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return kc.Key, kc.Workspace, &keyCreator{disabled: kc.CreatorDisabled, role: kc.CreatorRole}, nil
 }
 
 // pickWorkspace sets the workspace a user acts in: the one named by the

@@ -131,7 +131,7 @@ func (s *Server) checkChainDepth(ctx context.Context, c *caller, k *link.APIKey)
 	if c.key == nil {
 		return nil
 	}
-	if stop, _, err := s.keyCreatorStop(ctx, k); err != nil {
+	if stop, _, err := s.keyCreatorStop(ctx, k, nil); err != nil {
 		return err
 	} else if stop == creatorTooDeep {
 		return link.Errorf(link.EFORBIDDEN, "this API key was minted through %d keys, each by the one before, the most allowed: create or rotate the key signed in, or with a key made closer to a person", maxCreatorChain-1)

@@ -262,7 +262,9 @@ func (s *Server) handleAcceptInvitation(w http.ResponseWriter, r *http.Request, 
 		writeJSON(w, http.StatusOK, out)
 		return nil
 	}
-	tok, exp, err := s.jwt.Issue(u.ID)
+	// The stored generation counts too: another instance on the same
+	// database may have ended the user's tokens since this one heard.
+	tok, exp, err := s.jwt.IssueGeneration(u.ID, max(u.TokenGeneration, s.sessions.Generation(u.ID)))
 	if err != nil {
 		return err
 	}

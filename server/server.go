@@ -190,6 +190,7 @@ type Server struct {
 	// accountMu orders each stored change with its copy in sessions.
 	accounts  link.AccountService
 	sessions  *auth.Sessions
+	callers   link.CallerFinder // nil: sessions is the authority (one process)
 	accountMu sync.Mutex
 
 	// setupToken is the one-time secret of the setup link, held only in
@@ -258,6 +259,9 @@ type Deps struct {
 	// Sessions (auth.LoadSessions over it) ends tokens early.
 	Accounts link.AccountService
 	Sessions *auth.Sessions
+	// Callers, set for a store other processes share (link.Store's
+	// Callers), is read on each request instead of Sessions.
+	Callers link.CallerFinder
 	// Audit keeps the audit log: sign-ins and backups are recorded through
 	// it, changes by their own services.
 	Audit link.AuditService
@@ -338,7 +342,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	}
 	s.devices, s.deviceLane = devices, newAdmission(knownDeviceLane, cfg.CostlyWait)
 	s.members, s.invitations = d.Members, d.Invitations
-	s.accounts, s.sessions = d.Accounts, d.Sessions
+	s.accounts, s.sessions, s.callers = d.Accounts, d.Sessions, d.Callers
 	s.audit = d.Audit
 	s.imports, s.importClient = d.Imports, d.ImportClient
 	if s.importClient == nil {

@@ -191,7 +191,7 @@ func (a *App) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		Domains: store.Domains, Audit: store.Audit,
 		Blocklist: store.Blocklist,
 		Imports:   store.Imports, ImportClient: webhook.NewClient(cfg.Webhooks.AllowPrivate),
-		Accounts:  store.Accounts,
+		Accounts: store.Accounts, Callers: store.Callers,
 		Sessions:  sessions,
 		JWT:       &auth.JWT{Secret: secret, TTL: cfg.Auth.TokenTTL, Now: time.Now},
 		Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},

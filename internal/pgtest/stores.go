@@ -27,6 +27,16 @@ func SkipInSecondPass(t testing.TB) {
 	}
 }
 
+// SkipUnlessPostgres skips a test of what only the PostgreSQL store has
+// (several instances on one database) unless the tests run on PostgreSQL:
+// under MainBothStores the run on PostgreSQL runs it.
+func SkipUnlessPostgres(t testing.TB) {
+	t.Helper()
+	if os.Getenv(StoreEnv) != "postgres" {
+		t.Skip("a test of instances sharing a PostgreSQL database: the run with " + StoreEnv + "=postgres runs it")
+	}
+}
+
 // MainBothStores runs the package's tests on both of linkbolt's stores:
 // in this process on the store StoreEnv names, or when it is unset on
 // bbolt and at the same time, in a second run of the same test binary

@@ -30,3 +30,12 @@ type BlocklistService interface {
 	// DeleteBlockEntry removes an entry. ENOTFOUND.
 	DeleteBlockEntry(ctx context.Context, entry string) error
 }
+
+// BlocklistChanges is implemented by a blocklist service whose entries
+// other processes change too (PostgreSQL): a server reads the entries
+// again when BlocklistVersion moves. It moves after every change made
+// anywhere, within the time the store needs to hear of it, and, while the
+// store cannot hear of changes, at least every second.
+type BlocklistChanges interface {
+	BlocklistVersion() uint64
+}

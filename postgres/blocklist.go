@@ -13,7 +13,23 @@ import (
 // the admin API in the blocklist table.
 type BlocklistService struct{ db *DB }
 
-var _ link.BlocklistService = (*BlocklistService)(nil)
+var (
+	_ link.BlocklistService = (*BlocklistService)(nil)
+	_ link.BlocklistChanges = (*BlocklistService)(nil)
+)
+
+// BlocklistVersion moves when the entries may have changed: a change made
+// here or heard of (the "b" notification), the listener connecting again
+// (changes may have gone unheard) and, while it does not listen, every
+// second.
+func (s *BlocklistService) BlocklistVersion() uint64 {
+	s.db.listening()
+	v := s.db.blocklistVersion.Load()
+	if !s.db.links.listening.Load() {
+		v += uint64(s.db.now().Unix()) << 32
+	}
+	return v
+}
 
 // ListBlockEntries returns every stored entry, in entry order (bytes, as
 // the column's collation "C" orders them).
@@ -47,8 +63,9 @@ func (s *BlocklistService) AddBlockEntry(ctx context.Context, e *link.BlockEntry
 		if tag.RowsAffected() == 0 {
 			return link.Errorf(link.ECONFLICT, "%q is on the blocklist already", e.Entry)
 		}
-		return nil
+		return s.db.notifyCache(ctx, tx, "b")
 	})
+	s.db.blocklistVersion.Add(1)
 	if err == nil {
 		e.CreatedAt = now
 	}
@@ -57,7 +74,7 @@ func (s *BlocklistService) AddBlockEntry(ctx context.Context, e *link.BlockEntry
 
 // DeleteBlockEntry removes a stored entry. ENOTFOUND.
 func (s *BlocklistService) DeleteBlockEntry(ctx context.Context, entry string) error {
-	return s.db.tx(ctx, func(tx pgx.Tx) error {
+	err := s.db.tx(ctx, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `DELETE FROM blocklist WHERE entry = $1`, entry)
 		if err != nil {
 			return fmt.Errorf("delete blocklist entry: %w", err)
@@ -65,6 +82,8 @@ func (s *BlocklistService) DeleteBlockEntry(ctx context.Context, entry string) e
 		if tag.RowsAffected() == 0 {
 			return link.Errorf(link.ENOTFOUND, "%q is not an entry added through the API", entry)
 		}
-		return nil
+		return s.db.notifyCache(ctx, tx, "b")
 	})
+	s.db.blocklistVersion.Add(1)
+	return err
 }

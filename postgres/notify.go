@@ -18,6 +18,7 @@ import (
 //	"l" domain "\n" alias   the link of that alias changed or went
 //	"L"                     any link may have (a campaign's UTM values)
 //	"d"                     the verified domains changed
+//	"b"                     the blocklist's entries changed
 //
 // A process skips its own: it made its caches stale when the change's
 // transaction ended.
@@ -101,6 +102,7 @@ func (db *DB) listen(ctx context.Context) (listened bool, err error) {
 	// read again (and still answered while the database cannot be).
 	db.links.forgetFreshness()
 	db.domains.forgetFreshness()
+	db.blocklistVersion.Add(1)
 	db.links.setListening(true)
 	db.domains.setListening(true)
 	defer func() {
@@ -130,6 +132,8 @@ func (db *DB) heard(payload string) {
 		db.links.invalidateKey(what[1:])
 	case what == "d":
 		db.domains.forgetFreshness()
+	case what == "b":
+		db.blocklistVersion.Add(1)
 	default: // "L", and anything this linkbolt does not know
 		db.links.forgetFreshness()
 	}

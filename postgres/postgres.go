@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -74,6 +75,9 @@ type DB struct {
 	listenOnce sync.Once
 	instance   string
 	name       string
+	// blocklistVersion moves with each change of the blocklist made or
+	// heard here (see BlocklistService.BlocklistVersion).
+	blocklistVersion atomic.Uint64
 
 	// analyze keeps the links table's planner statistics fresh after
 	// bulk loads (see linksAdded).

@@ -72,6 +72,14 @@ type blocklist struct {
 	apiLines  []string
 
 	list atomic.Pointer[compiledBlocklist] // nil while empty
+
+	// changes, when the store's entries change through other processes
+	// too (PostgreSQL), says when to read them again: seen is the version
+	// read last, retryAt (unix nanos) when to try again after a failed
+	// read.
+	changes link.BlocklistChanges
+	seen    atomic.Uint64
+	retryAt atomic.Int64
 }
 
 // compiledBlocklist is a blocklist ready to be matched.
@@ -96,13 +104,15 @@ func newBlocklist(ctx context.Context, path string, poll time.Duration, store li
 	}
 	b := &blocklist{path: path, poll: poll, store: store, now: now, logger: logger}
 	if store != nil {
-		entries, err := store.ListBlockEntries(ctx)
+		if c, ok := store.(link.BlocklistChanges); ok {
+			b.changes = c
+			b.seen.Store(c.BlocklistVersion())
+		}
+		lines, err := b.readStore(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("blocklist: %w", err)
+			return nil, err
 		}
-		for _, e := range entries {
-			b.apiLines = append(b.apiLines, e.Entry)
-		}
+		b.apiLines = lines
 	}
 	if path != "" {
 		if err := b.reloadFile(); err != nil {
@@ -114,14 +124,36 @@ func newBlocklist(ctx context.Context, path string, poll time.Duration, store li
 	return b, nil
 }
 
-// active reports whether a redirect must look at the blocklist: it has
-// entries, or a file to look at again.
-func (b *blocklist) active() bool { return b.path != "" || b.list.Load() != nil }
+// readStore returns the entries stored through the API, in order.
+func (b *blocklist) readStore(ctx context.Context) ([]string, error) {
+	entries, err := b.store.ListBlockEntries(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("blocklist: %w", err)
+	}
+	lines := make([]string, len(entries))
+	for i, e := range entries {
+		lines[i] = e.Entry
+	}
+	return lines, nil
+}
 
-// refresh reloads the file when the poll interval has passed at now and
-// the file changed (modification time or size). A failed read keeps the
-// list as it was and is logged.
+// active reports whether a redirect must look at the blocklist: it has
+// entries, a file to look at again, or entries other processes may add.
+func (b *blocklist) active() bool {
+	return b.path != "" || b.changes != nil || b.list.Load() != nil
+}
+
+// refresh reads the stored entries again when another process may have
+// changed them, and reloads the file when the poll interval has passed at
+// now and the file changed (modification time or size). A failed read
+// keeps the list as it was and is logged (a store's, at most once a
+// second).
 func (b *blocklist) refresh(now time.Time) {
+	if b.changes != nil {
+		if v := b.changes.BlocklistVersion(); v != b.seen.Load() && now.UnixNano() >= b.retryAt.Load() {
+			b.reloadStore(now, v)
+		}
+	}
 	if b.path == "" {
 		return
 	}
@@ -135,6 +167,27 @@ func (b *blocklist) refresh(now time.Time) {
 		b.logger.Error("blocklist: keeping the previous list", "err", err)
 		return
 	}
+	b.compile()
+}
+
+// reloadStore reads the stored entries as of version v, unless another
+// request did meanwhile.
+func (b *blocklist) reloadStore(now time.Time, v uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.seen.Load() == v {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	lines, err := b.readStore(ctx)
+	if err != nil {
+		b.retryAt.Store(now.Add(time.Second).UnixNano())
+		b.logger.Error("blocklist: keeping the entries read before", "err", err)
+		return
+	}
+	b.seen.Store(v)
+	b.apiLines = lines
 	b.compile()
 }
 
@@ -716,6 +769,7 @@ func (s *Server) handleAddBlockEntry(w http.ResponseWriter, r *http.Request, c *
 		return fieldError("entry", problem)
 	}
 	b := s.blocklist
+	b.refresh(s.now())
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if entryIndex(b.apiLines, entry) >= 0 {
@@ -747,6 +801,7 @@ func (s *Server) handleDeleteBlockEntry(w http.ResponseWriter, r *http.Request, 
 		return link.Errorf(link.EINVALIDREQUEST, "entry: %s", problem)
 	}
 	b := s.blocklist
+	b.refresh(s.now())
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	i := entryIndex(b.apiLines, entry)

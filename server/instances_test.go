@@ -2,6 +2,9 @@ package server
 
 import (
 	"context"
+	"runtime"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +12,7 @@ import (
 	"github.com/linkbolt/linkbolt/analytics"
 	"github.com/linkbolt/linkbolt/auth"
 	"github.com/linkbolt/linkbolt/internal/pgtest"
+	"github.com/linkbolt/linkbolt/link"
 )
 
 // sibling is a second instance of e's server on e's database, as another
@@ -125,4 +129,102 @@ func TestInstancesEndSessionsOnTheNextRequest(t *testing.T) {
 			t.Fatalf("b, the revoked key: %s", r.raw)
 		}
 	})
+}
+
+// eventually polls check every millisecond until it reports true, and
+// returns how long that took; it fails the test after 10 s. The delays
+// themselves are measured by BenchmarkInstancesInvalidation, not
+// asserted.
+func eventually(t *testing.T, what string, check func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for !check() {
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("%s: not seen after 10 s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// TestInstancesSeeLinkChanges: a link changed, expired, blocklisted or
+// deleted through one instance stops redirecting with its old state on
+// another, which had it in memory, without waiting for its cache to
+// expire (the clock does not move: only the database's notification can
+// tell it).
+func TestInstancesSeeLinkChanges(t *testing.T) {
+	pgtest.SkipUnlessPostgres(t)
+	t.Parallel()
+	a := newEnv(t)
+	b := a.sibling()
+	id := a.do("POST", "/v1/links", a.writeKey, `{"destination_url":"https://example.com/one","alias":"shared"}`, 201).str("id")
+	location := func(e *env) string {
+		r := e.request(newRequest("GET", "/shared", "", ""))
+		if r.status != 302 {
+			return strconv.Itoa(r.status)
+		}
+		return r.header.Get("Location")
+	}
+	if got := location(b); got != "https://example.com/one" {
+		t.Fatalf("b: %s", got)
+	}
+	steps := []struct {
+		what   string
+		change func()
+		want   string
+	}{
+		{"a new destination", func() {
+			a.do("PATCH", "/v1/links/"+id, a.writeKey, `{"destination_url":"https://example.com/two"}`, 200)
+		}, "https://example.com/two"},
+		{"blocklisted", func() { a.do("POST", "/v1/admin/blocklist", a.adminToken, `{"entry":"example.com/two"}`, 201) }, "410"},
+		{"off the blocklist", func() { a.do("DELETE", "/v1/admin/blocklist?entry=example.com/two", a.adminToken, "", 204) }, "https://example.com/two"},
+		{"expired", func() {
+			a.do("PATCH", "/v1/links/"+id, a.writeKey, `{"expires_at":"`+a.clock.Now().Add(-time.Minute).Format(time.RFC3339)+`"}`, 200)
+		}, "410"},
+		{"alive again", func() { a.do("PATCH", "/v1/links/"+id, a.writeKey, `{"expires_at":null}`, 200) }, "https://example.com/two"},
+		{"deleted", func() { a.do("DELETE", "/v1/links/"+id, a.writeKey, "", 204) }, "404"},
+	}
+	for _, st := range steps {
+		st.change()
+		if got := location(a); got != st.want {
+			t.Fatalf("%s: a answers %s, want %s", st.what, got, st.want)
+		}
+		d := eventually(t, st.what+" on b", func() bool { return location(b) == st.want })
+		t.Logf("%s: seen on b after %s", st.what, d)
+	}
+}
+
+// BenchmarkInstancesInvalidation measures how long a link changed through
+// one instance keeps redirecting with its old destination on another that
+// had it in memory, on one PostgreSQL database: the delay's p50 and p99
+// (and the mean as ns/op). Run with
+//
+//	LINKBOLT_TEST_STORE=postgres go test ./server/ -run '^$' -bench InstancesInvalidation -benchtime 500x
+func BenchmarkInstancesInvalidation(b *testing.B) {
+	pgtest.SkipUnlessPostgres(b)
+	a := newEnv(b, func(c *Config) { c.Plans = map[link.Plan]int{link.PlanFree: 0} })
+	s := a.sibling()
+	id := a.do("POST", "/v1/links", a.writeKey, `{"destination_url":"https://example.com/0","alias":"bench"}`, 201).str("id")
+	location := func() string {
+		return s.request(newRequest("GET", "/bench", "", "")).header.Get("Location")
+	}
+	location()
+	delays := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := range b.N {
+		want := "https://example.com/" + strconv.Itoa(i+1)
+		a.do("PATCH", "/v1/links/"+id, a.writeKey, `{"destination_url":"`+want+`"}`, 200)
+		start := time.Now()
+		for location() != want {
+			if time.Since(start) > 10*time.Second {
+				b.Fatalf("change %d not seen after 10 s", i)
+			}
+			runtime.Gosched()
+		}
+		delays = append(delays, time.Since(start))
+	}
+	b.StopTimer()
+	slices.Sort(delays)
+	b.ReportMetric(float64(delays[len(delays)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(delays[len(delays)*99/100].Microseconds()), "p99-µs")
 }

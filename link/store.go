@@ -38,6 +38,15 @@ type Store struct {
 	Callers CallerFinder
 }
 
+// SetupTokens is implemented by the data of a store that several
+// processes share (PostgreSQL): the instances starting on it without an
+// admin all log one setup link, which works on any of them.
+type SetupTokens interface {
+	// SetupToken returns the stored token, made with generate when none
+	// is.
+	SetupToken(generate func() string) (string, error)
+}
+
 // CallerFinder reads, in one round trip each, what authenticating a
 // request needs from a store that other processes change too: a logout,
 // a password change, a disabled user or a removed member made through

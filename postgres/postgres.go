@@ -304,22 +304,40 @@ func (db *DB) SpoolBackup() (io.ReadCloser, int64, error) { return nil, 0, errBa
 // none it is made with generate and stored; of instances starting at once
 // the first to store one wins, and every one returns that.
 func (db *DB) JWTSecret(generate func() []byte) ([]byte, error) {
-	ctx := context.Background()
-	var secret []byte
-	err := db.tx(ctx, func(tx pgx.Tx) error {
-		err := tx.QueryRow(ctx, `SELECT value FROM settings WHERE name = 'jwt_secret'`).Scan(&secret)
-		if !errors.Is(err, pgx.ErrNoRows) {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO settings (name, value) VALUES ('jwt_secret', $1) ON CONFLICT (name) DO NOTHING`, generate()); err != nil {
-			return err
-		}
-		return tx.QueryRow(ctx, `SELECT value FROM settings WHERE name = 'jwt_secret'`).Scan(&secret)
-	})
+	secret, err := db.setting("jwt_secret", generate)
 	if err != nil {
 		return nil, fmt.Errorf("jwt secret: %w", err)
 	}
 	return secret, nil
+}
+
+// SetupToken returns the one-time token of the setup link, made with
+// generate and stored by the first instance to ask, so that the link any
+// instance logs works on every one behind a load balancer.
+func (db *DB) SetupToken(generate func() string) (string, error) {
+	tok, err := db.setting("setup_token", func() []byte { return []byte(generate()) })
+	if err != nil {
+		return "", fmt.Errorf("setup token: %w", err)
+	}
+	return string(tok), nil
+}
+
+// setting returns the value of the setting name, made with generate and
+// stored when there is none (the first of instances asking at once wins).
+func (db *DB) setting(name string, generate func() []byte) ([]byte, error) {
+	ctx := context.Background()
+	var value []byte
+	err := db.tx(ctx, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `SELECT value FROM settings WHERE name = $1`, name).Scan(&value)
+		if !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO settings (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING`, name, generate()); err != nil {
+			return err
+		}
+		return tx.QueryRow(ctx, `SELECT value FROM settings WHERE name = $1`, name).Scan(&value)
+	})
+	return value, err
 }
 
 // CatchDamage runs fn: a database server keeps its own pages sound.

@@ -143,3 +143,35 @@ func TestOpenRefuses(t *testing.T) {
 		}
 	})
 }
+
+// TestSetupTokenShared: instances starting at once on a database without
+// an admin all get the one setup token the first stored.
+func TestSetupTokenShared(t *testing.T) {
+	t.Parallel()
+	u := pgtest.URL(t)
+	ctx := context.Background()
+	const n = 4
+	toks := make(chan string, n)
+	for i := range n {
+		go func() {
+			db, err := postgres.OpenDB(ctx, postgres.Options{URL: u})
+			if err != nil {
+				t.Error(err)
+				toks <- ""
+				return
+			}
+			defer db.Close()
+			tok, err := db.SetupToken(func() string { return "token of instance " + string(rune('a'+i)) })
+			if err != nil {
+				t.Error(err)
+			}
+			toks <- tok
+		}()
+	}
+	first := <-toks
+	for range n - 1 {
+		if got := <-toks; got != first || !strings.HasPrefix(got, "token of instance ") {
+			t.Fatalf("setup tokens %q and %q: want one for all", first, got)
+		}
+	}
+}

@@ -375,6 +375,11 @@ func (s *Server) PrepareSetup(ctx context.Context) (string, error) {
 		return "", err
 	}
 	tok := rand.Text()
+	if shared, ok := s.db.(link.SetupTokens); ok {
+		if tok, err = shared.SetupToken(rand.Text); err != nil {
+			return "", err
+		}
+	}
 	s.setupToken.Store(&tok)
 	return s.primary.String() + "/setup?token=" + tok, nil
 }

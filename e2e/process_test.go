@@ -85,6 +85,13 @@ func startChildOn(t *testing.T, pg bool, dir, flush string, env ...string) *chil
 		cmd.Env = append(cmd.Env, "LINKBOLT_STORAGE_POSTGRES_URL="+childDatabase(t, dir))
 	}
 	cmd.Env = append(cmd.Env, env...)
+	return startProcess(t, cmd, addr)
+}
+
+// startProcess starts cmd, a linkbolt serving on addr, and waits until it
+// accepts connections; the test's end kills it.
+func startProcess(t *testing.T, cmd *exec.Cmd, addr string) *child {
+	t.Helper()
 	c := &child{t: t, cmd: cmd, logs: &syncWriter{}, addr: addr}
 	cmd.Stdout, cmd.Stderr = c.logs, c.logs
 	if err := cmd.Start(); err != nil {

@@ -86,10 +86,17 @@ func (r *release) archiveFiles(t target) ([]archiveFile, error) {
 	}
 	files = append(files, archiveFile{"config.example.yaml", filepath.Join(r.root, "config.example.yaml"), 0o644})
 	if t.os == "linux" {
-		files = append(files, archiveFile{"linkbolt.service", filepath.Join(r.root, "deploy", "linkbolt.service"), 0o644})
+		for _, name := range deployFiles {
+			files = append(files, archiveFile{name, filepath.Join(r.root, "deploy", name), 0o644})
+		}
 	}
 	return files, nil
 }
+
+// deployFiles are the files of deploy/ a Linux archive carries: the
+// systemd unit of one instance, the template unit of several and nginx's
+// configuration in front of them.
+var deployFiles = []string{"linkbolt.service", "linkbolt@.service", "nginx-linkbolt.conf"}
 
 // docsDir is the directory of the manual's pages, in the repository and in
 // an archive.

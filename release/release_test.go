@@ -159,7 +159,7 @@ func checkArchive(t *testing.T, root, out, dir string, tg target) string {
 	files := unpack(t, filepath.Join(out, name), dir)
 	want := []string{base + "/README.md", base + "/config.example.yaml", base + "/" + tg.exe()}
 	if tg.os == "linux" {
-		want = append(want, base+"/linkbolt.service")
+		want = append(want, base+"/linkbolt.service", base+"/linkbolt@.service", base+"/nginx-linkbolt.conf")
 	}
 	pages, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
 	if err != nil {

@@ -49,10 +49,19 @@ func parseUnit(t *testing.T, name string) unit {
 // its state directory, no new privileges, no capabilities, a narrow system
 // call and address family set, and restarts on failure.
 func TestSystemdUnit(t *testing.T) {
-	u := parseUnit(t, filepath.Join("..", "deploy", "linkbolt.service"))
+	checkUnitSandbox(t, "linkbolt.service", "linkbolt", "LINKBOLT_STORAGE_PATH=/var/lib/linkbolt/linkbolt.db")
+	// The template unit of several instances (docs/instances.md), each in
+	// a state directory of its own.
+	checkUnitSandbox(t, "linkbolt@.service", "linkbolt/%i", "LINKBOLT_STORAGE_PATH=/var/lib/linkbolt/%i/linkbolt.db")
+}
+
+// checkUnitSandbox checks the unit deploy/name: its sandbox, its state
+// directory and where its data lives.
+func checkUnitSandbox(t *testing.T, name, stateDir, storage string) {
+	u := parseUnit(t, filepath.Join("..", "deploy", name))
 	for _, d := range []struct{ section, key, value string }{
 		{"Service", "DynamicUser", "yes"},
-		{"Service", "StateDirectory", "linkbolt"},
+		{"Service", "StateDirectory", stateDir},
 		{"Service", "ProtectSystem", "strict"},
 		{"Service", "NoNewPrivileges", "yes"},
 		{"Service", "PrivateTmp", "yes"},
@@ -69,11 +78,11 @@ func TestSystemdUnit(t *testing.T) {
 		{"Service", "AmbientCapabilities", ""},
 		{"Service", "Restart", "on-failure"},
 		{"Service", "LimitNOFILE", "65536"},
-		{"Service", "Environment", "LINKBOLT_STORAGE_PATH=/var/lib/linkbolt/linkbolt.db"},
+		{"Service", "Environment", storage},
 		{"Install", "WantedBy", "multi-user.target"},
 	} {
 		if got := u[d.section][d.key]; !slices.Contains(got, d.value) {
-			t.Errorf("[%s] %s=%s is missing (has %q)", d.section, d.key, d.value, got)
+			t.Errorf("%s: [%s] %s=%s is missing (has %q)", name, d.section, d.key, d.value, got)
 		}
 	}
 	if got := u["Service"]["ExecStart"]; len(got) != 1 || !strings.HasPrefix(got[0], "/usr/local/bin/linkbolt serve ") {

@@ -347,3 +347,80 @@ func waitFor(t *testing.T, what string, check func() bool) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// TestInstancesThroughDatabaseOutage stops the database under redirect
+// load on two instances: links they served before keep redirecting, an
+// unknown code answers 503 (never 404), the API 503 with Retry-After,
+// /healthz 503 with the reason; when the database is back both answer
+// again without a restart and every redirect answered is counted once.
+func TestInstancesThroughDatabaseOutage(t *testing.T) {
+	pgtest.SkipUnlessPostgres(t)
+	t.Parallel()
+	cluster := pgtest.NewCluster(t)
+	db := cluster.URL(t)
+	addrs := []string{freePort(t), freePort(t)}
+	front := startNginx(t, addrs)
+	state := t.TempDir()
+	for _, a := range addrs {
+		startInstance(t, a, db, front, state)
+	}
+	c := client{t, "http://" + front}
+	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+	key := c.must("POST", "/v1/keys", tok, `{"name":"script","scope":"read_write"}`, 201)["key"].(string)
+	var ids, aliases []string
+	for i := range 5 {
+		l := c.must("POST", "/v1/links", key, fmt.Sprintf(`{"destination_url":"https://example.com/%d"}`, i), 201)
+		ids, aliases = append(ids, l["id"].(string)), append(aliases, l["alias"].(string))
+	}
+	// Each instance serves each link once, so it has it in memory.
+	var answered atomic.Int64
+	redirect := func(i int) int {
+		status, _, _ := c.call("GET", "/"+aliases[i], "", "")
+		if status == 302 {
+			answered.Add(1)
+		}
+		return status
+	}
+	for range 4 {
+		for i := range aliases {
+			if s := redirect(i); s != 302 {
+				t.Fatalf("redirect before the outage: %d", s)
+			}
+		}
+	}
+
+	cluster.Stop(t)
+	for _, a := range addrs {
+		waitFor(t, "/healthz of "+a+" says the database is away", func() bool {
+			status, h, _ := client{t, "http://" + a}.call("GET", "/healthz", "", "")
+			return status == 503 && h["reason"] == "the database cannot be reached"
+		})
+	}
+	for range 50 {
+		for i := range aliases {
+			if s := redirect(i); s != 302 {
+				t.Fatalf("a link served before the outage answered %d during it", s)
+			}
+		}
+	}
+	if status, body, h := c.call("GET", "/nosuchcode", "", ""); status != 503 || h.Get("Retry-After") == "" {
+		t.Fatalf("an unknown code during the outage: %d %v %v", status, h, body)
+	}
+	if status, body, h := c.call("POST", "/v1/links", key, `{"destination_url":"https://example.com/x"}`); status != 503 || h.Get("Retry-After") == "" || body["code"] != "store_unavailable" {
+		t.Fatalf("a create during the outage: %d %v %v", status, h, body)
+	}
+
+	cluster.Start(t)
+	for _, a := range addrs {
+		waitFor(t, "/healthz of "+a+" after the outage", func() bool {
+			status, _, _ := client{t, "http://" + a}.call("GET", "/healthz", "", "")
+			return status == 200
+		})
+	}
+	c.must("POST", "/v1/links", key, `{"destination_url":"https://example.com/after"}`, 201)
+	want := answered.Load()
+	waitFor(t, "every redirect counted", func() bool { return counted(c, key, ids) >= want })
+	if got := counted(c, key, ids); got != want {
+		t.Fatalf("%d clicks counted, want the %d redirects answered", got, want)
+	}
+}

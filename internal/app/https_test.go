@@ -38,6 +38,7 @@ import (
 	"golang.org/x/crypto/acme/autocert"
 
 	"github.com/linkbolt/linkbolt/internal/config"
+	"github.com/linkbolt/linkbolt/internal/pgtest"
 )
 
 // startLoopbackDNS serves DNS on 127.0.0.1 (UDP) answering every A query
@@ -686,5 +687,50 @@ func TestHTTPSShortLinksOverHTTP(t *testing.T) {
 		if loc := resp.Header.Get("Location"); resp.StatusCode == 308 && loc != c.location || resp.StatusCode != 308 && resp.StatusCode != 400 {
 			t.Errorf("GET %s (Host %s): %d %q, want 308 %q", c.target, c.host, resp.StatusCode, loc, c.location)
 		}
+	}
+}
+
+// TestHTTPSACMESharedByInstances runs two instances on one PostgreSQL
+// database: the certificate one orders is validated over HTTP-01 on the
+// other (the challenge is in the database), and the other then serves it
+// without ordering one of its own.
+func TestHTTPSACMESharedByInstances(t *testing.T) {
+	db := pgtest.URL(t)
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedPort := port(t, closed.Addr().String())
+	closed.Close()
+	resolver := startLoopbackDNS(t)
+	pb := newPebble(t)
+	server := fmt.Sprintf(`  base_url: https://lb.test
+  tls: acme
+  acme_directory: %s/dir
+  acme_ca_root: %s
+  http_listen: 127.0.0.1:0
+`, pb.srv.URL, pb.directoryCA(t))
+	t.Setenv("LINKBOLT_STORAGE_POSTGRES_URL", db)
+	a, _ := startTLSApp(t, tlsConfig(t, server), io.Discard)
+	b, _ := startTLSApp(t, tlsConfig(t, server), io.Discard)
+	// The ACME server checks HTTP-01 on b's plain port only, and
+	// TLS-ALPN-01 nowhere.
+	pb.start(port(t, b.plainAddr()), closedPort, resolver)
+
+	resp, _ := mustFetch(t, webClient(a.Addr(), pb.roots()), "GET", "https://lb.test/healthz", "", "", 200)
+	if servedName(resp) != "lb.test" {
+		t.Fatalf("a served a certificate for %q", servedName(resp))
+	}
+	if !strings.Contains(pb.log.String(), "Attempting to validate w/ HTTP: http://lb.test:") {
+		t.Fatalf("pebble did not validate over HTTP-01 on b:\n%s", pb.log.String())
+	}
+	// autocert tries TLS-ALPN-01 first, then orders again for HTTP-01.
+	ordered := pb.orders.Load()
+	resp, _ = mustFetch(t, webClient(b.Addr(), pb.roots()), "GET", "https://lb.test/healthz", "", "", 200)
+	if servedName(resp) != "lb.test" {
+		t.Fatalf("b served a certificate for %q", servedName(resp))
+	}
+	if n := pb.orders.Load(); n != ordered {
+		t.Fatalf("b ordered a certificate of its own (%d orders, %d before): it should read the one a stored", n, ordered)
 	}
 }

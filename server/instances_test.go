@@ -2,10 +2,13 @@ package server
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -227,4 +230,90 @@ func BenchmarkInstancesInvalidation(b *testing.B) {
 	slices.Sort(delays)
 	b.ReportMetric(float64(delays[len(delays)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(delays[len(delays)*99/100].Microseconds()), "p99-µs")
+}
+
+// TestInstancesRaceInvariants races what the database must keep true
+// through two instances at once: the key cap, an alias taken once, an
+// invitation accepted once, a workspace never left without an owner.
+func TestInstancesRaceInvariants(t *testing.T) {
+	pgtest.SkipUnlessPostgres(t)
+	t.Parallel()
+	const maxKeys = 10
+	a := newEnv(t, func(c *Config) { c.MaxKeysPerWorkspace = maxKeys; c.Plans = map[link.Plan]int{link.PlanFree: 0} })
+	b := a.sibling()
+	envs := []*env{a, b}
+	// race runs n requests at once, alternating between the instances,
+	// and counts the answers' statuses.
+	race := func(n int, req func(i int) *http.Request) map[int]int {
+		var mu sync.Mutex
+		counts := map[int]int{}
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				r := envs[i%2].request(req(i))
+				mu.Lock()
+				counts[r.status]++
+				mu.Unlock()
+			})
+		}
+		wg.Wait()
+		return counts
+	}
+
+	t.Run("key cap", func(t *testing.T) {
+		counts := race(30, func(int) *http.Request { return newRequest("POST", "/v1/keys", a.writeKey, `{"name":"racer","scope":"read"}`) })
+		if counts[201] != maxKeys-2 || counts[409] != 30-(maxKeys-2) {
+			t.Fatalf("30 creations over two instances under a cap of %d with 2 keys: %v", maxKeys, counts)
+		}
+	})
+	t.Run("one alias", func(t *testing.T) {
+		counts := race(20, func(i int) *http.Request {
+			return newRequest("POST", "/v1/links", a.writeKey, fmt.Sprintf(`{"destination_url":"https://example.com/%d","alias":"contested"}`, i))
+		})
+		if counts[201] != 1 || counts[409] != 19 {
+			t.Fatalf("20 creations of one alias over two instances: %v", counts)
+		}
+	})
+	t.Run("one invitation", func(t *testing.T) {
+		token := a.do("POST", "/v1/invitations", a.adminToken, `{"email":"once@example.com","role":"read"}`, 201).str("token")
+		counts := race(10, func(i int) *http.Request {
+			return newRequest("POST", "/v1/invitations/accept", "", fmt.Sprintf(`{"token":%q,"name":"N%d","password":"a long password %d"}`, token, i, i))
+		})
+		if counts[201] != 1 || counts[201]+counts[410]+counts[409] != 10 {
+			t.Fatalf("10 acceptances of one invitation over two instances: %v", counts)
+		}
+	})
+	t.Run("an owner left", func(t *testing.T) {
+		for round := range 5 {
+			email := fmt.Sprintf("owner%d@example.com", round)
+			inv := a.do("POST", "/v1/invitations", a.adminToken, `{"email":"`+email+`","role":"owner"}`, 201)
+			joined := b.do("POST", "/v1/invitations/accept", "", `{"token":"`+inv.str("token")+`","name":"O","password":"a long password 1"}`, 201)
+			admin := a.do("GET", "/v1/me", a.adminToken, "", 200).str("id")
+			// Each owner removes the other at the same moment, one through
+			// each instance.
+			var wg sync.WaitGroup
+			var ra, rb *response
+			wg.Go(func() { ra = a.request(newRequest("DELETE", "/v1/members/"+joined.str("user_id"), a.adminToken, "")) })
+			wg.Go(func() { rb = b.request(newRequest("DELETE", "/v1/members/"+admin, joined.str("token"), "")) })
+			wg.Wait()
+			members := a.db.Members
+			ms, err := members.FindMembers(context.Background(), a.ws)
+			if err != nil {
+				t.Fatal(err)
+			}
+			owners := 0
+			for _, m := range ms {
+				if m.Role == link.RoleOwner {
+					owners++
+				}
+			}
+			if owners == 0 {
+				t.Fatalf("round %d: no owner left (answers %d and %d)", round, ra.status, rb.status)
+			}
+			if rb.status == 204 { // the admin was removed: stop here
+				t.Logf("round %d: the admin was removed, the new owner stays", round)
+				return
+			}
+		}
+	})
 }

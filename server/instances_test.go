@@ -261,7 +261,9 @@ func TestInstancesRaceInvariants(t *testing.T) {
 	}
 
 	t.Run("key cap", func(t *testing.T) {
-		counts := race(30, func(int) *http.Request { return newRequest("POST", "/v1/keys", a.writeKey, `{"name":"racer","scope":"read"}`) })
+		counts := race(30, func(int) *http.Request {
+			return newRequest("POST", "/v1/keys", a.writeKey, `{"name":"racer","scope":"read"}`)
+		})
 		if counts[201] != maxKeys-2 || counts[409] != 30-(maxKeys-2) {
 			t.Fatalf("30 creations over two instances under a cap of %d with 2 keys: %v", maxKeys, counts)
 		}

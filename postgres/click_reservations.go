@@ -27,6 +27,9 @@ import (
 //     the link another instance still holds in its queue then (taken
 //     while the link had no limit, at most about one clicks.flush_interval
 //     of them) are not in it: the limit lets that many more through, once.
+//     So do the clicks an instance serves before it hears that the link
+//     has a limit (its redirect cache: until the change's notification
+//     arrives, milliseconds), as it does not ask the database then.
 //   - It lives while the link has max_clicks: removing the limit deletes
 //     it (UpdateLink), so that a limit set again starts from the stored
 //     total, with the clicks made meanwhile; deleting the link deletes it

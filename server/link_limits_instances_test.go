@@ -13,10 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/linkbolt/linkbolt/analytics"
 	"github.com/linkbolt/linkbolt/link"
-	"github.com/linkbolt/linkbolt/postgres"
-	"github.com/linkbolt/linkbolt/webhook"
 )
 
 // counters is the number of click counters the server holds where it
@@ -61,53 +58,6 @@ func (e *env) clickCount(id string) (used int64, started bool) {
 		e.t.Fatal(err)
 	}
 	return used, true
-}
-
-// instance is one more linkbolt process on the env's PostgreSQL
-// database: a store of its own (its pool, redirect cache and change
-// listener), its own click recorder, and a server built as the env's.
-type instance struct {
-	srv      *Server
-	recorder *analytics.Recorder
-}
-
-// otherInstance starts an instance on the env's database; query is added
-// to the database URL (e.g. "&statement_timeout=200").
-func (e *env) otherInstance(query string) *instance {
-	t := e.t
-	t.Helper()
-	if e.db.url == "" {
-		t.Fatal("instances share a PostgreSQL database")
-	}
-	ctx := context.Background()
-	events, err := webhook.NewEncoder(e.cfg.BaseURL, e.cfg.DomainScheme)
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger := e.deps.Logger
-	store, err := postgres.Open(ctx, postgres.Options{URL: e.db.url + query, Now: e.clock.Now, Events: events, Logger: logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := analytics.NewRecorder(store.Clicks, time.Hour, 0, logger) // flushed by hand
-	rec.SetClock(e.clock.Now)
-	rec.SetEnrich(analytics.Enricher(analytics.NewClassifier(nil), store.Clicks))
-	t.Cleanup(func() { // before the env's: cleanups run last first
-		if err := rec.Close(context.Background()); err != nil {
-			t.Error(err)
-		}
-		if err := store.Data.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	d := e.deps
-	storeDeps(&d, store)
-	d.Recorder = rec
-	srv, err := New(e.cfg, d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &instance{srv: srv, recorder: rec}
 }
 
 // spreadGETs sends n GETs of path at once, the i-th to srvs[i%len(srvs)],
@@ -156,13 +106,11 @@ func maxClicks(n int64) func(*link.Link) bool {
 }
 
 // flushAll writes the clicks every instance's recorder holds.
-func (e *env) flushAll(others ...*instance) {
+func (e *env) flushAll(others ...*env) {
 	e.t.Helper()
 	e.flush()
 	for _, o := range others {
-		if err := o.recorder.Flush(context.Background()); err != nil {
-			e.t.Fatal(err)
-		}
+		o.flush()
 	}
 }
 
@@ -178,7 +126,7 @@ func TestLinkMaxClicksAcrossInstances(t *testing.T) {
 		t.Skip("instances share a PostgreSQL database")
 	}
 	e := newEnv(t)
-	b, c := e.otherInstance(""), e.otherInstance("")
+	b, c := e.sibling(), e.sibling()
 	srvs := []*Server{e.srv, b.srv, c.srv}
 	l := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"shared","max_clicks":25}`, 201)
 	id := l.str("id")
@@ -251,7 +199,7 @@ func TestLinkMaxClicksPasswordAcrossInstances(t *testing.T) {
 		t.Skip("instances share a PostgreSQL database")
 	}
 	e := newEnv(t)
-	b, c := e.otherInstance(""), e.otherInstance("")
+	b, c := e.sibling(), e.sibling()
 	srvs := []*Server{e.srv, b.srv, c.srv}
 	const pw = "open-sesame-77"
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/p","alias":"guarded","password":"`+pw+`","max_clicks":4}`, 201)
@@ -284,7 +232,7 @@ func TestLinkMaxClicksRecreatedAlias(t *testing.T) {
 		t.Skip("the count is PostgreSQL's")
 	}
 	e := newEnv(t)
-	b := e.otherInstance("")
+	b := e.sibling()
 	old := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/1","alias":"again","max_clicks":2}`, 201).str("id")
 	if statuses := spreadGETs("/again", 4, e.srv, b.srv); statuses[302] != 2 || statuses[410] != 2 {
 		t.Fatalf("statuses %v, want 2 redirects and 2 × 410", statuses)
@@ -302,7 +250,7 @@ func TestLinkMaxClicksRecreatedAlias(t *testing.T) {
 
 // TestLinkMaxClicksStoreUnavailable: when the database cannot reserve a
 // limited link's click (here its count's row is locked past the
-// instance's statement_timeout), the redirect is answered 503
+// instance's lock_timeout), the redirect is answered 503
 // store_unavailable with Retry-After, never redirected past the limit;
 // once the database answers again exactly the clicks left go through. A
 // link without a limit keeps redirecting meanwhile.
@@ -312,7 +260,17 @@ func TestLinkMaxClicksStoreUnavailable(t *testing.T) {
 		t.Skip("the count is PostgreSQL's")
 	}
 	e := newEnv(t)
-	b := e.otherInstance("&statement_timeout=200")
+	// The second instance's connections wait at most 200 ms for a lock.
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, e.db.url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if _, err := conn.Exec(ctx, `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET lock_timeout = 200', current_database()); END $$`); err != nil {
+		t.Fatal(err)
+	}
+	b := e.sibling()
 	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/l","alias":"held","max_clicks":3}`, 201).str("id")
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/u","alias":"free"}`, 201)
 	e.do("GET", "/held", "", "", 302)
@@ -325,12 +283,6 @@ func TestLinkMaxClicksStoreUnavailable(t *testing.T) {
 		t.Fatalf("the second click: %d", rec.Code)
 	}
 
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, e.db.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
 	tx, err := conn.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)

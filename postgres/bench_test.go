@@ -178,3 +178,43 @@ func BenchmarkCreateLink(b *testing.B) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "links/s")
 }
+
+// BenchmarkReserveClick measures what a redirect of a link with
+// max_clicks adds on PostgreSQL: the reservation of its click, one
+// statement (ns/op is one reservation). With -cpu the reservations come
+// from that many goroutines times 16 at once, all on the one link's row,
+// as a hot limited link clicked through several instances.
+//
+//	go test ./postgres/ -run '^$' -bench ReserveClick -benchtime 20000x
+func BenchmarkReserveClick(b *testing.B) {
+	s, ws := benchStore(b)
+	ctx := context.Background()
+	l := &link.Link{WorkspaceID: ws.ID, Alias: "limited", DestinationURL: "https://example.com/", RedirectCode: 302}
+	l.MaxClicks = 1 << 60
+	if err := s.Links.CreateLink(ctx, l); err != nil {
+		b.Fatal(err)
+	}
+	r := s.Clicks.(link.ClickReservations)
+	if err := r.StartClickReservations(ctx, l.ID); err != nil {
+		b.Fatal(err)
+	}
+	b.Run("serial", func(b *testing.B) {
+		for b.Loop() {
+			if ok, started, err := r.ReserveClick(ctx, l.ID, true); !ok || !started || err != nil {
+				b.Fatal(ok, started, err)
+			}
+		}
+	})
+	b.Run("one-row-concurrent", func(b *testing.B) {
+		b.SetParallelism(16)
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				if ok, started, err := r.ReserveClick(ctx, l.ID, true); !ok || !started || err != nil {
+					b.Error(ok, started, err)
+					return
+				}
+			}
+		})
+		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "clicks/s")
+	})
+}

@@ -58,7 +58,9 @@ type invariant struct {
 //     (users_email_key holds it once), every workspace keeps an owner,
 //     nobody is a member and a former member of one workspace at once, an
 //     e-mail has at most one pending invitation per workspace, a link
-//     names each of its tags once.
+//     names each of its tags once;
+//   - only a link with max_clicks has its clicks counted against it
+//     (click_reservations).
 //
 // It never writes. Its errors (an unreachable database, a failed query)
 // never hold the URL's password; broken invariants are the report's
@@ -210,6 +212,8 @@ func invariants() []invariant {
 			WHERE l.campaign_id <> '' AND (c.id IS NULL OR c.workspace_id <> l.workspace_id)`},
 		{name: "link domains", query: `SELECT format('link %s of workspace %s: domain %s is no domain of its workspace', l.id, l.workspace_id, l.domain)
 			FROM links l WHERE l.domain <> '' AND NOT EXISTS (SELECT 1 FROM domains d WHERE d.hostname = l.domain AND d.workspace_id = l.workspace_id)`},
+		{name: "click reservations", query: `SELECT format('link %s: %s of its clicks counted against a max_clicks it has not', r.link_id, r.used)
+			FROM click_reservations r JOIN links l ON l.id = r.link_id WHERE l.max_clicks <= 0`},
 		{name: "link tags", query: `SELECT format('link %s: tags %s name one twice', id, tags)
 			FROM links WHERE cardinality(tags) > 1 AND cardinality(tags) <> (SELECT count(DISTINCT t) FROM unnest(tags) AS t)`},
 		{name: "clicks", query: `SELECT format('raw clicks of link %s: of workspace %s, the link of %s', c.link_id, c.workspace_id, l.workspace_id)

@@ -141,6 +141,8 @@ func TestCheck(t *testing.T) {
 			[]any{l.ID, c.ID}, "link campaigns: link " + l.ID + " of workspace " + ws.ID + ": campaign cmp_gone does not exist"},
 		{"link's domain not its workspace's", `UPDATE links SET domain = 'go.example.com' WHERE id = $1`, `UPDATE links SET domain = '' WHERE id = $1`,
 			[]any{l.ID}, "link domains: link " + l.ID},
+		{"a count of clicks without a limit", `INSERT INTO click_reservations (link_id, used) VALUES ($1, 4)`, `DELETE FROM click_reservations WHERE link_id = $1`,
+			[]any{l.ID}, "click reservations: link " + l.ID + ": 4 of its clicks counted against a max_clicks it has not"},
 		{"a tag twice", `UPDATE links SET tags = '{a,a}' WHERE id = $1`, `UPDATE links SET tags = '{a,b}' WHERE id = $1`, []any{l.ID}, "link tags: link " + l.ID},
 		{"raw clicks of another workspace", `UPDATE clicks SET workspace_id = $2 WHERE link_id = $1 AND workspace_id = $3`,
 			`UPDATE clicks SET workspace_id = $3 WHERE link_id = $1 AND workspace_id = $2`, []any{l.ID, other.ID, ws.ID}, "clicks: raw clicks of link " + l.ID},

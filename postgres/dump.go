@@ -215,9 +215,11 @@ func dumpDomains(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
 }
 
 func dumpLinks(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
-	return eachRow(ctx, tx, emit, "links", `SELECT `+linkColumns+`, l.seq FROM links l ORDER BY l.seq`, func(r pgx.Rows) (dump.Record, error) {
+	return eachRow(ctx, tx, emit, "links", `SELECT `+linkColumns+`, l.seq, coalesce(r.used, 0) FROM links l
+		LEFT JOIN click_reservations r ON r.link_id = l.id ORDER BY l.seq`, func(r pgx.Rows) (dump.Record, error) {
 		var seq uint64
-		l, err := scanLink(r, &seq)
+		var reserved int64
+		l, err := scanLink(r, &seq, &reserved)
 		if err != nil {
 			return nil, err
 		}
@@ -227,6 +229,7 @@ func dumpLinks(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
 			RedirectCode: l.RedirectCode, Clicks: l.Clicks, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt,
 			PasswordHash: l.PasswordHash, Rules: l.Rules, Variants: l.Variants, OG: l.OG,
 			ExpiresAt: l.ExpiresAt, MaxClicks: l.MaxClicks, ExpiredURL: l.ExpiredURL, Archived: l.Archived, Title: l.Title,
+			ClicksReserved: reserved,
 		}, nil
 	})
 }

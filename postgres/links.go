@@ -656,6 +656,13 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 				return err
 			}
 		}
+		// A limit removed ends the link's count of clicks; one set where
+		// there was none starts from the stored total (click_reservations.go).
+		if (old.MaxClicks > 0) != (l.MaxClicks > 0) {
+			if err := clearClickReservations(ctx, tx, id); err != nil {
+				return err
+			}
+		}
 		if err := s.db.notifyCache(ctx, tx, linkPayload(old.Domain, old.Alias)); err != nil {
 			return err
 		}

@@ -103,6 +103,9 @@ type loader struct {
 	db     *DB
 	report *LoadReport
 	usage  [][]any // key_usage rows, written after the keys
+	// reservations: the click_reservations rows of the limited links,
+	// written after the links
+	reservations [][]any
 	// backlog: the waiting clicks' count and bytes
 	backlogClicks, backlogBytes int64
 	deferred                    []deferred
@@ -376,6 +379,9 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 		return l.copyRows(ctx, src, "links", []string{"id", "seq", "workspace_id", "domain", "alias", "destination_url", "tags", "utm_source", "utm_medium", "utm_campaign", "campaign_id", "redirect_code", "clicks", "created_at", "updated_at", "password_hash", "rules", "variants", "og", "expires_at", "max_clicks", "expired_url", "archived", "title", "search_text"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
 			d := r.(*dump.Link)
 			l.links, l.linksSorted = append(l.links, d.Seq), false
+			if d.MaxClicks > 0 && d.ClicksReserved > 0 {
+				l.reservations = append(l.reservations, []any{d.ID, d.ClicksReserved})
+			}
 			ln := &link.Link{ID: d.ID, Alias: d.Alias, DestinationURL: d.DestinationURL, Tags: d.Tags, Rules: d.Rules, Variants: d.Variants, OG: d.OG}
 			rules, variants, og, err := controls(ln)
 			if err != nil {
@@ -548,8 +554,9 @@ func aggregateRows(r dump.Record) ([][]any, error) {
 	return one(scope, a.Period, a.Clicks, a.Bots, encodeTops(&tops), ws, campaign, lnk)
 }
 
-// finish makes the deferred indexes again, writes the key usage, and sets
-// the counters the services keep beside the rows.
+// finish makes the deferred indexes again, writes the key usage and the
+// counts of limited links' clicks, and sets the counters the services
+// keep beside the rows.
 func (l *loader) finish(ctx context.Context) error {
 	if err := l.restoreIndexes(ctx); err != nil {
 		return err
@@ -557,6 +564,11 @@ func (l *loader) finish(ctx context.Context) error {
 	if len(l.usage) > 0 {
 		if _, err := l.tx.CopyFrom(ctx, pgx.Identifier{"key_usage"}, []string{"key_id", "request_count", "last_used_at"}, pgx.CopyFromRows(l.usage)); err != nil {
 			return fmt.Errorf("write key usage: %w", err)
+		}
+	}
+	if len(l.reservations) > 0 {
+		if _, err := l.tx.CopyFrom(ctx, pgx.Identifier{"click_reservations"}, []string{"link_id", "used"}, pgx.CopyFromRows(l.reservations)); err != nil {
+			return fmt.Errorf("write the click reservations: %w", err)
 		}
 	}
 	steps := []struct{ sql, what string }{

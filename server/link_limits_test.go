@@ -424,7 +424,7 @@ func TestLinkMaxClicksPreviewBot(t *testing.T) {
 	e.flush()
 	e.clock.Add(clickCounterIdle)
 	e.do("GET", "/other", "", "", 302) // sweeps
-	if n := e.srv.clickLimits.size(); n != 1 {
+	if n := e.srv.clickLimits.size(); n != e.counters(1) {
 		t.Fatalf("%d counters after the sweep, want 1 (the card's link's evicted)", n)
 	}
 	if got := get(chromeUA); got != 302 {
@@ -442,6 +442,12 @@ func TestLinkMaxClicksPreviewBot(t *testing.T) {
 func TestLinkMaxClicksSweepWaitsForBacklog(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
+	if e.counters(1) == 0 {
+		// The clicks are counted in the database, from the first one on:
+		// no counter to sweep, and a click spilled behind the count's
+		// back (below) is not in it.
+		t.Skip("the store counts the clicks of limited links")
+	}
 	a := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/a","alias":"idle","max_clicks":10}`, 201)
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/b","alias":"busy","max_clicks":1000}`, 201)
 	e.do("GET", "/idle", "", "", 302)

@@ -131,13 +131,13 @@ func TestClickCountersEvicted(t *testing.T) {
 		e.do("GET", "/lim-a", "", "", 302)
 	}
 	e.do("GET", "/lim-b", "", "", 302)
-	if n := e.srv.clickLimits.size(); n != 2 {
+	if n := e.srv.clickLimits.size(); n != e.counters(2) {
 		t.Fatalf("%d counters, want 2", n)
 	}
 	// Idle long enough: the next click (of another link) sweeps a's away.
 	e.clock.Add(clickCounterIdle)
 	e.do("GET", "/lim-b", "", "", 302)
-	if n := e.srv.clickLimits.size(); n != 1 {
+	if n := e.srv.clickLimits.size(); n != e.counters(1) {
 		t.Fatalf("%d counters after the sweep, want 1", n)
 	}
 	// a's new counter starts from the stored 3: two more, then 410.

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"sync"
 	"time"
@@ -25,6 +26,13 @@ import (
 // a restart the stored total, which lacks such a click, is the seed. Links
 // without max_clicks never reach this code.
 //
+// On a store that counts the clicks itself (link.ClickReservations, the
+// PostgreSQL store) the counters are not used: every instance on the
+// database reserves each click there, in one statement, so that together
+// they let exactly max_clicks through (see reserveInStore). A store that
+// cannot be reached answers 503 store_unavailable: a limited link is not
+// followed without its click reserved.
+//
 // Counters of links not clicked for clickCounterIdle are evicted, so that
 // memory follows the links clicked lately, not every limited link ever
 // clicked: at most once every clickSweepEvery (and not while the click
@@ -38,6 +46,12 @@ import (
 // after which only a dropped click can explain it, and the stored total
 // is the seed again, as after a restart.
 type clickLimits struct {
+	// store counts the clicks when the click service does (nil: the
+	// counters below do); starting lets one request of this process at a
+	// time start a link's count in it.
+	store    link.ClickReservations
+	starting sync.Mutex
+
 	mu        sync.Mutex
 	counters  map[string]*clickCounter // link ID → counter
 	lastSweep time.Time
@@ -110,6 +124,9 @@ func (s *Server) seedClicks(ctx context.Context, n *clickCounter, l *link.Link) 
 // GET) or only looks whether one is left (a HEAD). ok is false once the
 // link is used up.
 func (s *Server) reserveClick(ctx context.Context, l *link.Link, now time.Time, consume bool) (ok bool, err error) {
+	if s.clickLimits.store != nil {
+		return s.reserveInStore(ctx, l, consume)
+	}
 	for {
 		n := s.clickLimits.counter(l.ID)
 		n.mu.Lock()
@@ -125,6 +142,50 @@ func (s *Server) reserveClick(ctx context.Context, l *link.Link, now time.Time, 
 		s.sweepClickCounters(ctx, now)
 	}
 	return ok, err
+}
+
+// reserveInStore reserves the click of l in the store's count (or looks
+// whether one is left), starting the count first when the link has none:
+// the clicks the recorder holds are persisted, so that those taken before
+// the link had a limit are in the stored total it starts from. A link
+// deleted meanwhile answers as an unknown code.
+func (s *Server) reserveInStore(ctx context.Context, l *link.Link, consume bool) (bool, error) {
+	c := &s.clickLimits
+	for range 3 {
+		ok, started, err := c.store.ReserveClick(ctx, l.ID, consume)
+		if isNotFound(err) {
+			return false, link.Errorf(link.ENOTFOUND, "no short link %q", l.Alias)
+		}
+		if err != nil || started {
+			return ok, err
+		}
+		if err := s.startReservations(ctx, l); err != nil {
+			if isNotFound(err) {
+				return false, link.Errorf(link.ENOTFOUND, "no short link %q", l.Alias)
+			}
+			return false, err
+		}
+	}
+	// Its count ended each time as it started: the limit removed and set
+	// again, over and over, while this click waited.
+	return false, fmt.Errorf("the click count of link %s could not be started", l.ID)
+}
+
+// startReservations starts the store's count of l's clicks, one request
+// of this process at a time: those that waited find it started.
+func (s *Server) startReservations(ctx context.Context, l *link.Link) error {
+	c := &s.clickLimits
+	c.starting.Lock()
+	defer c.starting.Unlock()
+	if _, started, err := c.store.ReserveClick(ctx, l.ID, false); err != nil || started {
+		return err
+	}
+	if s.recorder != nil {
+		if err := s.recorder.Persist(ctx); err != nil {
+			return err
+		}
+	}
+	return c.store.StartClickReservations(ctx, l.ID)
 }
 
 func (s *Server) reserveLocked(ctx context.Context, n *clickCounter, l *link.Link, consume bool, now time.Time) (bool, error) {

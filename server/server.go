@@ -231,6 +231,9 @@ type Server struct {
 }
 
 // Deps are the services a Server is built on; internal/app wires them.
+// A Clicks that provides link.ClickReservations (the PostgreSQL store)
+// also counts the clicks of links with max_clicks, for every instance on
+// its database; otherwise the server counts them in memory.
 type Deps struct {
 	// DB is the data file, for health and backups.
 	DB         link.DataFile
@@ -326,6 +329,9 @@ func New(cfg Config, d Deps) (*Server, error) {
 		urls: wire.ShortURLs{Base: primary, DomainScheme: cfg.DomainScheme},
 	}
 	s.domains, s.domainVerifier, s.webhookTargets, s.setup = d.Domains, d.DomainVerifier, d.WebhookTargets, d.Setup
+	if r, ok := d.Clicks.(link.ClickReservations); ok {
+		s.clickLimits.store = r
+	}
 	if d.OIDC != nil {
 		if d.JWT == nil {
 			return nil, errors.New("server: Deps.OIDC needs Deps.JWT")

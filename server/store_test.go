@@ -27,13 +27,16 @@ func onPostgres() bool { return os.Getenv(pgtest.StoreEnv) == "postgres" }
 type testStore struct {
 	*link.Store
 	open func() (*link.Store, error)
+	url  string // the PostgreSQL database's; "" on bbolt
 }
 
 func openTestStore(t testing.TB, pg bool, now func() time.Time, events link.EventEncoder, logger *slog.Logger) *testStore {
 	t.Helper()
 	var open func() (*link.Store, error)
+	var dbURL string
 	if pg {
 		url := pgtest.URLFrom(t, "migrated", func(u string) error { return postgres.Migrate(context.Background(), u) })
+		dbURL = url
 		open = func() (*link.Store, error) {
 			return postgres.Open(context.Background(), postgres.Options{URL: url, Now: now, Events: events, Logger: logger})
 		}
@@ -47,7 +50,7 @@ func openTestStore(t testing.TB, pg bool, now func() time.Time, events link.Even
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testStore{Store: s, open: open}
+	return &testStore{Store: s, open: open, url: dbURL}
 }
 
 func (s *testStore) reopen() error {

@@ -191,6 +191,11 @@ type Link struct {
 	ExpiredURL                        string
 	Archived                          bool
 	Title                             string
+	// ClicksReserved is how many of its max_clicks the link has used, as
+	// a store that counts them in its database keeps it (PostgreSQL): it
+	// may be ahead of Clicks (clicks reserved and not yet written, or
+	// dropped). 0 when not kept: the destination counts from Clicks.
+	ClicksReserved int64
 }
 
 // AliasHold is an alias held for the workspace that freed it.

@@ -1,0 +1,2 @@
+-- Placeholder of the migration 0011 written elsewhere.
+SELECT 1;

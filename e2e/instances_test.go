@@ -244,6 +244,26 @@ func TestInstancesBehindNginx(t *testing.T) {
 		t.Fatalf("%d clicks counted, want exactly %d", n, clicks)
 	}
 
+	// A click limit holds across the instances: of 60 visitors at once,
+	// exactly max_clicks are redirected.
+	limited := c.must("POST", "/v1/links", key, `{"destination_url":"https://example.com/limited","max_clicks":25}`, 201)["alias"].(string)
+	var through, refused atomic.Int64
+	var lg sync.WaitGroup
+	for range 60 {
+		lg.Go(func() {
+			switch status, _, _ := c.call("GET", "/"+limited, "", ""); status {
+			case 302:
+				through.Add(1)
+			case 410:
+				refused.Add(1)
+			}
+		})
+	}
+	lg.Wait()
+	if through.Load() != 25 || refused.Load() != 35 {
+		t.Fatalf("60 visitors at once through three instances, max_clicks 25: %d redirected, %d refused", through.Load(), refused.Load())
+	}
+
 	// A revoked key is refused by every instance at once.
 	short := c.must("POST", "/v1/keys", tok, `{"name":"short-lived","scope":"read"}`, 201)
 	for range 3 {

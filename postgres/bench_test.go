@@ -218,3 +218,40 @@ func BenchmarkReserveClick(b *testing.B) {
 		b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "clicks/s")
 	})
 }
+
+// BenchmarkRedirectLookupsUniform measures the reads of redirects under
+// uniform traffic over LINKBOLT_BENCH_LINKS links (200,000 unless set),
+// more than the redirect cache keeps, from 64 goroutines as wrk's
+// connections send them: most lookups miss the cache and read the
+// database. It reports lookups/s.
+//
+//	go test ./postgres/ -run '^$' -bench RedirectLookupsUniform -benchtime 200000x
+func BenchmarkRedirectLookupsUniform(b *testing.B) {
+	n := benchSetting(b, "LINKBOLT_BENCH_LINKS", 200_000)
+	s, ws := benchStore(b)
+	ctx := context.Background()
+	for from := 0; from < n; from += 1000 {
+		ls := make([]*link.Link, min(1000, n-from))
+		for j := range ls {
+			k := strconv.Itoa(from + j)
+			ls[j] = &link.Link{Alias: "u" + k, DestinationURL: "https://example.com/" + k, RedirectCode: 302}
+		}
+		if _, err := s.Links.CreateLinks(ctx, ws.ID, ls); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.SetParallelism(32) // 2 cores: 64 goroutines
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			alias := "u" + strconv.Itoa(rand.IntN(n))
+			l, err := s.Links.FindLinkByAlias(ctx, "", alias)
+			if err != nil || l.Alias != alias {
+				b.Errorf("%s: %v %v", alias, l, err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "lookups/s")
+}

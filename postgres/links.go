@@ -1,7 +1,6 @@
 package postgres
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -540,7 +539,7 @@ func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string)
 	if ok {
 		return l, nil
 	}
-	l, err := s.findLinkByAlias(ctx, domain, alias)
+	l, err := s.db.aliases.load(ctx, domain, alias)
 	if err == nil {
 		s.db.links.put(key, l, gen)
 	} else if _, down := unavailable(err); down && ctx.Err() == nil {
@@ -549,26 +548,6 @@ func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string)
 		}
 	}
 	return l, err
-}
-
-func (s *LinkService) findLinkByAlias(ctx context.Context, domain, alias string) (*link.Link, error) {
-	var src, med, camp *string
-	l, err := scanLink(s.db.pool.QueryRow(ctx, `SELECT `+linkColumns+`, c.utm_source, c.utm_medium, c.utm_campaign
-		FROM links l LEFT JOIN campaigns c ON c.id = l.campaign_id AND c.workspace_id = l.workspace_id
-		WHERE l.domain = $1 AND l.alias = $2`, domain, alias), &src, &med, &camp)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, link.Errorf(link.ENOTFOUND, "no link %q", alias)
-	}
-	if err != nil {
-		return nil, err
-	}
-	l.Clicks = 0
-	if src != nil {
-		l.UTMSource = cmp.Or(l.UTMSource, *src)
-		l.UTMMedium = cmp.Or(l.UTMMedium, *med)
-		l.UTMCampaign = cmp.Or(l.UTMCampaign, *camp)
-	}
-	return l, nil
 }
 
 // UpdateLink applies an update in one transaction: it locks the link,

@@ -65,6 +65,9 @@ type DB struct {
 	// than for those that are.
 	links   *redirectCache[*link.Link]
 	domains *redirectCache[map[string]*link.Domain]
+	// aliases reads the links the cache misses, many a statement under
+	// load (see aliasLoader).
+	aliases *aliasLoader
 	// listener hears the changes other processes make (see cacheListener),
 	// started by the first read of a cache (listenOnce): a process that
 	// never serves a redirect (a command) holds no connection for it.
@@ -148,6 +151,9 @@ func OpenDB(ctx context.Context, o Options) (*DB, error) {
 		db.now = time.Now
 	}
 	db.links, db.domains = newRedirectCache[*link.Link](db.now), newRedirectCache[map[string]*link.Domain](db.now)
+	// Half the pool's connections read links at most, the rest are left
+	// to the API and the click writer.
+	db.aliases = newAliasLoader(db, int(pool.Config().MaxConns)/2)
 	if db.logger == nil {
 		db.logger = slog.Default()
 	}

@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/linkbolt/linkbolt/internal/faultlog"
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/wire"
 )
@@ -80,6 +81,7 @@ type blocklist struct {
 	changes link.BlocklistChanges
 	seen    atomic.Uint64
 	retryAt atomic.Int64
+	readLog *faultlog.Log // the failed reads of an outage, logged once
 }
 
 // compiledBlocklist is a blocklist ready to be matched.
@@ -102,7 +104,8 @@ func newBlocklist(ctx context.Context, path string, poll time.Duration, store li
 	if poll <= 0 {
 		poll = DefaultBlocklistPoll
 	}
-	b := &blocklist{path: path, poll: poll, store: store, now: now, logger: logger}
+	b := &blocklist{path: path, poll: poll, store: store, now: now, logger: logger,
+		readLog: &faultlog.Log{Logger: logger, Now: now}}
 	if store != nil {
 		if c, ok := store.(link.BlocklistChanges); ok {
 			b.changes = c
@@ -146,8 +149,8 @@ func (b *blocklist) active() bool {
 // refresh reads the stored entries again when another process may have
 // changed them, and reloads the file when the poll interval has passed at
 // now and the file changed (modification time or size). A failed read
-// keeps the list as it was and is logged (a store's, at most once a
-// second).
+// keeps the list as it was and is logged (a store's read is tried again
+// at most once a second, and logged once an outage).
 func (b *blocklist) refresh(now time.Time) {
 	if b.changes != nil {
 		if v := b.changes.BlocklistVersion(); v != b.seen.Load() && now.UnixNano() >= b.retryAt.Load() {
@@ -183,9 +186,10 @@ func (b *blocklist) reloadStore(now time.Time, v uint64) {
 	lines, err := b.readStore(ctx)
 	if err != nil {
 		b.retryAt.Store(now.Add(time.Second).UnixNano())
-		b.logger.Error("blocklist: keeping the entries read before", "err", err)
+		b.readLog.Fail("blocklist: the entries cannot be read again; keeping those read before", err)
 		return
 	}
+	b.readLog.OK("blocklist: the entries are read again")
 	b.seen.Store(v)
 	b.apiLines = lines
 	b.compile()

@@ -30,6 +30,10 @@ type Store struct {
 	Imports     ImportService
 	// Certs keeps the automatic HTTPS certificates and the ACME account.
 	Certs CertStore
+	// RateBudget keeps the workspaces' request budgets where every process
+	// on the store shares them (PostgreSQL); nil (bbolt) keeps them in
+	// each process's memory.
+	RateBudget RateBudget
 }
 
 // StoreData is what the application does with a store's data as a whole.

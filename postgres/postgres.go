@@ -192,6 +192,7 @@ func (db *DB) Store(o Options) *link.Store {
 		Clicks:      &ClickService{db},
 		QRCodes:     &QRCodeService{db},
 		Imports:     &ImportService{links: links},
+		RateBudget:  &RateBudget{db},
 	}
 }
 

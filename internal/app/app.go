@@ -191,11 +191,12 @@ func (a *App) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		Domains: store.Domains, Audit: store.Audit,
 		Blocklist: store.Blocklist,
 		Imports:   store.Imports, ImportClient: webhook.NewClient(cfg.Webhooks.AllowPrivate),
-		Accounts:  store.Accounts,
-		Sessions:  sessions,
-		JWT:       &auth.JWT{Secret: secret, TTL: cfg.Auth.TokenTTL, Now: time.Now},
-		Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},
-		Logger:    a.logger, Now: time.Now,
+		Accounts:   store.Accounts,
+		RateBudget: store.RateBudget,
+		Sessions:   sessions,
+		JWT:        &auth.JWT{Secret: secret, TTL: cfg.Auth.TokenTTL, Now: time.Now},
+		Passwords:  auth.Passwords{Cost: cfg.Auth.PasswordCost},
+		Logger:     a.logger, Now: time.Now,
 		OIDC: a.oidc,
 		Geo:  a.geo,
 	})
@@ -365,8 +366,9 @@ func (a *App) pruneLoop(ctx context.Context) {
 // Upkeep does the store's hourly work as of now: it deletes raw clicks
 // older than analytics.retention, per-link hourly analytics older than
 // analytics.link_hours_retention, old webhook deliveries, ended alias
-// holds and audit entries older than audit.retention, and records the API
-// keys whose grace or expiry ended. Tests call it with a moved clock.
+// holds, full rate budgets (PostgreSQL) and audit entries older than
+// audit.retention, and records the API keys whose grace or expiry ended.
+// Tests call it with a moved clock.
 func (a *App) Upkeep(ctx context.Context, now time.Time) {
 	if n := a.upkeep(ctx, "pruning old clicks", func() (int, error) {
 		return a.store.Clicks.PruneClicks(ctx, now.Add(-a.cfg.Analytics.Retention))
@@ -384,6 +386,11 @@ func (a *App) Upkeep(ctx context.Context, now time.Time) {
 		return a.store.Webhooks.PruneDeliveries(ctx, now.Add(-deliveryRetention))
 	})
 	a.upkeep(ctx, "pruning ended alias holds", func() (int, error) { return a.store.Links.PruneAliasHolds(ctx, now) })
+	if b := a.store.RateBudget; b != nil {
+		// A budget full for a minute is as good as none; the minute covers
+		// instances whose clocks run behind this one's.
+		a.upkeep(ctx, "pruning full rate budgets", func() (int, error) { return b.PruneRateBudgets(ctx, now.Add(-time.Minute)) })
+	}
 	a.pruneAudit(ctx, now)
 }
 

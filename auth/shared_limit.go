@@ -9,10 +9,6 @@ import (
 	"github.com/linkbolt/linkbolt/link"
 )
 
-// SharedTimeout bounds how long SharedLimiters waits for the store's
-// budget before it rates the request in memory instead.
-const SharedTimeout = 2 * time.Second
-
 // SharedLimiters rates requests against budgets kept in the store
 // (link.RateBudget), which every process on the store shares: N processes
 // behind a load balancer give a workspace its plan's rate, not N times it.
@@ -22,10 +18,13 @@ const SharedTimeout = 2 * time.Second
 //
 // A refused key is remembered in memory until one request is due again,
 // so that a flood of refused requests does not become a flood of writes.
-// When the store fails (or takes longer than SharedTimeout), the request
-// is rated by the process's own Limiters instead: the limiter never fails
-// a request, and while the store is down each process allows a
-// workspace its plan's rate on its own.
+// When the store fails, the request is rated by the process's own
+// Limiters instead: the limiter never fails a request, and while the
+// store is down each process allows a workspace its plan's rate on its
+// own. A slow store is waited for, as the rest of the request waits for
+// it (its statement and connect timeouts bound the wait): rating in
+// memory whenever the database is busy would lift the limit exactly when
+// it matters.
 type SharedLimiters struct {
 	budget    link.RateBudget
 	local     *Limiters
@@ -74,9 +73,7 @@ func (l *SharedLimiters) Allow(ctx context.Context, key string, perMinute int) (
 	if d, ok := l.stillRefused(key, perMinute, now); ok {
 		return d, nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, SharedTimeout)
 	allowed, full, err := l.budget.TakeRate(ctx, key, perMinute, now)
-	cancel()
 	if err != nil {
 		l.fallbacks.Add(1)
 		return l.local.Allow(key, perMinute), err

@@ -27,13 +27,15 @@ func onPostgres() bool { return os.Getenv(pgtest.StoreEnv) == "postgres" }
 type testStore struct {
 	*link.Store
 	open func() (*link.Store, error)
+	url  string // the database's, on PostgreSQL
 }
 
 func openTestStore(t testing.TB, pg bool, now func() time.Time, events link.EventEncoder, logger *slog.Logger) *testStore {
 	t.Helper()
 	var open func() (*link.Store, error)
+	var url string
 	if pg {
-		url := pgtest.URLFrom(t, "migrated", func(u string) error { return postgres.Migrate(context.Background(), u) })
+		url = pgtest.URLFrom(t, "migrated", func(u string) error { return postgres.Migrate(context.Background(), u) })
 		open = func() (*link.Store, error) {
 			return postgres.Open(context.Background(), postgres.Options{URL: url, Now: now, Events: events, Logger: logger})
 		}
@@ -47,7 +49,7 @@ func openTestStore(t testing.TB, pg bool, now func() time.Time, events link.Even
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &testStore{Store: s, open: open}
+	return &testStore{Store: s, open: open, url: url}
 }
 
 func (s *testStore) reopen() error {

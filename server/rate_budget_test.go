@@ -78,6 +78,33 @@ func wantRated(d auth.Decision) rated {
 	return r
 }
 
+// breakBudget makes the database refuse every write of the rate budgets
+// with a real error of its own, until the returned mend is called; the
+// test's end mends it too, as the database is used again by other tests.
+func breakBudget(t *testing.T, url string) (mend func()) {
+	t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, `ALTER TABLE rate_budgets ADD CONSTRAINT rate_budgets_down CHECK (false) NOT VALID`); err != nil {
+		conn.Close(ctx)
+		t.Fatal(err)
+	}
+	var once sync.Once
+	mend = func() {
+		once.Do(func() {
+			defer conn.Close(ctx)
+			if _, err := conn.Exec(ctx, `ALTER TABLE rate_budgets DROP CONSTRAINT rate_budgets_down`); err != nil {
+				t.Error(err)
+			}
+		})
+	}
+	t.Cleanup(mend)
+	return mend
+}
+
 func skipOnBolt(t *testing.T) {
 	t.Helper()
 	if !onPostgres() {
@@ -153,7 +180,13 @@ func TestRateBudgetHeaders(t *testing.T) {
 			got := rateOn(t, srvs[n%len(srvs)], e.readKey)
 			want := wantRated(mem.Allow("ws", e.cfg.Plans[plan]))
 			if got != want {
-				t.Fatalf("request %d on instance %d (%s plan): %v, want %v", n, n%len(srvs), plan, got, want)
+				var faults []string
+				for _, l := range strings.Split(e.logs.String(), "\n") {
+					if strings.Contains(l, "rate budget") {
+						faults = append(faults, l)
+					}
+				}
+				t.Fatalf("request %d on instance %d (%s plan): %v, want %v; budget faults: %q", n, n%len(srvs), plan, got, want, faults)
 			}
 			n++
 		}
@@ -210,16 +243,7 @@ func TestRateBudgetDatabaseFails(t *testing.T) {
 	e := newEnv(t)
 	srvs := e.instances(t, 2)
 	e.clock.Add(time.Minute)
-	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, e.db.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	// Every write of the table fails with a real error of the database.
-	if _, err := conn.Exec(ctx, `ALTER TABLE rate_budgets ADD CONSTRAINT rate_budgets_down CHECK (false) NOT VALID`); err != nil {
-		t.Fatal(err)
-	}
+	mend := breakBudget(t, e.db.url)
 	// Each instance rates on its own: 100 each, then 429 from memory.
 	for i, srv := range srvs {
 		for j := range 100 {
@@ -238,9 +262,7 @@ func TestRateBudgetDatabaseFails(t *testing.T) {
 	if got := strings.Count(e.logs.String(), "the shared rate budget cannot be read"); got != len(srvs) {
 		t.Fatalf("the failing budget was logged %d times by %d instances, want once each:\n%s", got, len(srvs), e.logs)
 	}
-	if _, err := conn.Exec(ctx, `ALTER TABLE rate_budgets DROP CONSTRAINT rate_budgets_down`); err != nil {
-		t.Fatal(err)
-	}
+	mend()
 	e.clock.Add(time.Minute)
 	if r := rateOn(t, srvs[1], e.readKey); r.status != 200 || r.remaining != "99" {
 		t.Fatalf("the budget back: %v", r)
@@ -250,5 +272,48 @@ func TestRateBudgetDatabaseFails(t *testing.T) {
 	}
 	if !strings.Contains(e.logs.String(), "the shared rate budget works again") {
 		t.Fatalf("the budget's return was not logged:\n%s", e.logs)
+	}
+}
+
+// TestRateBudgetRefusalsRemembered: an instance answers a refused
+// workspace from memory until its next request is due, so that a flood of
+// refused requests writes nothing: with the database refusing the budget's
+// writes meanwhile, the instance that refused still refuses, without
+// falling back, while another instance has to ask the database.
+func TestRateBudgetRefusalsRemembered(t *testing.T) {
+	t.Parallel()
+	skipOnBolt(t)
+	e := newEnv(t)
+	srvs := e.instances(t, 2)
+	e.clock.Add(time.Minute)
+	for i := range 100 {
+		if r := rateOn(t, srvs[0], e.readKey); r.status != 200 {
+			t.Fatalf("request %d: %v", i, r)
+		}
+	}
+	first := rateOn(t, srvs[0], e.readKey)
+	if first.status != 429 {
+		t.Fatalf("request 101: %v", first)
+	}
+	breakBudget(t, e.db.url)
+	e.clock.Add(500 * time.Millisecond) // the next request is due 600 ms after the refusal
+	for i := range 50 {
+		if r := rateOn(t, srvs[0], e.readKey); r != first {
+			t.Fatalf("refused request %d: %v, want %v", i, r, first)
+		}
+	}
+	if f := srvs[0].budgets.Fallbacks(); f != 0 {
+		t.Fatalf("the refusing instance asked the database %d times", f)
+	}
+	if r := rateOn(t, srvs[1], e.readKey); r.status != 200 || srvs[1].budgets.Fallbacks() != 1 {
+		t.Fatalf("the other instance: %v, %d fallbacks", r, srvs[1].budgets.Fallbacks())
+	}
+	// Once due, the refusing instance asks the database again.
+	e.clock.Add(100 * time.Millisecond)
+	if r := rateOn(t, srvs[0], e.readKey); r.status != 200 || srvs[0].budgets.Fallbacks() != 1 {
+		t.Fatalf("due again: %v, %d fallbacks", r, srvs[0].budgets.Fallbacks())
+	}
+	if n := srvs[0].budgets.Len(); n != 0 {
+		t.Fatalf("%d refusals remembered after they ended", n)
 	}
 }

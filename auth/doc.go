@@ -1,7 +1,8 @@
 // Package auth owns linkbolt's credentials: API key tokens (generating them,
 // their checksum, their hash and the start shown in key lists), password
 // hashing for dashboard users, the JWTs that logged-in users carry, and the
-// per-credential rate limiters that enforce a workspace's plan, and the
+// per-credential rate limiters that enforce a workspace's plan (in memory,
+// or over a budget the store shares between processes: SharedLimiters), and the
 // setup of a fresh instance's admin account (Setup).
 //
 // auth knows nothing of HTTP or of storage. Whether a key is active, in its

@@ -36,6 +36,10 @@ type Store struct {
 	// process holds (bbolt), whose changes all pass through that
 	// process's memory (auth.Sessions).
 	Callers CallerFinder
+	// RateBudget keeps the workspaces' request budgets where every process
+	// on the store shares them (PostgreSQL); nil (bbolt) keeps them in
+	// each process's memory.
+	RateBudget RateBudget
 }
 
 // SetupTokens is implemented by the data of a store that several

@@ -229,7 +229,7 @@ func TestMigrateClickSums(t *testing.T) {
 		t.Fatalf("%d rows of schema 9 made, too few to mean anything", rows)
 	}
 	// Back to schema 9: the tables of 0010 and of every later migration go.
-	if _, err := conn.Exec(ctx, `DROP TABLE click_hour_sums; DROP TABLE click_day_sums; DROP TABLE click_reservations;
+	if _, err := conn.Exec(ctx, `DROP TABLE click_hour_sums; DROP TABLE click_day_sums; DROP TABLE click_reservations; DROP TABLE rate_budgets;
 		DELETE FROM linkbolt_schema WHERE version >= 10`); err != nil {
 		t.Fatal(err)
 	}

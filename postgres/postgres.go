@@ -203,6 +203,7 @@ func (db *DB) Store(o Options) *link.Store {
 		QRCodes:     &QRCodeService{db},
 		Imports:     &ImportService{links: links},
 		Callers:     &callerFinder{keys: &KeyService{db}},
+		RateBudget:  &RateBudget{db},
 	}
 }
 

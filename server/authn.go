@@ -69,7 +69,7 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, a access) (*c
 			return nil, err
 		}
 	}
-	if err := s.rate(w, c); err != nil {
+	if err := s.rate(w, r, c); err != nil {
 		return nil, err
 	}
 	switch a {
@@ -244,14 +244,15 @@ func (s *Server) pickWorkspace(r *http.Request, c *caller) error {
 // rate takes one request from the workspace's budget at its plan's rate (a
 // plan change applies from the next request, as the workspace is read
 // afresh for each) and sets the X-RateLimit headers, which report that
-// budget. Outside a workspace a user is rated alone at the default plan.
-// Unlimited plans carry no headers.
-func (s *Server) rate(w http.ResponseWriter, c *caller) error {
+// budget (shared by every process on PostgreSQL: see allow). Outside a
+// workspace a user is rated alone at the default plan. Unlimited plans
+// carry no headers.
+func (s *Server) rate(w http.ResponseWriter, r *http.Request, c *caller) error {
 	plan := s.cfg.DefaultPlan
 	if c.workspace != nil {
 		plan = c.workspace.Plan
 	}
-	d := s.limiters.Allow(c.limiterKey(), s.cfg.Plans[plan])
+	d := s.allow(r.Context(), c.limiterKey(), s.cfg.Plans[plan])
 	if d.Unlimited {
 		return nil
 	}

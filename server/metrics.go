@@ -64,6 +64,12 @@ func (s *Server) metricsHandler() httprouter.Handle {
 		counter("linkbolt_webhook_attempts_failed_total", "Webhook delivery attempts that failed (an error or an answer other than 2xx).", dispatcher(func() int64 { return s.dispatcher.FailedAttempts() })),
 		counter("linkbolt_webhook_deliveries_failed_total", "Webhook deliveries given up (retried for too long, or their webhook disabled).", dispatcher(func() int64 { return s.dispatcher.FailedDeliveries() })),
 		gauge("linkbolt_rate_limiters", "Rate limiters held in memory.", func() int64 { return int64(s.limiters.Len()) }),
+		counter("linkbolt_rate_budget_fallbacks_total", "API requests rated in this process's memory because the shared rate budget in the database failed (PostgreSQL only).", func() int64 {
+			if s.budgets == nil {
+				return 0
+			}
+			return s.budgets.Fallbacks()
+		}),
 		gauge("linkbolt_connections_open", "Client connections open (bounded by server.max_connections).", conns(func(l *problemListener) int64 { return l.open.Load() })),
 		counter("linkbolt_connections_waited_total", "Times the server found server.max_connections connections open and new clients had to wait.", conns(func(l *problemListener) int64 { return l.waited.Load() })),
 		counter("linkbolt_connections_idle_closed_total", "Idle keep-alive connections closed to make room for a new client.", conns(func(l *problemListener) int64 { return l.reclaimed.Load() })),

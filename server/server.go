@@ -166,6 +166,11 @@ type Server struct {
 	passwords auth.Passwords
 	limiters  *auth.Limiters
 	logins    *auth.LoginGuard
+	// budgets rates workspaces (and users outside any) against the
+	// store's budget shared by every process on it; nil: limiters do.
+	// budgetFaults logs the store failing it.
+	budgets      *auth.SharedLimiters
+	budgetFaults *faultlog.Log
 
 	// oidc signs in with the OpenID Connect provider (nil: off); flows
 	// keeps each sign-in's state in a sealed cookie.
@@ -291,6 +296,10 @@ type Deps struct {
 	// private addresses, as webhook deliveries do by default).
 	Imports      link.ImportService
 	ImportClient *http.Client
+	// RateBudget, when set (PostgreSQL's), keeps the workspaces' request
+	// budgets shared by every process on the store; nil keeps them in
+	// this process's memory (bbolt: one process).
+	RateBudget link.RateBudget
 }
 
 // New returns a server for cfg over deps.
@@ -331,6 +340,10 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.domains, s.domainVerifier, s.webhookTargets, s.setup = d.Domains, d.DomainVerifier, d.WebhookTargets, d.Setup
 	if r, ok := d.Clicks.(link.ClickReservations); ok {
 		s.clickLimits.store = r
+	}
+	if d.RateBudget != nil {
+		s.budgets = auth.NewSharedLimiters(d.RateBudget, s.limiters, d.Now)
+		s.budgetFaults = &faultlog.Log{Logger: d.Logger, Now: d.Now}
 	}
 	if d.OIDC != nil {
 		if d.JWT == nil {

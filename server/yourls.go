@@ -169,7 +169,7 @@ func (s *Server) yourlsAuthenticate(w http.ResponseWriter, r *http.Request, form
 	} else if err != nil {
 		return nil, s.yourlsFailure(w, r, err)
 	}
-	if err := s.rate(w, c); err != nil {
+	if err := s.rate(w, r, c); err != nil {
 		return nil, s.yourlsFailure(w, r, err)
 	}
 	return c, nil

@@ -188,7 +188,7 @@ func (a *App) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		DomainVerifier: dnscheck.NewDomains(cfg.Domains.Resolver),
 		WebhookTargets: webhook.TargetGuard{AllowPrivate: cfg.Webhooks.AllowPrivate}, Setup: a.setup,
 		Members: store.Members, Invitations: store.Invitations,
-		Domains: store.Domains, Audit: store.Audit,
+		Domains: store.Domains, Audit: store.Audit, RateBudget: store.RateBudget,
 		Blocklist: store.Blocklist,
 		Imports:   store.Imports, ImportClient: webhook.NewClient(cfg.Webhooks.AllowPrivate),
 		Accounts: store.Accounts, Callers: store.Callers,
@@ -365,8 +365,9 @@ func (a *App) pruneLoop(ctx context.Context) {
 // Upkeep does the store's hourly work as of now: it deletes raw clicks
 // older than analytics.retention, per-link hourly analytics older than
 // analytics.link_hours_retention, old webhook deliveries, ended alias
-// holds and audit entries older than audit.retention, and records the API
-// keys whose grace or expiry ended. Tests call it with a moved clock.
+// holds, full rate budgets (PostgreSQL) and audit entries older than
+// audit.retention, and records the API keys whose grace or expiry ended.
+// Tests call it with a moved clock.
 func (a *App) Upkeep(ctx context.Context, now time.Time) {
 	if n := a.upkeep(ctx, "pruning old clicks", func() (int, error) {
 		return a.store.Clicks.PruneClicks(ctx, now.Add(-a.cfg.Analytics.Retention))
@@ -384,6 +385,11 @@ func (a *App) Upkeep(ctx context.Context, now time.Time) {
 		return a.store.Webhooks.PruneDeliveries(ctx, now.Add(-deliveryRetention))
 	})
 	a.upkeep(ctx, "pruning ended alias holds", func() (int, error) { return a.store.Links.PruneAliasHolds(ctx, now) })
+	if b := a.store.RateBudget; b != nil {
+		// A budget full for a minute is as good as none; the minute covers
+		// instances whose clocks run behind this one's.
+		a.upkeep(ctx, "pruning full rate budgets", func() (int, error) { return b.PruneRateBudgets(ctx, now.Add(-time.Minute)) })
+	}
 	a.pruneAudit(ctx, now)
 }
 

@@ -20,15 +20,17 @@ var (
 
 // BlocklistVersion moves when the entries may have changed: a change made
 // here or heard of (the "b" notification), the listener connecting again
-// (changes may have gone unheard) and, while it does not listen, every
-// second.
+// (changes may have gone unheard), every minute (a change made past
+// linkbolt, or through a proxy that drops notifications, as links are
+// read again) and, while it does not listen, every second.
 func (s *BlocklistService) BlocklistVersion() uint64 {
 	s.db.listening()
 	v := s.db.blocklistVersion.Load()
+	period := int64(redirectCacheTTLListening)
 	if !s.db.links.listening.Load() {
-		v += uint64(s.db.now().Unix()) << 32
+		period = int64(redirectCacheTTL)
 	}
-	return v
+	return v + uint64(s.db.now().UnixNano()/period)<<32
 }
 
 // ListBlockEntries returns every stored entry, in entry order (bytes, as

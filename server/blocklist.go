@@ -79,9 +79,10 @@ type blocklist struct {
 	// read last, retryAt (unix nanos) when to try again after a failed
 	// read.
 	changes link.BlocklistChanges
-	seen    atomic.Uint64
-	retryAt atomic.Int64
-	readLog *faultlog.Log // the failed reads of an outage, logged once
+	seen      atomic.Uint64
+	retryAt   atomic.Int64
+	reloading atomic.Bool   // a read of the store is under way
+	readLog   *faultlog.Log // the failed reads of an outage, logged once
 }
 
 // compiledBlocklist is a blocklist ready to be matched.
@@ -148,15 +149,34 @@ func (b *blocklist) active() bool {
 
 // refresh reads the stored entries again when another process may have
 // changed them, and reloads the file when the poll interval has passed at
-// now and the file changed (modification time or size). A failed read
-// keeps the list as it was and is logged (a store's read is tried again
-// at most once a second, and logged once an outage).
+// now and the file changed (modification time or size). The store is read
+// in the background, by one goroutine at a time, while requests go on
+// with the list they have: a slow or locked database never holds a
+// redirect. A failed read keeps the list as it was and is logged (a
+// store's read is tried again at most once a second, and logged once an
+// outage).
 func (b *blocklist) refresh(now time.Time) {
 	if b.changes != nil {
-		if v := b.changes.BlocklistVersion(); v != b.seen.Load() && now.UnixNano() >= b.retryAt.Load() {
+		if v := b.changes.BlocklistVersion(); v != b.seen.Load() && now.UnixNano() >= b.retryAt.Load() &&
+			!b.reloading.Load() && b.reloading.CompareAndSwap(false, true) {
+			go b.reloadStore(now, v)
+		}
+	}
+	b.refreshFile(now)
+}
+
+// refreshNow is refresh for the API's blocklist routes: a change another
+// process made is read before the answer, not in the background.
+func (b *blocklist) refreshNow(now time.Time) {
+	if b.changes != nil {
+		if v := b.changes.BlocklistVersion(); v != b.seen.Load() && b.reloading.CompareAndSwap(false, true) {
 			b.reloadStore(now, v)
 		}
 	}
+	b.refreshFile(now)
+}
+
+func (b *blocklist) refreshFile(now time.Time) {
 	if b.path == "" {
 		return
 	}
@@ -173,23 +193,23 @@ func (b *blocklist) refresh(now time.Time) {
 	b.compile()
 }
 
-// reloadStore reads the stored entries as of version v, unless another
-// request did meanwhile.
+// reloadStore reads the stored entries as of version v; the caller has
+// set reloading, which it clears. The list is not locked during the read.
+// A change made here meanwhile moved the version past v, so the entries
+// are read again after.
 func (b *blocklist) reloadStore(now time.Time, v uint64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.seen.Load() == v {
-		return
-	}
+	defer b.reloading.Store(false)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	lines, err := b.readStore(ctx)
 	if err != nil {
 		b.retryAt.Store(now.Add(time.Second).UnixNano())
-		b.readLog.Fail("blocklist: the entries cannot be read again; keeping those read before", err)
+		b.readLog.Fail("the blocklist's entries cannot be read again; keeping those read before", err)
 		return
 	}
-	b.readLog.OK("blocklist: the entries are read again")
+	b.readLog.OK("the blocklist's entries are read again")
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.seen.Store(v)
 	b.apiLines = lines
 	b.compile()
@@ -300,7 +320,7 @@ func (b *blocklist) blocksLinkAt(l *link.Link, now time.Time) bool {
 
 // entries returns the entries in force: the file's and the API's.
 func (b *blocklist) entries() (file, api []string) {
-	b.refresh(b.now())
+	b.refreshNow(b.now())
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return slices.Clone(b.fileLines), slices.Clone(b.apiLines)
@@ -773,7 +793,7 @@ func (s *Server) handleAddBlockEntry(w http.ResponseWriter, r *http.Request, c *
 		return fieldError("entry", problem)
 	}
 	b := s.blocklist
-	b.refresh(s.now())
+	b.refreshNow(s.now())
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if entryIndex(b.apiLines, entry) >= 0 {
@@ -805,7 +825,7 @@ func (s *Server) handleDeleteBlockEntry(w http.ResponseWriter, r *http.Request, 
 		return link.Errorf(link.EINVALIDREQUEST, "entry: %s", problem)
 	}
 	b := s.blocklist
-	b.refresh(s.now())
+	b.refreshNow(s.now())
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	i := entryIndex(b.apiLines, entry)

@@ -78,7 +78,7 @@ type blocklist struct {
 	// too (PostgreSQL), says when to read them again: seen is the version
 	// read last, retryAt (unix nanos) when to try again after a failed
 	// read.
-	changes link.BlocklistChanges
+	changes   link.BlocklistChanges
 	seen      atomic.Uint64
 	retryAt   atomic.Int64
 	reloading atomic.Bool   // a read of the store is under way

@@ -444,3 +444,60 @@ func TestInstancesThroughDatabaseOutage(t *testing.T) {
 		t.Fatalf("%d clicks counted, want the %d redirects answered", got, want)
 	}
 }
+
+// TestInstancesShareTheSetup: two instances starting on one empty
+// database log one setup link, which works through either; once setup is
+// done through one, the other opens the dashboard rather than point to
+// the setup link, and the link works no more anywhere.
+func TestInstancesShareTheSetup(t *testing.T) {
+	pgtest.SkipUnlessPostgres(t)
+	t.Parallel()
+	db := apptest.PostgresURL(t)
+	state := t.TempDir()
+	var kids []*child
+	for range 2 {
+		addr := freePort(t)
+		port := addr[strings.LastIndex(addr, ":")+1:]
+		cmd := exec.Command(binary(t), "serve")
+		cmd.Env = append(os.Environ(), unitEnvironment(t, port, state)...)
+		cmd.Env = append(cmd.Env, "LINKBOLT_STORAGE_POSTGRES_URL="+db, "LINKBOLT_SERVER_BASE_URL=http://"+addr,
+			"LINKBOLT_AUTH_PASSWORD_COST=4")
+		kids = append(kids, startProcess(t, cmd, addr))
+	}
+	token := func(c *child) string {
+		var tok string
+		waitFor(t, "the setup link in the log", func() bool {
+			logs := c.logs.String()
+			i := strings.Index(logs, "/setup?token=")
+			if i < 0 {
+				return false
+			}
+			tok = strings.Trim(strings.Fields(logs[i+len("/setup?token="):])[0], `"`)
+			return true
+		})
+		return tok
+	}
+	tok := token(kids[0])
+	if other := token(kids[1]); other != tok {
+		t.Fatalf("two setup links: %q and %q", tok, other)
+	}
+	a, b := kids[0].client(), kids[1].client()
+	home := func(c client) int {
+		req, _ := http.NewRequest("GET", c.base+"/", nil)
+		req.Header.Set("Accept", "text/html")
+		resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	if home(a) != 200 {
+		t.Fatal("the home page before setup does not point to the setup link")
+	}
+	b.must("POST", "/v1/setup", "", `{"token":"`+tok+`","email":"a@example.com","password":"a long password"}`, 201)
+	if s := home(a); s != 302 {
+		t.Fatalf("a's home page after setup through b: %d, want 302 to the dashboard", s)
+	}
+	a.must("POST", "/v1/setup", "", `{"token":"`+tok+`","email":"b@example.com","password":"a long password"}`, 403)
+}

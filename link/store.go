@@ -49,6 +49,11 @@ type SetupTokens interface {
 	// SetupToken returns the stored token, made with generate when none
 	// is.
 	SetupToken(generate func() string) (string, error)
+	// SetupPending reports whether a token is stored: no instance has
+	// been set up with it yet.
+	SetupPending() (bool, error)
+	// EndSetup forgets the token: an instance is set up.
+	EndSetup() error
 }
 
 // CallerFinder reads, in one round trip each, what authenticating a

@@ -329,6 +329,25 @@ func (db *DB) SetupToken(generate func() string) (string, error) {
 	return string(tok), nil
 }
 
+// SetupPending reports whether a setup token is stored.
+func (db *DB) SetupPending() (bool, error) {
+	var pending bool
+	err := db.pool.QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM settings WHERE name = 'setup_token')`).Scan(&pending)
+	if err != nil {
+		return false, fmt.Errorf("setup token: %w", err)
+	}
+	return pending, nil
+}
+
+// EndSetup deletes the setup token: the instance is set up.
+func (db *DB) EndSetup() error {
+	_, err := db.pool.Exec(context.Background(), `DELETE FROM settings WHERE name = 'setup_token'`)
+	if err != nil {
+		return fmt.Errorf("setup token: %w", err)
+	}
+	return nil
+}
+
 // setting returns the value of the setting name, made with generate and
 // stored when there is none (the first of instances asking at once wins).
 func (db *DB) setting(name string, generate func() []byte) ([]byte, error) {

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/linkbolt/linkbolt/link"
 )
 
 // TestEveryPageHasSecurityHeaders walks every HTML page the server
@@ -33,6 +35,11 @@ func TestEveryPageHasSecurityHeaders(t *testing.T) {
 	e.clock.Add(2 * time.Minute)
 	tok := "setup-token-for-the-page-test"
 	e.srv.setupToken.Store(&tok)
+	if shared, ok := e.db.Data.(link.SetupTokens); ok { // as PrepareSetup stores it
+		if _, err := shared.SetupToken(func() string { return tok }); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	onHost := func(req *http.Request, host string) *http.Request { req.Host = host; return req }
 	cases := []struct {

@@ -25,13 +25,14 @@ var homePage = template.Must(template.New("home").Parse(`<!doctype html>
 // and otherwise answers the small status page (for curl, probes, and a
 // browser before setup, which the page points to the setup link).
 func (s *Server) serveHome(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
-	if s.setupToken.Load() == nil && acceptsHTML(r) {
+	pending := s.pendingSetup() != nil
+	if !pending && acceptsHTML(r) {
 		w.Header().Set("Cache-Control", "no-store")
 		w.Header().Set("Location", dashboard.Prefix)
 		w.WriteHeader(http.StatusFound)
 		return
 	}
-	writePage(w, r, http.StatusOK, pageCSP, homePage, s.setupToken.Load() != nil)
+	writePage(w, r, http.StatusOK, pageCSP, homePage, pending)
 }
 
 // setupPage is the one-time setup form. Its text wraps anywhere: the login
@@ -80,7 +81,7 @@ var setupPageCSP = scriptPageCSP(setupScript)
 // serveSetupPage shows the one-time setup form when the token matches.
 func (s *Server) serveSetupPage(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
 	tok := ""
-	if want := s.setupToken.Load(); want != nil && subtle.ConstantTimeCompare([]byte(r.URL.Query().Get("token")), []byte(*want)) == 1 {
+	if want := s.pendingSetup(); want != nil && subtle.ConstantTimeCompare([]byte(r.URL.Query().Get("token")), []byte(*want)) == 1 {
 		tok = *want
 	}
 	writePage(w, r, http.StatusOK, setupPageCSP, setupPage, tok)

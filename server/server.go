@@ -403,6 +403,24 @@ func (s *Server) PrepareSetup(ctx context.Context) (string, error) {
 	return s.primary.String() + "/setup?token=" + tok, nil
 }
 
+// pendingSetup returns the setup token while the instance is not set up,
+// else nil. On a store other instances share, setup may have been done
+// through another, which deleted the stored token: while a token is held
+// here, the store is asked (on a visit to the home or setup page, rare
+// before setup), and the token goes once the store has none.
+func (s *Server) pendingSetup() *string {
+	tok := s.setupToken.Load()
+	shared, ok := s.db.(link.SetupTokens)
+	if tok == nil || !ok {
+		return tok
+	}
+	if pending, err := shared.SetupPending(); err != nil || pending {
+		return tok
+	}
+	s.setupToken.Store(nil)
+	return nil
+}
+
 // ServeHTTP recovers from panics so that one bad request never takes the
 // server down, and hands the request to the router.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {

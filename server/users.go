@@ -143,7 +143,7 @@ func (s *Server) handleSetup(w http.ResponseWriter, r *http.Request, _ *caller) 
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	want := s.setupToken.Load()
+	want := s.pendingSetup()
 	if want == nil || subtle.ConstantTimeCompare([]byte(in.Token), []byte(*want)) != 1 {
 		return link.Errorf(link.EFORBIDDEN, "the setup token is not valid: it works once, from the link in the server's log")
 	}
@@ -158,6 +158,11 @@ func (s *Server) handleSetup(w http.ResponseWriter, r *http.Request, _ *caller) 
 		return err
 	}
 	s.setupToken.Store(nil)
+	if shared, ok := s.db.(link.SetupTokens); ok {
+		if err := shared.EndSetup(); err != nil {
+			s.logger.Warn("setup: the used setup token could not be deleted", "err", err)
+		}
+	}
 	return s.writeToken(w, http.StatusCreated, u)
 }
 

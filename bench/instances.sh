@@ -91,7 +91,7 @@ EOF
 # The instances, with the environment of deploy/linkbolt@.service.
 for p in "${ports[@]}"; do
   mkdir -p "$tmp/state/$p"
-  env $(sed -n 's/^Environment=//p' deploy/linkbolt@.service | sed "s/%i/$p/g; s/%H/bench/g; s#/var/lib/linkbolt#$tmp/state#g") \
+  env $(sed -n 's/^Environment=//p' deploy/linkbolt@.service | sed "s/%i/$p/g; s/%l/bench/g; s#/var/lib/linkbolt#$tmp/state#g") \
     LINKBOLT_STORAGE_POSTGRES_URL="$db" LINKBOLT_SERVER_BASE_URL="http://127.0.0.1:$front" \
     LINKBOLT_ADMIN_EMAIL=admin@example.com LINKBOLT_ADMIN_PASSWORD="a long password" \
     LINKBOLT_PLANS_FREE=0 LINKBOLT_LOG_LEVEL=warn "$tmp/linkbolt" serve 2>>"$tmp/state/$p/log" &

@@ -135,7 +135,7 @@ func unitEnvironment(t *testing.T, port, state string) []string {
 		if !ok {
 			continue
 		}
-		v = strings.NewReplacer("%i", port, "%H", "e2e", "/var/lib/linkbolt", state).Replace(v)
+		v = strings.NewReplacer("%i", port, "%l", "e2e", "/var/lib/linkbolt", state).Replace(v)
 		env = append(env, v)
 	}
 	if len(env) == 0 {

@@ -73,7 +73,8 @@ type DB struct {
 	// never serves a redirect (a command) holds no connection for it.
 	// instance names this process in what it tells them: random, so
 	// that two processes configured with one server.instance_id still
-	// hear each other. name is server.instance_id, for people.
+	// hear each other. name is server.instance_id, for people (the
+	// connections' application_name says it too).
 	listener   *cacheListener
 	listenOnce sync.Once
 	instance   string
@@ -128,6 +129,11 @@ func OpenDB(ctx context.Context, o Options) (*DB, error) {
 	cfg, err := poolConfig(o.URL)
 	if err != nil {
 		return nil, fmt.Errorf("storage.postgres_url %s: %s", redacted, redactErr(err, o.URL))
+	}
+	// Each instance's connections say whose they are in pg_stat_activity,
+	// unless the URL names them.
+	if _, set := cfg.ConnConfig.RuntimeParams["application_name"]; !set && o.Instance != "" {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "linkbolt " + o.Instance
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

@@ -162,6 +162,17 @@ func startTLSApp(t *testing.T, cfg *config.Config, logs io.Writer) (*App, func()
 	return a, stop
 }
 
+// closedPort returns a loopback port nothing listens on.
+func closedPort(t *testing.T) int {
+	t.Helper()
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closed.Close()
+	return port(t, closed.Addr().String())
+}
+
 // port returns the port of a host:port address.
 func port(t *testing.T, addr string) int {
 	_, p, err := net.SplitHostPort(addr)
@@ -375,12 +386,7 @@ func TestHTTPSACMEOverHTTP01(t *testing.T) {
 	// TLS-ALPN-01 cannot reach linkbolt (the ACME server checks a closed
 	// port), so autocert falls back to HTTP-01, answered on the plain HTTP
 	// listener.
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closedPort := port(t, closed.Addr().String())
-	closed.Close()
+	noALPN := closedPort(t)
 	resolver := startLoopbackDNS(t)
 	pb := newPebble(t)
 	cfg := tlsConfig(t, fmt.Sprintf(`  base_url: https://lb.test
@@ -390,7 +396,7 @@ func TestHTTPSACMEOverHTTP01(t *testing.T) {
   http_listen: 127.0.0.1:0
 `, pb.srv.URL, pb.directoryCA(t)))
 	a, _ := startTLSApp(t, cfg, io.Discard)
-	pb.start(port(t, a.plainAddr()), closedPort, resolver)
+	pb.start(port(t, a.plainAddr()), noALPN, resolver)
 	resp, _ := mustFetch(t, webClient(a.Addr(), pb.roots()), "GET", "https://lb.test/healthz", "", "", 200)
 	if servedName(resp) != "lb.test" {
 		t.Fatalf("certificate for %q", servedName(resp))
@@ -696,12 +702,7 @@ func TestHTTPSShortLinksOverHTTP(t *testing.T) {
 // without ordering one of its own.
 func TestHTTPSACMESharedByInstances(t *testing.T) {
 	db := pgtest.URL(t)
-	closed, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closedPort := port(t, closed.Addr().String())
-	closed.Close()
+	noALPN := closedPort(t)
 	resolver := startLoopbackDNS(t)
 	pb := newPebble(t)
 	server := fmt.Sprintf(`  base_url: https://lb.test
@@ -715,7 +716,7 @@ func TestHTTPSACMESharedByInstances(t *testing.T) {
 	b, _ := startTLSApp(t, tlsConfig(t, server), io.Discard)
 	// The ACME server checks HTTP-01 on b's plain port only, and
 	// TLS-ALPN-01 nowhere.
-	pb.start(port(t, b.plainAddr()), closedPort, resolver)
+	pb.start(port(t, b.plainAddr()), noALPN, resolver)
 
 	resp, _ := mustFetch(t, webClient(a.Addr(), pb.roots()), "GET", "https://lb.test/healthz", "", "", 200)
 	if servedName(resp) != "lb.test" {

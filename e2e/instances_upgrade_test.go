@@ -124,10 +124,21 @@ func TestInstancesRollingUpgrade(t *testing.T) {
 				return
 			default:
 			}
+			// A redirect from memory, a read and a write of the database.
 			status, _, _ := oc.call("GET", "/"+before["alias"].(string), "", "")
 			if status != 302 {
 				served <- fmt.Errorf("redirect %d on the old instance during the upgrade: %d", n, status)
 				return
+			}
+			if status, body, _ := oc.call("GET", "/v1/links/"+before["id"].(string), key, ""); status != 200 {
+				served <- fmt.Errorf("read %d on the old instance during the upgrade: %d %v", n, status, body)
+				return
+			}
+			if n%10 == 0 {
+				if status, body, _ := oc.call("POST", "/v1/links", key, fmt.Sprintf(`{"destination_url":"https://example.com/during/%d"}`, n)); status != 201 {
+					served <- fmt.Errorf("create %d on the old instance during the upgrade: %d %v", n, status, body)
+					return
+				}
 			}
 			n++
 		}

@@ -183,24 +183,9 @@ func findDelivery(ctx context.Context, tx pgx.Tx, webhookID, id string) (*link.D
 	return d, nil
 }
 
-// dueDeliveriesSQL selects the due heads of the queues of enabled
-// webhooks ($1 now, $2 the limit or NULL): a recursive skip scan of the
-// index deliveries_queue from webhook to webhook, then each webhook's
-// head.
-const dueDeliveriesSQL = `WITH RECURSIVE q (webhook_id) AS (
-			(SELECT webhook_id FROM deliveries WHERE queue IS NOT NULL ORDER BY webhook_id LIMIT 1)
-			UNION ALL
-			SELECT (SELECT n.webhook_id FROM deliveries n WHERE n.queue IS NOT NULL AND n.webhook_id > q.webhook_id
-				ORDER BY n.webhook_id LIMIT 1)
-			FROM q WHERE q.webhook_id IS NOT NULL)
-		SELECT ` + dColumns + ` FROM q
-		JOIN webhooks w ON w.id = q.webhook_id AND w.enabled AND NOT w.deleting
-		CROSS JOIN LATERAL (SELECT * FROM deliveries h WHERE h.webhook_id = q.webhook_id AND h.queue IS NOT NULL
-			ORDER BY h.queue LIMIT 1) d
-		WHERE d.next_attempt_at IS NULL OR d.next_attempt_at <= $1
-		ORDER BY w.seq LIMIT $2`
-
-// claimDueSQL claims the webhooks whose queue has a due head ($1 now, $2
+// claimDueSQL claims the webhooks whose queue has a due head, walking
+// the index deliveries_queue from webhook to webhook (a recursive skip
+// scan) and probing each webhook's head ($1 now, $2
 // the limit or NULL, $3 this process's holder, $4 the claim's end): those
 // no instance claims, or whose claim ended by now, or this process's own.
 // The insert decides between two instances claiming at once: the second

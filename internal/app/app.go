@@ -263,8 +263,12 @@ func (a *App) Run(ctx context.Context) error {
 		a.logger.Info("serving HTTPS; plain HTTP redirects to it (and answers the ACME challenge with tls: acme)", "tls", a.cfg.Server.TLS,
 			"http_listen", a.plainListener.Addr().String())
 	}
-	a.logger.Info("linkbolt is serving", "version", version.String(), "listen", a.Addr(),
-		"base_url", a.cfg.Server.BaseURL.String(), "data", a.dataName())
+	attrs := []any{"version", version.String(), "listen", a.Addr(), "base_url", a.cfg.Server.BaseURL.String(), "data", a.dataName()}
+	if h, ok := a.store.Data.(interface{ Holder() string }); ok {
+		// The name this process holds leases and webhook claims under.
+		attrs = append(attrs, "holder", h.Holder())
+	}
+	a.logger.Info("linkbolt is serving", attrs...)
 	var serveErr error
 	select {
 	case <-ctx.Done():

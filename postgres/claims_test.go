@@ -69,7 +69,11 @@ func maps(m map[string]int) map[string]int {
 // clock, a workspace with a campaign and hooks webhooks to srv.
 func claimInstances(t *testing.T, n, hooks int, clock *clocktest.Clock, srv *httptest.Server) ([]*link.Store, *link.Campaign, []*link.Webhook) {
 	t.Helper()
-	u := pgtest.URL(t)
+	return claimInstancesOn(t, pgtest.URL(t), n, hooks, clock, srv)
+}
+
+func claimInstancesOn(t *testing.T, u string, n, hooks int, clock *clocktest.Clock, srv *httptest.Server) ([]*link.Store, *link.Campaign, []*link.Webhook) {
+	t.Helper()
 	enc, err := webhook.NewEncoder(&url.URL{Scheme: "https", Host: "sho.rt"}, "")
 	if err != nil {
 		t.Fatal(err)
@@ -233,5 +237,44 @@ func TestStoppedDispatcherReleases(t *testing.T) {
 	}
 	if ds, _ := rc.counts(); len(ds) != 1 {
 		t.Fatalf("received %v; want one delivery answered", ds)
+	}
+}
+
+// TestRestartTakesItsClaimsOver: a process that died and is started again
+// under the same server.instance_id sends at once what its predecessor
+// had claimed; another instance's claims stay.
+func TestRestartTakesItsClaimsOver(t *testing.T) {
+	t.Parallel()
+	rc, srv := newReceiver(t)
+	clock := clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	u := pgtest.URL(t)
+	stores, c, _ := claimInstancesOn(t, u, 2, 2, clock, srv)
+	ctx := context.Background()
+	if err := rename(stores[0], c, "Summer"); err != nil {
+		t.Fatal(err)
+	}
+	// node0 claims the first webhook, node1 the second; both die.
+	for i, s := range stores {
+		ds, err := s.Webhooks.DueDeliveries(ctx, clock.Now(), 1)
+		if err != nil || len(ds) != 1 {
+			t.Fatalf("instance %d: due = %+v, %v", i, ds, err)
+		}
+		s.Data.Close()
+	}
+	again, err := postgres.Open(ctx, postgres.Options{URL: u, Now: clock.Now, Instance: "node0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Data.Close()
+	d := &webhook.Dispatcher{Store: again.Webhooks, Now: clock.Now, Client: webhook.NewClient(true)}
+	if n, err := d.RunOnce(ctx); n != 1 || err != nil {
+		t.Fatalf("node0 started again: RunOnce = %d, %v; want its predecessor's delivery sent, node1's left", n, err)
+	}
+	clock.Add(postgres.DefaultClaimFor)
+	if n, err := d.RunOnce(ctx); n != 1 || err != nil {
+		t.Fatalf("once node1's claim ended: RunOnce = %d, %v; want its delivery sent", n, err)
+	}
+	if ds, _ := rc.counts(); len(ds) != 2 {
+		t.Fatalf("received %v; want two deliveries once each", ds)
 	}
 }

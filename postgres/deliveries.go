@@ -242,6 +242,9 @@ func (s *WebhookService) DueDeliveries(ctx context.Context, now time.Time, limit
 	if limit > 0 {
 		lim = limit
 	}
+	if err := s.takeOverClaims(ctx); err != nil {
+		return nil, err
+	}
 	me := s.db.Holder()
 	rows, err := s.db.pool.Query(ctx, claimDueSQL, now, lim, me, now.Add(DefaultClaimFor).UTC())
 	if err != nil {

@@ -46,6 +46,29 @@ func (db *DB) Lease(ctx context.Context, name string, now time.Time, period time
 	return true, holder, nil
 }
 
+// takeOverClaims ends, once a process (on its first claim), the webhook
+// claims held under its name by an earlier process: one that died and was
+// started again with the same server.instance_id sends at once what its
+// predecessor had claimed, instead of waiting for the claims to end. Two
+// live processes must not share a server.instance_id (see
+// docs/postgres.md).
+func (s *WebhookService) takeOverClaims(ctx context.Context) error {
+	if s.db.tookOver.Load() {
+		return nil
+	}
+	tag, err := s.db.pool.Exec(ctx, `DELETE FROM webhook_claims WHERE split_part(holder, '/', 1) = $1 AND holder <> $2`,
+		s.db.name, s.db.Holder())
+	if err != nil {
+		return fmt.Errorf("take over the webhook claims of %s: %w", s.db.name, err)
+	}
+	if n := tag.RowsAffected(); n > 0 {
+		s.db.logger.Info("webhooks: took over the claims an earlier process of this instance left", "instance", s.db.name,
+			"holder", s.db.Holder(), "webhooks", n)
+	}
+	s.db.tookOver.Store(true)
+	return nil
+}
+
 // ReleaseDelivery gives up this process's claim of a webhook's queue (see
 // DueDeliveries) once its run is recorded or not sent: another instance
 // may send the queue's next deliveries at once. A claim another process

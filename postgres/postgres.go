@@ -14,6 +14,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -74,6 +75,9 @@ type DB struct {
 	listenOnce sync.Once
 	instance   string
 	name       string
+	// tookOver is set once the webhook claims of an earlier process of
+	// this name are ended (takeOverClaims).
+	tookOver atomic.Bool
 
 	// analyze keeps the links table's planner statistics fresh after
 	// bulk loads (see linksAdded).

@@ -308,7 +308,7 @@ func (d *Dispatcher) claimDue(ctx context.Context, max int) ([]*link.Delivery, e
 	var unsent []string // claimed by the read, not sent now
 	defer func() {
 		for _, id := range unsent {
-			d.release(ctx, id)
+			d.release(context.WithoutCancel(ctx), id)
 		}
 	}()
 	d.mu.Lock()

@@ -212,7 +212,10 @@ func TestProcessCrashMidDelivery(t *testing.T) {
 		return len(events)
 	}
 	dir := t.TempDir()
-	p := startChild(t, dir, "50ms", "LINKBOLT_WEBHOOKS_ALLOW_PRIVATE=true")
+	// Started again under the same server.instance_id, a process on
+	// PostgreSQL takes its predecessor's webhook claims over at once.
+	env := []string{"LINKBOLT_WEBHOOKS_ALLOW_PRIVATE=true", "LINKBOLT_SERVER_INSTANCE_ID=crash-mid-delivery"}
+	p := startChild(t, dir, "50ms", env...)
 	c := p.client()
 	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
 	c.must("POST", "/v1/webhooks", tok, `{"url":"`+recv.URL+`/hook","events":["link.created"]}`, 201)
@@ -232,7 +235,7 @@ func TestProcessCrashMidDelivery(t *testing.T) {
 	}
 	p.cmd.Wait()
 	before := count()
-	startChild(t, dir, "50ms", "LINKBOLT_WEBHOOKS_ALLOW_PRIVATE=true")
+	startChild(t, dir, "50ms", env...)
 	for count() < n {
 		if time.Now().After(deadline) {
 			t.Fatalf("after the restart %d of %d events arrived", count(), n)

@@ -183,22 +183,39 @@ func findDelivery(ctx context.Context, tx pgx.Tx, webhookID, id string) (*link.D
 	return d, nil
 }
 
-// dueDeliveriesSQL selects the due heads of the queues of enabled
-// webhooks ($1 now, $2 the limit or NULL): a recursive skip scan of the
-// index deliveries_queue from webhook to webhook, then each webhook's
-// head.
-const dueDeliveriesSQL = `WITH RECURSIVE q (webhook_id) AS (
+// claimDueSQL claims the webhooks whose queue has a due head, walking
+// the index deliveries_queue from webhook to webhook (a recursive skip
+// scan) and probing each webhook's head ($1 now, $2
+// the limit or NULL, $3 this process's holder, $4 the claim's end): those
+// no instance claims, or whose claim ended by now, or this process's own.
+// The insert decides between two instances claiming at once: the second
+// waits for the first's commit and finds the claim taken.
+const claimDueSQL = `WITH RECURSIVE q (webhook_id) AS (
 			(SELECT webhook_id FROM deliveries WHERE queue IS NOT NULL ORDER BY webhook_id LIMIT 1)
 			UNION ALL
 			SELECT (SELECT n.webhook_id FROM deliveries n WHERE n.queue IS NOT NULL AND n.webhook_id > q.webhook_id
 				ORDER BY n.webhook_id LIMIT 1)
-			FROM q WHERE q.webhook_id IS NOT NULL)
-		SELECT ` + dColumns + ` FROM q
-		JOIN webhooks w ON w.id = q.webhook_id AND w.enabled AND NOT w.deleting
-		CROSS JOIN LATERAL (SELECT * FROM deliveries h WHERE h.webhook_id = q.webhook_id AND h.queue IS NOT NULL
+			FROM q WHERE q.webhook_id IS NOT NULL),
+		due AS (SELECT q.webhook_id, w.seq FROM q
+			JOIN webhooks w ON w.id = q.webhook_id AND w.enabled AND NOT w.deleting
+			LEFT JOIN webhook_claims c ON c.webhook_id = q.webhook_id
+			CROSS JOIN LATERAL (SELECT h.next_attempt_at FROM deliveries h WHERE h.webhook_id = q.webhook_id AND h.queue IS NOT NULL
+				ORDER BY h.queue LIMIT 1) d
+			WHERE (d.next_attempt_at IS NULL OR d.next_attempt_at <= $1)
+				AND (c.webhook_id IS NULL OR c.until <= $1 OR c.holder = $3)
+			ORDER BY w.seq LIMIT $2)
+		INSERT INTO webhook_claims AS c (webhook_id, holder, until) SELECT webhook_id, $3, $4 FROM due ORDER BY seq
+		ON CONFLICT (webhook_id) DO UPDATE SET holder = excluded.holder, until = excluded.until
+			WHERE c.until <= $1 OR c.holder = excluded.holder
+		RETURNING webhook_id`
+
+// claimedHeadsSQL reads the due heads of the claimed webhooks $2 ($1 now),
+// in the order of the webhooks' creation.
+const claimedHeadsSQL = `SELECT ` + dColumns + ` FROM webhooks w
+		CROSS JOIN LATERAL (SELECT * FROM deliveries h WHERE h.webhook_id = w.id AND h.queue IS NOT NULL
 			ORDER BY h.queue LIMIT 1) d
-		WHERE d.next_attempt_at IS NULL OR d.next_attempt_at <= $1
-		ORDER BY w.seq LIMIT $2`
+		WHERE w.id = ANY($2) AND w.enabled AND NOT w.deleting AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= $1)
+		ORDER BY w.seq`
 
 // DueDeliveries returns, for each enabled webhook with pending deliveries,
 // the head of its queue when it is due at now (NextAttemptAt ≤ now), at
@@ -208,7 +225,15 @@ const dueDeliveriesSQL = `WITH RECURSIVE q (webhook_id) AS (
 // index from webhook to webhook (a skip scan): one probe for each webhook
 // with a queue, however long the queues.
 //
-// It claims nothing: two instances reading at once get the same heads.
+// It claims the webhooks it returns for this process until now plus
+// DefaultClaimFor (see webhook_claims): two instances reading at once get
+// different webhooks, and a webhook another live instance is sending is
+// left out. The dispatcher gives a claim up with ReleaseDelivery once the
+// run's attempts are recorded; the claim of an instance that died ends
+// by itself, and the next instance sends the head again (at least once,
+// with its delivery id and event id). The heads are read after the claim
+// is committed, so they are never those another instance has just
+// recorded.
 func (s *WebhookService) DueDeliveries(ctx context.Context, now time.Time, limit int) ([]*link.Delivery, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -217,9 +242,39 @@ func (s *WebhookService) DueDeliveries(ctx context.Context, now time.Time, limit
 	if limit > 0 {
 		lim = limit
 	}
-	out, err := collectDeliveries(s.db.pool.Query(ctx, dueDeliveriesSQL, now, lim))
+	if err := s.takeOverClaims(ctx); err != nil {
+		return nil, err
+	}
+	me := s.db.Holder()
+	rows, err := s.db.pool.Query(ctx, claimDueSQL, now, lim, me, now.Add(DefaultClaimFor).UTC())
+	if err != nil {
+		return nil, fmt.Errorf("claim due deliveries: %w", err)
+	}
+	claimed, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("claim due deliveries: %w", err)
+	}
+	if len(claimed) == 0 {
+		return []*link.Delivery{}, nil
+	}
+	out, err := collectDeliveries(s.db.pool.Query(ctx, claimedHeadsSQL, now, claimed))
 	if err != nil {
 		return nil, fmt.Errorf("due deliveries: %w", err)
+	}
+	if len(out) < len(claimed) {
+		// Sent and recorded by another instance between the claims, or
+		// disabled: nothing to send, the claim goes.
+		heads := map[string]bool{}
+		for _, d := range out {
+			heads[d.WebhookID] = true
+		}
+		for _, id := range claimed {
+			if !heads[id] {
+				if err := s.ReleaseDelivery(ctx, id); err != nil {
+					return nil, err
+				}
+			}
+		}
 	}
 	return out, nil
 }

@@ -132,21 +132,33 @@ func TestDueDeliveriesPlan(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var plan []map[string]any
-	if err := db.pool.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+dueDeliveriesSQL, time.Now(), nil).Scan(&plan); err != nil {
-		t.Fatal(err)
+	ids := []string{}
+	for i := 1; i <= 20; i++ {
+		ids = append(ids, fmt.Sprint("wh_", i))
 	}
-	var walk func(n map[string]any)
-	walk = func(n map[string]any) {
-		if n["Relation Name"] == "deliveries" && n["Index Name"] != "deliveries_queue" {
-			t.Errorf("DueDeliveries reads deliveries by %v %v, not the queue index: %v", n["Node Type"], n["Index Name"], plan)
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{claimDueSQL, []any{time.Now(), nil, "a/b", time.Now()}},
+		{claimedHeadsSQL, []any{time.Now(), ids}},
+	} {
+		var plan []map[string]any
+		if err := db.pool.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+q.sql, q.args...).Scan(&plan); err != nil {
+			t.Fatal(err)
 		}
-		subs, _ := n["Plans"].([]any)
-		for _, sub := range subs {
-			walk(sub.(map[string]any))
+		var walk func(n map[string]any)
+		walk = func(n map[string]any) {
+			if n["Relation Name"] == "deliveries" && n["Index Name"] != "deliveries_queue" {
+				t.Errorf("DueDeliveries reads deliveries by %v %v, not the queue index: %v", n["Node Type"], n["Index Name"], plan)
+			}
+			subs, _ := n["Plans"].([]any)
+			for _, sub := range subs {
+				walk(sub.(map[string]any))
+			}
 		}
+		walk(plan[0]["Plan"].(map[string]any))
 	}
-	walk(plan[0]["Plan"].(map[string]any))
 	ds, err := db.Store(Options{}).Webhooks.DueDeliveries(ctx, time.Now().Add(time.Hour), 0)
 	if err != nil || len(ds) != 20 || ds[0].ID != "dlv_45020" || ds[19].ID != "dlv_45019" {
 		t.Fatalf("due = %d deliveries, %v; want the heads of the 20 webhooks", len(ds), err)

@@ -82,6 +82,9 @@ type DB struct {
 	// blocklistVersion moves with each change of the blocklist made or
 	// heard here (see BlocklistService.BlocklistVersion).
 	blocklistVersion atomic.Uint64
+	// tookOver is set once the webhook claims of an earlier process of
+	// this name are ended (takeOverClaims).
+	tookOver atomic.Bool
 
 	// analyze keeps the links table's planner statistics fresh after
 	// bulk loads (see linksAdded).

@@ -144,8 +144,9 @@ func TestOutboxDepthAcrossInstances(t *testing.T) {
 }
 
 // TestAttemptRecordedOnce: two instances that took the same due delivery
-// (DueDeliveries claims nothing) and record its success at once record
-// one attempt; the other is told it is no longer pending.
+// (the first's claim ended, as when it died mid-run) and record its
+// success at once record one attempt; the other is told it is no longer
+// pending.
 func TestAttemptRecordedOnce(t *testing.T) {
 	t.Parallel()
 	stores, _, c, whs := outboxInstances(t, 2, 1)
@@ -155,8 +156,9 @@ func TestAttemptRecordedOnce(t *testing.T) {
 			t.Fatal(err)
 		}
 		var heads [2]*link.Delivery
+		now := time.Now().Add(time.Hour)
 		for i, s := range stores {
-			ds, err := s.Webhooks.DueDeliveries(ctx, time.Now().Add(time.Hour), 0)
+			ds, err := s.Webhooks.DueDeliveries(ctx, now.Add(time.Duration(i)*postgres.DefaultClaimFor), 0)
 			if err != nil || len(ds) != 1 {
 				t.Fatalf("due = %+v, %v", ds, err)
 			}
@@ -170,6 +172,11 @@ func TestAttemptRecordedOnce(t *testing.T) {
 		})
 		if ok != 1 {
 			t.Fatalf("round %d: %d instances recorded the success, want 1", round, ok)
+		}
+		for _, s := range stores {
+			if err := s.Webhooks.(webhook.Releaser).ReleaseDelivery(ctx, whs[0].ID); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	ds, err := stores[0].Webhooks.FindDeliveries(ctx, c.WorkspaceID, whs[0].ID, 100)

@@ -305,13 +305,32 @@ func (d *Dispatcher) claimDue(ctx context.Context, max int) ([]*link.Delivery, e
 	if err != nil {
 		return nil, err
 	}
+	var unsent []string // claimed by the read, not sent now
+	defer func() {
+		for _, id := range unsent {
+			d.release(context.WithoutCancel(ctx), id)
+		}
+	}()
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	// Busy webhooks wait; so do those whose delivery finished during the
-	// read, which may have seen it still due (the finish kicks Run).
-	ds = slices.DeleteFunc(ds, func(dl *link.Delivery) bool { return d.busy[dl.WebhookID] || d.ended[dl.WebhookID] > since })
+	// Busy webhooks wait (their claim is their run's); so do those whose
+	// delivery finished during the read, which may have seen it still due
+	// (the finish kicks Run).
+	ds = slices.DeleteFunc(ds, func(dl *link.Delivery) bool {
+		if d.busy[dl.WebhookID] {
+			return true
+		}
+		if d.ended[dl.WebhookID] > since {
+			unsent = append(unsent, dl.WebhookID)
+			return true
+		}
+		return false
+	})
 	slices.SortStableFunc(ds, func(a, b *link.Delivery) int { return cmp.Compare(d.turns[a.WebhookID], d.turns[b.WebhookID]) })
 	if max > 0 && len(ds) > max {
+		for _, dl := range ds[max:] {
+			unsent = append(unsent, dl.WebhookID)
+		}
 		ds = ds[:max]
 	}
 	d.claim++
@@ -335,6 +354,7 @@ func (d *Dispatcher) claimDue(ctx context.Context, max int) ([]*link.Delivery, e
 // returns the number of deliveries it tried.
 func (d *Dispatcher) deliver(ctx context.Context, head *link.Delivery) int {
 	defer func() {
+		d.release(context.WithoutCancel(ctx), head.WebhookID)
 		d.mu.Lock()
 		delete(d.busy, head.WebhookID)
 		d.ends++
@@ -413,6 +433,31 @@ func (d *Dispatcher) deliver(ctx context.Context, head *link.Delivery) int {
 		log.Warn("webhooks: delivery failed, given up", "attempt", dl.Attempts, "err", a.Error)
 	}
 	return len(recs)
+}
+
+// Releaser is what a store shared by several instances does besides
+// link.WebhookService: its DueDeliveries claims the webhooks it returns
+// for this process (another instance reading at once gets others), and
+// ReleaseDelivery gives a claim up once the run is recorded, or found
+// with nothing to send, so that the queue's next deliveries may go from
+// any instance at once. A store of one process (bbolt) claims nothing:
+// the dispatcher's own bookkeeping keeps one run per webhook in flight.
+type Releaser interface {
+	ReleaseDelivery(ctx context.Context, webhookID string) error
+}
+
+// release gives up the store's claim of the webhook's queue, when the
+// store claims. A failure is logged: the claim then ends by itself.
+func (d *Dispatcher) release(ctx context.Context, webhookID string) {
+	r, ok := d.Store.(Releaser)
+	if !ok {
+		return
+	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := r.ReleaseDelivery(ctx, webhookID); err != nil {
+		d.logger().Warn("webhooks: giving up the claim of a webhook's queue failed; it ends by itself", "webhook", webhookID, "err", err)
+	}
 }
 
 // send makes one attempt. stopped reports that ctx was done before the

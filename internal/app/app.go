@@ -263,8 +263,12 @@ func (a *App) Run(ctx context.Context) error {
 		a.logger.Info("serving HTTPS; plain HTTP redirects to it (and answers the ACME challenge with tls: acme)", "tls", a.cfg.Server.TLS,
 			"http_listen", a.plainListener.Addr().String())
 	}
-	a.logger.Info("linkbolt is serving", "version", version.String(), "listen", a.Addr(),
-		"base_url", a.cfg.Server.BaseURL.String(), "data", a.dataName())
+	attrs := []any{"version", version.String(), "listen", a.Addr(), "base_url", a.cfg.Server.BaseURL.String(), "data", a.dataName()}
+	if h, ok := a.store.Data.(interface{ Holder() string }); ok {
+		// The name this process holds leases and webhook claims under.
+		attrs = append(attrs, "holder", h.Holder())
+	}
+	a.logger.Info("linkbolt is serving", attrs...)
 	var serveErr error
 	select {
 	case <-ctx.Done():
@@ -348,9 +352,12 @@ func (a *App) discoverOIDC(ctx context.Context) {
 // delivery log.
 const deliveryRetention = 30 * 24 * time.Hour
 
+// upkeepPeriod is how often pruneLoop runs Upkeep.
+const upkeepPeriod = time.Hour
+
 // pruneLoop runs Upkeep at start and then every hour, until ctx ends.
 func (a *App) pruneLoop(ctx context.Context) {
-	t := time.NewTicker(time.Hour)
+	t := time.NewTicker(upkeepPeriod)
 	defer t.Stop()
 	for {
 		a.Upkeep(ctx, time.Now())
@@ -368,27 +375,32 @@ func (a *App) pruneLoop(ctx context.Context) {
 // holds, full rate budgets (PostgreSQL) and audit entries older than
 // audit.retention, and records the API keys whose grace or expiry ended.
 // Tests call it with a moved clock.
+//
+// On a database several instances share, each job runs on one of them an
+// hour: the first to take the job's lease (see Leaser); the others skip
+// it until the lease ends, and one of them takes it over then if its
+// holder died.
 func (a *App) Upkeep(ctx context.Context, now time.Time) {
-	if n := a.upkeep(ctx, "pruning old clicks", func() (int, error) {
+	if n := a.upkeep(ctx, now, "prune-clicks", "pruning old clicks", func() (int, error) {
 		return a.store.Clicks.PruneClicks(ctx, now.Add(-a.cfg.Analytics.Retention))
 	}); n > 0 {
 		a.logger.Info("pruned raw clicks past the retention", "clicks", n, "retention", a.cfg.Analytics.Retention)
 	}
 	if r := a.cfg.Analytics.LinkHoursRetention; r > 0 {
-		if n := a.upkeep(ctx, "rolling up link hours", func() (int, error) {
+		if n := a.upkeep(ctx, now, "roll-up-link-hours", "rolling up link hours", func() (int, error) {
 			return a.store.Clicks.RollUpLinkHours(ctx, now.Add(-r))
 		}); n > 0 {
 			a.logger.Info("rolled per-link hourly analytics up into days", "hours", n, "link_hours_retention", r)
 		}
 	}
-	a.upkeep(ctx, "pruning old webhook deliveries", func() (int, error) {
+	a.upkeep(ctx, now, "prune-deliveries", "pruning old webhook deliveries", func() (int, error) {
 		return a.store.Webhooks.PruneDeliveries(ctx, now.Add(-deliveryRetention))
 	})
-	a.upkeep(ctx, "pruning ended alias holds", func() (int, error) { return a.store.Links.PruneAliasHolds(ctx, now) })
+	a.upkeep(ctx, now, "prune-alias-holds", "pruning ended alias holds", func() (int, error) { return a.store.Links.PruneAliasHolds(ctx, now) })
 	if b := a.store.RateBudget; b != nil {
 		// A budget full for a minute is as good as none; the minute covers
 		// instances whose clocks run behind this one's.
-		a.upkeep(ctx, "pruning full rate budgets", func() (int, error) { return b.PruneRateBudgets(ctx, now.Add(-time.Minute)) })
+		a.upkeep(ctx, now, "prune-rate-budgets", "pruning full rate budgets", func() (int, error) { return b.PruneRateBudgets(ctx, now.Add(-time.Minute)) })
 	}
 	a.pruneAudit(ctx, now)
 }
@@ -397,19 +409,45 @@ func (a *App) Upkeep(ctx context.Context, now time.Time) {
 // now (key.grace_ended, key.expired) and deletes the audit entries older
 // than audit.retention; Upkeep runs it every hour.
 func (a *App) pruneAudit(ctx context.Context, now time.Time) {
-	a.upkeep(ctx, "recording ended API keys in the audit log", func() (int, error) { return a.store.Keys.RecordEndedKeys(ctx, now) })
-	if n := a.upkeep(ctx, "pruning old audit entries", func() (int, error) {
+	a.upkeep(ctx, now, "record-ended-keys", "recording ended API keys in the audit log", func() (int, error) {
+		return a.store.Keys.RecordEndedKeys(ctx, now)
+	})
+	if n := a.upkeep(ctx, now, "prune-audit", "pruning old audit entries", func() (int, error) {
 		return a.store.Audit.PruneAudit(ctx, now.Add(-a.cfg.Audit.Retention))
 	}); n > 0 {
 		a.logger.Info("pruned audit entries past the retention", "entries", n, "retention", a.cfg.Audit.Retention)
 	}
 }
 
-// upkeep runs one job of pruneLoop and returns how many records it
+// Leaser is what a store shared by several instances (PostgreSQL) does
+// for the periodic jobs: Lease takes the lease of the job name as of now
+// for period and reports whether this process holds it, and who does.
+// A store of one process (bbolt) has none: its jobs always run.
+type Leaser interface {
+	Lease(ctx context.Context, name string, now time.Time, period time.Duration) (ok bool, holder string, err error)
+}
+
+// upkeep runs one job of pruneLoop, named name, when this instance holds
+// its lease for the hour (see Leaser), and returns how many records it
 // touched. A damaged page met on the way is logged as an error, not a
 // crash: the server keeps serving what is readable (see docs/operations.md,
 // "A damaged data file").
-func (a *App) upkeep(ctx context.Context, what string, job func() (int, error)) int {
+func (a *App) upkeep(ctx context.Context, now time.Time, name, what string, job func() (int, error)) int {
+	if l, ok := a.store.Data.(Leaser); ok {
+		// The lease ends a minute before the next hour's run, so that
+		// the instances' clocks and tickers need not agree to the second.
+		mine, holder, err := l.Lease(ctx, name, now, upkeepPeriod-time.Minute)
+		if err != nil {
+			if ctx.Err() == nil {
+				a.logger.Error(what+" failed: its lease cannot be taken", "job", name, "err", err)
+			}
+			return 0
+		}
+		if !mine {
+			a.logger.Debug(what+": another instance runs it this hour", "job", name, "holder", holder)
+			return 0
+		}
+	}
 	var n int
 	err := a.store.Data.CatchDamage(func() (err error) {
 		n, err = job()

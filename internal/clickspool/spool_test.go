@@ -27,7 +27,7 @@ type fixture struct {
 	l     *link.Link
 }
 
-func newFixture(t *testing.T, url string) *fixture {
+func newFixture(t testing.TB, url string) *fixture {
 	t.Helper()
 	ctx := context.Background()
 	s, err := postgres.Open(ctx, postgres.Options{URL: url})
@@ -70,7 +70,7 @@ func (f *fixture) counted(t *testing.T) int64 {
 	return l.Clicks
 }
 
-func (f *fixture) open(t *testing.T, path string) *Spool {
+func (f *fixture) open(t testing.TB, path string) *Spool {
 	t.Helper()
 	s, err := Open(context.Background(), path, f.store.Clicks.(Sink), f.store.Clicks)
 	if err != nil {

@@ -136,18 +136,18 @@ func (s *Spool) Close() error { return s.db.Close() }
 // record is a spilled click: classified, without the address and the
 // user agent, which the database does not keep either.
 type record struct {
-	L string     `json:"l"`
-	W string     `json:"w"`
-	C string     `json:"c,omitempty"`
-	T int64      `json:"t"`
-	R string     `json:"r,omitempty"`
-	V uint8      `json:"v,omitempty"`
-	B string     `json:"b,omitempty"`
-	O string     `json:"o,omitempty"`
-	D string     `json:"d,omitempty"`
-	N string     `json:"n,omitempty"`
-	X bool       `json:"x,omitempty"`
-	H uint64     `json:"h,omitempty"`
+	L string `json:"l"`
+	W string `json:"w"`
+	C string `json:"c,omitempty"`
+	T int64  `json:"t"`
+	R string `json:"r,omitempty"`
+	V uint8  `json:"v,omitempty"`
+	B string `json:"b,omitempty"`
+	O string `json:"o,omitempty"`
+	D string `json:"d,omitempty"`
+	N string `json:"n,omitempty"`
+	X bool   `json:"x,omitempty"`
+	H uint64 `json:"h,omitempty"`
 }
 
 func toRecord(c *link.Click) record {

@@ -236,7 +236,9 @@ func TestDatabaseDown(t *testing.T) {
 	s := f.open(t, filepath.Join(t.TempDir(), FileName))
 	r := analytics.NewRecorder(f.store.Clicks, 10*time.Millisecond, 0, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	r.SetClock(clock.Now)
-	r.SetQueueBytes(64 << 10) // some 600 clicks: the outage outgrows it
+	// 1 MiB, some 10,000 clicks: what comes during the first failed
+	// write waits there; the outage outgrows it.
+	r.SetQueueBytes(1 << 20)
 	r.SetEnrich(analytics.Enricher(analytics.NewClassifier(nil), f.store.Clicks))
 	if err := r.SetBacklog(ctx, s, 16<<20); err != nil {
 		t.Fatal(err)
@@ -257,7 +259,7 @@ func TestDatabaseDown(t *testing.T) {
 
 	c.Stop(t)
 	deadline := time.Now().Add(30 * time.Second)
-	for spooled, _ := r.Backlogged(); spooled < 3000; spooled, _ = r.Backlogged() {
+	for spooled, _ := r.Backlogged(); spooled < 20_000; spooled, _ = r.Backlogged() {
 		if time.Now().After(deadline) {
 			t.Fatalf("%d clicks spooled, %d pending, %d dropped of %d", spooled, r.Pending(), r.Dropped(), sent)
 		}

@@ -147,7 +147,7 @@ func (r *Recorder) Persist(ctx context.Context) error {
 	defer r.flushMu.Unlock()
 	mode := spillMode(r.behind() && r.spills())
 	err := r.writeQueue(ctx, mode)
-	if err != nil && mode == writeDirect && r.spills() {
+	if err != nil && mode == writeDirect && r.spillsApart() {
 		// The store fails: the queue goes to the backlog, as far as it
 		// takes it (on bbolt, in the same file, that fails as well).
 		err = r.writeQueue(ctx, writeSpillRest)
@@ -180,6 +180,19 @@ func (r *Recorder) behind() bool {
 // spills reports whether the backlog takes new clicks: it has a bound.
 func (r *Recorder) spills() bool { return r.backlog != nil && r.backlogLimit > 0 }
 
+// spillsApart reports whether the backlog takes new clicks and is apart
+// from the store (SetBacklogApart): then it takes them while writes fail.
+func (r *Recorder) spillsApart() bool { return r.backlogApart && r.spills() }
+
+// SetBacklogApart says that the backlog is on a disk of its own, not in
+// the store that fails (internal/clickspool on PostgreSQL): while writes
+// of clicks fail, the queue then goes to the backlog at the second failed
+// write in a row, rather than wait in memory until it is full, and what
+// the backlog cannot take stays queued. A backlog in the store's own file
+// (bbolt) keeps its clicks in memory then, as the file fails, or may
+// hold a damaged page. Call it before Start.
+func (r *Recorder) SetBacklogApart(apart bool) { r.backlogApart = apart }
+
 // cycle is one turn of the flush loop. With nothing behind it writes the
 // queue into the aggregates, as Flush does, but for one part only when
 // the clicks are of more links than a part takes (maxWriteLinks): the
@@ -207,7 +220,7 @@ func (r *Recorder) cycle(ctx context.Context) error {
 		}
 		failing := r.failingNow()
 		err := r.writeQueue(ctx, mode)
-		if err != nil && failing && r.spills() {
+		if err != nil && failing && r.spillsApart() {
 			// Writes fail again: rather than wait in memory until the
 			// queue is full, the clicks go to the backlog, to be drained
 			// once the store is back (on bbolt the backlog is in the
@@ -218,7 +231,7 @@ func (r *Recorder) cycle(ctx context.Context) error {
 		return err
 	}
 	mode := spillMode(r.spills())
-	if mode == writeSpill && r.failingNow() {
+	if mode == writeSpill && r.backlogApart && r.failingNow() {
 		// What the backlog cannot take stays queued (and is tried in the
 		// aggregates) rather than dropped: the store, not the disk, is
 		// what fails.

@@ -807,6 +807,7 @@ func TestRecorderBacklog_StoreDown(t *testing.T) {
 	if err := b.rec.SetBacklog(ctx, s, 64<<20); err != nil {
 		t.Fatal(err)
 	}
+	b.rec.SetBacklogApart(true)
 	b.record(3000)
 	if err := b.rec.cycle(ctx); err == nil {
 		t.Fatal("the first write did not fail")

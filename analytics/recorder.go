@@ -103,6 +103,7 @@ type Recorder struct {
 	// cannot hold.
 	backlog      Backlog
 	backlogLimit int64
+	backlogApart bool // see SetBacklogApart
 	// What the backlog holds, as last read from the store.
 	backlogClicks, backlogBytes atomic.Int64
 	// closing is set by Close: a full backlog no longer drops clicks.

@@ -163,6 +163,7 @@ func (a *App) wire(ctx context.Context) error {
 			return err
 		}
 		a.spool, backlog = spool, spool
+		a.recorder.SetBacklogApart(true)
 	}
 	if err := a.recorder.SetBacklog(ctx, backlog, cfg.Clicks.BacklogBytes); err != nil {
 		return fmt.Errorf("click backlog: %w", err)

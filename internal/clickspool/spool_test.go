@@ -243,6 +243,7 @@ func TestDatabaseDown(t *testing.T) {
 	if err := r.SetBacklog(ctx, s, 16<<20); err != nil {
 		t.Fatal(err)
 	}
+	r.SetBacklogApart(true)
 	r.Start()
 	defer r.Close(ctx)
 	sent := 0

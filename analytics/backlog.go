@@ -145,7 +145,14 @@ func (r *Recorder) drain(ctx context.Context, n int) error {
 func (r *Recorder) Persist(ctx context.Context) error {
 	r.flushMu.Lock()
 	defer r.flushMu.Unlock()
-	return r.writeQueue(ctx, spillMode(r.behind() && r.spills()))
+	mode := spillMode(r.behind() && r.spills())
+	err := r.writeQueue(ctx, mode)
+	if err != nil && mode == writeDirect && r.spillsApart() {
+		// The store fails: the queue goes to the backlog, as far as it
+		// takes it (on bbolt, in the same file, that fails as well).
+		err = r.writeQueue(ctx, writeSpillRest)
+	}
+	return err
 }
 
 // behind reports whether the writer is behind: the backlog holds clicks,
@@ -173,6 +180,19 @@ func (r *Recorder) behind() bool {
 // spills reports whether the backlog takes new clicks: it has a bound.
 func (r *Recorder) spills() bool { return r.backlog != nil && r.backlogLimit > 0 }
 
+// spillsApart reports whether the backlog takes new clicks and is apart
+// from the store (SetBacklogApart): then it takes them while writes fail.
+func (r *Recorder) spillsApart() bool { return r.backlogApart && r.spills() }
+
+// SetBacklogApart says that the backlog is on a disk of its own, not in
+// the store that fails (internal/clickspool on PostgreSQL): while writes
+// of clicks fail, the queue then goes to the backlog at the second failed
+// write in a row, rather than wait in memory until it is full, and what
+// the backlog cannot take stays queued. A backlog in the store's own file
+// (bbolt) keeps its clicks in memory then, as the file fails, or may
+// hold a damaged page. Call it before Start.
+func (r *Recorder) SetBacklogApart(apart bool) { r.backlogApart = apart }
+
 // cycle is one turn of the flush loop. With nothing behind it writes the
 // queue into the aggregates, as Flush does, but for one part only when
 // the clicks are of more links than a part takes (maxWriteLinks): the
@@ -198,13 +218,33 @@ func (r *Recorder) cycle(ctx context.Context) error {
 		if r.spills() {
 			mode = writeFirstPart
 		}
-		return r.writeQueue(ctx, mode)
+		failing := r.failingNow()
+		err := r.writeQueue(ctx, mode)
+		if err != nil && failing && r.spillsApart() {
+			// Writes fail again: rather than wait in memory until the
+			// queue is full, the clicks go to the backlog, to be drained
+			// once the store is back (on bbolt the backlog is in the
+			// same file and the spill fails as well: the queue is kept).
+			// What the backlog cannot take stays queued.
+			_ = r.writeQueue(ctx, writeSpillRest)
+		}
+		return err
 	}
-	if err := r.writeQueue(ctx, spillMode(r.spills())); err != nil {
+	mode := spillMode(r.spills())
+	if mode == writeSpill && r.backlogApart && r.failingNow() {
+		// What the backlog cannot take stays queued (and is tried in the
+		// aggregates) rather than dropped: the store, not the disk, is
+		// what fails.
+		mode = writeSpillRest
+	}
+	if err := r.writeQueue(ctx, mode); err != nil {
 		return err
 	}
 	if r.backlogClicks.Load() == 0 {
 		return nil
+	}
+	if !r.retryDrain.IsZero() && now.Before(r.retryDrain) {
+		return nil // a drain failed: wait before the next try
 	}
 	pace := flood && r.backlogBytes.Load() < r.backlogLimit/2
 	if pace && now.Before(r.nextDrain) {
@@ -212,8 +252,11 @@ func (r *Recorder) cycle(ctx context.Context) error {
 	}
 	start := r.now()
 	if err := r.drain(ctx, drainWrite); err != nil {
+		r.drainFails++
+		r.retryDrain = r.now().Add(drainBackoff(r.interval, r.drainFails))
 		return err
 	}
+	r.drainFails, r.retryDrain = 0, time.Time{}
 	r.nextDrain = time.Time{}
 	if pace {
 		end := r.now()
@@ -225,4 +268,25 @@ func (r *Recorder) cycle(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// maxDrainBackoff is the longest wait between two tries of a failing
+// drain: the backlog is written within it once the store is back.
+const maxDrainBackoff = 5 * time.Second
+
+// drainBackoff is the wait after the fails-th failed drain in a row: the
+// flush interval, doubling, at most maxDrainBackoff.
+func drainBackoff(interval time.Duration, fails int) time.Duration {
+	d := max(interval, 10*time.Millisecond)
+	for i := 1; i < fails && d < maxDrainBackoff; i++ {
+		d *= 2
+	}
+	return min(d, maxDrainBackoff)
+}
+
+// failingNow reports whether writes are failing.
+func (r *Recorder) failingNow() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.failing
 }

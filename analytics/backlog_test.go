@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"path/filepath"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -762,5 +763,87 @@ func TestRecorderBacklog_OffDrainsLeftover(t *testing.T) {
 	}
 	if d := b.rec.Dropped(); d != 0 {
 		t.Fatalf("%d dropped", d)
+	}
+}
+
+// downStore is the real click store as a store whose aggregates are on a
+// database that is down while down is set, and whose backlog is on a
+// disk of its own (as internal/clickspool on PostgreSQL): writes and
+// drains fail, spills do not.
+type downStore struct {
+	timedDrains
+	down *atomic.Bool
+}
+
+var errDown = errors.New("database down")
+
+func (s downStore) RecordClicks(ctx context.Context, clicks []link.Click) (int, error) {
+	if s.down.Load() {
+		return 0, errDown
+	}
+	return s.timedDrains.RecordClicks(ctx, clicks)
+}
+
+func (s downStore) DrainClicks(ctx context.Context, max int) (int, int, error) {
+	if s.down.Load() {
+		return 0, 0, errDown
+	}
+	return s.timedDrains.DrainClicks(ctx, max)
+}
+
+// TestRecorderBacklog_StoreDown: while writes fail, the queue goes to
+// the backlog at the second failure in a row instead of waiting in memory
+// until it is full; drains are tried again after a backoff, and once the
+// store is back every click is counted once.
+func TestRecorderBacklog_StoreDown(t *testing.T) {
+	t.Parallel()
+	b := newBacklogSetup(t, 64<<20)
+	ctx := context.Background()
+	down := new(atomic.Bool)
+	down.Store(true)
+	s := downStore{timedDrains{b.clicks, b.clock}, down}
+	b.rec = NewRecorder(s, time.Hour, 0, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	b.rec.SetClock(b.clock.Now)
+	if err := b.rec.SetBacklog(ctx, s, 64<<20); err != nil {
+		t.Fatal(err)
+	}
+	b.rec.SetBacklogApart(true)
+	b.record(3000)
+	if err := b.rec.cycle(ctx); err == nil {
+		t.Fatal("the first write did not fail")
+	}
+	if p := b.rec.Pending(); p != 3000 {
+		t.Fatalf("%d queued after one failure, want 3000 (kept for one more try)", p)
+	}
+	b.record(3000)
+	if err := b.rec.cycle(ctx); err == nil {
+		t.Fatal("the second write did not fail")
+	}
+	if p, n := b.rec.Pending(), b.backlog(t); p != 0 || n != 6000 {
+		t.Fatalf("%d queued and %d in the backlog, want 0 and 6000", p, n)
+	}
+	b.record(1000)
+	if err := b.rec.cycle(ctx); !errors.Is(err, errDown) {
+		t.Fatalf("drain while down: %v", err)
+	}
+	b.record(1000)
+	if err := b.rec.cycle(ctx); err != nil { // spills; the drain waits
+		t.Fatalf("cycle within the backoff: %v", err)
+	}
+	if p, n := b.rec.Pending(), b.backlog(t); p != 0 || n != 8000 {
+		t.Fatalf("%d queued and %d in the backlog, want 0 and 8000", p, n)
+	}
+	if _, failing := b.rec.WriteFailing(); !failing {
+		t.Fatal("spilling cleared the failure of writes")
+	}
+	down.Store(false)
+	b.clock.Add(maxDrainBackoff)
+	b.cycleUntilDrained(t, 3)
+	b.wantAllCounted(t, 8000)
+	if w, d := b.rec.Written(), b.rec.Dropped(); w != 8000 || d != 0 {
+		t.Fatalf("written %d, dropped %d; want 8000 and 0", w, d)
+	}
+	if _, failing := b.rec.WriteFailing(); failing {
+		t.Fatal("writes still failing after the drain")
 	}
 }

@@ -103,6 +103,7 @@ type Recorder struct {
 	// cannot hold.
 	backlog      Backlog
 	backlogLimit int64
+	backlogApart bool // see SetBacklogApart
 	// What the backlog holds, as last read from the store.
 	backlogClicks, backlogBytes atomic.Int64
 	// closing is set by Close: a full backlog no longer drops clicks.
@@ -113,6 +114,9 @@ type Recorder struct {
 	lastCycle   time.Time
 	lastArrived int64
 	nextDrain   time.Time
+	// After a failed drain the next waits until retryDrain (drainBackoff).
+	retryDrain time.Time
+	drainFails int
 }
 
 // batchHint is the size at which a batch is written before its interval.
@@ -166,7 +170,12 @@ func (r *Recorder) write(ctx context.Context, batch []link.Click, mode writeMode
 		r.drop(int64(skipped), "clicks that cannot be stored (malformed ID or time out of range) were DROPPED",
 			"skipped", skipped)
 	}
-	r.noteWrite(err)
+	// A spill that succeeds says nothing of the store's aggregates (on
+	// PostgreSQL the backlog is a file of the instance's own): writes
+	// still fail until a write or a drain succeeds.
+	if err != nil || (mode != writeSpill && mode != writeSpillRest) {
+		r.noteWrite(err)
+	}
 	if err != nil {
 		return 0, 0, err
 	}

@@ -73,6 +73,12 @@ func metric(t *testing.T, base, name string) string {
 		if strings.HasPrefix(line, name+" ") {
 			return line
 		}
+		// On PostgreSQL each metric carries the instance's label.
+		if rest, ok := strings.CutPrefix(line, name+"{"); ok {
+			if _, v, ok := strings.Cut(rest, "} "); ok {
+				return name + " " + v
+			}
+		}
 	}
 	t.Fatalf("no metric %s in:\n%s", name, b)
 	return ""

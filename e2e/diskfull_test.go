@@ -109,6 +109,8 @@ func scrapeMetrics(t *testing.T, addr string) map[string]float64 {
 		if !ok || !strings.HasPrefix(name, "linkbolt_") {
 			continue
 		}
+		name, _, _ = strings.Cut(name, "{") // the instance's label
+
 		v, err := strconv.ParseFloat(value, 64)
 		if err != nil {
 			t.Fatalf("metric line %q: %v", sc.Text(), err)

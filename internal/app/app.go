@@ -10,11 +10,13 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"path/filepath"
 	"time"
 
 	"github.com/linkbolt/linkbolt/analytics"
 	"github.com/linkbolt/linkbolt/auth"
 	"github.com/linkbolt/linkbolt/dnscheck"
+	"github.com/linkbolt/linkbolt/internal/clickspool"
 	"github.com/linkbolt/linkbolt/internal/config"
 	"github.com/linkbolt/linkbolt/internal/version"
 	"github.com/linkbolt/linkbolt/link"
@@ -44,6 +46,9 @@ type App struct {
 	plain         *http.Server
 	plainListener net.Listener
 	https         *httpsSetup // nil: server.tls is off
+	// spool is the click backlog on PostgreSQL: a file on this instance's
+	// disk, next to storage.path (nil on bbolt).
+	spool *clickspool.Spool
 }
 
 // New opens the store, wires the services, bootstraps the admin or
@@ -67,6 +72,9 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*App, er
 		if a.geo != nil {
 			a.geo.Close()
 		}
+		if a.spool != nil {
+			a.spool.Close()
+		}
 		store.Data.Close()
 		return nil, err
 	}
@@ -89,6 +97,13 @@ func OpenStore(ctx context.Context, cfg *config.Config, path string, logger *slo
 	}
 	return storage.Open(storage.Options{Path: path, KeyUsageFlush: cfg.Clicks.FlushInterval,
 		AliasHold: cfg.Links.AliasHold, Events: events, Logger: logger})
+}
+
+// SpoolPath is the click spool file of a server on PostgreSQL: in the
+// folder of storage.path (which names no data file there), so each
+// instance needs a storage.path of its own.
+func SpoolPath(cfg *config.Config) string {
+	return filepath.Join(filepath.Dir(cfg.Storage.Path), clickspool.FileName)
 }
 
 // dataName is where the data lives, for the log: the bbolt file, or the
@@ -133,7 +148,24 @@ func (a *App) wire(ctx context.Context) error {
 	a.recorder.SetEnrich(analytics.Enricher(analytics.NewClassifier(geo), store.Clicks))
 	// With clicks.backlog_bytes 0 the backlog takes no click, but what an
 	// earlier run left there is still drained.
-	if err := a.recorder.SetBacklog(ctx, clicks, cfg.Clicks.BacklogBytes); err != nil {
+	var backlog analytics.Backlog = clicks
+	if cfg.Postgres() {
+		// On PostgreSQL the backlog is a spool file on this instance's
+		// own disk, which takes clicks while the database is down and
+		// keeps them over a kill; it drains the database's shared backlog
+		// table first while that has clicks (see internal/clickspool).
+		sink, ok := store.Clicks.(clickspool.Sink)
+		if !ok {
+			return fmt.Errorf("click spool: the store cannot replay spooled clicks")
+		}
+		spool, err := clickspool.Open(ctx, SpoolPath(cfg), sink, clicks)
+		if err != nil {
+			return err
+		}
+		a.spool, backlog = spool, spool
+		a.recorder.SetBacklogApart(true)
+	}
+	if err := a.recorder.SetBacklog(ctx, backlog, cfg.Clicks.BacklogBytes); err != nil {
 		return fmt.Errorf("click backlog: %w", err)
 	}
 	// Listening first tells the server its real port (server.listen may
@@ -303,6 +335,11 @@ func (a *App) Run(ctx context.Context) error {
 	// graceful stop loses none.
 	if err := a.recorder.Close(context.WithoutCancel(sctx)); err != nil {
 		errs = append(errs, fmt.Errorf("writing the last clicks: %w", err))
+	}
+	if a.spool != nil { // after the recorder, which spills into it
+		if err := a.spool.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("closing the click spool: %w", err))
+		}
 	}
 	if a.geo != nil {
 		a.geo.Close()

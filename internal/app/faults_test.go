@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/linkbolt/linkbolt/analytics"
+	"github.com/linkbolt/linkbolt/internal/app"
 	"github.com/linkbolt/linkbolt/internal/apptest"
 	"github.com/linkbolt/linkbolt/internal/pgtest"
 	"github.com/linkbolt/linkbolt/link"
@@ -509,4 +510,24 @@ func lacking(t *testing.T, why string) {
 		t.Fatal(why)
 	}
 	t.Skip(why)
+}
+
+// TestSpoolFolderShared: two instances on one PostgreSQL database whose
+// storage.path is in one folder would share a click spool: the second
+// fails at start with one line saying what to change.
+func TestSpoolFolderShared(t *testing.T) {
+	u := pgtest.URL(t)
+	t.Setenv("LINKBOLT_STORAGE_POSTGRES_URL", u)
+	cfg := apptest.Config(t, adminYAML)
+	_, stop := apptest.Start(t, cfg, nil)
+	defer stop()
+	second := *cfg
+	second.Server.Listen = "127.0.0.1:0"
+	_, err := app.New(context.Background(), &second, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err == nil || !strings.Contains(err.Error(), "give each instance its own storage.path") || strings.Contains(err.Error(), "\n") {
+		t.Fatalf("second instance on one folder: %v", err)
+	}
+	if _, err := os.Stat(app.SpoolPath(cfg)); err != nil {
+		t.Fatalf("no spool next to storage.path: %v", err)
+	}
 }

@@ -52,9 +52,9 @@ func previousBuild(t *testing.T) (bin, rev string) {
 		}
 		archive := exec.Command("git", "-C", "..", "archive", "--format=tar", previousRev)
 		untar := exec.Command("tar", "-x", "-C", dir)
-		var stderr bytes.Buffer
+		var stderr, tarErr bytes.Buffer // one each: the two copy at once
 		untar.Stdin, _ = archive.StdoutPipe()
-		archive.Stderr, untar.Stderr = &stderr, &stderr
+		archive.Stderr, untar.Stderr = &stderr, &tarErr
 		if err := untar.Start(); err != nil {
 			previousErr = err
 			return
@@ -64,7 +64,7 @@ func previousBuild(t *testing.T) (bin, rev string) {
 			return
 		}
 		if err := untar.Wait(); err != nil {
-			previousErr = fmt.Errorf("tar: %v: %s", err, stderr.String())
+			previousErr = fmt.Errorf("tar: %v: %s", err, tarErr.String())
 			return
 		}
 		previousBin = filepath.Join(dir, "linkbolt-previous")

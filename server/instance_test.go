@@ -11,7 +11,7 @@ import (
 // tell apart behind a load balancer and in one Prometheus.
 func TestInstanceIDInHealthAndMetrics(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, func(c *Config) { c.Instance = "web-2:8080" })
+	e := newEnv(t, func(c *Config) { c.Instance, c.LabelMetrics = "web-2:8080", true })
 	if r := e.do("GET", "/healthz", "", "", 200); r.str("instance") != "web-2:8080" || r.str("status") != "ok" {
 		t.Fatalf("/healthz = %s, want status ok of instance web-2:8080", r.raw)
 	}

@@ -40,7 +40,7 @@ func (s *Server) metricsHandler() httprouter.Handle {
 	// database tell apart in one Prometheus (whose own label "instance"
 	// names the scraped address).
 	var labeled prometheus.Registerer = reg
-	if s.cfg.Instance != "" {
+	if s.cfg.LabelMetrics && s.cfg.Instance != "" {
 		labeled = prometheus.WrapRegistererWith(prometheus.Labels{"linkbolt_instance": s.cfg.Instance}, reg)
 	}
 	labeled.MustRegister(

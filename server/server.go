@@ -115,9 +115,12 @@ type Config struct {
 	// data file" (the default, bbolt) or "the database" (PostgreSQL).
 	StoreName string
 	// Instance names this process among the instances on one database
-	// (server.instance_id): /healthz says it, and its metrics carry it
-	// as the label linkbolt_instance.
-	Instance string
+	// (server.instance_id): /healthz says it, and with LabelMetrics its
+	// metrics carry it as the label linkbolt_instance (on PostgreSQL, or
+	// when the id is configured; one process alone keeps its series as
+	// they were).
+	Instance     string
+	LabelMetrics bool
 }
 
 // Server serves the API, the redirects and the setup page on one handler.

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/linkbolt/linkbolt/internal/dump"
@@ -58,8 +59,13 @@ func TestClickReservationsCopied(t *testing.T) {
 	}
 	defer copied.Data.Close()
 	rc := reservations(t, copied)
-	if !reserve(t, rc, l.ID, true) || !reserve(t, rc, l.ID, true) || reserve(t, rc, l.ID, true) {
-		t.Fatal("the copy: want the two clicks left, then none")
+	// Each call reserves one more click: two are left, then none.
+	var got []bool
+	for range 3 {
+		got = append(got, reserve(t, rc, l.ID, true))
+	}
+	if !slices.Equal(got, []bool{true, true, false}) {
+		t.Fatalf("the copy's reservations %v: want the two clicks left, then none", got)
 	}
 	if !reserve(t, rc, other.ID, true) {
 		t.Fatal("the copy's unlimited link")

@@ -111,11 +111,17 @@ func (a *aliasLoader) answer(batch []*aliasLookup) {
 
 type aliasKey struct{ domain, alias string }
 
+// A redirect reads a link with its campaign's UTM values (redirectView):
+// redirectLinkColumns from links l joined by campaignJoin.
+const (
+	redirectLinkColumns = linkColumns + `, c.utm_source, c.utm_medium, c.utm_campaign`
+	campaignJoin        = `LEFT JOIN campaigns c ON c.id = l.campaign_id AND c.workspace_id = l.workspace_id`
+)
+
 // findLinkByAlias reads one link for a redirect. ENOTFOUND.
 func (db *DB) findLinkByAlias(ctx context.Context, domain, alias string) (*link.Link, error) {
 	var src, med, camp *string
-	l, err := scanLink(db.pool.QueryRow(ctx, `SELECT `+linkColumns+`, c.utm_source, c.utm_medium, c.utm_campaign
-		FROM links l LEFT JOIN campaigns c ON c.id = l.campaign_id AND c.workspace_id = l.workspace_id
+	l, err := scanLink(db.pool.QueryRow(ctx, `SELECT `+redirectLinkColumns+` FROM links l `+campaignJoin+`
 		WHERE l.domain = $1 AND l.alias = $2`, domain, alias), &src, &med, &camp)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, link.Errorf(link.ENOTFOUND, "no link %q", alias)
@@ -134,10 +140,8 @@ func (db *DB) findLinksByAlias(ctx context.Context, batch []*aliasLookup) (map[a
 	for i, w := range batch {
 		domains[i], aliases[i] = w.domain, w.alias
 	}
-	rows, err := db.pool.Query(ctx, `SELECT `+linkColumns+`, c.utm_source, c.utm_medium, c.utm_campaign
-		FROM unnest($1::text[], $2::text[]) AS q(domain, alias)
-		JOIN links l ON l.domain = q.domain AND l.alias = q.alias
-		LEFT JOIN campaigns c ON c.id = l.campaign_id AND c.workspace_id = l.workspace_id`, domains, aliases)
+	rows, err := db.pool.Query(ctx, `SELECT `+redirectLinkColumns+` FROM unnest($1::text[], $2::text[]) AS q(domain, alias)
+		JOIN links l ON l.domain = q.domain AND l.alias = q.alias `+campaignJoin, domains, aliases)
 	if err != nil {
 		return nil, err
 	}

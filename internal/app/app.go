@@ -211,7 +211,7 @@ func (a *App) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		UnlockTTL:     cfg.Links.UnlockTTL,
 		BlocklistPath: cfg.Links.BlocklistPath, BlocklistPoll: cfg.Links.BlocklistPoll,
 		StoreName: a.storeName(),
-		Instance:  a.cfg.Instance(), LabelMetrics: a.cfg.Postgres() || a.cfg.Server.InstanceID != "",
+		Instance:  a.cfg.Instance(), LabelMetrics: a.cfg.NamesInstance(),
 	}, server.Deps{
 		DB: store.Data, Links: store.Links, Keys: store.Keys,
 		Users: store.Users, Workspaces: store.Workspaces,

@@ -49,7 +49,7 @@ func NewLogger(cfg *config.Config, w io.Writer) *slog.Logger {
 	} else {
 		l = slog.New(slog.NewTextHandler(w, opts))
 	}
-	if cfg.Postgres() || cfg.Server.InstanceID != "" {
+	if cfg.NamesInstance() {
 		l = l.With("instance", cfg.Instance())
 	}
 	return l

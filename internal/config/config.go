@@ -541,6 +541,11 @@ func instanceIDChar(r rune) bool {
 		r == '.' || r == '_' || r == ':' || r == '-'
 }
 
+// NamesInstance reports whether log lines and metrics name the instance:
+// on PostgreSQL, where instances may share the data, or when
+// server.instance_id is set. A lone bbolt process keeps them as they were.
+func (c *Config) NamesInstance() bool { return c.Postgres() || c.Server.InstanceID != "" }
+
 // Instance is server.instance_id, or when that is empty the host name and
 // the port of server.listen ("web1:8080"): stable across restarts, and
 // different for each instance on one host, as they cannot share a port.

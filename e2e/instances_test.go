@@ -368,8 +368,9 @@ func waitFor(t *testing.T, what string, check func() bool) {
 	}
 }
 
-// TestInstancesThroughDatabaseOutage stops the database under redirect
-// load on two instances: links they served before keep redirecting, an
+// TestInstancesThroughDatabaseOutage freezes, then stops the database
+// under redirect load on two instances: links they served before keep
+// redirecting, an
 // unknown code answers 503 (never 404), the API 503 with Retry-After,
 // /healthz 503 with the reason; when the database is back both answer
 // again without a restart and every redirect answered is counted once.
@@ -407,6 +408,30 @@ func TestInstancesThroughDatabaseOutage(t *testing.T) {
 				t.Fatalf("redirect before the outage: %d", s)
 			}
 		}
+	}
+
+	// A database that stops answering without refusing (frozen): the
+	// links keep redirecting, /healthz says so within its own bound.
+	cluster.Freeze(t)
+	for _, a := range addrs {
+		waitFor(t, "/healthz of "+a+" says the frozen database is away", func() bool {
+			status, h, _ := client{t, "http://" + a}.call("GET", "/healthz", "", "")
+			return status == 503 && h["reason"] == "the database cannot be reached"
+		})
+	}
+	for range 10 {
+		for i := range aliases {
+			if s := redirect(i); s != 302 {
+				t.Fatalf("a link served before answered %d while the database was frozen", s)
+			}
+		}
+	}
+	cluster.Thaw(t)
+	for _, a := range addrs {
+		waitFor(t, "/healthz of "+a+" after the freeze", func() bool {
+			status, _, _ := client{t, "http://" + a}.call("GET", "/healthz", "", "")
+			return status == 200
+		})
 	}
 
 	cluster.Stop(t)

@@ -90,10 +90,16 @@ func (a *aliasLoader) answer(batch []*aliasLookup) {
 	if len(batch) == 1 {
 		w := batch[0]
 		w.l, w.err = a.db.findLinkByAlias(ctx, w.domain, w.alias)
+		if w.err == nil || link.ErrorCode(w.err) == link.ENOTFOUND {
+			a.db.stall.saw(nil) // the database answers
+		}
 		close(w.done)
 		return
 	}
 	found, err := a.db.findLinksByAlias(ctx, batch)
+	if err == nil {
+		a.db.stall.saw(nil)
+	}
 	for _, w := range batch {
 		switch l, ok := found[aliasKey{w.domain, w.alias}]; {
 		case err != nil:

@@ -216,7 +216,8 @@ var errNoVerifiedDomain = link.Errorf(link.ENOTFOUND, "not a verified domain")
 // for request routing from the table of verified domains in memory, read
 // again when it is a second old or a domain changed through this process
 // (so a change made through another instance is seen within the second).
-// While the database cannot be read, the table read last answers. The
+// While the database cannot be read, the table read last answers (see
+// readVerified). The
 // domain has no number of links, is shared and must not be modified.
 // ENOTFOUND.
 func (s *DomainService) FindVerifiedDomain(ctx context.Context, hostname string) (*link.Domain, error) {
@@ -226,16 +227,8 @@ func (s *DomainService) FindVerifiedDomain(ctx context.Context, hostname string)
 	s.db.listening()
 	m, ok, gen := s.db.domains.get("")
 	if !ok {
-		fresh, err := s.loadVerified(ctx)
-		switch _, down := unavailable(err); {
-		case err == nil:
-			m = fresh
-			s.db.domains.put("", m, gen)
-		case down && ctx.Err() == nil:
-			if m, ok = s.db.domains.stale(""); !ok {
-				return nil, err
-			}
-		default:
+		var err error
+		if m, err = s.readVerified(ctx, gen); err != nil {
 			return nil, err
 		}
 	}
@@ -243,6 +236,43 @@ func (s *DomainService) FindVerifiedDomain(ctx context.Context, hostname string)
 		return d, nil
 	}
 	return nil, errNoVerifiedDomain
+}
+
+// readVerified reads the table of verified domains again and keeps it
+// (read with gen), or answers the table held while the database cannot
+// read it: at once when it refuses, within staleWait when it does not
+// answer (see readStall).
+func (s *DomainService) readVerified(ctx context.Context, gen readToken) (map[string]*link.Domain, error) {
+	read := func(ctx context.Context) (map[string]*link.Domain, error) {
+		m, err := s.loadVerified(ctx)
+		if err == nil {
+			s.db.domains.put("", m, gen)
+		}
+		return m, err
+	}
+	old, held := s.db.domains.stale("")
+	if !held {
+		return read(ctx)
+	}
+	if s.db.stall.on() {
+		s.db.stall.refresh(func(ctx context.Context) error { _, err := read(ctx); return err })
+		return old, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, staleWait)
+	defer cancel()
+	m, err := read(wctx)
+	if ctx.Err() == nil {
+		s.db.stall.saw(err)
+	}
+	switch {
+	case err == nil:
+		return m, nil
+	case heldAnswer(ctx, err):
+		return old, nil
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	}
+	return nil, err
 }
 
 // loadVerified reads every verified domain, by hostname.

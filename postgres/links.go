@@ -528,9 +528,11 @@ func (s *LinkService) FindLinkByID(ctx context.Context, workspaceID, id string) 
 // has none; its Clicks is not filled in. ENOTFOUND, also for a held
 // alias.
 //
-// A link found is kept in memory for a second (redirectCache): the link
-// clicked most is read once a second, not once a click; while the
-// database cannot be read, a link kept longer is answered as it was.
+// A link found is kept in memory (redirectCache): the link clicked most
+// is read once a TTL, not once a click. While the database cannot be
+// read, a link kept longer is answered as it was: at once when the
+// database refuses, within staleWait when it does not answer (see
+// readStall).
 func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string) (*link.Link, error) {
 	domain = strings.ToLower(domain)
 	key := domain + "\n" + alias
@@ -539,13 +541,38 @@ func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string)
 	if ok {
 		return l, nil
 	}
-	l, err := s.db.aliases.load(ctx, domain, alias)
-	if err == nil {
-		s.db.links.put(key, l, gen)
-	} else if _, down := unavailable(err); down && ctx.Err() == nil {
-		if old, ok := s.db.links.stale(key); ok {
-			return old, nil
+	old, held := s.db.links.stale(key)
+	if !held {
+		l, err := s.db.aliases.load(ctx, domain, alias)
+		if err == nil {
+			s.db.links.put(key, l, gen)
 		}
+		return l, err
+	}
+	read := func(ctx context.Context) error {
+		l, err := s.db.aliases.load(ctx, domain, alias)
+		if err == nil {
+			s.db.links.put(key, l, gen)
+		}
+		return err
+	}
+	if s.db.stall.on() {
+		s.db.stall.refresh(read)
+		return old, nil
+	}
+	wctx, cancel := context.WithTimeout(ctx, staleWait)
+	defer cancel()
+	l, err := s.db.aliases.load(wctx, domain, alias)
+	if ctx.Err() == nil {
+		s.db.stall.saw(err)
+	}
+	switch {
+	case err == nil:
+		s.db.links.put(key, l, gen)
+	case heldAnswer(ctx, err):
+		return old, nil
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		return nil, ctx.Err() // the request's own deadline
 	}
 	return l, err
 }

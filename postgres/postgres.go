@@ -68,6 +68,9 @@ type DB struct {
 	// aliases reads the links the cache misses, many a statement under
 	// load (see aliasLoader).
 	aliases *aliasLoader
+	// stall is what redirects know of a database that stopped answering
+	// without refusing (see readStall).
+	stall readStall
 	// listener hears the changes other processes make (see cacheListener),
 	// started by the first read of a cache (listenOnce): a process that
 	// never serves a redirect (a command) holds no connection for it.

@@ -264,3 +264,89 @@ func listen(t *testing.T, stores ...*link.Store) {
 		}
 	}
 }
+
+// A database that stops answering without refusing (its host frozen, or
+// cut off by a firewall that drops packets) does not hold the redirects
+// of links read before: the first waits staleWait and answers the link
+// as it was, the next answer at once; a code never read answers the
+// database's error when the request gives up, never not-found. Once the
+// database answers again, links are read again.
+func TestRedirectCacheAnswersThroughAFrozenDatabase(t *testing.T) {
+	t.Parallel()
+	cluster := pgtest.NewCluster(t)
+	u := cluster.URL(t)
+	clock := clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	ctx := link.WithActor(context.Background(), link.SystemActor, "")
+	s, err := postgres.Open(ctx, postgres.Options{URL: u, Now: clock.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Data.Close()
+	_, ws := bootstrap(t, s)
+	if err := s.Links.CreateLink(ctx, newLink(ws.ID, "seen")); err != nil {
+		t.Fatal(err)
+	}
+	d := &link.Domain{WorkspaceID: ws.ID, Hostname: "go.example.com"}
+	if err := s.Domains.CreateDomain(ctx, d, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Domains.SetDomainVerified(ctx, ws.ID, d.ID, true); err != nil {
+		t.Fatal(err)
+	}
+	listen(t, s)
+	if _, err := s.Links.FindLinkByAlias(ctx, "", "seen"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Domains.FindVerifiedDomain(ctx, "go.example.com"); err != nil {
+		t.Fatal(err)
+	}
+	// Changed past linkbolt, unheard: what is held stays what redirects
+	// answer until the database is read again.
+	conn, err := pgx.Connect(ctx, u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, `UPDATE links SET destination_url = 'https://example.com/later' WHERE alias = 'seen'`); err != nil {
+		t.Fatal(err)
+	}
+
+	cluster.Freeze(t)
+	clock.Add(2 * time.Minute) // past every TTL
+	// A request that would wait for the connect or statement timeout
+	// (5 s, 30 s) ends with its deadline instead, and fails the test.
+	request := func() (context.Context, context.CancelFunc) { return context.WithTimeout(ctx, 3*time.Second) }
+	for i := range 3 {
+		rctx, cancel := request()
+		got, err := s.Links.FindLinkByAlias(rctx, "", "seen")
+		cancel()
+		if err != nil || got.DestinationURL != "https://example.com/seen" {
+			t.Fatalf("read %d of a link held, the database frozen: %+v, %v", i, got, err)
+		}
+		rctx, cancel = request()
+		dom, err := s.Domains.FindVerifiedDomain(rctx, "go.example.com")
+		cancel()
+		if err != nil || dom.ID != d.ID {
+			t.Fatalf("read %d of a verified domain, the database frozen: %+v, %v", i, dom, err)
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	_, err = s.Links.FindLinkByAlias(rctx, "", "unseen")
+	cancel()
+	if err == nil || link.ErrorCode(err) == link.ENOTFOUND {
+		t.Fatalf("a code never read, the database frozen: %v (want an error, not not-found)", err)
+	}
+
+	cluster.Thaw(t)
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		got, err := s.Links.FindLinkByAlias(ctx, "", "seen")
+		if err == nil && got.DestinationURL == "https://example.com/later" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the link is not read again once the database answers: %+v, %v", got, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

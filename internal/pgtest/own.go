@@ -1,11 +1,14 @@
 package pgtest
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"syscall"
 	"testing"
 	"time"
@@ -88,6 +91,64 @@ func (c *Cluster) stop() bool {
 		<-c.exited
 		return false
 	}
+}
+
+// Freeze stops every process of c (SIGSTOP to the server, then to each
+// of its backends and workers, which PostgreSQL puts in sessions of
+// their own) without ending a connection: a database that no longer
+// answers, as a host frozen or cut off by a firewall that drops packets
+// looks to its clients, rather than one that refuses them. Thaw, or the
+// end of the test, lets it go on.
+func (c *Cluster) Freeze(t testing.TB) {
+	t.Helper()
+	t.Cleanup(func() { c.signalAll(syscall.SIGCONT) })
+	if err := c.signalAll(syscall.SIGSTOP); err != nil {
+		t.Fatalf("pgtest: freezing PostgreSQL: %v", err)
+	}
+}
+
+// Thaw lets c go on after Freeze.
+func (c *Cluster) Thaw(t testing.TB) {
+	t.Helper()
+	if err := c.signalAll(syscall.SIGCONT); err != nil {
+		t.Fatalf("pgtest: thawing PostgreSQL: %v", err)
+	}
+}
+
+// signalAll sends sig to the server, then to its children.
+func (c *Cluster) signalAll(sig syscall.Signal) error {
+	pid := c.cmd.Process.Pid
+	if err := syscall.Kill(pid, sig); err != nil {
+		return err
+	}
+	stats, err := filepath.Glob("/proc/[0-9]*/stat")
+	if err != nil {
+		return err
+	}
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue // ended meanwhile
+		}
+		// pid (comm) state ppid ...: comm may hold spaces and parentheses.
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		var state byte
+		var ppid int
+		if _, err := fmt.Sscanf(string(b[i+1:]), " %c %d", &state, &ppid); err != nil || ppid != pid {
+			continue
+		}
+		child, err := strconv.Atoi(filepath.Base(filepath.Dir(f)))
+		if err != nil {
+			continue
+		}
+		if err := syscall.Kill(child, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+			return err
+		}
+	}
+	return nil
 }
 
 // Start starts c again after Stop, on the same port with the same data,

@@ -256,7 +256,7 @@ func withoutPassword(err error, pw string) string {
 // is a *writeTx, which writes what it gathered (the outbox's depth) just
 // before the commit.
 func (db *DB) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	err := pgx.BeginFunc(ctx, db.pool, func(tx pgx.Tx) error {
+	err := runTx(ctx, db.pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
 		w := &writeTx{Tx: tx}
 		if err := fn(w); err != nil {
 			return err
@@ -270,7 +270,7 @@ func (db *DB) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 // view runs fn in a read-only transaction, for reads of several
 // statements that must see one state; it leaves the write health alone.
 func (db *DB) view(ctx context.Context, fn func(tx pgx.Tx) error) error {
-	return pgx.BeginTxFunc(ctx, db.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, fn)
+	return runTx(ctx, db.pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, fn)
 }
 
 // noteWrite records the outcome of a write for WriteFailing, and logs

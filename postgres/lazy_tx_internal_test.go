@@ -1,0 +1,164 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/linkbolt/linkbolt/internal/pgtest"
+)
+
+// TestLazyTx: a transaction whose BEGIN goes out with its first
+// statement behaves as pgx's own, whatever that first statement is: a
+// row, rows, a batch, an exec or a COPY; a rollback undoes it all; a
+// failed statement fails the commit and leaves the connection usable; a
+// transaction that sent nothing commits nothing; a read-only one refuses
+// writes. Each runs on a pool of one connection, so a connection left
+// inside a transaction would show in the next one.
+func TestLazyTx(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg, err := pgxpool.ParseConfig(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if _, err := pool.Exec(ctx, `CREATE TABLE t (n int PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	count := func() (n int) {
+		t.Helper()
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	inTx := func(tx pgx.Tx) {
+		t.Helper()
+		var in bool
+		if err := tx.QueryRow(ctx, `SELECT now() <> statement_timestamp()`).Scan(&in); err != nil || !in {
+			t.Fatalf("not inside a transaction: %v, %v", in, err)
+		}
+	}
+	insert := func(tx pgx.Tx, n int) error {
+		_, err := tx.Exec(ctx, `INSERT INTO t VALUES ($1)`, n)
+		return err
+	}
+	errUndo := errors.New("undo")
+
+	// First a row, then a rollback.
+	err = runTx(ctx, pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		var one int
+		if err := tx.QueryRow(ctx, `SELECT 1`).Scan(&one); err != nil || one != 1 {
+			t.Fatalf("QueryRow first: %d, %v", one, err)
+		}
+		if err := tx.QueryRow(ctx, `SELECT 1 WHERE false`).Scan(&one); !errors.Is(err, pgx.ErrNoRows) {
+			t.Fatalf("no row: %v", err)
+		}
+		inTx(tx)
+		if err := insert(tx, 1); err != nil {
+			t.Fatal(err)
+		}
+		return errUndo
+	})
+	if !errors.Is(err, errUndo) || count() != 0 {
+		t.Fatalf("rolled back: %v, %d rows", err, count())
+	}
+
+	// First rows, then a commit.
+	err = runTx(ctx, pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `SELECT generate_series(1, 3)`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ns, err := pgx.CollectRows(rows, pgx.RowTo[int])
+		if err != nil || len(ns) != 3 {
+			t.Fatalf("Query first: %v, %v", ns, err)
+		}
+		inTx(tx)
+		return insert(tx, 2)
+	})
+	if err != nil || count() != 1 {
+		t.Fatalf("committed: %v, %d rows", err, count())
+	}
+
+	// First a batch, then a COPY; an exec first; a COPY first.
+	err = runTx(ctx, pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		b.Queue(`INSERT INTO t VALUES (3)`)
+		b.Queue(`SELECT count(*) FROM t`)
+		br := tx.SendBatch(ctx, b)
+		if _, err := br.Exec(); err != nil {
+			t.Fatal(err)
+		}
+		var n int
+		if err := br.QueryRow().Scan(&n); err != nil || n != 2 {
+			t.Fatalf("batch first: %d, %v", n, err)
+		}
+		if err := br.Close(); err != nil {
+			t.Fatal(err)
+		}
+		inTx(tx)
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"t"}, []string{"n"}, pgx.CopyFromRows([][]any{{4}, {5}}))
+		return err
+	})
+	if err != nil || count() != 4 {
+		t.Fatalf("batch and copy: %v, %d rows", err, count())
+	}
+	if err := runTx(ctx, pool, pgx.TxOptions{}, func(tx pgx.Tx) error { return insert(tx, 6) }); err != nil || count() != 5 {
+		t.Fatalf("exec first: %v, %d rows", err, count())
+	}
+	err = runTx(ctx, pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"t"}, []string{"n"}, pgx.CopyFromRows([][]any{{7}})); err != nil {
+			t.Fatal(err)
+		}
+		inTx(tx)
+		return errUndo
+	})
+	if !errors.Is(err, errUndo) || count() != 5 {
+		t.Fatalf("copy first, rolled back: %v, %d rows", err, count())
+	}
+
+	// A failed statement in the first batch: nothing is written, the
+	// commit fails, the connection serves the next transaction.
+	err = runTx(ctx, pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		b := &pgx.Batch{}
+		b.Queue(`INSERT INTO t VALUES (8)`)
+		b.Queue(`INSERT INTO t VALUES (2)`) // a duplicate key
+		if err := tx.SendBatch(ctx, b).Close(); err == nil {
+			t.Fatal("a batch with a duplicate key succeeded")
+		}
+		return nil // commit anyway
+	})
+	if err == nil || count() != 5 {
+		t.Fatalf("commit after a failed statement: %v, %d rows", err, count())
+	}
+	if err := runTx(ctx, pool, pgx.TxOptions{}, func(tx pgx.Tx) error { return insert(tx, 2) }); err == nil || count() != 5 {
+		t.Fatalf("a failed exec first: %v, %d rows", err, count())
+	}
+
+	// Nothing sent: nothing to commit or roll back.
+	if err := runTx(ctx, pool, pgx.TxOptions{}, func(pgx.Tx) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := runTx(ctx, pool, pgx.TxOptions{}, func(pgx.Tx) error { return errUndo }); !errors.Is(err, errUndo) {
+		t.Fatal(err)
+	}
+
+	// Read only.
+	err = runTx(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error { return insert(tx, 9) })
+	if err == nil || count() != 5 {
+		t.Fatalf("a write in a read-only transaction: %v, %d rows", err, count())
+	}
+	if s := pool.Stat(); s.TotalConns() != 1 || s.AcquiredConns() != 0 {
+		t.Fatalf("pool after the transactions: %d connections, %d acquired", s.TotalConns(), s.AcquiredConns())
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -61,7 +62,10 @@ func newHTTPS(cfg *config.Config, store *link.Store, main http.Handler, logger *
 			}
 			client.HTTPClient = hc
 		}
-		h.cache = &certCache{c: store.Certs}
+		h.cache = &certCache{c: store.Certs, now: time.Now, logger: logger}
+		if l, ok := store.Data.(Leaser); ok {
+			h.cache.leaser = l
+		}
 		m := &autocert.Manager{
 			Prompt:     autocert.AcceptTOS,
 			Cache:      h.cache,
@@ -146,11 +150,38 @@ func trustingClient(path string) (*http.Client, error) {
 // certCache is autocert's cache in the data file. autocert writes to it
 // from goroutines of its own (a challenge's clean-up, a renewal), so it is
 // closed before the data file is: later calls fail.
+//
+// On a database several instances share (leaser set), it also makes a
+// certificate's renewal happen once across them: autocert renews a
+// certificate from each process that serves it, after reading it from
+// the cache once more. A read of a certificate due for renewal takes the
+// lease "acme-renew:<name>": the holder gets the certificate it has and
+// renews it; another instance waits, in its renewal, until the holder
+// has stored the new one (or the lease ended: then it may renew), and
+// takes that. The first read of a name in a process (a handshake of a
+// process that has not served it yet) never waits: the old certificate is
+// still good, and the renewal that autocert starts for it waits instead.
 type certCache struct {
 	c      link.CertStore
+	leaser Leaser // nil: one process, nothing to share
+	now    func() time.Time
+	logger *slog.Logger
 	mu     sync.RWMutex
 	closed bool
+
+	seenMu sync.Mutex
+	seen   map[string]bool // the names read once by this process
 }
+
+// renewLease is how long the lease of a certificate's renewal lasts: an
+// order takes seconds; one that fails is tried again by its holder, who
+// takes its own lease again, and an instance that died gives the renewal
+// up to the others within it.
+const renewLease = 10 * time.Minute
+
+// renewPoll is how often an instance waiting for another's renewal reads
+// the certificate again.
+const renewPoll = time.Second
 
 var errCacheClosed = errors.New("linkbolt: the data file is closed")
 
@@ -170,7 +201,45 @@ func (c *certCache) close() {
 	c.mu.Unlock()
 }
 
-func (c *certCache) Get(ctx context.Context, name string) (b []byte, err error) {
+func (c *certCache) Get(ctx context.Context, name string) ([]byte, error) {
+	b, err := c.get(ctx, name)
+	if err != nil || c.leaser == nil {
+		return b, err
+	}
+	c.seenMu.Lock()
+	first := !c.seen[name]
+	if c.seen == nil {
+		c.seen = make(map[string]bool)
+	}
+	c.seen[name] = true
+	c.seenMu.Unlock()
+	for renewalDue(b, c.now()) {
+		mine, holder, err := c.leaser.Lease(ctx, "acme-renew:"+name, c.now(), renewLease)
+		switch {
+		case err != nil:
+			// Without the lease this process may renew too: a second
+			// certificate is better than none.
+			c.logger.Warn("https: the lease of a certificate's renewal cannot be taken; renewing here", "name", name, "err", err)
+			return b, nil
+		case mine || first:
+			return b, nil
+		}
+		c.logger.Debug("https: another instance renews the certificate; waiting for it", "name", name, "holder", holder)
+		select {
+		case <-ctx.Done():
+			return b, nil // still good; autocert tries again later
+		case <-time.After(renewPoll):
+		}
+		fresh, err := c.get(ctx, name)
+		if err != nil {
+			return b, nil
+		}
+		b = fresh
+	}
+	return b, nil
+}
+
+func (c *certCache) get(ctx context.Context, name string) (b []byte, err error) {
 	err = c.do(func() error {
 		b, err = c.c.Get(ctx, name)
 		return err
@@ -179,6 +248,31 @@ func (c *certCache) Get(ctx context.Context, name string) (b []byte, err error) 
 		return nil, autocert.ErrCacheMiss
 	}
 	return b, err
+}
+
+// renewalDue reports whether data, as autocert caches a certificate (its
+// private key, then its chain, in PEM), holds a certificate that autocert
+// renews by now: one with less than a third of its lifetime, or 30 days,
+// left (autocert's threshold, before its jitter of up to an hour, which
+// only delays a renewal). Other entries (the account key, challenge
+// tokens) are never due.
+func renewalDue(data []byte, now time.Time) bool {
+	for rest := data; len(rest) > 0; {
+		var b *pem.Block
+		if b, rest = pem.Decode(rest); b == nil {
+			return false
+		}
+		if b.Type != "CERTIFICATE" {
+			continue
+		}
+		leaf, err := x509.ParseCertificate(b.Bytes)
+		if err != nil {
+			return false
+		}
+		threshold := min(leaf.NotAfter.Sub(leaf.NotBefore)/3, 30*24*time.Hour)
+		return !now.Before(leaf.NotAfter.Add(-threshold))
+	}
+	return false
 }
 
 func (c *certCache) Put(ctx context.Context, name string, data []byte) error {

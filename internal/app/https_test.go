@@ -76,6 +76,7 @@ type pebble struct {
 	srv     *httptest.Server
 	handler atomic.Pointer[http.Handler]
 	orders  atomic.Int64 // new-order requests received
+	issued  atomic.Int64 // orders finalized: certificates issued
 	log     syncWriter
 	ca      *ca.CAImpl
 }
@@ -93,6 +94,9 @@ func newPebble(t *testing.T) *pebble {
 	p.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost && r.URL.Path == "/order-plz" {
 			p.orders.Add(1)
+		}
+		if r.Method == http.MethodPost && strings.HasPrefix(r.URL.Path, "/finalize-order/") {
+			p.issued.Add(1)
 		}
 		h := p.handler.Load()
 		if h == nil {
@@ -733,5 +737,83 @@ func TestHTTPSACMESharedByInstances(t *testing.T) {
 	}
 	if n := pb.orders.Load(); n != ordered {
 		t.Fatalf("b ordered a certificate of its own (%d orders, %d before): it should read the one a stored", n, ordered)
+	}
+}
+
+// TestHTTPSACMERenewedOnceByInstances: two instances on one database
+// serve a certificate due for renewal and both start renewing it at
+// once (autocert renews from every process that serves a certificate):
+// one takes the renewal's lease and orders, the other waits for the
+// certificate it stores; one certificate is issued and both serve it.
+func TestHTTPSACMERenewedOnceByInstances(t *testing.T) {
+	db := pgtest.URL(t)
+	noALPN := closedPort(t)
+	resolver := startLoopbackDNS(t)
+	pb := newPebble(t)
+	server := fmt.Sprintf(`  base_url: https://lb.test
+  tls: acme
+  acme_directory: %s/dir
+  acme_ca_root: %s
+  http_listen: 127.0.0.1:0
+`, pb.srv.URL, pb.directoryCA(t))
+	t.Setenv("LINKBOLT_STORAGE_POSTGRES_URL", db)
+	a, _ := startTLSApp(t, tlsConfig(t, server), io.Discard)
+	b, _ := startTLSApp(t, tlsConfig(t, server), io.Discard)
+	pb.start(port(t, b.plainAddr()), noALPN, resolver)
+
+	// A certificate of 90 days with 10 left: due (a third of its life).
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(42), Subject: pkix.Name{CommonName: "lb.test"}, DNSNames: []string{"lb.test"},
+		NotBefore: now.Add(-80 * 24 * time.Hour), NotAfter: now.Add(10 * 24 * time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cached := append(pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb}), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})...)
+	if err := a.store.Certs.Put(context.Background(), "lb.test", cached); err != nil {
+		t.Fatal(err)
+	}
+
+	// served returns the serial number of the certificate app serves.
+	served := func(app *App) *big.Int {
+		conn, err := tls.Dial("tcp", app.Addr(), &tls.Config{ServerName: "lb.test", InsecureSkipVerify: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		return conn.ConnectionState().PeerCertificates[0].SerialNumber
+	}
+	var wg sync.WaitGroup
+	serials := make([]*big.Int, 2)
+	for i, app := range []*App{a, b} {
+		wg.Go(func() { serials[i] = served(app) })
+	}
+	wg.Wait()
+	for i, s := range serials {
+		if s.Cmp(tmpl.SerialNumber) != 0 {
+			t.Fatalf("instance %d first served serial %v, want the cached certificate's", i, s)
+		}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		sa, sb := served(a), served(b)
+		if sa.Cmp(tmpl.SerialNumber) != 0 && sa.Cmp(sb) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not renewed on both within a minute: a serves %v, b %v; %d issued\n%s", sa, sb, pb.issued.Load(), pb.log.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := pb.issued.Load(); n != 1 {
+		t.Fatalf("%d certificates issued for one renewal by two instances, want 1", n)
 	}
 }

@@ -272,6 +272,27 @@ const (
 // their role now, which bounds what the key may do: a member demoted to
 // read does not keep writing through a key.
 func (s *Server) keyCreatorStop(ctx context.Context, k *link.APIKey, known *keyCreator) (creatorStop, link.Role, error) {
+	return s.keyCreatorStopIn(ctx, k, known, nil)
+}
+
+// creatorMemo keeps, for an answer about many keys of one workspace (the
+// list of keys), the keys listed and the state of each creator read, so
+// that a creator or a key met again is not read again.
+type creatorMemo struct {
+	keys  map[string]*link.APIKey
+	users map[string]*keyCreator
+}
+
+func newCreatorMemo(keys []*link.APIKey) *creatorMemo {
+	m := &creatorMemo{keys: make(map[string]*link.APIKey, len(keys)), users: make(map[string]*keyCreator)}
+	for _, k := range keys {
+		m.keys[k.ID] = k
+	}
+	return m
+}
+
+// keyCreatorStopIn is keyCreatorStop reading through memo (nil: none).
+func (s *Server) keyCreatorStopIn(ctx context.Context, k *link.APIKey, known *keyCreator, memo *creatorMemo) (creatorStop, link.Role, error) {
 	for range maxCreatorChain {
 		if k.KeepWhenCreatorDisabled {
 			return creatorActive, "", nil
@@ -279,10 +300,16 @@ func (s *Server) keyCreatorStop(ctx context.Context, k *link.APIKey, known *keyC
 		switch k.CreatedBy.Type {
 		case link.CreatorUser:
 			c := known
+			if c == nil && memo != nil {
+				c = memo.users[k.CreatedBy.ID]
+			}
 			if c == nil {
 				var err error
 				if c, err = s.readKeyCreator(ctx, k); err != nil {
 					return creatorActive, "", err
+				}
+				if memo != nil {
+					memo.users[k.CreatedBy.ID] = c
 				}
 			}
 			switch {
@@ -293,7 +320,14 @@ func (s *Server) keyCreatorStop(ctx context.Context, k *link.APIKey, known *keyC
 			}
 			return creatorActive, c.role, nil
 		case link.CreatorKey:
-			next, err := s.keys.FindKeyByID(ctx, k.WorkspaceID, k.CreatedBy.ID)
+			var next *link.APIKey
+			var err error
+			if memo != nil {
+				next = memo.keys[k.CreatedBy.ID]
+			}
+			if next == nil {
+				next, err = s.keys.FindKeyByID(ctx, k.WorkspaceID, k.CreatedBy.ID)
+			}
 			if isNotFound(err) {
 				return creatorActive, "", nil
 			} else if err != nil {
@@ -369,10 +403,11 @@ func (s *Server) keyScope(ctx context.Context, k *link.APIKey, creator *keyCreat
 }
 
 // creatorDisabled reports, for key answers, whether k stops because of its
-// creator (disabled, or no longer a member). A read error counts as not
-// (the answer is advice; authentication checks for itself).
-func (s *Server) creatorDisabled(k *link.APIKey) bool {
-	stop, _, err := s.keyCreatorStop(context.Background(), k, nil)
+// creator (disabled, or no longer a member), reading through memo (nil:
+// none). A read error counts as not (the answer is advice; authentication
+// checks for itself).
+func (s *Server) creatorDisabled(k *link.APIKey, memo *creatorMemo) bool {
+	stop, _, err := s.keyCreatorStopIn(context.Background(), k, nil, memo)
 	return err == nil && stop != creatorActive
 }
 

@@ -36,7 +36,11 @@ type keyResponse struct {
 	Key string `json:"key,omitempty"`
 }
 
-func (s *Server) newKeyResponse(k *link.APIKey) keyResponse {
+func (s *Server) newKeyResponse(k *link.APIKey) keyResponse { return s.keyResponseIn(k, nil) }
+
+// keyResponseIn is newKeyResponse reading creators through memo (see
+// creatorMemo; nil: none).
+func (s *Server) keyResponseIn(k *link.APIKey, memo *creatorMemo) keyResponse {
 	out := keyResponse{
 		ID: k.ID, Name: k.Name, Scope: string(k.Scope), State: string(k.State(s.now())),
 		Start: k.Start, WorkspaceID: k.WorkspaceID, CreatedAt: ts(k.CreatedAt),
@@ -49,7 +53,7 @@ func (s *Server) newKeyResponse(k *link.APIKey) keyResponse {
 	if k.CreatedBy.Type != "" {
 		out.CreatedBy = &creator{Type: k.CreatedBy.Type, ID: k.CreatedBy.ID}
 	}
-	out.KeepWhenCreatorDisabled, out.CreatorDisabled = k.KeepWhenCreatorDisabled, s.creatorDisabled(k)
+	out.KeepWhenCreatorDisabled, out.CreatorDisabled = k.KeepWhenCreatorDisabled, s.creatorDisabled(k, memo)
 	return out
 }
 
@@ -59,8 +63,9 @@ func (s *Server) handleListKeys(w http.ResponseWriter, r *http.Request, c *calle
 		return err
 	}
 	out := make([]keyResponse, 0, len(keys))
+	memo := newCreatorMemo(keys)
 	for _, k := range keys {
-		out = append(out, s.newKeyResponse(k))
+		out = append(out, s.keyResponseIn(k, memo))
 	}
 	writeJSON(w, http.StatusOK, map[string]any{"data": out})
 	return nil

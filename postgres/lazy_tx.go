@@ -136,7 +136,26 @@ func (tx *lazyTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults 
 	return br
 }
 
+// queryOptions reports whether args begin with an option of pgx's
+// Query (an execution mode, result formats) that a batch does not take:
+// such a statement goes after a BEGIN of its own.
+func queryOptions(args []any) bool {
+	if len(args) == 0 {
+		return false
+	}
+	switch args[0].(type) {
+	case pgx.QueryExecMode, pgx.QueryResultFormats, pgx.QueryResultFormatsByOID:
+		return true
+	}
+	return false
+}
+
 func (tx *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if tx.real == nil && queryOptions(args) {
+		if err := tx.ensureBegun(ctx); err != nil {
+			return pgconn.CommandTag{}, err
+		}
+	}
 	if tx.real != nil {
 		return tx.real.Exec(ctx, sql, args...)
 	}
@@ -151,6 +170,11 @@ func (tx *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Com
 }
 
 func (tx *lazyTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if tx.real == nil && queryOptions(args) {
+		if err := tx.ensureBegun(ctx); err != nil {
+			return nil, err
+		}
+	}
 	if tx.real != nil {
 		return tx.real.Query(ctx, sql, args...)
 	}

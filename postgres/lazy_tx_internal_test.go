@@ -153,9 +153,24 @@ func TestLazyTx(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A statement with an option of pgx's Query first (an execution
+	// mode, which a batch does not take).
+	err = runTx(ctx, pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		var n int
+		if err := tx.QueryRow(ctx, `SELECT $1::int`, pgx.QueryExecModeExec, 7).Scan(&n); err != nil || n != 7 {
+			t.Fatalf("an execution mode first: %d, %v", n, err)
+		}
+		inTx(tx)
+		_, err := tx.Exec(ctx, `INSERT INTO t VALUES ($1)`, pgx.QueryExecModeExec, 8)
+		return err
+	})
+	if err != nil || count() != 6 {
+		t.Fatalf("statements with an execution mode: %v, %d rows", err, count())
+	}
+
 	// Read only.
 	err = runTx(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error { return insert(tx, 9) })
-	if err == nil || count() != 5 {
+	if err == nil || count() != 6 {
 		t.Fatalf("a write in a read-only transaction: %v, %d rows", err, count())
 	}
 	if s := pool.Stat(); s.TotalConns() != 1 || s.AcquiredConns() != 0 {

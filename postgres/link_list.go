@@ -91,15 +91,22 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 		}
 	}
 	indexed := search != "" && utf8.RuneCountInString(search) >= 3 && s.hasTrigramIndex(ctx)
+	bounded := f.ScanLimit > 0 && (f.Sort == link.SortClicks || search != "" && !indexed)
 	if indexed {
-		where = append(where, match)
-		match = "true"
+		// The index is steered past the term's common words where it
+		// can be (see drivePattern), and the whole term tested on the
+		// links it names, after the fence below; a bounded scan counts
+		// the links that match, so it looks the whole term up.
+		if drive, ok := drivePattern(search, s.commonTrigrams(ctx)); ok && !bounded {
+			where = append(where, "l.search_text LIKE "+arg(drive))
+		} else {
+			where = append(where, match)
+			match = "true"
+		}
 	}
 	from := "links l WHERE " + strings.Join(where, " AND ")
-	bounded := false
 	scanned := "SELECT * FROM " + from
-	if f.ScanLimit > 0 && (f.Sort == link.SortClicks || search != "" && !indexed) {
-		bounded = true
+	if bounded {
 		scanned += " ORDER BY l.seq DESC LIMIT " + strconv.Itoa(f.ScanLimit)
 	}
 	base := args

@@ -34,6 +34,8 @@ type LinkService struct {
 	trgmMu    sync.Mutex
 	trgmKnown bool
 	trgm      bool // the trigram index links_search exists
+	// trgmStats steers searches past common trigrams (search_drive.go).
+	trgmStats trigramStats
 }
 
 var _ link.LinkStore = (*LinkService)(nil)

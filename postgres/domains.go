@@ -250,9 +250,13 @@ func (s *DomainService) readVerified(ctx context.Context, gen readToken) (map[st
 		}
 		return m, err
 	}
-	old, held := s.db.domains.stale("")
-	if !held {
-		return read(ctx)
+	old, held, current := s.db.domains.stale("")
+	if !held || !current {
+		m, err := read(ctx)
+		if _, down := unavailable(err); err != nil && down && held && ctx.Err() == nil {
+			return old, nil
+		}
+		return m, err
 	}
 	if s.db.stall.on() {
 		s.db.stall.refresh(func(ctx context.Context) error { _, err := read(ctx); return err })

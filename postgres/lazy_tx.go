@@ -43,11 +43,9 @@ func runTx(ctx context.Context, pool *pgxpool.Pool, opts pgx.TxOptions, fn func(
 	}
 	tx := &lazyTx{conn: c, opts: opts}
 	defer c.Release() // after the rollback below
-	defer func() {
-		if err != nil {
-			_ = tx.Rollback(ctx)
-		}
-	}()
+	// Rolled back unless committed, also when fn panics (a rollback
+	// after the commit does nothing), as pgx.BeginFunc does.
+	defer func() { _ = tx.Rollback(ctx) }()
 	if err := fn(tx); err != nil {
 		return err
 	}
@@ -151,7 +149,9 @@ func queryOptions(args []any) bool {
 }
 
 func (tx *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if tx.real == nil && queryOptions(args) {
+	// pgx sends an Exec without arguments by the simple protocol, which
+	// takes several statements in one string; a batch would not.
+	if tx.real == nil && (len(args) == 0 || queryOptions(args)) {
 		if err := tx.ensureBegun(ctx); err != nil {
 			return pgconn.CommandTag{}, err
 		}

@@ -168,6 +168,33 @@ func TestLazyTx(t *testing.T) {
 		t.Fatalf("statements with an execution mode: %v, %d rows", err, count())
 	}
 
+	// Several statements in one Exec without arguments, first: pgx's
+	// simple protocol, as in its own transaction.
+	err = runTx(ctx, pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO t VALUES (20); INSERT INTO t VALUES (21)`); err != nil {
+			t.Fatal(err)
+		}
+		inTx(tx)
+		return errUndo
+	})
+	if !errors.Is(err, errUndo) || count() != 6 {
+		t.Fatalf("several statements first, rolled back: %v, %d rows", err, count())
+	}
+
+	// A panic in the transaction rolls it back.
+	func() {
+		defer func() { _ = recover() }()
+		_ = runTx(ctx, pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+			if err := insert(tx, 30); err != nil {
+				t.Fatal(err)
+			}
+			panic("in the transaction")
+		})
+	}()
+	if count() != 6 {
+		t.Fatalf("after a panic: %d rows", count())
+	}
+
 	// Read only.
 	err = runTx(ctx, pool, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error { return insert(tx, 9) })
 	if err == nil || count() != 6 {

@@ -97,7 +97,11 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 		// can be (see drivePattern), and the whole term tested on the
 		// links it names, after the fence below; a bounded scan counts
 		// the links that match, so it looks the whole term up.
-		if drive, ok := drivePattern(search, s.commonTrigrams(ctx)); ok && !bounded {
+		drive, ok := "", false
+		if !bounded {
+			drive, ok = drivePattern(search, s.commonTrigrams(ctx))
+		}
+		if ok {
 			where = append(where, "l.search_text LIKE "+arg(drive))
 		} else {
 			where = append(where, match)

@@ -543,11 +543,13 @@ func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string)
 	if ok {
 		return l, nil
 	}
-	old, held := s.db.links.stale(key)
-	if !held {
+	old, held, current := s.db.links.stale(key)
+	if !held || !current {
 		l, err := s.db.aliases.load(ctx, domain, alias)
 		if err == nil {
 			s.db.links.put(key, l, gen)
+		} else if _, down := unavailable(err); down && held && ctx.Err() == nil {
+			return old, nil
 		}
 		return l, err
 	}

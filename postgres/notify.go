@@ -131,11 +131,11 @@ func (db *DB) heard(payload string) {
 	case strings.HasPrefix(what, "l"):
 		db.links.invalidateKey(what[1:])
 	case what == "d":
-		db.domains.forgetFreshness()
+		db.domains.changedElsewhere()
 	case what == "b":
 		db.blocklistVersion.Add(1)
 	default: // "L", and anything this linkbolt does not know
-		db.links.forgetFreshness()
+		db.links.changedElsewhere()
 	}
 }
 

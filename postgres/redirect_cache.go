@@ -50,7 +50,12 @@ type redirectCache[V any] struct {
 	// epoch moves on when changes may have gone unheard (see
 	// forgetFreshness): answers of an older epoch are not served fresh,
 	// but still stale.
-	epoch     atomic.Uint64
+	epoch atomic.Uint64
+	// announced moves on (with epoch) when another process announced a
+	// change that may touch any answer (changedElsewhere): an answer of
+	// an older one is not given for a database that is only slow (see
+	// readStall).
+	announced atomic.Uint64
 	listening atomic.Bool
 	shards    [redirectCacheShards]redirectShard[V]
 }
@@ -62,12 +67,12 @@ type redirectShard[V any] struct {
 }
 
 // readToken is what a read to fill the cache must be put back with.
-type readToken struct{ gen, epoch, shardGen uint64 }
+type readToken struct{ gen, epoch, announced, shardGen uint64 }
 
 type redirectEntry[V any] struct {
-	v          V
-	gen, epoch uint64
-	at         time.Time
+	v                     V
+	gen, epoch, announced uint64
+	at                    time.Time
 }
 
 func newRedirectCache[V any](now func() time.Time) *redirectCache[V] {
@@ -94,7 +99,7 @@ func (c *redirectCache[V]) setListening(on bool) { c.listening.Store(on) }
 // and younger than the TTL, and the token a read to fill it must be put
 // back with.
 func (c *redirectCache[V]) get(key string) (v V, ok bool, tok readToken) {
-	tok.gen, tok.epoch = c.gen.Load(), c.epoch.Load()
+	tok.gen, tok.epoch, tok.announced = c.gen.Load(), c.epoch.Load(), c.announced.Load()
 	s := c.shard(key)
 	s.mu.RLock()
 	e, found := s.m[key]
@@ -121,21 +126,24 @@ func (c *redirectCache[V]) put(key string, v V, tok readToken) {
 	if s.m == nil || len(s.m) >= redirectCacheSize/redirectCacheShards {
 		s.m = make(map[string]redirectEntry[V])
 	}
-	s.m[key] = redirectEntry[V]{v: v, gen: tok.gen, epoch: tok.epoch, at: c.now()}
+	s.m[key] = redirectEntry[V]{v: v, gen: tok.gen, epoch: tok.epoch, announced: tok.announced, at: c.now()}
 }
 
 // stale returns the value kept for key past its TTL, if no change made
 // through this process came since it was read: what a redirect answers
-// while the database cannot be read.
-func (c *redirectCache[V]) stale(key string) (v V, ok bool) {
+// while the database cannot be read. current says whether no other
+// process announced a change that may touch it since (changedElsewhere):
+// only such a value is answered for a database that is slow rather than
+// refusing.
+func (c *redirectCache[V]) stale(key string) (v V, ok, current bool) {
 	s := c.shard(key)
 	s.mu.RLock()
 	e, found := s.m[key]
 	s.mu.RUnlock()
 	if found && e.gen == c.gen.Load() {
-		return e.v, true
+		return e.v, true, e.announced == c.announced.Load()
 	}
-	return v, false
+	return v, false, false
 }
 
 // forgetFreshness makes every kept value one to read again, though
@@ -143,6 +151,15 @@ func (c *redirectCache[V]) stale(key string) (v V, ok bool) {
 // have gone unheard (the listener was not connected), but none made
 // through this process.
 func (c *redirectCache[V]) forgetFreshness() { c.epoch.Add(1) }
+
+// changedElsewhere is forgetFreshness for a change another process
+// announced that may touch any kept value (a campaign's UTM values, a
+// domain's state): kept values are still answered while the database
+// refuses, but no longer while it is only slow.
+func (c *redirectCache[V]) changedElsewhere() {
+	c.announced.Add(1)
+	c.epoch.Add(1)
+}
 
 // invalidate makes every kept value stale.
 func (c *redirectCache[V]) invalidate() { c.gen.Add(1) }

@@ -1,8 +1,13 @@
 package postgres
 
 import (
+	"context"
 	"testing"
 	"time"
+
+	"github.com/linkbolt/linkbolt/internal/clocktest"
+	"github.com/linkbolt/linkbolt/internal/pgtest"
+	"github.com/linkbolt/linkbolt/link"
 )
 
 // A value read before a change that ended meanwhile is not kept: a read
@@ -66,7 +71,7 @@ func TestRedirectCacheKeysAndListening(t *testing.T) {
 	if _, ok, _ := c.get("a"); ok {
 		t.Fatal("a read overlapping the key's change was kept")
 	}
-	if _, ok := c.stale("a"); ok {
+	if _, ok, _ := c.stale("a"); ok {
 		t.Fatal("a changed key answered as stale")
 	}
 
@@ -79,12 +84,69 @@ func TestRedirectCacheKeysAndListening(t *testing.T) {
 	if _, ok, _ := c.get("b"); ok {
 		t.Fatal("kept past a second while not listening")
 	}
-	if v, ok := c.stale("b"); !ok || v != "b1" {
-		t.Fatalf("stale b = %q, %v", v, ok)
+	if v, ok, current := c.stale("b"); !ok || !current || v != "b1" {
+		t.Fatalf("stale b = %q, %v, current %v", v, ok, current)
+	}
+	// Another process announced a change that may touch it: still held
+	// for a refusing database, no longer current.
+	c.changedElsewhere()
+	if v, ok, current := c.stale("b"); !ok || current || v != "b1" {
+		t.Fatalf("stale b after a change elsewhere = %q, %v, current %v", v, ok, current)
+	}
+	_, _, tok = c.get("b")
+	c.put("b", "b2", tok)
+	if v, ok, current := c.stale("b"); !ok || !current || v != "b2" {
+		t.Fatalf("b read again = %q, %v, current %v", v, ok, current)
 	}
 	c.setListening(true)
 	now = now.Add(redirectCacheTTLListening)
 	if _, ok, _ := c.get("b"); ok {
 		t.Fatal("kept past a minute")
+	}
+}
+
+// A link another process may have changed (it announced a change of a
+// campaign's UTM values) is not answered as it was for a database that
+// is only slow or frozen: the redirect waits for it. One read after the
+// announcement is.
+func TestHeldAnswerAfterAnnouncedChange(t *testing.T) {
+	t.Parallel()
+	cluster := pgtest.NewCluster(t)
+	clock := clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
+	ctx := context.Background()
+	o := Options{URL: cluster.URL(t), Now: clock.Now}
+	db, err := OpenDB(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	s := db.Store(o)
+	ws := &link.Workspace{Name: "Default", Plan: link.PlanFree}
+	if err := s.Users.Bootstrap(ctx, &link.User{Email: "admin@example.com", PasswordHash: []byte("h")}, ws); err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range []string{"before", "after"} {
+		if err := s.Links.CreateLink(ctx, &link.Link{WorkspaceID: ws.ID, Alias: a, DestinationURL: "https://example.com/" + a, RedirectCode: 302}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := s.Links.FindLinkByAlias(ctx, "", "before"); err != nil {
+		t.Fatal(err)
+	}
+	db.heard("another-process L")
+	if _, err := s.Links.FindLinkByAlias(ctx, "", "after"); err != nil {
+		t.Fatal(err)
+	}
+	cluster.Freeze(t)
+	clock.Add(2 * time.Minute)
+	rctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	if got, err := s.Links.FindLinkByAlias(rctx, "", "after"); err != nil || got.Alias != "after" {
+		t.Fatalf("a link read after the announcement, the database frozen: %v, %v", got, err)
+	}
+	wctx, cancel2 := context.WithTimeout(ctx, 600*time.Millisecond)
+	defer cancel2()
+	if got, err := s.Links.FindLinkByAlias(wctx, "", "before"); err == nil {
+		t.Fatalf("a link read before another process announced a change answered as it was: %+v", got)
 	}
 }

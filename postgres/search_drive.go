@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync"
 	"time"
@@ -9,11 +10,12 @@ import (
 
 // A search is answered by the trigram index links_search (pg_trgm): for
 // `search_text LIKE '%term%'` PostgreSQL intersects the index's lists of
-// every trigram of the term. The trigrams that most links hold ("exa",
+// every trigram of the term. The trigrams that many links hold ("exa",
 // "com", "htt" of a destination host) have lists as long as the table:
 // at a million links, a host search read 1,900 index pages for them, 17
 // ms, for 240 matches. So the index is driven by the term without the
-// words whose every trigram is common (drivePattern), a pattern every
+// words whose every trigram is common, in 2% of the links or more
+// (drivePattern), a pattern every
 // match also matches, and the whole term is tested on the rows it names:
 // 260 pages, 2 ms.
 //
@@ -31,6 +33,13 @@ const (
 	trigramSample   = 5000
 	trigramStatsAge = 10 * time.Minute
 )
+
+// minTrigramSample is the fewest links a sample must hold to tell what is
+// common: fewer links are searched as fast without steering, and are
+// sampled again at the next search (errSmallSample).
+const minTrigramSample = 100
+
+var errSmallSample = errors.New("too few links to sample")
 
 // trigramStats holds the trigrams common among the links' search texts.
 type trigramStats struct {
@@ -125,9 +134,12 @@ func (s *LinkService) sampleTrigrams(ctx context.Context) (map[string]bool, erro
 	if err := r.Err(); err != nil {
 		return nil, err
 	}
+	if n < minTrigramSample {
+		return nil, errSmallSample
+	}
 	common := map[string]bool{}
 	for t, c := range counts {
-		if n >= 100 && float64(c) >= commonShare*float64(n) {
+		if float64(c) >= commonShare*float64(n) {
 			common[t] = true
 		}
 	}

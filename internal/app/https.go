@@ -160,7 +160,8 @@ func trustingClient(path string) (*http.Client, error) {
 // has stored the new one (or the lease ended: then it may renew), and
 // takes that. The first read of a name in a process (a handshake of a
 // process that has not served it yet) never waits: the old certificate is
-// still good, and the renewal that autocert starts for it waits instead.
+// still good, and the renewal that autocert starts for it waits instead;
+// nor does a read of an expired certificate, which autocert does not use.
 type certCache struct {
 	c      link.CertStore
 	leaser Leaser // nil: one process, nothing to share
@@ -213,7 +214,14 @@ func (c *certCache) Get(ctx context.Context, name string) ([]byte, error) {
 	}
 	c.seen[name] = true
 	c.seenMu.Unlock()
-	for renewalDue(b, c.now()) {
+	for {
+		due, expired := renewalDue(b, c.now())
+		if !due || expired {
+			// An expired certificate is no answer for autocert, which
+			// orders a new one (a handshake waiting here would hold
+			// autocert's lock, and every other handshake, with it).
+			return b, nil
+		}
 		mine, holder, err := c.leaser.Lease(ctx, "acme-renew:"+name, c.now(), renewLease)
 		switch {
 		case err != nil:
@@ -236,7 +244,6 @@ func (c *certCache) Get(ctx context.Context, name string) ([]byte, error) {
 		}
 		b = fresh
 	}
-	return b, nil
 }
 
 func (c *certCache) get(ctx context.Context, name string) (b []byte, err error) {
@@ -254,25 +261,27 @@ func (c *certCache) get(ctx context.Context, name string) (b []byte, err error) 
 // private key, then its chain, in PEM), holds a certificate that autocert
 // renews by now: one with less than a third of its lifetime, or 30 days,
 // left (autocert's threshold, before its jitter of up to an hour, which
-// only delays a renewal). Other entries (the account key, challenge
+// only delays a renewal: the holder of the lease may then find it not due
+// yet and order later, its lease ended, while the others wait), and
+// whether it has expired. Other entries (the account key, challenge
 // tokens) are never due.
-func renewalDue(data []byte, now time.Time) bool {
+func renewalDue(data []byte, now time.Time) (due, expired bool) {
 	for rest := data; len(rest) > 0; {
 		var b *pem.Block
 		if b, rest = pem.Decode(rest); b == nil {
-			return false
+			return false, false
 		}
 		if b.Type != "CERTIFICATE" {
 			continue
 		}
 		leaf, err := x509.ParseCertificate(b.Bytes)
 		if err != nil {
-			return false
+			return false, false
 		}
 		threshold := min(leaf.NotAfter.Sub(leaf.NotBefore)/3, 30*24*time.Hour)
-		return !now.Before(leaf.NotAfter.Add(-threshold))
+		return !now.Before(leaf.NotAfter.Add(-threshold)), !now.Before(leaf.NotAfter)
 	}
-	return false
+	return false, false
 }
 
 func (c *certCache) Put(ctx context.Context, name string, data []byte) error {

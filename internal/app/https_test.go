@@ -23,6 +23,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -815,5 +816,41 @@ func TestHTTPSACMERenewedOnceByInstances(t *testing.T) {
 	}
 	if n := pb.issued.Load(); n != 1 {
 		t.Fatalf("%d certificates issued for one renewal by two instances, want 1", n)
+	}
+}
+
+// renewalDue: due from a third of a certificate's life (or 30 days) before
+// its end, expired at its end; the account key and tokens never.
+func TestRenewalDue(t *testing.T) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), DNSNames: []string{"lb.test"}, NotBefore: start, NotAfter: start.Add(90 * 24 * time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kb, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kb})
+	cached := append(slices.Clone(keyPEM), pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})...)
+	for _, c := range []struct {
+		data         []byte
+		at           time.Time
+		due, expired bool
+	}{
+		{cached, start.Add(59 * 24 * time.Hour), false, false},
+		{cached, start.Add(60 * 24 * time.Hour), true, false},
+		{cached, start.Add(90 * 24 * time.Hour), true, true},
+		{keyPEM, start.Add(100 * 24 * time.Hour), false, false},
+		{[]byte("a token"), start, false, false},
+	} {
+		if due, expired := renewalDue(c.data, c.at); due != c.due || expired != c.expired {
+			t.Errorf("at %s: due %v expired %v, want %v %v", c.at.Format(time.DateOnly), due, expired, c.due, c.expired)
+		}
 	}
 }

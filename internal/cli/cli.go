@@ -17,8 +17,8 @@ import (
 	"syscall"
 	_ "time/tzdata" // analytics time zones work on hosts without a zone database
 
-	"github.com/linkbolt/linkbolt/internal/app"
 	"github.com/linkbolt/linkbolt/analytics/geodata"
+	"github.com/linkbolt/linkbolt/internal/app"
 	"github.com/linkbolt/linkbolt/internal/version"
 	"github.com/linkbolt/linkbolt/link"
 )

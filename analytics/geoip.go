@@ -63,17 +63,39 @@ func OpenGeoIP(path string) (*GeoIP, error) {
 func OpenGeoIPWith(path string, info GeoInfo) (*GeoIP, error) {
 	db, err := maxminddb.Open(path)
 	if err != nil {
-		var pathErr *fs.PathError
-		var sysErr *os.SyscallError
-		if errors.As(err, &pathErr) || errors.As(err, &sysErr) {
-			return nil, fmt.Errorf("geoip database: %w", err)
-		}
-		// Anything else (an empty file, no metadata, a corrupt tree) means
-		// the file is not a MaxMind DB.
-		return nil, fmt.Errorf("geoip database %s is not a MaxMind DB (.mmdb) file: %w", path, err)
+		return nil, openError(path, err)
 	}
 	info.Path = path
 	return newGeoIP(db, info), nil
+}
+
+// ReadGeoIP is OpenGeoIPWith reading the file into memory instead of
+// mapping it: the database keeps working when the file is overwritten in
+// place (a mapped file cut short faults the process), at the cost of
+// the file's size in memory.
+func ReadGeoIP(path string, info GeoInfo) (*GeoIP, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("geoip database: %w", err)
+	}
+	db, err := maxminddb.OpenBytes(b)
+	if err != nil {
+		return nil, openError(path, err)
+	}
+	info.Path = path
+	return newGeoIP(db, info), nil
+}
+
+// openError says why the file at path does not open as a database.
+func openError(path string, err error) error {
+	var pathErr *fs.PathError
+	var sysErr *os.SyscallError
+	if errors.As(err, &pathErr) || errors.As(err, &sysErr) {
+		return fmt.Errorf("geoip database: %w", err)
+	}
+	// Anything else (an empty file, no metadata, a corrupt tree) means
+	// the file is not a MaxMind DB.
+	return fmt.Errorf("geoip database %s is not a MaxMind DB (.mmdb) file: %w", path, err)
 }
 
 // OpenGeoIPBytes opens the database held in b, which must not change

@@ -345,3 +345,30 @@ func TestGeoIPReplace(t *testing.T) {
 		}
 	}
 }
+
+// TestReadGeoIP reads the database into memory: it answers on after the
+// file is overwritten in place.
+func TestReadGeoIP(t *testing.T) {
+	path := writeTestMMDB(t, mmdbwriter.Options{DatabaseType: "country ipvAll"},
+		map[string]mmdbtype.Map{"81.2.69.0/24": {"country_code": mmdbtype.String("GB")}})
+	g, err := ReadGeoIP(path, GeoInfo{Source: GeoInstalled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := os.WriteFile(path, []byte("overwritten"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Country(netip.MustParseAddr("81.2.69.1")); got != "GB" {
+		t.Errorf("Country = %q after the file was overwritten", got)
+	}
+	if i := g.Info(); i.Source != GeoInstalled || i.Path != path {
+		t.Errorf("Info = %+v", i)
+	}
+	if _, err := ReadGeoIP(path, GeoInfo{}); err == nil || !strings.Contains(err.Error(), "not a MaxMind DB") {
+		t.Errorf("ReadGeoIP of a text file: %v", err)
+	}
+	if _, err := ReadGeoIP(path+".missing", GeoInfo{}); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadGeoIP of a missing file: %v", err)
+	}
+}

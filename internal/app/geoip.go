@@ -102,7 +102,9 @@ func (g *geo) openInstalled() (*analytics.GeoIP, os.FileInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	db, err := analytics.OpenGeoIPWith(path, analytics.GeoInfo{Source: analytics.GeoInstalled})
+	// Read into memory, not mapped: a file copied over in place (cp)
+	// must not pull the database from under the running server.
+	db, err := analytics.ReadGeoIP(path, analytics.GeoInfo{Source: analytics.GeoInstalled})
 	if err != nil {
 		return nil, fi, err
 	}

@@ -134,15 +134,15 @@ func (a *App) wire(ctx context.Context) error {
 	}
 	a.dispatch = &webhook.Dispatcher{Store: store.Webhooks, Now: time.Now,
 		Client: webhook.NewClient(cfg.Webhooks.AllowPrivate), Logger: a.logger}
-	geo, err := openGeo(cfg, a.logger)
+	countries, err := openGeo(cfg, a.logger)
 	if err != nil {
 		return err
 	}
-	a.geo = geo
+	a.geo = countries
 	clicks := damageSafeClicks{store.Clicks, store.Data}
 	a.recorder = analytics.NewRecorder(clicks, cfg.Clicks.FlushInterval, cfg.Clicks.QueueSize, a.logger)
 	a.recorder.SetQueueBytes(cfg.Clicks.QueueBytes)
-	a.recorder.SetEnrich(analytics.Enricher(analytics.NewClassifier(geo.db), store.Clicks))
+	a.recorder.SetEnrich(analytics.Enricher(analytics.NewClassifier(countries.db), store.Clicks))
 	// With clicks.backlog_bytes 0 the backlog takes no click, but what an
 	// earlier run left there is still drained.
 	var backlog analytics.Backlog = clicks

@@ -38,12 +38,14 @@ func (s *Server) handleAdminGeoIP(w http.ResponseWriter, _ *http.Request, _ *cal
 
 // geoIPCollector is linkbolt_geoip_build_timestamp_seconds: when the
 // country database in use was built, labelled with where it comes from,
-// read at each scrape (the database may be replaced while serving).
+// read at each scrape (the database may be replaced while serving). Its
+// labels hold no space (a database type may), so that scripts that split
+// a sample at its first space read it.
 type geoIPCollector struct{ s *Server }
 
 var geoIPBuiltDesc = prometheus.NewDesc("linkbolt_geoip_build_timestamp_seconds",
-	"When the country database in use was built (Unix time; its age is time() minus this), by source (embedded, installed, file), version (the embedded package's, else \"\") and database_type. No series with analytics.geoip off.",
-	[]string{"source", "version", "database_type"}, nil)
+	"When the country database in use was built (Unix time; its age is time() minus this), by source (embedded, installed, file) and version (the embedded package's, else \"\"). No series with analytics.geoip off.",
+	[]string{"source", "version"}, nil)
 
 func (c geoIPCollector) Describe(ch chan<- *prometheus.Desc) { ch <- geoIPBuiltDesc }
 
@@ -59,5 +61,5 @@ func (c geoIPCollector) Collect(ch chan<- prometheus.Metric) {
 	if !i.Built.IsZero() {
 		built = float64(i.Built.Unix())
 	}
-	ch <- prometheus.MustNewConstMetric(geoIPBuiltDesc, prometheus.GaugeValue, built, i.Source, i.Version, i.DatabaseType)
+	ch <- prometheus.MustNewConstMetric(geoIPBuiltDesc, prometheus.GaugeValue, built, i.Source, i.Version)
 }

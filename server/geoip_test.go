@@ -43,7 +43,7 @@ func TestAdminGeoIP(t *testing.T) {
 	wantProblem(t, e.request(newRequest("GET", "/v1/admin/geoip", "", "")), 401, "unauthorized")
 
 	m := e.request(newRequest("GET", "/metrics", "", ""))
-	series := fmt.Sprintf(`linkbolt_geoip_build_timestamp_seconds{database_type="country ipvAll",source="embedded",version=%q} `, i.Version)
+	series := fmt.Sprintf(`linkbolt_geoip_build_timestamp_seconds{source="embedded",version=%q} `, i.Version)
 	if !strings.Contains(string(m.raw), series) {
 		t.Errorf("/metrics has no %s:\n%s", series, grepLines(string(m.raw), "geoip"))
 	}

@@ -7,6 +7,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -204,5 +205,170 @@ func BenchmarkCountry(b *testing.B) {
 	for b.Loop() {
 		g.Country(addrs[i%len(addrs)])
 		i++
+	}
+}
+
+// TestGeoIPCountryCodeShape reads ip-location-db's record shape, the code
+// at the top-level country_code, beside MaxMind's country.iso_code.
+func TestGeoIPCountryCodeShape(t *testing.T) {
+	path := writeTestMMDB(t, mmdbwriter.Options{DatabaseType: "country ipvAll"}, map[string]mmdbtype.Map{
+		"193.0.0.0/20":     {"country_code": mmdbtype.String("NL")},
+		"2001:67c::/32":    {"country_code": mmdbtype.String("nl")},
+		"202.12.28.0/22":   {"country_code": mmdbtype.String("AUS")},
+		"81.2.69.0/24":     country("GB"),
+		"200.3.12.0/22":    {"country_code": mmdbtype.String("")},
+		"196.216.2.0/23":   {"country": mmdbtype.Map{"iso_code": mmdbtype.String("MU")}, "country_code": mmdbtype.String("ZA")},
+		"2001:4860::/32":   {"registered_country": mmdbtype.Map{"iso_code": mmdbtype.String("US")}},
+		"2001:13c7::/32":   {"country_code": mmdbtype.Uint32(858)},
+		"2001:dd8::/31":    {"country_code": mmdbtype.String("AU"), "registered_country": mmdbtype.Map{"iso_code": mmdbtype.String("JP")}},
+		"2001:43f8::/32":   {"country": mmdbtype.String("MU")},
+		"2a00:1450::/29":   {},
+		"131.107.0.0/16":   {"country_code": mmdbtype.String("US")},
+		"2001:4998::/32":   {"country_code": mmdbtype.String("US")},
+		"2001:df0:27::/48": {"country_code": mmdbtype.String("12")},
+	})
+	g, err := OpenGeoIP(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	for addr, want := range map[string]string{
+		"193.0.6.139":        "NL",
+		"2001:67c:2e8::1":    "NL",    // lower case
+		"202.12.29.205":      Unknown, // not two letters
+		"81.2.69.142":        "GB",    // MaxMind's shape still
+		"200.3.14.10":        Unknown, // empty
+		"196.216.2.1":        "MU",    // country.iso_code first
+		"2001:4860::1":       "US",    // registered country
+		"2001:13c7:7001::10": Unknown, // a number
+		"2001:dd8:8::1":      "AU",    // country_code before the registered country
+		"2001:43f8:120::1":   Unknown, // country is not a map
+		"2a00:1450::1":       Unknown, // an empty record
+		"2001:4998::1":       "US",
+		"2001:df0:27::1":     Unknown, // digits
+		"10.0.0.1":           Unknown, // private
+		"::1":                Unknown, // loopback
+		"::ffff:193.0.6.139": "NL",    // mapped
+		"fe80::1":            Unknown, // link-local
+		"100.64.0.1":         Unknown, // not in the database
+		"2001:db8::1":        Unknown, // documentation, not in the database
+		"8.8.8.8":            Unknown, // not in the database
+		"193.0.15.255":       "NL",
+		"2001:67d::1":        Unknown,
+		"2001:4999::1":       Unknown,
+		"2001:dd9:1::1":      "AU",    // the /31's second half
+		"202.12.31.255":      Unknown, // not two letters
+		"196.216.3.255":      "MU",
+		"2001:13c7::1":       Unknown,
+		"2001:4860:ffff::1":  "US",
+		"81.2.69.0":          "GB",
+	} {
+		if got := g.Country(netip.MustParseAddr(addr)); got != want {
+			t.Errorf("Country(%s) = %q, want %q", addr, got, want)
+		}
+	}
+}
+
+// TestGeoIPCheck accepts a country database and refuses one that gives no
+// country for well-known addresses (an ASN database, or an empty one).
+func TestGeoIPCheck(t *testing.T) {
+	good := writeTestMMDB(t, mmdbwriter.Options{DatabaseType: "country ipvAll"},
+		map[string]mmdbtype.Map{"8.8.8.0/24": {"country_code": mmdbtype.String("US")}})
+	asn := writeTestMMDB(t, mmdbwriter.Options{DatabaseType: "GeoLite2-ASN"},
+		map[string]mmdbtype.Map{"8.8.8.0/24": {"autonomous_system_number": mmdbtype.Uint32(15169)}})
+	empty := writeTestMMDB(t, mmdbwriter.Options{DatabaseType: "GeoLite2-Country"}, nil)
+	for path, ok := range map[string]bool{good: true, asn: false, empty: false} {
+		g, err := OpenGeoIP(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = g.Check()
+		g.Close()
+		if (err == nil) != ok {
+			t.Errorf("%s: Check = %v, want ok %v", path, err, ok)
+		}
+		if err != nil && !strings.Contains(err.Error(), "not a country database") {
+			t.Errorf("%s: Check = %q, want it to say why", path, err)
+		}
+	}
+}
+
+// TestGeoIPReplace swaps the database under running lookups (run with
+// -race): each lookup answers from the old database or the new one, and
+// the old one is closed.
+func TestGeoIPReplace(t *testing.T) {
+	g := mustOpenTestGeoIP(t)
+	if got := g.Info(); got.Source != GeoFile || got.DatabaseType != "GeoIP2-Country" || got.Built.IsZero() {
+		t.Errorf("Info = %+v", got)
+	}
+	path := writeTestMMDB(t, mmdbwriter.Options{DatabaseType: "country ipvAll"},
+		map[string]mmdbtype.Map{"81.2.69.0/24": {"country_code": mmdbtype.String("IE")}})
+	next, err := OpenGeoIP(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := netip.MustParseAddr("81.2.69.142")
+	stop := make(chan struct{})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			if c := g.Country(addr); c != "GB" && c != "IE" {
+				t.Errorf("Country during Replace = %q", c)
+				return
+			}
+		}
+	}()
+	g.Replace(next)
+	close(stop)
+	<-done
+	if got, want := g.Country(addr), "IE"; got != want {
+		t.Errorf("after Replace: Country = %q, want %q", got, want)
+	}
+	if got := g.Info(); got.Path != path || got.DatabaseType != "country ipvAll" {
+		t.Errorf("after Replace: Info = %+v", got)
+	}
+	if got := next.Country(addr); got != Unknown {
+		t.Errorf("the replacing GeoIP still answers %q", got)
+	}
+	// The replaced database is closed once unreachable: lookups on g go
+	// on through collections.
+	for range 3 {
+		runtime.GC()
+		if got, want := g.Country(addr), "IE"; got != want {
+			t.Fatalf("after a collection: Country = %q, want %q", got, want)
+		}
+	}
+}
+
+// TestReadGeoIP reads the database into memory: it answers on after the
+// file is overwritten in place.
+func TestReadGeoIP(t *testing.T) {
+	path := writeTestMMDB(t, mmdbwriter.Options{DatabaseType: "country ipvAll"},
+		map[string]mmdbtype.Map{"81.2.69.0/24": {"country_code": mmdbtype.String("GB")}})
+	g, err := ReadGeoIP(path, GeoInfo{Source: GeoInstalled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.Close()
+	if err := os.WriteFile(path, []byte("overwritten"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := g.Country(netip.MustParseAddr("81.2.69.1")); got != "GB" {
+		t.Errorf("Country = %q after the file was overwritten", got)
+	}
+	if i := g.Info(); i.Source != GeoInstalled || i.Path != path {
+		t.Errorf("Info = %+v", i)
+	}
+	if _, err := ReadGeoIP(path, GeoInfo{}); err == nil || !strings.Contains(err.Error(), "not a MaxMind DB") {
+		t.Errorf("ReadGeoIP of a text file: %v", err)
+	}
+	if _, err := ReadGeoIP(path+".missing", GeoInfo{}); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadGeoIP of a missing file: %v", err)
 	}
 }

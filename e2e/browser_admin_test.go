@@ -16,7 +16,8 @@ import (
 // TestBrowserAdmin drives the Admin page: the admin creates a user (a bad
 // password refused at its field), disables them (their login is refused),
 // enables them again, downloads a backup that opens as a bbolt file with
-// the links, and reads the instance's audit log. A user who is not the
+// the links, and reads the instance's audit log and which country
+// database is in use. A user who is not the
 // admin sees no Admin entry and, opening it, a clear refusal.
 func TestBrowserAdmin(t *testing.T) {
 	t.Parallel()
@@ -30,6 +31,19 @@ func TestBrowserAdmin(t *testing.T) {
 		chromedp.Click(`nav[aria-label=Main] a[href="/app/admin"]`),
 		chromedp.WaitVisible(`#users tbody tr`),
 		chromedp.WaitVisible(`#instance-audit tbody tr`))
+
+	// The country database in use: the one inside linkbolt, with its
+	// package, version and licence.
+	var geoSource, geoPackage, geoLicense string
+	b.run("country database",
+		chromedp.WaitVisible(`#geoip [data-geoip="package"]`),
+		chromedp.Text(`#geoip [data-geoip="source"]`, &geoSource),
+		chromedp.Text(`#geoip [data-geoip="package"]`, &geoPackage),
+		chromedp.Text(`#geoip [data-geoip="license"]`, &geoLicense))
+	if geoSource != "inside linkbolt" || !strings.HasPrefix(geoPackage, "@ip-location-db/geo-whois-asn-country-mmdb ") ||
+		!strings.HasPrefix(geoLicense, "CC0-1.0") || !strings.Contains(geoLicense, "NRO") {
+		t.Errorf("the country database shows %q, %q, %q", geoSource, geoPackage, geoLicense)
+	}
 
 	// A password too short is refused at its field.
 	b.run("bad password",
@@ -131,7 +145,7 @@ func TestBrowserAdmin(t *testing.T) {
 	c.must("GET", "/v1/users", annTok, "", 403)
 
 	got := b.templates(t)
-	for _, w := range []string{"GET /v1/users", "POST /v1/users", "PATCH /v1/users/{id}", "GET /v1/admin/backup", "GET /v1/admin/audit-log"} {
+	for _, w := range []string{"GET /v1/users", "POST /v1/users", "PATCH /v1/users/{id}", "GET /v1/admin/backup", "GET /v1/admin/audit-log", "GET /v1/admin/geoip"} {
 		if !got[w] {
 			t.Errorf("the admin journey did not call %s", w)
 		}

@@ -304,6 +304,7 @@ func TestAdminCommandsHelp(t *testing.T) {
 		{[]string{"keys", "list"}, []string{"--config FILE", "--token TOKEN", "--workspace ID"}},
 		{[]string{"keys", "revoke"}, []string{"--config FILE", "--token TOKEN", "--key ID"}},
 		{[]string{"export"}, []string{"--config FILE", "--token TOKEN", "--workspace ID", "--out FILE"}},
+		{[]string{"geoip", "update"}, []string{"--config FILE", "--from FILE"}},
 	} {
 		name := strings.Join(tc.cmd, " ")
 		if !strings.Contains(list, "\n  linkbolt "+name+" ") {
@@ -331,7 +332,7 @@ func TestAdminCommandsHelp(t *testing.T) {
 		}
 	}
 	// A command group's help lists its commands, as the list does.
-	for _, group := range []string{"users", "workspaces", "keys"} {
+	for _, group := range []string{"users", "workspaces", "keys", "geoip"} {
 		var first string
 		for _, args := range [][]string{{"help", group}, {group, "--help"}, {group, "-h"}} {
 			code, stdout, stderr := runCLI(t, args...)
@@ -365,6 +366,8 @@ func TestAdminCommandsHelp(t *testing.T) {
 		{[]string{"keys", "list", "extra"}, `linkbolt keys list: unexpected argument "extra"`},
 		{[]string{"restore"}, "linkbolt restore: --from FILE is required"},
 		{[]string{"export"}, "linkbolt export: --workspace ID is required"},
+		{[]string{"geoip"}, "linkbolt geoip: name one of update"},
+		{[]string{"geoip", "update"}, "linkbolt geoip update: --from FILE is required"},
 	} {
 		t.Run(strings.Join(tc.args, " "), func(t *testing.T) {
 			t.Chdir(t.TempDir())

@@ -26,6 +26,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/linkbolt/linkbolt/internal/cli"
 )
 
 // testVersion is the version the test's release is stamped with.
@@ -82,7 +84,7 @@ func TestRelease(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := fmt.Sprintf("linkbolt %s\ncommit   %s\ngo       %s\nplatform %s\n", testVersion, wantCommit, runtime.Version(), host)
+		want := fmt.Sprintf("linkbolt %s\ncommit   %s\ngo       %s\nplatform %s\ngeoip    %s\n", testVersion, wantCommit, runtime.Version(), host, cli.GeoIPVersion())
 		if string(got) != want {
 			t.Fatalf("linkbolt version printed\n%s\nwant\n%s", got, want)
 		}

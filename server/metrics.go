@@ -74,6 +74,7 @@ func (s *Server) metricsHandler() httprouter.Handle {
 		counter("linkbolt_connections_waited_total", "Times the server found server.max_connections connections open and new clients had to wait.", conns(func(l *problemListener) int64 { return l.waited.Load() })),
 		counter("linkbolt_connections_idle_closed_total", "Idle keep-alive connections closed to make room for a new client.", conns(func(l *problemListener) int64 { return l.reclaimed.Load() })),
 		gauge("linkbolt_login_accounts", "Accounts (known or not) with failed logins remembered by the login limits.", func() int64 { return int64(s.logins.Len()) }),
+		geoIPCollector{s},
 	)
 	h := promhttp.HandlerFor(reg, promhttp.HandlerOpts{})
 	return func(w http.ResponseWriter, r *http.Request, _ httprouter.Params) { h.ServeHTTP(w, r) }

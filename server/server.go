@@ -658,6 +658,7 @@ func (s *Server) routes() {
 	s.passwordLinkRoutes() // one-time password links (admin_password_link.go)
 	s.handle("GET", "/v1/audit-log", accessRead, s.handleAuditLog)
 	s.handle("GET", "/v1/admin/audit-log", accessAdmin, s.handleAdminAuditLog)
+	s.handle("GET", "/v1/admin/geoip", accessAdmin, s.handleAdminGeoIP)
 
 	s.handle("GET", "/v1/keys", accessRead, s.handleListKeys)
 	s.handle("POST", "/v1/keys", accessWrite, s.handleCreateKey)

@@ -1,11 +1,13 @@
 // admin.js is the instance admin's page: every user (create, disable,
-// enable), the audit log of the whole instance, and a backup of the data
-// file downloaded with the session's token (never in a URL).
+// enable), the audit log of the whole instance, a backup of the data
+// file downloaded with the session's token (never in a URL), the
+// destination blocklist and the country database in use.
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call, fetchFile, saveFile, ApiError } from './api.js';
 import { Message, Field, CopyAsCurl, Confirm, fmtDate, count, useAction, useList, useApiForm, usePages } from './ui.js';
 import { actorText, changesText } from './audit.js';
 import { Blocklist } from './admin_blocklist.js';
+import { CountryDatabase } from './admin_geoip.js';
 
 export function AdminPage({ me }) {
   return html`<h1>Admin</h1>
@@ -13,6 +15,7 @@ export function AdminPage({ me }) {
     <${Users} me=${me} />
     <${Backup} />
     <${Blocklist} />
+    <${CountryDatabase} />
     <${InstanceLog} me=${me} />`;
 }
 

@@ -37,7 +37,7 @@ type App struct {
 	setup    *auth.Setup
 	oidc     *auth.OIDC // nil: single sign-on is off
 	dispatch *webhook.Dispatcher
-	geo      *analytics.GeoIP
+	geo      *geo
 	server   *server.Server
 	http     *http.Server
 	listener net.Listener
@@ -70,7 +70,7 @@ func New(ctx context.Context, cfg *config.Config, logger *slog.Logger) (*App, er
 			a.plainListener.Close()
 		}
 		if a.geo != nil {
-			a.geo.Close()
+			a.geo.db.Close()
 		}
 		if a.spool != nil {
 			a.spool.Close()
@@ -134,18 +134,15 @@ func (a *App) wire(ctx context.Context) error {
 	}
 	a.dispatch = &webhook.Dispatcher{Store: store.Webhooks, Now: time.Now,
 		Client: webhook.NewClient(cfg.Webhooks.AllowPrivate), Logger: a.logger}
-	var geo *analytics.GeoIP
-	if cfg.Analytics.GeoIPPath != "" {
-		var err error
-		if geo, err = analytics.OpenGeoIP(cfg.Analytics.GeoIPPath); err != nil {
-			return fmt.Errorf("analytics.geoip_path: %w", err)
-		}
-		a.geo = geo
+	countries, err := openGeo(cfg, a.logger)
+	if err != nil {
+		return err
 	}
+	a.geo = countries
 	clicks := damageSafeClicks{store.Clicks, store.Data}
 	a.recorder = analytics.NewRecorder(clicks, cfg.Clicks.FlushInterval, cfg.Clicks.QueueSize, a.logger)
 	a.recorder.SetQueueBytes(cfg.Clicks.QueueBytes)
-	a.recorder.SetEnrich(analytics.Enricher(analytics.NewClassifier(geo), store.Clicks))
+	a.recorder.SetEnrich(analytics.Enricher(analytics.NewClassifier(countries.db), store.Clicks))
 	// With clicks.backlog_bytes 0 the backlog takes no click, but what an
 	// earlier run left there is still drained.
 	var backlog analytics.Backlog = clicks
@@ -229,7 +226,7 @@ func (a *App) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		Passwords: auth.Passwords{Cost: cfg.Auth.PasswordCost},
 		Logger:    a.logger, Now: time.Now,
 		OIDC: a.oidc,
-		Geo:  a.geo,
+		Geo:  a.geo.db,
 	})
 	if err != nil {
 		return err
@@ -288,6 +285,8 @@ func (a *App) Run(ctx context.Context) error {
 	go func() { defer close(dispatched); a.dispatch.Run(pruneCtx) }()
 	discovered := make(chan struct{})
 	go func() { defer close(discovered); a.discoverOIDC(pruneCtx) }()
+	geoWatched := make(chan struct{})
+	go func() { defer close(geoWatched); a.geo.run(pruneCtx) }()
 	errc := make(chan error, 2)
 	go func() { errc <- a.http.Serve(a.listener) }()
 	if a.plain != nil {
@@ -327,6 +326,7 @@ func (a *App) Run(ctx context.Context) error {
 	<-pruned
 	<-dispatched // a delivery cut off here is sent again after a restart
 	<-discovered
+	<-geoWatched
 	errs := []error{}
 	if serveErr != nil && !errors.Is(serveErr, http.ErrServerClosed) {
 		errs = append(errs, serveErr)
@@ -341,9 +341,7 @@ func (a *App) Run(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("closing the click spool: %w", err))
 		}
 	}
-	if a.geo != nil {
-		a.geo.Close()
-	}
+	a.geo.db.Close()
 	a.https.close() // before the data file: autocert writes from goroutines of its own
 	if err := a.store.Data.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("closing the data file: %w", err))

@@ -17,6 +17,7 @@ import (
 	"syscall"
 	_ "time/tzdata" // analytics time zones work on hosts without a zone database
 
+	"github.com/linkbolt/linkbolt/analytics/geodata"
 	"github.com/linkbolt/linkbolt/internal/app"
 	"github.com/linkbolt/linkbolt/internal/version"
 	"github.com/linkbolt/linkbolt/link"
@@ -52,7 +53,8 @@ type command struct {
 // itself is handled by run.
 var commands = []*command{serveCommand, versionCommand, backupCommand, checkCommand, compactCommand,
 	restoreCommand, usersListCommand, usersCreateCommand, usersDisableCommand, usersResetPasswordCommand,
-	workspacesListCommand, workspacesSetPlanCommand, keysListCommand, keysRevokeCommand, exportCommand, importCommand, copyCommand}
+	workspacesListCommand, workspacesSetPlanCommand, keysListCommand, keysRevokeCommand, exportCommand, importCommand, copyCommand,
+	geoipUpdateCommand}
 
 // CommandNames returns the name of every command ("serve", "users
 // create", ...) in the order help lists them.
@@ -85,14 +87,23 @@ var versionCommand = &command{
 	summary:  "print the version",
 	about: `Print linkbolt's version on the first line ("linkbolt v1.2.3"), then the
 git commit it was built from ("-dirty" when it had uncommitted changes),
-the Go version and the platform.`,
+the Go version, the platform and the country database inside linkbolt
+(its package, version, date and licence; a server prefers geoip.mmdb in
+the data folder or analytics.geoip_path, and logs which it uses).`,
 	define: func(*flag.FlagSet) func(context.Context, io.Writer, io.Writer) error {
 		return func(_ context.Context, stdout, _ io.Writer) error {
-			fmt.Fprintf(stdout, "linkbolt %s\ncommit   %s\ngo       %s\nplatform %s/%s\n",
-				version.String(), version.Commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			fmt.Fprintf(stdout, "linkbolt %s\ncommit   %s\ngo       %s\nplatform %s/%s\ngeoip    %s\n",
+				version.String(), version.Commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH, GeoIPVersion())
 			return nil
 		}
 	},
+}
+
+// GeoIPVersion describes the country database inside linkbolt, as
+// linkbolt version prints it.
+func GeoIPVersion() string {
+	i := geodata.Read()
+	return fmt.Sprintf("%s %s (data of %s, %s; %s)", i.Source, i.Version, i.Date, i.License, i.Attribution)
 }
 
 // configFlag declares --config, which every command that reads the

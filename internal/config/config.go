@@ -124,6 +124,10 @@ type Config struct {
 		BacklogBytes  int64         `mapstructure:"backlog_bytes"`
 	} `mapstructure:"clicks"`
 	Analytics struct {
+		// GeoIP is on (the default: countries from analytics.geoip_path,
+		// else geoip.mmdb in the data folder, else the embedded database)
+		// or off (every country unknown).
+		GeoIP              string        `mapstructure:"geoip"`
 		GeoIPPath          string        `mapstructure:"geoip_path"`
 		Retention          time.Duration `mapstructure:"retention"`
 		LinkHoursRetention time.Duration `mapstructure:"link_hours_retention"`
@@ -209,6 +213,7 @@ var defaults = map[string]any{
 	"clicks.queue_size":              1_000_000,
 	"clicks.queue_bytes":             16 << 20,
 	"clicks.backlog_bytes":           512 << 20,
+	"analytics.geoip":                "on",
 	"analytics.geoip_path":           "",
 	"analytics.retention":            "2160h",
 	"analytics.link_hours_retention": "840h",
@@ -226,6 +231,10 @@ var defaults = map[string]any{
 	"auth.oidc.allowed_domains": []string{},
 	"auth.oidc.auto_create":     false,
 }
+
+// GeoIPOn reports whether analytics.geoip is on: clicks and link rules
+// get their country.
+func (c *Config) GeoIPOn() bool { return c.Analytics.GeoIP != "off" }
 
 // Load reads the configuration. path is the --config flag; without
 // it, ./config.yaml is read when it exists.
@@ -473,6 +482,14 @@ func (c *Config) Validate() error {
 	}
 	if err := c.logLevel.UnmarshalText([]byte(c.Log.Level)); err != nil {
 		errs = append(errs, fmt.Errorf("log.level: %q must be debug, info, warn or error", c.Log.Level))
+	}
+	switch strings.ToLower(c.Analytics.GeoIP) {
+	case "on", "true", "1":
+		c.Analytics.GeoIP = "on"
+	case "off", "false", "0":
+		c.Analytics.GeoIP = "off"
+	default:
+		errs = append(errs, fmt.Errorf("analytics.geoip: %q must be on or off", c.Analytics.GeoIP))
 	}
 	if c.Log.Format != "text" && c.Log.Format != "json" {
 		errs = append(errs, fmt.Errorf("log.format: %q must be text or json", c.Log.Format))

@@ -79,6 +79,26 @@ func TestConfig(t *testing.T) {
 			}
 		}
 	})
+	t.Run("geoip", func(t *testing.T) {
+		t.Chdir(t.TempDir())
+		if cfg, err := config.Load(""); err != nil || cfg.Analytics.GeoIP != "on" || !cfg.GeoIPOn() {
+			t.Fatalf("default: %+v %v", cfg.Analytics, err)
+		}
+		for _, v := range []string{"off", "OFF", "false"} {
+			t.Setenv("LINKBOLT_ANALYTICS_GEOIP", v)
+			if cfg, err := config.Load(""); err != nil || cfg.Analytics.GeoIP != "off" || cfg.GeoIPOn() {
+				t.Fatalf("LINKBOLT_ANALYTICS_GEOIP=%s: %+v %v", v, cfg.Analytics, err)
+			}
+		}
+		t.Setenv("LINKBOLT_ANALYTICS_GEOIP", "")
+		for yaml, want := range map[string]string{"geoip: off": "off", "geoip: false": "off", "geoip: on": "on", "geoip: true": "on"} {
+			p := filepath.Join(t.TempDir(), "c.yaml")
+			os.WriteFile(p, []byte("analytics:\n  "+yaml+"\n"), 0o600)
+			if cfg, err := config.Load(p); err != nil || cfg.Analytics.GeoIP != want {
+				t.Errorf("%s: %+v %v, want %s", yaml, cfg.Analytics, err, want)
+			}
+		}
+	})
 	t.Run("cors origins", func(t *testing.T) {
 		t.Chdir(t.TempDir())
 		if cfg, err := config.Load(""); err != nil || len(cfg.Server.CORSOrigins) != 0 {
@@ -129,6 +149,7 @@ func TestConfig(t *testing.T) {
 		"domains:\n  resolver: \"127.0.0.1:99999\"\n",
 		"server:\n  cors_origins: [\"https://app.example.com/app\"]\n",
 		"server:\n  cors_origins: [\"app.example.com\"]\n",
+		"analytics:\n  geoip: maybe\n",
 	} {
 		t.Run(strings.TrimSpace(bad), func(t *testing.T) {
 			p := filepath.Join(t.TempDir(), "c.yaml")

@@ -18,16 +18,7 @@ func TestAliasLoaderBatches(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	o := Options{URL: pgtest.URL(t)}
-	db, err := OpenDB(ctx, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	s := db.Store(o)
-	ws := &link.Workspace{Name: "Default", Plan: link.PlanFree}
-	if err := s.Users.Bootstrap(ctx, &link.User{Email: "admin@example.com", PasswordHash: []byte("h")}, ws); err != nil {
-		t.Fatal(err)
-	}
+	db, s, ws := openBootstrapped(t, o)
 	c := &link.Campaign{WorkspaceID: ws.ID, Name: "Spring", UTMSource: "news"}
 	if err := s.Campaigns.CreateCampaign(ctx, c); err != nil {
 		t.Fatal(err)
@@ -78,4 +69,22 @@ func TestAliasLoaderBatches(t *testing.T) {
 		}()
 	}
 	failed.Wait()
+}
+
+// openBootstrapped opens the store of o for an internal test, closed when
+// the test ends, with its first user and workspace.
+func openBootstrapped(t *testing.T, o Options) (*DB, *link.Store, *link.Workspace) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := OpenDB(ctx, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	s := db.Store(o)
+	ws := &link.Workspace{Name: "Default", Plan: link.PlanFree}
+	if err := s.Users.Bootstrap(ctx, &link.User{Email: "admin@example.com", PasswordHash: []byte("h")}, ws); err != nil {
+		t.Fatal(err)
+	}
+	return db, s, ws
 }

@@ -29,16 +29,7 @@ func TestAppendEventsInOneTransaction(t *testing.T) {
 	}
 	ctx := context.Background()
 	o := Options{URL: pgtest.URL(t), Events: enc}
-	db, err := OpenDB(ctx, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	s := db.Store(o)
-	ws := &link.Workspace{Name: "Default", Plan: link.PlanFree}
-	if err := s.Users.Bootstrap(ctx, &link.User{Email: "admin@example.com", PasswordHash: []byte("h")}, ws); err != nil {
-		t.Fatal(err)
-	}
+	db, s, ws := openBootstrapped(t, o)
 	var hooks []*link.Webhook
 	for i, events := range [][]string{{link.EventLinkClicked}, {link.EventLinkClicked, link.EventLinkCreated}} {
 		w := &link.Webhook{WorkspaceID: ws.ID, URL: fmt.Sprintf("https://hooks.example.com/%d", i), Events: events, Enabled: true, Secret: "s"}

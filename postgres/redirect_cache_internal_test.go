@@ -115,16 +115,7 @@ func TestHeldAnswerAfterAnnouncedChange(t *testing.T) {
 	clock := clocktest.New(time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC))
 	ctx := context.Background()
 	o := Options{URL: cluster.URL(t), Now: clock.Now}
-	db, err := OpenDB(ctx, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	s := db.Store(o)
-	ws := &link.Workspace{Name: "Default", Plan: link.PlanFree}
-	if err := s.Users.Bootstrap(ctx, &link.User{Email: "admin@example.com", PasswordHash: []byte("h")}, ws); err != nil {
-		t.Fatal(err)
-	}
+	db, s, ws := openBootstrapped(t, o)
 	for _, a := range []string{"before", "after"} {
 		if err := s.Links.CreateLink(ctx, &link.Link{WorkspaceID: ws.ID, Alias: a, DestinationURL: "https://example.com/" + a, RedirectCode: 302}); err != nil {
 			t.Fatal(err)

@@ -60,16 +60,7 @@ func TestSearchSteered(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	o := Options{URL: pgtest.URL(t)}
-	db, err := OpenDB(ctx, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	s := db.Store(o)
-	ws := &link.Workspace{Name: "Default", Plan: link.PlanFree}
-	if err := s.Users.Bootstrap(ctx, &link.User{Email: "admin@example.com", PasswordHash: []byte("h")}, ws); err != nil {
-		t.Fatal(err)
-	}
+	db, s, ws := openBootstrapped(t, o)
 	const n = 600
 	ls := make([]*link.Link, n)
 	for i := range ls {

@@ -701,15 +701,15 @@ func TestHTTPSShortLinksOverHTTP(t *testing.T) {
 	}
 }
 
-// TestHTTPSACMESharedByInstances runs two instances on one PostgreSQL
-// database: the certificate one orders is validated over HTTP-01 on the
-// other (the challenge is in the database), and the other then serves it
-// without ordering one of its own.
-func TestHTTPSACMESharedByInstances(t *testing.T) {
+// acmeInstances starts two instances on one PostgreSQL database serving
+// https://lb.test with certificates from pebble, which checks HTTP-01 on
+// b's plain port only, and TLS-ALPN-01 nowhere.
+func acmeInstances(t *testing.T) (pb *pebble, a, b *App) {
+	t.Helper()
 	db := pgtest.URL(t)
 	noALPN := closedPort(t)
 	resolver := startLoopbackDNS(t)
-	pb := newPebble(t)
+	pb = newPebble(t)
 	server := fmt.Sprintf(`  base_url: https://lb.test
   tls: acme
   acme_directory: %s/dir
@@ -717,11 +717,18 @@ func TestHTTPSACMESharedByInstances(t *testing.T) {
   http_listen: 127.0.0.1:0
 `, pb.srv.URL, pb.directoryCA(t))
 	t.Setenv("LINKBOLT_STORAGE_POSTGRES_URL", db)
-	a, _ := startTLSApp(t, tlsConfig(t, server), io.Discard)
-	b, _ := startTLSApp(t, tlsConfig(t, server), io.Discard)
-	// The ACME server checks HTTP-01 on b's plain port only, and
-	// TLS-ALPN-01 nowhere.
+	a, _ = startTLSApp(t, tlsConfig(t, server), io.Discard)
+	b, _ = startTLSApp(t, tlsConfig(t, server), io.Discard)
 	pb.start(port(t, b.plainAddr()), noALPN, resolver)
+	return pb, a, b
+}
+
+// TestHTTPSACMESharedByInstances runs two instances on one PostgreSQL
+// database: the certificate one orders is validated over HTTP-01 on the
+// other (the challenge is in the database), and the other then serves it
+// without ordering one of its own.
+func TestHTTPSACMESharedByInstances(t *testing.T) {
+	pb, a, b := acmeInstances(t)
 
 	resp, _ := mustFetch(t, webClient(a.Addr(), pb.roots()), "GET", "https://lb.test/healthz", "", "", 200)
 	if servedName(resp) != "lb.test" {
@@ -747,20 +754,7 @@ func TestHTTPSACMESharedByInstances(t *testing.T) {
 // one takes the renewal's lease and orders, the other waits for the
 // certificate it stores; one certificate is issued and both serve it.
 func TestHTTPSACMERenewedOnceByInstances(t *testing.T) {
-	db := pgtest.URL(t)
-	noALPN := closedPort(t)
-	resolver := startLoopbackDNS(t)
-	pb := newPebble(t)
-	server := fmt.Sprintf(`  base_url: https://lb.test
-  tls: acme
-  acme_directory: %s/dir
-  acme_ca_root: %s
-  http_listen: 127.0.0.1:0
-`, pb.srv.URL, pb.directoryCA(t))
-	t.Setenv("LINKBOLT_STORAGE_POSTGRES_URL", db)
-	a, _ := startTLSApp(t, tlsConfig(t, server), io.Discard)
-	b, _ := startTLSApp(t, tlsConfig(t, server), io.Discard)
-	pb.start(port(t, b.plainAddr()), noALPN, resolver)
+	pb, a, b := acmeInstances(t)
 
 	// A certificate of 90 days with 10 left: due (a third of its life).
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)

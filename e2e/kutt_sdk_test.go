@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -164,5 +165,49 @@ func TestKuttClient(t *testing.T) {
 	}
 	if len(aliases) != 5 || !strings.Contains(strings.Join(aliases, ","), "changed") || strings.Contains(strings.Join(aliases, ","), "spring") {
 		t.Errorf("/v1/links after the journey: %v", aliases)
+	}
+}
+
+// TestKuttImportedByLinkbolt: linkbolt's own Kutt importer, written
+// against Kutt, reads another linkbolt's Kutt-compatible API as it reads
+// a Kutt: the links with their aliases, titles and click totals.
+func TestKuttImportedByLinkbolt(t *testing.T) {
+	t.Parallel()
+	src := startChild(t, t.TempDir(), "100ms")
+	sc := src.client()
+	tok := sc.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+	key := sc.must("POST", "/v1/keys", tok, `{"name":"kutt","scope":"read_write"}`, 201)["key"].(string)
+	for i := range 3 {
+		status, body, _ := sc.callHeader("POST", "/api/v2/links", map[string]string{"X-API-Key": key},
+			fmt.Sprintf(`{"target":"https://example.com/%d","customurl":"k%d","description":"Item %d"}`, i, i, i))
+		if status != 201 {
+			t.Fatalf("create through /api/v2: %d %v", status, body)
+		}
+	}
+	for range 2 {
+		status, _, _ := sc.callHeader("GET", "/k0", map[string]string{"User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/126.0 Safari/537.36"}, "")
+		if status != 302 {
+			t.Fatalf("redirect: %d", status)
+		}
+	}
+	waitFor(t, "the clicks counted", func() bool {
+		return sc.must("GET", "/v1/links?search=k0", key, "", 200)["data"].([]any)[0].(map[string]any)["clicks"] == float64(2)
+	})
+
+	dst := startChild(t, t.TempDir(), "100ms", "LINKBOLT_WEBHOOKS_ALLOW_PRIVATE=true") // the source is on loopback
+	dc := dst.client()
+	dtok := dc.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
+	res := dc.must("POST", "/v1/imports", dtok, fmt.Sprintf(`{"from":"kutt","url":%q,"api_key":%q}`, sc.base, key), 200)
+	if res["imported"] != float64(3) || res["failed"] != float64(0) {
+		t.Fatalf("import: %v", res)
+	}
+	got := map[string]string{}
+	for _, l := range dc.must("GET", "/v1/links", dtok, "", 200)["data"].([]any) {
+		m := l.(map[string]any)
+		got[m["alias"].(string)] = fmt.Sprintf("%v %v %v", m["destination_url"], m["title"], m["clicks"])
+	}
+	want := map[string]string{"k0": "https://example.com/0 Item 0 2", "k1": "https://example.com/1 Item 1 0", "k2": "https://example.com/2 Item 2 0"}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("imported %v, want %v", got, want)
 	}
 }

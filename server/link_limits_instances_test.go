@@ -114,6 +114,23 @@ func (e *env) flushAll(others ...*env) {
 	}
 }
 
+// impatientSibling sets the database's lock_timeout to 200 ms and returns
+// a connection of the test's (closed at its end) and a second instance,
+// whose connections give up on a lock after those 200 ms.
+func (e *env) impatientSibling() (*pgx.Conn, *env) {
+	e.t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, e.db.url)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { conn.Close(context.Background()) })
+	if _, err := conn.Exec(ctx, `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET lock_timeout = 200', current_database()); END $$`); err != nil {
+		e.t.Fatal(err)
+	}
+	return conn, e.sibling()
+}
+
 // TestLinkMaxClicksAcrossInstances: three linkbolt instances on one
 // PostgreSQL database let exactly max_clicks through between them, of 60
 // clients clicking at once spread over them; the others are answered as
@@ -260,17 +277,8 @@ func TestLinkMaxClicksStoreUnavailable(t *testing.T) {
 		t.Skip("the count is PostgreSQL's")
 	}
 	e := newEnv(t)
-	// The second instance's connections wait at most 200 ms for a lock.
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, e.db.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET lock_timeout = 200', current_database()); END $$`); err != nil {
-		t.Fatal(err)
-	}
-	b := e.sibling()
+	conn, b := e.impatientSibling()
 	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/l","alias":"held","max_clicks":3}`, 201).str("id")
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/u","alias":"free"}`, 201)
 	e.do("GET", "/held", "", "", 302)
@@ -330,15 +338,7 @@ func TestLinkMaxClicksUsedUpRemembered(t *testing.T) {
 	}
 	e := newEnv(t)
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, e.db.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET lock_timeout = 200', current_database()); END $$`); err != nil {
-		t.Fatal(err)
-	}
-	b := e.sibling() // its connections take the lock_timeout
+	conn, b := e.impatientSibling()
 	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/l","alias":"once","max_clicks":1}`, 201).str("id")
 	get := func() int {
 		rec := httptest.NewRecorder()

@@ -81,12 +81,12 @@ type blocklist struct {
 	changes   link.BlocklistChanges
 	seen      atomic.Uint64
 	retryAt   atomic.Int64
-	reloading atomic.Bool   // a read of the store is under way
+	reloading atomic.Bool // a read of the store is under way
 	// changed counts the changes made through this process (under mu):
 	// a read of the store begun before one is older than the list, and
 	// is dropped (see reloadStore).
 	changed uint64
-	readLog   *faultlog.Log // the failed reads of an outage, logged once
+	readLog *faultlog.Log // the failed reads of an outage, logged once
 }
 
 // compiledBlocklist is a blocklist ready to be matched.

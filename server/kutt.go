@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/linkbolt/linkbolt/link"
@@ -24,10 +23,6 @@ import (
 
 // kuttMaxLimit is the most links a list answers, as Kutt's.
 const kuttMaxLimit = 50
-
-// kuttShortenMu orders the reuse check and the creation of Kutt links, so
-// that two requests with reuse for one target at once make one link.
-var kuttShortenMu sync.Mutex
 
 func (s *Server) kuttRoutes() {
 	s.handle("GET", "/api/v2/health", accessPublic, s.handleKuttHealth)
@@ -295,9 +290,9 @@ func (s *Server) kuttCreateLink(w http.ResponseWriter, r *http.Request, c *calle
 			return err
 		}
 		defer release()
-		kuttShortenMu.Lock()
-		defer kuttShortenMu.Unlock()
-		dup, err := s.yourlsFindDestination(r.Context(), c.workspace.ID, l.DestinationURL)
+		shortenByDestinationMu.Lock()
+		defer shortenByDestinationMu.Unlock()
+		dup, err := s.findDestination(r.Context(), c.workspace.ID, l.DestinationURL)
 		if err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/linkbolt/linkbolt/link"
 )
@@ -33,6 +34,99 @@ type writeTx struct {
 	// written before the commit (flush).
 	evt, dlv, queue    seqBlock
 	events, deliveries [][]any
+	// last is the transaction's last write, held back (execAtCommit) to
+	// go out with the commit.
+	last *lastWrite
+}
+
+// lastWrite is a statement held back to go out with the commit, and what
+// makes its error the caller's (nil: as it is).
+type lastWrite struct {
+	sql    string
+	args   []any
+	mapErr func(error) error
+}
+
+func (l *lastWrite) err(err error) error {
+	if err == nil || l.mapErr == nil {
+		return err
+	}
+	return l.mapErr(err)
+}
+
+// execAtCommit holds the statement sql with args back, to send it with
+// the commit in one round trip: for a transaction's last write, whose
+// only outcome that matters is its error (a statement whose failure must
+// undo the transaction, such as an INSERT that a unique violation
+// refuses). mapErr makes its error the caller's: the caller of db.tx
+// gets it. Any later statement of the transaction sends it first.
+func (w *writeTx) execAtCommit(ctx context.Context, mapErr func(error) error, sql string, args ...any) error {
+	if err := w.sendLast(ctx); err != nil {
+		return err
+	}
+	w.last = &lastWrite{sql: sql, args: args, mapErr: mapErr}
+	return nil
+}
+
+// sendLast sends the statement held back, if any.
+func (w *writeTx) sendLast(ctx context.Context) error {
+	l := w.last
+	if l == nil {
+		return nil
+	}
+	w.last = nil
+	_, err := w.Tx.Exec(ctx, l.sql, l.args...)
+	return l.err(err)
+}
+
+// commit sends the statement held back with the commit, if any (the
+// commit itself is runTx's).
+func (w *writeTx) commit(ctx context.Context) error {
+	l := w.last
+	if l == nil {
+		return nil
+	}
+	lt, ok := w.Tx.(*lazyTx)
+	if !ok {
+		return w.sendLast(ctx)
+	}
+	w.last = nil
+	return l.err(lt.commitWith(ctx, l.sql, l.args...))
+}
+
+func (w *writeTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if err := w.sendLast(ctx); err != nil {
+		return pgconn.CommandTag{}, err
+	}
+	return w.Tx.Exec(ctx, sql, args...)
+}
+
+func (w *writeTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if err := w.sendLast(ctx); err != nil {
+		return nil, err
+	}
+	return w.Tx.Query(ctx, sql, args...)
+}
+
+func (w *writeTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if err := w.sendLast(ctx); err != nil {
+		return &firstRow{err: err}
+	}
+	return w.Tx.QueryRow(ctx, sql, args...)
+}
+
+func (w *writeTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	if err := w.sendLast(ctx); err != nil {
+		return failedBatch{err}
+	}
+	return w.Tx.SendBatch(ctx, b)
+}
+
+func (w *writeTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+	if err := w.sendLast(ctx); err != nil {
+		return 0, err
+	}
+	return w.Tx.CopyFrom(ctx, table, columns, src)
 }
 
 type subscription struct{ wsID, eventType string }
@@ -43,6 +137,11 @@ type subscription struct{ wsID, eventType string }
 // row lock only for its commit, and takes no lock after it, so waiting
 // for the slot cannot close a circle of waits.
 func (w *writeTx) beforeCommit(ctx context.Context) error {
+	if len(w.events) > 0 || len(w.deliveries) > 0 || w.queued != 0 {
+		if err := w.sendLast(ctx); err != nil {
+			return err
+		}
+	}
 	if err := w.flush(ctx); err != nil {
 		return err
 	}

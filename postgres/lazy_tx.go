@@ -26,6 +26,9 @@ type lazyTx struct {
 	opts pgx.TxOptions
 	real pgx.Tx // nil until BEGIN is sent
 	done bool   // committed or rolled back before BEGIN was sent
+	// committed is set by commitWith: the transaction is over, and real
+	// is not to be used again.
+	committed bool
 }
 
 var _ pgx.Tx = (*lazyTx)(nil)
@@ -52,6 +55,34 @@ func runTx(ctx context.Context, pool *pgxpool.Pool, opts pgx.TxOptions, fn func(
 	return tx.Commit(ctx)
 }
 
+// commitWith sends sql with args, then COMMIT, in one round trip (with
+// BEGIN too when nothing was sent yet): the last write of a transaction
+// and its commit cost one round trip, not two. An error of the statement
+// leaves the transaction aborted (PostgreSQL skips the rest of a
+// pipeline after an error, so COMMIT does not run) for runTx to roll
+// back. After it, Commit does nothing.
+func (tx *lazyTx) commitWith(ctx context.Context, sql string, args ...any) error {
+	if tx.done || tx.committed {
+		return pgx.ErrTxClosed
+	}
+	b := &pgx.Batch{}
+	b.Queue(sql, args...)
+	b.Queue("COMMIT")
+	br := tx.SendBatch(ctx, b)
+	_, err := br.Exec()
+	if err == nil {
+		_, err = br.Exec()
+	}
+	if cerr := br.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	tx.committed = true
+	return nil
+}
+
 // ensureBegun sends BEGIN alone, for what cannot go in a batch (COPY).
 func (tx *lazyTx) ensureBegun(ctx context.Context) error {
 	if tx.real != nil {
@@ -73,6 +104,9 @@ func (tx *lazyTx) Begin(context.Context) (pgx.Tx, error) { return nil, errNested
 // Commit commits the transaction; one that sent nothing has nothing to
 // commit.
 func (tx *lazyTx) Commit(ctx context.Context) error {
+	if tx.committed {
+		return nil
+	}
 	if tx.real != nil {
 		return tx.real.Commit(ctx)
 	}
@@ -86,6 +120,9 @@ func (tx *lazyTx) Commit(ctx context.Context) error {
 // Rollback rolls the transaction back; one that sent nothing has
 // nothing to roll back.
 func (tx *lazyTx) Rollback(ctx context.Context) error {
+	if tx.committed {
+		return pgx.ErrTxClosed
+	}
 	if tx.real != nil {
 		return tx.real.Rollback(ctx)
 	}
@@ -97,6 +134,9 @@ func (tx *lazyTx) Rollback(ctx context.Context) error {
 }
 
 func (tx *lazyTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+	if tx.committed {
+		return 0, pgx.ErrTxClosed
+	}
 	if err := tx.ensureBegun(ctx); err != nil {
 		return 0, err
 	}
@@ -116,6 +156,9 @@ func (tx *lazyTx) Prepare(ctx context.Context, name, sql string) (*pgconn.Statem
 func (tx *lazyTx) Conn() *pgx.Conn { return tx.conn.Conn() }
 
 func (tx *lazyTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	if tx.committed {
+		return failedBatch{pgx.ErrTxClosed}
+	}
 	if tx.real != nil {
 		return tx.real.SendBatch(ctx, b)
 	}
@@ -149,6 +192,9 @@ func queryOptions(args []any) bool {
 }
 
 func (tx *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if tx.committed {
+		return pgconn.CommandTag{}, pgx.ErrTxClosed
+	}
 	// pgx sends an Exec without arguments by the simple protocol, which
 	// takes several statements in one string; a batch would not.
 	if tx.real == nil && (len(args) == 0 || queryOptions(args)) {
@@ -170,6 +216,9 @@ func (tx *lazyTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Com
 }
 
 func (tx *lazyTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if tx.committed {
+		return nil, pgx.ErrTxClosed
+	}
 	if tx.real == nil && queryOptions(args) {
 		if err := tx.ensureBegun(ctx); err != nil {
 			return nil, err

@@ -204,3 +204,117 @@ func TestLazyTx(t *testing.T) {
 		t.Fatalf("pool after the transactions: %d connections, %d acquired", s.TotalConns(), s.AcquiredConns())
 	}
 }
+
+// TestLastWriteWithCommit: a write held back to go out with the commit
+// (execAtCommit) is committed with the transaction, whether or not
+// anything was sent before it; its failure undoes the whole transaction
+// and reaches the caller as mapErr makes it; a statement after it sends
+// it first, so that it sees it; a transaction that fails before its
+// commit never sends it. The connection serves the next transaction.
+func TestLastWriteWithCommit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cfg, err := pgxpool.ParseConfig(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if _, err := pool.Exec(ctx, `CREATE TABLE t (n int PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	count := func() (n int) {
+		t.Helper()
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	errTaken := errors.New("taken")
+	taken := func(err error) error {
+		if isUnique(err, "") {
+			return errTaken
+		}
+		return err
+	}
+	// run is db.tx's way with a writeTx over runTx.
+	run := func(fn func(w *writeTx) error) error {
+		return runTx(ctx, pool, pgx.TxOptions{}, func(tx pgx.Tx) error {
+			w := &writeTx{Tx: tx}
+			if err := fn(w); err != nil {
+				return err
+			}
+			if err := w.beforeCommit(ctx); err != nil {
+				return err
+			}
+			return w.commit(ctx)
+		})
+	}
+	last := func(w *writeTx, n int) error {
+		return w.execAtCommit(ctx, taken, `INSERT INTO t VALUES ($1)`, n)
+	}
+
+	// Alone: BEGIN, the write and COMMIT in one round trip.
+	if err := run(func(w *writeTx) error { return last(w, 1) }); err != nil || count() != 1 {
+		t.Fatalf("the last write alone: %v, %d rows", err, count())
+	}
+	// After a write of its own.
+	err = run(func(w *writeTx) error {
+		if _, err := w.Exec(ctx, `INSERT INTO t VALUES (2)`); err != nil {
+			t.Fatal(err)
+		}
+		return last(w, 3)
+	})
+	if err != nil || count() != 3 {
+		t.Fatalf("the last write after another: %v, %d rows", err, count())
+	}
+	// Refused: the transaction's earlier write is undone too, and the
+	// caller gets mapErr's error.
+	err = run(func(w *writeTx) error {
+		if _, err := w.Exec(ctx, `INSERT INTO t VALUES (4)`); err != nil {
+			t.Fatal(err)
+		}
+		return last(w, 1)
+	})
+	if !errors.Is(err, errTaken) || count() != 3 {
+		t.Fatalf("a refused last write: %v, %d rows", err, count())
+	}
+	if err := run(func(w *writeTx) error { return last(w, 2) }); !errors.Is(err, errTaken) || count() != 3 {
+		t.Fatalf("a refused last write alone: %v, %d rows", err, count())
+	}
+	// A read after it sees it; a later refusal undoes it.
+	err = run(func(w *writeTx) error {
+		if err := last(w, 5); err != nil {
+			return err
+		}
+		var n int
+		if err := w.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil || n != 4 {
+			t.Fatalf("a read after the held write: %d, %v", n, err)
+		}
+		return last(w, 1)
+	})
+	if !errors.Is(err, errTaken) || count() != 3 {
+		t.Fatalf("a held write followed by a refused one: %v, %d rows", err, count())
+	}
+	// A transaction that fails before its commit never sends it.
+	errUndo := errors.New("undo")
+	err = run(func(w *writeTx) error {
+		if err := last(w, 6); err != nil {
+			return err
+		}
+		return errUndo
+	})
+	if !errors.Is(err, errUndo) || count() != 3 {
+		t.Fatalf("a held write of a failed transaction: %v, %d rows", err, count())
+	}
+	if err := run(func(w *writeTx) error { return last(w, 7) }); err != nil || count() != 4 {
+		t.Fatalf("after the failures: %v, %d rows", err, count())
+	}
+	if s := pool.Stat(); s.TotalConns() != 1 || s.AcquiredConns() != 0 {
+		t.Fatalf("pool after the transactions: %d connections, %d acquired", s.TotalConns(), s.AcquiredConns())
+	}
+}

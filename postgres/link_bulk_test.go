@@ -142,6 +142,63 @@ func TestCreateLinksCodeTakenMeanwhile(t *testing.T) {
 	}
 }
 
+// TestCreateLinkTakenMeanwhile: a link's insert goes out with its commit;
+// a generated code that another transaction takes between the check and
+// that insert is drawn again, in a new transaction, and an alias taken
+// that way is refused as taken, with nothing written. It swaps the code
+// generator, so it does not run in parallel.
+func TestCreateLinkTakenMeanwhile(t *testing.T) {
+	stores, conn, _, ws, _ := linkInstances(t, 2)
+	ctx := context.Background()
+	restore := postgres.DrawCodes("Taken03", "Free004")
+	defer restore()
+	watch, err := pgx.Connect(ctx, conn.Config().ConnString())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer watch.Close(ctx)
+	for i, c := range []struct{ held, alias, want string }{
+		{"Taken03", "", "Free004"},
+		{"mine", "mine", ""},
+	} {
+		// Another transaction holds the code uncommitted: the check
+		// cannot see it, the insert waits for it.
+		tx, err := conn.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO links (id, seq, workspace_id, alias, destination_url, redirect_code, created_at, updated_at)
+			VALUES ($1, $2, $3, $4, 'https://example.com/', 302, now(), now())`, fmt.Sprintf("lnk_meanwhile%d", i), -1-i, ws.ID, c.held); err != nil {
+			t.Fatal(err)
+		}
+		l := &link.Link{WorkspaceID: ws.ID, DestinationURL: "https://example.com/one", Alias: c.alias}
+		done := make(chan error, 1)
+		go func() { done <- stores[1].Links.CreateLink(ctx, l) }()
+		for count(t, watch, `SELECT count(*) FROM pg_locks WHERE NOT granted`) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+		if err := tx.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		err = <-done
+		if c.want == "" {
+			if link.ErrorCode(err) != link.ECONFLICT {
+				t.Fatalf("alias %q taken meanwhile: %v, want a conflict", c.alias, err)
+			}
+			if n := count(t, watch, `SELECT count(*) FROM links WHERE destination_url = 'https://example.com/one'`); n != 1 {
+				t.Fatalf("%d links stored, want the first only", n)
+			}
+			continue
+		}
+		if err != nil || l.Alias != c.want {
+			t.Fatalf("code taken meanwhile: %q, %v; want %q", l.Alias, err, c.want)
+		}
+		if got, err := stores[0].Links.FindLinkByAlias(ctx, "", c.want); err != nil || got.ID != l.ID {
+			t.Fatalf("by its alias: %+v, %v", got, err)
+		}
+	}
+}
+
 // linkText is l with what its pointers point at.
 func linkText(l *link.Link) string {
 	c := *l

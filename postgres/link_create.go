@@ -10,6 +10,10 @@ import (
 	"github.com/linkbolt/linkbolt/link"
 )
 
+// errDrawnCodeTaken fails a transaction whose drawn code was taken
+// between its check and its insert: CreateLink runs it again.
+var errDrawnCodeTaken = link.Errorf(link.ECONFLICT, "the drawn code was taken meanwhile")
+
 // createLink stores the new link in of workspace in.WorkspaceID at now in
 // tx, as CreateLink's transaction did statement by statement, in three
 // round trips: the reads that decide it (the workspace, the alias's lock
@@ -126,6 +130,24 @@ func (s *LinkService) createLink(ctx context.Context, tx pgx.Tx, in *link.Link, 
 		c.ExpiresAt = &t
 	}
 	c.ID = s.db.ids.FormatID(link.PrefixLink, uint64(seq))
+	if w, last := tx.(*writeTx); last {
+		// The insert goes out with the commit: an alias or code taken
+		// meanwhile makes it fail, and the transaction with it.
+		args, err := linkInsertArgs(&c, seq)
+		if err != nil {
+			return nil, true, err
+		}
+		err = w.execAtCommit(ctx, func(err error) error {
+			switch {
+			case !isUnique(err, "links_alias_key"):
+				return fmt.Errorf("insert link: %w", err)
+			case in.Alias != "":
+				return takenError(in.Alias)
+			}
+			return errDrawnCodeTaken
+		}, insertLinkQuery, args...)
+		return &c, true, err
+	}
 	ok, err := s.insertLink(ctx, tx, &c, seq)
 	switch {
 	case err != nil:

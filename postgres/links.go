@@ -378,24 +378,34 @@ func (s *LinkService) addLink(ctx context.Context, tx pgx.Tx, wsID string, in *l
 // One link goes in with VALUES: the set-wise insert (linkRows), with its
 // two dozen arrays of one element, took a quarter longer a creation.
 func (s *LinkService) insertLink(ctx context.Context, tx pgx.Tx, l *link.Link, seq int64) (bool, error) {
-	rules, variants, og, err := controls(l)
+	args, err := linkInsertArgs(l, seq)
 	if err != nil {
 		return false, err
+	}
+	tag, err := tx.Exec(ctx, insertLinkQuery+` ON CONFLICT (domain, alias) DO NOTHING`, args...)
+	if err != nil {
+		return false, fmt.Errorf("insert link: %w", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// insertLinkQuery inserts a link with linkInsertArgs.
+const insertLinkQuery = `INSERT INTO links (` + linkInsertColumns + `)
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)`
+
+// linkInsertArgs are the values of insertLinkQuery for l with seq.
+func linkInsertArgs(l *link.Link, seq int64) ([]any, error) {
+	rules, variants, og, err := controls(l)
+	if err != nil {
+		return nil, err
 	}
 	tags := l.Tags
 	if tags == nil {
 		tags = []string{}
 	}
-	tag, err := tx.Exec(ctx, `INSERT INTO links (`+linkInsertColumns+`)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24)
-		ON CONFLICT (domain, alias) DO NOTHING`,
-		l.ID, seq, l.WorkspaceID, l.Domain, l.Alias, l.DestinationURL, tags,
+	return []any{l.ID, seq, l.WorkspaceID, l.Domain, l.Alias, l.DestinationURL, tags,
 		l.UTMSource, l.UTMMedium, l.UTMCampaign, l.CampaignID, l.RedirectCode, l.CreatedAt, l.UpdatedAt,
-		l.PasswordHash, rules, variants, og, l.ExpiresAt, l.MaxClicks, l.ExpiredURL, l.Archived, l.Title, searchText(l))
-	if err != nil {
-		return false, fmt.Errorf("insert link: %w", err)
-	}
-	return tag.RowsAffected() == 1, nil
+		l.PasswordHash, rules, variants, og, l.ExpiresAt, l.MaxClicks, l.ExpiredURL, l.Archived, l.Title, searchText(l)}, nil
 }
 
 // linkInsertColumns are the columns a new link is inserted with, in the
@@ -435,19 +445,28 @@ func (s *LinkService) CreateLink(ctx context.Context, l *link.Link) error {
 	in := normalizedInput(l)
 	now := dbTime(s.db.now())
 	var created *link.Link
-	err := s.db.tx(ctx, func(tx pgx.Tx) error {
-		l, handled, err := s.createLink(ctx, tx, &in, now)
-		if err != nil {
-			return err
-		}
-		if !handled {
-			if l, err = s.addLink(ctx, tx, in.WorkspaceID, &in, now); err != nil {
+	var err error
+	// A drawn code taken between its check and the insert (by another
+	// process) makes the transaction fail at its commit: it runs again,
+	// with another code.
+	for range 8 {
+		err = s.db.tx(ctx, func(tx pgx.Tx) error {
+			l, handled, err := s.createLink(ctx, tx, &in, now)
+			if err != nil {
 				return err
 			}
+			if !handled {
+				if l, err = s.addLink(ctx, tx, in.WorkspaceID, &in, now); err != nil {
+					return err
+				}
+			}
+			created = l
+			return s.emitLink(ctx, tx, link.EventLinkCreated, created, now)
+		})
+		if !errors.Is(err, errDrawnCodeTaken) {
+			break
 		}
-		created = l
-		return s.emitLink(ctx, tx, link.EventLinkCreated, created, now)
-	})
+	}
 	if err != nil {
 		return err
 	}

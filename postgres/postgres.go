@@ -261,7 +261,10 @@ func (db *DB) tx(ctx context.Context, fn func(tx pgx.Tx) error) error {
 		if err := fn(w); err != nil {
 			return err
 		}
-		return w.beforeCommit(ctx)
+		if err := w.beforeCommit(ctx); err != nil {
+			return err
+		}
+		return w.commit(ctx)
 	})
 	db.noteWrite(err)
 	return err

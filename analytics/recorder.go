@@ -56,6 +56,7 @@ const logEvery = time.Minute
 type Recorder struct {
 	store    ClickStore
 	enrich   func(ctx context.Context, batch []link.Click) error
+	tap      atomic.Pointer[func([]link.Click)]
 	interval time.Duration
 	max      int
 	maxBytes int64
@@ -159,6 +160,18 @@ func (r *Recorder) SetEnrich(fn func(ctx context.Context, batch []link.Click) er
 	r.enrich = fn
 }
 
+// SetTap sets the function that is shown each batch of clicks once it is
+// stored (in the aggregates or the backlog), classified: the live click
+// streams. It runs on the flush goroutine and must not wait. Call it at
+// any time; nil stops it.
+func (r *Recorder) SetTap(fn func(batch []link.Click)) {
+	if fn == nil {
+		r.tap.Store(nil)
+		return
+	}
+	r.tap.Store(&fn)
+}
+
 // write classifies a batch and stores it as mode says (writeDirect or a
 // spill), and keeps the health of writes. It returns the number of
 // clicks taken from the front of batch (all but what writeSpillRest
@@ -178,6 +191,9 @@ func (r *Recorder) write(ctx context.Context, batch []link.Click, mode writeMode
 	}
 	if err != nil {
 		return 0, 0, err
+	}
+	if tap := r.tap.Load(); tap != nil && taken > 0 {
+		(*tap)(batch[:taken])
 	}
 	return taken, taken - skipped, nil
 }

@@ -234,6 +234,10 @@ func (b *browser) listen(ev any) {
 		if req != nil {
 			u = req.Method + " " + req.URL
 		}
+		// The page ends a live click stream by aborting its request.
+		if e.Canceled && req != nil && strings.HasSuffix(strings.SplitN(req.URL, "?", 2)[0], "/v1/events/stream") {
+			return
+		}
 		b.problem("request failed: %s: %s %s", u, e.ErrorText, e.BlockedReason)
 	}
 }

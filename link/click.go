@@ -138,3 +138,34 @@ type ClickService interface {
 	// moment. ENOTFOUND for a link not of the workspace.
 	LinkClicks(ctx context.Context, workspaceID, linkID string) (int64, error)
 }
+
+// ClickFeed carries the clicks of the live click streams between the
+// processes on one store (PostgreSQL): a stream connected to any process
+// shows the clicks every process records. A process announces the
+// workspaces it streams; the others send it the clicks of those only, so
+// a feed nobody streams from costs nothing per click.
+type ClickFeed interface {
+	// WatchClicks announces that this process streams the clicks of the
+	// workspaces: the others send them for ClickWatchTTL, and the
+	// announcement is renewed while the streams stay open.
+	WatchClicks(ctx context.Context, workspaceIDs []string) error
+	// AnyClickWatched reports whether another process streams any
+	// workspace's clicks; ClickWatched whether it streams this one's.
+	AnyClickWatched() bool
+	ClickWatched(workspaceID string) bool
+	// PublishClicks sends clicks of the workspace to the processes that
+	// stream it, and how many more it left out.
+	PublishClicks(ctx context.Context, workspaceID string, clicks []StreamedClick, skipped int) error
+	// OnClicks sets the function given the clicks other processes send.
+	OnClicks(fn func(workspaceID string, clicks []StreamedClick, skipped int))
+}
+
+// ClickWatchTTL is how long an announcement of WatchClicks holds.
+const ClickWatchTTL = 30 * time.Second
+
+// StreamedClick is a click as the live click stream sends it: the data of
+// its link.clicked event, and its link (for streams of one link).
+type StreamedClick struct {
+	LinkID string
+	Data   []byte
+}

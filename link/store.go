@@ -40,6 +40,9 @@ type Store struct {
 	// on the store shares them (PostgreSQL); nil (bbolt) keeps them in
 	// each process's memory.
 	RateBudget RateBudget
+	// ClickFeed carries the live click streams between the processes on
+	// the store; nil where one process holds it (bbolt).
+	ClickFeed ClickFeed
 }
 
 // SetupTokens is implemented by the data of a store that several

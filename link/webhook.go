@@ -235,6 +235,21 @@ type ClickEvent struct {
 	Bot      bool
 }
 
+// Event returns what a link.clicked event (and the live click stream)
+// tells of c, classified, with missing values as analytics store them: a
+// direct visit's referrer is "direct", any other missing value "unknown".
+func (c *Click) Event() ClickEvent {
+	or := func(v, missing string) string {
+		if v == "" {
+			return missing
+		}
+		return v
+	}
+	return ClickEvent{LinkID: c.LinkID, Time: c.Time.UTC(), Referrer: or(c.Referrer, "direct"),
+		Country: or(c.Country, "unknown"), Device: or(c.Device, "unknown"), Browser: or(c.Browser, "unknown"),
+		OS: or(c.OS, "unknown"), Bot: c.Bot}
+}
+
 // WebhookService keeps webhooks and their deliveries (the outbox).
 type WebhookService interface {
 	CreateWebhook(ctx context.Context, w *Webhook) error

@@ -95,7 +95,7 @@ func (db *DB) listen(ctx context.Context) (listened bool, err error) {
 		return false, err
 	}
 	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, `LISTEN `+cacheChannel); err != nil {
+	if _, err := conn.Exec(ctx, `LISTEN `+cacheChannel+`; LISTEN `+clickChannel); err != nil {
 		return false, err
 	}
 	// What changed while nobody listened is unknown: everything kept is
@@ -113,6 +113,10 @@ func (db *DB) listen(ctx context.Context) (listened bool, err error) {
 		n, err := conn.WaitForNotification(ctx)
 		if err != nil {
 			return true, err
+		}
+		if n.Channel == clickChannel {
+			db.heardClicks(n.Payload)
+			continue
 		}
 		db.heard(n.Payload)
 	}

@@ -80,6 +80,8 @@ type DB struct {
 	// connections' application_name says it too).
 	listener   *cacheListener
 	listenOnce sync.Once
+	// clickWatch is what the other processes stream (click_feed.go).
+	clickWatch clickWatch
 	instance   string
 	name       string
 	// blocklistVersion moves with each change of the blocklist made or
@@ -216,6 +218,7 @@ func (db *DB) Store(o Options) *link.Store {
 		Imports:     &ImportService{links: links},
 		Callers:     &callerFinder{keys: &KeyService{db}},
 		RateBudget:  &RateBudget{db},
+		ClickFeed:   db,
 	}
 }
 

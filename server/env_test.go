@@ -143,6 +143,7 @@ func newEnvOn(t testing.TB, pg bool, wrap func(analytics.ClickStore) analytics.C
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		srv.Close()
 		if err := rec.Close(context.Background()); err != nil {
 			t.Error(err)
 		}

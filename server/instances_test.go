@@ -47,6 +47,7 @@ func (e *env) sibling() *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
+		srv.Close()
 		if err := rec.Close(context.Background()); err != nil {
 			t.Error(err)
 		}

@@ -123,6 +123,9 @@ type Config struct {
 	// they were).
 	Instance     string
 	LabelMetrics bool
+	// StreamHeartbeat is how often an idle live click stream sends a
+	// comment and checks its credential (0: every 15 s).
+	StreamHeartbeat time.Duration
 }
 
 // Server serves the API, the redirects and the setup page on one handler.
@@ -130,6 +133,8 @@ type Server struct {
 	cfg    Config
 	logger *slog.Logger
 	now    func() time.Time
+	// streams hands recorded clicks to the live click streams.
+	streams *clickHub
 
 	db link.DataFile
 	// unavailable logs the requests answered 503 because the store cannot
@@ -305,6 +310,10 @@ type Deps struct {
 	// budgets shared by every process on the store; nil keeps them in
 	// this process's memory (bbolt: one process).
 	RateBudget link.RateBudget
+	// ClickFeed, when set (PostgreSQL's), carries the clicks of the live
+	// click streams between the processes on the store; nil: a stream
+	// shows this process's clicks (bbolt: the only process).
+	ClickFeed link.ClickFeed
 }
 
 // New returns a server for cfg over deps.
@@ -386,6 +395,10 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s.servedRules = s.servedURLRules()
 	if s.blocklist, err = newBlocklist(context.Background(), cfg.BlocklistPath, cfg.BlocklistPoll, d.Blocklist, d.Now, d.Logger); err != nil {
 		return nil, err
+	}
+	s.streams = newClickHub(d.ClickFeed)
+	if d.Recorder != nil {
+		d.Recorder.SetTap(s.streams.tap)
 	}
 	s.routes()
 	return s, nil
@@ -509,6 +522,7 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.logger.Handler(), slog.LevelWarn),
 	}
+	hs.RegisterOnShutdown(s.Close) // Shutdown does not wait for streams
 	hs.ConnState = func(c net.Conn, state http.ConnState) {
 		if s.conns != nil { // set by Listener, before serving
 			s.conns.connState(c, state)
@@ -516,6 +530,11 @@ func (s *Server) HTTPServer(addr string) *http.Server {
 	}
 	return hs
 }
+
+// Close ends the live click streams and what feeds them; the server
+// answers no new stream after it. The http.Server of HTTPServer calls it
+// when it shuts down.
+func (s *Server) Close() { s.streams.close() }
 
 // shortURL returns the short URL of a link: on its custom domain with
 // domains.scheme, or on the primary host.
@@ -678,6 +697,7 @@ func (s *Server) routes() {
 	s.handle("GET", "/v1/analytics/workspace", accessRead, s.handleWorkspaceAnalytics)
 	s.handle("GET", "/v1/analytics/links/:id", accessRead, s.handleLinkAnalytics)
 	s.handle("GET", "/v1/analytics/export", accessRead, s.handleExport)
+	s.handle("GET", "/v1/events/stream", accessRead, s.handleClickStream)
 
 	s.handle("GET", "/v1/campaigns", accessRead, s.handleListCampaigns)
 	s.handle("POST", "/v1/campaigns", accessWrite, s.handleCreateCampaign)

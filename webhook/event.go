@@ -105,6 +105,12 @@ func (e *Encoder) CampaignData(c *link.Campaign, changes map[string][2]string) (
 //
 //	{"link_id":"lnk_…","time":"…","referrer":"…","country":"…","device":"…","browser":"…","os":"…","bot":false}
 func (e *Encoder) AppendClickData(b []byte, c *link.ClickEvent) []byte {
+	return AppendClickData(b, c)
+}
+
+// AppendClickData appends the data of a link.clicked event to b (see
+// Encoder.AppendClickData): the live click stream sends the same.
+func AppendClickData(b []byte, c *link.ClickEvent) []byte {
 	b = append(b, `{"link_id":`...)
 	b = appendString(b, c.LinkID)
 	b = append(b, `,"time":`...)

@@ -3,7 +3,7 @@
 // and exports.
 import { html, useState, useEffect, useRef } from './vendor/htm-preact-standalone.js';
 import uPlot from './vendor/uPlot.esm.js';
-import { call, fetchFile, saveFile } from './api.js';
+import { call, fetchFile, saveFile, stream } from './api.js';
 import { Message, fmtNumber, fmtDate, useAction } from './ui.js';
 
 const RANGES = [
@@ -86,6 +86,7 @@ export function AnalyticsPage() {
     ${!data && !error && ready ? html`<p role="status">Loading analytics…</p>` : null}
     ${!ready ? html`<p class="empty">Choose the start and end of the range.</p>` : null}
     ${data ? html`<${Report} data=${data} link=${link} variants=${info && info.variants} />` : null}
+    <${LiveClicks} link=${link} key=${link} />
     <${Export} query=${query} ready=${ready} link=${link} />`;
 }
 
@@ -211,6 +212,64 @@ function Chart({ points, tz }) {
   }, [points, tz]);
   const total = points.reduce((s, p) => s + p.clicks, 0);
   return html`<div ref=${box} class="an-chart" id="an-chart" role="img" aria-label=${'Chart of ' + fmtNumber(total) + ' clicks over ' + points.length + ' periods'}></div>`;
+}
+
+// LiveClicks shows the clicks of the workspace (or of one link) as they
+// come, from GET /v1/events/stream, while the person watches: the latest
+// LIVE_ROWS, newest first, with the count since watching began.
+const LIVE_ROWS = 50;
+
+function LiveClicks({ link }) {
+  const [on, setOn] = useState(false);
+  const [rows, setRows] = useState([]);
+  const [seen, setSeen] = useState(0);
+  const [dropped, setDropped] = useState(0);
+  const [status, setStatus] = useState('');
+  const [error, setError] = useState(null);
+  const [aliases, setAliases] = useState({});
+  const asked = useRef(new Set());
+  useEffect(() => {
+    if (!on) return undefined;
+    const ctl = new AbortController();
+    setError(null);
+    setStatus('Connecting…');
+    const onEvent = (name, data) => {
+      if (name === 'ready') setStatus('Watching: clicks appear here within about a second.');
+      else if (name === 'click') {
+        setSeen(n => n + 1);
+        setRows(r => [data, ...r].slice(0, LIVE_ROWS));
+        if (!link && !asked.current.has(data.link_id) && asked.current.size < 500) {
+          asked.current.add(data.link_id);
+          call('GET', '/v1/links/' + encodeURIComponent(data.link_id))
+            .then(l => setAliases(a => ({ ...a, [l.id]: l.short_url.replace(/^https?:\/\//, '') })), () => { /* deleted: its ID stays */ });
+        }
+      } else if (name === 'dropped') setDropped(n => n + data.dropped);
+      else if (name === 'end') setStatus('Stopped: ' + data.reason + '.');
+    };
+    const path = '/v1/events/stream' + (link ? '?link_id=' + encodeURIComponent(link) : '');
+    stream(path, onEvent, ctl.signal).then(() => {
+      if (!ctl.signal.aborted) { setOn(false); setStatus(s => s.startsWith('Stopped') ? s : 'The server ended the stream. Watch again to reconnect.'); }
+    }, e => { setOn(false); setStatus(''); setError(e); });
+    return () => ctl.abort();
+  }, [on, link]);
+  const time = t => new Date(t).toLocaleTimeString();
+  return html`<section aria-labelledby="an-live-h" class="card" id="an-live">
+    <h2 id="an-live-h">Live clicks</h2>
+    <p class="hint">${link ? 'This link’s' : 'The workspace’s'} clicks as they happen, from every visitor, while this page is open. Nothing is stored by watching.</p>
+    <div class="actions">
+      <button type="button" id="an-live-toggle" class=${on ? 'secondary' : ''} aria-pressed=${on} onClick=${() => { if (!on) { setRows([]); setSeen(0); setDropped(0); setStatus(''); } setOn(!on); }}>${on ? 'Stop watching' : 'Watch live'}</button>
+      ${on || seen ? html`<span id="an-live-count" role="status">${fmtNumber(seen)} ${seen === 1 ? 'click' : 'clicks'}${dropped ? ' · ' + fmtNumber(dropped) + ' not shown (too many at once)' : ''}</span>` : null}
+    </div>
+    ${status ? html`<p id="an-live-status" class="hint" role="status">${status}</p>` : null}
+    <${Message} error=${error} />
+    ${rows.length ? html`<div class="table-wrap"><table id="an-live-clicks" aria-labelledby="an-live-h">
+      <thead><tr><th scope="col">Time</th>${link ? null : html`<th scope="col">Link</th>`}<th scope="col">Country</th><th scope="col">Device</th><th scope="col">Browser</th><th scope="col">OS</th><th scope="col">Referrer</th></tr></thead>
+      <tbody>${rows.map(c => html`<tr>
+        <td>${time(c.time)}</td>
+        ${link ? null : html`<td><a href=${'/app/analytics?link=' + encodeURIComponent(c.link_id)}>${aliases[c.link_id] || c.link_id}</a></td>`}
+        <td>${c.country}</td><td>${c.device}${c.bot ? html` <span class="badge">bot</span>` : null}</td><td>${c.browser}</td><td>${c.os}</td><td>${c.referrer}</td></tr>`)}
+      </tbody></table></div>` : on ? html`<p class="empty">No clicks since you started watching.</p>` : null}
+  </section>`;
 }
 
 // save hands a blob to the browser as a download named name.

@@ -30,15 +30,16 @@ export function whenSignedOut(f) { onSignedOut = f; }
 // send sends one request with the session's credentials and returns the
 // answer when it is a success; a problem is thrown as an ApiError, and a
 // 401 to a signed-in request ends the session.
-async function send(method, path, body, accept) {
+async function send(method, path, body, accept, signal) {
   const headers = { Accept: accept };
   if (session.token) headers.Authorization = 'Bearer ' + session.token;
   if (session.workspace) headers['X-Workspace-Id'] = session.workspace;
   if (body !== undefined) headers['Content-Type'] = 'application/json';
   let res;
   try {
-    res = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
-  } catch {
+    res = await fetch(path, { method, headers, signal, body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch (e) {
+    if (signal && signal.aborted) throw e;
     throw new ApiError(0, { detail: 'The server cannot be reached. Check that linkbolt is running.' });
   }
   if (res.ok) return res;
@@ -64,6 +65,39 @@ export async function call(method, path, body) {
 // send, and returns the response to read as a blob or as text.
 export function fetchFile(path) {
   return send('GET', path, undefined, '*/*');
+}
+
+// stream reads the server-sent events of path (GET, with the session's
+// credentials, which EventSource could not send) and calls onEvent(name,
+// data) with each event's name and decoded JSON data, until signal aborts
+// or the server ends it; it resolves then, and rejects with an ApiError
+// when the server refuses it.
+export async function stream(path, onEvent, signal) {
+  const res = await send('GET', path, undefined, 'text/event-stream', signal);
+  const reader = res.body.getReader();
+  const text = new TextDecoder();
+  let buf = '';
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) return;
+      buf += text.decode(value, { stream: true });
+      let end;
+      while ((end = buf.indexOf('\n\n')) >= 0) {
+        const block = buf.slice(0, end);
+        buf = buf.slice(end + 2);
+        let name = '', data = '';
+        for (const line of block.split('\n')) {
+          if (line.startsWith('event: ')) name = line.slice(7);
+          else if (line.startsWith('data: ')) data += line.slice(6);
+        }
+        if (name && data) onEvent(name, JSON.parse(data));
+      }
+    }
+  } catch (e) {
+    if (signal.aborted) return;
+    throw new ApiError(0, { detail: 'The live stream was cut off. Watch again to reconnect.' });
+  }
 }
 
 // saveFile hands blob to the browser as a download named name.

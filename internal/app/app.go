@@ -218,7 +218,7 @@ func (a *App) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		DomainVerifier: dnscheck.NewDomains(cfg.Domains.Resolver),
 		WebhookTargets: webhook.TargetGuard{AllowPrivate: cfg.Webhooks.AllowPrivate}, Setup: a.setup,
 		Members: store.Members, Invitations: store.Invitations,
-		Domains: store.Domains, Audit: store.Audit, RateBudget: store.RateBudget,
+		Domains: store.Domains, Audit: store.Audit, RateBudget: store.RateBudget, ClickFeed: store.ClickFeed,
 		Blocklist: store.Blocklist,
 		Imports:   store.Imports, ImportClient: webhook.NewClient(cfg.Webhooks.AllowPrivate),
 		Accounts: store.Accounts, Callers: store.Callers,

@@ -26,6 +26,7 @@ const (
 	PrefixDomain     = "dom_"
 	PrefixInvitation = "inv_"
 	PrefixAudit      = "aud_"
+	PrefixUTM        = "utm_"
 )
 
 // IDKeySize is the size of an IDCodec's key: AES-128.

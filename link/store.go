@@ -12,22 +12,23 @@ import (
 // The services of one Store share its data: a link created through Links
 // is counted by Clicks and listed by Workspaces' owners at once.
 type Store struct {
-	Data        StoreData
-	Users       UserService
-	Accounts    AccountStore
-	Workspaces  WorkspaceStore
-	Members     MemberService
-	Invitations InvitationService
-	Keys        KeyStore
-	Links       LinkStore
-	Clicks      ClickStore
-	Campaigns   CampaignService
-	QRCodes     QRCodeService
-	Domains     DomainService
-	Webhooks    WebhookStore
-	Audit       AuditService
-	Blocklist   BlocklistService
-	Imports     ImportService
+	Data         StoreData
+	Users        UserService
+	Accounts     AccountStore
+	Workspaces   WorkspaceStore
+	Members      MemberService
+	Invitations  InvitationService
+	Keys         KeyStore
+	Links        LinkStore
+	Clicks       ClickStore
+	Campaigns    CampaignService
+	QRCodes      QRCodeService
+	UTMTemplates UTMTemplateService
+	Domains      DomainService
+	Webhooks     WebhookStore
+	Audit        AuditService
+	Blocklist    BlocklistService
+	Imports      ImportService
 	// Certs keeps the automatic HTTPS certificates and the ACME account.
 	Certs CertStore
 	// Callers is set by a store that several processes share

@@ -28,6 +28,7 @@ var storeGroups = []string{
 	"Domains",
 	"Clicks",
 	"QRCodes",
+	"UTMTemplates",
 	"Imports",
 	"Data",
 }

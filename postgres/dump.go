@@ -33,7 +33,7 @@ func (db *DB) Dump(ctx context.Context, emit dump.Emit) error {
 var dumpSteps = []func(context.Context, pgx.Tx, dump.Emit) error{
 	dumpSettings, dumpIDState, dumpCerts, dumpBlocklist, dumpUsers, dumpRevokedTokens, dumpPasswordResets,
 	dumpWorkspaces, dumpMembers, dumpFormerMembers, dumpInvitations, dumpKeys, dumpCampaigns, dumpDomains,
-	dumpLinks, dumpAliasHolds, dumpImports, dumpQRCodes, dumpWebhooks, dumpEvents, dumpDeliveries,
+	dumpLinks, dumpAliasHolds, dumpImports, dumpQRCodes, dumpUTMTemplates, dumpWebhooks, dumpEvents, dumpDeliveries,
 	dumpAudit, dumpSalts, dumpAggregates, dumpVisitors, dumpClicks, dumpWaitingClicks,
 }
 
@@ -78,7 +78,7 @@ func dumpSettings(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
 }
 
 // idSequences are the sequences of wire IDs, by prefix.
-var idSequences = []string{"usr", "ws", "inv", "aud", "key", "wh", "evt", "dlv", "cmp", "dom", "lnk", "qr"}
+var idSequences = []string{"usr", "ws", "inv", "aud", "key", "wh", "evt", "dlv", "cmp", "dom", "lnk", "qr", "utm"}
 
 func dumpIDState(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
 	for _, name := range idSequences {
@@ -257,6 +257,16 @@ func dumpQRCodes(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
 		err := r.Scan(&q.ID, &q.Seq, &q.WorkspaceID, &q.LinkID, &q.Name, &q.Format, &q.Size, &q.Margin, &q.Level, &q.Foreground, &q.Background, &q.CreatedAt, &q.UpdatedAt)
 		q.CreatedAt, q.UpdatedAt = utc(q.CreatedAt), utc(q.UpdatedAt)
 		return &q, err
+	})
+}
+
+func dumpUTMTemplates(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
+	return eachRow(ctx, tx, emit, "UTM templates", `SELECT id, seq, workspace_id, name, utm_source, utm_medium, utm_campaign, created_at, updated_at
+		FROM utm_templates ORDER BY seq`, func(r pgx.Rows) (dump.Record, error) {
+		var t dump.UTMTemplate
+		err := r.Scan(&t.ID, &t.Seq, &t.WorkspaceID, &t.Name, &t.UTMSource, &t.UTMMedium, &t.UTMCampaign, &t.CreatedAt, &t.UpdatedAt)
+		t.CreatedAt, t.UpdatedAt = utc(t.CreatedAt), utc(t.UpdatedAt)
+		return &t, err
 	})
 }
 

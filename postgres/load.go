@@ -409,6 +409,11 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 			q := r.(*dump.QRCode)
 			return one(q.ID, int64(q.Seq), q.WorkspaceID, q.LinkID, q.Name, q.Format, q.Size, q.Margin, q.Level, q.Foreground, q.Background, q.CreatedAt, q.UpdatedAt)
 		})
+	case *dump.UTMTemplate:
+		return l.copyRows(ctx, src, "utm_templates", []string{"id", "seq", "workspace_id", "name", "utm_source", "utm_medium", "utm_campaign", "created_at", "updated_at"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
+			t := r.(*dump.UTMTemplate)
+			return one(t.ID, int64(t.Seq), t.WorkspaceID, t.Name, t.UTMSource, t.UTMMedium, t.UTMCampaign, t.CreatedAt, t.UpdatedAt)
+		})
 	case *dump.Webhook:
 		return l.copyRows(ctx, src, "webhooks", []string{"id", "seq", "workspace_id", "url", "events", "enabled", "description", "disabled_reason", "creator_type", "creator_id", "created_at", "updated_at", "secret", "previous_secret", "previous_secret_expires_at", "failures", "deleting"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
 			w := r.(*dump.Webhook)

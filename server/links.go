@@ -70,6 +70,9 @@ type createLinkRequest struct {
 	UTMCampaign    string   `json:"utm_campaign"`
 	CampaignID     string   `json:"campaign_id"`
 	RedirectCode   int      `json:"redirect_code"`
+	// UTMTemplateID names a UTM template of the workspace whose values
+	// the link takes where it sets none of its own.
+	UTMTemplateID string `json:"utm_template_id"`
 	// link controls: password, rules, variants, social card
 	linkControlsRequest
 	linkLimitsRequest
@@ -96,6 +99,9 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *cal
 	}
 	now := s.now()
 	l := in.link(c.workspace.ID, domain, now)
+	if err := s.applyUTMTemplate(r.Context(), nil, in.UTMTemplateID, l); err != nil {
+		return err
+	}
 	if err := in.linkLimitsRequest.applyTo(l, now); err != nil {
 		return err
 	}

@@ -75,6 +75,7 @@ func (s *Server) handleBulkCreateLinks(w http.ResponseWriter, r *http.Request, c
 	var valid []*link.Link
 	var at []int // the index in the request of each valid link
 	domains := map[string]string{}
+	templates := utmTemplateCache{}
 	now := s.now()
 	passwords := 0
 	for i, req := range in.Links {
@@ -99,6 +100,13 @@ func (s *Server) handleBulkCreateLinks(w http.ResponseWriter, r *http.Request, c
 			domain, domains[req.Domain] = d, d
 		}
 		l := req.link(c.workspace.ID, domain, now)
+		if err := s.applyUTMTemplate(r.Context(), templates, req.UTMTemplateID, l); err != nil {
+			if link.ErrorCode(err) == link.EINTERNAL {
+				return err
+			}
+			fail(i, err)
+			continue
+		}
 		if err := req.linkLimitsRequest.applyTo(l, now); err != nil {
 			fail(i, err)
 			continue

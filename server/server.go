@@ -143,15 +143,16 @@ type Server struct {
 	// backingUp is held by the one backup being made: each spools a full
 	// copy beside the data file, so two at once would double the disk it
 	// takes (a slow download gives its gate slot back, not this).
-	backingUp  chan struct{}
-	links      link.LinkService
-	keys       link.KeyService
-	users      link.UserService
-	workspaces link.WorkspaceService
-	clicks     link.ClickService
-	campaigns  link.CampaignService
-	qrCodes    link.QRCodeService
-	domains    link.DomainService
+	backingUp    chan struct{}
+	links        link.LinkService
+	keys         link.KeyService
+	users        link.UserService
+	workspaces   link.WorkspaceService
+	clicks       link.ClickService
+	campaigns    link.CampaignService
+	qrCodes      link.QRCodeService
+	utmTemplates link.UTMTemplateService
+	domains      link.DomainService
 	// domainVerifier proves domains (DNS); webhookTargets checks where a
 	// webhook's URL leads; setup creates the instance admin.
 	domainVerifier link.DomainVerifier
@@ -259,7 +260,9 @@ type Deps struct {
 	Clicks     link.ClickService
 	Campaigns  link.CampaignService
 	QRCodes    link.QRCodeService
-	Domains    link.DomainService
+	// UTMTemplates keeps the workspaces' UTM templates.
+	UTMTemplates link.UTMTemplateService
+	Domains      link.DomainService
 	// DomainVerifier proves custom domains (POST /v1/domains/{id}/verify).
 	DomainVerifier link.DomainVerifier
 	// WebhookTargets checks webhook URLs when webhooks are saved.
@@ -341,7 +344,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s := &Server{
 		cfg: cfg, logger: d.Logger, now: d.Now,
 		db: d.DB, unavailable: &faultlog.Log{Logger: d.Logger, Now: d.Now}, links: d.Links, keys: d.Keys, users: d.Users, workspaces: d.Workspaces,
-		clicks: d.Clicks, campaigns: d.Campaigns, qrCodes: d.QRCodes, webhooks: d.Webhooks, outbox: d.Outbox, dispatcher: d.Dispatcher, recorder: d.Recorder,
+		clicks: d.Clicks, campaigns: d.Campaigns, qrCodes: d.QRCodes, utmTemplates: d.UTMTemplates, webhooks: d.Webhooks, outbox: d.Outbox, dispatcher: d.Dispatcher, recorder: d.Recorder,
 		tokens: auth.Tokens{Prefix: cfg.KeyPrefix}, jwt: d.JWT, verified: auth.NewTokenCache(d.JWT), passwords: d.Passwords,
 		limiters:  auth.NewLimiters(d.Now),
 		logins:    auth.NewLoginGuard(cfg.LoginPerAddress, cfg.LoginWindow, cfg.LoginPerAccount, cfg.LoginMaxDelay, d.Now),
@@ -707,6 +710,7 @@ func (s *Server) routes() {
 	s.handle("GET", "/v1/analytics/campaigns/:id", accessRead, s.handleCampaignAnalytics)
 
 	s.qrRoutes()
+	s.utmTemplateRoutes()
 	s.domainRoutes()
 	s.webhookRoutes()
 	s.memberRoutes()

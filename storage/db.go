@@ -123,6 +123,9 @@ var (
 	bucketQRCodes          = []byte("qr_codes")           // qr code id → qrCodeRecord
 	bucketQRCodesWorkspace = []byte("qr_codes.workspace") // workspace id + qr code id → ""
 
+	bucketUTMTemplates          = []byte("utm_templates")           // template id → utmTemplateRecord
+	bucketUTMTemplatesWorkspace = []byte("utm_templates.workspace") // workspace id + template id → ""
+
 	bucketDomains          = []byte("domains")           // domain id → domainRecord
 	bucketDomainsHostname  = []byte("domains.hostname")  // hostname → domain id (unique across the instance)
 	bucketDomainsWorkspace = []byte("domains.workspace") // workspace id + domain id → ""
@@ -157,6 +160,7 @@ var allBuckets = [][]byte{
 	bucketLinksCampaign, bucketCampaigns, bucketCampaignsWorkspace, bucketEvents,
 	bucketWebhooks, bucketWebhooksWorkspace, bucketWebhooksEvent, bucketDeliveries, bucketDeliveriesWebhook, bucketDeliveriesQueue,
 	bucketQRCodes, bucketQRCodesWorkspace,
+	bucketUTMTemplates, bucketUTMTemplatesWorkspace,
 	bucketDomains, bucketDomainsHostname, bucketDomainsWorkspace,
 	bucketClicksTotals, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily, bucketClicksVisitors, bucketClicksSalts, bucketClicksHosts, bucketClicksBacklog,
 	bucketAudit, bucketAuditTime, bucketAuditActor, bucketAuditAction, bucketAuditTarget,

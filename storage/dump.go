@@ -24,7 +24,7 @@ func (db *DB) Dump(ctx context.Context, emit dump.Emit) error {
 			for _, step := range []func() error{
 				d.settings, d.idState, d.certs, d.blocklist, d.users, d.revokedTokens, d.passwordResets,
 				d.workspaces, d.members, d.formerMembers, d.invitations, d.keys, d.campaigns, d.domains,
-				d.links, d.aliasHolds, d.imports, d.qrCodes, d.webhooks, d.events, d.deliveries,
+				d.links, d.aliasHolds, d.imports, d.qrCodes, d.utmTemplates, d.webhooks, d.events, d.deliveries,
 				d.audit, d.salts, d.aggregates, d.visitors, d.clicks, d.waitingClicks,
 			} {
 				if err := step(); err != nil {
@@ -99,10 +99,12 @@ var seqBuckets = map[string][]byte{
 	link.PrefixAudit: bucketAudit, link.PrefixKey: bucketKeys, link.PrefixWebhook: bucketWebhooks,
 	link.PrefixEvent: bucketEvents, link.PrefixDelivery: bucketDeliveries, link.PrefixCampaign: bucketCampaigns,
 	link.PrefixDomain: bucketDomains, link.PrefixLink: bucketLinks, link.PrefixQRCode: bucketQRCodes,
+	link.PrefixUTM: bucketUTMTemplates,
 }
 
 var seqPrefixes = []string{link.PrefixUser, link.PrefixWorkspace, link.PrefixInvitation, link.PrefixAudit, link.PrefixKey,
-	link.PrefixWebhook, link.PrefixEvent, link.PrefixDelivery, link.PrefixCampaign, link.PrefixDomain, link.PrefixLink, link.PrefixQRCode}
+	link.PrefixWebhook, link.PrefixEvent, link.PrefixDelivery, link.PrefixCampaign, link.PrefixDomain, link.PrefixLink, link.PrefixQRCode,
+	link.PrefixUTM}
 
 func (d *dumper) idState() error {
 	for _, p := range seqPrefixes {
@@ -340,6 +342,19 @@ func (d *dumper) qrCodes() error {
 		return &dump.QRCode{ID: d.id(prefixQRCode, seq), Seq: seq, WorkspaceID: d.id(prefixWorkspace, r.Workspace),
 			LinkID: d.id(prefixLink, r.Link), Name: r.Name, Format: r.Format, Size: r.Size, Margin: r.Margin, Level: r.Level,
 			Foreground: r.Foreground, Background: r.Background, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}, nil
+	})
+}
+
+func (d *dumper) utmTemplates() error {
+	return d.each(bucketUTMTemplates, func(k, v []byte) (dump.Record, error) {
+		var r utmTemplateRecord
+		if err := decodeJSON(v, &r); err != nil {
+			return nil, err
+		}
+		seq := btoi(k)
+		return &dump.UTMTemplate{ID: d.id(link.PrefixUTM, seq), Seq: seq, WorkspaceID: d.id(prefixWorkspace, r.Workspace),
+			Name: r.Name, UTMSource: r.UTMSource, UTMMedium: r.UTMMedium, UTMCampaign: r.UTMCampaign,
+			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}, nil
 	})
 }
 

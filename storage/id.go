@@ -35,6 +35,7 @@ var idBuckets = map[string][]byte{
 	prefixCampaign:  bucketCampaigns,
 	prefixEvent:     bucketEvents,
 	prefixQRCode:    bucketQRCodes,
+	link.PrefixUTM:  bucketUTMTemplates,
 	prefixWebhook:   bucketWebhooks,
 	prefixDelivery:  bucketDeliveries,
 	prefixDomain:    bucketDomains,

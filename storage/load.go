@@ -354,6 +354,20 @@ func (l *loader) put(r dump.Record) error {
 			return err
 		}
 		return l.b(bucketQRCodesWorkspace).Put(concat(itob(wid), k), []byte{})
+	case *dump.UTMTemplate:
+		k, err := l.own(link.PrefixUTM, r.ID, r.Seq)
+		if err != nil {
+			return err
+		}
+		wid, err := l.seq(prefixWorkspace, r.WorkspaceID)
+		if err != nil {
+			return err
+		}
+		if err := putJSON(l.b(bucketUTMTemplates), k, &utmTemplateRecord{Workspace: wid, Name: r.Name, UTMSource: r.UTMSource,
+			UTMMedium: r.UTMMedium, UTMCampaign: r.UTMCampaign, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}); err != nil {
+			return err
+		}
+		return l.b(bucketUTMTemplatesWorkspace).Put(concat(itob(wid), k), []byte{})
 	case *dump.Webhook:
 		return l.putWebhook(r)
 	case *dump.Event:

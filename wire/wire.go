@@ -145,6 +145,24 @@ type Campaign struct {
 	UpdatedAt   string  `json:"updated_at"`
 }
 
+// UTMTemplate is a UTM template as the API shows it.
+type UTMTemplate struct {
+	ID          string  `json:"id"`
+	Name        string  `json:"name"`
+	UTMSource   *string `json:"utm_source"`
+	UTMMedium   *string `json:"utm_medium"`
+	UTMCampaign *string `json:"utm_campaign"`
+	CreatedAt   string  `json:"created_at"`
+	UpdatedAt   string  `json:"updated_at"`
+}
+
+// NewUTMTemplate returns t as the API shows it.
+func NewUTMTemplate(t *link.UTMTemplate) UTMTemplate {
+	return UTMTemplate{ID: t.ID, Name: t.Name,
+		UTMSource: Optional(t.UTMSource), UTMMedium: Optional(t.UTMMedium), UTMCampaign: Optional(t.UTMCampaign),
+		CreatedAt: Time(t.CreatedAt), UpdatedAt: Time(t.UpdatedAt)}
+}
+
 // NewCampaign returns c as the API shows it.
 func NewCampaign(c *link.Campaign) Campaign {
 	return Campaign{ID: c.ID, Name: c.Name, Status: string(c.Status),

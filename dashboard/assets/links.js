@@ -86,6 +86,7 @@ export function LinksPage({ workspace }) {
   const [editing, setEditing] = useState(null); // the link being edited
   const campaigns = useList('/v1/campaigns');
   const domains = useList('/v1/domains');
+  const templates = useList('/v1/utm-templates');
 
   // Back and Forward show the view of their address.
   useEffect(() => {
@@ -137,7 +138,7 @@ export function LinksPage({ workspace }) {
   const list = loading && error ? null : answer;
   const pages = list ? Math.max(1, Math.ceil(list.meta.total / list.meta.limit)) : 1;
   return html`<h1>Links</h1>
-    <${CreateLink} campaigns=${campaigns.list} domains=${verified}
+    <${CreateLink} campaigns=${campaigns.list} domains=${verified} templates=${templates.list}
       onCreated=${l => { go({ ...view, page: 1 }); setNotice('Created ' + l.short_url + '.'); }} />
     <details id="create-many" class="create-many">
       <summary>Create many links at once</summary>
@@ -292,7 +293,7 @@ function formOf(l) {
   };
 }
 
-const EMPTY = { destination_url: '', alias: '', domain: '', tags: '', utm_source: '', utm_medium: '', utm_campaign: '', campaign_id: '', redirect_code: '302', ...TARGETING_EMPTY, ...LIMITS_EMPTY };
+const EMPTY = { destination_url: '', alias: '', domain: '', tags: '', utm_source: '', utm_medium: '', utm_campaign: '', utm_template_id: '', campaign_id: '', redirect_code: '302', ...TARGETING_EMPTY, ...LIMITS_EMPTY };
 
 // createBody is what the create form sends: the destination and the fields
 // given (302 is the API's default and is left out).
@@ -303,6 +304,7 @@ function createBody(form) {
   const tags = splitTags(form.tags);
   if (tags.length) body.tags = tags;
   for (const [k] of UTM) if (form[k].trim()) body[k] = form[k].trim();
+  if (form.utm_template_id) body.utm_template_id = form.utm_template_id;
   if (form.campaign_id) body.campaign_id = form.campaign_id;
   if (form.redirect_code !== '302') body.redirect_code = Number(form.redirect_code);
   Object.assign(body, targetingBody(form, null));
@@ -328,8 +330,10 @@ function editBody(form, l) {
 
 // LinkFields are the fields of a link, for create (no prefix) and edit
 // ("edit_" before each id, so that both forms can be on the page at once).
-function LinkFields({ form, setField, f, p, campaigns, domains, editing }) {
-  const more = ['utm_source', 'utm_medium', 'utm_campaign', 'campaign_id', 'redirect_code'];
+function LinkFields({ form, setField, f, p, campaigns, domains, templates, editing }) {
+  const more = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_template_id', 'campaign_id', 'redirect_code'];
+  const templateList = templates ? templates.data : [];
+  const template = form.utm_template_id && templateList.find(t => t.id === form.utm_template_id);
   const moreSet = editing || more.some(k => f[k]) || (!editing && more.some(k => form[k] !== EMPTY[k]));
   const campaignList = campaigns ? campaigns.data : [];
   return html`
@@ -348,8 +352,15 @@ function LinkFields({ form, setField, f, p, campaigns, domains, editing }) {
     </div>
     <details class="more" open=${moreSet || undefined}>
       <summary>More options: UTM, campaign, redirect code</summary>
+      ${editing || templateList.length === 0 ? null : html`<div class="row">
+        <${Select} id="utm_template_id" label="UTM template" value=${form.utm_template_id} onChange=${setField} error=${fieldError(f, 'utm_template_id')}
+          hint=${template ? 'Gives ' + UTM.filter(([k]) => template[k]).map(([k]) => k + '=' + template[k]).join(', ') + ' where the fields below are empty.' : 'Saved sets of UTM values, kept on the Workspace page.'}>
+          <option value="">None</option>
+          ${templateList.map(t => html`<option value=${t.id}>${t.name}</option>`)}
+        </${Select}>
+      </div>`}
       <div class="row">
-        ${UTM.map(([k, label, ph]) => html`<${Field} id=${p + k} label=${label} maxlength="200" placeholder=${ph} value=${form[k]} onInput=${setField} error=${fieldError(f, k)}
+        ${UTM.map(([k, label, ph]) => html`<${Field} id=${p + k} label=${label} maxlength="200" placeholder=${template && template[k] ? template[k] + ' (template)' : ph} value=${form[k]} onInput=${setField} error=${fieldError(f, k)}
           hint=${editing ? 'Empty clears it' : undefined} />`)}
       </div>
       <div class="row">
@@ -373,12 +384,12 @@ function FormError({ error }) {
   return error ? html`<p class="msg error" role="alert">${error.message}</p>` : null;
 }
 
-function CreateLink({ campaigns, domains, onCreated }) {
+function CreateLink({ campaigns, domains, templates, onCreated }) {
   const { form, set, submit, error, busy, fields: f } = useApiForm(EMPTY, form => call('POST', '/v1/links', createBody(form)), onCreated);
   return html`<section aria-labelledby="create-link" class="card">
     <h2 id="create-link">Create a link</h2>
     <form id="create-link-form" onSubmit=${submit} novalidate>
-      <${LinkFields} form=${form} setField=${set} f=${f} p="" campaigns=${campaigns} domains=${domains} />
+      <${LinkFields} form=${form} setField=${set} f=${f} p="" campaigns=${campaigns} domains=${domains} templates=${templates} />
       <${FormError} error=${error} />
       <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Creating…' : 'Create link'}</button>
       <${CopyAsCurl} method="POST" path="/v1/links" body=${createBody(form)} /></div>

@@ -6,6 +6,7 @@
 import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call, session } from './api.js';
 import { Message, Field, CopyAsCurl, fmtDate, fmtNumber, useAction } from './ui.js';
+import { UTMTemplates } from './utm_templates.js';
 
 const plans = [['free', 'Free'], ['pro', 'Pro'], ['enterprise', 'Enterprise']];
 const planName = p => (plans.find(([v]) => v === p) || [p, p])[1];
@@ -26,7 +27,8 @@ export function WorkspacePage({ workspace: ws, me, reloadMe, switchTo }) {
       Your role: ${ws.role ? ws.role.replace('_', ' ') : 'none (instance admin)'}</p>
       <p class="hint" id="ws-dates">Plan ${planName(shown.plan)} · created ${fmtDate(shown.created_at)} · last changed ${fmtDate(shown.updated_at)}</p>
       <${RenameForm} ws=${shown} reloadMe=${reloadMe} />
-      <${PlanSection} ws=${shown} me=${me} reloadMe=${reloadMe} />`}`
+      <${PlanSection} ws=${shown} me=${me} reloadMe=${reloadMe} />
+      <${UTMTemplates} key=${ws.id} canWrite=${ws.role === 'owner' || ws.role === 'read_write'} />`}`
     : html`<p class="empty">You are not a member of any workspace yet. Create one below, or ask an owner for an invitation.</p>`}
     <${YourWorkspaces} current=${ws && ws.id} reloadMe=${reloadMe} version=${shown && shown.name + shown.plan} />
     <${CreateForm} me=${me} switchTo=${switchTo} />`;

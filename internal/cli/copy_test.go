@@ -152,6 +152,7 @@ func populateForCopy(t *testing.T, path string) *copyInstance {
 	_, err = st.Webhooks.UpdateWebhook(ctx, in.ws1.ID, hook.ID, link.WebhookUpdate{Enabled: &no}, nil)
 	must(err)
 	must(st.QRCodes.CreateQRCode(ctx, &link.QRCode{WorkspaceID: in.ws1.ID, LinkID: specs[0].ID, Name: "Poster", Format: "svg", Size: 512, Margin: 4, Level: "M", Foreground: "#000000", Background: "#ffffff"}))
+	must(st.UTMTemplates.CreateUTMTemplate(ctx, &link.UTMTemplate{WorkspaceID: in.ws1.ID, Name: "Newsletter", UTMSource: "newsletter", UTMMedium: "email"}))
 	must(st.Imports.ImportLinks(ctx, in.ws2.ID, &link.ImportBatch{Source: "csv", Items: []link.ImportItem{{Key: "row-1",
 		Link: link.Link{WorkspaceID: in.ws2.ID, Alias: "imported", DestinationURL: "https://example.com/imported", RedirectCode: 302}}}}))
 
@@ -291,7 +292,7 @@ func readRoutes(t *testing.T, s *copyServer, token string, in *copyInstance) map
 	for _, ws := range []string{in.ws1.ID, in.ws2.ID} {
 		q := "workspace_id=" + ws
 		routes = append(routes, "/v1/workspaces/"+ws, "/v1/links?limit=100&"+q, "/v1/links?archived=all&"+q, "/v1/links?tags=b&"+q, "/v1/links?search=ful&"+q, "/v1/links?sort=clicks&"+q,
-			"/v1/keys?"+q, "/v1/members?"+q, "/v1/invitations?"+q, "/v1/campaigns?"+q, "/v1/domains?"+q, "/v1/webhooks?"+q, "/v1/qr-codes?"+q,
+			"/v1/keys?"+q, "/v1/members?"+q, "/v1/invitations?"+q, "/v1/campaigns?"+q, "/v1/domains?"+q, "/v1/webhooks?"+q, "/v1/qr-codes?"+q, "/v1/utm-templates?"+q,
 			"/v1/audit-log?limit=100&"+q)
 		for _, r := range ranges {
 			routes = append(routes, "/v1/analytics/workspace?"+r+"&"+q)

@@ -122,7 +122,7 @@ func exportWorkspace(ctx context.Context, store *link.Store, wsID string, w io.W
 	e := &exporter{enc: enc}
 	steps := []func(context.Context, *link.Store, string, *exporter) error{
 		exportWorkspaceLine, exportMembers, exportCampaigns, exportDomains, exportLinks,
-		exportQRCodes, exportWebhooks, exportKeys, exportClicks,
+		exportQRCodes, exportUTMTemplates, exportWebhooks, exportKeys, exportClicks,
 	}
 	for _, step := range steps {
 		if err := step(ctx, store, wsID, e); err != nil {
@@ -247,6 +247,20 @@ func exportQRCodes(ctx context.Context, store *link.Store, wsID string, e *expor
 		if err := e.write("qr_code", map[string]any{"id": q.ID, "link_id": q.LinkID, "name": q.Name, "format": q.Format,
 			"size": q.Size, "margin": q.Margin, "level": q.Level, "foreground": q.Foreground, "background": q.Background,
 			"created_at": q.CreatedAt, "updated_at": q.UpdatedAt}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func exportUTMTemplates(ctx context.Context, store *link.Store, wsID string, e *exporter) error {
+	ts, err := store.UTMTemplates.FindUTMTemplates(ctx, wsID)
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		if err := e.write("utm_template", map[string]any{"id": t.ID, "name": t.Name, "utm_source": t.UTMSource,
+			"utm_medium": t.UTMMedium, "utm_campaign": t.UTMCampaign, "created_at": t.CreatedAt, "updated_at": t.UpdatedAt}); err != nil {
 			return err
 		}
 	}

@@ -26,7 +26,7 @@ type Record interface{ Kind() string }
 var Kinds = []string{
 	"settings", "ids", "certificates", "blocklist entries", "users", "revoked tokens", "password resets",
 	"workspaces", "members", "former members", "invitations", "keys", "campaigns", "domains",
-	"links", "alias holds", "imports", "QR codes", "webhooks", "events", "deliveries",
+	"links", "alias holds", "imports", "QR codes", "UTM templates", "webhooks", "events", "deliveries",
 	"audit entries", "salts", "aggregates", "visitors", "clicks", "waiting clicks",
 }
 
@@ -222,6 +222,15 @@ type QRCode struct {
 	CreatedAt, UpdatedAt   time.Time
 }
 
+// UTMTemplate is a saved set of UTM values.
+type UTMTemplate struct {
+	ID                                string
+	Seq                               uint64
+	WorkspaceID, Name                 string
+	UTMSource, UTMMedium, UTMCampaign string
+	CreatedAt, UpdatedAt              time.Time
+}
+
 // Webhook is a webhook with its secrets.
 type Webhook struct {
 	ID                      string
@@ -369,6 +378,7 @@ func (*Link) Kind() string          { return "links" }
 func (*AliasHold) Kind() string     { return "alias holds" }
 func (*Import) Kind() string        { return "imports" }
 func (*QRCode) Kind() string        { return "QR codes" }
+func (*UTMTemplate) Kind() string   { return "UTM templates" }
 func (*Webhook) Kind() string       { return "webhooks" }
 func (*Event) Kind() string         { return "events" }
 func (*Delivery) Kind() string      { return "deliveries" }

@@ -88,6 +88,7 @@ func RunStore(t *testing.T, open Opener, traits Traits, only ...string) {
 		{"Clicks", clickTests},
 		{"Campaigns", campaignTests},
 		{"QRCodes", qrTests},
+		{"UTMTemplates", utmTests},
 		{"Domains", domainTests},
 		{"Webhooks", webhookTests},
 		{"Audit", auditTests},

@@ -183,12 +183,12 @@ func dumpInvitations(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
 func dumpKeys(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
 	return eachRow(ctx, tx, emit, "keys", `SELECT k.id, k.seq, k.workspace_id, k.name, k.scope, k.hash, k.start, k.created_at,
 			k.expires_at, k.revoked_at, k.grace_ends_at, coalesce(k.replaced_by, ''), k.creator_type, k.creator_id,
-			k.keep_when_creator_disabled, k.end_recorded, coalesce(u.request_count, 0), u.last_used_at
+			k.keep_when_creator_disabled, k.end_recorded, coalesce(u.request_count, 0), u.last_used_at, k.resources
 		FROM keys k LEFT JOIN key_usage u ON u.key_id = k.id ORDER BY k.seq`, func(r pgx.Rows) (dump.Record, error) {
 		var k dump.Key
 		err := r.Scan(&k.ID, &k.Seq, &k.WorkspaceID, &k.Name, &k.Scope, &k.Hash, &k.Start, &k.CreatedAt,
 			&k.ExpiresAt, &k.RevokedAt, &k.GraceEndsAt, &k.ReplacedBy, &k.CreatorType, &k.CreatorID,
-			&k.Keep, &k.EndRecorded, &k.RequestCount, &k.LastUsedAt)
+			&k.Keep, &k.EndRecorded, &k.RequestCount, &k.LastUsedAt, &k.Resources)
 		k.CreatedAt, k.ExpiresAt, k.RevokedAt, k.GraceEndsAt, k.LastUsedAt = utc(k.CreatedAt), utcp(k.ExpiresAt), utcp(k.RevokedAt), utcp(k.GraceEndsAt), utcp(k.LastUsedAt)
 		return &k, err
 	})

@@ -20,7 +20,7 @@ var _ link.KeyStore = (*KeyService)(nil)
 
 // keyColumns are the columns scanKey reads, of keys named k.
 const keyColumns = `k.id, k.workspace_id, k.name, k.scope, k.hash, k.start, k.created_at, k.expires_at, k.revoked_at,
-	k.grace_ends_at, k.replaced_by, k.creator_type, k.creator_id, k.keep_when_creator_disabled`
+	k.grace_ends_at, k.replaced_by, k.creator_type, k.creator_id, k.keep_when_creator_disabled, k.resources`
 
 // keyUsageColumns follow keyColumns in a read with usage: the counts
 // written, and the snapshot of the statement (to tell which batches of
@@ -34,7 +34,7 @@ func scanKey(row pgx.Row, more ...any) (*link.APIKey, error) {
 	var scope string
 	var replacedBy *string
 	err := row.Scan(append([]any{&k.ID, &k.WorkspaceID, &k.Name, &scope, &k.Hash, &k.Start, &k.CreatedAt, &k.ExpiresAt,
-		&k.RevokedAt, &k.GraceEndsAt, &replacedBy, &k.CreatedBy.Type, &k.CreatedBy.ID, &k.KeepWhenCreatorDisabled}, more...)...)
+		&k.RevokedAt, &k.GraceEndsAt, &replacedBy, &k.CreatedBy.Type, &k.CreatedBy.ID, &k.KeepWhenCreatorDisabled, &k.Resources}, more...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -53,6 +53,15 @@ func utcPtr(t *time.Time) *time.Time {
 	}
 	u := t.UTC()
 	return &u
+}
+
+// nilIfNone is a key's resources as the column keeps them: NULL for
+// every resource.
+func nilIfNone(rs []string) []string {
+	if len(rs) == 0 {
+		return nil
+	}
+	return rs
 }
 
 // keyTarget is a key as the target of an audit entry.
@@ -99,9 +108,9 @@ func (db *DB) insertKey(ctx context.Context, tx pgx.Tx, k *link.APIKey) (string,
 	if err != nil {
 		return "", err
 	}
-	_, err = tx.Exec(ctx, `INSERT INTO keys (id, seq, workspace_id, name, scope, hash, start, created_at, expires_at, revoked_at, creator_type, creator_id)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)`,
-		id, seq, k.WorkspaceID, k.Name, string(k.Scope), k.Hash, k.Start, k.CreatedAt, k.ExpiresAt, k.RevokedAt, k.CreatedBy.Type, k.CreatedBy.ID)
+	_, err = tx.Exec(ctx, `INSERT INTO keys (id, seq, workspace_id, name, scope, hash, start, created_at, expires_at, revoked_at, creator_type, creator_id, resources)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+		id, seq, k.WorkspaceID, k.Name, string(k.Scope), k.Hash, k.Start, k.CreatedAt, k.ExpiresAt, k.RevokedAt, k.CreatedBy.Type, k.CreatedBy.ID, nilIfNone(k.Resources))
 	if isUnique(err, "keys_hash_key") {
 		return "", link.Errorf(link.ECONFLICT, "a key with this token exists already")
 	} else if err != nil {
@@ -147,6 +156,7 @@ func (s *KeyService) CreateKey(ctx context.Context, k *link.APIKey, max int) err
 		ExpiresAt:   utcPtr(k.ExpiresAt),
 		RevokedAt:   utcPtr(k.RevokedAt),
 		CreatedBy:   k.CreatedBy,
+		Resources:   k.Resources,
 	}
 	if k.CreatedAt.IsZero() {
 		rec.CreatedAt = now
@@ -318,6 +328,7 @@ func (s *KeyService) RotateKey(ctx context.Context, workspaceID, id string, next
 			CreatedAt:   now,
 			ExpiresAt:   old.ExpiresAt,
 			CreatedBy:   next.CreatedBy,
+			Resources:   old.Resources,
 		}
 		if nk.ID, err = s.db.insertKey(ctx, tx, nk); err != nil {
 			return err

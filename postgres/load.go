@@ -357,12 +357,12 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 			return one(i.ID, int64(i.Seq), i.WorkspaceID, i.Email, i.Role, i.TokenHash, i.InvitedBy, i.CreatedAt, i.ExpiresAt, i.AcceptedAt, nilIfEmpty(i.AcceptedBy), i.RevokedAt)
 		})
 	case *dump.Key:
-		return l.copyRows(ctx, src, "keys", []string{"id", "seq", "workspace_id", "created_at", "expires_at", "revoked_at", "grace_ends_at", "creator_type", "creator_id", "keep_when_creator_disabled", "name", "scope", "hash", "start", "replaced_by", "end_recorded"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
+		return l.copyRows(ctx, src, "keys", []string{"id", "seq", "workspace_id", "created_at", "expires_at", "revoked_at", "grace_ends_at", "creator_type", "creator_id", "keep_when_creator_disabled", "name", "scope", "hash", "start", "replaced_by", "end_recorded", "resources"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
 			k := r.(*dump.Key)
 			if k.RequestCount != 0 || k.LastUsedAt != nil {
 				l.usage = append(l.usage, []any{k.ID, k.RequestCount, k.LastUsedAt})
 			}
-			return one(k.ID, int64(k.Seq), k.WorkspaceID, k.CreatedAt, k.ExpiresAt, k.RevokedAt, k.GraceEndsAt, k.CreatorType, k.CreatorID, k.Keep, k.Name, k.Scope, k.Hash, k.Start, nilIfEmpty(k.ReplacedBy), k.EndRecorded)
+			return one(k.ID, int64(k.Seq), k.WorkspaceID, k.CreatedAt, k.ExpiresAt, k.RevokedAt, k.GraceEndsAt, k.CreatorType, k.CreatorID, k.Keep, k.Name, k.Scope, k.Hash, k.Start, nilIfEmpty(k.ReplacedBy), k.EndRecorded, nilIfNone(k.Resources))
 		})
 	case *dump.Campaign:
 		return l.copyRows(ctx, src, "campaigns", []string{"id", "seq", "workspace_id", "name", "status", "utm_source", "utm_medium", "utm_campaign", "created_at", "updated_at"}, ofKind(kind), func(r dump.Record) ([][]any, error) {

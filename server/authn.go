@@ -72,6 +72,11 @@ func (s *Server) authorize(w http.ResponseWriter, r *http.Request, a access) (*c
 	if err := s.rate(w, r, c); err != nil {
 		return nil, err
 	}
+	if a == accessRead || a == accessWrite {
+		if err := checkKeyResources(c, r); err != nil {
+			return nil, err
+		}
+	}
 	switch a {
 	case accessUser, accessAdmin:
 		if c.user == nil {

@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"net/http"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/linkbolt/linkbolt/link"
@@ -32,6 +34,8 @@ type keyResponse struct {
 	// KeepWhenCreatorDisabled and CreatorDisabled: see keyScope.
 	KeepWhenCreatorDisabled bool `json:"keep_when_creator_disabled"`
 	CreatorDisabled         bool `json:"creator_disabled"`
+	// Resources limits the key; null: every resource.
+	Resources []string `json:"resources"`
 	// Key is the token, present only in the answers of create and rotate.
 	Key string `json:"key,omitempty"`
 }
@@ -54,6 +58,9 @@ func (s *Server) keyResponseIn(k *link.APIKey, memo *creatorMemo) keyResponse {
 		out.CreatedBy = &creator{Type: k.CreatedBy.Type, ID: k.CreatedBy.ID}
 	}
 	out.KeepWhenCreatorDisabled, out.CreatorDisabled = k.KeepWhenCreatorDisabled, s.creatorDisabled(k, memo)
+	if len(k.Resources) > 0 {
+		out.Resources = k.Resources
+	}
 	return out
 }
 
@@ -84,6 +91,9 @@ type createKeyRequest struct {
 	Name      string     `json:"name"`
 	Scope     string     `json:"scope"`
 	ExpiresAt *time.Time `json:"expires_at"`
+	// Resources limits the key; absent, null or empty: every resource
+	// (of a limited key's own, the key that makes it).
+	Resources []string `json:"resources"`
 }
 
 // handleCreateKey mints a key and shows its token once. A key never mints
@@ -106,6 +116,10 @@ func (s *Server) handleCreateKey(w http.ResponseWriter, r *http.Request, c *call
 	if in.ExpiresAt != nil {
 		t := in.ExpiresAt.UTC()
 		k.ExpiresAt = &t
+	}
+	k.Resources = in.Resources
+	if len(k.Resources) == 0 && c.key != nil {
+		k.Resources = slices.Clone(c.key.Resources) // a limited key makes keys as limited
 	}
 	if err := k.Validate(now); err != nil {
 		return err
@@ -175,6 +189,10 @@ func checkMintedByKey(c *caller, k *link.APIKey) error {
 	if !c.key.Scope.Allows(k.Scope) {
 		return link.Errorf(link.EFORBIDDEN, "this API key has the %s scope; it cannot create a key with the %s scope", c.key.Scope, k.Scope)
 	}
+	if !link.ResourcesWithin(k.Resources, c.key.Resources) {
+		return link.Errorf(link.EFORBIDDEN, "this API key is limited to %s; it cannot create a key that reaches more (resources: %s)",
+			strings.Join(c.key.Resources, ", "), strings.Join(k.Resources, ", "))
+	}
 	parent := c.key.ExpiresAt
 	if parent == nil {
 		return nil
@@ -219,8 +237,11 @@ func (s *Server) handleRotateKey(w http.ResponseWriter, r *http.Request, c *call
 		return link.Errorf(link.EFORBIDDEN, "this API key expires at %s and cannot rotate key %s, which expires later or never: its replacement would outlive this key",
 			ts(*c.key.ExpiresAt), old.ID)
 	}
+	if err := checkKeyWithin(c, old, "rotate"); err != nil {
+		return err
+	}
 	next := &link.APIKey{WorkspaceID: old.WorkspaceID, Name: old.Name, Scope: old.Scope,
-		ExpiresAt: old.ExpiresAt, CreatedAt: now, CreatedBy: c.creator()}
+		ExpiresAt: old.ExpiresAt, CreatedAt: now, CreatedBy: c.creator(), Resources: old.Resources}
 	if err := s.checkChainDepth(ctx, c, next); err != nil {
 		return err
 	}
@@ -235,6 +256,21 @@ func (s *Server) handleRotateKey(w http.ResponseWriter, r *http.Request, c *call
 	out.Key = token
 	writeJSON(w, http.StatusCreated, out)
 	return nil
+}
+
+// checkKeyWithin answers 403 when the caller is an API key limited to
+// fewer resources than key k, which it would act on (what): a limited key
+// manages only keys that reach no more than it does.
+func checkKeyWithin(c *caller, k *link.APIKey, what string) error {
+	if c.key == nil || link.ResourcesWithin(k.Resources, c.key.Resources) {
+		return nil
+	}
+	reach := "every resource"
+	if len(k.Resources) > 0 {
+		reach = strings.Join(k.Resources, ", ")
+	}
+	return link.Errorf(link.EFORBIDDEN, "this API key is limited to %s and cannot %s key %s, which reaches %s",
+		strings.Join(c.key.Resources, ", "), what, k.ID, reach)
 }
 
 // outlives reports whether key k expires later than key by, or never
@@ -254,6 +290,15 @@ func (s *Server) handleRevokeKey(w http.ResponseWriter, r *http.Request, c *call
 	if c.key != nil && id != c.key.ID {
 		if err := refuseGraceKey(c, s.now(), "revoke keys other than itself"); err != nil {
 			return err
+		}
+		if len(c.key.Resources) > 0 {
+			k, err := s.keys.FindKeyByID(r.Context(), c.workspace.ID, id)
+			if err != nil {
+				return err
+			}
+			if err := checkKeyWithin(c, k, "revoke"); err != nil {
+				return err
+			}
 		}
 	}
 	if err := s.keys.RevokeKey(r.Context(), c.workspace.ID, id); err != nil {

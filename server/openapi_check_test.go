@@ -559,7 +559,7 @@ func TestCheckOpenAPI(t *testing.T) {
 			"workspace_id": "w1", "created_at": "2026-03-10T12:00:00Z", "expires_at": nil,
 			"last_used_at": nil, "request_count": 0, "revoked_at": nil, "grace_ends_at": nil,
 			"replaced_by": nil, "created_by": map[string]any{"type": "user", "id": "usr_1"},
-			"keep_when_creator_disabled": false, "creator_disabled": false,
+			"keep_when_creator_disabled": false, "creator_disabled": false, "resources": nil,
 		}
 		if edit != nil {
 			edit(m)
@@ -607,7 +607,7 @@ func TestCheckOpenAPI(t *testing.T) {
 		{"429 without Retry-After", "GET", "/v1/links", 429, problemH, problem(429, "rate_limited", "x"), false},
 		{"429", "GET", "/v1/links", 429, http.Header{"Content-Type": {"application/problem+json"}, "Retry-After": {"1"}},
 			problem(429, "rate_limited", "x"), true},
-		{"403 on a read route", "GET", "/v1/links", 403, problemH, problem(403, "forbidden", "x"), false},
+		{"403 where none is documented", "GET", "/healthz", 403, problemH, problem(403, "forbidden", "x"), false},
 		{"204", "DELETE", "/v1/links/l1", 204, http.Header{}, nil, true},
 		{"204 with a body", "DELETE", "/v1/links/l1", 204, jsonH, []byte(`{}`), false},
 		{"key list", "GET", "/v1/keys", 200, jsonH, js(map[string]any{"data": []any{key(nil)}}), true},

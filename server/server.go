@@ -135,6 +135,9 @@ type Server struct {
 	now    func() time.Time
 	// streams hands recorded clicks to the live click streams.
 	streams *clickHub
+	// keyRoutes are the paths of the routes an API key can reach (see
+	// keyResourcePaths).
+	keyRoutes []string
 
 	db link.DataFile
 	// unavailable logs the requests answered 503 because the store cannot
@@ -603,6 +606,9 @@ const (
 )
 
 func (s *Server) handle(method, path string, a access, h handlerFunc) {
+	if (a == accessRead || a == accessWrite) && method != http.MethodHead {
+		s.keyRoutes = append(s.keyRoutes, path)
+	}
 	if method == http.MethodGet {
 		defer s.handle(http.MethodHead, path, a, h)
 	}

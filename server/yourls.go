@@ -173,6 +173,9 @@ func (s *Server) yourlsAuthenticate(w http.ResponseWriter, r *http.Request, form
 	if err := s.rate(w, r, c); err != nil {
 		return nil, s.yourlsFailure(w, r, err)
 	}
+	if err := checkKeyResources(c, r); err != nil {
+		return nil, refuse(link.ErrorMessage(err))
+	}
 	return c, nil
 }
 

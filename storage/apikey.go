@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"time"
 
 	"github.com/linkbolt/linkbolt/link"
@@ -39,6 +40,8 @@ type keyRecord struct {
 	CreatorID   string `json:"creator_id,omitempty"`
 	// Keep keeps the key working when its creator is disabled.
 	Keep bool `json:"keep_when_creator_disabled,omitempty"`
+	// Resources limits the key (link.APIKey.Resources); none: every one.
+	Resources []string `json:"resources,omitempty"`
 }
 
 func (r *keyRecord) apiKey(ids *idCodec, id uint64, u keyUsage) *link.APIKey {
@@ -57,6 +60,7 @@ func (r *keyRecord) apiKey(ids *idCodec, id uint64, u keyUsage) *link.APIKey {
 		CreatedBy:    link.KeyCreator{Type: r.CreatorType, ID: r.CreatorID},
 
 		KeepWhenCreatorDisabled: r.Keep,
+		Resources:               slices.Clone(r.Resources),
 	}
 	if r.ReplacedBy != 0 {
 		k.ReplacedBy = ids.formatID(prefixKey, r.ReplacedBy)
@@ -271,6 +275,7 @@ func (s *KeyService) CreateKey(ctx context.Context, k *link.APIKey, max int) err
 		RevokedAt:   cloneTime(k.RevokedAt),
 		CreatorType: k.CreatedBy.Type,
 		CreatorID:   k.CreatedBy.ID,
+		Resources:   slices.Clone(k.Resources),
 	}
 	var id uint64
 	err := s.db.update(func(tx *bolt.Tx) error {
@@ -436,6 +441,7 @@ func (s *KeyService) RotateKey(ctx context.Context, workspaceID, id string, next
 			ExpiresAt:   cloneTime(old.ExpiresAt),
 			CreatorType: next.CreatedBy.Type,
 			CreatorID:   next.CreatedBy.ID,
+			Resources:   slices.Clone(old.Resources),
 		}
 		if nid, err = createKey(tx, nrec); err != nil {
 			return err

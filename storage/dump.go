@@ -234,7 +234,7 @@ func (d *dumper) keys() error {
 		key := &dump.Key{ID: d.id(prefixKey, seq), Seq: seq, WorkspaceID: d.id(prefixWorkspace, r.Workspace), Name: r.Name,
 			Scope: string(r.Scope), Hash: r.Hash, Start: r.Start, CreatedAt: r.CreatedAt.UTC(), ExpiresAt: timePtr(r.ExpiresAt),
 			RevokedAt: timePtr(r.RevokedAt), GraceEndsAt: timePtr(r.GraceEndsAt), CreatorType: r.CreatorType, CreatorID: r.CreatorID,
-			Keep: r.Keep, RequestCount: u.count}
+			Keep: r.Keep, RequestCount: u.count, Resources: r.Resources}
 		if r.ReplacedBy != 0 {
 			key.ReplacedBy = d.id(prefixKey, r.ReplacedBy)
 		}

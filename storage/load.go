@@ -468,7 +468,8 @@ func (l *loader) putKey(r *dump.Key) error {
 		return err
 	}
 	rec := &keyRecord{Workspace: wid, Name: r.Name, Scope: link.Scope(r.Scope), Hash: r.Hash, Start: r.Start, CreatedAt: r.CreatedAt,
-		ExpiresAt: r.ExpiresAt, RevokedAt: r.RevokedAt, GraceEndsAt: r.GraceEndsAt, CreatorType: r.CreatorType, CreatorID: r.CreatorID, Keep: r.Keep}
+		ExpiresAt: r.ExpiresAt, RevokedAt: r.RevokedAt, GraceEndsAt: r.GraceEndsAt, CreatorType: r.CreatorType, CreatorID: r.CreatorID, Keep: r.Keep,
+		Resources: r.Resources}
 	if r.ReplacedBy != "" {
 		if rec.ReplacedBy, err = l.seq(prefixKey, r.ReplacedBy); err != nil {
 			return err

@@ -41,7 +41,7 @@ export function KeysPage({ workspace }) {
         <tbody>${list.data.map(k => [html`<tr key=${k.id} data-key=${k.id}>
           <td>${k.name}</td>
           <td><code>${k.start}…</code></td>
-          <td>${k.scope.replace('_', ' ')}</td>
+          <td>${k.scope.replace('_', ' ')}${k.resources ? html`<br /><small class="key-limited">only ${k.resources.map(resourceName).join(', ')}</small>` : null}</td>
           <td><span class=${'state ' + k.state}>${k.state}</span>${k.creator_disabled && !k.keep_when_creator_disabled ? html`<br /><small class="reason">refused: its creator is disabled</small>` : null}${k.state === 'grace' && k.grace_ends_at ? html`<br /><small>until ${fmtDate(k.grace_ends_at)}<br /><${Countdown} until=${k.grace_ends_at} /></small>` : null}</td>
           <td class="when">${fmtDate(k.created_at)}</td>
           <td class="when">${k.expires_at ? fmtDate(k.expires_at) : 'never'}</td>
@@ -137,8 +137,15 @@ function Countdown({ until }) {
   return html`<span class="countdown" title=${'until ' + fmtDate(until)}>old key works for ${text} more</span>`;
 }
 
+// RESOURCES are what a key may be limited to, with their labels.
+const RESOURCES = [['links', 'Links'], ['analytics', 'Analytics'], ['campaigns', 'Campaigns'], ['domains', 'Domains'],
+  ['webhooks', 'Webhooks'], ['qr_codes', 'QR designs'], ['utm_templates', 'UTM templates'], ['keys', 'API keys'],
+  ['members', 'Members'], ['audit', 'Audit log'], ['imports', 'Imports']];
+const resourceName = r => (RESOURCES.find(([v]) => v === r) || [r, r])[1];
+
 function keyBody(form) {
   const body = { name: form.name, scope: form.scope };
+  if (form.limited) body.resources = form.resources;
   // An expiry date means the end of that day in the browser's time zone.
   if (form.expires) body.expires_at = new Date(form.expires + 'T23:59:59').toISOString();
   return body;
@@ -146,8 +153,11 @@ function keyBody(form) {
 
 function CreateKey({ onCreated }) {
   const { form, set, submit, error, busy, fields: f } = useApiForm(
-    { name: '', scope: 'read_write', expires: '' }, form => call('POST', '/v1/keys', keyBody(form)), onCreated);
+    { name: '', scope: 'read_write', expires: '', limited: false, resources: [] }, form => call('POST', '/v1/keys', keyBody(form)), onCreated);
   const body = keyBody(form);
+  const setLimited = e => set({ target: { name: 'limited', value: e.target.value === 'some' } });
+  const toggle = e => set({ target: { name: 'resources', value: e.target.checked
+    ? [...form.resources, e.target.value] : form.resources.filter(r => r !== e.target.value) } });
   return html`<section class="card" aria-labelledby="create-key">
     <h2 id="create-key">Create a key</h2>
     <form id="create-key-form" onSubmit=${submit} novalidate>
@@ -160,6 +170,15 @@ function CreateKey({ onCreated }) {
           </select>${f.scope ? html`<small class="field-error">${f.scope}</small>` : null}</div>
         <${Field} id="expires" label="Expires (optional)" type="date" value=${form.expires} onInput=${set} error=${f.expires_at} hint="Never, when empty" />
       </div>
+      <fieldset class="key-resources" aria-describedby="key-resources-hint">
+        <legend>Reaches</legend>
+        <label><input type="radio" name="reach" value="all" checked=${!form.limited} onChange=${setLimited} /> Everything in the workspace its scope allows</label>
+        <label><input type="radio" name="reach" id="key-limited" value="some" checked=${form.limited} onChange=${setLimited} /> Only:</label>
+        ${form.limited ? html`<div class="checks" id="key-resource-list">${RESOURCES.map(([v, l]) => html`<label><input type="checkbox" name="resources" value=${v}
+          checked=${form.resources.includes(v)} onChange=${toggle} /> ${l}</label>`)}</div>` : null}
+        <small id="key-resources-hint" class="hint">A key limited to some kinds of record is refused (403) everywhere else, and makes only keys limited as much.</small>
+        ${f.resources ? html`<small class="field-error">${f.resources}</small>` : null}
+      </fieldset>
       ${error ? html`<p class="msg error" role="alert">${error.message}</p>` : null}
       <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Creating…' : 'Create key'}</button>
       <${CopyAsCurl} method="POST" path="/v1/keys" body=${body} /></div>

@@ -367,7 +367,7 @@ func TestCopyRoundTrip(t *testing.T) {
 	}
 	var used, rotated, revoked, readKey, next keyResp
 	s.json(t, http.MethodPost, "/v1/keys", jwt, in.ws1.ID, map[string]any{"name": "used", "scope": "read_write"}, 201, &used)
-	s.json(t, http.MethodPost, "/v1/keys", jwt, in.ws1.ID, map[string]any{"name": "read", "scope": "read"}, 201, &readKey)
+	s.json(t, http.MethodPost, "/v1/keys", jwt, in.ws1.ID, map[string]any{"name": "read", "scope": "read", "resources": []string{"links"}}, 201, &readKey)
 	s.json(t, http.MethodPost, "/v1/keys", jwt, in.ws1.ID, map[string]any{"name": "rotated", "scope": "read_write"}, 201, &rotated)
 	s.json(t, http.MethodPost, "/v1/keys", jwt, in.ws1.ID, map[string]any{"name": "revoked", "scope": "read"}, 201, &revoked)
 	s.json(t, http.MethodPost, "/v1/keys/"+rotated.ID+"/rotate", jwt, in.ws1.ID, map[string]any{}, 201, &next)
@@ -452,6 +452,10 @@ func TestCopyRoundTrip(t *testing.T) {
 		}
 		if code, _ := s.call(t, http.MethodGet, "/v1/links", revoked.Key, "", nil); code != 401 {
 			t.Errorf("%s: the revoked key: %d, want 401", st.name, code)
+		}
+		// The key limited to links stays limited.
+		if code, _ := s.call(t, http.MethodGet, "/v1/webhooks", readKey.Key, "", nil); code != 403 {
+			t.Errorf("%s: the key limited to links on /v1/webhooks: %d, want 403", st.name, code)
 		}
 		var l struct {
 			ID string `json:"id"`

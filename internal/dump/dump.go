@@ -143,6 +143,8 @@ type Key struct {
 	EndRecorded  bool
 	RequestCount int64
 	LastUsedAt   *time.Time
+	// Resources limits the key; nil: every resource.
+	Resources []string
 }
 
 // Campaign is a campaign.

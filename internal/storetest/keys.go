@@ -20,6 +20,7 @@ var keyTests = []test{
 	{"EndedKeysRecorded", testKeysEnded},
 	{"Usage", testKeysUsage},
 	{"KeepWhenCreatorDisabled", testKeysKeep},
+	{"Resources", testKeysResources},
 }
 
 func testKeysFind(t *testing.T, e *env) {
@@ -356,5 +357,46 @@ func testKeysCapConcurrent(t *testing.T, e *env) {
 	}
 	if keys, _ := e.Keys.FindKeys(e.ctx, ws.ID); len(keys) != max {
 		t.Fatalf("%d keys stored, want %d", len(keys), max)
+	}
+}
+
+// testKeysResources: a key's resources are kept as given (sorted), found
+// by ID and by hash, listed, and given to its replacement by a rotation.
+func testKeysResources(t *testing.T, e *env) {
+	_, ws := e.setup()
+	k := newKey(ws.ID, "lb_live_limited")
+	k.Resources = []string{link.ResourceLinks, link.ResourceAnalytics}
+	if err := k.Validate(e.now()); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Keys.CreateKey(e.ctx, k, 0); err != nil {
+		t.Fatal(err)
+	}
+	want := "[analytics links]"
+	if got, err := e.Keys.FindKeyByID(e.ctx, ws.ID, k.ID); err != nil || fmt.Sprint(got.Resources) != want {
+		t.Fatalf("by ID: %v, %v", got, err)
+	}
+	if got, err := e.Keys.FindKeyByHash(e.ctx, k.Hash); err != nil || fmt.Sprint(got.Resources) != want {
+		t.Fatalf("by hash: %v, %v", got, err)
+	}
+	plain := e.key(ws.ID, "lb_live_plain")
+	if got, _ := e.Keys.FindKeyByID(e.ctx, ws.ID, plain.ID); len(got.Resources) != 0 {
+		t.Fatalf("a key without resources has %v", got.Resources)
+	}
+	next, err := e.Keys.RotateKey(e.ctx, ws.ID, k.ID, &link.APIKey{Hash: hash("lb_live_next"), Start: "lb_next"}, e.now().Add(time.Hour), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.Keys.FindKeyByID(e.ctx, ws.ID, next.ID); err != nil || fmt.Sprint(got.Resources) != want {
+		t.Fatalf("the replacement: %v, %v", got, err)
+	}
+	all, err := e.Keys.FindKeys(e.ctx, ws.ID)
+	if err != nil || len(all) != 3 {
+		t.Fatalf("FindKeys: %d, %v", len(all), err)
+	}
+	for _, got := range all {
+		if got.ID != plain.ID && fmt.Sprint(got.Resources) != want {
+			t.Fatalf("listed %s with %v", got.ID, got.Resources)
+		}
 	}
 }

@@ -54,6 +54,16 @@ type client struct {
 
 func (c client) call(method, path, cred, body string) (int, map[string]any, http.Header) {
 	c.t.Helper()
+	var h map[string]string
+	if cred != "" {
+		h = map[string]string{"Authorization": "Bearer " + cred}
+	}
+	return c.callHeader(method, path, h, body)
+}
+
+// callHeader is call with the request headers header.
+func (c client) callHeader(method, path string, header map[string]string, body string) (int, map[string]any, http.Header) {
+	c.t.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -65,8 +75,8 @@ func (c client) call(method, path, cred, body string) (int, map[string]any, http
 	if body != "" {
 		req.Header.Set("Content-Type", "application/json")
 	}
-	if cred != "" {
-		req.Header.Set("Authorization", "Bearer "+cred)
+	for k, v := range header {
+		req.Header.Set(k, v)
 	}
 	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 	resp, err := hc.Do(req)

@@ -19,7 +19,9 @@ import (
 //     as stored now: of any number of concurrent clicks through any
 //     number of instances, the row lock lets exactly the rest through. A
 //     limit raised or lowered counts at once, even on an instance whose
-//     redirect cache still holds the link as it was.
+//     redirect cache still holds the link as it was (but for a link that
+//     instance found used up in the last second: see the server's
+//     usedUpFor).
 //   - The row is started at the link's stored click total (its counter
 //     and its clicks in the click backlog) the first time the link is
 //     clicked with a limit, after the clicking instance has written the

@@ -225,10 +225,10 @@ func (s *DomainService) FindVerifiedDomain(ctx context.Context, hostname string)
 		return nil, errNoVerifiedDomain
 	}
 	s.db.listening()
-	m, ok, gen := s.db.domains.get("")
+	m, ok, gen, h := s.db.domains.get("")
 	if !ok {
 		var err error
-		if m, err = s.readVerified(ctx, gen); err != nil {
+		if m, err = s.readVerified(ctx, gen, h); err != nil {
 			return nil, err
 		}
 	}
@@ -239,10 +239,10 @@ func (s *DomainService) FindVerifiedDomain(ctx context.Context, hostname string)
 }
 
 // readVerified reads the table of verified domains again and keeps it
-// (read with gen), or answers the table held while the database cannot
+// (read with gen), or answers the table held (h, as get found it) while the database cannot
 // read it: at once when it refuses, within staleWait when it does not
 // answer (see readStall).
-func (s *DomainService) readVerified(ctx context.Context, gen readToken) (map[string]*link.Domain, error) {
+func (s *DomainService) readVerified(ctx context.Context, gen readToken, h heldValue[map[string]*link.Domain]) (map[string]*link.Domain, error) {
 	read := func(ctx context.Context) (map[string]*link.Domain, error) {
 		m, err := s.loadVerified(ctx)
 		if err == nil {
@@ -250,7 +250,7 @@ func (s *DomainService) readVerified(ctx context.Context, gen readToken) (map[st
 		}
 		return m, err
 	}
-	old, held, current := s.db.domains.stale("")
+	old, held, current := h.v, h.ok, h.current
 	if !held || !current {
 		m, err := read(ctx)
 		if _, down := unavailable(err); err != nil && down && held && ctx.Err() == nil {

@@ -539,11 +539,11 @@ func (s *LinkService) FindLinkByAlias(ctx context.Context, domain, alias string)
 	domain = strings.ToLower(domain)
 	key := domain + "\n" + alias
 	s.db.listening()
-	l, ok, gen := s.db.links.get(key)
+	l, ok, gen, h := s.db.links.get(key)
 	if ok {
 		return l, nil
 	}
-	old, held, current := s.db.links.stale(key)
+	old, held, current := h.v, h.ok, h.current
 	if !held || !current {
 		l, err := s.db.aliases.load(ctx, domain, alias)
 		if err == nil {

@@ -97,8 +97,9 @@ func (c *redirectCache[V]) setListening(on bool) { c.listening.Store(on) }
 
 // get returns the value kept for key, if it is of the current generation
 // and younger than the TTL, and the token a read to fill it must be put
-// back with.
-func (c *redirectCache[V]) get(key string) (v V, ok bool, tok readToken) {
+// back with; otherwise old is what stale would answer, from the same
+// look-up.
+func (c *redirectCache[V]) get(key string) (v V, ok bool, tok readToken, old heldValue[V]) {
 	tok.gen, tok.epoch, tok.announced = c.gen.Load(), c.epoch.Load(), c.announced.Load()
 	s := c.shard(key)
 	s.mu.RLock()
@@ -106,9 +107,23 @@ func (c *redirectCache[V]) get(key string) (v V, ok bool, tok readToken) {
 	tok.shardGen = s.gen
 	s.mu.RUnlock()
 	if found && e.gen == tok.gen && e.epoch == tok.epoch && c.now().Sub(e.at) < c.ttl() {
-		return e.v, true, tok
+		return e.v, true, tok, old
 	}
-	return v, false, tok
+	return v, false, tok, c.held(e, found, tok.gen)
+}
+
+// heldValue is a value kept past its TTL (see stale).
+type heldValue[V any] struct {
+	v           V
+	ok, current bool
+}
+
+// held is the entry e (found) as stale answers it under generation gen.
+func (c *redirectCache[V]) held(e redirectEntry[V], found bool, gen uint64) heldValue[V] {
+	if found && e.gen == gen {
+		return heldValue[V]{v: e.v, ok: true, current: e.announced == c.announced.Load()}
+	}
+	return heldValue[V]{}
 }
 
 // put keeps v for key, read with tok; a value read before a change that
@@ -140,10 +155,8 @@ func (c *redirectCache[V]) stale(key string) (v V, ok, current bool) {
 	s.mu.RLock()
 	e, found := s.m[key]
 	s.mu.RUnlock()
-	if found && e.gen == c.gen.Load() {
-		return e.v, true, e.announced == c.announced.Load()
-	}
-	return v, false, false
+	h := c.held(e, found, c.gen.Load())
+	return h.v, h.ok, h.current
 }
 
 // forgetFreshness makes every kept value one to read again, though

@@ -16,27 +16,27 @@ import (
 func TestRedirectCacheDropsReadsOverlappingAChange(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := newRedirectCache[string](func() time.Time { return now })
-	_, ok, tok := c.get("k")
+	_, ok, tok, _ := c.get("k")
 	if ok {
 		t.Fatal("empty cache answered")
 	}
 	c.invalidate() // a change ends while the read runs
 	c.put("k", "old", tok)
-	if _, ok, _ := c.get("k"); ok {
+	if _, ok, _, _ := c.get("k"); ok {
 		t.Fatal("a read overlapping a change was kept")
 	}
-	_, _, tok = c.get("k")
+	_, _, tok, _ = c.get("k")
 	c.put("k", "new", tok)
-	if v, ok, _ := c.get("k"); !ok || v != "new" {
+	if v, ok, _, _ := c.get("k"); !ok || v != "new" {
 		t.Fatalf("get = %q, %v", v, ok)
 	}
 	now = now.Add(redirectCacheTTL)
-	if _, ok, _ := c.get("k"); ok {
+	if _, ok, _, _ := c.get("k"); ok {
 		t.Fatal("kept past its second")
 	}
 	// A full shard starts again: the cache holds at most its size.
 	for i := range 4 * redirectCacheSize {
-		_, _, tok := c.get(string(rune(i)))
+		_, _, tok, _ := c.get(string(rune(i)))
 		c.put(string(rune(i)), "v", tok)
 	}
 	n := 0
@@ -56,19 +56,19 @@ func TestRedirectCacheKeysAndListening(t *testing.T) {
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	c := newRedirectCache[string](func() time.Time { return now })
 	for _, k := range []string{"a", "b"} {
-		_, _, tok := c.get(k)
+		_, _, tok, _ := c.get(k)
 		c.put(k, k+"1", tok)
 	}
-	_, _, tok := c.get("a")
+	_, _, tok, _ := c.get("a")
 	c.invalidateKey("a")
-	if _, ok, _ := c.get("a"); ok {
+	if _, ok, _, _ := c.get("a"); ok {
 		t.Fatal("a changed key answered")
 	}
-	if v, ok, _ := c.get("b"); !ok || v != "b1" {
+	if v, ok, _, _ := c.get("b"); !ok || v != "b1" {
 		t.Fatalf("another key: %q, %v", v, ok)
 	}
 	c.put("a", "a-old", tok) // read before the change, put after it
-	if _, ok, _ := c.get("a"); ok {
+	if _, ok, _, _ := c.get("a"); ok {
 		t.Fatal("a read overlapping the key's change was kept")
 	}
 	if _, ok, _ := c.stale("a"); ok {
@@ -77,11 +77,11 @@ func TestRedirectCacheKeysAndListening(t *testing.T) {
 
 	c.setListening(true)
 	now = now.Add(30 * time.Second)
-	if _, ok, _ := c.get("b"); !ok {
+	if _, ok, _, _ := c.get("b"); !ok {
 		t.Fatal("not kept for a minute while listening")
 	}
 	c.setListening(false)
-	if _, ok, _ := c.get("b"); ok {
+	if _, ok, _, _ := c.get("b"); ok {
 		t.Fatal("kept past a second while not listening")
 	}
 	if v, ok, current := c.stale("b"); !ok || !current || v != "b1" {
@@ -93,14 +93,14 @@ func TestRedirectCacheKeysAndListening(t *testing.T) {
 	if v, ok, current := c.stale("b"); !ok || current || v != "b1" {
 		t.Fatalf("stale b after a change elsewhere = %q, %v, current %v", v, ok, current)
 	}
-	_, _, tok = c.get("b")
+	_, _, tok, _ = c.get("b")
 	c.put("b", "b2", tok)
 	if v, ok, current := c.stale("b"); !ok || !current || v != "b2" {
 		t.Fatalf("b read again = %q, %v, current %v", v, ok, current)
 	}
 	c.setListening(true)
 	now = now.Add(redirectCacheTTLListening)
-	if _, ok, _ := c.get("b"); ok {
+	if _, ok, _, _ := c.get("b"); ok {
 		t.Fatal("kept past a minute")
 	}
 }

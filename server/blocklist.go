@@ -81,8 +81,12 @@ type blocklist struct {
 	changes   link.BlocklistChanges
 	seen      atomic.Uint64
 	retryAt   atomic.Int64
-	reloading atomic.Bool   // a read of the store is under way
-	readLog   *faultlog.Log // the failed reads of an outage, logged once
+	reloading atomic.Bool // a read of the store is under way
+	// changed counts the changes made through this process (under mu):
+	// a read of the store begun before one is older than the list, and
+	// is dropped (see reloadStore).
+	changed uint64
+	readLog *faultlog.Log // the failed reads of an outage, logged once
 }
 
 // compiledBlocklist is a blocklist ready to be matched.
@@ -201,6 +205,9 @@ func (b *blocklist) reloadStore(now time.Time, v uint64) {
 	defer b.reloading.Store(false)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
+	b.mu.Lock()
+	changed := b.changed
+	b.mu.Unlock()
 	lines, err := b.readStore(ctx)
 	if err != nil {
 		b.retryAt.Store(now.Add(time.Second).UnixNano())
@@ -210,6 +217,12 @@ func (b *blocklist) reloadStore(now time.Time, v uint64) {
 	b.readLog.OK("the blocklist's entries are read again")
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	if b.changed != changed {
+		// A change made here while the store was read: the read may
+		// predate it, and must not undo it; the version it moved has
+		// the list read again.
+		return
+	}
 	b.seen.Store(v)
 	b.apiLines = lines
 	b.compile()
@@ -810,6 +823,7 @@ func (s *Server) handleAddBlockEntry(w http.ResponseWriter, r *http.Request, c *
 	}
 	b.apiLines = append(b.apiLines, entry)
 	slices.Sort(b.apiLines)
+	b.changed++
 	b.compile()
 	writeJSON(w, http.StatusCreated, newBlockEntryResponse(entry, "api", &e.CreatedAt))
 	return nil
@@ -841,6 +855,7 @@ func (s *Server) handleDeleteBlockEntry(w http.ResponseWriter, r *http.Request, 
 		}
 	}
 	b.apiLines = slices.Delete(b.apiLines, i, i+1)
+	b.changed++
 	b.compile()
 	w.WriteHeader(http.StatusNoContent)
 	return nil

@@ -89,34 +89,44 @@ func (s *Server) handleCreateDomain(w http.ResponseWriter, r *http.Request, c *c
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	host, problem := normalizeHostname(in.Hostname)
+	d, err := s.createDomain(r, c, in.Hostname, in.RootRedirectURL, in.NotFoundURL)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusCreated, newDomainResponse(d))
+	return nil
+}
+
+// createDomain adds the domain hostname to the caller's workspace, with
+// its root and not-found redirects (nil: none), for both APIs.
+func (s *Server) createDomain(r *http.Request, c *caller, hostname string, root, notFound *string) (*link.Domain, error) {
+	host, problem := normalizeHostname(hostname)
 	if problem != "" {
-		return fieldError("hostname", problem)
+		return nil, fieldError("hostname", problem)
 	}
 	now := s.now()
 	d := &link.Domain{WorkspaceID: c.workspace.ID, Hostname: host, CreatedAt: now, UpdatedAt: now}
-	link.DomainUpdate{RootRedirectURL: in.RootRedirectURL, NotFoundURL: in.NotFoundURL}.Apply(d, now)
+	link.DomainUpdate{RootRedirectURL: root, NotFoundURL: notFound}.Apply(d, now)
 	if err := d.Validate(s.servedRules); err != nil {
-		return err
+		return nil, err
 	}
-	if err := s.checkBlockedDomainURLs(in.RootRedirectURL, in.NotFoundURL); err != nil {
-		return err
+	if err := s.checkBlockedDomainURLs(root, notFound); err != nil {
+		return nil, err
 	}
 	contested, err := s.proveContestedClaim(r.Context(), d, now)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.domains.CreateDomain(r.Context(), d, s.cfg.DomainUnverifiedTTL); err != nil {
 		if contested && link.ErrorCode(err) == link.ECONFLICT {
 			var le *link.Error
 			if errors.As(err, &le) {
-				return link.Errorf(link.ECONFLICT, "%s. This workspace's TXT record: %s with the value %s", le.Message, d.VerificationName(), d.VerificationValue())
+				return nil, link.Errorf(link.ECONFLICT, "%s. This workspace's TXT record: %s with the value %s", le.Message, d.VerificationName(), d.VerificationValue())
 			}
 		}
-		return err
+		return nil, err
 	}
-	writeJSON(w, http.StatusCreated, newDomainResponse(d))
-	return nil
+	return d, nil
 }
 
 // proveContestedClaim prepares d when another workspace holds its

@@ -114,6 +114,23 @@ func (e *env) flushAll(others ...*env) {
 	}
 }
 
+// impatientSibling sets the database's lock_timeout to 200 ms and returns
+// a connection of the test's (closed at its end) and a second instance,
+// whose connections give up on a lock after those 200 ms.
+func (e *env) impatientSibling() (*pgx.Conn, *env) {
+	e.t.Helper()
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, e.db.url)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(func() { conn.Close(context.Background()) })
+	if _, err := conn.Exec(ctx, `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET lock_timeout = 200', current_database()); END $$`); err != nil {
+		e.t.Fatal(err)
+	}
+	return conn, e.sibling()
+}
+
 // TestLinkMaxClicksAcrossInstances: three linkbolt instances on one
 // PostgreSQL database let exactly max_clicks through between them, of 60
 // clients clicking at once spread over them; the others are answered as
@@ -260,17 +277,8 @@ func TestLinkMaxClicksStoreUnavailable(t *testing.T) {
 		t.Skip("the count is PostgreSQL's")
 	}
 	e := newEnv(t)
-	// The second instance's connections wait at most 200 ms for a lock.
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, e.db.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, `DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET lock_timeout = 200', current_database()); END $$`); err != nil {
-		t.Fatal(err)
-	}
-	b := e.sibling()
+	conn, b := e.impatientSibling()
 	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/l","alias":"held","max_clicks":3}`, 201).str("id")
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/u","alias":"free"}`, 201)
 	e.do("GET", "/held", "", "", 302)
@@ -314,6 +322,64 @@ func TestLinkMaxClicksStoreUnavailable(t *testing.T) {
 	}
 	if used, _ := e.clickCount(id); used != 3 {
 		t.Fatalf("%d clicks reserved, want 3", used)
+	}
+}
+
+// TestLinkMaxClicksUsedUpRemembered: a link the database found used up
+// is answered 410 for a second without asking it again (a flood on a
+// used-up link costs no statement a click): the database unable to
+// answer (a table locked), the next click is still 410, not 503; a second
+// later it is asked again.
+// Raising the limit counts at once where the link read changes.
+func TestLinkMaxClicksUsedUpRemembered(t *testing.T) {
+	t.Parallel()
+	if !onPostgres() {
+		t.Skip("the count is PostgreSQL's")
+	}
+	e := newEnv(t)
+	ctx := context.Background()
+	conn, b := e.impatientSibling()
+	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/l","alias":"once","max_clicks":1}`, 201).str("id")
+	get := func() int {
+		rec := httptest.NewRecorder()
+		b.srv.ServeHTTP(rec, newRequest("GET", "/once", "", ""))
+		return rec.Code
+	}
+	if c := get(); c != 302 {
+		t.Fatalf("the click: %d", c)
+	}
+	if c := get(); c != 410 {
+		t.Fatalf("the click past the limit: %d", c)
+	}
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	// The reservation's statement reads the link: with its table locked
+	// it gives up after the lock_timeout.
+	if _, err := tx.Exec(ctx, `LOCK TABLE links IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	for range 5 {
+		if c := get(); c != 410 {
+			t.Fatalf("a used-up link within the second, the database unable to answer: %d, want 410 without asking", c)
+		}
+	}
+	e.clock.Add(usedUpFor)
+	if c := get(); c != http.StatusServiceUnavailable {
+		t.Fatalf("a used-up link a second later, the database unable to answer: %d, want 503 (asked again)", c)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if c := get(); c != 410 {
+		t.Fatalf("asked again, the database back: %d", c)
+	}
+	e.do("PATCH", "/v1/links/"+id, e.writeKey, `{"max_clicks":2}`, 200)
+	heard(t, "once", maxClicks(2), b.srv)
+	if c := get(); c != 302 {
+		t.Fatalf("the limit raised: %d", c)
 	}
 }
 

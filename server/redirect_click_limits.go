@@ -51,6 +51,10 @@ type clickLimits struct {
 	// time start a link's count in it.
 	store    link.ClickReservations
 	starting sync.Mutex
+	// usedUp remembers, for usedUpFor, the links the store found used up
+	// (see reserveInStore).
+	usedUpMu sync.Mutex
+	usedUp   map[string]usedUpLink
 
 	mu        sync.Mutex
 	counters  map[string]*clickCounter // link ID → counter
@@ -144,17 +148,63 @@ func (s *Server) reserveClick(ctx context.Context, l *link.Link, now time.Time, 
 	return ok, err
 }
 
+// usedUpFor is how long a link the store found used up is answered used
+// up without asking the store again, while the link read for the
+// redirect is the same (its limit and its last change): a flood of clicks
+// on a used-up link costs the database one statement a link and an
+// instance a second, not one a click. A limit raised through another
+// instance counts within it (and within the redirect cache's hearing of
+// the change, milliseconds, when the link read changes).
+const usedUpFor = time.Second
+
+// usedUpMax bounds the links remembered used up; past it they are
+// forgotten all at once.
+const usedUpMax = 10_000
+
+type usedUpLink struct {
+	maxClicks int64
+	updatedAt time.Time
+	until     time.Time
+}
+
+// knownUsedUp reports whether l was found used up by the store less than
+// usedUpFor ago, as it is now.
+func (c *clickLimits) knownUsedUp(l *link.Link, now time.Time) bool {
+	c.usedUpMu.Lock()
+	defer c.usedUpMu.Unlock()
+	u, ok := c.usedUp[l.ID]
+	return ok && u.maxClicks == l.MaxClicks && u.updatedAt.Equal(l.UpdatedAt) && now.Before(u.until)
+}
+
+// noteUsedUp remembers that the store found l used up at now.
+func (c *clickLimits) noteUsedUp(l *link.Link, now time.Time) {
+	c.usedUpMu.Lock()
+	defer c.usedUpMu.Unlock()
+	if c.usedUp == nil || len(c.usedUp) >= usedUpMax {
+		c.usedUp = make(map[string]usedUpLink)
+	}
+	c.usedUp[l.ID] = usedUpLink{maxClicks: l.MaxClicks, updatedAt: l.UpdatedAt, until: now.Add(usedUpFor)}
+}
+
 // reserveInStore reserves the click of l in the store's count (or looks
 // whether one is left), starting the count first when the link has none:
 // the clicks the recorder holds are persisted, so that those taken before
 // the link had a limit are in the stored total it starts from. A link
-// deleted meanwhile answers as an unknown code.
+// deleted meanwhile answers as an unknown code. A link found used up is
+// answered so for usedUpFor without asking the store again.
 func (s *Server) reserveInStore(ctx context.Context, l *link.Link, consume bool) (bool, error) {
 	c := &s.clickLimits
+	now := s.now()
+	if c.knownUsedUp(l, now) {
+		return false, nil
+	}
 	for range 3 {
 		ok, started, err := c.store.ReserveClick(ctx, l.ID, consume)
 		if isNotFound(err) {
 			return false, link.Errorf(link.ENOTFOUND, "no short link %q", l.Alias)
+		}
+		if err == nil && started && !ok {
+			c.noteUsedUp(l, now)
 		}
 		if err != nil || started {
 			return ok, err

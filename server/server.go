@@ -35,6 +35,8 @@ import (
 
 // Config is what the server needs from the configuration file.
 type Config struct {
+	// CompatKutt answers Kutt's API v2 under /api/v2 (compat.kutt).
+	CompatKutt bool
 	// Listen is the address the server listens on (server.listen): its
 	// port on this machine's addresses is this service, which
 	// destinations must not point back into. Empty when unknown.
@@ -694,6 +696,9 @@ func (s *Server) routes() {
 	s.importRoutes()
 
 	s.yourlsRoutes() // the YOURLS-compatible API (yourls.go)
+	if s.cfg.CompatKutt {
+		s.kuttRoutes() // the Kutt-compatible API (kutt.go)
+	}
 }
 
 // serveHealth answers 200 while the store can be read and written, and

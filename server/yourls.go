@@ -50,10 +50,11 @@ const (
 	yourlsNoPasswordLogin = "Invalid username or password: linkbolt takes no username and password here; send an API key as signature"
 )
 
-// yourlsShortenMu orders the duplicate check and the creation of YOURLS
-// shorturl requests, so that two requests for the same long URL at once
-// make one link, as YOURLS's unique URLs do.
-var yourlsShortenMu sync.Mutex
+// shortenByDestinationMu orders the duplicate check and the creation of
+// the compatible APIs' links that look up their destination first (YOURLS's
+// shorturl, Kutt's reuse), so that two requests for one long URL at once
+// make one link.
+var shortenByDestinationMu sync.Mutex
 
 func (s *Server) yourlsRoutes() {
 	// One path segment: a page, not a short code (see ServeHTTP).
@@ -249,9 +250,9 @@ func (s *Server) yourlsShorten(w http.ResponseWriter, r *http.Request, c *caller
 		return nil, err
 	}
 	defer release()
-	yourlsShortenMu.Lock()
-	defer yourlsShortenMu.Unlock()
-	dup, err := s.yourlsFindDestination(r.Context(), c.workspace.ID, l.DestinationURL)
+	shortenByDestinationMu.Lock()
+	defer shortenByDestinationMu.Unlock()
+	dup, err := s.findDestination(r.Context(), c.workspace.ID, l.DestinationURL)
 	if err != nil {
 		return nil, err
 	}
@@ -332,11 +333,11 @@ func (s *Server) yourlsNewLink(c *caller, form url.Values) (l *link.Link, code, 
 	return nil, "", "", err
 }
 
-// yourlsFindDestination returns the newest link of the workspace whose
+// findDestination returns the newest link of the workspace whose
 // destination is dest, or nil. The search index finds the candidates (the
 // links whose destination holds dest's first bytes), read as far as a
 // search reads (server.search_scan_limit) and at most maxDuplicateCandidates.
-func (s *Server) yourlsFindDestination(ctx context.Context, workspaceID, dest string) (*link.Link, error) {
+func (s *Server) findDestination(ctx context.Context, workspaceID, dest string) (*link.Link, error) {
 	const pageSize, maxDuplicateCandidates = 500, 10_000
 	needle := dest
 	if len(needle) > 256 {

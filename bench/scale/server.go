@@ -304,7 +304,8 @@ func snippet(b []byte) string {
 	return strings.TrimSpace(string(b))
 }
 
-// metric reads one unlabelled sample of /metrics; -1 when absent.
+// metric reads one sample of /metrics (unlabelled, or under the
+// instance label linkbolt adds on PostgreSQL); -1 when absent.
 func (a *apiClient) metric(ctx context.Context, name string) float64 {
 	_, b, err := a.do(ctx, "GET", "/metrics", nil)
 	if err != nil {
@@ -317,9 +318,13 @@ func (a *apiClient) metric(ctx context.Context, name string) float64 {
 // is not there.
 func metricValue(b []byte, name string) float64 {
 	for _, line := range strings.Split(string(b), "\n") {
-		if v, ok := strings.CutPrefix(line, name+" "); ok {
-			f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err == nil {
+		// name value, or name{labels} value (linkbolt_instance on
+		// PostgreSQL).
+		if !strings.HasPrefix(line, name+" ") && !strings.HasPrefix(line, name+"{") {
+			continue
+		}
+		if i := strings.LastIndexByte(line, ' '); i > 0 {
+			if f, err := strconv.ParseFloat(line[i+1:], 64); err == nil {
 				return f
 			}
 		}

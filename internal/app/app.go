@@ -207,8 +207,9 @@ func (a *App) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		CORSOrigins:   cfg.Server.CORSOrigins,
 		UnlockTTL:     cfg.Links.UnlockTTL,
 		BlocklistPath: cfg.Links.BlocklistPath, BlocklistPoll: cfg.Links.BlocklistPoll,
-		StoreName: a.storeName(),
-		Instance:  a.cfg.Instance(), LabelMetrics: a.cfg.NamesInstance(),
+		StoreName:  a.storeName(),
+		CompatKutt: cfg.Compat.Kutt,
+		Instance:   a.cfg.Instance(), LabelMetrics: a.cfg.NamesInstance(),
 	}, server.Deps{
 		DB: store.Data, Links: store.Links, Keys: store.Keys,
 		Users: store.Users, Workspaces: store.Workspaces,

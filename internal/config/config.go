@@ -143,6 +143,11 @@ type Config struct {
 	Webhooks struct {
 		AllowPrivate bool `mapstructure:"allow_private"`
 	} `mapstructure:"webhooks"`
+	// Compat switches the APIs of other shorteners that linkbolt answers
+	// for their clients.
+	Compat struct {
+		Kutt bool `mapstructure:"kutt"` // /api/v2, Kutt's API v2
+	} `mapstructure:"compat"`
 	Log struct {
 		Level  string `mapstructure:"level"`
 		Format string `mapstructure:"format"`
@@ -222,6 +227,7 @@ var defaults = map[string]any{
 	"domains.scheme":                 "https",
 	"domains.unverified_ttl":         "168h",
 	"webhooks.allow_private":         false,
+	"compat.kutt":                    true,
 	"log.level":                      "info",
 	"log.format":                     "text",
 

@@ -122,6 +122,7 @@ var (
 
 	bucketQRCodes          = []byte("qr_codes")           // qr code id → qrCodeRecord
 	bucketQRCodesWorkspace = []byte("qr_codes.workspace") // workspace id + qr code id → ""
+	bucketQRCodesLogo      = []byte("qr_codes.logo")      // qr code id → the logo's PNG
 
 	bucketDomains          = []byte("domains")           // domain id → domainRecord
 	bucketDomainsHostname  = []byte("domains.hostname")  // hostname → domain id (unique across the instance)
@@ -156,7 +157,7 @@ var allBuckets = [][]byte{
 	bucketLinks, bucketLinksAlias, bucketLinksAliasHold, bucketLinksWorkspace, bucketLinksTag, bucketLinksCount, bucketLinksTagCount,
 	bucketLinksCampaign, bucketCampaigns, bucketCampaignsWorkspace, bucketEvents,
 	bucketWebhooks, bucketWebhooksWorkspace, bucketWebhooksEvent, bucketDeliveries, bucketDeliveriesWebhook, bucketDeliveriesQueue,
-	bucketQRCodes, bucketQRCodesWorkspace,
+	bucketQRCodes, bucketQRCodesWorkspace, bucketQRCodesLogo,
 	bucketDomains, bucketDomainsHostname, bucketDomainsWorkspace,
 	bucketClicksTotals, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily, bucketClicksVisitors, bucketClicksSalts, bucketClicksHosts, bucketClicksBacklog,
 	bucketAudit, bucketAuditTime, bucketAuditActor, bucketAuditAction, bucketAuditTarget,

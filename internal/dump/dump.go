@@ -220,6 +220,8 @@ type QRCode struct {
 	Level                  string
 	Foreground, Background string
 	CreatedAt, UpdatedAt   time.Time
+	// Logo is the design's logo, a PNG; nil when it has none.
+	Logo []byte
 }
 
 // Webhook is a webhook with its secrets.

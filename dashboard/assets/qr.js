@@ -2,7 +2,7 @@
 // Links page: a preview that follows the options, PNG and SVG downloads,
 // and the link's saved designs (apply, save, delete).
 import { html, useState, useEffect, useRef } from './vendor/htm-preact-standalone.js';
-import { call, fetchFile, saveFile } from './api.js';
+import { call, fetchFile, saveFile, upload } from './api.js';
 import { Message, Field, CopyAsCurl, Confirm, useAction, useApiForm, useList } from './ui.js';
 
 // DEFAULTS are the API's defaults; the form keeps every value as the
@@ -157,9 +157,9 @@ function Preview({ base, opts, setOpt, reset, alias }) {
   </div>`;
 }
 
-// Thumb is a saved design's own image (GET /v1/qr-codes/{id}/image), read
-// with the token into a blob URL that is given back when the design
-// changes or the dialog closes.
+// Thumb is a saved design's own image (GET /v1/qr-codes/{id}/image), with
+// its logo if it has one, read with the token into a blob URL that is
+// given back when the design changes or the dialog closes.
 function Thumb({ d }) {
   const [img, setImg] = useState({ url: '', error: null });
   useEffect(() => {
@@ -172,11 +172,81 @@ function Thumb({ d }) {
       setImg({ url, error: null });
     }, e => live && setImg({ url: '', error: e }));
     return () => { live = false; if (url) URL.revokeObjectURL(url); };
-  }, [d.id, d.updated_at]);
+  }, [d.id, d.updated_at, d.logo ? d.logo.digest : '']); // updated_at is to the second: a logo changed within one is seen by its digest
   return html`<div class="qr-thumb" aria-busy=${!img.url && !img.error ? 'true' : 'false'}>
     ${img.url ? html`<img src=${img.url} alt=${'The design ' + d.name} width="64" height="64" />` : null}
     ${!img.url && !img.error ? html`<span class="hint" role="status">Drawing…</span>` : null}
     ${img.error ? html`<span class="hint" title=${img.error.message}>No image: ${img.error.message}</span>` : null}
+  </div>`;
+}
+
+// LOGO_TYPES are the files a logo may be; LOGO_MAX its size in bytes (the
+// API's limits, checked here first so a wrong file is not sent at all).
+const LOGO_TYPES = ['image/png', 'image/jpeg'];
+const LOGO_MAX = 256 * 1024;
+
+// Logo is a design's logo: added or replaced from a PNG or JPEG file (PUT
+// /v1/qr-codes/{id}/logo), shown as the server keeps it (GET …/logo), and
+// removed (DELETE …/logo). done and fail report to the list's message.
+function Logo({ d, done, fail }) {
+  const path = '/v1/qr-codes/' + encodeURIComponent(d.id) + '/logo';
+  const [busy, setBusy] = useState('');
+  const [url, setUrl] = useState('');
+  const digest = d.logo ? d.logo.digest : '';
+  useEffect(() => {
+    let live = true;
+    let u = '';
+    setUrl('');
+    if (digest) {
+      fetchImage(path).then(blob => {
+        if (!live) return;
+        u = URL.createObjectURL(blob);
+        setUrl(u);
+      }, () => {});
+    }
+    return () => { live = false; if (u) URL.revokeObjectURL(u); };
+  }, [d.id, digest]);
+
+  const pick = async e => {
+    const file = e.target.files[0];
+    e.target.value = '';
+    if (!file) return;
+    if (!LOGO_TYPES.includes(file.type)) {
+      fail(new Error('“' + file.name + '” is not a PNG or JPEG image' + (file.type === 'image/svg+xml' ? ' (SVG logos are not accepted: export it as PNG)' : '') + '.'));
+      return;
+    }
+    if (file.size > LOGO_MAX) {
+      fail(new Error('“' + file.name + '” is ' + fmtBytes(file.size) + ': a logo may be 256 KB at most.'));
+      return;
+    }
+    setBusy('upload');
+    try {
+      const u = await upload('PUT', path, file);
+      done(u, 'Added the logo to the design “' + u.name + '”; its code is drawn at level H.');
+    } catch (err) {
+      fail(err);
+    } finally {
+      setBusy('');
+    }
+  };
+  const remove = async () => {
+    setBusy('remove');
+    try {
+      await call('DELETE', path);
+      done(null, 'Removed the logo of the design “' + d.name + '”.');
+    } catch (err) {
+      fail(err);
+    } finally {
+      setBusy('');
+    }
+  };
+  const inputId = 'qr-logo-' + d.id;
+  return html`<div class="qr-logo">
+    ${url ? html`<img class="qr-logo-preview" src=${url} alt=${'Logo of the design ' + d.name} />` : null}
+    <input id=${inputId} class="visually-hidden qr-logo-file" type="file" accept="image/png,image/jpeg" disabled=${!!busy} onChange=${pick} aria-describedby=${inputId + '-hint'} />
+    <label class=${'button secondary qr-logo-pick' + (busy ? ' disabled' : '')} for=${inputId}>${busy === 'upload' ? 'Uploading…' : d.logo ? 'Replace logo' : 'Add a logo'}</label>
+    ${d.logo ? html`<button type="button" class="secondary qr-logo-remove" aria-label=${'Remove the logo of the design ' + d.name} disabled=${!!busy} onClick=${remove}>${busy === 'remove' ? 'Removing…' : 'Remove logo'}</button>` : null}
+    <span class="hint" id=${inputId + '-hint'}>${d.logo ? 'The logo is drawn in the centre, at error correction H.' : 'PNG or JPEG, up to 256 KB and 2048 px a side.'}</span>
   </div>`;
 }
 
@@ -236,6 +306,16 @@ function Designs({ link, opts, applied, apply }) {
     }
   };
 
+  const logoDone = async (u, msg) => {
+    setError(null);
+    setNotice(msg);
+    await reload();
+  };
+  const logoFail = e => {
+    setNotice('');
+    setError(e);
+  };
+
   return html`<section class="qr-designs" aria-labelledby="qr-designs-h">
     <h3 id="qr-designs-h">Saved designs</h3>
     <form id="qr-save" class="qr-save" onSubmit=${submit} novalidate>
@@ -250,7 +330,8 @@ function Designs({ link, opts, applied, apply }) {
     ${list && list.data.length > 0 ? html`<ul class="qr-design-list" id="qr-designs">${list.data.map(d => html`<li key=${d.id} data-design=${d.id}>
       <${Thumb} d=${d} />
       <div class="qr-design-name"><strong>${d.name}</strong>${applied === d.id ? html` <span class="qr-applied">(shown)</span>` : null}</div>
-      <div class="hint">${d.options.format.toUpperCase()} · ${d.options.size} px · margin ${d.options.margin} · level ${d.options.level} · ${d.options.fg} on ${d.options.bg}</div>
+      <div class="hint">${d.options.format.toUpperCase()} · ${d.options.size} px · margin ${d.options.margin} · level ${d.logo ? 'H (logo)' : d.options.level} · ${d.options.fg} on ${d.options.bg}</div>
+      <${Logo} d=${d} done=${logoDone} fail=${logoFail} />
       <div class="actions">
         <button type="button" class="secondary qr-apply" aria-label=${'Apply the design ' + d.name} disabled=${reading === d.id} onClick=${() => applyFresh(d)}>${reading === d.id ? 'Reading…' : 'Apply'}</button>
         <button type="button" class="secondary qr-update" aria-label=${'Update the design ' + d.name + ' to the options shown'} onClick=${() => update(d)}>Update to these options</button>

@@ -59,11 +59,13 @@ func ClearLogoPad(bitmap [][]bool) (start, side int) {
 // may announce at most MaxLogoPixels pixels a side (checked before any pixel
 // is decoded, so a small file that inflates to gigabytes is refused unread);
 // what is kept is re-encoded as a PNG of at most LogoKeptPixels a side,
-// enough for the pad of the largest code (about 0.45 × 2048 px).
+// enough for the pad of the largest code (under √0.1 × 2048 ≈ 648 px
+// with no quiet zone, about 520 px with the standard one) and at most
+// about 1 MB however noisy the image.
 const (
 	MaxLogoBytes   = 256 << 10
 	MaxLogoPixels  = 2048
-	LogoKeptPixels = 1024
+	LogoKeptPixels = 512
 )
 
 // Content types a logo may be uploaded as.

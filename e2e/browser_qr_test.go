@@ -328,6 +328,14 @@ func TestBrowserQRLogo(t *testing.T) {
 	if lg == nil || len(fmt.Sprint(lg["digest"])) != 64 {
 		t.Fatalf("the design after the upload: %v", got)
 	}
+	// Applied, the design is previewed with its logo: its own image.
+	preview := strings.Replace(centre, item+` .qr-thumb img`, `#qr-preview`, 1)
+	b.run("apply the design with its logo",
+		chromedp.Click(item+` button.qr-apply`),
+		facts("with the logo of “Brand poster”"),
+		facts("256 × 256 px · PNG"),
+		chromedp.WaitVisible(`#qr-level-hint`),
+		chromedp.Poll(preview+` === '220,20,60'`, nil))
 	b.run("tidy for the screenshot", chromedp.Evaluate(`document.querySelectorAll('dialog.qr-dialog details').forEach(d => d.open = false)`, nil))
 	b.screenshot("qr-logo", chromedp.Evaluate(`document.querySelector('`+item+`').scrollIntoView({block: 'end'})`, nil))
 
@@ -336,7 +344,11 @@ func TestBrowserQRLogo(t *testing.T) {
 		chromedp.WaitVisible(`//p[@role="status" and contains(., "Removed the logo")]`, chromedp.BySearch),
 		chromedp.WaitNotPresent(item+` img.qr-logo-preview`),
 		chromedp.WaitNotPresent(item+` button.qr-logo-remove`),
-		chromedp.Poll(centre+` !== '220,20,60' && `+centre+` !== ''`, nil))
+		chromedp.Poll(centre+` !== '220,20,60' && `+centre+` !== ''`, nil),
+		chromedp.WaitNotPresent(`//figcaption[@id="qr-facts" and contains(., "with the logo")]`, chromedp.BySearch),
+		chromedp.WaitNotPresent(`#qr-level-hint`),
+		facts("256 × 256 px · PNG"),
+		chromedp.Poll(preview+` !== '220,20,60' && `+preview+` !== ''`, nil))
 	if got := c.must("GET", "/v1/qr-codes/"+qid, tok, "", 200); got["logo"] != nil {
 		t.Fatalf("the design after removing its logo: %v", got)
 	}

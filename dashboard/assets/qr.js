@@ -58,6 +58,9 @@ export function QRDialog({ link, onClose }) {
   const ref = useRef(null);
   const [opts, setOpts] = useState(DEFAULTS);
   const [applied, setApplied] = useState('');
+  // shown is the applied design when it has a logo: the preview and the
+  // downloads are then its own image, which the link's has no logo for.
+  const [shown, setShown] = useState(null);
 
   useEffect(() => {
     const opener = document.activeElement;
@@ -73,23 +76,30 @@ export function QRDialog({ link, onClose }) {
   }, []);
 
   const base = '/v1/links/' + encodeURIComponent(link.id) + '/qr';
-  const setOpt = (k, v) => { setOpts(o => ({ ...o, [k]: v })); setApplied(''); };
+  const setOpt = (k, v) => { setOpts(o => ({ ...o, [k]: v })); setApplied(''); setShown(null); };
+  const apply = d => { setOpts(fromDesign(d)); setApplied(d.id); setShown(d.logo ? d : null); };
   return html`<dialog ref=${ref} class="qr-dialog" aria-labelledby="qr-title">
     <header class="qr-head">
       <h2 id="qr-title">QR code of ${link.short_url.replace(/^https?:\/\//, '')}</h2>
       <button type="button" class="secondary" id="qr-close" onClick=${() => ref.current.close()}>Close</button>
     </header>
     <div class="qr-body">
-      <${Preview} base=${base} opts=${opts} setOpt=${setOpt} reset=${() => { setOpts(DEFAULTS); setApplied(''); }} alias=${link.alias} />
-      <${Designs} link=${link} opts=${opts} applied=${applied} apply=${d => { setOpts(fromDesign(d)); setApplied(d.id); }} />
+      <${Preview} base=${base} opts=${opts} design=${shown} setOpt=${setOpt} reset=${() => { setOpts(DEFAULTS); setApplied(''); setShown(null); }} alias=${link.alias} />
+      <${Designs} link=${link} opts=${opts} applied=${applied} apply=${apply} unapply=${() => { setApplied(''); setShown(null); }} />
     </div>
   </dialog>`;
 }
 
 // Preview shows the image for the options, the controls that change them
-// and the downloads.
-function Preview({ base, opts, setOpt, reset, alias }) {
-  const path = base + imageQuery(opts, opts.format);
+// and the downloads; with design (an applied design with a logo, whose
+// options are those shown), the design's own image, logo and all.
+function Preview({ base, opts, design, setOpt, reset, alias }) {
+  const imagePath = format => design
+    ? '/v1/qr-codes/' + encodeURIComponent(design.id) + '/image' + (format !== design.options.format ? '?format=' + format : '')
+    : base + imageQuery(opts, format);
+  const path = imagePath(opts.format);
+  // Another logo is another image at the same path.
+  const key = path + (design ? '#' + design.logo.digest : '');
   const [img, setImg] = useState({ url: '', bytes: 0, type: '', error: null, loading: true });
   const [dims, setDims] = useState(null);
   const dl = useAction();
@@ -101,14 +111,14 @@ function Preview({ base, opts, setOpt, reset, alias }) {
       if (live) setImg({ url: URL.createObjectURL(blob), bytes: blob.size, type: blob.type, error: null, loading: false });
     }, e => live && setImg({ url: '', bytes: 0, type: '', error: e, loading: false }));
     return () => { live = false; };
-  }, [path]);
+  }, [key]);
   // A blob URL is given back once the image after it is on screen, or
   // when the dialog closes.
   useEffect(() => () => { if (img.url) URL.revokeObjectURL(img.url); }, [img.url]);
 
   const download = format => dl.act(async () => {
     const name = alias + '-qr.' + format;
-    saveFile(await fetchImage(base + imageQuery(opts, format)), name);
+    saveFile(await fetchImage(imagePath(format)), name);
     return 'Saved ' + name + '.';
   }, format);
 
@@ -120,7 +130,7 @@ function Preview({ base, opts, setOpt, reset, alias }) {
         onLoad=${e => setDims([e.target.naturalWidth, e.target.naturalHeight])} />` : null}
       ${!img.url && img.loading ? html`<p role="status" class="qr-placeholder">Drawing the QR code…</p>` : null}
       ${!img.url && img.error ? html`<p class="qr-placeholder empty">No preview for these options.</p>` : null}
-      <figcaption id="qr-facts" role="status">${img.loading ? 'Drawing…' : img.url ? (dims ? dims[0] + ' × ' + dims[1] + ' px · ' : '') + (img.type.includes('svg') ? 'SVG' : 'PNG') + ' · ' + fmtBytes(img.bytes) : ''}</figcaption>
+      <figcaption id="qr-facts" role="status">${img.loading ? 'Drawing…' : img.url ? (dims ? dims[0] + ' × ' + dims[1] + ' px · ' : '') + (img.type.includes('svg') ? 'SVG' : 'PNG') + ' · ' + fmtBytes(img.bytes) + (design ? ' · with the logo of “' + design.name + '”' : '') : ''}</figcaption>
     </figure>
     <div class="qr-options">
       <form id="qr-options" novalidate onSubmit=${e => e.preventDefault()}>
@@ -130,9 +140,10 @@ function Preview({ base, opts, setOpt, reset, alias }) {
               <option value="png">PNG (image)</option><option value="svg">SVG (vector)</option>
             </select></div>
           <div class="field"><label for="qr-level">Error correction</label>
-            <select id="qr-level" value=${opts.level} onChange=${change('level')} aria-invalid=${f.level ? 'true' : undefined}>
+            <select id="qr-level" value=${opts.level} onChange=${change('level')} aria-invalid=${f.level ? 'true' : undefined} aria-describedby=${design ? 'qr-level-hint' : undefined}>
               ${LEVELS.map(([v, label]) => html`<option value=${v}>${label}</option>`)}
-            </select>${f.level ? html`<small class="field-error">${f.level}</small>` : null}</div>
+            </select>${f.level ? html`<small class="field-error">${f.level}</small>` : null}
+            ${design ? html`<small id="qr-level-hint" class="hint">Drawn at H while the design has a logo.</small>` : null}</div>
         </div>
         <div class="row">
           <${Field} id="qr-size" label="Size (px)" type="number" min="64" max="2048" step="1" inputmode="numeric" value=${opts.size} onChange=${change('size')} error=${f.size} hint="64 to 2048" />
@@ -252,7 +263,7 @@ function Logo({ d, done, fail }) {
 
 // Designs lists the link's saved designs (apply, delete) and saves the
 // options shown as a new one.
-function Designs({ link, opts, applied, apply }) {
+function Designs({ link, opts, applied, apply, unapply }) {
   const { list, error, setError, reload } = useList('/v1/qr-codes?link_id=' + encodeURIComponent(link.id));
   const [notice, setNotice] = useState('');
   const body = name => ({ link_id: link.id, name: name.trim(), options: optionsBody(opts) });
@@ -266,6 +277,7 @@ function Designs({ link, opts, applied, apply }) {
     setNotice('');
     try {
       await call('DELETE', '/v1/qr-codes/' + encodeURIComponent(d.id));
+      if (applied === d.id) unapply();
       setNotice('Deleted the design “' + d.name + '”.');
       await reload();
     } catch (e) {
@@ -306,10 +318,13 @@ function Designs({ link, opts, applied, apply }) {
     }
   };
 
-  const logoDone = async (u, msg) => {
+  // logoDone reports a logo added (u, the design after it) or removed
+  // (u null) and, if that design is the one shown, shows it as it is now.
+  const logoDone = async (d, u, msg) => {
     setError(null);
     setNotice(msg);
     await reload();
+    if (applied === d.id) apply(u || { ...d, logo: null });
   };
   const logoFail = e => {
     setNotice('');
@@ -331,7 +346,7 @@ function Designs({ link, opts, applied, apply }) {
       <${Thumb} d=${d} />
       <div class="qr-design-name"><strong>${d.name}</strong>${applied === d.id ? html` <span class="qr-applied">(shown)</span>` : null}</div>
       <div class="hint">${d.options.format.toUpperCase()} · ${d.options.size} px · margin ${d.options.margin} · level ${d.logo ? 'H (logo)' : d.options.level} · ${d.options.fg} on ${d.options.bg}</div>
-      <${Logo} d=${d} done=${logoDone} fail=${logoFail} />
+      <${Logo} d=${d} done=${(u, msg) => logoDone(d, u, msg)} fail=${logoFail} />
       <div class="actions">
         <button type="button" class="secondary qr-apply" aria-label=${'Apply the design ' + d.name} disabled=${reading === d.id} onClick=${() => applyFresh(d)}>${reading === d.id ? 'Reading…' : 'Apply'}</button>
         <button type="button" class="secondary qr-update" aria-label=${'Update the design ' + d.name + ' to the options shown'} onClick=${() => update(d)}>Update to these options</button>

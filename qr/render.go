@@ -103,6 +103,11 @@ func logoBitmap(content string) (bitmap [][]bool, start, side int, err error) {
 // the quiet zone, and the code is centred: the pixels left over (fewer than n)
 // widen the quiet zone, so that no module is drawn wider than another.
 // An SVG has the same geometry in module units and scales exactly.
+//
+// With a Logo, the code is encoded at level H (whatever Level says) and at
+// least version 4, the modules under the logo pad (see LogoPadModules) are
+// left light, and the logo is drawn in the pad: scaled into the PNG, which
+// is then in full colour, or embedded in the SVG as a data: URI <image>.
 func Render(content string, o Options) (data []byte, contentType string, err error) {
 	o.Normalize()
 	if err := o.Validate(); err != nil {

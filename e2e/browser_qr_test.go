@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"fmt"
+	"image"
+	"image/color"
 	"image/png"
 	"net/url"
 	"os"
@@ -240,6 +242,121 @@ func TestBrowserQR(t *testing.T) {
 	for _, w := range []string{"GET /v1/links/{id}/qr", "GET /v1/qr-codes", "POST /v1/qr-codes", "PATCH /v1/qr-codes/{id}", "DELETE /v1/qr-codes/{id}"} {
 		if !got[w] {
 			t.Errorf("the QR journey did not call %s", w)
+		}
+	}
+}
+
+// TestBrowserQRLogo adds a logo to a saved design from the QR dialog: a
+// file that is not a PNG or JPEG is refused before it is sent, one the
+// server cannot read shows the server's message, a PNG becomes the
+// design's logo (shown, and drawn in the centre of the design's image),
+// and Remove logo takes it away.
+func TestBrowserQRLogo(t *testing.T) {
+	t.Parallel()
+	base, c, tok := startDashboard(t, "")
+	l := c.must("POST", "/v1/links", tok, `{"destination_url":"https://example.com/brand","alias":"brand"}`, 201)
+	id := l["id"].(string)
+	d := c.must("POST", "/v1/qr-codes", tok, `{"link_id":"`+id+`","name":"Brand poster","options":{"size":256}}`, 201)
+	qid := d["id"].(string)
+
+	dir := t.TempDir()
+	write := func(name string, data []byte) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	logo := image.NewNRGBA(image.Rect(0, 0, 120, 120))
+	for y := 0; y < 120; y++ {
+		for x := 0; x < 120; x++ {
+			if (x-60)*(x-60)+(y-60)*(y-60) < 58*58 {
+				logo.SetNRGBA(x, y, color.NRGBA{R: 0xdc, G: 0x14, B: 0x3c, A: 0xff})
+			}
+		}
+	}
+	var pngData bytes.Buffer
+	if err := png.Encode(&pngData, logo); err != nil {
+		t.Fatal(err)
+	}
+	goodPNG := write("brand.png", pngData.Bytes())
+	svgFile := write("brand.svg", []byte(`<svg xmlns="http://www.w3.org/2000/svg"/>`))
+	fakePNG := write("fake.png", []byte("this is not an image"))
+
+	b := newBrowser(t, base)
+	signIn(b, base)
+	row := `#links tr[data-alias="brand"]`
+	item := `#qr-designs li[data-design="` + qid + `"]`
+	b.run("open the dialog",
+		chromedp.WaitVisible(row),
+		chromedp.Click(row+` button.qr-open`),
+		chromedp.WaitVisible(item+` .qr-logo-pick`),
+		chromedp.WaitVisible(item+` .qr-thumb img`))
+	var label string
+	b.run("no logo yet", chromedp.Text(item+` .qr-logo-pick`, &label))
+	if label != "Add a logo" {
+		t.Fatalf("the logo control says %q", label)
+	}
+
+	b.run("an SVG is refused here",
+		chromedp.SetUploadFiles(item+` input.qr-logo-file`, []string{svgFile}),
+		chromedp.WaitVisible(`//dialog//p[contains(@class, "error") and contains(., "SVG logos are not accepted")]`, chromedp.BySearch))
+	b.run("a file that is no image is refused by the server",
+		chromedp.SetUploadFiles(item+` input.qr-logo-file`, []string{fakePNG}),
+		chromedp.WaitVisible(`//dialog//p[contains(@class, "error") and contains(., "not a PNG or JPEG image")]`, chromedp.BySearch))
+	if got := c.must("GET", "/v1/qr-codes/"+qid, tok, "", 200); got["logo"] != nil {
+		t.Fatalf("a refused file became the logo: %v", got)
+	}
+
+	// The centre pixel of the design's thumbnail: the logo's crimson once
+	// it has one.
+	centre := `(() => { const i = document.querySelector('` + item + ` .qr-thumb img'); if (!i || !i.complete || !i.naturalWidth) return '';
+		const c = document.createElement('canvas'); c.width = i.naturalWidth; c.height = i.naturalHeight; const g = c.getContext('2d'); g.drawImage(i, 0, 0);
+		return Array.from(g.getImageData(c.width / 2, c.height / 2, 1, 1).data.slice(0, 3)).join(','); })()`
+	b.run("add the logo",
+		chromedp.SetUploadFiles(item+` input.qr-logo-file`, []string{goodPNG}),
+		chromedp.WaitVisible(`//p[@role="status" and contains(., "Added the logo")]`, chromedp.BySearch),
+		chromedp.WaitVisible(item+` img.qr-logo-preview`),
+		chromedp.WaitVisible(item+` button.qr-logo-remove`),
+		chromedp.Poll(centre+` === '220,20,60'`, nil))
+	b.run("the level shown", chromedp.Text(item+` .hint`, &label))
+	if !strings.Contains(label, "level H (logo)") {
+		t.Fatalf("the design's summary: %q", label)
+	}
+	got := c.must("GET", "/v1/qr-codes/"+qid, tok, "", 200)
+	lg, _ := got["logo"].(map[string]any)
+	if lg == nil || len(fmt.Sprint(lg["digest"])) != 64 {
+		t.Fatalf("the design after the upload: %v", got)
+	}
+	// Applied, the design is previewed with its logo: its own image.
+	preview := strings.Replace(centre, item+` .qr-thumb img`, `#qr-preview`, 1)
+	b.run("apply the design with its logo",
+		chromedp.Click(item+` button.qr-apply`),
+		facts("with the logo of “Brand poster”"),
+		facts("256 × 256 px · PNG"),
+		chromedp.WaitVisible(`#qr-level-hint`),
+		chromedp.Poll(preview+` === '220,20,60'`, nil))
+	b.run("tidy for the screenshot", chromedp.Evaluate(`document.querySelectorAll('dialog.qr-dialog details').forEach(d => d.open = false)`, nil))
+	b.screenshot("qr-logo", chromedp.Evaluate(`document.querySelector('`+item+`').scrollIntoView({block: 'end'})`, nil))
+
+	b.run("remove the logo",
+		chromedp.Click(item+` button.qr-logo-remove`),
+		chromedp.WaitVisible(`//p[@role="status" and contains(., "Removed the logo")]`, chromedp.BySearch),
+		chromedp.WaitNotPresent(item+` img.qr-logo-preview`),
+		chromedp.WaitNotPresent(item+` button.qr-logo-remove`),
+		chromedp.Poll(centre+` !== '220,20,60' && `+centre+` !== ''`, nil),
+		chromedp.WaitNotPresent(`//figcaption[@id="qr-facts" and contains(., "with the logo")]`, chromedp.BySearch),
+		chromedp.WaitNotPresent(`#qr-level-hint`),
+		facts("256 × 256 px · PNG"),
+		chromedp.Poll(preview+` !== '220,20,60' && `+preview+` !== ''`, nil))
+	if got := c.must("GET", "/v1/qr-codes/"+qid, tok, "", 200); got["logo"] != nil {
+		t.Fatalf("the design after removing its logo: %v", got)
+	}
+
+	ops := b.templates(t)
+	for _, w := range []string{"PUT /v1/qr-codes/{id}/logo", "GET /v1/qr-codes/{id}/logo", "DELETE /v1/qr-codes/{id}/logo", "GET /v1/qr-codes/{id}/image"} {
+		if !ops[w] {
+			t.Errorf("the logo journey did not call %s", w)
 		}
 	}
 }

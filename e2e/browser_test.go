@@ -283,8 +283,9 @@ func (b *browser) run(what string, actions ...chromedp.Action) {
 
 // screenshot writes docs/screenshots/<name>-<width>.png at 1440 and 390
 // pixels wide when LINKBOLT_SCREENSHOTS=1, so that ordinary runs leave the
-// tree alone.
-func (b *browser) screenshot(name string) {
+// tree alone. The actions of prepare run at each width before the shot
+// (to scroll what it shows into view, say).
+func (b *browser) screenshot(name string, prepare ...chromedp.Action) {
 	b.t.Helper()
 	if os.Getenv("LINKBOLT_SCREENSHOTS") != "1" {
 		return
@@ -293,8 +294,9 @@ func (b *browser) screenshot(name string) {
 		var png []byte
 		b.run("screenshot "+name,
 			chromedp.EmulateViewport(w, 900),
-			chromedp.WaitReady("body"),
-			chromedp.FullScreenshot(&png, 100)) // 100: PNG
+			chromedp.WaitReady("body"))
+		b.run("prepare the screenshot "+name, prepare...)
+		b.run("screenshot "+name, chromedp.FullScreenshot(&png, 100)) // 100: PNG
 		path := filepath.Join("..", "docs", "screenshots", fmt.Sprintf("%s-%d.png", name, w))
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			b.t.Fatal(err)

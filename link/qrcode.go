@@ -2,6 +2,8 @@ package link
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 	"time"
 )
@@ -20,6 +22,10 @@ type QRCode struct {
 	Level      string
 	Foreground string
 	Background string
+	// LogoDigest is the hex SHA-256 of the design's logo, a PNG drawn in
+	// the centre of the code; empty when it has none. The logo itself is
+	// read with FindQRCodeLogo.
+	LogoDigest string
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
 }
@@ -76,6 +82,23 @@ type QRCodeService interface {
 	// UpdateQRCode applies an update and validates the result with validate.
 	// ENOTFOUND, EINVALID.
 	UpdateQRCode(ctx context.Context, workspaceID, id string, upd QRCodeUpdate, validate func(*QRCode) error) (*QRCode, error)
-	// DeleteQRCode deletes a design. ENOTFOUND.
+	// DeleteQRCode deletes a design, and its logo. ENOTFOUND.
 	DeleteQRCode(ctx context.Context, workspaceID, id string) error
+	// SetQRCodeLogo makes logo, a PNG (see qr.PrepareLogo), the design's
+	// logo, or removes the logo when logo is empty; it sets LogoDigest and
+	// UpdatedAt. ENOTFOUND.
+	SetQRCodeLogo(ctx context.Context, workspaceID, id string, logo []byte) (*QRCode, error)
+	// FindQRCodeLogo returns a design and its logo, read together; the
+	// logo is nil when the design has none. ENOTFOUND.
+	FindQRCodeLogo(ctx context.Context, workspaceID, id string) (*QRCode, []byte, error)
+}
+
+// LogoDigest returns the LogoDigest of logo: its hex SHA-256, or "" for
+// no logo.
+func LogoDigest(logo []byte) string {
+	if len(logo) == 0 {
+		return ""
+	}
+	sum := sha256.Sum256(logo)
+	return hex.EncodeToString(sum[:])
 }

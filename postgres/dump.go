@@ -251,10 +251,10 @@ func dumpImports(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
 }
 
 func dumpQRCodes(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
-	return eachRow(ctx, tx, emit, "QR codes", `SELECT id, seq, workspace_id, link_id, name, format, size, margin, level, foreground, background, created_at, updated_at
+	return eachRow(ctx, tx, emit, "QR codes", `SELECT id, seq, workspace_id, link_id, name, format, size, margin, level, foreground, background, created_at, updated_at, logo
 		FROM qr_codes ORDER BY seq`, func(r pgx.Rows) (dump.Record, error) {
 		var q dump.QRCode
-		err := r.Scan(&q.ID, &q.Seq, &q.WorkspaceID, &q.LinkID, &q.Name, &q.Format, &q.Size, &q.Margin, &q.Level, &q.Foreground, &q.Background, &q.CreatedAt, &q.UpdatedAt)
+		err := r.Scan(&q.ID, &q.Seq, &q.WorkspaceID, &q.LinkID, &q.Name, &q.Format, &q.Size, &q.Margin, &q.Level, &q.Foreground, &q.Background, &q.CreatedAt, &q.UpdatedAt, &q.Logo)
 		q.CreatedAt, q.UpdatedAt = utc(q.CreatedAt), utc(q.UpdatedAt)
 		return &q, err
 	})

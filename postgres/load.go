@@ -405,9 +405,13 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 			return one(i.WorkspaceID, i.Source, i.SourceKey, i.LinkID)
 		})
 	case *dump.QRCode:
-		return l.copyRows(ctx, src, "qr_codes", []string{"id", "seq", "workspace_id", "link_id", "name", "format", "size", "margin", "level", "foreground", "background", "created_at", "updated_at"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
+		return l.copyRows(ctx, src, "qr_codes", []string{"id", "seq", "workspace_id", "link_id", "name", "format", "size", "margin", "level", "foreground", "background", "created_at", "updated_at", "logo", "logo_digest"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
 			q := r.(*dump.QRCode)
-			return one(q.ID, int64(q.Seq), q.WorkspaceID, q.LinkID, q.Name, q.Format, q.Size, q.Margin, q.Level, q.Foreground, q.Background, q.CreatedAt, q.UpdatedAt)
+			var logo []byte // NULL for none
+			if len(q.Logo) > 0 {
+				logo = q.Logo
+			}
+			return one(q.ID, int64(q.Seq), q.WorkspaceID, q.LinkID, q.Name, q.Format, q.Size, q.Margin, q.Level, q.Foreground, q.Background, q.CreatedAt, q.UpdatedAt, logo, link.LogoDigest(q.Logo))
 		})
 	case *dump.UTMTemplate:
 		return l.copyRows(ctx, src, "utm_templates", []string{"id", "seq", "workspace_id", "name", "utm_source", "utm_medium", "utm_campaign", "created_at", "updated_at"}, ofKind(kind), func(r dump.Record) ([][]any, error) {

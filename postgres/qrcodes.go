@@ -18,12 +18,12 @@ type QRCodeService struct {
 var _ link.QRCodeService = (*QRCodeService)(nil)
 
 // qrColumns are the columns scanQRCode reads, in its order.
-const qrColumns = `id, workspace_id, link_id, name, format, size, margin, level, foreground, background, created_at, updated_at`
+const qrColumns = `id, workspace_id, link_id, name, format, size, margin, level, foreground, background, logo_digest, created_at, updated_at`
 
 func scanQRCode(row pgx.Row) (*link.QRCode, error) {
 	q := &link.QRCode{}
 	if err := row.Scan(&q.ID, &q.WorkspaceID, &q.LinkID, &q.Name, &q.Format, &q.Size, &q.Margin,
-		&q.Level, &q.Foreground, &q.Background, &q.CreatedAt, &q.UpdatedAt); err != nil {
+		&q.Level, &q.Foreground, &q.Background, &q.LogoDigest, &q.CreatedAt, &q.UpdatedAt); err != nil {
 		return nil, err
 	}
 	q.CreatedAt, q.UpdatedAt = q.CreatedAt.UTC(), q.UpdatedAt.UTC()
@@ -186,6 +186,47 @@ func (s *QRCodeService) UpdateQRCode(ctx context.Context, workspaceID, id string
 		return nil, err
 	}
 	return out, nil
+}
+
+// SetQRCodeLogo stores or removes a design's logo. ENOTFOUND.
+func (s *QRCodeService) SetQRCodeLogo(ctx context.Context, workspaceID, id string, logo []byte) (*link.QRCode, error) {
+	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixQRCode, id) {
+		return nil, qrNotFound(id)
+	}
+	var value []byte // NULL for no logo
+	if len(logo) > 0 {
+		value = logo
+	}
+	q, err := scanQRCode(s.db.pool.QueryRow(ctx, `UPDATE qr_codes SET logo = $3, logo_digest = $4, updated_at = $5
+		WHERE id = $1 AND workspace_id = $2 RETURNING `+qrColumns, id, workspaceID, value, link.LogoDigest(logo), dbTime(s.db.now())))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, qrNotFound(id)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("set QR code logo: %w", err)
+	}
+	return q, nil
+}
+
+// FindQRCodeLogo returns a design and its logo, nil when it has none.
+// ENOTFOUND.
+func (s *QRCodeService) FindQRCodeLogo(ctx context.Context, workspaceID, id string) (*link.QRCode, []byte, error) {
+	if !s.db.validID(link.PrefixWorkspace, workspaceID) || !s.db.validID(link.PrefixQRCode, id) {
+		return nil, nil, qrNotFound(id)
+	}
+	q := &link.QRCode{}
+	var logo []byte
+	err := s.db.pool.QueryRow(ctx, `SELECT `+qrColumns+`, logo FROM qr_codes WHERE id = $1 AND workspace_id = $2`, id, workspaceID).Scan(
+		&q.ID, &q.WorkspaceID, &q.LinkID, &q.Name, &q.Format, &q.Size, &q.Margin,
+		&q.Level, &q.Foreground, &q.Background, &q.LogoDigest, &q.CreatedAt, &q.UpdatedAt, &logo)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, nil, qrNotFound(id)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("find QR code logo: %w", err)
+	}
+	q.CreatedAt, q.UpdatedAt = q.CreatedAt.UTC(), q.UpdatedAt.UTC()
+	return q, logo, nil
 }
 
 // DeleteQRCode deletes a design. ENOTFOUND.

@@ -52,6 +52,10 @@ type Options struct {
 	Level string
 	// Foreground and Background are hex colours: "#rrggbb", "rrggbb" or "#rgb".
 	Foreground, Background string
+	// Logo, when not empty, is a PNG (as PrepareLogo returns it) drawn in
+	// the centre of the code. A code with a logo is always drawn at level
+	// H, whatever Level says.
+	Logo []byte
 }
 
 // DefaultOptions returns the options used when a client chooses none: a

@@ -13,7 +13,7 @@ import (
 func TestDefaultOptions(t *testing.T) {
 	o := qr.DefaultOptions()
 	want := qr.Options{Format: "png", Size: 512, Margin: 4, Level: "M", Foreground: "#000000", Background: "#ffffff"}
-	if got := o; got != want {
+	if got := o; !reflect.DeepEqual(got, want) {
 		t.Fatalf("DefaultOptions() = %+v, want %+v", got, want)
 	}
 	if err := o.Validate(); err != nil {
@@ -52,13 +52,13 @@ func TestOptions_Normalize(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			got := tt.in
 			got.Normalize()
-			if got != tt.want {
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("Normalize() = %+v, want %+v", got, tt.want)
 			}
 			// Normalizing twice changes nothing.
 			again := got
 			again.Normalize()
-			if again != got {
+			if !reflect.DeepEqual(again, got) {
 				t.Fatalf("second Normalize() = %+v, want %+v", again, got)
 			}
 		})
@@ -124,7 +124,7 @@ func TestParseQuery(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := qr.DefaultOptions(); got != want {
+		if want := qr.DefaultOptions(); !reflect.DeepEqual(got, want) {
 			t.Fatalf("ParseQuery() = %+v, want %+v", got, want)
 		}
 	})
@@ -166,7 +166,7 @@ func TestParseQuery(t *testing.T) {
 			if err != nil {
 				t.Fatalf("ParseQuery(%q) = %v", tt.query, err)
 			}
-			if got != tt.want {
+			if !reflect.DeepEqual(got, tt.want) {
 				t.Fatalf("ParseQuery(%q) = %+v, want %+v", tt.query, got, tt.want)
 			}
 		})
@@ -202,7 +202,7 @@ func TestParseQuery(t *testing.T) {
 			}
 			got, err := qr.ParseQuery(q)
 			assertInvalidFields(t, err, tt.fields...)
-			if got != (qr.Options{}) {
+			if !reflect.DeepEqual(got, qr.Options{}) {
 				t.Fatalf("ParseQuery(%q) options = %+v, want zero value with an error", tt.query, got)
 			}
 		})
@@ -231,7 +231,7 @@ func FuzzParseQuery(f *testing.F) {
 		}
 		again := o
 		again.Normalize()
-		if again != o {
+		if !reflect.DeepEqual(again, o) {
 			t.Fatalf("ParseQuery returned options that are not normalized: %+v", o)
 		}
 	})

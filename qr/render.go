@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"compress/zlib"
 	"crypto/sha256"
+	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"hash/crc32"
+	"image"
 	"image/color"
+	"image/draw"
+	"image/png"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,6 +33,10 @@ const (
 // renderVersion is part of every ETag, so a change to how images are drawn
 // can invalidate what caches hold by bumping it.
 const renderVersion = "qr2"
+
+// logoRenderVersion is part of the ETag of codes with a logo only, so that a
+// change to how logos are drawn leaves the others' ETags alone.
+const logoRenderVersion = "logo1"
 
 // levels maps the level names clients use to go-qrcode's recovery levels.
 var levels = map[string]qrcode.RecoveryLevel{
@@ -60,6 +69,28 @@ func Bitmap(content, level string) ([][]bool, error) {
 	return code.Bitmap(), nil
 }
 
+// logoBitmap returns the module matrix of content at level H, at least
+// version minLogoVersion, with the logo pad cleared, and the pad's first
+// module and side.
+func logoBitmap(content string) (bitmap [][]bool, start, side int, err error) {
+	if content == "" {
+		return nil, 0, 0, link.Errorf(link.EINVALID, "nothing to encode in a QR code")
+	}
+	code, err := qrcode.New(content, levels[LogoLevel])
+	if err != nil {
+		return nil, 0, 0, link.Errorf(link.EINVALID, "content too long for a QR code with a logo (level %s)", LogoLevel)
+	}
+	if code.VersionNumber < minLogoVersion {
+		if code, err = qrcode.NewWithForcedVersion(content, minLogoVersion, levels[LogoLevel]); err != nil {
+			return nil, 0, 0, fmt.Errorf("qr code of version %d: %w", minLogoVersion, err)
+		}
+	}
+	code.DisableBorder = true
+	bitmap = code.Bitmap()
+	start, side = ClearLogoPad(bitmap)
+	return bitmap, start, side, nil
+}
+
 // Render draws content as a QR code with the given options, which it
 // normalizes and validates first. It returns the image, its content type
 // ("image/png" or "image/svg+xml") and EINVALID for bad options, for content
@@ -72,12 +103,28 @@ func Bitmap(content, level string) ([][]bool, error) {
 // the quiet zone, and the code is centred: the pixels left over (fewer than n)
 // widen the quiet zone, so that no module is drawn wider than another.
 // An SVG has the same geometry in module units and scales exactly.
+//
+// With a Logo, the code is encoded at level H (whatever Level says) and at
+// least version 4, the modules under the logo pad (see LogoPadModules) are
+// left light, and the logo is drawn in the pad: scaled into the PNG, which
+// is then in full colour, or embedded in the SVG as a data: URI <image>.
 func Render(content string, o Options) (data []byte, contentType string, err error) {
 	o.Normalize()
 	if err := o.Validate(); err != nil {
 		return nil, "", err
 	}
-	bitmap, err := Bitmap(content, o.Level)
+	var logo image.Image
+	var padStart, padSide int
+	var bitmap [][]bool
+	if len(o.Logo) > 0 {
+		o.Level = LogoLevel
+		if logo, err = png.Decode(bytes.NewReader(o.Logo)); err != nil {
+			return nil, "", fmt.Errorf("decode qr logo: %w", err)
+		}
+		bitmap, padStart, padSide, err = logoBitmap(content)
+	} else {
+		bitmap, err = Bitmap(content, o.Level)
+	}
 	if err != nil {
 		return nil, "", err
 	}
@@ -88,9 +135,17 @@ func Render(content string, o Options) (data []byte, contentType string, err err
 		return nil, "", e
 	}
 
-	switch o.Format {
-	case FormatSVG:
+	switch {
+	case o.Format == FormatSVG && logo != nil:
+		return renderLogoSVG(bitmap, o, padStart, padSide, logo.Bounds()), ContentTypeSVG, nil
+	case o.Format == FormatSVG:
 		return renderSVG(bitmap, o), ContentTypeSVG, nil
+	case logo != nil:
+		data, err := renderLogoPNG(bitmap, o, padStart, padSide, logo)
+		if err != nil {
+			return nil, "", fmt.Errorf("encode qr png: %w", err)
+		}
+		return data, ContentTypePNG, nil
 	default:
 		data, err := renderPNG(bitmap, o)
 		if err != nil {
@@ -103,13 +158,20 @@ func Render(content string, o Options) (data []byte, contentType string, err err
 // ETag returns a strong entity tag for the rendering of content with o: a
 // quoted hex digest of the content and the normalized options. It changes
 // when the content (the short URL) or any option changes, and is the same for
-// options that normalize alike ("FFF" and "#ffffff").
+// options that normalize alike ("FFF" and "#ffffff"). A logo is part of
+// it: another logo, or none, is another image.
 func ETag(content string, o Options) string {
 	o.Normalize()
+	if len(o.Logo) > 0 {
+		o.Level = LogoLevel // what Render draws, whatever was asked
+	}
 	h := sha256.New()
 	// Length-prefixed fields, so no two inputs run together into one.
 	fmt.Fprintf(h, "%s\n%d:%s\n%s\n%d\n%d\n%s\n%s\n%s\n",
 		renderVersion, len(content), content, o.Format, o.Size, o.Margin, o.Level, o.Foreground, o.Background)
+	if len(o.Logo) > 0 {
+		fmt.Fprintf(h, "logo %s %x\n", logoRenderVersion, sha256.Sum256(o.Logo))
+	}
 	return `"` + hex.EncodeToString(h.Sum(nil)[:16]) + `"`
 }
 
@@ -260,6 +322,71 @@ func renderSVG(bitmap [][]bool, o Options) []byte {
 	}
 	b.WriteString(`"/></svg>` + "\n")
 	return b.Bytes()
+}
+
+// renderLogoPNG draws the bitmap, whose logo pad is cleared, as renderPNG
+// does (the same module geometry) but in full colour, and the logo scaled
+// into the pad. It goes through image/png: a code with a logo is rarer and
+// its logo's pixels need more than two colours anyway.
+func renderLogoPNG(bitmap [][]bool, o Options, padStart, padSide int, logo image.Image) ([]byte, error) {
+	n := len(bitmap) + 2*o.Margin
+	scale := o.Size / n
+	offset := (o.Size - scale*n) / 2
+	bg, fg := parseColor(o.Background), parseColor(o.Foreground)
+	img := image.NewRGBA(image.Rect(0, 0, o.Size, o.Size))
+	draw.Draw(img, img.Bounds(), image.NewUniform(bg), image.Point{}, draw.Src)
+	dark := image.NewUniform(fg)
+	for y, modules := range bitmap {
+		top := offset + (o.Margin+y)*scale
+		for x := 0; x < len(modules); {
+			if !modules[x] {
+				x++
+				continue
+			}
+			start := x
+			for x < len(modules) && modules[x] {
+				x++
+			}
+			left := offset + (o.Margin+start)*scale
+			draw.Draw(img, image.Rect(left, top, left+(x-start)*scale, top+scale), dark, image.Point{}, draw.Src)
+		}
+	}
+	padPx := float64(offset + (o.Margin+padStart)*scale)
+	lb := logo.Bounds()
+	x, y, w, h := logoBox(padPx, float64(padSide*scale), float64(scale), lb.Dx(), lb.Dy())
+	r := image.Rect(int(math.Round(x)), int(math.Round(y)), int(math.Round(x+w)), int(math.Round(y+h)))
+	if !r.Empty() {
+		scaled := image.NewNRGBA(image.Rect(0, 0, r.Dx(), r.Dy()))
+		scaleInto(scaled, scaled.Bounds(), logo)
+		draw.Draw(img, r, scaled, image.Point{}, draw.Over)
+	}
+	var buf bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&buf, img); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// renderLogoSVG draws the bitmap, whose logo pad is cleared, as renderSVG
+// does, and the logo as an <image> whose href is a data: URI of its PNG,
+// in the pad. The pad needs no drawing: the background shows through it.
+func renderLogoSVG(bitmap [][]bool, o Options, padStart, padSide int, lb image.Rectangle) []byte {
+	svg := renderSVG(bitmap, o)
+	x, y, w, h := logoBox(float64(padStart+o.Margin), float64(padSide), 1, lb.Dx(), lb.Dy())
+	num := func(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+	var img bytes.Buffer
+	img.Grow(128 + base64.StdEncoding.EncodedLen(len(o.Logo)))
+	fmt.Fprintf(&img, `<image x="%s" y="%s" width="%s" height="%s" preserveAspectRatio="xMidYMid meet" shape-rendering="auto" href="data:image/png;base64,`,
+		num(x), num(y), num(w), num(h))
+	enc := base64.NewEncoder(base64.StdEncoding, &img)
+	_, _ = enc.Write(o.Logo)
+	_ = enc.Close()
+	img.WriteString(`"/>`)
+	end := bytes.LastIndex(svg, []byte("</svg>"))
+	out := make([]byte, 0, len(svg)+img.Len())
+	out = append(out, svg[:end]...)
+	out = append(out, img.Bytes()...)
+	return append(out, svg[end:]...)
 }
 
 // parseColor turns a validated "#rrggbb" into an opaque colour.

@@ -1,6 +1,9 @@
 package server
 
 import (
+	"errors"
+	"fmt"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -20,6 +23,9 @@ func (s *Server) qrRoutes() {
 	s.handle("PATCH", "/v1/qr-codes/:id", accessWrite, s.handleUpdateQRCode)
 	s.handle("DELETE", "/v1/qr-codes/:id", accessWrite, s.handleDeleteQRCode)
 	s.handle("GET", "/v1/qr-codes/:id/image", accessRead, s.handleQRCodeImage)
+	s.handle("GET", "/v1/qr-codes/:id/logo", accessRead, s.handleGetQRCodeLogo)
+	s.handle("PUT", "/v1/qr-codes/:id/logo", accessWrite, s.handlePutQRCodeLogo)
+	s.handle("DELETE", "/v1/qr-codes/:id/logo", accessWrite, s.handleDeleteQRCodeLogo)
 }
 
 // handleLinkQR renders a link's short URL with the options of the query.
@@ -75,7 +81,8 @@ func (s *Server) writeQR(w http.ResponseWriter, r *http.Request, content string,
 	h.Set("X-Content-Type-Options", "nosniff")
 	if ctype == qr.ContentTypeSVG {
 		// An SVG is a document: no scripts, whatever a browser makes of it.
-		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
+		// Its logo, if any, is a data: URI of a PNG linkbolt encoded.
+		h.Set("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; img-src data:")
 	}
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(img)
@@ -97,15 +104,28 @@ type qrCodeResponse struct {
 	Name      string        `json:"name"`
 	Options   qrOptionsJSON `json:"options"`
 	ImageURL  string        `json:"image_url"`
+	Logo      *qrLogoJSON   `json:"logo"`
 	CreatedAt string        `json:"created_at"`
 	UpdatedAt string        `json:"updated_at"`
 }
 
+// qrLogoJSON is a design's logo: where to read it, and its digest, which
+// changes with it.
+type qrLogoJSON struct {
+	URL    string `json:"url"`
+	Digest string `json:"digest"`
+}
+
 func (s *Server) newQRCodeResponse(q *link.QRCode) qrCodeResponse {
-	return qrCodeResponse{ID: q.ID, LinkID: q.LinkID, Name: q.Name,
+	base := s.primary.String() + "/v1/qr-codes/" + url.PathEscape(q.ID)
+	out := qrCodeResponse{ID: q.ID, LinkID: q.LinkID, Name: q.Name,
 		Options:   qrOptionsJSON{Format: q.Format, Size: q.Size, Margin: q.Margin, Level: q.Level, Fg: q.Foreground, Bg: q.Background},
-		ImageURL:  s.primary.String() + "/v1/qr-codes/" + url.PathEscape(q.ID) + "/image",
+		ImageURL:  base + "/image",
 		CreatedAt: ts(q.CreatedAt), UpdatedAt: ts(q.UpdatedAt)}
+	if q.LogoDigest != "" {
+		out.Logo = &qrLogoJSON{URL: base + "/logo", Digest: q.LogoDigest}
+	}
+	return out
 }
 
 func qrOptions(q *link.QRCode) qr.Options {
@@ -218,14 +238,16 @@ func (s *Server) handleDeleteQRCode(w http.ResponseWriter, r *http.Request, c *c
 }
 
 // handleQRCodeImage renders a saved design for its link's current short
-// URL; `format` in the query picks PNG or SVG over the saved one.
+// URL; `format` in the query picks PNG or SVG over the saved one. A
+// design with a logo is drawn with it, at level H.
 func (s *Server) handleQRCodeImage(w http.ResponseWriter, r *http.Request, c *caller) error {
 	ctx := r.Context()
-	q, err := s.qrCodes.FindQRCodeByID(ctx, c.workspace.ID, c.params.ByName("id"))
+	q, logo, err := s.qrCodes.FindQRCodeLogo(ctx, c.workspace.ID, c.params.ByName("id"))
 	if err != nil {
 		return err
 	}
 	o := qrOptions(q)
+	o.Logo = logo
 	if f := r.URL.Query().Get("format"); f != "" {
 		o.Format = f
 	}
@@ -248,4 +270,106 @@ func etagMatches(header, etag string) bool {
 		}
 	}
 	return false
+}
+
+// handlePutQRCodeLogo makes the body, a PNG or JPEG image of at most
+// qr.MaxLogoBytes, the design's logo. What is stored is the image decoded
+// and encoded again as a PNG (see qr.PrepareLogo), never the bytes sent.
+func (s *Server) handlePutQRCodeLogo(w http.ResponseWriter, r *http.Request, c *caller) error {
+	ctx := r.Context()
+	id := c.params.ByName("id")
+	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
+	if err != nil {
+		mt = r.Header.Get("Content-Type")
+	}
+	switch mt {
+	case qr.LogoTypePNG, qr.LogoTypeJPEG:
+	case "image/svg+xml":
+		return errHTTP(codeUnsupportedMedia, "an SVG logo is not accepted (it is a document that may hold scripts and links): send a PNG or JPEG image")
+	default:
+		return errHTTP(codeUnsupportedMedia, fmt.Sprintf("the logo must be sent as image/png or image/jpeg, not %q", r.Header.Get("Content-Type")))
+	}
+	if r.ContentLength > qr.MaxLogoBytes {
+		return errHTTP(codeTooLarge, fmt.Sprintf("the logo is larger than the limit of %d bytes", qr.MaxLogoBytes))
+	}
+	// The design must exist before the upload is read and decoded.
+	if _, err := s.qrCodes.FindQRCodeByID(ctx, c.workspace.ID, id); err != nil {
+		return err
+	}
+	data, err := readBody(w, r, qr.MaxLogoBytes)
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			return errHTTP(codeTooLarge, fmt.Sprintf("the logo is larger than the limit of %d bytes", qr.MaxLogoBytes))
+		}
+		return link.Errorf(link.EINVALIDREQUEST, "could not read the body: %v", err)
+	}
+	if len(data) == 0 {
+		return link.Errorf(link.EINVALIDREQUEST, "the body is empty: send the logo, a PNG or JPEG image")
+	}
+	release, err := s.admit(w, r, costlyQR)
+	if err != nil {
+		return err
+	}
+	var logo []byte
+	err = func() error {
+		defer release()
+		return s.work(costlyQR, func() (err error) {
+			logo, err = qr.PrepareLogo(data)
+			return err
+		})
+	}()
+	if err != nil {
+		return err
+	}
+	q, err := s.qrCodes.SetQRCodeLogo(ctx, c.workspace.ID, id, logo)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s.newQRCodeResponse(q))
+	return nil
+}
+
+// handleDeleteQRCodeLogo removes a design's logo; its image is drawn
+// without one, at the design's own level, again.
+func (s *Server) handleDeleteQRCodeLogo(w http.ResponseWriter, r *http.Request, c *caller) error {
+	id := c.params.ByName("id")
+	q, err := s.qrCodes.FindQRCodeByID(r.Context(), c.workspace.ID, id)
+	if err != nil {
+		return err
+	}
+	if q.LogoDigest == "" {
+		return link.Errorf(link.ENOTFOUND, "QR code %q has no logo", id)
+	}
+	if _, err := s.qrCodes.SetQRCodeLogo(r.Context(), c.workspace.ID, id, nil); err != nil {
+		return err
+	}
+	w.WriteHeader(http.StatusNoContent)
+	return nil
+}
+
+// handleGetQRCodeLogo answers a design's logo, the PNG linkbolt stored.
+func (s *Server) handleGetQRCodeLogo(w http.ResponseWriter, r *http.Request, c *caller) error {
+	id := c.params.ByName("id")
+	q, logo, err := s.qrCodes.FindQRCodeLogo(r.Context(), c.workspace.ID, id)
+	if err != nil {
+		return err
+	}
+	if logo == nil {
+		return link.Errorf(link.ENOTFOUND, "QR code %q has no logo", id)
+	}
+	etag := `"` + q.LogoDigest[:32] + `"`
+	h := w.Header()
+	h.Set("ETag", etag)
+	h.Set("Cache-Control", "private, no-cache")
+	if etagMatches(r.Header.Get("If-None-Match"), etag) {
+		w.WriteHeader(http.StatusNotModified)
+		return nil
+	}
+	h.Set("Content-Type", qr.LogoTypePNG)
+	h.Set("Content-Length", strconv.Itoa(len(logo)))
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(logo)
+	return nil
 }

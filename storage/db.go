@@ -122,6 +122,7 @@ var (
 
 	bucketQRCodes          = []byte("qr_codes")           // qr code id → qrCodeRecord
 	bucketQRCodesWorkspace = []byte("qr_codes.workspace") // workspace id + qr code id → ""
+	bucketQRCodesLogo      = []byte("qr_codes.logo")      // qr code id → the logo's PNG
 
 	bucketUTMTemplates          = []byte("utm_templates")           // template id → utmTemplateRecord
 	bucketUTMTemplatesWorkspace = []byte("utm_templates.workspace") // workspace id + template id → ""
@@ -159,7 +160,7 @@ var allBuckets = [][]byte{
 	bucketLinks, bucketLinksAlias, bucketLinksAliasHold, bucketLinksWorkspace, bucketLinksTag, bucketLinksCount, bucketLinksTagCount,
 	bucketLinksCampaign, bucketCampaigns, bucketCampaignsWorkspace, bucketEvents,
 	bucketWebhooks, bucketWebhooksWorkspace, bucketWebhooksEvent, bucketDeliveries, bucketDeliveriesWebhook, bucketDeliveriesQueue,
-	bucketQRCodes, bucketQRCodesWorkspace,
+	bucketQRCodes, bucketQRCodesWorkspace, bucketQRCodesLogo,
 	bucketUTMTemplates, bucketUTMTemplatesWorkspace,
 	bucketDomains, bucketDomainsHostname, bucketDomainsWorkspace,
 	bucketClicksTotals, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily, bucketClicksVisitors, bucketClicksSalts, bucketClicksHosts, bucketClicksBacklog,

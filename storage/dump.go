@@ -339,9 +339,13 @@ func (d *dumper) qrCodes() error {
 			return nil, err
 		}
 		seq := btoi(k)
+		var logo []byte
+		if b := d.tx.Bucket(bucketQRCodesLogo); b != nil && r.LogoDigest != "" {
+			logo = bytes.Clone(b.Get(k))
+		}
 		return &dump.QRCode{ID: d.id(prefixQRCode, seq), Seq: seq, WorkspaceID: d.id(prefixWorkspace, r.Workspace),
 			LinkID: d.id(prefixLink, r.Link), Name: r.Name, Format: r.Format, Size: r.Size, Margin: r.Margin, Level: r.Level,
-			Foreground: r.Foreground, Background: r.Background, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}, nil
+			Foreground: r.Foreground, Background: r.Background, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), Logo: logo}, nil
 	})
 }
 

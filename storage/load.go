@@ -350,8 +350,14 @@ func (l *loader) put(r dump.Record) error {
 			return err
 		}
 		if err := putJSON(l.b(bucketQRCodes), k, &qrCodeRecord{Workspace: wid, Link: lid, Name: r.Name, Format: r.Format, Size: r.Size,
-			Margin: r.Margin, Level: r.Level, Foreground: r.Foreground, Background: r.Background, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}); err != nil {
+			Margin: r.Margin, Level: r.Level, Foreground: r.Foreground, Background: r.Background, LogoDigest: link.LogoDigest(r.Logo),
+			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}); err != nil {
 			return err
+		}
+		if len(r.Logo) > 0 {
+			if err := l.b(bucketQRCodesLogo).Put(k, r.Logo); err != nil {
+				return err
+			}
 		}
 		return l.b(bucketQRCodesWorkspace).Put(concat(itob(wid), k), []byte{})
 	case *dump.UTMTemplate:

@@ -31,6 +31,7 @@ type qrCodeRecord struct {
 	Level      string    `json:"level"`
 	Foreground string    `json:"fg"`
 	Background string    `json:"bg"`
+	LogoDigest string    `json:"logo,omitempty"` // the logo is in qr_codes.logo
 	CreatedAt  time.Time `json:"created_at"`
 	UpdatedAt  time.Time `json:"updated_at"`
 }
@@ -39,7 +40,7 @@ func (r *qrCodeRecord) qrCode(ids *idCodec, id uint64) *link.QRCode {
 	return &link.QRCode{
 		ID: ids.formatID(prefixQRCode, id), WorkspaceID: ids.formatID(prefixWorkspace, r.Workspace),
 		LinkID: ids.formatID(prefixLink, r.Link), Name: r.Name, Format: r.Format, Size: r.Size, Margin: r.Margin,
-		Level: r.Level, Foreground: r.Foreground, Background: r.Background,
+		Level: r.Level, Foreground: r.Foreground, Background: r.Background, LogoDigest: r.LogoDigest,
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 }
@@ -222,6 +223,74 @@ func (s *QRCodeService) DeleteQRCode(ctx context.Context, workspaceID, id string
 		if err := tx.Bucket(bucketQRCodes).Delete(itob(qid)); err != nil {
 			return err
 		}
+		if err := tx.Bucket(bucketQRCodesLogo).Delete(itob(qid)); err != nil {
+			return err
+		}
 		return tx.Bucket(bucketQRCodesWorkspace).Delete(concat(itob(wid), itob(qid)))
 	})
+}
+
+// SetQRCodeLogo stores or removes a design's logo. ENOTFOUND.
+func (s *QRCodeService) SetQRCodeLogo(ctx context.Context, workspaceID, id string, logo []byte) (*link.QRCode, error) {
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	qid, ok2 := s.db.ids.parseID(prefixQRCode, id)
+	if !ok1 || !ok2 {
+		return nil, link.Errorf(link.ENOTFOUND, "QR code %q not found", id)
+	}
+	now := s.db.now()
+	var out *link.QRCode
+	err := s.db.update(func(tx *bolt.Tx) error {
+		rec, err := findQRCode(tx, wid, qid)
+		if err != nil {
+			return err
+		}
+		logos := tx.Bucket(bucketQRCodesLogo)
+		if len(logo) == 0 {
+			err = logos.Delete(itob(qid))
+		} else {
+			err = logos.Put(itob(qid), logo)
+		}
+		if err != nil {
+			return err
+		}
+		rec.LogoDigest, rec.UpdatedAt = link.LogoDigest(logo), now
+		if err := putJSON(tx.Bucket(bucketQRCodes), itob(qid), rec); err != nil {
+			return err
+		}
+		out = rec.qrCode(s.db.ids, qid)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// FindQRCodeLogo returns a design and its logo, nil when it has none.
+// ENOTFOUND.
+func (s *QRCodeService) FindQRCodeLogo(ctx context.Context, workspaceID, id string) (*link.QRCode, []byte, error) {
+	wid, ok1 := s.db.ids.parseID(prefixWorkspace, workspaceID)
+	qid, ok2 := s.db.ids.parseID(prefixQRCode, id)
+	if !ok1 || !ok2 {
+		return nil, nil, link.Errorf(link.ENOTFOUND, "QR code %q not found", id)
+	}
+	var out *link.QRCode
+	var logo []byte
+	err := s.db.db.View(func(tx *bolt.Tx) error {
+		rec, err := findQRCode(tx, wid, qid)
+		if err != nil {
+			return err
+		}
+		out = rec.qrCode(s.db.ids, qid)
+		if rec.LogoDigest != "" {
+			if b := tx.Bucket(bucketQRCodesLogo); b != nil {
+				logo = bytes.Clone(b.Get(itob(qid)))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, logo, nil
 }

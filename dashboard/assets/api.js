@@ -34,10 +34,13 @@ async function send(method, path, body, accept, signal) {
   const headers = { Accept: accept };
   if (session.token) headers.Authorization = 'Bearer ' + session.token;
   if (session.workspace) headers['X-Workspace-Id'] = session.workspace;
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  // A file (a Blob) is sent as it is, with its own type; anything else as JSON.
+  const file = body instanceof Blob;
+  if (file) headers['Content-Type'] = body.type || 'application/octet-stream';
+  else if (body !== undefined) headers['Content-Type'] = 'application/json';
   let res;
   try {
-    res = await fetch(path, { method, headers, signal, body: body === undefined ? undefined : JSON.stringify(body) });
+    res = await fetch(path, { method, headers, signal, body: body === undefined || file ? body : JSON.stringify(body) });
   } catch (e) {
     if (signal && signal.aborted) throw e;
     throw new ApiError(0, { detail: 'The server cannot be reached. Check that linkbolt is running.' });
@@ -58,6 +61,12 @@ export async function call(method, path, body) {
   if (res.status === 204) { await res.text(); return null; }
   const type = res.headers.get('Content-Type') || '';
   return type.includes('json') ? res.json() : {};
+}
+
+// upload sends a file as the body of a request (its type as the
+// Content-Type) and returns the decoded JSON answer.
+export async function upload(method, path, file) {
+  return (await send(method, path, file, 'application/json')).json();
 }
 
 // fetchFile reads a file the API answers (an export, a backup, an image)

@@ -2,7 +2,7 @@
 // Links page: a preview that follows the options, PNG and SVG downloads,
 // and the link's saved designs (apply, save, delete).
 import { html, useState, useEffect, useRef } from './vendor/htm-preact-standalone.js';
-import { call, fetchFile, saveFile } from './api.js';
+import { call, fetchFile, saveFile, upload } from './api.js';
 import { Message, Field, CopyAsCurl, Confirm, useAction, useApiForm, useList } from './ui.js';
 
 // DEFAULTS are the API's defaults; the form keeps every value as the
@@ -58,6 +58,9 @@ export function QRDialog({ link, onClose }) {
   const ref = useRef(null);
   const [opts, setOpts] = useState(DEFAULTS);
   const [applied, setApplied] = useState('');
+  // shown is the applied design when it has a logo: the preview and the
+  // downloads are then its own image, which the link's has no logo for.
+  const [shown, setShown] = useState(null);
 
   useEffect(() => {
     const opener = document.activeElement;
@@ -73,23 +76,30 @@ export function QRDialog({ link, onClose }) {
   }, []);
 
   const base = '/v1/links/' + encodeURIComponent(link.id) + '/qr';
-  const setOpt = (k, v) => { setOpts(o => ({ ...o, [k]: v })); setApplied(''); };
+  const setOpt = (k, v) => { setOpts(o => ({ ...o, [k]: v })); setApplied(''); setShown(null); };
+  const apply = d => { setOpts(fromDesign(d)); setApplied(d.id); setShown(d.logo ? d : null); };
   return html`<dialog ref=${ref} class="qr-dialog" aria-labelledby="qr-title">
     <header class="qr-head">
       <h2 id="qr-title">QR code of ${link.short_url.replace(/^https?:\/\//, '')}</h2>
       <button type="button" class="secondary" id="qr-close" onClick=${() => ref.current.close()}>Close</button>
     </header>
     <div class="qr-body">
-      <${Preview} base=${base} opts=${opts} setOpt=${setOpt} reset=${() => { setOpts(DEFAULTS); setApplied(''); }} alias=${link.alias} />
-      <${Designs} link=${link} opts=${opts} applied=${applied} apply=${d => { setOpts(fromDesign(d)); setApplied(d.id); }} />
+      <${Preview} base=${base} opts=${opts} design=${shown} setOpt=${setOpt} reset=${() => { setOpts(DEFAULTS); setApplied(''); setShown(null); }} alias=${link.alias} />
+      <${Designs} link=${link} opts=${opts} applied=${applied} apply=${apply} unapply=${() => { setApplied(''); setShown(null); }} />
     </div>
   </dialog>`;
 }
 
 // Preview shows the image for the options, the controls that change them
-// and the downloads.
-function Preview({ base, opts, setOpt, reset, alias }) {
-  const path = base + imageQuery(opts, opts.format);
+// and the downloads; with design (an applied design with a logo, whose
+// options are those shown), the design's own image, logo and all.
+function Preview({ base, opts, design, setOpt, reset, alias }) {
+  const imagePath = format => design
+    ? '/v1/qr-codes/' + encodeURIComponent(design.id) + '/image' + (format !== design.options.format ? '?format=' + format : '')
+    : base + imageQuery(opts, format);
+  const path = imagePath(opts.format);
+  // Another logo is another image at the same path.
+  const key = path + (design ? '#' + design.logo.digest : '');
   const [img, setImg] = useState({ url: '', bytes: 0, type: '', error: null, loading: true });
   const [dims, setDims] = useState(null);
   const dl = useAction();
@@ -101,14 +111,14 @@ function Preview({ base, opts, setOpt, reset, alias }) {
       if (live) setImg({ url: URL.createObjectURL(blob), bytes: blob.size, type: blob.type, error: null, loading: false });
     }, e => live && setImg({ url: '', bytes: 0, type: '', error: e, loading: false }));
     return () => { live = false; };
-  }, [path]);
+  }, [key]);
   // A blob URL is given back once the image after it is on screen, or
   // when the dialog closes.
   useEffect(() => () => { if (img.url) URL.revokeObjectURL(img.url); }, [img.url]);
 
   const download = format => dl.act(async () => {
     const name = alias + '-qr.' + format;
-    saveFile(await fetchImage(base + imageQuery(opts, format)), name);
+    saveFile(await fetchImage(imagePath(format)), name);
     return 'Saved ' + name + '.';
   }, format);
 
@@ -120,7 +130,7 @@ function Preview({ base, opts, setOpt, reset, alias }) {
         onLoad=${e => setDims([e.target.naturalWidth, e.target.naturalHeight])} />` : null}
       ${!img.url && img.loading ? html`<p role="status" class="qr-placeholder">Drawing the QR code…</p>` : null}
       ${!img.url && img.error ? html`<p class="qr-placeholder empty">No preview for these options.</p>` : null}
-      <figcaption id="qr-facts" role="status">${img.loading ? 'Drawing…' : img.url ? (dims ? dims[0] + ' × ' + dims[1] + ' px · ' : '') + (img.type.includes('svg') ? 'SVG' : 'PNG') + ' · ' + fmtBytes(img.bytes) : ''}</figcaption>
+      <figcaption id="qr-facts" role="status">${img.loading ? 'Drawing…' : img.url ? (dims ? dims[0] + ' × ' + dims[1] + ' px · ' : '') + (img.type.includes('svg') ? 'SVG' : 'PNG') + ' · ' + fmtBytes(img.bytes) + (design ? ' · with the logo of “' + design.name + '”' : '') : ''}</figcaption>
     </figure>
     <div class="qr-options">
       <form id="qr-options" novalidate onSubmit=${e => e.preventDefault()}>
@@ -130,9 +140,10 @@ function Preview({ base, opts, setOpt, reset, alias }) {
               <option value="png">PNG (image)</option><option value="svg">SVG (vector)</option>
             </select></div>
           <div class="field"><label for="qr-level">Error correction</label>
-            <select id="qr-level" value=${opts.level} onChange=${change('level')} aria-invalid=${f.level ? 'true' : undefined}>
+            <select id="qr-level" value=${opts.level} onChange=${change('level')} aria-invalid=${f.level ? 'true' : undefined} aria-describedby=${design ? 'qr-level-hint' : undefined}>
               ${LEVELS.map(([v, label]) => html`<option value=${v}>${label}</option>`)}
-            </select>${f.level ? html`<small class="field-error">${f.level}</small>` : null}</div>
+            </select>${f.level ? html`<small class="field-error">${f.level}</small>` : null}
+            ${design ? html`<small id="qr-level-hint" class="hint">Drawn at H while the design has a logo.</small>` : null}</div>
         </div>
         <div class="row">
           <${Field} id="qr-size" label="Size (px)" type="number" min="64" max="2048" step="1" inputmode="numeric" value=${opts.size} onChange=${change('size')} error=${f.size} hint="64 to 2048" />
@@ -157,9 +168,9 @@ function Preview({ base, opts, setOpt, reset, alias }) {
   </div>`;
 }
 
-// Thumb is a saved design's own image (GET /v1/qr-codes/{id}/image), read
-// with the token into a blob URL that is given back when the design
-// changes or the dialog closes.
+// Thumb is a saved design's own image (GET /v1/qr-codes/{id}/image), with
+// its logo if it has one, read with the token into a blob URL that is
+// given back when the design changes or the dialog closes.
 function Thumb({ d }) {
   const [img, setImg] = useState({ url: '', error: null });
   useEffect(() => {
@@ -172,7 +183,7 @@ function Thumb({ d }) {
       setImg({ url, error: null });
     }, e => live && setImg({ url: '', error: e }));
     return () => { live = false; if (url) URL.revokeObjectURL(url); };
-  }, [d.id, d.updated_at]);
+  }, [d.id, d.updated_at, d.logo ? d.logo.digest : '']); // updated_at is to the second: a logo changed within one is seen by its digest
   return html`<div class="qr-thumb" aria-busy=${!img.url && !img.error ? 'true' : 'false'}>
     ${img.url ? html`<img src=${img.url} alt=${'The design ' + d.name} width="64" height="64" />` : null}
     ${!img.url && !img.error ? html`<span class="hint" role="status">Drawing…</span>` : null}
@@ -180,9 +191,79 @@ function Thumb({ d }) {
   </div>`;
 }
 
+// LOGO_TYPES are the files a logo may be; LOGO_MAX its size in bytes (the
+// API's limits, checked here first so a wrong file is not sent at all).
+const LOGO_TYPES = ['image/png', 'image/jpeg'];
+const LOGO_MAX = 256 * 1024;
+
+// Logo is a design's logo: added or replaced from a PNG or JPEG file (PUT
+// /v1/qr-codes/{id}/logo), shown as the server keeps it (GET …/logo), and
+// removed (DELETE …/logo). done and fail report to the list's message.
+function Logo({ d, done, fail }) {
+  const path = '/v1/qr-codes/' + encodeURIComponent(d.id) + '/logo';
+  const [busy, setBusy] = useState('');
+  const [url, setUrl] = useState('');
+  const digest = d.logo ? d.logo.digest : '';
+  useEffect(() => {
+    let live = true;
+    let u = '';
+    setUrl('');
+    if (digest) {
+      fetchImage(path).then(blob => {
+        if (!live) return;
+        u = URL.createObjectURL(blob);
+        setUrl(u);
+      }, () => {});
+    }
+    return () => { live = false; if (u) URL.revokeObjectURL(u); };
+  }, [d.id, digest]);
+
+  const pick = async e => {
+    const file = e.target.files[0];
+    e.target.value = '';
+    if (!file) return;
+    if (!LOGO_TYPES.includes(file.type)) {
+      fail(new Error('“' + file.name + '” is not a PNG or JPEG image' + (file.type === 'image/svg+xml' ? ' (SVG logos are not accepted: export it as PNG)' : '') + '.'));
+      return;
+    }
+    if (file.size > LOGO_MAX) {
+      fail(new Error('“' + file.name + '” is ' + fmtBytes(file.size) + ': a logo may be 256 KB at most.'));
+      return;
+    }
+    setBusy('upload');
+    try {
+      const u = await upload('PUT', path, file);
+      done(u, 'Added the logo to the design “' + u.name + '”; its code is drawn at level H.');
+    } catch (err) {
+      fail(err);
+    } finally {
+      setBusy('');
+    }
+  };
+  const remove = async () => {
+    setBusy('remove');
+    try {
+      await call('DELETE', path);
+      done(null, 'Removed the logo of the design “' + d.name + '”.');
+    } catch (err) {
+      fail(err);
+    } finally {
+      setBusy('');
+    }
+  };
+  const inputId = 'qr-logo-' + d.id;
+  return html`<div class="qr-logo">
+    ${url ? html`<img class="qr-logo-preview" src=${url} alt=${'Logo of the design ' + d.name} />` : null}
+    <input id=${inputId} class="visually-hidden qr-logo-file" type="file" accept="image/png,image/jpeg" disabled=${!!busy} onChange=${pick} aria-describedby=${inputId + '-hint'} />
+    <label class=${'button secondary qr-logo-pick' + (busy ? ' disabled' : '')} for=${inputId}>${busy === 'upload' ? 'Uploading…' : d.logo ? 'Replace logo' : 'Add a logo'}</label>
+    ${d.logo ? html`<button type="button" class="secondary qr-logo-remove" aria-label=${'Remove the logo of the design ' + d.name} disabled=${!!busy} onClick=${remove}>${busy === 'remove' ? 'Removing…' : 'Remove logo'}</button>` : null}
+    <span class="hint" id=${inputId + '-hint'}>${d.logo ? 'The logo is drawn in the centre, at error correction H.' : 'PNG or JPEG, up to 256 KB and 2048 px a side.'}</span>
+  </div>`;
+}
+
 // Designs lists the link's saved designs (apply, delete) and saves the
 // options shown as a new one.
-function Designs({ link, opts, applied, apply }) {
+function Designs({ link, opts, applied, apply, unapply }) {
   const { list, error, setError, reload } = useList('/v1/qr-codes?link_id=' + encodeURIComponent(link.id));
   const [notice, setNotice] = useState('');
   const body = name => ({ link_id: link.id, name: name.trim(), options: optionsBody(opts) });
@@ -196,6 +277,7 @@ function Designs({ link, opts, applied, apply }) {
     setNotice('');
     try {
       await call('DELETE', '/v1/qr-codes/' + encodeURIComponent(d.id));
+      if (applied === d.id) unapply();
       setNotice('Deleted the design “' + d.name + '”.');
       await reload();
     } catch (e) {
@@ -236,6 +318,19 @@ function Designs({ link, opts, applied, apply }) {
     }
   };
 
+  // logoDone reports a logo added (u, the design after it) or removed
+  // (u null) and, if that design is the one shown, shows it as it is now.
+  const logoDone = async (d, u, msg) => {
+    setError(null);
+    setNotice(msg);
+    await reload();
+    if (applied === d.id) apply(u || { ...d, logo: null });
+  };
+  const logoFail = e => {
+    setNotice('');
+    setError(e);
+  };
+
   return html`<section class="qr-designs" aria-labelledby="qr-designs-h">
     <h3 id="qr-designs-h">Saved designs</h3>
     <form id="qr-save" class="qr-save" onSubmit=${submit} novalidate>
@@ -250,7 +345,8 @@ function Designs({ link, opts, applied, apply }) {
     ${list && list.data.length > 0 ? html`<ul class="qr-design-list" id="qr-designs">${list.data.map(d => html`<li key=${d.id} data-design=${d.id}>
       <${Thumb} d=${d} />
       <div class="qr-design-name"><strong>${d.name}</strong>${applied === d.id ? html` <span class="qr-applied">(shown)</span>` : null}</div>
-      <div class="hint">${d.options.format.toUpperCase()} · ${d.options.size} px · margin ${d.options.margin} · level ${d.options.level} · ${d.options.fg} on ${d.options.bg}</div>
+      <div class="hint">${d.options.format.toUpperCase()} · ${d.options.size} px · margin ${d.options.margin} · level ${d.logo ? 'H (logo)' : d.options.level} · ${d.options.fg} on ${d.options.bg}</div>
+      <${Logo} d=${d} done=${(u, msg) => logoDone(d, u, msg)} fail=${logoFail} />
       <div class="actions">
         <button type="button" class="secondary qr-apply" aria-label=${'Apply the design ' + d.name} disabled=${reading === d.id} onClick=${() => applyFresh(d)}>${reading === d.id ? 'Reading…' : 'Apply'}</button>
         <button type="button" class="secondary qr-update" aria-label=${'Update the design ' + d.name + ' to the options shown'} onClick=${() => update(d)}>Update to these options</button>

@@ -39,6 +39,7 @@ type copyInstance struct {
 	ws1, ws2 *link.Workspace
 	links    []*link.Link
 	start    time.Time // the first click's day
+	logoQR   string    // a QR code design with a logo
 }
 
 // populateForCopy fills a new data file at path through the store's
@@ -153,6 +154,13 @@ func populateForCopy(t *testing.T, path string) *copyInstance {
 	must(err)
 	must(st.QRCodes.CreateQRCode(ctx, &link.QRCode{WorkspaceID: in.ws1.ID, LinkID: specs[0].ID, Name: "Poster", Format: "svg", Size: 512, Margin: 4, Level: "M", Foreground: "#000000", Background: "#ffffff"}))
 	must(st.UTMTemplates.CreateUTMTemplate(ctx, &link.UTMTemplate{WorkspaceID: in.ws1.ID, Name: "Newsletter", UTMSource: "newsletter", UTMMedium: "email"}))
+	// A design with a logo: the copy carries its bytes (the digest the
+	// design's answer shows is computed from them again on loading).
+	branded := &link.QRCode{WorkspaceID: in.ws1.ID, LinkID: specs[0].ID, Name: "Branded", Format: "png", Size: 512, Margin: 4, Level: "H", Foreground: "#000000", Background: "#ffffff"}
+	must(st.QRCodes.CreateQRCode(ctx, branded))
+	in.logoQR = branded.ID
+	_, err = st.QRCodes.SetQRCodeLogo(ctx, in.ws1.ID, branded.ID, []byte("\x89PNG\r\n\x1a\nthe logo's bytes\x00\xff"))
+	must(err)
 	must(st.Imports.ImportLinks(ctx, in.ws2.ID, &link.ImportBatch{Source: "csv", Items: []link.ImportItem{{Key: "row-1",
 		Link: link.Link{WorkspaceID: in.ws2.ID, Alias: "imported", DestinationURL: "https://example.com/imported", RedirectCode: 302}}}}))
 
@@ -293,6 +301,7 @@ func readRoutes(t *testing.T, s *copyServer, token string, in *copyInstance) map
 		q := "workspace_id=" + ws
 		routes = append(routes, "/v1/workspaces/"+ws, "/v1/links?limit=100&"+q, "/v1/links?archived=all&"+q, "/v1/links?tags=b&"+q, "/v1/links?search=ful&"+q, "/v1/links?sort=clicks&"+q,
 			"/v1/keys?"+q, "/v1/members?"+q, "/v1/invitations?"+q, "/v1/campaigns?"+q, "/v1/domains?"+q, "/v1/webhooks?"+q, "/v1/qr-codes?"+q, "/v1/utm-templates?"+q,
+			"/v1/qr-codes/"+in.logoQR+"/logo?"+q,
 			"/v1/audit-log?limit=100&"+q)
 		for _, r := range ranges {
 			routes = append(routes, "/v1/analytics/workspace?"+r+"&"+q)

@@ -244,9 +244,15 @@ func exportQRCodes(ctx context.Context, store *link.Store, wsID string, e *expor
 		return err
 	}
 	for _, q := range codes {
+		var logo []byte // the PNG, base64 in JSON; null for none
+		if q.LogoDigest != "" {
+			if _, logo, err = store.QRCodes.FindQRCodeLogo(ctx, wsID, q.ID); err != nil {
+				return err
+			}
+		}
 		if err := e.write("qr_code", map[string]any{"id": q.ID, "link_id": q.LinkID, "name": q.Name, "format": q.Format,
 			"size": q.Size, "margin": q.Margin, "level": q.Level, "foreground": q.Foreground, "background": q.Background,
-			"created_at": q.CreatedAt, "updated_at": q.UpdatedAt}); err != nil {
+			"logo": logo, "created_at": q.CreatedAt, "updated_at": q.UpdatedAt}); err != nil {
 			return err
 		}
 	}

@@ -222,6 +222,8 @@ type QRCode struct {
 	Level                  string
 	Foreground, Background string
 	CreatedAt, UpdatedAt   time.Time
+	// Logo is the design's logo, a PNG; nil when it has none.
+	Logo []byte
 }
 
 // UTMTemplate is a saved set of UTM values.

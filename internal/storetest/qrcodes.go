@@ -9,6 +9,7 @@ import (
 
 var qrTests = []test{
 	{"CreateFindUpdateDelete", testQRCodes},
+	{"Logo", testQRCodeLogo},
 }
 
 func testQRCodes(t *testing.T, e *env) {
@@ -81,4 +82,80 @@ func testQRCodes(t *testing.T, e *env) {
 	if all, _ := e.QRCodes.FindQRCodes(e.ctx, ws.ID, ""); len(all) != 1 || all[0].ID != q2.ID {
 		t.Fatalf("after a delete and a restart: %+v", all)
 	}
+}
+
+// testQRCodeLogo sets, reads, replaces and removes a design's logo: the
+// digest is on every answer, the bytes come back with FindQRCodeLogo only,
+// and deleting the design deletes its logo.
+func testQRCodeLogo(t *testing.T, e *env) {
+	admin, ws := e.setup()
+	other := e.workspace("Other", admin)
+	a := e.link(ws.ID, &link.Link{Alias: "a"})
+	q := &link.QRCode{WorkspaceID: ws.ID, LinkID: a.ID, Name: "with logo", Format: "png", Size: 512, Margin: 4, Level: "M", Foreground: "#000000", Background: "#ffffff"}
+	if err := e.QRCodes.CreateQRCode(e.ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	if q.LogoDigest != "" {
+		t.Fatalf("a new design has logo digest %q", q.LogoDigest)
+	}
+	if got, logo, err := e.QRCodes.FindQRCodeLogo(e.ctx, ws.ID, q.ID); err != nil || logo != nil || got.LogoDigest != "" || got.Name != "with logo" {
+		t.Fatalf("FindQRCodeLogo of a design without logo = %+v, %d bytes, %v", got, len(logo), err)
+	}
+
+	e.clock.Add(time.Minute)
+	first := []byte("\x89PNG\r\n\x1a\nfirst logo \x00\xff")
+	set, err := e.QRCodes.SetQRCodeLogo(e.ctx, ws.ID, q.ID, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.LogoDigest != link.LogoDigest(first) || set.LogoDigest == "" || !set.UpdatedAt.After(q.UpdatedAt) || set.Name != "with logo" {
+		t.Fatalf("SetQRCodeLogo = %+v; want digest %s and a later updated_at", set, link.LogoDigest(first))
+	}
+	got, logo, err := e.QRCodes.FindQRCodeLogo(e.ctx, ws.ID, q.ID)
+	if err != nil || string(logo) != string(first) || got.LogoDigest != set.LogoDigest {
+		t.Fatalf("FindQRCodeLogo = %+v, %q, %v", got, logo, err)
+	}
+	if byID, err := e.QRCodes.FindQRCodeByID(e.ctx, ws.ID, q.ID); err != nil || byID.LogoDigest != set.LogoDigest {
+		t.Fatalf("FindQRCodeByID = %+v, %v; want the logo digest", byID, err)
+	}
+	if all, err := e.QRCodes.FindQRCodes(e.ctx, ws.ID, ""); err != nil || len(all) != 1 || all[0].LogoDigest != set.LogoDigest {
+		t.Fatalf("FindQRCodes = %+v, %v; want the logo digest", all, err)
+	}
+	// Another workspace sees neither the design nor its logo.
+	_, _, err = e.QRCodes.FindQRCodeLogo(e.ctx, other.ID, q.ID)
+	wantCode(t, err, link.ENOTFOUND)
+	_, err = e.QRCodes.SetQRCodeLogo(e.ctx, other.ID, q.ID, first)
+	wantCode(t, err, link.ENOTFOUND)
+	_, err = e.QRCodes.SetQRCodeLogo(e.ctx, ws.ID, "qr_unknown", first)
+	wantCode(t, err, link.ENOTFOUND)
+
+	// An update of the options keeps the logo.
+	if upd, err := e.QRCodes.UpdateQRCode(e.ctx, ws.ID, q.ID, link.QRCodeUpdate{Name: ptr("renamed")}, nil); err != nil || upd.LogoDigest != set.LogoDigest {
+		t.Fatalf("UpdateQRCode = %+v, %v; want the logo kept", upd, err)
+	}
+	second := []byte("\x89PNG\r\n\x1a\nsecond")
+	if set2, err := e.QRCodes.SetQRCodeLogo(e.ctx, ws.ID, q.ID, second); err != nil || set2.LogoDigest != link.LogoDigest(second) {
+		t.Fatalf("replacing the logo = %+v, %v", set2, err)
+	}
+	if _, logo, _ := e.QRCodes.FindQRCodeLogo(e.ctx, ws.ID, q.ID); string(logo) != string(second) {
+		t.Fatalf("after replacing, the logo is %q", logo)
+	}
+
+	removed, err := e.QRCodes.SetQRCodeLogo(e.ctx, ws.ID, q.ID, nil)
+	if err != nil || removed.LogoDigest != "" {
+		t.Fatalf("removing the logo = %+v, %v", removed, err)
+	}
+	if _, logo, err := e.QRCodes.FindQRCodeLogo(e.ctx, ws.ID, q.ID); err != nil || logo != nil {
+		t.Fatalf("after removing, FindQRCodeLogo = %q, %v", logo, err)
+	}
+
+	// Deleting a design deletes its logo: a design created later has none.
+	if _, err := e.QRCodes.SetQRCodeLogo(e.ctx, ws.ID, q.ID, first); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.QRCodes.DeleteQRCode(e.ctx, ws.ID, q.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = e.QRCodes.FindQRCodeLogo(e.ctx, ws.ID, q.ID)
+	wantCode(t, err, link.ENOTFOUND)
 }

@@ -52,6 +52,8 @@ var notDashboard = map[string]string{
 	"HEAD /{code}":                    "the public redirect: checked by link checkers",
 	"POST /{code}":                    "the password form of a protected link, on its own page (link controls)",
 	"GET /{code}+":                    "the public preview page: a person opens it before following the link",
+	"POST /{code}+":                   "the report form of the public preview page (TestBrowserAbuseReports sends it)",
+	"POST /v1/abuse-reports":          "reports by scripts and other sites; a visitor reports from the preview page (POST /{code}+)",
 	// The command line's rescue routes (linkbolt users, keys; server/admin_*.go).
 	"POST /v1/admin/users":                        "linkbolt users create --admin, while a server holds the data file",
 	"POST /v1/admin/users/{id}/password":          "linkbolt users reset-password, while a server holds the data file",

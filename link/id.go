@@ -27,6 +27,7 @@ const (
 	PrefixInvitation = "inv_"
 	PrefixAudit      = "aud_"
 	PrefixUTM        = "utm_"
+	PrefixReport     = "rpt_"
 )
 
 // IDKeySize is the size of an IDCodec's key: AES-128.

@@ -33,7 +33,7 @@ func (db *DB) Dump(ctx context.Context, emit dump.Emit) error {
 var dumpSteps = []func(context.Context, pgx.Tx, dump.Emit) error{
 	dumpSettings, dumpIDState, dumpCerts, dumpBlocklist, dumpUsers, dumpRevokedTokens, dumpPasswordResets,
 	dumpWorkspaces, dumpMembers, dumpFormerMembers, dumpInvitations, dumpKeys, dumpCampaigns, dumpDomains,
-	dumpLinks, dumpAliasHolds, dumpImports, dumpQRCodes, dumpUTMTemplates, dumpWebhooks, dumpEvents, dumpDeliveries,
+	dumpLinks, dumpAliasHolds, dumpImports, dumpQRCodes, dumpUTMTemplates, dumpAbuseReports, dumpWebhooks, dumpEvents, dumpDeliveries,
 	dumpAudit, dumpSalts, dumpAggregates, dumpVisitors, dumpClicks, dumpWaitingClicks,
 }
 
@@ -78,7 +78,7 @@ func dumpSettings(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
 }
 
 // idSequences are the sequences of wire IDs, by prefix.
-var idSequences = []string{"usr", "ws", "inv", "aud", "key", "wh", "evt", "dlv", "cmp", "dom", "lnk", "qr", "utm"}
+var idSequences = []string{"usr", "ws", "inv", "aud", "key", "wh", "evt", "dlv", "cmp", "dom", "lnk", "qr", "utm", "rpt"}
 
 func dumpIDState(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
 	for _, name := range idSequences {
@@ -267,6 +267,18 @@ func dumpUTMTemplates(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
 		err := r.Scan(&t.ID, &t.Seq, &t.WorkspaceID, &t.Name, &t.UTMSource, &t.UTMMedium, &t.UTMCampaign, &t.CreatedAt, &t.UpdatedAt)
 		t.CreatedAt, t.UpdatedAt = utc(t.CreatedAt), utc(t.UpdatedAt)
 		return &t, err
+	})
+}
+
+func dumpAbuseReports(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
+	return eachRow(ctx, tx, emit, "abuse reports", `SELECT id, seq, workspace_id, link_id, domain, alias, destination, reason, details,
+			contact, count, status, created_at, updated_at
+		FROM abuse_reports ORDER BY seq`, func(r pgx.Rows) (dump.Record, error) {
+		var a dump.AbuseReport
+		err := r.Scan(&a.ID, &a.Seq, &a.WorkspaceID, &a.LinkID, &a.Domain, &a.Alias, &a.Destination, &a.Reason, &a.Details,
+			&a.Contact, &a.Count, &a.Status, &a.CreatedAt, &a.UpdatedAt)
+		a.CreatedAt, a.UpdatedAt = utc(a.CreatedAt), utc(a.UpdatedAt)
+		return &a, err
 	})
 }
 

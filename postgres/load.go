@@ -418,6 +418,11 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 			t := r.(*dump.UTMTemplate)
 			return one(t.ID, int64(t.Seq), t.WorkspaceID, t.Name, t.UTMSource, t.UTMMedium, t.UTMCampaign, t.CreatedAt, t.UpdatedAt)
 		})
+	case *dump.AbuseReport:
+		return l.copyRows(ctx, src, "abuse_reports", []string{"id", "seq", "workspace_id", "link_id", "domain", "alias", "destination", "reason", "details", "contact", "count", "status", "created_at", "updated_at"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
+			a := r.(*dump.AbuseReport)
+			return one(a.ID, int64(a.Seq), a.WorkspaceID, a.LinkID, a.Domain, a.Alias, a.Destination, a.Reason, a.Details, a.Contact, a.Count, a.Status, a.CreatedAt, a.UpdatedAt)
+		})
 	case *dump.Webhook:
 		return l.copyRows(ctx, src, "webhooks", []string{"id", "seq", "workspace_id", "url", "events", "enabled", "description", "disabled_reason", "creator_type", "creator_id", "created_at", "updated_at", "secret", "previous_secret", "previous_secret_expires_at", "failures", "deleting"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
 			w := r.(*dump.Webhook)

@@ -491,12 +491,17 @@ func (s *Server) unlockedGet(w http.ResponseWriter, r *http.Request, l *link.Lin
 // servePasswordPost answers POST /{code} of a protected link, its
 // password form: the right password sets the unlock cookie and redirects
 // (303, a click); a wrong one answers the form again with a message (401).
-// It reports false, having answered nothing, for any other code: a POST
-// there is answered as before link controls.
+// It also answers POST /{code}+, the report form of a link's preview
+// (servePreviewReport). It reports false, having answered nothing, for
+// any other code: a POST there is answered as before link controls.
 func (s *Server) servePasswordPost(w http.ResponseWriter, r *http.Request, d *link.Domain, code string) bool {
 	host := ""
 	if d != nil {
 		host = d.Hostname
+	}
+	if c, ok := strings.CutSuffix(code, "+"); ok && link.ValidCodeSyntax(c) {
+		s.servePreviewReport(w, r, d, c) // the preview's report form
+		return true
 	}
 	if !link.ValidCodeSyntax(code) {
 		return false

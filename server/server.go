@@ -155,6 +155,7 @@ type Server struct {
 	campaigns    link.CampaignService
 	qrCodes      link.QRCodeService
 	utmTemplates link.UTMTemplateService
+	abuseReports link.AbuseReportService
 	domains      link.DomainService
 	// domainVerifier proves domains (DNS); webhookTargets checks where a
 	// webhook's URL leads; setup creates the instance admin.
@@ -265,6 +266,8 @@ type Deps struct {
 	QRCodes    link.QRCodeService
 	// UTMTemplates keeps the workspaces' UTM templates.
 	UTMTemplates link.UTMTemplateService
+	// AbuseReports keeps visitors' reports of links to the admin.
+	AbuseReports link.AbuseReportService
 	Domains      link.DomainService
 	// DomainVerifier proves custom domains (POST /v1/domains/{id}/verify).
 	DomainVerifier link.DomainVerifier
@@ -347,7 +350,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s := &Server{
 		cfg: cfg, logger: d.Logger, now: d.Now,
 		db: d.DB, unavailable: &faultlog.Log{Logger: d.Logger, Now: d.Now}, links: d.Links, keys: d.Keys, users: d.Users, workspaces: d.Workspaces,
-		clicks: d.Clicks, campaigns: d.Campaigns, qrCodes: d.QRCodes, utmTemplates: d.UTMTemplates, webhooks: d.Webhooks, outbox: d.Outbox, dispatcher: d.Dispatcher, recorder: d.Recorder,
+		clicks: d.Clicks, campaigns: d.Campaigns, qrCodes: d.QRCodes, utmTemplates: d.UTMTemplates, abuseReports: d.AbuseReports, webhooks: d.Webhooks, outbox: d.Outbox, dispatcher: d.Dispatcher, recorder: d.Recorder,
 		tokens: auth.Tokens{Prefix: cfg.KeyPrefix}, jwt: d.JWT, verified: auth.NewTokenCache(d.JWT), passwords: d.Passwords,
 		limiters:  auth.NewLimiters(d.Now),
 		logins:    auth.NewLoginGuard(cfg.LoginPerAddress, cfg.LoginWindow, cfg.LoginPerAccount, cfg.LoginMaxDelay, d.Now),
@@ -717,6 +720,7 @@ func (s *Server) routes() {
 
 	s.qrRoutes()
 	s.utmTemplateRoutes()
+	s.abuseRoutes()
 	s.domainRoutes()
 	s.webhookRoutes()
 	s.memberRoutes()

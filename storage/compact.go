@@ -35,7 +35,7 @@ var appendOnlyBuckets = map[string]bool{
 	string(bucketAudit): true, string(bucketAuditTime): true,
 	string(bucketUsers): true, string(bucketWorkspaces): true, string(bucketKeys): true,
 	string(bucketCampaigns): true, string(bucketWebhooks): true, string(bucketDomains): true,
-	string(bucketQRCodes): true, string(bucketInvitations): true, string(bucketUTMTemplates): true,
+	string(bucketQRCodes): true, string(bucketInvitations): true, string(bucketUTMTemplates): true, string(bucketReports): true,
 }
 
 // compactFill returns the fill of the compacted pages of a bucket.

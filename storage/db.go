@@ -124,6 +124,9 @@ var (
 	bucketQRCodesWorkspace = []byte("qr_codes.workspace") // workspace id + qr code id → ""
 	bucketQRCodesLogo      = []byte("qr_codes.logo")      // qr code id → the logo's PNG
 
+	bucketReports     = []byte("abuse_reports")      // report id → reportRecord
+	bucketReportsOpen = []byte("abuse_reports.open") // link id + reason → report id (the open reports)
+
 	bucketUTMTemplates          = []byte("utm_templates")           // template id → utmTemplateRecord
 	bucketUTMTemplatesWorkspace = []byte("utm_templates.workspace") // workspace id + template id → ""
 
@@ -162,6 +165,7 @@ var allBuckets = [][]byte{
 	bucketWebhooks, bucketWebhooksWorkspace, bucketWebhooksEvent, bucketDeliveries, bucketDeliveriesWebhook, bucketDeliveriesQueue,
 	bucketQRCodes, bucketQRCodesWorkspace, bucketQRCodesLogo,
 	bucketUTMTemplates, bucketUTMTemplatesWorkspace,
+	bucketReports, bucketReportsOpen,
 	bucketDomains, bucketDomainsHostname, bucketDomainsWorkspace,
 	bucketClicksTotals, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily, bucketClicksVisitors, bucketClicksSalts, bucketClicksHosts, bucketClicksBacklog,
 	bucketAudit, bucketAuditTime, bucketAuditActor, bucketAuditAction, bucketAuditTarget,

@@ -24,7 +24,7 @@ func (db *DB) Dump(ctx context.Context, emit dump.Emit) error {
 			for _, step := range []func() error{
 				d.settings, d.idState, d.certs, d.blocklist, d.users, d.revokedTokens, d.passwordResets,
 				d.workspaces, d.members, d.formerMembers, d.invitations, d.keys, d.campaigns, d.domains,
-				d.links, d.aliasHolds, d.imports, d.qrCodes, d.utmTemplates, d.webhooks, d.events, d.deliveries,
+				d.links, d.aliasHolds, d.imports, d.qrCodes, d.utmTemplates, d.abuseReports, d.webhooks, d.events, d.deliveries,
 				d.audit, d.salts, d.aggregates, d.visitors, d.clicks, d.waitingClicks,
 			} {
 				if err := step(); err != nil {
@@ -99,12 +99,12 @@ var seqBuckets = map[string][]byte{
 	link.PrefixAudit: bucketAudit, link.PrefixKey: bucketKeys, link.PrefixWebhook: bucketWebhooks,
 	link.PrefixEvent: bucketEvents, link.PrefixDelivery: bucketDeliveries, link.PrefixCampaign: bucketCampaigns,
 	link.PrefixDomain: bucketDomains, link.PrefixLink: bucketLinks, link.PrefixQRCode: bucketQRCodes,
-	link.PrefixUTM: bucketUTMTemplates,
+	link.PrefixUTM: bucketUTMTemplates, link.PrefixReport: bucketReports,
 }
 
 var seqPrefixes = []string{link.PrefixUser, link.PrefixWorkspace, link.PrefixInvitation, link.PrefixAudit, link.PrefixKey,
 	link.PrefixWebhook, link.PrefixEvent, link.PrefixDelivery, link.PrefixCampaign, link.PrefixDomain, link.PrefixLink, link.PrefixQRCode,
-	link.PrefixUTM}
+	link.PrefixUTM, link.PrefixReport}
 
 func (d *dumper) idState() error {
 	for _, p := range seqPrefixes {
@@ -358,6 +358,20 @@ func (d *dumper) utmTemplates() error {
 		seq := btoi(k)
 		return &dump.UTMTemplate{ID: d.id(link.PrefixUTM, seq), Seq: seq, WorkspaceID: d.id(prefixWorkspace, r.Workspace),
 			Name: r.Name, UTMSource: r.UTMSource, UTMMedium: r.UTMMedium, UTMCampaign: r.UTMCampaign,
+			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}, nil
+	})
+}
+
+func (d *dumper) abuseReports() error {
+	return d.each(bucketReports, func(k, v []byte) (dump.Record, error) {
+		var r reportRecord
+		if err := decodeJSON(v, &r); err != nil {
+			return nil, err
+		}
+		seq := btoi(k)
+		return &dump.AbuseReport{ID: d.id(link.PrefixReport, seq), Seq: seq, WorkspaceID: d.id(prefixWorkspace, r.Workspace),
+			LinkID: d.id(prefixLink, r.Link), Domain: r.Domain, Alias: r.Alias, Destination: r.Destination, Reason: r.Reason,
+			Details: r.Details, Contact: r.Contact, Count: r.Count, Status: r.Status,
 			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}, nil
 	})
 }

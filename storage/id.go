@@ -28,17 +28,18 @@ const (
 // records. A file of schema version 1 gave out IDs that showed these
 // sequences; the highest of each at the upgrade is its legacy maximum.
 var idBuckets = map[string][]byte{
-	prefixWorkspace: bucketWorkspaces,
-	prefixUser:      bucketUsers,
-	prefixKey:       bucketKeys,
-	prefixLink:      bucketLinks,
-	prefixCampaign:  bucketCampaigns,
-	prefixEvent:     bucketEvents,
-	prefixQRCode:    bucketQRCodes,
-	link.PrefixUTM:  bucketUTMTemplates,
-	prefixWebhook:   bucketWebhooks,
-	prefixDelivery:  bucketDeliveries,
-	prefixDomain:    bucketDomains,
+	prefixWorkspace:   bucketWorkspaces,
+	prefixUser:        bucketUsers,
+	prefixKey:         bucketKeys,
+	prefixLink:        bucketLinks,
+	prefixCampaign:    bucketCampaigns,
+	prefixEvent:       bucketEvents,
+	prefixQRCode:      bucketQRCodes,
+	link.PrefixUTM:    bucketUTMTemplates,
+	link.PrefixReport: bucketReports,
+	prefixWebhook:     bucketWebhooks,
+	prefixDelivery:    bucketDeliveries,
+	prefixDomain:      bucketDomains,
 }
 
 // opaqueLen is the length of an opaque ID after its prefix.

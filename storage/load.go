@@ -374,6 +374,26 @@ func (l *loader) put(r dump.Record) error {
 			return err
 		}
 		return l.b(bucketUTMTemplatesWorkspace).Put(concat(itob(wid), k), []byte{})
+	case *dump.AbuseReport:
+		k, err := l.own(link.PrefixReport, r.ID, r.Seq)
+		if err != nil {
+			return err
+		}
+		wid, err1 := l.seq(prefixWorkspace, r.WorkspaceID)
+		lid, err2 := l.seq(prefixLink, r.LinkID)
+		if err := errors.Join(err1, err2); err != nil {
+			return err
+		}
+		rec := &reportRecord{Workspace: wid, Link: lid, Domain: r.Domain, Alias: r.Alias, Destination: r.Destination,
+			Reason: r.Reason, Details: r.Details, Contact: r.Contact, Count: r.Count, Status: r.Status,
+			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		if err := putJSON(l.b(bucketReports), k, rec); err != nil {
+			return err
+		}
+		if r.Status != link.ReportOpen {
+			return nil
+		}
+		return l.b(bucketReportsOpen).Put(openReportKey(lid, r.Reason), k)
 	case *dump.Webhook:
 		return l.putWebhook(r)
 	case *dump.Event:

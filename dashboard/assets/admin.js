@@ -8,13 +8,16 @@ import { Message, Field, CopyAsCurl, Confirm, fmtDate, count, useAction, useList
 import { actorText, changesText } from './audit.js';
 import { Blocklist } from './admin_blocklist.js';
 import { CountryDatabase } from './admin_geoip.js';
+import { AbuseReports } from './admin_abuse.js';
 
 export function AdminPage({ me }) {
+  const [blocked, setBlocked] = useState(0); // a block from a report shows in the blocklist
   return html`<h1>Admin</h1>
     <p class="hint">The whole instance: its users, its audit log and its data file. Only you, the instance admin, see this page.</p>
     <${Users} me=${me} />
     <${Backup} />
-    <${Blocklist} />
+    <${AbuseReports} onBlocked=${() => setBlocked(n => n + 1)} />
+    <${Blocklist} key=${blocked} />
     <${CountryDatabase} />
     <${InstanceLog} me=${me} />`;
 }

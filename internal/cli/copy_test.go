@@ -154,6 +154,15 @@ func populateForCopy(t *testing.T, path string) *copyInstance {
 	must(err)
 	must(st.QRCodes.CreateQRCode(ctx, &link.QRCode{WorkspaceID: in.ws1.ID, LinkID: specs[0].ID, Name: "Poster", Format: "svg", Size: 512, Margin: 4, Level: "M", Foreground: "#000000", Background: "#ffffff"}))
 	must(st.UTMTemplates.CreateUTMTemplate(ctx, &link.UTMTemplate{WorkspaceID: in.ws1.ID, Name: "Newsletter", UTMSource: "newsletter", UTMMedium: "email"}))
+	// Abuse reports: one counted twice and resolved, one open.
+	for _, reason := range []string{link.AbusePhishing, link.AbusePhishing, link.AbuseSpam} {
+		must(st.AbuseReports.ReportAbuse(ctx, &link.AbuseReport{WorkspaceID: in.ws1.ID, LinkID: specs[0].ID, Alias: specs[0].Alias,
+			Destination: specs[0].DestinationURL, Reason: reason, Details: "seen in " + reason}))
+	}
+	reps, err := st.AbuseReports.FindAbuseReports(ctx, link.ReportOpen, time.Time{}, 10)
+	must(err)
+	_, err = st.AbuseReports.SetAbuseReportStatus(ctx, reps[len(reps)-1].ID, link.ReportResolved)
+	must(err)
 	// A design with a logo: the copy carries its bytes (the digest the
 	// design's answer shows is computed from them again on loading).
 	branded := &link.QRCode{WorkspaceID: in.ws1.ID, LinkID: specs[0].ID, Name: "Branded", Format: "png", Size: 512, Margin: 4, Level: "H", Foreground: "#000000", Background: "#ffffff"}
@@ -296,7 +305,7 @@ func readRoutes(t *testing.T, s *copyServer, token string, in *copyInstance) map
 	t.Helper()
 	day := func(d int) string { return in.start.Add(time.Duration(d) * 24 * time.Hour).Format(time.RFC3339) }
 	ranges := []string{"range=7d", "range=30d", "range=all", "start=" + day(0) + "&end=" + day(1), "start=" + day(1) + "&end=" + day(3) + "&interval=day", "range=30d&tz=Europe/Berlin"}
-	routes := []string{"/v1/me", "/v1/workspaces", "/v1/users", "/v1/admin/blocklist", "/v1/admin/audit-log?limit=100"}
+	routes := []string{"/v1/me", "/v1/workspaces", "/v1/users", "/v1/admin/blocklist", "/v1/admin/audit-log?limit=100", "/v1/admin/abuse-reports?status=all"}
 	for _, ws := range []string{in.ws1.ID, in.ws2.ID} {
 		q := "workspace_id=" + ws
 		routes = append(routes, "/v1/workspaces/"+ws, "/v1/links?limit=100&"+q, "/v1/links?archived=all&"+q, "/v1/links?tags=b&"+q, "/v1/links?search=ful&"+q, "/v1/links?sort=clicks&"+q,

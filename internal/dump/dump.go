@@ -26,7 +26,7 @@ type Record interface{ Kind() string }
 var Kinds = []string{
 	"settings", "ids", "certificates", "blocklist entries", "users", "revoked tokens", "password resets",
 	"workspaces", "members", "former members", "invitations", "keys", "campaigns", "domains",
-	"links", "alias holds", "imports", "QR codes", "UTM templates", "webhooks", "events", "deliveries",
+	"links", "alias holds", "imports", "QR codes", "UTM templates", "abuse reports", "webhooks", "events", "deliveries",
 	"audit entries", "salts", "aggregates", "visitors", "clicks", "waiting clicks",
 }
 
@@ -235,6 +235,18 @@ type UTMTemplate struct {
 	CreatedAt, UpdatedAt              time.Time
 }
 
+// AbuseReport is a visitor's report of a link to the instance admin.
+type AbuseReport struct {
+	ID                         string
+	Seq                        uint64
+	WorkspaceID, LinkID        string
+	Domain, Alias, Destination string
+	Reason, Details, Contact   string
+	Count                      int64
+	Status                     string
+	CreatedAt, UpdatedAt       time.Time
+}
+
 // Webhook is a webhook with its secrets.
 type Webhook struct {
 	ID                      string
@@ -383,6 +395,7 @@ func (*AliasHold) Kind() string     { return "alias holds" }
 func (*Import) Kind() string        { return "imports" }
 func (*QRCode) Kind() string        { return "QR codes" }
 func (*UTMTemplate) Kind() string   { return "UTM templates" }
+func (*AbuseReport) Kind() string   { return "abuse reports" }
 func (*Webhook) Kind() string       { return "webhooks" }
 func (*Event) Kind() string         { return "events" }
 func (*Delivery) Kind() string      { return "deliveries" }

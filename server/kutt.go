@@ -292,11 +292,12 @@ func (s *Server) kuttCreateLink(w http.ResponseWriter, r *http.Request, c *calle
 		defer release()
 		shortenByDestinationMu.Lock()
 		defer shortenByDestinationMu.Unlock()
-		dup, err := s.findDestination(r.Context(), c.workspace.ID, l.DestinationURL)
+		dup, err := s.findDestination(r.Context(), c.workspace.ID, l.DestinationURL,
+			func(d *link.Link) bool { return d.Domain == l.Domain })
 		if err != nil {
 			return err
 		}
-		if dup != nil && dup.Domain == l.Domain {
+		if dup != nil {
 			writeJSON(w, http.StatusOK, s.newKuttLink(dup))
 			return nil
 		}

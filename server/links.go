@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -73,6 +74,10 @@ type createLinkRequest struct {
 	// UTMTemplateID names a UTM template of the workspace whose values
 	// the link takes where it sets none of its own.
 	UTMTemplateID string `json:"utm_template_id"`
+	// FindIfExists answers the workspace's link with the same destination
+	// (and domain, and the alias and tags when given) instead of making
+	// another.
+	FindIfExists bool `json:"find_if_exists"`
 	// link controls: password, rules, variants, social card
 	linkControlsRequest
 	linkLimitsRequest
@@ -108,11 +113,60 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *cal
 	if err := s.setControls(w, r, l, in.linkControlsRequest); err != nil {
 		return err
 	}
+	if in.FindIfExists {
+		found, err := s.createOrFind(w, r, l, in.Tags != nil)
+		if err != nil {
+			return err
+		}
+		if found != nil {
+			writeJSON(w, http.StatusOK, s.newLinkResponse(found))
+			return nil
+		}
+		writeJSON(w, http.StatusCreated, s.newLinkResponse(l))
+		return nil
+	}
 	if err := s.createLink(r, l); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusCreated, s.newLinkResponse(l))
 	return nil
+}
+
+// createOrFind is POST /v1/links with find_if_exists: the newest link of
+// the workspace with l's destination and domain, and l's alias when it
+// has one and its tags when withTags, or else l, created. found is the
+// link found, nil when l was created. The look-up and the creation hold
+// shortenByDestinationMu, so that two such requests at once through this
+// process make one link.
+func (s *Server) createOrFind(w http.ResponseWriter, r *http.Request, l *link.Link, withTags bool) (found *link.Link, err error) {
+	if err := s.checkNewLink(l); err != nil {
+		return nil, err
+	}
+	release, err := s.admit(w, r, costlySearch) // the look-up is a search
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	shortenByDestinationMu.Lock()
+	defer shortenByDestinationMu.Unlock()
+	found, err = s.findDestination(r.Context(), l.WorkspaceID, l.DestinationURL, func(d *link.Link) bool {
+		return d.Domain == l.Domain && (l.Alias == "" || d.Alias == l.Alias) && (!withTags || sameTags(d.Tags, l.Tags))
+	})
+	if err != nil || found != nil {
+		return found, err
+	}
+	return nil, s.createLink(r, l)
+}
+
+// sameTags reports whether two links have the same tags, in any order.
+func sameTags(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	a, b = slices.Clone(a), slices.Clone(b)
+	slices.Sort(a)
+	slices.Sort(b)
+	return slices.Equal(a, b)
 }
 
 // createLink validates and stores a link for both APIs.

@@ -255,7 +255,7 @@ func (s *Server) yourlsShorten(w http.ResponseWriter, r *http.Request, c *caller
 	defer release()
 	shortenByDestinationMu.Lock()
 	defer shortenByDestinationMu.Unlock()
-	dup, err := s.findDestination(r.Context(), c.workspace.ID, l.DestinationURL)
+	dup, err := s.findDestination(r.Context(), c.workspace.ID, l.DestinationURL, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -337,10 +337,11 @@ func (s *Server) yourlsNewLink(c *caller, form url.Values) (l *link.Link, code, 
 }
 
 // findDestination returns the newest link of the workspace whose
-// destination is dest, or nil. The search index finds the candidates (the
-// links whose destination holds dest's first bytes), read as far as a
-// search reads (server.search_scan_limit) and at most maxDuplicateCandidates.
-func (s *Server) findDestination(ctx context.Context, workspaceID, dest string) (*link.Link, error) {
+// destination is dest (and that match accepts, when not nil), or nil. The
+// search index finds the candidates (the links whose destination holds
+// dest's first bytes), read as far as a search reads
+// (server.search_scan_limit) and at most maxDuplicateCandidates.
+func (s *Server) findDestination(ctx context.Context, workspaceID, dest string, match func(*link.Link) bool) (*link.Link, error) {
 	const pageSize, maxDuplicateCandidates = 500, 10_000
 	needle := dest
 	if len(needle) > 256 {
@@ -357,7 +358,7 @@ func (s *Server) findDestination(ctx context.Context, workspaceID, dest string) 
 			return nil, err
 		}
 		for _, l := range p.Links {
-			if l.DestinationURL == dest {
+			if l.DestinationURL == dest && (match == nil || match(l)) {
 				return l, nil
 			}
 		}

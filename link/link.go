@@ -262,4 +262,16 @@ type LinkService interface {
 	// DeleteLink removes a link; its alias stays held for the workspace for
 	// a while (links.alias_hold), redirecting nowhere. ENOTFOUND.
 	DeleteLink(ctx context.Context, workspaceID, id string) error
+	// DeleteLinks removes links of the workspace in one transaction, each
+	// as DeleteLink does, and returns one error for each id: ENOTFOUND for
+	// one that is not a link of the workspace (or was named before in the
+	// call), nil for one removed. The error apart removes none: ENOTFOUND
+	// for an unknown workspace, or a failure of the write.
+	DeleteLinks(ctx context.Context, workspaceID string, ids []string) ([]error, error)
+	// UpdateLinks applies upd (which must not change the alias, EINVALID)
+	// to links of the workspace in one transaction, each as UpdateLink
+	// does, validated by validate, and returns for each id the link as
+	// updated or why it was not (ENOTFOUND, also for an id named twice,
+	// validate's error). The error apart updates none.
+	UpdateLinks(ctx context.Context, workspaceID string, ids []string, upd LinkUpdate, validate func(*Link) error) ([]*Link, []error, error)
 }

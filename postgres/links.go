@@ -614,94 +614,106 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 	now := dbTime(s.db.now())
 	var out *link.Link
 	err := s.db.tx(ctx, func(tx pgx.Tx) error {
-		// A campaign is locked before the link, as DeleteCampaign locks
-		// its campaign before its links; it is checked below.
-		if upd.CampaignID != nil && strings.TrimSpace(*upd.CampaignID) != "" {
-			if _, err := tx.Exec(ctx, `SELECT FROM campaigns WHERE id = $1 AND workspace_id = $2 FOR SHARE`, strings.TrimSpace(*upd.CampaignID), workspaceID); err != nil {
-				return fmt.Errorf("lock campaign: %w", err)
-			}
+		l, key, _, err := s.updateLinkTx(ctx, tx, workspaceID, id, upd, validate, now)
+		if key != "" {
+			changed = []string{key}
 		}
-		old, err := scanLink(tx.QueryRow(ctx, `SELECT `+linkColumns+` FROM links l WHERE l.id = $1 AND l.workspace_id = $2 FOR UPDATE`, id, workspaceID))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return link.Errorf(link.ENOTFOUND, "link %q not found", id)
-		} else if err != nil {
-			return err
-		}
-		changed = []string{aliasLockKey(old.Domain, old.Alias)}
-		l := *old
-		l.Tags = slices.Clone(old.Tags)
-		upd.Apply(&l)
-		if validate != nil {
-			if err := validate(&l); err != nil {
-				return err
-			}
-		}
-		if l.CampaignID != old.CampaignID && l.CampaignID != "" {
-			if err := s.db.campaignForLink(ctx, tx, workspaceID, l.CampaignID); err != nil {
-				return err
-			}
-		}
-		l.Domain = old.Domain
-		if l.Alias == "" {
-			if l.Alias, err = freeCode(ctx, tx, l.Domain, now); err != nil {
-				return err
-			}
-		}
-		if l.Alias != old.Alias {
-			if err := lockAliases(ctx, tx, aliasLockKey(l.Domain, l.Alias), aliasLockKey(old.Domain, old.Alias)); err != nil {
-				return err
-			}
-			if err := claimHold(ctx, tx, workspaceID, l.Domain, l.Alias, now); err != nil {
-				return err
-			}
-		}
-		l.UpdatedAt = now
-		if l.ExpiresAt != nil {
-			t := dbTime(*l.ExpiresAt)
-			l.ExpiresAt = &t
-		}
-		rules, variants, og, err := controls(&l)
-		if err != nil {
-			return err
-		}
-		tags := l.Tags
-		if tags == nil {
-			tags = []string{}
-		}
-		_, err = tx.Exec(ctx, `UPDATE links SET alias = $2, destination_url = $3, tags = $4, utm_source = $5,
-			utm_medium = $6, utm_campaign = $7, campaign_id = $8, redirect_code = $9, updated_at = $10,
-			password_hash = $11, rules = $12, variants = $13, og = $14, expires_at = $15, max_clicks = $16,
-			expired_url = $17, archived = $18, title = $19, search_text = $20 WHERE id = $1`,
-			id, l.Alias, l.DestinationURL, tags, l.UTMSource, l.UTMMedium, l.UTMCampaign, l.CampaignID,
-			l.RedirectCode, l.UpdatedAt, l.PasswordHash, rules, variants, og, l.ExpiresAt, l.MaxClicks,
-			l.ExpiredURL, l.Archived, l.Title, searchText(&l))
-		if isUnique(err, "links_alias_key") {
-			return takenError(l.Alias)
-		} else if err != nil {
-			return fmt.Errorf("update link: %w", err)
-		}
-		if l.Alias != old.Alias {
-			if err := s.holdAlias(ctx, tx, workspaceID, old.Domain, old.Alias, now); err != nil {
-				return err
-			}
-		}
-		// A limit removed ends the link's count of clicks; one set where
-		// there was none starts from the stored total (click_reservations.go).
-		if (old.MaxClicks > 0) != (l.MaxClicks > 0) {
-			if err := clearClickReservations(ctx, tx, id); err != nil {
-				return err
-			}
-		}
-		if err := s.db.notifyCache(ctx, tx, linkPayload(old.Domain, old.Alias)); err != nil {
-			return err
-		}
-		out = &l
-		return s.emitLink(ctx, tx, link.EventLinkUpdated, out, now)
+		out = l
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
 	return out, nil
+}
+
+// updateLinkTx is UpdateLink's work in tx at now: the link as updated,
+// the alias key it had (to announce), and whether it wrote anything
+// before an error (ENOTFOUND, validate's error and a campaign not of the
+// workspace come before any write).
+func (s *LinkService) updateLinkTx(ctx context.Context, tx pgx.Tx, workspaceID, id string, upd link.LinkUpdate, validate func(*link.Link) error, now time.Time) (*link.Link, string, bool, error) {
+	// A campaign is locked before the link, as DeleteCampaign locks
+	// its campaign before its links; it is checked below.
+	if upd.CampaignID != nil && strings.TrimSpace(*upd.CampaignID) != "" {
+		if _, err := tx.Exec(ctx, `SELECT FROM campaigns WHERE id = $1 AND workspace_id = $2 FOR SHARE`, strings.TrimSpace(*upd.CampaignID), workspaceID); err != nil {
+			return nil, "", false, fmt.Errorf("lock campaign: %w", err)
+		}
+	}
+	old, err := scanLink(tx.QueryRow(ctx, `SELECT `+linkColumns+` FROM links l WHERE l.id = $1 AND l.workspace_id = $2 FOR UPDATE`, id, workspaceID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, "", false, link.Errorf(link.ENOTFOUND, "link %q not found", id)
+	} else if err != nil {
+		return nil, "", false, err
+	}
+	key := aliasLockKey(old.Domain, old.Alias)
+	l := *old
+	l.Tags = slices.Clone(old.Tags)
+	upd.Apply(&l)
+	if validate != nil {
+		if err := validate(&l); err != nil {
+			return nil, key, false, err
+		}
+	}
+	if l.CampaignID != old.CampaignID && l.CampaignID != "" {
+		if err := s.db.campaignForLink(ctx, tx, workspaceID, l.CampaignID); err != nil {
+			return nil, key, false, err
+		}
+	}
+	l.Domain = old.Domain
+	if l.Alias == "" {
+		if l.Alias, err = freeCode(ctx, tx, l.Domain, now); err != nil {
+			return nil, key, true, err
+		}
+	}
+	if l.Alias != old.Alias {
+		if err := lockAliases(ctx, tx, aliasLockKey(l.Domain, l.Alias), aliasLockKey(old.Domain, old.Alias)); err != nil {
+			return nil, key, true, err
+		}
+		if err := claimHold(ctx, tx, workspaceID, l.Domain, l.Alias, now); err != nil {
+			return nil, key, true, err
+		}
+	}
+	l.UpdatedAt = now
+	if l.ExpiresAt != nil {
+		t := dbTime(*l.ExpiresAt)
+		l.ExpiresAt = &t
+	}
+	rules, variants, og, err := controls(&l)
+	if err != nil {
+		return nil, key, true, err
+	}
+	tags := l.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	_, err = tx.Exec(ctx, `UPDATE links SET alias = $2, destination_url = $3, tags = $4, utm_source = $5,
+		utm_medium = $6, utm_campaign = $7, campaign_id = $8, redirect_code = $9, updated_at = $10,
+		password_hash = $11, rules = $12, variants = $13, og = $14, expires_at = $15, max_clicks = $16,
+		expired_url = $17, archived = $18, title = $19, search_text = $20 WHERE id = $1`,
+		id, l.Alias, l.DestinationURL, tags, l.UTMSource, l.UTMMedium, l.UTMCampaign, l.CampaignID,
+		l.RedirectCode, l.UpdatedAt, l.PasswordHash, rules, variants, og, l.ExpiresAt, l.MaxClicks,
+		l.ExpiredURL, l.Archived, l.Title, searchText(&l))
+	if isUnique(err, "links_alias_key") {
+		return nil, key, true, takenError(l.Alias)
+	} else if err != nil {
+		return nil, key, true, fmt.Errorf("update link: %w", err)
+	}
+	if l.Alias != old.Alias {
+		if err := s.holdAlias(ctx, tx, workspaceID, old.Domain, old.Alias, now); err != nil {
+			return nil, key, true, err
+		}
+	}
+	// A limit removed ends the link's count of clicks; one set where
+	// there was none starts from the stored total (click_reservations.go).
+	if (old.MaxClicks > 0) != (l.MaxClicks > 0) {
+		if err := clearClickReservations(ctx, tx, id); err != nil {
+			return nil, key, true, err
+		}
+	}
+	if err := s.db.notifyCache(ctx, tx, linkPayload(old.Domain, old.Alias)); err != nil {
+		return nil, key, true, err
+	}
+	return &l, key, true, s.emitLink(ctx, tx, link.EventLinkUpdated, &l, now)
 }
 
 // DeleteLink removes a link and holds its alias for the workspace
@@ -714,27 +726,142 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 	}
 	now := dbTime(s.db.now())
 	return s.db.tx(ctx, func(tx pgx.Tx) error {
-		l, err := scanLink(tx.QueryRow(ctx, `SELECT `+linkColumns+` FROM links l WHERE l.id = $1 AND l.workspace_id = $2 FOR UPDATE`, id, workspaceID))
-		if errors.Is(err, pgx.ErrNoRows) {
-			return link.Errorf(link.ENOTFOUND, "link %q not found", id)
-		} else if err != nil {
+		l, err := findLinkForUpdate(ctx, tx, workspaceID, id)
+		if err != nil {
 			return err
 		}
 		changed = []string{aliasLockKey(l.Domain, l.Alias)}
-		if err := s.db.notifyCache(ctx, tx, linkPayload(l.Domain, l.Alias)); err != nil {
-			return err
-		}
-		if err := s.emitLink(ctx, tx, link.EventLinkDeleted, l, now); err != nil {
-			return err
-		}
-		if err := lockAliases(ctx, tx, aliasLockKey(l.Domain, l.Alias)); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM links WHERE id = $1`, id); err != nil {
-			return fmt.Errorf("delete link: %w", err)
-		}
-		return s.holdAlias(ctx, tx, workspaceID, l.Domain, l.Alias, now)
+		return s.deleteLinkTx(ctx, tx, workspaceID, l, now)
 	})
+}
+
+// findLinkForUpdate reads a link of the workspace and locks it for the
+// rest of tx. ENOTFOUND.
+func findLinkForUpdate(ctx context.Context, tx pgx.Tx, workspaceID, id string) (*link.Link, error) {
+	l, err := scanLink(tx.QueryRow(ctx, `SELECT `+linkColumns+` FROM links l WHERE l.id = $1 AND l.workspace_id = $2 FOR UPDATE`, id, workspaceID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, link.Errorf(link.ENOTFOUND, "link %q not found", id)
+	}
+	return l, err
+}
+
+// deleteLinkTx is DeleteLink's work in tx at now, on l, read and locked.
+func (s *LinkService) deleteLinkTx(ctx context.Context, tx pgx.Tx, workspaceID string, l *link.Link, now time.Time) error {
+	if err := s.db.notifyCache(ctx, tx, linkPayload(l.Domain, l.Alias)); err != nil {
+		return err
+	}
+	if err := s.emitLink(ctx, tx, link.EventLinkDeleted, l, now); err != nil {
+		return err
+	}
+	if err := lockAliases(ctx, tx, aliasLockKey(l.Domain, l.Alias)); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM links WHERE id = $1`, l.ID); err != nil {
+		return fmt.Errorf("delete link: %w", err)
+	}
+	return s.holdAlias(ctx, tx, workspaceID, l.Domain, l.Alias, now)
+}
+
+// DeleteLinks removes links of the workspace in one transaction, each as
+// DeleteLink does (see link.LinkService). The links are locked in the
+// order of their IDs, so that two bulk deletions at once wait for each
+// other instead of deadlocking.
+func (s *LinkService) DeleteLinks(ctx context.Context, workspaceID string, ids []string) ([]error, error) {
+	if !s.db.validID(link.PrefixWorkspace, workspaceID) {
+		return nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
+	}
+	var changed []string
+	defer func() { s.db.linksChanged(changed...) }()
+	now := dbTime(s.db.now())
+	var errs []error
+	err := s.db.tx(ctx, func(tx pgx.Tx) error {
+		errs, changed = make([]error, len(ids)), nil
+		if err := workspaceExists(ctx, tx, workspaceID); err != nil {
+			return err
+		}
+		for _, i := range idOrder(ids) {
+			id := ids[i]
+			if !s.db.validID(link.PrefixLink, id) {
+				errs[i] = link.Errorf(link.ENOTFOUND, "link %q not found", id)
+				continue
+			}
+			l, err := findLinkForUpdate(ctx, tx, workspaceID, id)
+			if link.ErrorCode(err) == link.ENOTFOUND {
+				errs[i] = err // also the second time an ID is named
+				continue
+			} else if err != nil {
+				return err
+			}
+			changed = append(changed, aliasLockKey(l.Domain, l.Alias))
+			if err := s.deleteLinkTx(ctx, tx, workspaceID, l, now); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return errs, nil
+}
+
+// UpdateLinks applies upd to links of the workspace in one transaction,
+// each as UpdateLink does (see link.LinkService), locking them in the
+// order of their IDs.
+func (s *LinkService) UpdateLinks(ctx context.Context, workspaceID string, ids []string, upd link.LinkUpdate, validate func(*link.Link) error) ([]*link.Link, []error, error) {
+	if !s.db.validID(link.PrefixWorkspace, workspaceID) {
+		return nil, nil, link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
+	}
+	if upd.Alias != nil {
+		return nil, nil, link.Errorf(link.EINVALID, "a bulk update cannot change aliases")
+	}
+	var changed []string
+	defer func() { s.db.linksChanged(changed...) }()
+	now := dbTime(s.db.now())
+	var out []*link.Link
+	var errs []error
+	err := s.db.tx(ctx, func(tx pgx.Tx) error {
+		out, errs, changed = make([]*link.Link, len(ids)), make([]error, len(ids)), nil
+		if err := workspaceExists(ctx, tx, workspaceID); err != nil {
+			return err
+		}
+		seen := map[string]bool{}
+		for _, i := range idOrder(ids) {
+			id := ids[i]
+			if !s.db.validID(link.PrefixLink, id) || seen[id] {
+				errs[i] = link.Errorf(link.ENOTFOUND, "link %q not found (or named twice)", id)
+				continue
+			}
+			seen[id] = true
+			l, key, wrote, err := s.updateLinkTx(ctx, tx, workspaceID, id, upd, validate, now)
+			if key != "" {
+				changed = append(changed, key)
+			}
+			switch {
+			case err != nil && !wrote && link.ErrorCode(err) != link.EINTERNAL:
+				errs[i] = err
+				continue
+			case err != nil:
+				return err // a write began: the whole update fails
+			}
+			out[i] = l
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return out, errs, nil
+}
+
+// idOrder returns the indexes of ids in the order of the IDs.
+func idOrder(ids []string) []int {
+	order := make([]int, len(ids))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return strings.Compare(ids[a], ids[b]) })
+	return order
 }
 
 // PruneAliasHolds deletes the alias holds that ended before now and

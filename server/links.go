@@ -219,15 +219,30 @@ func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *cal
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		return err
 	}
+	upd, validate, err := s.linkUpdate(w, r, in)
+	if err != nil {
+		return err
+	}
+	l, err := s.links.UpdateLink(r.Context(), c.workspace.ID, c.params.ByName("id"), upd, validate)
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, s.newLinkResponse(l))
+	return nil
+}
+
+// linkUpdate is the update a PATCH of links asks for, and the check of
+// each link it makes (for one link, or for each of a bulk update).
+func (s *Server) linkUpdate(w http.ResponseWriter, r *http.Request, in updateLinkRequest) (link.LinkUpdate, func(*link.Link) error, error) {
 	if in.Alias != nil && *in.Alias == "" {
-		return &link.Error{Code: link.EINVALID, Message: "alias: must not be empty",
+		return link.LinkUpdate{}, nil, &link.Error{Code: link.EINVALID, Message: "alias: must not be empty",
 			Fields: []link.FieldError{{Field: "alias", Message: "must not be empty"}}}
 	}
 	// Custom domains are read from the database here, not in the write
 	// transaction of the update, which checks the rest.
 	if in.DestinationURL != nil {
 		if msg := link.CheckDestination(strings.TrimSpace(*in.DestinationURL), s.servedRules); msg != "" {
-			return fieldError("destination_url", msg)
+			return link.LinkUpdate{}, nil, fieldError("destination_url", msg)
 		}
 	}
 	upd := link.LinkUpdate{
@@ -236,40 +251,35 @@ func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *cal
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode,
 	}
 	if err := s.updateControls(w, r, &upd, in.linkControlsRequest); err != nil {
-		return err
+		return link.LinkUpdate{}, nil, err
 	}
 	limits, err := in.linkLimitsPatch.update()
 	if err != nil {
-		return err
+		return link.LinkUpdate{}, nil, err
 	}
 	upd.Limits = limits
-	l, err := s.links.UpdateLink(r.Context(), c.workspace.ID, c.params.ByName("id"), upd,
-		func(l *link.Link) error {
-			if err := l.Validate(s.rules.WithDomain(l.Domain)); err != nil {
-				return err
-			}
-			// Only the destinations the PATCH sets are checked: a link
-			// turned off by the blocklist may still be archived, retitled…
-			var which linkDestinations
-			if in.DestinationURL != nil {
-				which |= destMain
-			}
-			if in.Rules != nil {
-				which |= destRules
-			}
-			if in.Variants != nil {
-				which |= destVariants
-			}
-			if in.ExpiredURL.Set {
-				which |= destExpired
-			}
-			return s.checkBlocked(l, which)
-		})
-	if err != nil {
-		return err
+	validate := func(l *link.Link) error {
+		if err := l.Validate(s.rules.WithDomain(l.Domain)); err != nil {
+			return err
+		}
+		// Only the destinations the PATCH sets are checked: a link
+		// turned off by the blocklist may still be archived, retitled…
+		var which linkDestinations
+		if in.DestinationURL != nil {
+			which |= destMain
+		}
+		if in.Rules != nil {
+			which |= destRules
+		}
+		if in.Variants != nil {
+			which |= destVariants
+		}
+		if in.ExpiredURL.Set {
+			which |= destExpired
+		}
+		return s.checkBlocked(l, which)
 	}
-	writeJSON(w, http.StatusOK, s.newLinkResponse(l))
-	return nil
+	return upd, validate, nil
 }
 
 func (s *Server) handleDeleteLink(w http.ResponseWriter, r *http.Request, c *caller) error {

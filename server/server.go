@@ -702,6 +702,8 @@ func (s *Server) routes() {
 	s.handle("GET", "/v1/links", accessRead, s.handleListLinks)
 	s.handle("POST", "/v1/links", accessWrite, s.handleCreateLink)
 	s.handle("POST", "/v1/links/bulk", accessWrite, s.handleBulkCreateLinks)
+	s.handle("POST", "/v1/links/bulk-update", accessWrite, s.handleBulkUpdateLinks)
+	s.handle("POST", "/v1/links/bulk-delete", accessWrite, s.handleBulkDeleteLinks)
 	s.handle("GET", "/v1/links/:id", accessRead, s.handleGetLink)
 	s.handle("PATCH", "/v1/links/:id", accessWrite, s.handleUpdateLink)
 	s.handle("DELETE", "/v1/links/:id", accessWrite, s.handleDeleteLink)

@@ -25,55 +25,63 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 		}
 	}()
 	return s.db.update(func(tx *bolt.Tx) error {
-		rec, err := findLink(tx, wid, lid)
-		if err != nil {
-			return err
-		}
-		if s.Events != nil {
-			clicks, err := linkClicks(tx, lid)
-			if err != nil {
-				return err
-			}
-			if err := s.emit(tx, wid, link.EventLinkDeleted, rec.link(s.db.ids, lid, clicks)); err != nil {
-				return err
-			}
-		}
-		oldKey = aliasKey(rec.Domain, rec.Alias)
-		idb := itob(lid)
-		if err := tx.Bucket(bucketLinks).Delete(idb); err != nil {
-			return fmt.Errorf("delete link: %w", err)
-		}
-		if err := tx.Bucket(bucketLinksAlias).Delete(aliasKey(rec.Domain, rec.Alias)); err != nil {
-			return fmt.Errorf("unindex alias: %w", err)
-		}
-		now := s.db.now()
-		if err := holdAlias(tx, aliasKey(rec.Domain, rec.Alias), wid, now.Add(s.AliasHold), s.AliasHold); err != nil {
-			return err
-		}
-		if err := tx.Bucket(bucketLinksWorkspace).Delete(concat(itob(wid), idb)); err != nil {
-			return fmt.Errorf("unindex link workspace: %w", err)
-		}
-		if cid, ok := s.db.ids.parseID(prefixCampaign, rec.CampaignID); ok {
-			if err := tx.Bucket(bucketLinksCampaign).Delete(campaignLinkKey(wid, cid, lid)); err != nil {
-				return fmt.Errorf("unindex link campaign: %w", err)
-			}
-		}
-		if err := addCounter(tx.Bucket(bucketLinksCount), itob(wid), -1); err != nil {
-			return err
-		}
-		if err := countArchived(tx, wid, rec.Archived, false); err != nil {
-			return err
-		}
-		for _, t := range rec.Tags {
-			if err := removeTag(tx, wid, t, idb); err != nil {
-				return err
-			}
-		}
-		var ix searchIndexer
-		ix.remove(lid, rec)
-		if err := ix.write(tx); err != nil {
-			return err
-		}
-		return deleteLinkStats(tx, lid)
+		var err error
+		oldKey, err = s.deleteLinkTx(tx, wid, lid)
+		return err
 	})
+}
+
+// deleteLinkTx is DeleteLink's work in tx; it returns the alias key the
+// link had. ENOTFOUND, before any write.
+func (s *LinkService) deleteLinkTx(tx *bolt.Tx, wid, lid uint64) ([]byte, error) {
+	rec, err := findLink(tx, wid, lid)
+	if err != nil {
+		return nil, err
+	}
+	if s.Events != nil {
+		clicks, err := linkClicks(tx, lid)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.emit(tx, wid, link.EventLinkDeleted, rec.link(s.db.ids, lid, clicks)); err != nil {
+			return nil, err
+		}
+	}
+	oldKey := aliasKey(rec.Domain, rec.Alias)
+	idb := itob(lid)
+	if err := tx.Bucket(bucketLinks).Delete(idb); err != nil {
+		return nil, fmt.Errorf("delete link: %w", err)
+	}
+	if err := tx.Bucket(bucketLinksAlias).Delete(aliasKey(rec.Domain, rec.Alias)); err != nil {
+		return nil, fmt.Errorf("unindex alias: %w", err)
+	}
+	now := s.db.now()
+	if err := holdAlias(tx, aliasKey(rec.Domain, rec.Alias), wid, now.Add(s.AliasHold), s.AliasHold); err != nil {
+		return nil, err
+	}
+	if err := tx.Bucket(bucketLinksWorkspace).Delete(concat(itob(wid), idb)); err != nil {
+		return nil, fmt.Errorf("unindex link workspace: %w", err)
+	}
+	if cid, ok := s.db.ids.parseID(prefixCampaign, rec.CampaignID); ok {
+		if err := tx.Bucket(bucketLinksCampaign).Delete(campaignLinkKey(wid, cid, lid)); err != nil {
+			return nil, fmt.Errorf("unindex link campaign: %w", err)
+		}
+	}
+	if err := addCounter(tx.Bucket(bucketLinksCount), itob(wid), -1); err != nil {
+		return nil, err
+	}
+	if err := countArchived(tx, wid, rec.Archived, false); err != nil {
+		return nil, err
+	}
+	for _, t := range rec.Tags {
+		if err := removeTag(tx, wid, t, idb); err != nil {
+			return nil, err
+		}
+	}
+	var ix searchIndexer
+	ix.remove(lid, rec)
+	if err := ix.write(tx); err != nil {
+		return nil, err
+	}
+	return oldKey, deleteLinkStats(tx, lid)
 }

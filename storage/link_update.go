@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/linkbolt/linkbolt/link"
 	bolt "go.etcd.io/bbolt"
@@ -25,58 +26,9 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 	var out *link.Link
 	var oldKey []byte
 	err := s.db.update(func(tx *bolt.Tx) error {
-		rec, err := findLink(tx, wid, lid)
-		if err != nil {
-			return err
-		}
-		oldKey = aliasKey(rec.Domain, rec.Alias)
-		l, err := linkWithClicks(tx, lid, rec)
-		if err != nil {
-			return err
-		}
-		upd.Apply(l)
-		if validate != nil {
-			if err := validate(l); err != nil {
-				return err
-			}
-		}
-		idb := itob(lid)
-
-		var ix searchIndexer
-		ix.remove(lid, rec)
-		alias, err := s.moveAlias(tx, wid, idb, rec, l.Alias, now)
-		if err != nil {
-			return err
-		}
-		if err := moveTags(tx, wid, idb, rec.Tags, l.Tags); err != nil {
-			return err
-		}
-
-		rec.Alias = alias
-		rec.Destination = l.DestinationURL
-		rec.Tags = l.Tags
-		rec.UTMSource, rec.UTMMedium, rec.UTMCampaign = l.UTMSource, l.UTMMedium, l.UTMCampaign
-		if err := s.moveCampaign(tx, wid, lid, rec.CampaignID, l.CampaignID); err != nil {
-			return err
-		}
-		rec.CampaignID = l.CampaignID
-		rec.RedirectCode = l.RedirectCode
-		// link controls: expiry and limits
-		if err := countArchived(tx, wid, rec.Archived, l.Archived); err != nil {
-			return err
-		}
-		rec.linkLimitsRecord = limitsRecord(l.LinkLimits)
-		rec.setControls(l)
-		rec.UpdatedAt = now
-		if err := putLink(tx.Bucket(bucketLinks), idb, rec); err != nil {
-			return err
-		}
-		ix.add(lid, rec)
-		if err := ix.write(tx); err != nil {
-			return err
-		}
-		out = rec.link(s.db.ids, lid, uint64(l.Clicks))
-		return s.emit(tx, wid, link.EventLinkUpdated, out)
+		var err error
+		out, oldKey, _, err = s.updateLinkTx(tx, wid, lid, upd, validate, now)
+		return err
 	})
 	if oldKey != nil {
 		s.db.aliases.forget(string(oldKey))
@@ -85,6 +37,64 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 		return nil, err
 	}
 	return out, nil
+}
+
+// updateLinkTx is UpdateLink's work in tx at now: the link as updated,
+// the alias key it had, and whether it wrote anything before an error
+// (ENOTFOUND and validate's errors come before any write).
+func (s *LinkService) updateLinkTx(tx *bolt.Tx, wid, lid uint64, upd link.LinkUpdate, validate func(*link.Link) error, now time.Time) (*link.Link, []byte, bool, error) {
+	rec, err := findLink(tx, wid, lid)
+	if err != nil {
+		return nil, nil, false, err
+	}
+	oldKey := aliasKey(rec.Domain, rec.Alias)
+	l, err := linkWithClicks(tx, lid, rec)
+	if err != nil {
+		return nil, oldKey, false, err
+	}
+	upd.Apply(l)
+	if validate != nil {
+		if err := validate(l); err != nil {
+			return nil, oldKey, false, err
+		}
+	}
+	idb := itob(lid)
+
+	var ix searchIndexer
+	ix.remove(lid, rec)
+	alias, err := s.moveAlias(tx, wid, idb, rec, l.Alias, now)
+	if err != nil {
+		return nil, oldKey, true, err
+	}
+	if err := moveTags(tx, wid, idb, rec.Tags, l.Tags); err != nil {
+		return nil, oldKey, true, err
+	}
+
+	rec.Alias = alias
+	rec.Destination = l.DestinationURL
+	rec.Tags = l.Tags
+	rec.UTMSource, rec.UTMMedium, rec.UTMCampaign = l.UTMSource, l.UTMMedium, l.UTMCampaign
+	if err := s.moveCampaign(tx, wid, lid, rec.CampaignID, l.CampaignID); err != nil {
+		return nil, oldKey, true, err
+	}
+	rec.CampaignID = l.CampaignID
+	rec.RedirectCode = l.RedirectCode
+	// link controls: expiry and limits
+	if err := countArchived(tx, wid, rec.Archived, l.Archived); err != nil {
+		return nil, oldKey, true, err
+	}
+	rec.linkLimitsRecord = limitsRecord(l.LinkLimits)
+	rec.setControls(l)
+	rec.UpdatedAt = now
+	if err := putLink(tx.Bucket(bucketLinks), idb, rec); err != nil {
+		return nil, oldKey, true, err
+	}
+	ix.add(lid, rec)
+	if err := ix.write(tx); err != nil {
+		return nil, oldKey, true, err
+	}
+	out := rec.link(s.db.ids, lid, uint64(l.Clicks))
+	return out, oldKey, true, s.emit(tx, wid, link.EventLinkUpdated, out)
 }
 
 // moveCampaign moves the link lid's campaign index entry from the campaign

@@ -128,6 +128,28 @@ export function LinksPage({ workspace }) {
     }
   };
 
+  // Rows ticked for a bulk action: the links of the list shown.
+  const [selected, setSelected] = useState([]);
+  useEffect(() => setSelected([]), [query, reload]);
+  const toggle = id => setSelected(sel => sel.includes(id) ? sel.filter(x => x !== id) : [...sel, id]);
+  const bulk = async (path, body, said) => {
+    setError(null);
+    setNotice('');
+    try {
+      const res = await call('POST', path, body);
+      if (path.endsWith('delete') && editing && selected.includes(editing.id)) setEditing(null);
+      const failed = res.meta.failed ? ' ' + count(res.meta.failed, 'link was', 'links were') + ' not: ' +
+        res.data.filter(d => d.error).map(d => d.error.detail).slice(0, 3).join('; ') : '';
+      setNotice(said(res.meta) + failed);
+      setReload(n => n + 1);
+    } catch (e) {
+      setError(e);
+    }
+  };
+  const bulkArchive = archived => bulk('/v1/links/bulk-update', { ids: selected, data: { archived } },
+    m => count(m.updated, 'link', 'links') + (archived ? ' archived.' : ' unarchived.'));
+  const bulkDelete = () => bulk('/v1/links/bulk-delete', { ids: selected }, m => count(m.deleted, 'link', 'links') + ' deleted.');
+
   const campaignName = id => {
     const c = campaigns.list && campaigns.list.data.find(c => c.id === id);
     return c ? c.name : id;
@@ -154,12 +176,23 @@ export function LinksPage({ workspace }) {
       <${Message} error=${error} notice=${notice} />
       ${loading && !error ? html`<p role="status">Loading links…</p>` : null}
       ${list && list.data.length === 0 ? html`<p class="empty">${filtered(view) ? 'No link matches these filters.' : 'No links yet. Create the first one above.'}</p>` : null}
+      ${selected.length > 0 ? html`<div class="bulk-bar" id="bulk-bar" role="region" aria-label="Actions on the selected links">
+        <span>${count(selected.length, 'link', 'links')} selected</span>
+        <button type="button" class="secondary" onClick=${() => bulkArchive(true)}>Archive</button>
+        <button type="button" class="secondary" onClick=${() => bulkArchive(false)}>Unarchive</button>
+        <${Confirm} label="Delete" question=${'Delete ' + count(selected.length, 'link', 'links') + '? Their short URLs stop working.'} onConfirm=${bulkDelete} />
+        <button type="button" class="secondary" onClick=${() => setSelected([])}>Clear</button>
+        <${CopyAsCurl} method="POST" path="/v1/links/bulk-delete" body=${{ ids: selected }} />
+      </div>` : null}
       ${list && list.data.length > 0 ? html`<div class="table-wrap"><table id="links" data-query=${list.query} aria-busy=${loading ? 'true' : undefined}>
-        <thead><tr><th scope="col">Short URL</th><th scope="col">Destination</th><th scope="col">Tags</th><th scope="col">Campaign</th><th scope="col" class="num">Redirect</th>
+        <thead><tr><th scope="col" class="pick"><input type="checkbox" aria-label="Select every link of this page"
+          checked=${list.data.every(l => selected.includes(l.id))}
+          onChange=${e => setSelected(e.target.checked ? list.data.map(l => l.id) : [])} /></th><th scope="col">Short URL</th><th scope="col">Destination</th><th scope="col">Tags</th><th scope="col">Campaign</th><th scope="col" class="num">Redirect</th>
           <th scope="col" class="num" aria-sort=${view.sort === 'clicks' ? 'descending' : undefined}>Clicks${view.sort === 'clicks' ? html`<span aria-hidden="true"> ↓</span>` : ''}</th>
           <th scope="col" aria-sort=${view.sort === 'created' ? 'descending' : undefined}>Created${view.sort === 'created' ? html`<span aria-hidden="true"> ↓</span>` : ''}</th>
           <th scope="col"><span class="visually-hidden">Actions</span></th></tr></thead>
         <tbody>${list.data.map(l => html`<tr key=${l.id} data-alias=${l.alias} data-id=${l.id}>
+          <td class="pick"><input type="checkbox" aria-label=${'Select ' + l.alias} checked=${selected.includes(l.id)} onChange=${() => toggle(l.id)} /></td>
           <td class="short" data-label="Short URL"><a href=${l.short_url} target="_blank" rel="noopener noreferrer">${l.short_url.replace(/^https?:\/\//, '')}</a> <${CopyButton} text=${l.short_url} label="Copy" describe=${'Copy short URL ' + l.short_url} /><${LinkMeta} link=${l} /></td>
           <td class="dest" data-label="Destination" title=${l.destination_url}>${l.destination_url}</td>
           <td class="tags" data-label="Tags">${(l.tags || []).map(t => html`<button type="button" class="tag" aria-label=${'Show the links tagged ' + t} onClick=${() => go({ ...view, tag: t, page: 1 })}>${t}</button>`)}</td>

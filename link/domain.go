@@ -49,6 +49,13 @@ type Domain struct {
 	// NotFoundURL is where an unknown short link on the domain redirects;
 	// empty means the 404 page.
 	NotFoundURL string
+	// AppleAppSiteAssociation and AndroidAssetLinks are the JSON the
+	// domain serves at /.well-known/apple-app-site-association and
+	// /.well-known/assetlinks.json, so that iOS and Android open its
+	// links in an app (universal links, app links); empty: none (404).
+	// Compact JSON: an object, an array.
+	AppleAppSiteAssociation string
+	AndroidAssetLinks       string
 	// Links is the number of links on the domain, filled in by the service
 	// where documented.
 	Links     int
@@ -238,6 +245,10 @@ func NewVerificationToken() string {
 type DomainUpdate struct {
 	RootRedirectURL *string
 	NotFoundURL     *string
+	// AppleAppSiteAssociation and AndroidAssetLinks are compact JSON, ""
+	// to remove the file.
+	AppleAppSiteAssociation *string
+	AndroidAssetLinks       *string
 	// Verified is set by the instance admin only (the server checks).
 	Verified *bool
 }
@@ -250,6 +261,12 @@ func (u DomainUpdate) Apply(d *Domain, now time.Time) {
 	}
 	if u.NotFoundURL != nil {
 		d.NotFoundURL = *u.NotFoundURL
+	}
+	if u.AppleAppSiteAssociation != nil {
+		d.AppleAppSiteAssociation = *u.AppleAppSiteAssociation
+	}
+	if u.AndroidAssetLinks != nil {
+		d.AndroidAssetLinks = *u.AndroidAssetLinks
 	}
 	if u.Verified != nil && *u.Verified != d.Verified {
 		d.SetVerified(*u.Verified, now)
@@ -311,4 +328,13 @@ type DomainVerifier interface {
 	// (VerificationName) carries its VerificationValue, else an EINVALID
 	// error that says what was found, in words a client may read.
 	VerifyDomain(ctx context.Context, d *Domain) error
+}
+
+// MaxWellKnownFile bounds a domain's apple-app-site-association and
+// assetlinks.json (Apple's limit for the former is 128 KB).
+const MaxWellKnownFile = 64 << 10
+
+// SameWellKnown reports whether two domains serve the same app files.
+func (d *Domain) SameWellKnown(o *Domain) bool {
+	return d.AppleAppSiteAssociation == o.AppleAppSiteAssociation && d.AndroidAssetLinks == o.AndroidAssetLinks
 }

@@ -24,7 +24,7 @@ var _ link.DomainService = (*DomainService)(nil)
 // domainColumns are the columns scanDomain reads, with the domain's
 // number of links last.
 const domainColumns = `d.id, d.workspace_id, d.hostname, d.verified, d.verified_at, d.token,
-	d.root_redirect_url, d.not_found_url, d.created_at, d.updated_at`
+	d.root_redirect_url, d.not_found_url, d.created_at, d.updated_at, d.aasa, d.asset_links`
 
 // domainLinks counts the links of the domain d in a select of
 // domainColumns.
@@ -33,7 +33,7 @@ const domainLinks = `(SELECT count(*) FROM links l WHERE l.domain = d.hostname)`
 func scanDomain(row pgx.Row, links bool) (*link.Domain, error) {
 	d := &link.Domain{}
 	dest := []any{&d.ID, &d.WorkspaceID, &d.Hostname, &d.Verified, &d.VerifiedAt, &d.VerificationToken,
-		&d.RootRedirectURL, &d.NotFoundURL, &d.CreatedAt, &d.UpdatedAt}
+		&d.RootRedirectURL, &d.NotFoundURL, &d.CreatedAt, &d.UpdatedAt, &d.AppleAppSiteAssociation, &d.AndroidAssetLinks}
 	if links {
 		dest = append(dest, &d.Links)
 	}
@@ -116,9 +116,9 @@ func (s *DomainService) CreateDomain(ctx context.Context, d *link.Domain, unveri
 			return err
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO domains (id, seq, workspace_id, hostname, verified, verified_at, token,
-			root_redirect_url, not_found_url, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`,
+			root_redirect_url, not_found_url, created_at, updated_at, aasa, asset_links) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
 			id, seq, d.WorkspaceID, d.Hostname, d.Verified, verifiedAt, d.VerificationToken,
-			d.RootRedirectURL, d.NotFoundURL, d.CreatedAt, d.UpdatedAt)
+			d.RootRedirectURL, d.NotFoundURL, d.CreatedAt, d.UpdatedAt, d.AppleAppSiteAssociation, d.AndroidAssetLinks)
 		if isUnique(err, "domains_hostname_key") {
 			// Another instance's claim of the same hostname committed first.
 			return link.Errorf(link.ECONFLICT, "the domain %s is already taken: a hostname belongs to one workspace of this instance", d.Hostname)
@@ -322,7 +322,7 @@ func (s *DomainService) UpdateDomain(ctx context.Context, workspaceID, id string
 				return err
 			}
 		}
-		if d.Verified == before.Verified && d.RootRedirectURL == before.RootRedirectURL && d.NotFoundURL == before.NotFoundURL {
+		if d.Verified == before.Verified && d.RootRedirectURL == before.RootRedirectURL && d.NotFoundURL == before.NotFoundURL && d.SameWellKnown(before) {
 			out = before
 			return nil
 		}
@@ -333,8 +333,8 @@ func (s *DomainService) UpdateDomain(ctx context.Context, workspaceID, id string
 			verifiedAt = &t
 		}
 		if _, err := tx.Exec(ctx, `UPDATE domains SET verified = $2, verified_at = $3, root_redirect_url = $4,
-			not_found_url = $5, updated_at = $6 WHERE id = $1`,
-			id, d.Verified, verifiedAt, d.RootRedirectURL, d.NotFoundURL, now); err != nil {
+			not_found_url = $5, updated_at = $6, aasa = $7, asset_links = $8 WHERE id = $1`,
+			id, d.Verified, verifiedAt, d.RootRedirectURL, d.NotFoundURL, now, d.AppleAppSiteAssociation, d.AndroidAssetLinks); err != nil {
 			return fmt.Errorf("update domain: %w", err)
 		}
 		action := link.AuditDomainUpdated

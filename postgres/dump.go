@@ -205,10 +205,12 @@ func dumpCampaigns(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
 }
 
 func dumpDomains(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
-	return eachRow(ctx, tx, emit, "domains", `SELECT id, seq, workspace_id, hostname, verified, verified_at, token, root_redirect_url, not_found_url, created_at, updated_at
+	return eachRow(ctx, tx, emit, "domains", `SELECT id, seq, workspace_id, hostname, verified, verified_at, token, root_redirect_url, not_found_url, created_at, updated_at,
+			aasa, asset_links
 		FROM domains ORDER BY seq`, func(r pgx.Rows) (dump.Record, error) {
 		var d dump.Domain
-		err := r.Scan(&d.ID, &d.Seq, &d.WorkspaceID, &d.Hostname, &d.Verified, &d.VerifiedAt, &d.Token, &d.RootRedirectURL, &d.NotFoundURL, &d.CreatedAt, &d.UpdatedAt)
+		err := r.Scan(&d.ID, &d.Seq, &d.WorkspaceID, &d.Hostname, &d.Verified, &d.VerifiedAt, &d.Token, &d.RootRedirectURL, &d.NotFoundURL, &d.CreatedAt, &d.UpdatedAt,
+			&d.AASA, &d.AssetLinks)
 		d.CreatedAt, d.UpdatedAt, d.VerifiedAt = utc(d.CreatedAt), utc(d.UpdatedAt), utcp(d.VerifiedAt)
 		return &d, err
 	})

@@ -371,9 +371,9 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 			return one(c.ID, int64(c.Seq), c.WorkspaceID, c.Name, c.Status, c.UTMSource, c.UTMMedium, c.UTMCampaign, c.CreatedAt, c.UpdatedAt)
 		})
 	case *dump.Domain:
-		return l.copyRows(ctx, src, "domains", []string{"id", "seq", "workspace_id", "hostname", "verified", "verified_at", "token", "root_redirect_url", "not_found_url", "created_at", "updated_at"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
+		return l.copyRows(ctx, src, "domains", []string{"id", "seq", "workspace_id", "hostname", "verified", "verified_at", "token", "root_redirect_url", "not_found_url", "created_at", "updated_at", "aasa", "asset_links"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
 			d := r.(*dump.Domain)
-			return one(d.ID, int64(d.Seq), d.WorkspaceID, d.Hostname, d.Verified, d.VerifiedAt, d.Token, d.RootRedirectURL, d.NotFoundURL, d.CreatedAt, d.UpdatedAt)
+			return one(d.ID, int64(d.Seq), d.WorkspaceID, d.Hostname, d.Verified, d.VerifiedAt, d.Token, d.RootRedirectURL, d.NotFoundURL, d.CreatedAt, d.UpdatedAt, d.AASA, d.AssetLinks)
 		})
 	case *dump.Link:
 		return l.copyRows(ctx, src, "links", []string{"id", "seq", "workspace_id", "domain", "alias", "destination_url", "tags", "utm_source", "utm_medium", "utm_campaign", "campaign_id", "redirect_code", "clicks", "created_at", "updated_at", "password_hash", "rules", "variants", "og", "expires_at", "max_clicks", "expired_url", "archived", "title", "search_text"}, ofKind(kind), func(r dump.Record) ([][]any, error) {

@@ -1,11 +1,14 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/base32"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"html/template"
 	"net/http"
 	"strings"
@@ -46,9 +49,12 @@ type domainResponse struct {
 	Verification    domainVerification `json:"verification"`
 	RootRedirectURL *string            `json:"root_redirect_url"`
 	NotFoundURL     *string            `json:"not_found_url"`
-	Links           int                `json:"links"`
-	CreatedAt       string             `json:"created_at"`
-	UpdatedAt       string             `json:"updated_at"`
+	// The app files the domain serves, as JSON; null for none.
+	AppleAppSiteAssociation json.RawMessage `json:"apple_app_site_association"`
+	AndroidAssetLinks       json.RawMessage `json:"android_asset_links"`
+	Links                   int             `json:"links"`
+	CreatedAt               string          `json:"created_at"`
+	UpdatedAt               string          `json:"updated_at"`
 }
 
 func newDomainResponse(d *link.Domain) domainResponse {
@@ -62,7 +68,40 @@ func newDomainResponse(d *link.Domain) domainResponse {
 		at := ts(*d.VerifiedAt)
 		out.VerifiedAt = &at
 	}
+	out.AppleAppSiteAssociation, out.AndroidAssetLinks = rawOrNull(d.AppleAppSiteAssociation), rawOrNull(d.AndroidAssetLinks)
 	return out
+}
+
+// rawOrNull is stored JSON as an answer's value, null for none.
+func rawOrNull(s string) json.RawMessage {
+	if s == "" {
+		return json.RawMessage("null")
+	}
+	return json.RawMessage(s)
+}
+
+// appFile checks a domain's app file sent in a PATCH (absent: nil; null:
+// ""): JSON of the kind want ('{' an object, '[' an array), at most
+// link.MaxWellKnownFile bytes, kept compact. EINVALID naming field.
+func appFile(field string, raw json.RawMessage, want byte) (*string, error) {
+	if raw == nil {
+		return nil, nil
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return nil, fieldError(field, "must be JSON")
+	}
+	v := b.String()
+	kind := map[byte]string{'{': "a JSON object", '[': "a JSON array"}[want]
+	switch {
+	case v == "null":
+		v = ""
+	case v[0] != want:
+		return nil, fieldError(field, "must be "+kind+", or null to remove it")
+	case len(v) > link.MaxWellKnownFile:
+		return nil, fieldError(field, fmt.Sprintf("must be at most %d bytes", link.MaxWellKnownFile))
+	}
+	return &v, nil
 }
 
 func (s *Server) handleListDomains(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -175,9 +214,11 @@ func (s *Server) handleGetDomain(w http.ResponseWriter, r *http.Request, c *call
 }
 
 type updateDomainRequest struct {
-	RootRedirectURL *string `json:"root_redirect_url"`
-	NotFoundURL     *string `json:"not_found_url"`
-	Verified        *bool   `json:"verified"`
+	RootRedirectURL         *string         `json:"root_redirect_url"`
+	NotFoundURL             *string         `json:"not_found_url"`
+	Verified                *bool           `json:"verified"`
+	AppleAppSiteAssociation json.RawMessage `json:"apple_app_site_association"`
+	AndroidAssetLinks       json.RawMessage `json:"android_asset_links"`
 }
 
 // handleUpdateDomain changes a domain's redirects and, for the instance
@@ -206,7 +247,16 @@ func (s *Server) handleUpdateDomain(w http.ResponseWriter, r *http.Request, c *c
 	if err := s.checkBlockedDomainURLs(in.RootRedirectURL, in.NotFoundURL); err != nil {
 		return err
 	}
-	upd := link.DomainUpdate{RootRedirectURL: in.RootRedirectURL, NotFoundURL: in.NotFoundURL, Verified: in.Verified}
+	aasa, err := appFile("apple_app_site_association", in.AppleAppSiteAssociation, '{')
+	if err != nil {
+		return err
+	}
+	assetLinks, err := appFile("android_asset_links", in.AndroidAssetLinks, '[')
+	if err != nil {
+		return err
+	}
+	upd := link.DomainUpdate{RootRedirectURL: in.RootRedirectURL, NotFoundURL: in.NotFoundURL, Verified: in.Verified,
+		AppleAppSiteAssociation: aasa, AndroidAssetLinks: assetLinks}
 	d, err := s.domains.UpdateDomain(r.Context(), c.workspace.ID, c.params.ByName("id"), upd,
 		func(d *link.Domain) error { return d.Validate(s.rules) })
 	if err != nil {
@@ -298,6 +348,10 @@ func (s *Server) serveCustomHost(w http.ResponseWriter, r *http.Request) bool {
 	switch {
 	case get && p == "/":
 		s.serveDomainRoot(w, r, d)
+	case get && (p == "/.well-known/apple-app-site-association" || p == "/apple-app-site-association"):
+		serveAppFile(w, r, d.AppleAppSiteAssociation)
+	case get && p == "/.well-known/assetlinks.json":
+		serveAppFile(w, r, d.AndroidAssetLinks)
 	case get && len(p) > 1 && strings.IndexByte(p[1:], '/') < 0 && !link.IsReserved(p[1:]):
 		s.redirect(w, r, d, p[1:])
 	case r.Method == http.MethodPost && len(p) > 1 && strings.IndexByte(p[1:], '/') < 0 && !link.IsReserved(p[1:]) &&
@@ -340,4 +394,31 @@ func (s *Server) customHostNotFound(w http.ResponseWriter, r *http.Request, d *l
 		return
 	}
 	s.writeError(w, r, link.Errorf(link.ENOTFOUND, "no route for %s %s on %s: this domain serves only its short links", r.Method, p, d.Hostname))
+}
+
+// serveAppFile answers an app file of a custom domain (its
+// apple-app-site-association or assetlinks.json) as the platforms fetch
+// it: JSON, no redirect; 404 when the domain has none.
+func serveAppFile(w http.ResponseWriter, r *http.Request, body string) {
+	if body == "" {
+		writeError404Plain(w)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set("Cache-Control", "public, max-age=3600")
+	h.Set("X-Content-Type-Options", "nosniff")
+	w.WriteHeader(http.StatusOK)
+	if r.Method != http.MethodHead {
+		_, _ = w.Write([]byte(body))
+	}
+}
+
+// writeError404Plain answers a missing app file: a bare 404, which is
+// what the platforms' fetchers expect.
+func writeError404Plain(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	w.WriteHeader(http.StatusNotFound)
+	_, _ = w.Write([]byte("not found\n"))
 }

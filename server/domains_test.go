@@ -1,6 +1,7 @@
 package server
 
 import (
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
@@ -635,5 +636,49 @@ func TestDomainVerifyNoResolverLeak(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestDomainAppFiles: a custom domain serves the apple-app-site-association
+// and assetlinks.json its settings hold, as JSON, for iOS and Android to
+// open its links in an app; the primary host and a domain without them
+// answer 404; bad JSON of the wrong kind or too large is refused; null
+// removes a file.
+func TestDomainAppFiles(t *testing.T) {
+	t.Parallel()
+	e, _ := newDomainEnv(t)
+	id := e.verifiedDomain("go.example.com", "")
+	aasa := `{"applinks":{"details":[{"appIDs":["ABCDE12345.com.example.app"],"components":[{"/":"/*"}]}]}}`
+	assets := `[{"relation":["delegate_permission/common.handle_all_urls"],"target":{"namespace":"android_app","package_name":"com.example.app"}}]`
+	if r := e.onHost("go.example.com", "GET", "/.well-known/assetlinks.json", "", ""); r.status != 404 {
+		t.Fatalf("before it is set: %d", r.status)
+	}
+	d := e.do("PATCH", "/v1/domains/"+id, e.writeKey, `{"apple_app_site_association":`+aasa+`,"android_asset_links":`+assets+`}`, 200)
+	if got, _ := json.Marshal(d.path("android_asset_links")); !strings.Contains(string(got), "com.example.app") {
+		t.Fatalf("domain %s", d.raw)
+	}
+	for path, want := range map[string]string{
+		"/.well-known/apple-app-site-association": aasa, "/apple-app-site-association": aasa, "/.well-known/assetlinks.json": assets,
+	} {
+		r := e.onHost("go.example.com", "GET", path, "", "")
+		if r.status != 200 || r.header.Get("Content-Type") != "application/json" || string(r.raw) != want {
+			t.Fatalf("%s: %d %q %s", path, r.status, r.header.Get("Content-Type"), r.raw)
+		}
+	}
+	if r := e.request(newRequest("GET", "/.well-known/assetlinks.json", "", "")); r.status != 404 {
+		t.Fatalf("on the primary host: %d", r.status)
+	}
+	for _, bad := range []string{
+		`{"apple_app_site_association":[1]}`, `{"android_asset_links":{"a":1}}`, `{"android_asset_links":"x"}`,
+		`{"apple_app_site_association":{"x":"` + strings.Repeat("a", link.MaxWellKnownFile) + `"}}`,
+	} {
+		wantProblem(t, e.do("PATCH", "/v1/domains/"+id, e.writeKey, bad, 422), 422, link.EINVALID)
+	}
+	e.do("PATCH", "/v1/domains/"+id, e.writeKey, `{"android_asset_links":null}`, 200)
+	if r := e.onHost("go.example.com", "GET", "/.well-known/assetlinks.json", "", ""); r.status != 404 {
+		t.Fatalf("after its removal: %d", r.status)
+	}
+	if r := e.onHost("go.example.com", "GET", "/apple-app-site-association", "", ""); r.status != 200 {
+		t.Fatalf("the other file went too: %d", r.status)
 	}
 }

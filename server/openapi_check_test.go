@@ -357,6 +357,9 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 		"GET /{code}+": true, "HEAD /{code}+": true,
 		// ... and the report form of a link's preview (abuse.go).
 		"POST /{code}+": true,
+		// serveCustomHost serves a custom domain's app files (domains.go).
+		"GET /.well-known/apple-app-site-association": true, "GET /apple-app-site-association": true,
+		"GET /.well-known/assetlinks.json": true,
 	}
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {

@@ -34,6 +34,8 @@ type domainRecord struct {
 	Token           string     `json:"token"`
 	RootRedirectURL string     `json:"root_redirect_url,omitempty"`
 	NotFoundURL     string     `json:"not_found_url,omitempty"`
+	AASA            string     `json:"aasa,omitempty"`
+	AssetLinks      string     `json:"asset_links,omitempty"`
 	CreatedAt       time.Time  `json:"created_at"`
 	UpdatedAt       time.Time  `json:"updated_at"`
 }
@@ -43,6 +45,7 @@ func (r *domainRecord) domain(ids *idCodec, id uint64, links int) *link.Domain {
 		ID: ids.formatID(prefixDomain, id), WorkspaceID: ids.formatID(prefixWorkspace, r.Workspace),
 		Hostname: r.Hostname, Verified: r.Verified, VerificationToken: r.Token,
 		RootRedirectURL: r.RootRedirectURL, NotFoundURL: r.NotFoundURL,
+		AppleAppSiteAssociation: r.AASA, AndroidAssetLinks: r.AssetLinks,
 		Links: links, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 	if r.VerifiedAt != nil {
@@ -54,6 +57,7 @@ func (r *domainRecord) domain(ids *idCodec, id uint64, links int) *link.Domain {
 
 func (r *domainRecord) set(d *link.Domain) {
 	r.Verified, r.RootRedirectURL, r.NotFoundURL = d.Verified, d.RootRedirectURL, d.NotFoundURL
+	r.AASA, r.AssetLinks = d.AppleAppSiteAssociation, d.AndroidAssetLinks
 	r.VerifiedAt = nil
 	if d.VerifiedAt != nil {
 		at := d.VerifiedAt.UTC()
@@ -335,7 +339,8 @@ func (s *DomainService) UpdateDomain(ctx context.Context, workspaceID, id string
 			}
 		}
 		rec.set(d)
-		if rec.Verified == before.Verified && rec.RootRedirectURL == before.RootRedirectURL && rec.NotFoundURL == before.NotFoundURL {
+		if rec.Verified == before.Verified && rec.RootRedirectURL == before.RootRedirectURL && rec.NotFoundURL == before.NotFoundURL &&
+			rec.AASA == before.AASA && rec.AssetLinks == before.AssetLinks {
 			out = before.domain(s.db.ids, did, d.Links)
 			return nil
 		}

@@ -271,7 +271,8 @@ func (d *dumper) domains() error {
 		seq := btoi(k)
 		return &dump.Domain{ID: d.id(prefixDomain, seq), Seq: seq, WorkspaceID: d.id(prefixWorkspace, r.Workspace),
 			Hostname: r.Hostname, Verified: r.Verified, VerifiedAt: timePtr(r.VerifiedAt), Token: r.Token,
-			RootRedirectURL: r.RootRedirectURL, NotFoundURL: r.NotFoundURL, CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}, nil
+			RootRedirectURL: r.RootRedirectURL, NotFoundURL: r.NotFoundURL, AASA: r.AASA, AssetLinks: r.AssetLinks,
+			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}, nil
 	})
 }
 

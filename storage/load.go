@@ -317,7 +317,8 @@ func (l *loader) put(r dump.Record) error {
 			return err
 		}
 		if err := putJSON(l.b(bucketDomains), k, &domainRecord{Workspace: wid, Hostname: r.Hostname, Verified: r.Verified, VerifiedAt: r.VerifiedAt,
-			Token: r.Token, RootRedirectURL: r.RootRedirectURL, NotFoundURL: r.NotFoundURL, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}); err != nil {
+			Token: r.Token, RootRedirectURL: r.RootRedirectURL, NotFoundURL: r.NotFoundURL, AASA: r.AASA, AssetLinks: r.AssetLinks,
+			CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}); err != nil {
 			return err
 		}
 		if err := l.b(bucketDomainsHostname).Put([]byte(r.Hostname), k); err != nil {

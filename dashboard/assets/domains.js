@@ -123,8 +123,64 @@ function Redirects({ d, slug, onSaved }) {
       aria-label=${(open ? 'Close the redirects of ' : 'Edit the redirects of ') + d.hostname} onClick=${() => setOpen(!open)}>${open ? 'Close' : 'Edit redirects'}</button></div>
     ${open && error ? html`<${Message} error=${error} />` : null}
     ${open && !fresh && !error ? html`<p role="status">Reading ${d.hostname}…</p>` : null}
-    ${open && fresh ? html`<${RedirectsForm} d=${fresh} slug=${slug} onSaved=${onSaved} />` : null}
+    ${open && fresh ? html`<${RedirectsForm} d=${fresh} slug=${slug} onSaved=${onSaved} />
+      <${AppLinksForm} d=${fresh} slug=${slug} onSaved=${onSaved} />` : null}
   </div>`;
+}
+
+// AppLinksForm sets the files the domain serves so that iOS and Android
+// open its links in an app: apple-app-site-association and assetlinks.json.
+function AppLinksForm({ d, slug, onSaved }) {
+  const text = v => v ? JSON.stringify(v, null, 2) : '';
+  const [form, setForm] = useState({ aasa: text(d.apple_app_site_association), assets: text(d.android_asset_links) });
+  const [problem, setProblem] = useState({});
+  const path = '/v1/domains/' + d.id;
+  const parse = (v, field) => {
+    if (!v.trim()) return null;
+    try { return JSON.parse(v); } catch { throw Object.assign(new Error(field + ' is not JSON.'), { field }); }
+  };
+  let body = null;
+  try {
+    body = { apple_app_site_association: parse(form.aasa, 'apple_app_site_association'), android_asset_links: parse(form.assets, 'android_asset_links') };
+  } catch { body = null; }
+  const { act, busy, error, notice } = useAction();
+  const save = e => {
+    e.preventDefault();
+    setProblem({});
+    let b;
+    try {
+      b = { apple_app_site_association: parse(form.aasa, 'apple_app_site_association'), android_asset_links: parse(form.assets, 'android_asset_links') };
+    } catch (err) {
+      setProblem({ [err.field]: err.message });
+      return;
+    }
+    act(async () => {
+      try {
+        const saved = await call('PATCH', path, b);
+        onSaved(saved);
+        return 'Saved: https://' + d.hostname + '/.well-known/ serves them now.';
+      } catch (err) {
+        if (err.fields) setProblem(err.fields);
+        throw err;
+      }
+    }, 'save');
+  };
+  const p = slug + '-';
+  return html`<form class="app-links" id=${p + 'app-links'} onSubmit=${save} novalidate>
+    <h3>App links</h3>
+    <p class="hint">So that phones open these short links in your app: the JSON ${d.hostname} serves at /.well-known/apple-app-site-association (iOS) and /.well-known/assetlinks.json (Android). Empty: none.</p>
+    <div class="field"><label for=${p + 'aasa'}>apple-app-site-association (a JSON object)</label>
+      <textarea id=${p + 'aasa'} rows="5" spellcheck="false" value=${form.aasa} onInput=${e => { setForm({ ...form, aasa: e.target.value }); setProblem({ ...problem, apple_app_site_association: undefined }); }}
+        aria-invalid=${problem.apple_app_site_association ? 'true' : undefined}></textarea>
+      ${problem.apple_app_site_association ? html`<small class="field-error">${problem.apple_app_site_association}</small>` : null}</div>
+    <div class="field"><label for=${p + 'assets'}>assetlinks.json (a JSON array)</label>
+      <textarea id=${p + 'assets'} rows="5" spellcheck="false" value=${form.assets} onInput=${e => { setForm({ ...form, assets: e.target.value }); setProblem({ ...problem, android_asset_links: undefined }); }}
+        aria-invalid=${problem.android_asset_links ? 'true' : undefined}></textarea>
+      ${problem.android_asset_links ? html`<small class="field-error">${problem.android_asset_links}</small>` : null}</div>
+    <${Message} error=${Object.values(problem).some(Boolean) ? null : error} notice=${notice} />
+    <div class="actions"><button type="submit" class="secondary" disabled=${!!busy}>${busy ? 'Saving…' : 'Save app links'}</button>
+      ${body ? html`<${CopyAsCurl} method="PATCH" path=${path} body=${body} />` : null}</div>
+  </form>`;
 }
 
 function RedirectsForm({ d, slug, onSaved }) {

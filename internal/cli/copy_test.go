@@ -112,7 +112,8 @@ func populateForCopy(t *testing.T, path string) *copyInstance {
 	cmp := &link.Campaign{WorkspaceID: in.ws1.ID, Name: "Launch", UTMSource: "news"}
 	cmp.Normalize()
 	must(st.Campaigns.CreateCampaign(ctx, cmp))
-	verified := &link.Domain{WorkspaceID: in.ws1.ID, Hostname: "go.example.com", VerificationToken: link.NewVerificationToken(), NotFoundURL: "https://example.com/404"}
+	verified := &link.Domain{WorkspaceID: in.ws1.ID, Hostname: "go.example.com", VerificationToken: link.NewVerificationToken(), NotFoundURL: "https://example.com/404",
+		AppleAppSiteAssociation: `{"applinks":{"details":[]}}`, AndroidAssetLinks: `[{"relation":[]}]`}
 	must(st.Domains.CreateDomain(ctx, verified, 0))
 	_, err = st.Domains.SetDomainVerified(ctx, in.ws1.ID, verified.ID, true)
 	must(err)

@@ -159,15 +159,17 @@ type Campaign struct {
 
 // Domain is a custom domain.
 type Domain struct {
-	ID                   string
-	Seq                  uint64
-	WorkspaceID          string
-	Hostname             string
-	Verified             bool
-	VerifiedAt           *time.Time
-	Token                string
-	RootRedirectURL      string
-	NotFoundURL          string
+	ID              string
+	Seq             uint64
+	WorkspaceID     string
+	Hostname        string
+	Verified        bool
+	VerifiedAt      *time.Time
+	Token           string
+	RootRedirectURL string
+	NotFoundURL     string
+	// AASA and AssetLinks are the app files it serves ("" for none).
+	AASA, AssetLinks     string
 	CreatedAt, UpdatedAt time.Time
 }
 

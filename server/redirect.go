@@ -215,11 +215,34 @@ func overridden(key string, set [][2]string) bool {
 // recordClick hands the click of r on l at now, sent to variant (from 1;
 // 0 for none), to the recorder.
 func (s *Server) recordClick(r *http.Request, l *link.Link, now time.Time, variant uint8) {
+	if s.untracked(r) {
+		return
+	}
 	s.recorder.Record(link.Click{
 		LinkID: l.ID, WorkspaceID: l.WorkspaceID, CampaignID: l.CampaignID, Time: now,
 		Referrer: link.ReferrerHost(r.Header.Get("Referer")), UserAgent: clickUA(r.Header.Get("User-Agent")),
 		Addr: s.clientAddr(r), Variant: variant,
 	})
+}
+
+// untracked reports whether a visit is never counted: from a client of
+// analytics.untracked_ips, or with analytics.untracked_param in its
+// query. It costs nothing while neither is set. An uncounted visit takes
+// none of a limited link's clicks either, so that a monitor checking that
+// links still redirect uses up none.
+func (s *Server) untracked(r *http.Request) bool {
+	if p := s.cfg.UntrackedParam; p != "" && r.URL.RawQuery != "" && r.URL.Query().Has(p) {
+		return true
+	}
+	if len(s.cfg.UntrackedIPs) > 0 {
+		a := s.clientAddr(r)
+		for _, p := range s.cfg.UntrackedIPs {
+			if p.Contains(a) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // clickUA returns what a click keeps of a User-Agent header: the first

@@ -335,7 +335,7 @@ func (s *Server) takeClick(w http.ResponseWriter, r *http.Request, l *link.Link)
 	if l.MaxClicks <= 0 || r.Method == http.MethodHead {
 		return true
 	}
-	ok, err := s.reserveClick(r.Context(), l, s.now(), true)
+	ok, err := s.reserveClick(r.Context(), l, s.now(), !s.untracked(r))
 	if err != nil {
 		s.writeError(w, r, err)
 		return false

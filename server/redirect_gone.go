@@ -34,7 +34,7 @@ const (
 func (s *Server) controlRedirect(w http.ResponseWriter, r *http.Request, l *link.Link, now time.Time) bool {
 	// A link-preview bot fetching a social card is no click.
 	click := l.MaxClicks > 0 && r.Method == http.MethodGet && l.PasswordHash == "" &&
-		(l.OG == nil || !analytics.PreviewBot(r.Header.Get("User-Agent")))
+		(l.OG == nil || !analytics.PreviewBot(r.Header.Get("User-Agent"))) && !s.untracked(r)
 	gone, err := s.linkState(r.Context(), l, now, click)
 	if err != nil {
 		s.writeError(w, r, err)

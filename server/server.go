@@ -126,6 +126,11 @@ type Config struct {
 	// StreamHeartbeat is how often an idle live click stream sends a
 	// comment and checks its credential (0: every 15 s).
 	StreamHeartbeat time.Duration
+	// UntrackedIPs are the client ranges whose visits are never counted,
+	// UntrackedParam the query parameter that makes a visit uncounted
+	// (analytics.untracked_ips, analytics.untracked_param).
+	UntrackedIPs   []netip.Prefix
+	UntrackedParam string
 }
 
 // Server serves the API, the redirects and the setup page on one handler.

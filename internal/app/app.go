@@ -210,6 +210,7 @@ func (a *App) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		StoreName:  a.storeName(),
 		CompatKutt: cfg.Compat.Kutt,
 		Instance:   a.cfg.Instance(), LabelMetrics: a.cfg.NamesInstance(),
+		UntrackedIPs: cfg.UntrackedRanges(), UntrackedParam: cfg.Analytics.UntrackedParam,
 	}, server.Deps{
 		DB: store.Data, Links: store.Links, Keys: store.Keys,
 		Users: store.Users, Workspaces: store.Workspaces,

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"os"
 	"reflect"
@@ -131,6 +132,12 @@ type Config struct {
 		GeoIPPath          string        `mapstructure:"geoip_path"`
 		Retention          time.Duration `mapstructure:"retention"`
 		LinkHoursRetention time.Duration `mapstructure:"link_hours_retention"`
+		// UntrackedIPs are addresses and ranges whose visits are never
+		// counted (an office, uptime monitors); UntrackedParam names a
+		// query parameter that makes a visit uncounted ("": none).
+		UntrackedIPs   []string `mapstructure:"untracked_ips"`
+		UntrackedParam string   `mapstructure:"untracked_param"`
+		untracked      []netip.Prefix
 	} `mapstructure:"analytics"`
 	Audit struct {
 		Retention time.Duration `mapstructure:"retention"`
@@ -222,6 +229,8 @@ var defaults = map[string]any{
 	"analytics.geoip_path":           "",
 	"analytics.retention":            "2160h",
 	"analytics.link_hours_retention": "840h",
+	"analytics.untracked_ips":        []string{},
+	"analytics.untracked_param":      "",
 	"audit.retention":                "8760h",
 	"domains.resolver":               "",
 	"domains.scheme":                 "https",
@@ -497,6 +506,18 @@ func (c *Config) Validate() error {
 	default:
 		errs = append(errs, fmt.Errorf("analytics.geoip: %q must be on or off", c.Analytics.GeoIP))
 	}
+	c.Analytics.untracked = nil
+	for _, v := range c.Analytics.UntrackedIPs {
+		p, err := ParseIPRange(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("analytics.untracked_ips: %q must be an IP address or a CIDR range like 203.0.113.0/24", v))
+			continue
+		}
+		c.Analytics.untracked = append(c.Analytics.untracked, p)
+	}
+	if p := c.Analytics.UntrackedParam; p != "" && (strings.ContainsAny(p, "=&?# ") || len(p) > 64) {
+		errs = append(errs, fmt.Errorf("analytics.untracked_param: %q must be a query parameter name", p))
+	}
 	if c.Log.Format != "text" && c.Log.Format != "json" {
 		errs = append(errs, fmt.Errorf("log.format: %q must be text or json", c.Log.Format))
 	}
@@ -595,4 +616,29 @@ func (c *Config) Instance() string {
 		id = host[:maxInstanceID-len(port)-1] + ":" + port
 	}
 	return id
+}
+
+// UntrackedRanges are analytics.untracked_ips, parsed (after Load).
+func (c *Config) UntrackedRanges() []netip.Prefix { return c.Analytics.untracked }
+
+// ParseIPRange parses an IP address (a range of one) or a CIDR range,
+// IPv4 or IPv6, into its masked prefix.
+func ParseIPRange(s string) (netip.Prefix, error) {
+	s = strings.TrimSpace(s)
+	if strings.Contains(s, "/") {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, err
+		}
+		if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+			return netip.PrefixFrom(a.Unmap(), p.Bits()-96).Masked(), nil
+		}
+		return p.Masked(), nil
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil {
+		return netip.Prefix{}, err
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), nil
 }

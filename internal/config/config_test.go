@@ -37,6 +37,22 @@ func TestConfig(t *testing.T) {
 			t.Fatalf("env: %+v", cfg)
 		}
 	})
+	t.Run("untracked visits", func(t *testing.T) {
+		t.Chdir(t.TempDir())
+		os.WriteFile("config.yaml", []byte("analytics:\n  untracked_ips: [\"203.0.113.7\", \"198.51.100.9/24\", \"2001:db8::/32\", \"::ffff:192.0.2.0/120\"]\n  untracked_param: lb_check\n"), 0o600)
+		cfg, err := config.Load("")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(cfg.UntrackedRanges()); got != "[203.0.113.7/32 198.51.100.0/24 2001:db8::/32 192.0.2.0/24]" || cfg.Analytics.UntrackedParam != "lb_check" {
+			t.Fatalf("untracked: %s, %q", got, cfg.Analytics.UntrackedParam)
+		}
+		os.WriteFile("config.yaml", []byte("analytics:\n  untracked_ips: [\"office\"]\n  untracked_param: \"a=b\"\n"), 0o600)
+		_, err = config.Load("")
+		if err == nil || !strings.Contains(err.Error(), "analytics.untracked_ips") || !strings.Contains(err.Error(), "analytics.untracked_param") {
+			t.Fatalf("bad untracked settings: %v", err)
+		}
+	})
 	t.Run("durations and base URLs", func(t *testing.T) {
 		t.Chdir(t.TempDir())
 		t.Setenv("LINKBOLT_CLICKS_FLUSH_INTERVAL", "200ms")

@@ -236,6 +236,12 @@ func (f *visitorFacts) matches(c *link.RuleCondition) bool {
 			return false
 		}
 	}
+	if len(c.IP) > 0 && !c.ContainsAddr(f.address()) {
+		return false
+	}
+	if (c.After != nil || c.Before != nil) && !c.InWindow(f.s.now()) {
+		return false
+	}
 	return true
 }
 

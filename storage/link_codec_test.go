@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"net/netip"
 	"reflect"
 	"strings"
 	"testing"
@@ -30,6 +31,9 @@ func codecRecords() []linkRecord {
 					{Device: "mobile", OS: "iOS", Browser: "Safari", Country: "DE", Language: "de", Then: "https://a.example/"},
 					{HasQuery: true, QueryName: "ref", QueryValue: "", Then: "https://b.example/"},
 					{HasQuery: true, QueryName: "q", QueryValue: long, Then: ""},
+					{IP: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("2001:db8::1/128"), netip.MustParsePrefix("0.0.0.0/0")},
+						After: &past, Before: &created, Then: "https://c.example/"},
+					{HasQuery: true, QueryName: "n", Before: &created, Then: "https://d.example/"},
 				},
 				Variants: []variantRecord{{Destination: "https://a.example/", Weight: 70}, {Destination: "", Weight: 0}},
 				OG:       &ogRecord{Title: "T", Description: long, ImageURL: "https://img.example/i.png"},

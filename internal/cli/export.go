@@ -224,6 +224,19 @@ func linkData(l *link.Link) map[string]any {
 		if q := r.If.Query; q != nil {
 			cond["query"] = map[string]string{"name": q.Name, "value": q.Value}
 		}
+		if len(r.If.IP) > 0 {
+			ips := make([]string, len(r.If.IP))
+			for i, p := range r.If.IP {
+				ips[i] = p.String()
+			}
+			cond["ip"] = ips
+		}
+		if r.If.After != nil {
+			cond["after"] = r.If.After.UTC()
+		}
+		if r.If.Before != nil {
+			cond["before"] = r.If.Before.UTC()
+		}
 		rules = append(rules, map[string]any{"if": cond, "then": r.Then})
 	}
 	d["rules"] = rules

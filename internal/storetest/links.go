@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"sync"
 	"testing"
@@ -26,6 +27,62 @@ var linkTests = []test{
 	{"CreateLinks", testLinksBulk},
 	{"CampaignUTM", testLinksCampaignUTM},
 	{"ConcurrentSameAlias", testLinksConcurrent},
+	{"RuleConditions", testLinksRuleConditions},
+}
+
+// testLinksRuleConditions checks that a rule's IP ranges and time window
+// are stored and read back as given, by ID and by alias, after a restart
+// and after an update that replaces them.
+func testLinksRuleConditions(t *testing.T, e *env) {
+	_, ws := e.setup()
+	after := time.Date(2026, 11, 27, 9, 30, 0, 0, time.UTC)
+	before := after.Add(96*time.Hour + 500*time.Millisecond)
+	rules := []link.Rule{
+		{If: link.RuleCondition{Country: "DE", IP: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24"),
+			netip.MustParsePrefix("203.0.113.7/32"), netip.MustParsePrefix("2001:db8::/32"), netip.MustParsePrefix("::1/128")}},
+			Then: "https://example.com/office"},
+		{If: link.RuleCondition{After: &after, Before: &before}, Then: "https://example.com/sale"},
+		{If: link.RuleCondition{Before: &before, Query: &link.QueryCondition{Name: "src", Value: "qr"}}, Then: "https://example.com/q"},
+	}
+	l := e.link(ws.ID, &link.Link{Alias: "conds", Rules: slices.Clone(rules)})
+	check := func(what string, got *link.Link, want []link.Rule) {
+		t.Helper()
+		if len(got.Rules) != len(want) {
+			t.Fatalf("%s: %d rules, want %d", what, len(got.Rules), len(want))
+		}
+		for i, r := range got.Rules {
+			w := want[i]
+			if !slices.Equal(r.If.IP, w.If.IP) || !timeEqual(r.If.After, w.If.After) || !timeEqual(r.If.Before, w.If.Before) ||
+				r.If.Country != w.If.Country || (r.If.Query == nil) != (w.If.Query == nil) || r.Then != w.Then {
+				t.Fatalf("%s: rule %d = %+v, want %+v", what, i, r, w)
+			}
+		}
+	}
+	find := func(what string, want []link.Rule) {
+		t.Helper()
+		byID, err := e.Links.FindLinkByID(e.ctx, ws.ID, l.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(what+" by id", byID, want)
+		byAlias, err := e.Links.FindLinkByAlias(e.ctx, "", "conds")
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(what+" by alias", byAlias, want)
+	}
+	find("created", rules)
+	e.restart()
+	find("reopened", rules)
+	changed := []link.Rule{{If: link.RuleCondition{IP: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}, Then: "https://example.com/lan"}}
+	if _, err := e.Links.UpdateLink(e.ctx, ws.ID, l.ID, link.LinkUpdate{Rules: &changed}, nil); err != nil {
+		t.Fatal(err)
+	}
+	find("updated", changed)
+}
+
+func timeEqual(a, b *time.Time) bool {
+	return (a == nil) == (b == nil) && (a == nil || a.Equal(*b))
 }
 
 func testLinksCreate(t *testing.T, e *env) {

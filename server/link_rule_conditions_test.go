@@ -153,6 +153,17 @@ func TestLinkRuleConditionsBadInput(t *testing.T) {
 			}
 		})
 	}
+	// In a bulk creation the bad rule refuses its own item only.
+	r := e.do("POST", "/v1/links/bulk", e.writeKey, `{"links":[
+		{"destination_url":"https://example.com/ok","rules":[{"if":{"ip":["2001:db8::/32"]},"then":"https://example.com/v6"}]},
+		{"destination_url":"https://example.com/bad","rules":[{"if":{"ip":["2001:db8::/32","2001:db8::/200"]},"then":"https://example.com/v6"}]}]}`, 200)
+	if got := r.path("data", 0, "link", "rules", 0, "if", "ip", 0); got != "2001:db8::/32" {
+		t.Fatalf("bulk item 0: %s", r.raw)
+	}
+	if r.path("data", 1, "link") != nil || r.path("data", 1, "error", "status") != float64(422) ||
+		r.path("data", 1, "error", "errors", 0, "field") != "rules[0].if.ip[1]" {
+		t.Fatalf("bulk item 1: %s", r.raw)
+	}
 	// A PATCH is refused alike and leaves the link as it was.
 	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","rules":[{"if":{"ip":["192.0.2.0/24"]},"then":"https://example.com/a"}]}`, 201).str("id")
 	wantProblem(t, e.request(newRequest("PATCH", "/v1/links/"+id, e.writeKey, `{"rules":[{"if":{"ip":["192.0.2.0/24","nope"]},"then":"https://example.com/a"}]}`)), 422, "validation_failed")

@@ -165,3 +165,84 @@ func TestBrowserLinkRuleConditions(t *testing.T) {
 		t.Fatalf("after the edit: %d %v", resp.StatusCode, resp.Header)
 	}
 }
+
+// TestBrowserLinkForwarding turns on path and query forwarding in the
+// link editor, follows a forwarded short URL, turns the path off again in
+// the edit form, and sets the workspace's defaults of new links on the
+// Workspace page, which the next link created without a tick takes.
+func TestBrowserLinkForwarding(t *testing.T) {
+	t.Parallel()
+	base, c, tok := startDashboard(t, "")
+	b := newBrowser(t, base)
+	signIn(b, base)
+	b.run("links page",
+		chromedp.Click(`nav[aria-label=Main] a[href="/app/links"]`),
+		chromedp.WaitVisible(`#create-link-form`))
+	b.run("create",
+		chromedp.SendKeys("#destination_url", "https://example.com/docs?lang=en"),
+		chromedp.SendKeys("#alias", "handbook"),
+		chromedp.Click(`#create-link-form details.more summary`),
+		chromedp.WaitVisible(`#forward_path`),
+		chromedp.Click(`#forward_path`),
+		chromedp.Click(`#forward_query`))
+	b.screenshot("link-forwarding")
+	b.run("submit",
+		chromedp.Click(`#create-link-form button[type=submit]`),
+		chromedp.WaitVisible(`#links tr[data-alias="handbook"]`))
+	l := c.must("GET", "/v1/links?search=handbook", tok, "", 200)["data"].([]any)[0].(map[string]any)
+	if l["forward_path"] != true || l["forward_query"] != true {
+		t.Fatalf("stored link: %v", l)
+	}
+	hc := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	follow := func(path string) (int, string) {
+		t.Helper()
+		resp, err := hc.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode, resp.Header.Get("Location")
+	}
+	if code, loc := follow("/handbook/install/linux?x=1&lang=de"); code != 302 || loc != "https://example.com/docs/install/linux?lang=en&x=1" {
+		t.Fatalf("forwarded: %d %q", code, loc)
+	}
+
+	// The edit form shows both ticked; untick the path.
+	b.run("edit",
+		chromedp.Click(`#links tr[data-alias="handbook"] button.edit`),
+		chromedp.WaitVisible(`#edit_forward_path`))
+	var ticked bool
+	b.run("ticked", chromedp.JavascriptAttribute(`#edit_forward_path`, "checked", &ticked))
+	if !ticked {
+		t.Fatal("forward_path not shown ticked")
+	}
+	b.run("untick",
+		chromedp.Click(`#edit_forward_path`),
+		chromedp.Click(`#edit-link-form button[type=submit]`),
+		chromedp.WaitVisible(`.answer`))
+	if code, _ := follow("/handbook/install"); code != 404 {
+		t.Fatalf("after unticking: %d", code)
+	}
+	if code, loc := follow("/handbook?x=1"); code != 302 || loc != "https://example.com/docs?lang=en&x=1" {
+		t.Fatalf("query still forwarded: %d %q", code, loc)
+	}
+
+	// The workspace's defaults.
+	b.run("workspace page",
+		chromedp.Click(`nav[aria-label=Main] a[href="/app/settings"]`),
+		chromedp.WaitVisible(`#link-defaults-form`),
+		chromedp.Click(`#ws-forward-path`),
+		chromedp.Click(`#link-defaults-form button[type=submit]`),
+		chromedp.WaitVisible(`#link-defaults-form .msg.notice`))
+	b.screenshot("workspace-link-defaults")
+	b.run("links page again",
+		chromedp.Click(`nav[aria-label=Main] a[href="/app/links"]`),
+		chromedp.WaitVisible(`#create-link-form`),
+		chromedp.SendKeys("#destination_url", "https://example.com/wiki"),
+		chromedp.SendKeys("#alias", "wiki"),
+		chromedp.Click(`#create-link-form button[type=submit]`),
+		chromedp.WaitVisible(`#links tr[data-alias="wiki"]`))
+	if code, loc := follow("/wiki/page/one"); code != 302 || loc != "https://example.com/wiki/page/one" {
+		t.Fatalf("a link taking the workspace's default: %d %q", code, loc)
+	}
+}

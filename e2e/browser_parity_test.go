@@ -52,6 +52,9 @@ var notDashboard = map[string]string{
 	"HEAD /{code}":                    "the public redirect: checked by link checkers",
 	"POST /{code}":                    "the password form of a protected link, on its own page (link controls)",
 	"GET /{code}+":                    "the public preview page: a person opens it before following the link",
+	"GET /{code}/{path}":              "the public redirect of a link that forwards the path: a person follows the short URL",
+	"HEAD /{code}/{path}":             "the public redirect of a link that forwards the path: checked by link checkers",
+	"POST /{code}/{path}":             "the password form of a protected link that forwards the path, on its own page",
 	// The command line's rescue routes (linkbolt users, keys; server/admin_*.go).
 	"POST /v1/admin/users":                        "linkbolt users create --admin, while a server holds the data file",
 	"POST /v1/admin/users/{id}/password":          "linkbolt users reset-password, while a server holds the data file",

@@ -98,7 +98,7 @@ func (s *Server) handleBulkCreateLinks(w http.ResponseWriter, r *http.Request, c
 			}
 			domain, domains[req.Domain] = d, d
 		}
-		l := req.link(c.workspace.ID, domain, now)
+		l := req.link(c.workspace, domain, now)
 		if err := req.linkLimitsRequest.applyTo(l, now); err != nil {
 			fail(i, err)
 			continue

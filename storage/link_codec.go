@@ -38,22 +38,24 @@ const linkCodecBinary = 0x01
 
 // The flags of a binary link record.
 const (
-	lfUpdated     = 1 << iota // updated at differs from created at
-	lfTags                    // tags follow
-	lfUTMSource               // the UTM source follows
-	lfUTMMedium               // the UTM medium follows
-	lfUTMCampaign             // the UTM campaign follows
-	lfCampaign                // the campaign ID follows
-	lfPassword                // the password hash follows
-	lfRules                   // rules follow
-	lfVariants                // variants follow
-	lfOG                      // a social card follows
-	lfExpires                 // an expiry follows
-	lfMaxClicks               // a click limit follows
-	lfExpiredURL              // the expired URL follows
-	lfTitle                   // the title follows
-	lfArchived                // the link is archived (nothing follows)
-	lfAll         = 1<<iota - 1
+	lfUpdated      = 1 << iota // updated at differs from created at
+	lfTags                     // tags follow
+	lfUTMSource                // the UTM source follows
+	lfUTMMedium                // the UTM medium follows
+	lfUTMCampaign              // the UTM campaign follows
+	lfCampaign                 // the campaign ID follows
+	lfPassword                 // the password hash follows
+	lfRules                    // rules follow
+	lfVariants                 // variants follow
+	lfOG                       // a social card follows
+	lfExpires                  // an expiry follows
+	lfMaxClicks                // a click limit follows
+	lfExpiredURL               // the expired URL follows
+	lfTitle                    // the title follows
+	lfArchived                 // the link is archived (nothing follows)
+	lfForwardPath              // the link forwards the visitor's path (nothing follows)
+	lfForwardQuery             // the link forwards the visitor's query (nothing follows)
+	lfAll          = 1<<iota - 1
 )
 
 // appendLink appends the binary form of r to dst.
@@ -79,6 +81,8 @@ func appendLink(dst []byte, r *linkRecord) []byte {
 	set(lfExpiredURL, r.ExpiredURL != "")
 	set(lfTitle, r.Title != "")
 	set(lfArchived, r.Archived)
+	set(lfForwardPath, r.ForwardPath)
+	set(lfForwardQuery, r.ForwardQuery)
 
 	dst = append(dst, linkCodecBinary)
 	dst = binary.AppendUvarint(dst, flags)
@@ -224,6 +228,8 @@ func decodeLink(raw []byte, r *linkRecord) error {
 		r.Title = d.str()
 	}
 	r.Archived = flags&lfArchived != 0
+	r.ForwardPath = flags&lfForwardPath != 0
+	r.ForwardQuery = flags&lfForwardQuery != 0
 	if d.err || d.i != len(d.s) {
 		*r = linkRecord{}
 		return fmt.Errorf("decode record: %w", errLinkRecord)

@@ -61,6 +61,7 @@ func (s *LinkService) UpdateLink(ctx context.Context, workspaceID, id string, up
 		}
 		rec.CampaignID = l.CampaignID
 		rec.RedirectCode = l.RedirectCode
+		rec.ForwardPath, rec.ForwardQuery = l.ForwardPath, l.ForwardQuery
 		// link controls: expiry and limits
 		if err := countArchived(tx, wid, rec.Archived, l.Archived); err != nil {
 			return err

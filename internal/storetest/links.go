@@ -28,6 +28,47 @@ var linkTests = []test{
 	{"CampaignUTM", testLinksCampaignUTM},
 	{"ConcurrentSameAlias", testLinksConcurrent},
 	{"RuleConditions", testLinksRuleConditions},
+	{"Forwarding", testLinksForwarding},
+}
+
+// testLinksForwarding checks that a link's forwarding flags and a
+// workspace's defaults of them are stored, read back (by ID, by alias,
+// with the workspace), updated, and kept over a restart.
+func testLinksForwarding(t *testing.T, e *env) {
+	_, ws := e.setup()
+	l := e.link(ws.ID, &link.Link{Alias: "fwd", ForwardPath: true})
+	q := e.link(ws.ID, &link.Link{Alias: "fwq", ForwardQuery: true})
+	check := func(what, alias string, path, query bool) {
+		t.Helper()
+		got, err := e.Links.FindLinkByAlias(e.ctx, "", alias)
+		if err != nil || got.ForwardPath != path || got.ForwardQuery != query {
+			t.Fatalf("%s: %s = %+v, %v; want path %v, query %v", what, alias, got, err, path, query)
+		}
+	}
+	check("created", "fwd", true, false)
+	check("created", "fwq", false, true)
+	on, off := true, false
+	if got, err := e.Links.UpdateLink(e.ctx, ws.ID, l.ID, link.LinkUpdate{ForwardPath: &off, ForwardQuery: &on}, nil); err != nil ||
+		got.ForwardPath || !got.ForwardQuery {
+		t.Fatalf("updated: %+v, %v", got, err)
+	}
+	tags := []string{"t"}
+	if _, err := e.Links.UpdateLink(e.ctx, ws.ID, q.ID, link.LinkUpdate{Tags: &tags}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.Workspaces.UpdateWorkspace(e.ctx, ws.ID, link.WorkspaceUpdate{ForwardPath: &on}); err != nil || !got.ForwardPath || got.ForwardQuery {
+		t.Fatalf("workspace updated: %+v, %v", got, err)
+	}
+	e.restart()
+	check("reopened", "fwd", false, true)
+	check("another field updated, reopened", "fwq", false, true)
+	if got, err := e.Links.FindLinkByID(e.ctx, ws.ID, q.ID); err != nil || !got.ForwardQuery || got.ForwardPath {
+		t.Fatalf("by id: %+v, %v", got, err)
+	}
+	got, err := e.Workspaces.FindWorkspaceByID(e.ctx, ws.ID)
+	if err != nil || !got.ForwardPath || got.ForwardQuery {
+		t.Fatalf("workspace reopened: %+v, %v", got, err)
+	}
 }
 
 // testLinksRuleConditions checks that a rule's IP ranges and time window

@@ -57,6 +57,9 @@ var notDashboard = map[string]string{
 	"GET /apple-app-site-association":             "a custom domain's app file, fetched by older iOS versions",
 	"GET /.well-known/assetlinks.json":            "a custom domain's app file, fetched by Android",
 	"POST /v1/abuse-reports":                      "reports by scripts and other sites; a visitor reports from the preview page (POST /{code}+)",
+	"GET /{code}/{path}":                          "the public redirect of a link that forwards the path: a person follows the short URL",
+	"HEAD /{code}/{path}":                         "the public redirect of a link that forwards the path: checked by link checkers",
+	"POST /{code}/{path}":                         "the password form of a protected link that forwards the path, on its own page",
 	// The command line's rescue routes (linkbolt users, keys; server/admin_*.go).
 	"POST /v1/admin/users":                        "linkbolt users create --admin, while a server holds the data file",
 	"POST /v1/admin/users/{id}/password":          "linkbolt users reset-password, while a server holds the data file",

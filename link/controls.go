@@ -2,7 +2,9 @@ package link
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
+	"time"
 	"unicode/utf8"
 )
 
@@ -14,6 +16,7 @@ const (
 	MinLinkPassword   = 4
 	MaxLinkPassword   = 72 // all bcrypt reads
 	MaxRuleValue      = 200
+	MaxRuleIPs        = 50
 	MaxOGTitle        = 200
 	MaxOGDescription  = 500
 	variantWeightSum  = 100
@@ -26,7 +29,10 @@ const (
 // must hold. Device, OS and Browser are compared case-insensitively with
 // the classification analytics makes of the user agent; Country is an ISO
 // 3166-1 alpha-2 code; Language is a primary language tag ("de" matches
-// "de-AT").
+// "de-AT"). IP holds when the visitor's address is in any of the ranges
+// (a single address is a /32 or /128), parsed once when the rule is made
+// or loaded. After and Before bound the instants the rule holds: at or
+// after After, and before Before.
 type RuleCondition struct {
 	Device   string
 	OS       string
@@ -34,6 +40,9 @@ type RuleCondition struct {
 	Country  string
 	Language string
 	Query    *QueryCondition
+	IP       []netip.Prefix
+	After    *time.Time
+	Before   *time.Time
 }
 
 // QueryCondition holds when the request's query has the parameter Name
@@ -45,7 +54,52 @@ type QueryCondition struct {
 
 // Empty reports whether the condition tests nothing.
 func (c RuleCondition) Empty() bool {
-	return c.Device == "" && c.OS == "" && c.Browser == "" && c.Country == "" && c.Language == "" && c.Query == nil
+	return c.Device == "" && c.OS == "" && c.Browser == "" && c.Country == "" && c.Language == "" && c.Query == nil &&
+		len(c.IP) == 0 && c.After == nil && c.Before == nil
+}
+
+// ParseIPRange reads an IP address or CIDR prefix of a rule, IPv4 or
+// IPv6: a single address is the prefix of its full length, an IPv4-mapped
+// IPv6 address is its IPv4 form, and a prefix is masked to its network
+// ("10.1.2.3/8" is 10.0.0.0/8). ok is false for anything else, a zoned
+// address included.
+func ParseIPRange(s string) (p netip.Prefix, ok bool) {
+	s = strings.TrimSpace(s)
+	if strings.IndexByte(s, '/') >= 0 {
+		p, err := netip.ParsePrefix(s)
+		if err != nil {
+			return netip.Prefix{}, false
+		}
+		if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
+			p = netip.PrefixFrom(a.Unmap(), p.Bits()-96)
+		}
+		return p.Masked(), true
+	}
+	a, err := netip.ParseAddr(s)
+	if err != nil || a.Zone() != "" {
+		return netip.Prefix{}, false
+	}
+	a = a.Unmap()
+	return netip.PrefixFrom(a, a.BitLen()), true
+}
+
+// ContainsAddr reports whether a is in one of the condition's IP ranges.
+func (c *RuleCondition) ContainsAddr(a netip.Addr) bool {
+	if !a.IsValid() {
+		return false
+	}
+	a = a.Unmap()
+	for _, p := range c.IP {
+		if p.Contains(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// InWindow reports whether now is within the condition's After and Before.
+func (c *RuleCondition) InWindow(now time.Time) bool {
+	return (c.After == nil || !now.Before(*c.After)) && (c.Before == nil || now.Before(*c.Before))
 }
 
 // Rule sends the visitors that match If to Then instead of the link's
@@ -96,6 +150,15 @@ func (l *Link) normalizeControls() {
 		r.If.Browser = strings.TrimSpace(r.If.Browser)
 		r.If.Country = strings.ToUpper(strings.TrimSpace(r.If.Country))
 		r.If.Language = strings.ToLower(strings.TrimSpace(r.If.Language))
+		if len(r.If.IP) == 0 {
+			r.If.IP = nil
+		}
+		for _, t := range []**time.Time{&r.If.After, &r.If.Before} {
+			if *t != nil {
+				u := (*t).UTC()
+				*t = &u
+			}
+		}
 	}
 	for i := range l.Variants {
 		l.Variants[i].DestinationURL = strings.TrimSpace(l.Variants[i].DestinationURL)
@@ -126,8 +189,9 @@ func (l *Link) validateControls(v *validation, rules *URLRules) {
 		r := &l.Rules[i]
 		f := fmt.Sprintf("rules[%d]", i)
 		if r.If.Empty() {
-			v.add(f+".if", "must have at least one condition (device, os, browser, country, language or query)")
+			v.add(f+".if", "must have at least one condition (device, os, browser, country, language, query, ip, after or before)")
 		}
+		validateRuleWhoWhen(v, f, &r.If)
 		switch r.If.Device {
 		case "", "desktop", "mobile", "tablet":
 		default:
@@ -208,4 +272,20 @@ func validLanguage(s string) bool {
 		}
 	}
 	return true
+}
+
+// validateRuleWhoWhen checks the IP ranges and the time window of a rule's
+// condition c, named f in messages.
+func validateRuleWhoWhen(v *validation, f string, c *RuleCondition) {
+	if len(c.IP) > MaxRuleIPs {
+		v.add(f+".if.ip", "at most %d addresses or ranges", MaxRuleIPs)
+	}
+	for j, p := range c.IP {
+		if !p.IsValid() {
+			v.add(fmt.Sprintf("%s.if.ip[%d]", f, j), "must be an IP address or a CIDR range, like 203.0.113.0/24 or 2001:db8::/32")
+		}
+	}
+	if c.After != nil && c.Before != nil && !c.After.Before(*c.Before) {
+		v.add(f+".if.before", "must be later than after")
+	}
 }

@@ -1,66 +1,85 @@
-package link
+package link_test
 
 import (
-	"strings"
+	"net/netip"
 	"testing"
+	"time"
+
+	"github.com/linkbolt/linkbolt/link"
 )
 
-func TestValidateControls(t *testing.T) {
-	base := func() Link {
-		return Link{DestinationURL: "https://example.com/", RedirectCode: 302}
-	}
-	ok := base()
-	ok.Rules = []Rule{{If: RuleCondition{Country: " de ", Language: "DE", Device: "Mobile"}, Then: " https://example.com/de "}}
-	ok.Variants = []Variant{{DestinationURL: "https://example.com/a", Weight: 1}, {DestinationURL: "https://example.com/b", Weight: 99}}
-	ok.OG = &OG{Title: "  "}
-	ok.Normalize()
-	if err := ok.Validate(nil); err != nil {
-		t.Fatal(err)
-	}
-	if r := ok.Rules[0]; r.If.Country != "DE" || r.If.Language != "de" || r.If.Device != "mobile" || r.Then != "https://example.com/de" || ok.OG != nil {
-		t.Fatalf("normalised: %+v, og %v", r, ok.OG)
-	}
+func TestParseIPRange(t *testing.T) {
 	for _, c := range []struct {
-		name  string
-		edit  func(*Link)
-		field string
+		in, want string // want "" for refused
 	}{
-		{"weights sum to 99", func(l *Link) {
-			l.Variants = []Variant{{DestinationURL: "https://example.com/a", Weight: 50}, {DestinationURL: "https://example.com/b", Weight: 49}}
-		}, "variants"},
-		{"weight over 100", func(l *Link) {
-			l.Variants = []Variant{{DestinationURL: "https://example.com/a", Weight: 101}, {DestinationURL: "https://example.com/b", Weight: -1}}
-		}, "variants[0].weight"},
-		{"no condition", func(l *Link) { l.Rules = []Rule{{Then: "https://example.com/"}} }, "rules[0].if"},
-		{"empty query name", func(l *Link) {
-			l.Rules = []Rule{{If: RuleCondition{Query: &QueryCondition{}}, Then: "https://example.com/"}}
-		}, "rules[0].if.query.name"},
-		{"language with region", func(l *Link) { l.Rules = []Rule{{If: RuleCondition{Language: "de-AT"}, Then: "https://example.com/"}} }, "rules[0].if.language"},
-		{"21 rules", func(l *Link) {
-			for i := 0; i < 21; i++ {
-				l.Rules = append(l.Rules, Rule{If: RuleCondition{OS: "iOS"}, Then: "https://example.com/"})
-			}
-		}, "rules"},
-		{"long og title", func(l *Link) { l.OG = &OG{Title: strings.Repeat("t", 201)} }, "og.title"},
+		{"203.0.113.7", "203.0.113.7/32"},
+		{" 203.0.113.7 ", "203.0.113.7/32"},
+		{"198.51.100.77/24", "198.51.100.0/24"},
+		{"0.0.0.0/0", "0.0.0.0/0"},
+		{"2001:db8::1", "2001:db8::1/128"},
+		{"2001:DB8:0:0::/32", "2001:db8::/32"},
+		{"::ffff:192.0.2.1", "192.0.2.1/32"},
+		{"::ffff:192.0.2.0/120", "192.0.2.0/24"},
+		{"::ffff:0:0/96", "0.0.0.0/0"},
+		{"::ffff:0:0/80", "::/80"},
+		{"", ""},
+		{"office", ""},
+		{"192.0.2.1/33", ""},
+		{"192.0.2.1/-1", ""},
+		{"2001:db8::/129", ""},
+		{"fe80::1%eth0", ""},
+		{"192.0.2.1/24/8", ""},
+		{"192.0.2", ""},
 	} {
-		t.Run(c.name, func(t *testing.T) {
-			l := base()
-			c.edit(&l)
-			l.Normalize()
-			err := l.Validate(nil)
-			found := false
-			for _, f := range ErrorFields(err) {
-				found = found || f.Field == c.field
-			}
-			if ErrorCode(err) != EINVALID || !found {
-				t.Fatalf("err %v, want field %s", err, c.field)
-			}
-		})
+		p, ok := link.ParseIPRange(c.in)
+		if got := map[bool]string{true: p.String(), false: ""}[ok]; got != c.want {
+			t.Errorf("ParseIPRange(%q) = %q, %v; want %q", c.in, got, ok, c.want)
+		}
 	}
-	if msg := CheckLinkPassword("abc"); msg == "" {
-		t.Fatal("a 3-character password passed")
+}
+
+// FuzzParseIPRange checks that what ParseIPRange accepts is a valid,
+// masked network that reads back as itself.
+func FuzzParseIPRange(f *testing.F) {
+	for _, s := range []string{"203.0.113.7", "198.51.100.77/24", "2001:db8::/32", "::ffff:192.0.2.0/120", "fe80::1%eth0", "1.2.3.4/"} {
+		f.Add(s)
 	}
-	if msg := CheckLinkPassword(strings.Repeat("x", 73)); msg == "" {
-		t.Fatal("a 73-byte password passed")
+	f.Fuzz(func(t *testing.T, s string) {
+		p, ok := link.ParseIPRange(s)
+		if !ok {
+			return
+		}
+		if !p.IsValid() || p != p.Masked() || p.Addr().Is4In6() || p.Addr().Zone() != "" {
+			t.Fatalf("ParseIPRange(%q) = %v", s, p)
+		}
+		if again, ok := link.ParseIPRange(p.String()); !ok || again != p {
+			t.Fatalf("ParseIPRange(%q) = %v reads back as %v, %v", s, p, again, ok)
+		}
+	})
+}
+
+func TestRuleConditionWindowAndAddress(t *testing.T) {
+	after := time.Date(2026, 11, 27, 0, 0, 0, 0, time.UTC)
+	before := after.Add(24 * time.Hour)
+	c := link.RuleCondition{After: &after, Before: &before,
+		IP: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("2001:db8::/32")}}
+	for _, w := range []struct {
+		at   time.Time
+		want bool
+	}{{after.Add(-time.Nanosecond), false}, {after, true}, {before.Add(-time.Nanosecond), true}, {before, false}} {
+		if got := c.InWindow(w.at); got != w.want {
+			t.Errorf("InWindow(%v) = %v, want %v", w.at, got, w.want)
+		}
+	}
+	for _, a := range []struct {
+		addr string
+		want bool
+	}{{"198.51.100.1", true}, {"::ffff:198.51.100.1", true}, {"198.51.101.1", false}, {"2001:db8:1::1", true}, {"2001:db9::1", false}} {
+		if got := c.ContainsAddr(netip.MustParseAddr(a.addr)); got != a.want {
+			t.Errorf("ContainsAddr(%s) = %v, want %v", a.addr, got, a.want)
+		}
+	}
+	if c.ContainsAddr(netip.Addr{}) {
+		t.Error("an unknown address is in the ranges")
 	}
 }

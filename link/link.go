@@ -55,6 +55,11 @@ type Link struct {
 	OG           *OG
 	// link controls: expiry and limits (see expiry.go)
 	LinkLimits
+	// ForwardPath and ForwardQuery pass what a visitor adds to the short
+	// URL on to the destination: the path after the code
+	// (/{code}/rest/of/path) and the query (see forward.go).
+	ForwardPath  bool
+	ForwardQuery bool
 }
 
 // Normalize trims the input, drops duplicate tags and applies defaults.
@@ -130,6 +135,10 @@ type LinkUpdate struct {
 	OG           *OG
 	// link controls: expiry and limits (see expiry.go)
 	Limits LinkLimitsUpdate
+	// ForwardPath and ForwardQuery switch the forwarding of the visitor's
+	// path and query.
+	ForwardPath  *bool
+	ForwardQuery *bool
 }
 
 // Apply copies the given fields onto l, normalised.
@@ -173,6 +182,12 @@ func (u LinkUpdate) Apply(l *Link) {
 		l.OG = &og
 	}
 	u.Limits.apply(&l.LinkLimits)
+	if u.ForwardPath != nil {
+		l.ForwardPath = *u.ForwardPath
+	}
+	if u.ForwardQuery != nil {
+		l.ForwardQuery = *u.ForwardQuery
+	}
 	l.Normalize()
 }
 

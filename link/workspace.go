@@ -67,6 +67,10 @@ type Workspace struct {
 	// DataSince is the earliest time an imported link or click of the
 	// workspace is dated, when that is before CreatedAt; zero otherwise.
 	DataSince time.Time
+	// ForwardPath and ForwardQuery are the defaults of the links created
+	// in the workspace that do not say (link.Link's).
+	ForwardPath  bool
+	ForwardQuery bool
 }
 
 // AnalyticsSince returns the earliest time the workspace's analytics can
@@ -103,8 +107,10 @@ func (w *Workspace) Validate() error {
 
 // WorkspaceUpdate holds the fields of a PATCH; nil means "not given".
 type WorkspaceUpdate struct {
-	Name *string
-	Plan *Plan
+	Name         *string
+	Plan         *Plan
+	ForwardPath  *bool
+	ForwardQuery *bool
 }
 
 // Membership is a user's role in a workspace.

@@ -59,9 +59,10 @@ func (c *callerFinder) FindKeyCaller(ctx context.Context, hash []byte) (*link.Ke
 	var out link.KeyCaller
 	var ws link.Workspace
 	var since *time.Time
+	var forward int16
 	var role string
 	k, err := scanKey(db.pool.QueryRow(ctx, keyCallerSQL, hash), &count, &last, &snap,
-		&ws.ID, &ws.Name, &ws.Plan, &ws.CreatedAt, &ws.UpdatedAt, &since, &out.CreatorDisabled, &role)
+		&ws.ID, &ws.Name, &ws.Plan, &ws.CreatedAt, &ws.UpdatedAt, &since, &forward, &out.CreatorDisabled, &role)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, link.Errorf(link.ENOTFOUND, "key not found")
 	} else if err != nil {
@@ -75,6 +76,7 @@ func (c *callerFinder) FindKeyCaller(ctx context.Context, hash []byte) (*link.Ke
 	if since != nil {
 		ws.DataSince = since.UTC()
 	}
+	ws.ForwardPath, ws.ForwardQuery = forward&forwardPath != 0, forward&forwardQuery != 0
 	out.Key, out.Workspace, out.CreatorRole = k, &ws, link.Role(role)
 	return &out, nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -72,14 +73,33 @@ const migrateLock = 0x6c696e6b626f6c74
 // linkbolt's schema table.
 var errNotLinkbolt = errors.New("the database holds tables that are not linkbolt's: give linkbolt a database of its own")
 
+// migrateAttempts bounds the tries of a migration that PostgreSQL chose
+// as the victim of a deadlock: a step that alters tables an older
+// instance still serving reads in another order (a rolling upgrade) may
+// be; the transaction was rolled back whole, and the next try finds the
+// tables as they were.
+const migrateAttempts = 5
+
 // migrate brings the database's schema to the newest version this
 // linkbolt knows, in one transaction under migrateLock, and refuses a
 // database written by a newer linkbolt or one that is not linkbolt's.
+// A try ended by a deadlock is tried again (migrateAttempts).
 func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	ms, err := migrations()
 	if err != nil {
 		return err
 	}
+	for attempt := 1; ; attempt++ {
+		err := migrateOnce(ctx, pool, ms)
+		var pe *pgconn.PgError
+		if attempt == migrateAttempts || !errors.As(err, &pe) || pe.Code != "40P01" {
+			return err
+		}
+	}
+}
+
+// migrateOnce is one try of migrate.
+func migrateOnce(ctx context.Context, pool *pgxpool.Pool, ms []migration) error {
 	return pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		// A migration takes as long as it takes: statement_timeout
 		// guards requests, not the schema's steps.

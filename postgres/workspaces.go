@@ -19,17 +19,19 @@ var _ link.WorkspaceService = (*WorkspaceService)(nil)
 // workspaceColumns are the columns scanWorkspace reads, in its order;
 // wsColumns the same of a query that names the table w.
 const (
-	workspaceColumns = `id, name, plan, created_at, updated_at, data_since`
-	wsColumns        = `w.id, w.name, w.plan, w.created_at, w.updated_at, w.data_since`
+	workspaceColumns = `id, name, plan, created_at, updated_at, data_since, link_forward`
+	wsColumns        = `w.id, w.name, w.plan, w.created_at, w.updated_at, w.data_since, w.link_forward`
 )
 
 // scanWorkspace reads a row of workspaceColumns, then into more.
 func scanWorkspace(row pgx.Row, more ...any) (*link.Workspace, error) {
 	var w link.Workspace
 	var since *time.Time
-	if err := row.Scan(append([]any{&w.ID, &w.Name, &w.Plan, &w.CreatedAt, &w.UpdatedAt, &since}, more...)...); err != nil {
+	var forward int16
+	if err := row.Scan(append([]any{&w.ID, &w.Name, &w.Plan, &w.CreatedAt, &w.UpdatedAt, &since, &forward}, more...)...); err != nil {
 		return nil, err
 	}
+	w.ForwardPath, w.ForwardQuery = forward&forwardPath != 0, forward&forwardQuery != 0
 	w.CreatedAt, w.UpdatedAt = w.CreatedAt.UTC(), w.UpdatedAt.UTC()
 	if since != nil {
 		w.DataSince = since.UTC()
@@ -206,12 +208,19 @@ func (s *WorkspaceService) UpdateWorkspace(ctx context.Context, id string, upd l
 		if upd.Plan != nil {
 			next.Plan = *upd.Plan
 		}
+		if upd.ForwardPath != nil {
+			next.ForwardPath = *upd.ForwardPath
+		}
+		if upd.ForwardQuery != nil {
+			next.ForwardQuery = *upd.ForwardQuery
+		}
 		if err := next.Validate(); err != nil {
 			return err
 		}
 		next.UpdatedAt = s.db.now().UTC()
-		if _, err := tx.Exec(ctx, `UPDATE workspaces SET name = $2, plan = $3, updated_at = $4 WHERE id = $1`,
-			id, next.Name, next.Plan, next.UpdatedAt); err != nil {
+		forward := forwardBits(&link.Link{ForwardPath: next.ForwardPath, ForwardQuery: next.ForwardQuery})
+		if _, err := tx.Exec(ctx, `UPDATE workspaces SET name = $2, plan = $3, updated_at = $4, link_forward = $5 WHERE id = $1`,
+			id, next.Name, next.Plan, next.UpdatedAt, forward); err != nil {
 			return fmt.Errorf("update workspace %s: %w", id, err)
 		}
 		if before.Name != next.Name {

@@ -356,6 +356,7 @@ func (s *Server) serveCustomHost(w http.ResponseWriter, r *http.Request) bool {
 		s.redirect(w, r, d, p[1:])
 	case r.Method == http.MethodPost && len(p) > 1 && strings.IndexByte(p[1:], '/') < 0 && !link.IsReserved(p[1:]) &&
 		s.servePasswordPost(w, r, d, p[1:]):
+	case s.serveForwarded(w, r, d):
 	default:
 		s.customHostNotFound(w, r, d)
 	}

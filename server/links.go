@@ -78,19 +78,31 @@ type createLinkRequest struct {
 	// (and domain, and the alias and tags when given) instead of making
 	// another.
 	FindIfExists bool `json:"find_if_exists"`
+	// ForwardPath and ForwardQuery: absent is the workspace's default.
+	ForwardPath  *bool `json:"forward_path"`
+	ForwardQuery *bool `json:"forward_query"`
 	// link controls: password, rules, variants, social card
 	linkControlsRequest
 	linkLimitsRequest
 }
 
-// link is the link the request asks for in the workspace, on domain (the
-// request's, as linkDomain resolved it), created at now.
-func (in *createLinkRequest) link(workspaceID, domain string, now time.Time) *link.Link {
-	return &link.Link{
-		WorkspaceID: workspaceID, DestinationURL: in.DestinationURL, Alias: in.Alias, Domain: domain,
+// link is the link the request asks for in the workspace ws, on domain
+// (the request's, as linkDomain resolved it), created at now. What the
+// request does not say of forwarding, the workspace's defaults do.
+func (in *createLinkRequest) link(ws *link.Workspace, domain string, now time.Time) *link.Link {
+	l := &link.Link{
+		WorkspaceID: ws.ID, DestinationURL: in.DestinationURL, Alias: in.Alias, Domain: domain,
 		Tags: in.Tags, UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode, CreatedAt: now, UpdatedAt: now,
+		ForwardPath: ws.ForwardPath, ForwardQuery: ws.ForwardQuery,
 	}
+	if in.ForwardPath != nil {
+		l.ForwardPath = *in.ForwardPath
+	}
+	if in.ForwardQuery != nil {
+		l.ForwardQuery = *in.ForwardQuery
+	}
+	return l
 }
 
 func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -103,7 +115,7 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *cal
 		return err
 	}
 	now := s.now()
-	l := in.link(c.workspace.ID, domain, now)
+	l := in.link(c.workspace, domain, now)
 	if err := s.applyUTMTemplate(r.Context(), nil, in.UTMTemplateID, l); err != nil {
 		return err
 	}
@@ -208,6 +220,8 @@ type updateLinkRequest struct {
 	UTMCampaign    *string   `json:"utm_campaign"`
 	CampaignID     *string   `json:"campaign_id"`
 	RedirectCode   *int      `json:"redirect_code"`
+	ForwardPath    *bool     `json:"forward_path"`
+	ForwardQuery   *bool     `json:"forward_query"`
 	// link controls: password, rules, variants, social card
 	linkControlsRequest
 
@@ -249,6 +263,7 @@ func (s *Server) linkUpdate(w http.ResponseWriter, r *http.Request, in updateLin
 		DestinationURL: in.DestinationURL, Alias: in.Alias, Tags: in.Tags,
 		UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode,
+		ForwardPath: in.ForwardPath, ForwardQuery: in.ForwardQuery,
 	}
 	if err := s.updateControls(w, r, &upd, in.linkControlsRequest); err != nil {
 		return link.LinkUpdate{}, nil, err

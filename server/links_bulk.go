@@ -99,7 +99,7 @@ func (s *Server) handleBulkCreateLinks(w http.ResponseWriter, r *http.Request, c
 			}
 			domain, domains[req.Domain] = d, d
 		}
-		l := req.link(c.workspace.ID, domain, now)
+		l := req.link(c.workspace, domain, now)
 		if err := s.applyUTMTemplate(r.Context(), templates, req.UTMTemplateID, l); err != nil {
 			if link.ErrorCode(err) == link.EINTERNAL {
 				return err

@@ -51,7 +51,11 @@ func (s *Server) hashLinkPassword(w http.ResponseWriter, r *http.Request, pw str
 // password.
 func (s *Server) setControls(w http.ResponseWriter, r *http.Request, l *link.Link, in linkControlsRequest) error {
 	if in.Rules != nil {
-		l.Rules = wire.LinkRules(*in.Rules)
+		rules, err := wire.LinkRules(*in.Rules)
+		if err != nil {
+			return err
+		}
+		l.Rules = rules
 	}
 	if in.Variants != nil {
 		l.Variants = wire.LinkVariants(*in.Variants)
@@ -78,8 +82,11 @@ func (s *Server) setControls(w http.ResponseWriter, r *http.Request, l *link.Lin
 // password.
 func (s *Server) updateControls(w http.ResponseWriter, r *http.Request, upd *link.LinkUpdate, in linkControlsRequest) error {
 	if in.Rules != nil {
-		r := wire.LinkRules(*in.Rules)
-		upd.Rules = &r
+		rules, err := wire.LinkRules(*in.Rules)
+		if err != nil {
+			return err
+		}
+		upd.Rules = &rules
 	}
 	if in.Variants != nil {
 		v := wire.LinkVariants(*in.Variants)

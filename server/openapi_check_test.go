@@ -25,6 +25,8 @@ import (
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
 	"go.yaml.in/yaml/v3"
+
+	"github.com/linkbolt/linkbolt/link"
 )
 
 // The OpenAPI document is the reference of the wire contract: every answer
@@ -104,6 +106,30 @@ func truncate(b []byte, n int) []byte {
 	return append(b[:n:n], "…"...)
 }
 
+// findRoute is router.FindRoute with the document's one path of several
+// segments: /{code}/{path} matches a path of any number of segments after
+// a code (OpenAPI's templates match one), or none (/{code}/), and never
+// one whose first
+// segment is reserved (/v1/nope is no link's).
+func findRoute(router routers.Router, req *http.Request) (*routers.Route, map[string]string, error) {
+	route, params, err := router.FindRoute(req)
+	first, rest, multi := strings.Cut(strings.TrimPrefix(req.URL.Path, "/"), "/")
+	switch {
+	case err == nil && route.Path == "/{code}/{path}" && (link.IsReserved(first) || !link.ValidCodeSyntax(first)):
+		return nil, nil, routers.ErrPathNotFound
+	case errors.Is(err, routers.ErrPathNotFound) && multi && !link.IsReserved(first) && link.ValidCodeSyntax(first):
+		// several segments, or none (/{code}/)
+		one := req.Clone(req.Context())
+		one.URL.Path = "/" + first + "/_" + strings.ReplaceAll(rest, "/", "_")
+		one.URL.RawPath = ""
+		if r, p, err2 := router.FindRoute(one); err2 == nil && r.Path == "/{code}/{path}" {
+			p["path"] = rest
+			return r, p, nil
+		}
+	}
+	return route, params, err
+}
+
 // openAPIResponseError returns why an answer does not match the document.
 func openAPIResponseError(req *http.Request, status int, header http.Header, body []byte) error {
 	doc, router, err := openAPIRouter()
@@ -113,13 +139,13 @@ func openAPIResponseError(req *http.Request, status int, header http.Header, bod
 	if header == nil {
 		header = http.Header{}
 	}
-	route, params, err := router.FindRoute(req)
+	route, params, err := findRoute(router, req)
 	if req.Method == http.MethodHead && errors.Is(err, routers.ErrMethodNotAllowed) {
 		// HEAD is answered wherever GET is (the document says so once, in
 		// its description): check the answer against the GET operation.
 		get := req.Clone(req.Context())
 		get.Method = http.MethodGet
-		route, params, err = router.FindRoute(get)
+		route, params, err = findRoute(router, get)
 	}
 	if err != nil {
 		if !errors.Is(err, routers.ErrPathNotFound) && !errors.Is(err, routers.ErrMethodNotAllowed) {
@@ -360,6 +386,9 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 		// serveCustomHost serves a custom domain's app files (domains.go).
 		"GET /.well-known/apple-app-site-association": true, "GET /apple-app-site-association": true,
 		"GET /.well-known/assetlinks.json": true,
+		// ServeHTTP and serveCustomHost serve the paths after the code of
+		// a link that forwards them (forward.go).
+		"GET /{code}/{path}": true, "HEAD /{code}/{path}": true, "POST /{code}/{path}": true,
 	}
 	for _, f := range files {
 		if strings.HasSuffix(f, "_test.go") {
@@ -436,7 +465,7 @@ func TestOpenAPIRouterPrefersStaticPaths(t *testing.T) {
 		{"GET", "/v1", "/{code}"},
 	} {
 		req := httptest.NewRequest(c.method, "http://lb.test"+c.path, nil)
-		route, _, err := router.FindRoute(req)
+		route, _, err := findRoute(router, req)
 		if err != nil {
 			t.Errorf("%s %s: %v, want %s", c.method, c.path, err, c.want)
 			continue
@@ -456,7 +485,7 @@ func TestOpenAPIRouterPrefersStaticPaths(t *testing.T) {
 		{"GET", "/v1/links/l1/extra", routers.ErrPathNotFound},
 	} {
 		req := httptest.NewRequest(c.method, "http://lb.test"+c.path, nil)
-		route, _, err := router.FindRoute(req)
+		route, _, err := findRoute(router, req)
 		if !errors.Is(err, c.want) {
 			got := "<nil>"
 			if route != nil {

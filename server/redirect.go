@@ -68,6 +68,13 @@ func (s *Server) redirect(w http.ResponseWriter, r *http.Request, d *link.Domain
 		s.redirectControlled(w, r, d, l)
 		return
 	}
+	loc := Destination(l)
+	if l.ForwardPath || l.ForwardQuery {
+		var ok bool
+		if loc, ok = s.forwardedLocation(w, r, l, loc); !ok {
+			return
+		}
+	}
 	if r.Method == http.MethodGet {
 		if now.IsZero() {
 			now = s.now()
@@ -75,7 +82,7 @@ func (s *Server) redirect(w http.ResponseWriter, r *http.Request, d *link.Domain
 		s.recordClick(r, l, now, 0)
 	}
 	h := w.Header()
-	h["Location"] = []string{Destination(l)}
+	h["Location"] = []string{loc}
 	// Permanent redirects may be cached briefly so browsers still come back
 	// (and count) after a change; temporary ones are never cached.
 	if l.RedirectCode == http.StatusMovedPermanently || l.RedirectCode == http.StatusPermanentRedirect {

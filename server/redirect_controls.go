@@ -111,15 +111,23 @@ func (s *Server) loopAnswer(w http.ResponseWriter, r *http.Request, l *link.Link
 
 // redirectTo records a click for a GET (or a POST of the right password)
 // and redirects to dest, the link's variant (from 1; 0 for none), with the
-// link's UTM values. status 0 is the link's redirect code. Answers vary by
+// link's UTM values and what the visitor added where the link forwards it
+// (forward.go). status 0 is the link's redirect code. Answers vary by
 // visitor, so none is cached. The caller has refused a dest that loops
 // (loopAnswer), before taking a click.
 func (s *Server) redirectTo(w http.ResponseWriter, r *http.Request, l *link.Link, dest string, variant uint8, status int) {
+	loc := destinationTo(l, dest)
+	if l.ForwardPath || l.ForwardQuery {
+		var ok bool
+		if loc, ok = s.forwardedLocation(w, r, l, loc); !ok {
+			return
+		}
+	}
 	if r.Method != http.MethodHead {
 		s.recordClick(r, l, s.now(), variant)
 	}
 	h := w.Header()
-	h["Location"] = []string{destinationTo(l, dest)}
+	h["Location"] = []string{loc}
 	h["Cache-Control"] = cacheTemporary
 	if status == 0 {
 		status = l.RedirectCode
@@ -235,6 +243,12 @@ func (f *visitorFacts) matches(c *link.RuleCondition) bool {
 		if !found {
 			return false
 		}
+	}
+	if len(c.IP) > 0 && !c.ContainsAddr(f.address()) {
+		return false
+	}
+	if (c.After != nil || c.Before != nil) && !c.InWindow(f.s.now()) {
+		return false
 	}
 	return true
 }

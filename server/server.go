@@ -495,6 +495,11 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// A link that forwards the path answers /{code}/rest/of/path where no
+	// route does (forward.go); anything else is answered as before.
+	if s.forwardCandidate(r) && s.serveForwarded(w, r, nil) {
+		return
+	}
 	s.router.ServeHTTP(w, r)
 }
 

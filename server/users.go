@@ -174,13 +174,23 @@ type workspaceResponse struct {
 	Role      string `json:"role,omitempty"`
 	CreatedAt string `json:"created_at"`
 	UpdatedAt string `json:"updated_at"`
+	// LinkDefaults are what the links created in the workspace take when
+	// their request does not say.
+	LinkDefaults workspaceLinkDefaults `json:"link_defaults"`
+}
+
+// workspaceLinkDefaults are a workspace's defaults of new links.
+type workspaceLinkDefaults struct {
+	ForwardPath  bool `json:"forward_path"`
+	ForwardQuery bool `json:"forward_query"`
 }
 
 // workspaceResponse shows a workspace with the user's role in it and the
 // rate limit its plan gives on this instance.
 func (s *Server) workspaceResponse(ws *link.Workspace, role link.Role) workspaceResponse {
 	return workspaceResponse{ID: ws.ID, Name: ws.Name, Plan: string(ws.Plan), RateLimit: s.cfg.Plans[ws.Plan], Role: string(role),
-		CreatedAt: ts(ws.CreatedAt), UpdatedAt: ts(ws.UpdatedAt)}
+		CreatedAt: ts(ws.CreatedAt), UpdatedAt: ts(ws.UpdatedAt),
+		LinkDefaults: workspaceLinkDefaults{ForwardPath: ws.ForwardPath, ForwardQuery: ws.ForwardQuery}}
 }
 
 type meResponse struct {
@@ -226,6 +236,16 @@ func (s *Server) handleListWorkspaces(w http.ResponseWriter, r *http.Request, c 
 type workspaceRequest struct {
 	Name *string `json:"name"`
 	Plan *string `json:"plan"`
+}
+
+// workspaceUpdateRequest is a PATCH of a workspace: its name, plan and the
+// defaults of its new links, each left as it is when absent.
+type workspaceUpdateRequest struct {
+	workspaceRequest
+	LinkDefaults *struct {
+		ForwardPath  *bool `json:"forward_path"`
+		ForwardQuery *bool `json:"forward_query"`
+	} `json:"link_defaults"`
 }
 
 func (s *Server) handleCreateWorkspace(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -288,7 +308,7 @@ func (s *Server) handleGetWorkspace(w http.ResponseWriter, r *http.Request, c *c
 // handleUpdateWorkspace renames a workspace (owners) or changes its plan
 // (the instance admin only).
 func (s *Server) handleUpdateWorkspace(w http.ResponseWriter, r *http.Request, c *caller) error {
-	var in workspaceRequest
+	var in workspaceUpdateRequest
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		return err
 	}
@@ -303,6 +323,12 @@ func (s *Server) handleUpdateWorkspace(w http.ResponseWriter, r *http.Request, c
 		return link.Errorf(link.EFORBIDDEN, "only an owner of the workspace may rename it")
 	}
 	upd := link.WorkspaceUpdate{Name: in.Name}
+	if d := in.LinkDefaults; d != nil {
+		if role != link.RoleOwner && !c.user.Admin {
+			return link.Errorf(link.EFORBIDDEN, "only an owner of the workspace may change the defaults of its links")
+		}
+		upd.ForwardPath, upd.ForwardQuery = d.ForwardPath, d.ForwardQuery
+	}
 	if in.Plan != nil {
 		p := link.Plan(*in.Plan)
 		upd.Plan = &p

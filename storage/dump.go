@@ -170,7 +170,8 @@ func (d *dumper) workspaces() error {
 		}
 		seq := btoi(k)
 		return &dump.Workspace{ID: d.id(prefixWorkspace, seq), Seq: seq, Name: r.Name, Plan: string(r.Plan),
-			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), DataSince: timePtr(r.DataSince)}, nil
+			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), DataSince: timePtr(r.DataSince),
+			ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery}, nil
 	})
 }
 
@@ -292,7 +293,8 @@ func (d *dumper) links() error {
 			DestinationURL: l.DestinationURL, Tags: l.Tags, UTMSource: l.UTMSource, UTMMedium: l.UTMMedium, UTMCampaign: l.UTMCampaign,
 			CampaignID: l.CampaignID, RedirectCode: l.RedirectCode, Clicks: l.Clicks, CreatedAt: l.CreatedAt.UTC(), UpdatedAt: l.UpdatedAt.UTC(),
 			PasswordHash: l.PasswordHash, Rules: l.Rules, Variants: l.Variants, OG: l.OG, ExpiresAt: timePtr(l.ExpiresAt),
-			MaxClicks: l.MaxClicks, ExpiredURL: l.ExpiredURL, Archived: l.Archived, Title: l.Title}, nil
+			MaxClicks: l.MaxClicks, ExpiredURL: l.ExpiredURL, Archived: l.Archived, Title: l.Title,
+			ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery}, nil
 	})
 }
 

@@ -47,6 +47,8 @@ type linkRecord struct {
 	RedirectCode int       `json:"redirect_code"`
 	CreatedAt    time.Time `json:"created_at"`
 	UpdatedAt    time.Time `json:"updated_at"`
+	ForwardPath  bool      `json:"forward_path,omitempty"`
+	ForwardQuery bool      `json:"forward_query,omitempty"`
 	// link controls: password, rules, variants, social card
 	linkControls
 
@@ -69,6 +71,8 @@ func (r *linkRecord) link(ids *idCodec, id uint64, clicks uint64) *link.Link {
 		Clicks:         int64(clicks),
 		CreatedAt:      r.CreatedAt,
 		UpdatedAt:      r.UpdatedAt,
+		ForwardPath:    r.ForwardPath,
+		ForwardQuery:   r.ForwardQuery,
 	}
 	r.controls(l)
 	l.LinkLimits = r.limits()

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"net/netip"
 	"sync"
 	"unsafe"
 
@@ -36,6 +37,13 @@ func entryBytes(key string, l *link.Link) int {
 			len(r.If.Country) + len(r.If.Language)
 		if q := r.If.Query; q != nil {
 			n += int(unsafe.Sizeof(*q)) + len(q.Name) + len(q.Value)
+		}
+		n += len(r.If.IP) * int(unsafe.Sizeof(netip.Prefix{}))
+		if r.If.After != nil {
+			n += int(unsafe.Sizeof(*r.If.After))
+		}
+		if r.If.Before != nil {
+			n += int(unsafe.Sizeof(*r.If.Before))
 		}
 	}
 	for _, v := range l.Variants {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -23,7 +24,10 @@ import (
 // (varint), expired URL, title. A string is a uvarint length and its
 // bytes; a time is its Unix seconds (varint) and nanoseconds (uvarint),
 // read back in UTC. A rule is its device, OS, browser, country, language,
-// a byte 1 and the query's name and value (0 without a query), and its
+// a byte of flags for what follows (ruleQuery, ruleIP, ruleAfter,
+// ruleBefore; 0 for none), the query's name and value, the IP ranges (a
+// uvarint count, then each as its address's 4 or 16 bytes as a string and
+// its prefix length as a byte), the instants after and before, and its
 // destination; a variant its destination and weight (uvarint); a social
 // card its title, description and image URL.
 //
@@ -34,22 +38,24 @@ const linkCodecBinary = 0x01
 
 // The flags of a binary link record.
 const (
-	lfUpdated     = 1 << iota // updated at differs from created at
-	lfTags                    // tags follow
-	lfUTMSource               // the UTM source follows
-	lfUTMMedium               // the UTM medium follows
-	lfUTMCampaign             // the UTM campaign follows
-	lfCampaign                // the campaign ID follows
-	lfPassword                // the password hash follows
-	lfRules                   // rules follow
-	lfVariants                // variants follow
-	lfOG                      // a social card follows
-	lfExpires                 // an expiry follows
-	lfMaxClicks               // a click limit follows
-	lfExpiredURL              // the expired URL follows
-	lfTitle                   // the title follows
-	lfArchived                // the link is archived (nothing follows)
-	lfAll         = 1<<iota - 1
+	lfUpdated      = 1 << iota // updated at differs from created at
+	lfTags                     // tags follow
+	lfUTMSource                // the UTM source follows
+	lfUTMMedium                // the UTM medium follows
+	lfUTMCampaign              // the UTM campaign follows
+	lfCampaign                 // the campaign ID follows
+	lfPassword                 // the password hash follows
+	lfRules                    // rules follow
+	lfVariants                 // variants follow
+	lfOG                       // a social card follows
+	lfExpires                  // an expiry follows
+	lfMaxClicks                // a click limit follows
+	lfExpiredURL               // the expired URL follows
+	lfTitle                    // the title follows
+	lfArchived                 // the link is archived (nothing follows)
+	lfForwardPath              // the link forwards the visitor's path (nothing follows)
+	lfForwardQuery             // the link forwards the visitor's query (nothing follows)
+	lfAll          = 1<<iota - 1
 )
 
 // appendLink appends the binary form of r to dst.
@@ -75,6 +81,8 @@ func appendLink(dst []byte, r *linkRecord) []byte {
 	set(lfExpiredURL, r.ExpiredURL != "")
 	set(lfTitle, r.Title != "")
 	set(lfArchived, r.Archived)
+	set(lfForwardPath, r.ForwardPath)
+	set(lfForwardQuery, r.ForwardQuery)
 
 	dst = append(dst, linkCodecBinary)
 	dst = binary.AppendUvarint(dst, flags)
@@ -108,13 +116,7 @@ func appendLink(dst []byte, r *linkRecord) []byte {
 			for _, s := range []string{x.Device, x.OS, x.Browser, x.Country, x.Language} {
 				dst = appendLenString(dst, s)
 			}
-			if x.HasQuery {
-				dst = append(dst, 1)
-				dst = appendLenString(dst, x.QueryName)
-				dst = appendLenString(dst, x.QueryValue)
-			} else {
-				dst = append(dst, 0)
-			}
+			dst = appendRuleExtras(dst, &x)
 			dst = appendLenString(dst, x.Then)
 		}
 	}
@@ -199,13 +201,7 @@ func decodeLink(raw []byte, r *linkRecord) error {
 		for i := range r.Rules {
 			x := &r.Rules[i]
 			x.Device, x.OS, x.Browser, x.Country, x.Language = d.str(), d.str(), d.str(), d.str(), d.str()
-			switch d.byte() {
-			case 0:
-			case 1:
-				x.HasQuery, x.QueryName, x.QueryValue = true, d.str(), d.str()
-			default:
-				d.fail()
-			}
+			d.ruleExtras(x)
 			x.Then = d.str()
 		}
 	}
@@ -232,6 +228,8 @@ func decodeLink(raw []byte, r *linkRecord) error {
 		r.Title = d.str()
 	}
 	r.Archived = flags&lfArchived != 0
+	r.ForwardPath = flags&lfForwardPath != 0
+	r.ForwardQuery = flags&lfForwardQuery != 0
 	if d.err || d.i != len(d.s) {
 		*r = linkRecord{}
 		return fmt.Errorf("decode record: %w", errLinkRecord)
@@ -443,4 +441,85 @@ func upgradeLinkChunk(bdb *bolt.DB, chunk int) (n int, damaged []damagedLink, do
 		return 0, nil, false, err
 	}
 	return n, damaged, done, nil
+}
+
+// The flags of a rule's conditions beyond its five strings. A record
+// written before IP ranges and instants has 0 or ruleQuery.
+const (
+	ruleQuery  = 1 << iota // the query's name and value follow
+	ruleIP                 // IP ranges follow
+	ruleAfter              // the instant after follows
+	ruleBefore             // the instant before follows
+	ruleAll    = 1<<iota - 1
+)
+
+// appendRuleExtras appends the flags of x's conditions beyond its five
+// strings, then the conditions.
+func appendRuleExtras(dst []byte, x *ruleRecord) []byte {
+	var flags byte
+	if x.HasQuery {
+		flags |= ruleQuery
+	}
+	if len(x.IP) > 0 {
+		flags |= ruleIP
+	}
+	if x.After != nil {
+		flags |= ruleAfter
+	}
+	if x.Before != nil {
+		flags |= ruleBefore
+	}
+	dst = append(dst, flags)
+	if x.HasQuery {
+		dst = appendLenString(dst, x.QueryName)
+		dst = appendLenString(dst, x.QueryValue)
+	}
+	if len(x.IP) > 0 {
+		dst = binary.AppendUvarint(dst, uint64(len(x.IP)))
+		for _, p := range x.IP {
+			a := p.Addr().AsSlice()
+			dst = binary.AppendUvarint(dst, uint64(len(a)))
+			dst = append(dst, a...)
+			dst = append(dst, byte(p.Bits()))
+		}
+	}
+	if x.After != nil {
+		dst = appendLinkTime(dst, *x.After)
+	}
+	if x.Before != nil {
+		dst = appendLinkTime(dst, *x.Before)
+	}
+	return dst
+}
+
+// ruleExtras reads what appendRuleExtras wrote onto x.
+func (d *linkDecoder) ruleExtras(x *ruleRecord) {
+	flags := d.byte()
+	if flags&^ruleAll != 0 {
+		d.fail()
+		return
+	}
+	if flags&ruleQuery != 0 {
+		x.HasQuery, x.QueryName, x.QueryValue = true, d.str(), d.str()
+	}
+	if flags&ruleIP != 0 {
+		x.IP = make([]netip.Prefix, d.count())
+		for i := range x.IP {
+			a, ok := netip.AddrFromSlice([]byte(d.str()))
+			p := netip.PrefixFrom(a, int(d.byte()))
+			if !ok || !p.IsValid() {
+				d.fail()
+				return
+			}
+			x.IP[i] = p
+		}
+	}
+	if flags&ruleAfter != 0 {
+		t := d.time()
+		x.After = &t
+	}
+	if flags&ruleBefore != 0 {
+		t := d.time()
+		x.Before = &t
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
+	"net/netip"
 	"reflect"
 	"strings"
 	"testing"
@@ -30,12 +31,17 @@ func codecRecords() []linkRecord {
 					{Device: "mobile", OS: "iOS", Browser: "Safari", Country: "DE", Language: "de", Then: "https://a.example/"},
 					{HasQuery: true, QueryName: "ref", QueryValue: "", Then: "https://b.example/"},
 					{HasQuery: true, QueryName: "q", QueryValue: long, Then: ""},
+					{IP: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24"), netip.MustParsePrefix("2001:db8::1/128"), netip.MustParsePrefix("0.0.0.0/0")},
+						After: &past, Before: &created, Then: "https://c.example/"},
+					{HasQuery: true, QueryName: "n", Before: &created, Then: "https://d.example/"},
 				},
 				Variants: []variantRecord{{Destination: "https://a.example/", Weight: 70}, {Destination: "", Weight: 0}},
 				OG:       &ogRecord{Title: "T", Description: long, ImageURL: "https://img.example/i.png"},
 			},
 			linkLimitsRecord: linkLimitsRecord{ExpiresAt: &past, MaxClicks: 1<<62 + 5, ExpiredURL: "https://example.com/gone", Archived: true, Title: long},
 		},
+		{Workspace: 2, Alias: "fw", Destination: "https://fw.example/", CreatedAt: created, UpdatedAt: created, ForwardPath: true},
+		{Workspace: 2, Alias: "fq", Destination: "https://fq.example/", CreatedAt: created, UpdatedAt: created, ForwardQuery: true, ForwardPath: true},
 		{Workspace: 7, Alias: "z", Destination: "https://z.example/", UpdatedAt: created, linkControls: linkControls{OG: &ogRecord{}},
 			linkLimitsRecord: linkLimitsRecord{ExpiresAt: &time.Time{}, MaxClicks: -3}},
 	}
@@ -93,7 +99,7 @@ func TestLinkCodec_Damaged(t *testing.T) {
 		wantErr("truncated", bin[:n])
 	}
 	wantErr("trailing byte", append(append([]byte{}, bin...), 0))
-	wantErr("unknown flag", append([]byte{linkCodecBinary}, 0x80, 0x80, 0x02, 0, 0, 0, 0, 0, 0, 0))
+	wantErr("unknown flag", append([]byte{linkCodecBinary}, 0x80, 0x80, 0x08, 0, 0, 0, 0, 0, 0, 0))
 	wantErr("unknown form", append([]byte{0x02}, bin[1:]...))
 	wantErr("overlong varint", append([]byte{linkCodecBinary}, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f))
 

@@ -1,6 +1,11 @@
 package storage
 
-import "github.com/linkbolt/linkbolt/link"
+import (
+	"net/netip"
+	"time"
+
+	"github.com/linkbolt/linkbolt/link"
+)
 
 // linkControls is the part of a link record for the link controls:
 // password, rules, variants, social card. Every field is omitted when
@@ -13,15 +18,18 @@ type linkControls struct {
 }
 
 type ruleRecord struct {
-	Device     string `json:"device,omitempty"`
-	OS         string `json:"os,omitempty"`
-	Browser    string `json:"browser,omitempty"`
-	Country    string `json:"country,omitempty"`
-	Language   string `json:"language,omitempty"`
-	QueryName  string `json:"qn,omitempty"`
-	QueryValue string `json:"qv,omitempty"`
-	HasQuery   bool   `json:"q,omitempty"`
-	Then       string `json:"then"`
+	Device     string         `json:"device,omitempty"`
+	OS         string         `json:"os,omitempty"`
+	Browser    string         `json:"browser,omitempty"`
+	Country    string         `json:"country,omitempty"`
+	Language   string         `json:"language,omitempty"`
+	QueryName  string         `json:"qn,omitempty"`
+	QueryValue string         `json:"qv,omitempty"`
+	HasQuery   bool           `json:"q,omitempty"`
+	IP         []netip.Prefix `json:"ip,omitempty"`
+	After      *time.Time     `json:"after,omitempty"`
+	Before     *time.Time     `json:"before,omitempty"`
+	Then       string         `json:"then"`
 }
 
 type variantRecord struct {
@@ -41,7 +49,7 @@ func (c *linkControls) setControls(l *link.Link) {
 	c.Rules = nil
 	for _, r := range l.Rules {
 		rr := ruleRecord{Device: r.If.Device, OS: r.If.OS, Browser: r.If.Browser, Country: r.If.Country,
-			Language: r.If.Language, Then: r.Then}
+			Language: r.If.Language, IP: r.If.IP, After: r.If.After, Before: r.If.Before, Then: r.Then}
 		if q := r.If.Query; q != nil {
 			rr.HasQuery, rr.QueryName, rr.QueryValue = true, q.Name, q.Value
 		}
@@ -64,7 +72,7 @@ func (c *linkControls) controls(l *link.Link) {
 		l.Rules = make([]link.Rule, len(c.Rules))
 		for i, r := range c.Rules {
 			l.Rules[i] = link.Rule{Then: r.Then, If: link.RuleCondition{Device: r.Device, OS: r.OS,
-				Browser: r.Browser, Country: r.Country, Language: r.Language}}
+				Browser: r.Browser, Country: r.Country, Language: r.Language, IP: r.IP, After: r.After, Before: r.Before}}
 			if r.HasQuery {
 				l.Rules[i].If.Query = &link.QueryCondition{Name: r.QueryName, Value: r.QueryValue}
 			}

@@ -83,6 +83,8 @@ func newLinkRecord(wid uint64, in *link.Link, now time.Time) *linkRecord {
 		RedirectCode: in.RedirectCode,
 		CreatedAt:    now,
 		UpdatedAt:    now,
+		ForwardPath:  in.ForwardPath,
+		ForwardQuery: in.ForwardQuery,
 	}
 	rec.linkLimitsRecord = limitsRecord(in.LinkLimits)
 	rec.setControls(in)

@@ -279,7 +279,8 @@ func (l *loader) put(r dump.Record) error {
 		if err != nil {
 			return err
 		}
-		return putJSON(l.b(bucketWorkspaces), k, &workspaceRecord{Name: r.Name, Plan: link.Plan(r.Plan), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, DataSince: r.DataSince})
+		return putJSON(l.b(bucketWorkspaces), k, &workspaceRecord{Name: r.Name, Plan: link.Plan(r.Plan), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, DataSince: r.DataSince,
+			ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery})
 	case *dump.Member:
 		return l.putMember(r)
 	case *dump.FormerMember:
@@ -544,7 +545,8 @@ func (l *loader) putLink(r *dump.Link) error {
 	in := &link.Link{Alias: r.Alias, Domain: r.Domain, DestinationURL: r.DestinationURL, Tags: r.Tags, UTMSource: r.UTMSource,
 		UTMMedium: r.UTMMedium, UTMCampaign: r.UTMCampaign, CampaignID: r.CampaignID, RedirectCode: r.RedirectCode,
 		PasswordHash: r.PasswordHash, Rules: r.Rules, Variants: r.Variants, OG: r.OG,
-		LinkLimits: link.LinkLimits{ExpiresAt: r.ExpiresAt, MaxClicks: r.MaxClicks, ExpiredURL: r.ExpiredURL, Archived: r.Archived, Title: r.Title}}
+		LinkLimits:  link.LinkLimits{ExpiresAt: r.ExpiresAt, MaxClicks: r.MaxClicks, ExpiredURL: r.ExpiredURL, Archived: r.Archived, Title: r.Title},
+		ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery}
 	rec := newLinkRecord(wid, in, r.CreatedAt)
 	rec.UpdatedAt = r.UpdatedAt
 	links := l.b(bucketLinks)

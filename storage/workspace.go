@@ -28,16 +28,19 @@ type workspaceRecord struct {
 	UpdatedAt time.Time `json:"updated_at"`
 	// DataSince is link.Workspace's: set by imports of data dated before
 	// CreatedAt.
-	DataSince *time.Time `json:"data_since,omitempty"`
+	DataSince    *time.Time `json:"data_since,omitempty"`
+	ForwardPath  bool       `json:"forward_path,omitempty"`
+	ForwardQuery bool       `json:"forward_query,omitempty"`
 }
 
 func (r *workspaceRecord) workspace(ids *idCodec, id uint64) *link.Workspace {
 	w := &link.Workspace{
-		ID:        ids.formatID(prefixWorkspace, id),
-		Name:      r.Name,
-		Plan:      r.Plan,
-		CreatedAt: r.CreatedAt,
-		UpdatedAt: r.UpdatedAt,
+		ID:          ids.formatID(prefixWorkspace, id),
+		Name:        r.Name,
+		Plan:        r.Plan,
+		CreatedAt:   r.CreatedAt,
+		UpdatedAt:   r.UpdatedAt,
+		ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery,
 	}
 	if r.DataSince != nil {
 		w.DataSince = *r.DataSince
@@ -194,11 +197,18 @@ func (s *WorkspaceService) UpdateWorkspace(ctx context.Context, id string, upd l
 		if upd.Plan != nil {
 			next.Plan = *upd.Plan
 		}
+		if upd.ForwardPath != nil {
+			next.ForwardPath = *upd.ForwardPath
+		}
+		if upd.ForwardQuery != nil {
+			next.ForwardQuery = *upd.ForwardQuery
+		}
 		if err := next.Validate(); err != nil {
 			return err
 		}
 		before := *rec
 		rec.Name, rec.Plan, rec.UpdatedAt = next.Name, next.Plan, s.db.now()
+		rec.ForwardPath, rec.ForwardQuery = next.ForwardPath, next.ForwardQuery
 		if err := putJSON(tx.Bucket(bucketWorkspaces), itob(wid), rec); err != nil {
 			return err
 		}

@@ -1,6 +1,12 @@
 package wire
 
-import "github.com/linkbolt/linkbolt/link"
+import (
+	"fmt"
+	"net/netip"
+	"time"
+
+	"github.com/linkbolt/linkbolt/link"
+)
 
 // LinkControls is the part of Link for the link controls: password, rules,
 // variants, social card. The password itself is write-only: answers say
@@ -26,6 +32,9 @@ type RuleCondition struct {
 	Country  string          `json:"country,omitempty"`
 	Language string          `json:"language,omitempty"`
 	Query    *QueryCondition `json:"query,omitempty"`
+	IP       []string        `json:"ip,omitempty"`
+	After    string          `json:"after,omitempty"`
+	Before   string          `json:"before,omitempty"`
 }
 
 // QueryCondition matches a query parameter.
@@ -56,6 +65,15 @@ func NewLinkControls(l *link.Link) LinkControls {
 		if q := r.If.Query; q != nil {
 			wr.If.Query = &QueryCondition{Name: q.Name, Value: q.Value}
 		}
+		for _, p := range r.If.IP {
+			wr.If.IP = append(wr.If.IP, p.String())
+		}
+		if t := r.If.After; t != nil {
+			wr.If.After = t.UTC().Format(time.RFC3339Nano)
+		}
+		if t := r.If.Before; t != nil {
+			wr.If.Before = t.UTC().Format(time.RFC3339Nano)
+		}
 		c.Rules = append(c.Rules, wr)
 	}
 	for _, v := range l.Variants {
@@ -67,17 +85,52 @@ func NewLinkControls(l *link.Link) LinkControls {
 	return c
 }
 
-// LinkRules returns wire rules as the domain's.
-func LinkRules(in []Rule) []link.Rule {
+// LinkRules returns wire rules as the domain's. IP ranges and instants
+// are parsed here, once: an entry that is neither an address nor a CIDR
+// range, or an instant that is not RFC 3339, is a validation error naming
+// its field (rules[0].if.ip[2]). Lists longer than link.MaxRuleIPs are
+// left whole for the link's validation to refuse.
+func LinkRules(in []Rule) ([]link.Rule, error) {
 	out := make([]link.Rule, len(in))
+	var bad []link.FieldError
 	for i, r := range in {
 		out[i] = link.Rule{Then: r.Then, If: link.RuleCondition{Device: r.If.Device, OS: r.If.OS,
 			Browser: r.If.Browser, Country: r.If.Country, Language: r.If.Language}}
 		if q := r.If.Query; q != nil {
 			out[i].If.Query = &link.QueryCondition{Name: q.Name, Value: q.Value}
 		}
+		if len(r.If.IP) > 0 {
+			out[i].If.IP = make([]netip.Prefix, len(r.If.IP))
+		}
+		for j, s := range r.If.IP {
+			p, ok := link.ParseIPRange(s)
+			if !ok {
+				bad = append(bad, link.FieldError{Field: fmt.Sprintf("rules[%d].if.ip[%d]", i, j),
+					Message: fmt.Sprintf("%q is not an IP address or a CIDR range, like 203.0.113.0/24 or 2001:db8::/32", s)})
+			}
+			out[i].If.IP[j] = p
+		}
+		for _, t := range []struct {
+			name string
+			in   string
+			out  **time.Time
+		}{{"after", r.If.After, &out[i].If.After}, {"before", r.If.Before, &out[i].If.Before}} {
+			if t.in == "" {
+				continue
+			}
+			v, err := time.Parse(time.RFC3339, t.in)
+			if err != nil {
+				bad = append(bad, link.FieldError{Field: fmt.Sprintf("rules[%d].if.%s", i, t.name),
+					Message: fmt.Sprintf("%q is not an RFC 3339 instant, like 2026-12-31T23:59:59Z", t.in)})
+				continue
+			}
+			*t.out = &v
+		}
 	}
-	return out
+	if len(bad) > 0 {
+		return nil, &link.Error{Code: link.EINVALID, Message: bad[0].Field + ": " + bad[0].Message, Fields: bad}
+	}
+	return out, nil
 }
 
 // LinkVariants returns wire variants as the domain's.

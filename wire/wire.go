@@ -103,6 +103,8 @@ type Link struct {
 	Clicks                 int64    `json:"clicks"`
 	CreatedAt              string   `json:"created_at"`
 	UpdatedAt              string   `json:"updated_at"`
+	ForwardPath            bool     `json:"forward_path"`
+	ForwardQuery           bool     `json:"forward_query"`
 	// link controls: password, rules, variants, social card
 	LinkControls
 
@@ -126,6 +128,7 @@ func (s ShortURLs) Link(l *link.Link) Link {
 		UTMSource: Optional(l.UTMSource), UTMMedium: Optional(l.UTMMedium), UTMCampaign: Optional(l.UTMCampaign),
 		CampaignID: Optional(l.CampaignID), RedirectCode: l.RedirectCode, Clicks: l.Clicks,
 		CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
+		ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery,
 		LinkControls: NewLinkControls(l),
 		LinkLimits:   newLinkLimits(&l.LinkLimits),
 	}

@@ -5,7 +5,9 @@
 // was) to the request body.
 //
 // A rule is edited as its conditions, "country=DE, device=mobile"
-// (query.<name>=<value> for a query parameter), and where it goes.
+// (query.<name>=<value> for a query parameter, ip=<addresses or ranges,
+// space-separated>, after=/before=<RFC 3339 instant>), and where it goes.
+// Every condition of a rule must hold.
 import { html } from './vendor/htm-preact-standalone.js';
 import { Field } from './ui.js';
 
@@ -17,6 +19,9 @@ export const TARGETING_EMPTY = { password: '', rules: [], variants: [], og_title
 function condText(c) {
   const parts = CONDS.filter(k => c[k]).map(k => k + '=' + c[k]);
   if (c.query) parts.push('query.' + c.query.name + '=' + c.query.value);
+  if (c.ip && c.ip.length) parts.push('ip=' + c.ip.join(' '));
+  if (c.after) parts.push('after=' + c.after);
+  if (c.before) parts.push('before=' + c.before);
   return parts.join(', ');
 }
 
@@ -29,6 +34,7 @@ function parseConds(text) {
     const k = i < 0 ? part : part.slice(0, i).trim().toLowerCase();
     const v = i < 0 ? '' : part.slice(i + 1).trim();
     if (k.startsWith('query.')) c.query = { name: part.slice(6, i).trim(), value: v };
+    else if (k === 'ip') c.ip = v.split(/\s+/).filter(Boolean);
     else c[k] = v;
   }
   return c;
@@ -103,9 +109,10 @@ export function TargetingFields({ form, setField, f, p, editing }) {
     </div>
     <fieldset id=${p + 'rules'}>
       <legend>Rules (first match wins, before the A/B split)</legend>
+      ${form.rules.length ? html`<p class="hint" id=${p + 'rules-hint'}>Conditions, comma-separated; all of a rule's must hold: <code>device=mobile</code> (desktop, tablet), <code>os=iOS</code>, <code>browser=Safari</code>, <code>country=DE</code>, <code>language=de</code>, <code>query.src=qr</code>, <code>ip=198.51.100.0/24 2001:db8::/32</code> (addresses or CIDR ranges, space-separated), <code>after=2026-11-27T00:00:00Z</code>, <code>before=…</code> (RFC 3339 instants).</p>` : null}
       ${fieldErrors(f, 'rules') ? html`<small class="field-error">${fieldErrors(f, 'rules')}</small>` : null}
       ${form.rules.map((r, i) => html`<div class="row rule">
-        <${Field} id=${p + 'rule_' + i + '_if'} label=${'Rule ' + (i + 1) + ': if'} placeholder="country=DE, device=mobile, language=de, query.src=qr" value=${r.if}
+        <${Field} id=${p + 'rule_' + i + '_if'} label=${'Rule ' + (i + 1) + ': if'} placeholder="country=DE, device=mobile, ip=198.51.100.0/24, after=2026-11-27T00:00:00Z" value=${r.if}
           onInput=${e => setRow('rules', i, 'if', e.target.value)} error=${fieldErrors(f, 'rules[' + i + '].if')} />
         <${Field} id=${p + 'rule_' + i + '_then'} label="then go to" type="url" placeholder="https://example.com/de" value=${r.then}
           onInput=${e => setRow('rules', i, 'then', e.target.value)} error=${fieldErrors(f, 'rules[' + i + '].then')} />

@@ -27,6 +27,7 @@ export function WorkspacePage({ workspace: ws, me, reloadMe, switchTo }) {
       Your role: ${ws.role ? ws.role.replace('_', ' ') : 'none (instance admin)'}</p>
       <p class="hint" id="ws-dates">Plan ${planName(shown.plan)} · created ${fmtDate(shown.created_at)} · last changed ${fmtDate(shown.updated_at)}</p>
       <${RenameForm} ws=${shown} reloadMe=${reloadMe} />
+      <${LinkDefaultsForm} ws=${shown} reloadMe=${reloadMe} />
       <${PlanSection} ws=${shown} me=${me} reloadMe=${reloadMe} />
       <${UTMTemplates} key=${ws.id} canWrite=${ws.role === 'owner' || ws.role === 'read_write'} />`}`
     : html`<p class="empty">You are not a member of any workspace yet. Create one below, or ask an owner for an invitation.</p>`}
@@ -44,7 +45,7 @@ function useWorkspace(ws) {
     let live = true;
     call('GET', '/v1/workspaces/' + ws.id).then(w => live && setState({ ws: w, error: null }), e => live && setState(s => ({ ...s, error: e })));
     return () => { live = false; };
-  }, [ws && ws.id, ws && ws.name, ws && ws.plan]);
+  }, [ws && ws.id, ws && ws.name, ws && ws.plan, ws && JSON.stringify(ws.link_defaults)]);
   return state;
 }
 
@@ -108,6 +109,30 @@ function RenameForm({ ws, reloadMe }) {
         onInput=${e => setName(e.target.value)} error=${fields.name} hint="Owners and the instance admin may rename it." />
       <${Message} error=${fields.name ? null : error} notice=${notice} />
       <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Saving…' : 'Rename'}</button>
+      <${CopyAsCurl} method="PATCH" path=${'/v1/workspaces/' + ws.id} body=${body} /></div>
+    </form>
+  </section>`;
+}
+
+// LinkDefaultsForm sets what new links of the workspace take when their
+// creation does not say: forwarding of the visitor's path and query.
+function LinkDefaultsForm({ ws, reloadMe }) {
+  const d = ws.link_defaults || {};
+  const [path, setPath] = useState(!!d.forward_path);
+  const [query, setQuery] = useState(!!d.forward_query);
+  const { error, notice, busy, send } = usePatchWorkspace(ws, reloadMe, () => 'Saved: new links take these defaults; existing links keep theirs.');
+  const body = { link_defaults: { forward_path: path, forward_query: query } };
+  const submit = e => { e.preventDefault(); send(body); };
+  return html`<section class="card" aria-labelledby="ws-link-defaults">
+    <h2 id="ws-link-defaults">Defaults of new links</h2>
+    <form id="link-defaults-form" onSubmit=${submit} novalidate>
+      <div class="field"><label class="check"><input type="checkbox" id="ws-forward-path" checked=${path} onChange=${e => setPath(e.target.checked)} />
+        Forward the path: <code>/code/rest/of/path</code> goes to the destination + <code>/rest/of/path</code></label></div>
+      <div class="field"><label class="check"><input type="checkbox" id="ws-forward-query" checked=${query} onChange=${e => setQuery(e.target.checked)} />
+        Forward the query: the visitor's parameters are added to the destination's (the link's own win)</label></div>
+      <p class="hint">Owners and the instance admin set them. A link created without saying takes them when it is created; changing them changes no existing link.</p>
+      <${Message} error=${error} notice=${notice} />
+      <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Saving…' : 'Save defaults'}</button>
       <${CopyAsCurl} method="PATCH" path=${'/v1/workspaces/' + ws.id} body=${body} /></div>
     </form>
   </section>`;

@@ -212,7 +212,8 @@ func linkData(l *link.Link) map[string]any {
 		"campaign_id": l.CampaignID, "redirect_code": l.RedirectCode, "clicks": l.Clicks,
 		"created_at": l.CreatedAt, "updated_at": l.UpdatedAt,
 		"expires_at": l.ExpiresAt, "max_clicks": l.MaxClicks, "expired_url": l.ExpiredURL,
-		"archived": l.Archived, "title": l.Title, "password_protected": l.PasswordHash != ""}
+		"archived": l.Archived, "title": l.Title, "password_protected": l.PasswordHash != "",
+		"forward_path": l.ForwardPath, "forward_query": l.ForwardQuery}
 	rules := make([]map[string]any, 0, len(l.Rules))
 	for _, r := range l.Rules {
 		cond := map[string]any{}
@@ -223,6 +224,19 @@ func linkData(l *link.Link) map[string]any {
 		}
 		if q := r.If.Query; q != nil {
 			cond["query"] = map[string]string{"name": q.Name, "value": q.Value}
+		}
+		if len(r.If.IP) > 0 {
+			ips := make([]string, len(r.If.IP))
+			for i, p := range r.If.IP {
+				ips[i] = p.String()
+			}
+			cond["ip"] = ips
+		}
+		if r.If.After != nil {
+			cond["after"] = r.If.After.UTC()
+		}
+		if r.If.Before != nil {
+			cond["before"] = r.If.Before.UTC()
 		}
 		rules = append(rules, map[string]any{"if": cond, "then": r.Then})
 	}

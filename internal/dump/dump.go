@@ -91,6 +91,8 @@ type Workspace struct {
 	Plan                 string
 	CreatedAt, UpdatedAt time.Time
 	DataSince            *time.Time
+	// ForwardPath and ForwardQuery are the defaults of its new links.
+	ForwardPath, ForwardQuery bool
 }
 
 // Member is a user's membership of a workspace.
@@ -195,6 +197,7 @@ type Link struct {
 	ExpiredURL                        string
 	Archived                          bool
 	Title                             string
+	ForwardPath, ForwardQuery         bool
 	// ClicksReserved is how many of its max_clicks the link has used, as
 	// a store that counts them in its database keeps it (PostgreSQL): it
 	// may be ahead of Clicks (clicks reserved and not yet written, or

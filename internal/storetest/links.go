@@ -3,6 +3,7 @@ package storetest
 import (
 	"errors"
 	"fmt"
+	"net/netip"
 	"slices"
 	"sync"
 	"testing"
@@ -26,6 +27,103 @@ var linkTests = []test{
 	{"CreateLinks", testLinksBulk},
 	{"CampaignUTM", testLinksCampaignUTM},
 	{"ConcurrentSameAlias", testLinksConcurrent},
+	{"RuleConditions", testLinksRuleConditions},
+	{"Forwarding", testLinksForwarding},
+}
+
+// testLinksForwarding checks that a link's forwarding flags and a
+// workspace's defaults of them are stored, read back (by ID, by alias,
+// with the workspace), updated, and kept over a restart.
+func testLinksForwarding(t *testing.T, e *env) {
+	_, ws := e.setup()
+	l := e.link(ws.ID, &link.Link{Alias: "fwd", ForwardPath: true})
+	q := e.link(ws.ID, &link.Link{Alias: "fwq", ForwardQuery: true})
+	check := func(what, alias string, path, query bool) {
+		t.Helper()
+		got, err := e.Links.FindLinkByAlias(e.ctx, "", alias)
+		if err != nil || got.ForwardPath != path || got.ForwardQuery != query {
+			t.Fatalf("%s: %s = %+v, %v; want path %v, query %v", what, alias, got, err, path, query)
+		}
+	}
+	check("created", "fwd", true, false)
+	check("created", "fwq", false, true)
+	on, off := true, false
+	if got, err := e.Links.UpdateLink(e.ctx, ws.ID, l.ID, link.LinkUpdate{ForwardPath: &off, ForwardQuery: &on}, nil); err != nil ||
+		got.ForwardPath || !got.ForwardQuery {
+		t.Fatalf("updated: %+v, %v", got, err)
+	}
+	tags := []string{"t"}
+	if _, err := e.Links.UpdateLink(e.ctx, ws.ID, q.ID, link.LinkUpdate{Tags: &tags}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.Workspaces.UpdateWorkspace(e.ctx, ws.ID, link.WorkspaceUpdate{ForwardPath: &on}); err != nil || !got.ForwardPath || got.ForwardQuery {
+		t.Fatalf("workspace updated: %+v, %v", got, err)
+	}
+	e.restart()
+	check("reopened", "fwd", false, true)
+	check("another field updated, reopened", "fwq", false, true)
+	if got, err := e.Links.FindLinkByID(e.ctx, ws.ID, q.ID); err != nil || !got.ForwardQuery || got.ForwardPath {
+		t.Fatalf("by id: %+v, %v", got, err)
+	}
+	got, err := e.Workspaces.FindWorkspaceByID(e.ctx, ws.ID)
+	if err != nil || !got.ForwardPath || got.ForwardQuery {
+		t.Fatalf("workspace reopened: %+v, %v", got, err)
+	}
+}
+
+// testLinksRuleConditions checks that a rule's IP ranges and time window
+// are stored and read back as given, by ID and by alias, after a restart
+// and after an update that replaces them.
+func testLinksRuleConditions(t *testing.T, e *env) {
+	_, ws := e.setup()
+	after := time.Date(2026, 11, 27, 9, 30, 0, 0, time.UTC)
+	before := after.Add(96*time.Hour + 500*time.Millisecond)
+	rules := []link.Rule{
+		{If: link.RuleCondition{Country: "DE", IP: []netip.Prefix{netip.MustParsePrefix("198.51.100.0/24"),
+			netip.MustParsePrefix("203.0.113.7/32"), netip.MustParsePrefix("2001:db8::/32"), netip.MustParsePrefix("::1/128")}},
+			Then: "https://example.com/office"},
+		{If: link.RuleCondition{After: &after, Before: &before}, Then: "https://example.com/sale"},
+		{If: link.RuleCondition{Before: &before, Query: &link.QueryCondition{Name: "src", Value: "qr"}}, Then: "https://example.com/q"},
+	}
+	l := e.link(ws.ID, &link.Link{Alias: "conds", Rules: slices.Clone(rules)})
+	check := func(what string, got *link.Link, want []link.Rule) {
+		t.Helper()
+		if len(got.Rules) != len(want) {
+			t.Fatalf("%s: %d rules, want %d", what, len(got.Rules), len(want))
+		}
+		for i, r := range got.Rules {
+			w := want[i]
+			if !slices.Equal(r.If.IP, w.If.IP) || !timeEqual(r.If.After, w.If.After) || !timeEqual(r.If.Before, w.If.Before) ||
+				r.If.Country != w.If.Country || (r.If.Query == nil) != (w.If.Query == nil) || r.Then != w.Then {
+				t.Fatalf("%s: rule %d = %+v, want %+v", what, i, r, w)
+			}
+		}
+	}
+	find := func(what string, want []link.Rule) {
+		t.Helper()
+		byID, err := e.Links.FindLinkByID(e.ctx, ws.ID, l.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(what+" by id", byID, want)
+		byAlias, err := e.Links.FindLinkByAlias(e.ctx, "", "conds")
+		if err != nil {
+			t.Fatal(err)
+		}
+		check(what+" by alias", byAlias, want)
+	}
+	find("created", rules)
+	e.restart()
+	find("reopened", rules)
+	changed := []link.Rule{{If: link.RuleCondition{IP: []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}}, Then: "https://example.com/lan"}}
+	if _, err := e.Links.UpdateLink(e.ctx, ws.ID, l.ID, link.LinkUpdate{Rules: &changed}, nil); err != nil {
+		t.Fatal(err)
+	}
+	find("updated", changed)
+}
+
+func timeEqual(a, b *time.Time) bool {
+	return (a == nil) == (b == nil) && (a == nil || a.Equal(*b))
 }
 
 func testLinksCreate(t *testing.T, e *env) {

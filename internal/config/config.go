@@ -508,8 +508,8 @@ func (c *Config) Validate() error {
 	}
 	c.Analytics.untracked = nil
 	for _, v := range c.Analytics.UntrackedIPs {
-		p, err := ParseIPRange(v)
-		if err != nil {
+		p, ok := link.ParseIPRange(v)
+		if !ok {
 			errs = append(errs, fmt.Errorf("analytics.untracked_ips: %q must be an IP address or a CIDR range like 203.0.113.0/24", v))
 			continue
 		}
@@ -621,24 +621,3 @@ func (c *Config) Instance() string {
 // UntrackedRanges are analytics.untracked_ips, parsed (after Load).
 func (c *Config) UntrackedRanges() []netip.Prefix { return c.Analytics.untracked }
 
-// ParseIPRange parses an IP address (a range of one) or a CIDR range,
-// IPv4 or IPv6, into its masked prefix.
-func ParseIPRange(s string) (netip.Prefix, error) {
-	s = strings.TrimSpace(s)
-	if strings.Contains(s, "/") {
-		p, err := netip.ParsePrefix(s)
-		if err != nil {
-			return netip.Prefix{}, err
-		}
-		if a := p.Addr(); a.Is4In6() && p.Bits() >= 96 {
-			return netip.PrefixFrom(a.Unmap(), p.Bits()-96).Masked(), nil
-		}
-		return p.Masked(), nil
-	}
-	a, err := netip.ParseAddr(s)
-	if err != nil {
-		return netip.Prefix{}, err
-	}
-	a = a.Unmap()
-	return netip.PrefixFrom(a, a.BitLen()), nil
-}

@@ -620,4 +620,3 @@ func (c *Config) Instance() string {
 
 // UntrackedRanges are analytics.untracked_ips, parsed (after Load).
 func (c *Config) UntrackedRanges() []netip.Prefix { return c.Analytics.untracked }
-

@@ -356,6 +356,8 @@ func (s *Server) serveCustomHost(w http.ResponseWriter, r *http.Request) bool {
 		s.redirect(w, r, d, p[1:])
 	case r.Method == http.MethodPost && len(p) > 1 && strings.IndexByte(p[1:], '/') < 0 && !link.IsReserved(p[1:]) &&
 		s.servePasswordPost(w, r, d, p[1:]):
+	case get && pixelCode(p) != "" && !link.IsReserved(pixelCode(p)):
+		s.servePixel(w, r, d, pixelCode(p))
 	case s.serveForwarded(w, r, d):
 	default:
 		s.customHostNotFound(w, r, d)

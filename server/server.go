@@ -495,6 +495,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// The tracking pixel of a link (pixel.go).
+	if code := pixelCode(r.URL.Path); code != "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) && !link.IsReserved(code) {
+		if h, _, _ := s.router.Lookup(http.MethodGet, r.URL.Path); h == nil {
+			s.servePixel(w, r, nil, code)
+			return
+		}
+	}
 	// A link that forwards the path answers /{code}/rest/of/path where no
 	// route does (forward.go); anything else is answered as before.
 	if s.forwardCandidate(r) && s.serveForwarded(w, r, nil) {

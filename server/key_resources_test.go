@@ -33,7 +33,7 @@ func TestKeyResourceRoutes(t *testing.T) {
 	}
 	for path, want := range map[string]string{
 		"/v1/links": "links", "/v1/links/abc/qr": "links", "/v1/linksx": "", "/v1/analytics/export": "analytics",
-		"/v1/events/stream": "analytics", "/api/v2/domains/x": "domains", "/v1/invitations/x": "members", "/v1/me": "",
+		"/v1/events/stream": "analytics", "/api/v2/domains/x": "domains", "/api/v2/links/x/stats": "analytics", "/api/v2/links/x": "links", "/v1/invitations/x": "members", "/v1/me": "",
 	} {
 		if got := resourceOf(path); got != want {
 			t.Errorf("resourceOf(%q) = %q, want %q", path, got, want)
@@ -81,6 +81,18 @@ func TestKeyResources(t *testing.T) {
 	kr.Header.Set("X-API-Key", analytics)
 	if r := e.request(kr); r.status != 403 {
 		t.Fatalf("Kutt with an analytics key: %d %s", r.status, r.raw)
+	}
+	// Kutt's stats of a link are analytics, not links.
+	linksOnly := mk(e.adminToken, `{"name":"links alone","scope":"read","resources":["links"]}`).str("key")
+	for _, c := range []struct {
+		key    string
+		status int
+	}{{linksOnly, 403}, {analytics, 200}} {
+		kr := newRequest("GET", "/api/v2/links/"+l.str("id")+"/stats", "", "")
+		kr.Header.Set("X-API-Key", c.key)
+		if r := e.request(kr); r.status != c.status {
+			t.Fatalf("Kutt's stats of a link: %d %s, want %d", r.status, r.raw, c.status)
+		}
 	}
 	// Scope still applies within the resources.
 	wantProblem(t, e.request(newRequest("DELETE", "/v1/links/"+l.str("id"), analytics, "")), 403, link.EFORBIDDEN)

@@ -34,8 +34,39 @@ func utmNotFound(id string) error {
 	return link.Errorf(link.ENOTFOUND, "UTM template %q not found", id)
 }
 
-// utmNameIndex is the unique index of names (0015_utm_templates.sql).
-const utmNameIndex = "utm_templates_name"
+// lockUTMNames locks the workspace's row, which makes the creations and
+// renames of its templates one at a time, and answers ECONFLICT when a
+// template other than except has a name that clashes with name
+// (link.SameTemplateName: the database's lower() folds otherwise,
+// 0021_utm_template_names.sql). It returns how many templates the
+// workspace has. A statement of its own after the lock, so that it sees
+// what the transactions it waited for committed.
+func lockUTMNames(ctx context.Context, tx pgx.Tx, workspaceID, except, name string) (int, error) {
+	var n int
+	err := tx.QueryRow(ctx, `SELECT 0 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE`, workspaceID).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, link.Errorf(link.ENOTFOUND, "workspace %q not found", workspaceID)
+	} else if err != nil {
+		return 0, fmt.Errorf("lock workspace: %w", err)
+	}
+	rows, err := tx.Query(ctx, `SELECT id, name FROM utm_templates WHERE workspace_id = $1`, workspaceID)
+	if err != nil {
+		return 0, fmt.Errorf("find UTM template names: %w", err)
+	}
+	defer rows.Close()
+	n = 0
+	for rows.Next() {
+		var id, other string
+		if err := rows.Scan(&id, &other); err != nil {
+			return 0, fmt.Errorf("find UTM template names: %w", err)
+		}
+		n++
+		if id != except && link.SameTemplateName(other, name) {
+			return 0, link.UTMTemplateNameTaken(name)
+		}
+	}
+	return n, rows.Err()
+}
 
 // CreateUTMTemplate stores a template; sets ID, CreatedAt and UpdatedAt.
 // ENOTFOUND for an unknown workspace; ECONFLICT for a name the workspace
@@ -47,18 +78,9 @@ func (s *UTMTemplateService) CreateUTMTemplate(ctx context.Context, t *link.UTMT
 	now := dbTime(s.db.now())
 	var id string
 	err := s.db.tx(ctx, func(tx pgx.Tx) error {
-		// The workspace's row, locked, makes its creations count one at
-		// a time; the count is a statement of its own, so that it sees
-		// what the creations it waited for committed.
-		var n int
-		err := tx.QueryRow(ctx, `SELECT 0 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE`, t.WorkspaceID).Scan(&n)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return link.Errorf(link.ENOTFOUND, "workspace %q not found", t.WorkspaceID)
-		} else if err != nil {
-			return fmt.Errorf("lock workspace: %w", err)
-		}
-		if err := tx.QueryRow(ctx, `SELECT count(*) FROM utm_templates WHERE workspace_id = $1`, t.WorkspaceID).Scan(&n); err != nil {
-			return fmt.Errorf("count UTM templates: %w", err)
+		n, err := lockUTMNames(ctx, tx, t.WorkspaceID, "", t.Name)
+		if err != nil {
+			return err
 		}
 		if n >= link.MaxUTMTemplates {
 			return link.ErrTooManyUTMTemplates
@@ -69,9 +91,7 @@ func (s *UTMTemplateService) CreateUTMTemplate(ctx context.Context, t *link.UTMT
 		}
 		_, err = tx.Exec(ctx, `INSERT INTO utm_templates (id, seq, workspace_id, name, utm_source, utm_medium, utm_campaign, created_at, updated_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $8)`, id, seq, t.WorkspaceID, t.Name, t.UTMSource, t.UTMMedium, t.UTMCampaign, now)
-		if isUnique(err, utmNameIndex) {
-			return link.UTMTemplateNameTaken(t.Name)
-		} else if err != nil {
+		if err != nil {
 			return fmt.Errorf("insert UTM template: %w", err)
 		}
 		return nil
@@ -140,6 +160,15 @@ func (s *UTMTemplateService) UpdateUTMTemplate(ctx context.Context, workspaceID,
 	now := dbTime(s.db.now())
 	var out *link.UTMTemplate
 	err := s.db.tx(ctx, func(tx pgx.Tx) error {
+		// The workspace's row first, as a creation and a deletion of the
+		// workspace lock it, then the template's.
+		var zero int
+		err := tx.QueryRow(ctx, `SELECT 0 FROM workspaces WHERE id = $1 FOR NO KEY UPDATE`, workspaceID).Scan(&zero)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return utmNotFound(id)
+		} else if err != nil {
+			return fmt.Errorf("lock workspace: %w", err)
+		}
 		t, err := scanUTMTemplate(tx.QueryRow(ctx, `SELECT `+utmColumns+` FROM utm_templates WHERE id = $1 AND workspace_id = $2 FOR UPDATE`, id, workspaceID))
 		if errors.Is(err, pgx.ErrNoRows) {
 			return utmNotFound(id)
@@ -151,12 +180,13 @@ func (s *UTMTemplateService) UpdateUTMTemplate(ctx context.Context, workspaceID,
 		if err := t.Validate(); err != nil {
 			return err
 		}
+		if _, err := lockUTMNames(ctx, tx, workspaceID, id, t.Name); err != nil {
+			return err
+		}
 		t.UpdatedAt = now
 		_, err = tx.Exec(ctx, `UPDATE utm_templates SET name = $2, utm_source = $3, utm_medium = $4, utm_campaign = $5, updated_at = $6
 			WHERE id = $1`, id, t.Name, t.UTMSource, t.UTMMedium, t.UTMCampaign, now)
-		if isUnique(err, utmNameIndex) {
-			return link.UTMTemplateNameTaken(t.Name)
-		} else if err != nil {
+		if err != nil {
 			return fmt.Errorf("update UTM template: %w", err)
 		}
 		out = t

@@ -35,6 +35,14 @@ var keyResourcePaths = []struct{ prefix, resource string }{
 
 // resourceOf returns the resource of path, or "" for none.
 func resourceOf(path string) string {
+	// Kutt's stats of a link, under its links, are analytics: the
+	// browsers, systems, countries and referrers of its clicks, which a
+	// key limited to links reads nowhere else.
+	if rest, ok := strings.CutPrefix(path, "/api/v2/links/"); ok {
+		if id, tail, ok := strings.Cut(rest, "/"); ok && id != "" && tail == "stats" {
+			return link.ResourceAnalytics
+		}
+	}
 	for _, p := range keyResourcePaths {
 		if rest, ok := strings.CutPrefix(path, p.prefix); ok && (rest == "" || rest[0] == '/') {
 			return p.resource

@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,6 +20,12 @@ func TestKeyResourceRoutes(t *testing.T) {
 	if len(routes) < 30 {
 		t.Fatalf("%d routes for keys recorded, too few to mean anything", len(routes))
 	}
+	// The compatible APIs authorize inside public routes: theirs count.
+	for _, path := range []string{"/api/v2/links", "/api/v2/links/:id/stats", "/api/v2/users", "/api/v2/domains/:id", "/yourls-api.php", "/api/urls", "/v1/events/stream", "/v1/qr-codes/:id/logo"} {
+		if !slices.Contains(routes, path) {
+			t.Errorf("route %s an API key reaches is not recorded", path)
+		}
+	}
 	for _, path := range routes {
 		if resourceOf(path) == "" {
 			t.Errorf("route %s has no resource", path)
@@ -26,7 +33,7 @@ func TestKeyResourceRoutes(t *testing.T) {
 	}
 	for path, want := range map[string]string{
 		"/v1/links": "links", "/v1/links/abc/qr": "links", "/v1/linksx": "", "/v1/analytics/export": "analytics",
-		"/v1/events/stream": "analytics", "/api/v2/domains/x": "domains", "/v1/invitations/x": "members", "/v1/me": "",
+		"/v1/events/stream": "analytics", "/api/v2/domains/x": "domains", "/api/v2/links/x/stats": "analytics", "/api/v2/links/x": "links", "/v1/invitations/x": "members", "/v1/me": "",
 	} {
 		if got := resourceOf(path); got != want {
 			t.Errorf("resourceOf(%q) = %q, want %q", path, got, want)
@@ -74,6 +81,18 @@ func TestKeyResources(t *testing.T) {
 	kr.Header.Set("X-API-Key", analytics)
 	if r := e.request(kr); r.status != 403 {
 		t.Fatalf("Kutt with an analytics key: %d %s", r.status, r.raw)
+	}
+	// Kutt's stats of a link are analytics, not links.
+	linksOnly := mk(e.adminToken, `{"name":"links alone","scope":"read","resources":["links"]}`).str("key")
+	for _, c := range []struct {
+		key    string
+		status int
+	}{{linksOnly, 403}, {analytics, 200}} {
+		kr := newRequest("GET", "/api/v2/links/"+l.str("id")+"/stats", "", "")
+		kr.Header.Set("X-API-Key", c.key)
+		if r := e.request(kr); r.status != c.status {
+			t.Fatalf("Kutt's stats of a link: %d %s, want %d", r.status, r.raw, c.status)
+		}
 	}
 	// Scope still applies within the resources.
 	wantProblem(t, e.request(newRequest("DELETE", "/v1/links/"+l.str("id"), analytics, "")), 403, link.EFORBIDDEN)

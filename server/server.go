@@ -143,6 +143,10 @@ type Server struct {
 	// keyRoutes are the paths of the routes an API key can reach (see
 	// keyResourcePaths).
 	keyRoutes []string
+	// keyedPublic is set while public routes that authorize an API key
+	// themselves (Kutt's, YOURLS's) are registered, so that they count
+	// among keyRoutes.
+	keyedPublic bool
 
 	db link.DataFile
 	// unavailable logs the requests answered 503 because the store cannot
@@ -626,7 +630,7 @@ const (
 )
 
 func (s *Server) handle(method, path string, a access, h handlerFunc) {
-	if (a == accessRead || a == accessWrite) && method != http.MethodHead {
+	if (a == accessRead || a == accessWrite || s.keyedPublic) && method != http.MethodHead {
 		s.keyRoutes = append(s.keyRoutes, path)
 	}
 	if method == http.MethodGet {

@@ -352,8 +352,39 @@ func (s *Server) handleClickStream(w http.ResponseWriter, r *http.Request, c *ca
 	}{c.workspace.ID, linkID})
 	buf.WriteString("retry: " + strconv.Itoa(streamRetry) + "\n\n")
 	writeEvent(&buf, "ready", ready)
+	// A write blocked on a client that stopped reading must end when the
+	// server closes, not streamWriteTimeout later: http.Server.Shutdown
+	// waits for this handler. The deadline is set under deadlineMu, so
+	// that a write begun after the close gets the past deadline too.
+	var deadlineMu sync.Mutex
+	closing := false
+	ended := make(chan struct{})
+	defer func() { // no deadline is set once the handler returns
+		deadlineMu.Lock()
+		closing = true
+		deadlineMu.Unlock()
+		close(ended)
+	}()
+	go func() {
+		select {
+		case <-s.streams.done:
+			deadlineMu.Lock()
+			if !closing {
+				closing = true
+				_ = rc.SetWriteDeadline(time.Now())
+			}
+			deadlineMu.Unlock()
+		case <-ended:
+		}
+	}()
 	send := func() error {
+		deadlineMu.Lock()
+		if closing {
+			deadlineMu.Unlock()
+			return errStreamsClosed
+		}
 		_ = rc.SetWriteDeadline(time.Now().Add(streamWriteTimeout))
+		deadlineMu.Unlock()
 		if _, err := w.Write(buf.Bytes()); err != nil {
 			return err
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -312,5 +313,50 @@ func TestInstancesClickStream(t *testing.T) {
 	}
 	if got := s.click(); got["browser"] != "Firefox" {
 		t.Fatalf("after this instance's click: %v", got)
+	}
+}
+
+// TestClickStreamShutdownUnreadClient: a stream whose client stopped
+// reading, its write blocked on a full connection, still ends at once when
+// the server closes, not when the write's own deadline (streamWriteTimeout)
+// runs out: http.Server.Shutdown waits for it.
+func TestClickStreamShutdownUnreadClient(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ts := httptest.NewServer(e.srv)
+	t.Cleanup(ts.Close)
+	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if tc, ok := conn.(*net.TCPConn); ok {
+		_ = tc.SetReadBuffer(4 << 10)
+	}
+	fmt.Fprintf(conn, "GET /v1/events/stream HTTP/1.1\r\nHost: x\r\nX-API-Key: %s\r\n\r\n", e.readKey)
+	deadline := time.Now().Add(10 * time.Second)
+	for e.srv.streams.open.Load() == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the stream did not open")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// Far more than the connection's buffers hold, never read.
+	big := []byte(`"` + strings.Repeat("x", 60<<10) + `"`)
+	clicks := make([]link.StreamedClick, 64)
+	for i := range clicks {
+		clicks[i] = link.StreamedClick{LinkID: "lnk_1", Data: big}
+	}
+	for range 16 {
+		e.srv.streams.deliver(e.ws, clicks, 0)
+		time.Sleep(5 * time.Millisecond)
+	}
+	start := time.Now()
+	e.srv.Close()
+	for e.srv.streams.open.Load() != 0 {
+		if time.Since(start) > 5*time.Second {
+			t.Fatalf("the stream still runs %v after the server closed", time.Since(start))
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -59,8 +59,12 @@ var shortenByDestinationMu sync.Mutex
 func (s *Server) yourlsRoutes() {
 	// One path segment: a page, not a short code (see ServeHTTP).
 	s.pages[yourlsPath] = true
+	// Public routes that take a key of their own (signature): they count
+	// among the routes a key reaches (TestKeyResourceRoutes).
+	s.keyedPublic = true
 	s.handle("GET", "/yourls-api.php", accessPublic, s.handleYOURLS)
 	s.handle("POST", "/yourls-api.php", accessPublic, s.handleYOURLS)
+	s.keyedPublic = false
 }
 
 // handleYOURLS answers a YOURLS API request. It authenticates the

@@ -12,6 +12,53 @@ import (
 var utmTests = []test{
 	{"CreateFindUpdateDelete", testUTMTemplates},
 	{"Bounds", testUTMTemplateBounds},
+	{"CaseFolding", testUTMTemplateCaseFolding},
+}
+
+// testUTMTemplateCaseFolding: every store folds names as
+// link.SameTemplateName does, outside ASCII too, whatever the database's
+// collation: two names clash if and only if they fold the same.
+func testUTMTemplateCaseFolding(t *testing.T, e *env) {
+	_, ws := e.setup()
+	for _, c := range []struct {
+		a, b  string
+		clash bool
+	}{
+		{"Café", "CAFÉ", true},
+		{"Ǆ-promo", "ǆ-promo", true},
+		{"ǅ-sale", "Ǆ-SALE", true},
+		{"Ωmega", "ωmega", true},
+		{"Kelvin", "\u212aelvin", true}, // the Kelvin sign folds to k
+		{"Straße", "STRASSE", false},    // simple folding: ß is not ss
+		{"İstanbul", "istanbul", false}, // dotted capital I folds to nothing else
+		{"ıd", "Id", false},             // nor does the dotless small i
+	} {
+		a := &link.UTMTemplate{WorkspaceID: ws.ID, Name: c.a, UTMSource: "a"}
+		if err := e.UTMTemplates.CreateUTMTemplate(e.ctx, a); err != nil {
+			t.Fatalf("%q: %v", c.a, err)
+		}
+		if got := link.SameTemplateName(c.a, c.b); got != c.clash {
+			t.Fatalf("SameTemplateName(%q, %q) = %v", c.a, c.b, got)
+		}
+		b := &link.UTMTemplate{WorkspaceID: ws.ID, Name: c.b, UTMSource: "b"}
+		err := e.UTMTemplates.CreateUTMTemplate(e.ctx, b)
+		if c.clash {
+			wantCode(t, err, link.ECONFLICT)
+			// A rename to it clashes the same way.
+			o := &link.UTMTemplate{WorkspaceID: ws.ID, Name: "other " + c.a, UTMSource: "o"}
+			if err := e.UTMTemplates.CreateUTMTemplate(e.ctx, o); err != nil {
+				t.Fatal(err)
+			}
+			_, err = e.UTMTemplates.UpdateUTMTemplate(e.ctx, ws.ID, o.ID, link.UTMTemplateUpdate{Name: ptr(c.b)})
+			wantCode(t, err, link.ECONFLICT)
+			// And the template itself may take it.
+			if u, err := e.UTMTemplates.UpdateUTMTemplate(e.ctx, ws.ID, a.ID, link.UTMTemplateUpdate{Name: ptr(c.b)}); err != nil || u.Name != c.b {
+				t.Fatalf("renamed %q to %q: %+v, %v", c.a, c.b, u, err)
+			}
+		} else if err != nil {
+			t.Fatalf("%q next to %q: %v", c.b, c.a, err)
+		}
+	}
 }
 
 func testUTMTemplates(t *testing.T, e *env) {

@@ -21,26 +21,8 @@ import (
 func TestLazyTx(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cfg, err := pgxpool.ParseConfig(pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 1
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if _, err := pool.Exec(ctx, `CREATE TABLE t (n int PRIMARY KEY)`); err != nil {
-		t.Fatal(err)
-	}
-	count := func() (n int) {
-		t.Helper()
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	pool, count := onePool(t)
+	var err error
 	inTx := func(tx pgx.Tx) {
 		t.Helper()
 		var in bool
@@ -214,26 +196,8 @@ func TestLazyTx(t *testing.T) {
 func TestLastWriteWithCommit(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cfg, err := pgxpool.ParseConfig(pgtest.URL(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.MaxConns = 1
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if _, err := pool.Exec(ctx, `CREATE TABLE t (n int PRIMARY KEY)`); err != nil {
-		t.Fatal(err)
-	}
-	count := func() (n int) {
-		t.Helper()
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
+	pool, count := onePool(t)
+	var err error
 	errTaken := errors.New("taken")
 	taken := func(err error) error {
 		if isUnique(err, "") {
@@ -316,5 +280,33 @@ func TestLastWriteWithCommit(t *testing.T) {
 	}
 	if s := pool.Stat(); s.TotalConns() != 1 || s.AcquiredConns() != 0 {
 		t.Fatalf("pool after the transactions: %d connections, %d acquired", s.TotalConns(), s.AcquiredConns())
+	}
+}
+
+// onePool is a pool of one connection to a database of its own with a
+// table t of numbers, and a count of t's rows: a connection left inside a
+// transaction would show in the next one.
+func onePool(t *testing.T) (*pgxpool.Pool, func() int) {
+	t.Helper()
+	ctx := context.Background()
+	cfg, err := pgxpool.ParseConfig(pgtest.URL(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.MaxConns = 1
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	if _, err := pool.Exec(ctx, `CREATE TABLE t (n int PRIMARY KEY)`); err != nil {
+		t.Fatal(err)
+	}
+	return pool, func() (n int) {
+		t.Helper()
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM t`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
 	}
 }

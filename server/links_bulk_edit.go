@@ -42,16 +42,28 @@ func checkBulkIDs(ids []string) error {
 	return nil
 }
 
-// itemProblem is the problem of one link of a bulk edit (nil for an
-// internal error, which fails the whole request instead).
-func itemProblem(err error) *problem {
-	code := link.ErrorCode(err)
-	status, ok := codeStatus[code]
-	if !ok || code == link.EINTERNAL {
-		return nil
+// bulkEditItems are the results of a bulk edit, one per ID: errs[i]'s
+// problem, or what done adds for an item edited. It counts both; an
+// internal error fails the whole request instead.
+func bulkEditItems(errs []error, done func(i int, item *bulkItem)) (items []bulkItem, edited, failed int, err error) {
+	items = make([]bulkItem, len(errs))
+	for i, e := range errs {
+		items[i].Index = i
+		if e == nil {
+			done(i, &items[i])
+			edited++
+			continue
+		}
+		code := link.ErrorCode(e)
+		status, ok := codeStatus[code]
+		if !ok || code == link.EINTERNAL {
+			return nil, 0, 0, e
+		}
+		p := newProblem(e, code, status)
+		items[i].Error = &p
+		failed++
 	}
-	p := newProblem(err, code, status)
-	return &p
+	return items, edited, failed, nil
 }
 
 func (s *Server) handleBulkUpdateLinks(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -76,26 +88,17 @@ func (s *Server) handleBulkUpdateLinks(w http.ResponseWriter, r *http.Request, c
 	if err != nil {
 		return err
 	}
-	out := struct {
+	items, done, failed, err := bulkEditItems(errs, func(i int, item *bulkItem) {
+		lr := s.newLinkResponse(links[i])
+		item.Link = &lr
+	})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, struct {
 		Data []bulkItem     `json:"data"`
 		Meta bulkUpdateMeta `json:"meta"`
-	}{Data: make([]bulkItem, len(in.IDs))}
-	for i := range in.IDs {
-		out.Data[i].Index = i
-		if errs[i] != nil {
-			p := itemProblem(errs[i])
-			if p == nil {
-				return errs[i]
-			}
-			out.Data[i].Error = p
-			out.Meta.Failed++
-			continue
-		}
-		lr := s.newLinkResponse(links[i])
-		out.Data[i].Link = &lr
-		out.Meta.Updated++
-	}
-	writeJSON(w, http.StatusOK, out)
+	}{items, bulkUpdateMeta{Updated: done, Failed: failed}})
 	return nil
 }
 
@@ -113,23 +116,13 @@ func (s *Server) handleBulkDeleteLinks(w http.ResponseWriter, r *http.Request, c
 	if err != nil {
 		return err
 	}
-	out := struct {
+	items, done, failed, err := bulkEditItems(errs, func(int, *bulkItem) {})
+	if err != nil {
+		return err
+	}
+	writeJSON(w, http.StatusOK, struct {
 		Data []bulkItem     `json:"data"`
 		Meta bulkDeleteMeta `json:"meta"`
-	}{Data: make([]bulkItem, len(in.IDs))}
-	for i := range in.IDs {
-		out.Data[i].Index = i
-		if errs[i] != nil {
-			p := itemProblem(errs[i])
-			if p == nil {
-				return errs[i]
-			}
-			out.Data[i].Error = p
-			out.Meta.Failed++
-			continue
-		}
-		out.Meta.Deleted++
-	}
-	writeJSON(w, http.StatusOK, out)
+	}{items, bulkDeleteMeta{Deleted: done, Failed: failed}})
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -61,6 +62,8 @@ func TestEveryPageHasSecurityHeaders(t *testing.T) {
 		{"410", visit("/soon", "192.0.2.1", uaFirefoxLinux, html...), 410, "<h1>"},
 		{"password", visit("/vault", "192.0.2.1", uaFirefoxLinux, html...), 200, `action="/vault"`},
 		{"password", passwordPost("/vault", "192.0.2.1", "wrong guess"), 401, `action="/vault"`},
+		{"reported", reportPost("/prev+", "192.0.2.1", "spam"), 200, `id="report-sent"`},
+		{"reported", reportPost("/prev+", "192.0.2.1", "bogus"), 422, `id="report-error"`},
 		{"og", visit("/card", "192.0.2.1", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"), 200, "og:title"},
 		{"root", onHost(visit("/", "192.0.2.1", uaFirefoxLinux, html...), "go.example.com"), 200, "go.example.com"},
 	}
@@ -158,4 +161,13 @@ func checkPageHeaders(t *testing.T, name string, h http.Header, body []byte) {
 	if regexp.MustCompile(`(?i)\son[a-z]+=`).Match(body) {
 		t.Errorf("%s: an inline event handler", name)
 	}
+}
+
+// reportPost is the report form of a link's preview, posted from addr.
+func reportPost(path, addr, reason string) *http.Request {
+	req := httptest.NewRequest("POST", "http://lb.test"+path, strings.NewReader(url.Values{"reason": {reason}}.Encode()))
+	req.RemoteAddr = addr + ":4444"
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("User-Agent", uaFirefoxLinux)
+	return req
 }

@@ -158,6 +158,11 @@ type ClickFeed interface {
 	PublishClicks(ctx context.Context, workspaceID string, clicks []StreamedClick, skipped int) error
 	// OnClicks sets the function given the clicks other processes send.
 	OnClicks(fn func(workspaceID string, clicks []StreamedClick, skipped int))
+	// OnWatchAsked sets the function called when another process asks
+	// which workspaces are streamed (it has just begun to listen, and
+	// would otherwise learn of the streams open only at their next
+	// announcement): it announces them again.
+	OnWatchAsked(fn func())
 }
 
 // ClickWatchTTL is how long an announcement of WatchClicks holds.

@@ -18,6 +18,7 @@ import (
 // payload is the sender's instance, a space and one of:
 //
 //	"w" ws ...                       the sender streams these workspaces
+//	"q"                              the sender asks who streams what
 //	"c" ws skipped "\n" link data …  clicks of ws, a line each: its link,
 //	                                 a space, its link.clicked data; and
 //	                                 how many more the sender left out
@@ -37,6 +38,7 @@ type clickWatch struct {
 	until   map[string]time.Time // workspace → end of its announcement
 	latest  atomic.Int64         // the latest end of any, in Unix nanoseconds
 	deliver atomic.Pointer[func(ws string, clicks []link.StreamedClick, skipped int)]
+	asked   atomic.Pointer[func()]
 }
 
 // WatchClicks announces that this process streams the workspaces' clicks.
@@ -120,6 +122,19 @@ func (db *DB) OnClicks(fn func(workspaceID string, clicks []link.StreamedClick, 
 	db.listening()
 }
 
+// OnWatchAsked sets the function called when another process asks which
+// workspaces are streamed.
+func (db *DB) OnWatchAsked(fn func()) {
+	db.clickWatch.asked.Store(&fn)
+	db.listening()
+}
+
+// askWatchers asks the other processes which workspaces they stream: the
+// listener does it each time it begins to listen.
+func (db *DB) askWatchers(ctx context.Context) error {
+	return db.notifyClicks(ctx, []string{db.instance + " q"})
+}
+
 func (db *DB) notifyClicks(ctx context.Context, payloads []string) error {
 	if len(payloads) == 0 {
 		return nil
@@ -138,6 +153,10 @@ func (db *DB) heardClicks(payload string) {
 	kind, rest, _ := strings.Cut(rest, " ")
 	w := &db.clickWatch
 	switch kind {
+	case "q":
+		if fn := w.asked.Load(); fn != nil {
+			(*fn)()
+		}
 	case "w":
 		until := db.now().Add(link.ClickWatchTTL)
 		w.mu.Lock()

@@ -105,6 +105,9 @@ func (db *DB) listen(ctx context.Context) (listened bool, err error) {
 	db.blocklistVersion.Add(1)
 	db.links.setListening(true)
 	db.domains.setListening(true)
+	// Streams opened elsewhere while this process did not listen are
+	// announced again at once.
+	_ = db.askWatchers(ctx)
 	defer func() {
 		db.links.setListening(false)
 		db.domains.setListening(false)

@@ -68,6 +68,8 @@ type clickHub struct {
 	fed      chan fedClicks // clicks waiting to go to the other processes
 	fedOut   sync.WaitGroup
 	feedOnce sync.Once
+	// asked wakes the announcements when another process asks for them.
+	asked chan struct{}
 }
 
 // clickSub is one open stream.
@@ -87,8 +89,14 @@ type fedClicks struct {
 func newClickHub(feed link.ClickFeed) *clickHub {
 	h := &clickHub{feed: feed, subs: map[string]map[*clickSub]struct{}{}, done: make(chan struct{})}
 	if feed != nil {
-		h.fed = make(chan fedClicks, 16)
+		h.fed, h.asked = make(chan fedClicks, 16), make(chan struct{}, 1)
 		feed.OnClicks(h.deliver)
+		feed.OnWatchAsked(func() {
+			select {
+			case h.asked <- struct{}{}:
+			default:
+			}
+		})
 	}
 	return h
 }
@@ -272,8 +280,9 @@ func (h *clickHub) sendFed() {
 	}
 }
 
-// announce tells the other processes, every watchEvery, which
-// workspaces this one streams.
+// announce tells the other processes which workspaces this one streams:
+// every watchEvery, and at once when one asks (it has just begun to
+// listen).
 func (h *clickHub) announce() {
 	defer h.fedOut.Done()
 	t := time.NewTicker(watchEvery)
@@ -283,6 +292,7 @@ func (h *clickHub) announce() {
 		case <-h.done:
 			return
 		case <-t.C:
+		case <-h.asked:
 		}
 		h.mu.Lock()
 		ws := make([]string, 0, len(h.subs))

@@ -3,9 +3,15 @@ package e2e
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/chromedp/chromedp"
 )
+
+// livePoll checks the page every 50 ms (not on animation frames, which a
+// window the browser does not draw may not get) for up to a minute: the
+// whole suite loads the machine.
+var livePoll = []chromedp.PollOption{chromedp.WithPollingInterval(50 * time.Millisecond), chromedp.WithPollingTimeout(time.Minute)}
 
 // TestBrowserLiveClicks watches the workspace's clicks live on the
 // Analytics page: clicks made after "Watch live" appear, newest first,
@@ -23,13 +29,13 @@ func TestBrowserLiveClicks(t *testing.T) {
 		chromedp.WaitVisible(`#an-live-toggle`),
 		chromedp.Click(`#an-live-toggle`),
 		chromedp.WaitVisible(`#an-live-status`),
-		chromedp.Poll(`document.querySelector('#an-live-status').textContent.startsWith('Watching')`, nil))
+		chromedp.Poll(`document.querySelector('#an-live-status').textContent.startsWith('Watching')`, nil, livePoll...))
 	followAsBrowser(t, base+"/live-one")
 	followAsBrowser(t, base+"/live-two")
 	var first, count string
 	b.run("two clicks",
-		chromedp.Poll(`document.querySelectorAll('#an-live-clicks tbody tr').length === 2`, nil),
-		chromedp.Poll(`document.querySelector('#an-live-clicks tbody tr td:nth-child(2)').textContent.includes('/live-two')`, nil),
+		chromedp.Poll(`document.querySelectorAll('#an-live-clicks tbody tr').length === 2`, nil, livePoll...),
+		chromedp.Poll(`document.querySelector('#an-live-clicks tbody tr td:nth-child(2)').textContent.includes('/live-two')`, nil, livePoll...),
 		chromedp.Text(`#an-live-clicks tbody tr`, &first),
 		chromedp.Text(`#an-live-count`, &count))
 	if !strings.Contains(first, "Chrome") || !strings.Contains(first, "desktop") || !strings.Contains(first, "direct") {
@@ -45,15 +51,23 @@ func TestBrowserLiveClicks(t *testing.T) {
 	followAsBrowser(t, base+"/live-one")
 
 	// One link's page: its clicks only.
+	var state string
 	b.run("the link's live clicks",
 		chromedp.Navigate(base+"/app/analytics?link="+two),
 		chromedp.WaitVisible(`#an-live-toggle`),
 		chromedp.Click(`#an-live-toggle`),
-		chromedp.Poll(`(document.querySelector('#an-live-status') || {textContent: ''}).textContent.startsWith('Watching')`, nil))
+		chromedp.Poll(`(() => {
+			const s = document.querySelector('#an-live-status'), e = document.querySelector('#an-live .msg.error');
+			return (s && s.textContent.startsWith('Watching')) || !!e;
+		})()`, nil, livePoll...),
+		chromedp.Evaluate(`(document.querySelector('#an-live .msg.error') || {textContent: ''}).textContent`, &state))
+	if state != "" {
+		t.Fatalf("the link's stream did not open: %s", state)
+	}
 	followAsBrowser(t, base+"/live-one")
 	followAsBrowser(t, base+"/live-two")
 	b.run("one click of the link",
-		chromedp.Poll(`document.querySelectorAll('#an-live-clicks tbody tr').length === 1`, nil),
+		chromedp.Poll(`document.querySelectorAll('#an-live-clicks tbody tr').length === 1`, nil, livePoll...),
 		chromedp.Text(`#an-live-count`, &count))
 	if count != "1 click" {
 		t.Fatalf("the link's count %q, want 1 click", count)

@@ -39,12 +39,8 @@ func (s *Server) servePixel(w http.ResponseWriter, r *http.Request, d *link.Doma
 		s.linkNotFound(w, r, d, code)
 		return
 	}
-	l, err := s.links.FindLinkByAlias(r.Context(), host, code)
-	if isNotFound(err) {
-		s.linkNotFound(w, r, d, code)
-		return
-	} else if err != nil {
-		s.writeError(w, r, err)
+	l, ok := s.servedLink(w, r, d, host, code)
+	if !ok {
 		return
 	}
 	if r.Method == http.MethodGet && !s.untracked(r) {

@@ -36,12 +36,8 @@ func (s *Server) redirect(w http.ResponseWriter, r *http.Request, d *link.Domain
 		s.linkNotFound(w, r, d, code)
 		return
 	}
-	l, err := s.links.FindLinkByAlias(r.Context(), host, code)
-	if isNotFound(err) {
-		s.linkNotFound(w, r, d, code)
-		return
-	} else if err != nil {
-		s.writeError(w, r, err)
+	l, ok := s.servedLink(w, r, d, host, code)
+	if !ok {
 		return
 	}
 	// A destination checked when it was saved may point back here now (a
@@ -91,6 +87,21 @@ func (s *Server) redirect(w http.ResponseWriter, r *http.Request, d *link.Domain
 		h["Cache-Control"] = cacheTemporary
 	}
 	w.WriteHeader(l.RedirectCode)
+}
+
+// servedLink returns the link of code (a valid code) on host, d's ("" and
+// nil for the primary host), or answers the request itself (the link's
+// 404, or the store's error) and reports false.
+func (s *Server) servedLink(w http.ResponseWriter, r *http.Request, d *link.Domain, host, code string) (*link.Link, bool) {
+	l, err := s.links.FindLinkByAlias(r.Context(), host, code)
+	if isNotFound(err) {
+		s.linkNotFound(w, r, d, code)
+		return nil, false
+	} else if err != nil {
+		s.writeError(w, r, err)
+		return nil, false
+	}
+	return l, true
 }
 
 // The Cache-Control values of redirects, shared by every answer (net/http

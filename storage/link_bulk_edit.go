@@ -34,13 +34,14 @@ func (s *LinkService) DeleteLinks(ctx context.Context, workspaceID string, ids [
 				errs[i] = link.Errorf(link.ENOTFOUND, "link %q not found", id)
 				continue
 			}
-			if _, err := findLink(tx, wid, lid); link.ErrorCode(err) == link.ENOTFOUND {
+			rec, err := findLink(tx, wid, lid)
+			if link.ErrorCode(err) == link.ENOTFOUND {
 				errs[i] = err
 				continue
 			} else if err != nil {
 				return err
 			}
-			key, err := s.deleteLinkTx(tx, wid, lid)
+			key, err := s.deleteLinkTx(tx, wid, lid, rec)
 			if err != nil {
 				return err // a write began: the whole deletion fails
 			}

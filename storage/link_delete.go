@@ -25,19 +25,18 @@ func (s *LinkService) DeleteLink(ctx context.Context, workspaceID, id string) er
 		}
 	}()
 	return s.db.update(func(tx *bolt.Tx) error {
-		var err error
-		oldKey, err = s.deleteLinkTx(tx, wid, lid)
+		rec, err := findLink(tx, wid, lid)
+		if err != nil {
+			return err
+		}
+		oldKey, err = s.deleteLinkTx(tx, wid, lid, rec)
 		return err
 	})
 }
 
-// deleteLinkTx is DeleteLink's work in tx; it returns the alias key the
-// link had. ENOTFOUND, before any write.
-func (s *LinkService) deleteLinkTx(tx *bolt.Tx, wid, lid uint64) ([]byte, error) {
-	rec, err := findLink(tx, wid, lid)
-	if err != nil {
-		return nil, err
-	}
+// deleteLinkTx is DeleteLink's work in tx on the link lid, read as rec;
+// it returns the alias key the link had.
+func (s *LinkService) deleteLinkTx(tx *bolt.Tx, wid, lid uint64, rec *linkRecord) ([]byte, error) {
 	if s.Events != nil {
 		clicks, err := linkClicks(tx, lid)
 		if err != nil {

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -19,12 +20,25 @@ var livePoll = []chromedp.PollOption{chromedp.WithPollingInterval(50 * time.Mill
 // page watches that link only; "Stop watching" ends the stream.
 func TestBrowserLiveClicks(t *testing.T) {
 	t.Parallel()
-	base, c, tok := startDashboard(t, "clicks:\n  flush_interval: 10ms\n")
+	browserPath(t)
+	logs := &syncWriter{}
+	base, _ := startApp(t, testConfig(t, "admin:\n  email: admin@example.com\n  password: a long password\nclicks:\n  flush_interval: 10ms\n"), logs)
+	c := client{t, base}
+	tok := c.must("POST", "/v1/auth/login", "", `{"email":"admin@example.com","password":"a long password"}`, 200)["token"].(string)
 	c.must("POST", "/v1/links", tok, `{"destination_url":"https://example.com/live","alias":"live-one"}`, 201)
 	two := c.must("POST", "/v1/links", tok, `{"destination_url":"https://example.com/live2","alias":"live-two"}`, 201)["id"].(string)
 
 	b := newBrowser(t, base)
-	b.run("watch",
+	// A step that times out says what the server did meanwhile: the
+	// stream's requests in its log, and where the server's streams and
+	// database connections wait.
+	run := func(what string, actions ...chromedp.Action) {
+		t.Helper()
+		if err := chromedp.Run(b.ctx, actions...); err != nil {
+			t.Fatalf("%s: %v\nthe stream's requests:\n%s\nwaiting:\n%s", what, err, logLines(logs.String(), "/v1/events/stream"), stacks("handleClickStream", "pgxpool", "clickHub"))
+		}
+	}
+	run("watch",
 		withToken(base, "/app/analytics", tok),
 		chromedp.WaitVisible(`#an-live-toggle`),
 		chromedp.Click(`#an-live-toggle`),
@@ -33,7 +47,7 @@ func TestBrowserLiveClicks(t *testing.T) {
 	followAsBrowser(t, base+"/live-one")
 	followAsBrowser(t, base+"/live-two")
 	var first, count string
-	b.run("two clicks",
+	run("two clicks",
 		chromedp.Poll(`document.querySelectorAll('#an-live-clicks tbody tr').length === 2`, nil, livePoll...),
 		chromedp.Poll(`document.querySelector('#an-live-clicks tbody tr td:nth-child(2)').textContent.includes('/live-two')`, nil, livePoll...),
 		chromedp.Text(`#an-live-clicks tbody tr`, &first),
@@ -45,14 +59,14 @@ func TestBrowserLiveClicks(t *testing.T) {
 		t.Fatalf("count %q, want 2 clicks", count)
 	}
 	b.screenshot("analytics-live")
-	b.run("stop",
+	run("stop",
 		chromedp.Click(`#an-live-toggle`),
 		chromedp.Poll(`document.querySelector('#an-live-toggle').textContent === 'Watch live'`, nil))
 	followAsBrowser(t, base+"/live-one")
 
 	// One link's page: its clicks only.
 	var state string
-	b.run("the link's live clicks",
+	run("the link's live clicks",
 		chromedp.Navigate(base+"/app/analytics?link="+two),
 		chromedp.WaitVisible(`#an-live-toggle`),
 		chromedp.Click(`#an-live-toggle`),
@@ -66,11 +80,39 @@ func TestBrowserLiveClicks(t *testing.T) {
 	}
 	followAsBrowser(t, base+"/live-one")
 	followAsBrowser(t, base+"/live-two")
-	b.run("one click of the link",
+	run("one click of the link",
 		chromedp.Poll(`document.querySelectorAll('#an-live-clicks tbody tr').length === 1`, nil, livePoll...),
 		chromedp.Text(`#an-live-count`, &count))
 	if count != "1 click" {
 		t.Fatalf("the link's count %q, want 1 click", count)
 	}
 	b.check()
+}
+
+// logLines returns the lines of log that hold s.
+func logLines(log, s string) string {
+	var out []string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+// stacks returns the stacks of this process's goroutines that mention
+// any of frames.
+func stacks(frames ...string) string {
+	buf := make([]byte, 8<<20)
+	buf = buf[:runtime.Stack(buf, true)]
+	var out []string
+	for _, g := range strings.Split(string(buf), "\n\n") {
+		for _, f := range frames {
+			if strings.Contains(g, f) {
+				out = append(out, g)
+				break
+			}
+		}
+	}
+	return strings.Join(out, "\n\n")
 }

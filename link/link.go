@@ -20,6 +20,7 @@ const (
 	MaxTags              = 20
 	MaxTagLength         = 50
 	MaxUTMLength         = 200
+	MaxExternalIDLength  = 128
 	DefaultPageLimit     = 20
 	MaxPageLimit         = 100
 	GeneratedCodeLength  = 7
@@ -60,6 +61,9 @@ type Link struct {
 	// (/{code}/rest/of/path) and the query (see forward.go).
 	ForwardPath  bool
 	ForwardQuery bool
+	// ExternalID is another system's ID of the link, unique in its
+	// workspace; "" means none (see CheckExternalID).
+	ExternalID string
 }
 
 // Normalize trims the input, drops duplicate tags and applies defaults.
@@ -72,6 +76,7 @@ func (l *Link) Normalize() {
 	l.Alias = strings.TrimSpace(l.Alias)
 	l.Domain = strings.ToLower(strings.TrimSpace(l.Domain))
 	l.Tags = normalizeTags(l.Tags)
+	l.ExternalID = strings.TrimSpace(l.ExternalID)
 	if l.RedirectCode == 0 {
 		l.RedirectCode = 302
 	}
@@ -95,6 +100,11 @@ func (l *Link) Validate(rules *URLRules) error {
 		}
 	}
 	checkTags(&v, l.Tags)
+	if l.ExternalID != "" {
+		if msg := CheckExternalID(l.ExternalID); msg != "" {
+			v.add("external_id", "%s", msg)
+		}
+	}
 	checkUTM(&v, "utm_source", l.UTMSource)
 	checkUTM(&v, "utm_medium", l.UTMMedium)
 	checkUTM(&v, "utm_campaign", l.UTMCampaign)
@@ -139,6 +149,8 @@ type LinkUpdate struct {
 	// path and query.
 	ForwardPath  *bool
 	ForwardQuery *bool
+	// ExternalID sets the link's external ID; a pointer to "" removes it.
+	ExternalID *string
 }
 
 // Apply copies the given fields onto l, normalised.
@@ -187,6 +199,9 @@ func (u LinkUpdate) Apply(l *Link) {
 	}
 	if u.ForwardQuery != nil {
 		l.ForwardQuery = *u.ForwardQuery
+	}
+	if u.ExternalID != nil {
+		l.ExternalID = *u.ExternalID
 	}
 	l.Normalize()
 }
@@ -250,6 +265,9 @@ type LinkService interface {
 	// FindLinkByID returns a link of the workspace. ENOTFOUND if there is none
 	// (also when the link belongs to another workspace).
 	FindLinkByID(ctx context.Context, workspaceID, id string) (*Link, error)
+	// FindLinkByExternalID returns the link of the workspace with the
+	// external ID. ENOTFOUND if there is none.
+	FindLinkByExternalID(ctx context.Context, workspaceID, externalID string) (*Link, error)
 	// FindLinkByAlias returns the link for a redirect, without its Clicks
 	// and with its campaign's UTM values where it has none of its own; the
 	// link may be shared and must not be modified. ENOTFOUND if none.
@@ -272,7 +290,8 @@ type LinkService interface {
 	// failure of the write.
 	CreateLinks(ctx context.Context, workspaceID string, links []*Link) ([]error, error)
 	// UpdateLink applies a validated update; an alias it frees is held for
-	// the workspace. ENOTFOUND, ECONFLICT (alias taken or held).
+	// the workspace. ENOTFOUND, ECONFLICT (alias taken or held, external
+	// ID another link's).
 	UpdateLink(ctx context.Context, workspaceID, id string, upd LinkUpdate, validate func(*Link) error) (*Link, error)
 	// DeleteLink removes a link; its alias stays held for the workspace for
 	// a while (links.alias_hold), redirecting nowhere. ENOTFOUND.

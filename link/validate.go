@@ -311,3 +311,28 @@ func checkName(v *validation, field, name string, max int) {
 		v.add(field, "%s", msg)
 	}
 }
+
+// ExternalIDPrefix marks an external ID where an API path takes a link's
+// ID: /v1/links/ext_{external_id}.
+const ExternalIDPrefix = "ext_"
+
+// CheckExternalID returns why id cannot be a link's external ID, or "":
+// 1 to MaxExternalIDLength characters, each a letter or digit of ASCII or
+// one of - _ . : @ + = ~ (what another system's IDs use, and what an URL
+// path segment carries as it is).
+func CheckExternalID(id string) string {
+	if id == "" {
+		return "must not be empty"
+	}
+	if len(id) > MaxExternalIDLength {
+		return fmt.Sprintf("must be at most %d characters", MaxExternalIDLength)
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.IndexByte("-_.:@+=~", c) >= 0 {
+			continue
+		}
+		return "may hold only letters and digits of ASCII and - _ . : @ + = ~"
+	}
+	return ""
+}

@@ -59,6 +59,12 @@ func (s *LinkService) addLinks(ctx context.Context, tx pgx.Tx, wsID string, ins 
 		}
 	}
 
+	// External IDs: another link's, or an earlier one's of the call,
+	// refuses the link.
+	if err := externalsFree(ctx, tx, wsID, ins, errs); err != nil {
+		return nil, nil, err
+	}
+
 	// The holds of the given aliases: another workspace's refuses the
 	// link, the others are released.
 	if err := s.releaseHolds(ctx, tx, wsID, ins, errs, now); err != nil {
@@ -245,6 +251,44 @@ func (s *LinkService) drawCodes(ctx context.Context, tx pgx.Tx, ins []link.Link,
 	return nil
 }
 
+// externalsFree sets errs[i] (when nil) to the ECONFLICT of a link of ins
+// whose external ID another link of the workspace has, or an earlier
+// link of ins not refused.
+func externalsFree(ctx context.Context, tx pgx.Tx, wsID string, ins []link.Link, errs []error) error {
+	var ext []string
+	for i := range ins {
+		if errs[i] == nil && ins[i].ExternalID != "" {
+			ext = append(ext, ins[i].ExternalID)
+		}
+	}
+	if len(ext) == 0 {
+		return nil
+	}
+	rows, err := tx.Query(ctx, `SELECT external_id, id FROM links WHERE workspace_id = $1 AND external_id = ANY($2)`, wsID, ext)
+	if err != nil {
+		return fmt.Errorf("external IDs: %w", err)
+	}
+	taken := map[string]string{}
+	var e, id string
+	if _, err := pgx.ForEachRow(rows, []any{&e, &id}, func() error { taken[e] = id; return nil }); err != nil {
+		return fmt.Errorf("external IDs: %w", err)
+	}
+	seen := map[string]bool{}
+	for i := range ins {
+		x := ins[i].ExternalID
+		if errs[i] != nil || x == "" {
+			continue
+		}
+		if by, ok := taken[x]; ok {
+			errs[i] = externalTakenError(x, by)
+		} else if seen[x] {
+			errs[i] = externalTakenError(x, "")
+		}
+		seen[x] = true
+	}
+	return nil
+}
+
 // linkRows are links as the columns of one insert.
 type linkRows struct {
 	ids, wss, domains, aliases, dests, tags         []string
@@ -257,6 +301,7 @@ type linkRows struct {
 	expires                                         []pgtype.Timestamptz
 	archived                                        []bool
 	forward                                         []int16
+	externals                                       []pgtype.Text
 }
 
 // add appends l of sequence seq. A link's tags travel as one text, one a
@@ -280,6 +325,7 @@ func (r *linkRows) add(l *link.Link, seq int64) error {
 	r.expires, r.maxClicks, r.expiredURLs = append(r.expires, expires), append(r.maxClicks, l.MaxClicks), append(r.expiredURLs, l.ExpiredURL)
 	r.archived, r.titles, r.searches = append(r.archived, l.Archived), append(r.titles, l.Title), append(r.searches, searchText(l))
 	r.forward = append(r.forward, forwardBits(l))
+	r.externals = append(r.externals, pgtype.Text{String: l.ExternalID, Valid: l.ExternalID != ""})
 	return nil
 }
 
@@ -289,18 +335,20 @@ func (r *linkRows) insert(ctx context.Context, tx pgx.Tx) (map[string]bool, erro
 	rows, err := tx.Query(ctx, `INSERT INTO links (`+linkInsertColumns+`)
 		SELECT id, seq, ws, domain, alias, dest, CASE WHEN tags = '' THEN '{}'::text[] ELSE string_to_array(tags, E'\n') END,
 			utm_source, utm_medium, utm_campaign, campaign, code, created, updated,
-			password, rules::jsonb, variants::jsonb, og::jsonb, expires, max_clicks, expired_url, archived, title, search, forward
+			password, rules::jsonb, variants::jsonb, og::jsonb, expires, max_clicks, expired_url, archived, title, search, forward, external
 		FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
 			$8::text[], $9::text[], $10::text[], $11::text[], $12::integer[], $13::timestamptz[], $14::timestamptz[],
-			$15::text[], $16::text[], $17::text[], $18::text[], $19::timestamptz[], $20::bigint[], $21::text[], $22::boolean[], $23::text[], $24::text[], $25::smallint[])
+			$15::text[], $16::text[], $17::text[], $18::text[], $19::timestamptz[], $20::bigint[], $21::text[], $22::boolean[], $23::text[], $24::text[], $25::smallint[], $26::text[])
 			AS u(id, seq, ws, domain, alias, dest, tags, utm_source, utm_medium, utm_campaign, campaign, code, created, updated,
-				password, rules, variants, og, expires, max_clicks, expired_url, archived, title, search, forward)
+				password, rules, variants, og, expires, max_clicks, expired_url, archived, title, search, forward, external)
 		ON CONFLICT (domain, alias) DO NOTHING
 		RETURNING id`,
 		r.ids, r.seqs, r.wss, r.domains, r.aliases, r.dests, r.tags,
 		r.utmSources, r.utmMediums, r.utmCampaigns, r.campaigns, r.codes, r.created, r.updated,
-		r.passwords, r.rules, r.variants, r.og, r.expires, r.maxClicks, r.expiredURLs, r.archived, r.titles, r.searches, r.forward)
-	if err != nil {
+		r.passwords, r.rules, r.variants, r.og, r.expires, r.maxClicks, r.expiredURLs, r.archived, r.titles, r.searches, r.forward, r.externals)
+	if isUnique(err, "links_external_key") {
+		return nil, link.Errorf(link.ECONFLICT, "an external ID of these links was given to another link meanwhile; try again")
+	} else if err != nil {
 		return nil, fmt.Errorf("insert links: %w", err)
 	}
 	ids, err := pgx.CollectRows(rows, pgx.RowTo[string])

@@ -46,6 +46,9 @@ func (s *LinkService) createLink(ctx context.Context, tx pgx.Tx, in *link.Link, 
 	} else {
 		b.Queue(codeUsedQuery, in.Domain, code, now)
 	}
+	if in.ExternalID != "" {
+		b.Queue(`SELECT coalesce((SELECT id FROM links WHERE workspace_id = $1 AND external_id = $2), '')`, wsID, in.ExternalID)
+	}
 	b.Queue(`SELECT nextval('ids_lnk')`)
 	subscribers := s.db.events != nil
 	if subscribers {
@@ -97,6 +100,12 @@ func (s *LinkService) createLink(ctx context.Context, tx pgx.Tx, in *link.Link, 
 	} else if err == nil {
 		err = br.QueryRow().Scan(&used)
 	}
+	if err == nil && in.ExternalID != "" {
+		var by string
+		if err = br.QueryRow().Scan(&by); err == nil && by != "" {
+			refuse(externalTakenError(in.ExternalID, by))
+		}
+	}
 	if err == nil {
 		err = br.QueryRow().Scan(&seq)
 	}
@@ -139,6 +148,8 @@ func (s *LinkService) createLink(ctx context.Context, tx pgx.Tx, in *link.Link, 
 		}
 		err = w.execAtCommit(ctx, func(err error) error {
 			switch {
+			case isUnique(err, "links_external_key"):
+				return externalTakenError(in.ExternalID, "")
 			case !isUnique(err, "links_alias_key"):
 				return fmt.Errorf("insert link: %w", err)
 			case in.Alias != "":

@@ -57,7 +57,7 @@ func newLinkService(db *DB, hold time.Duration) *LinkService {
 const linkColumns = `l.id, l.workspace_id, l.domain, l.alias, l.destination_url, l.tags,
 	l.utm_source, l.utm_medium, l.utm_campaign, l.campaign_id, l.redirect_code, l.clicks,
 	l.created_at, l.updated_at, l.password_hash, l.rules, l.variants, l.og,
-	l.expires_at, l.max_clicks, l.expired_url, l.archived, l.title, l.forward`
+	l.expires_at, l.max_clicks, l.expired_url, l.archived, l.title, l.forward, l.external_id`
 
 // The bits of links.forward.
 const (
@@ -82,14 +82,18 @@ func scanLink(row pgx.Row, more ...any) (*link.Link, error) {
 	l := &link.Link{}
 	var rules, variants, og []byte
 	var forward int16
+	var external *string
 	dest := append([]any{&l.ID, &l.WorkspaceID, &l.Domain, &l.Alias, &l.DestinationURL, &l.Tags,
 		&l.UTMSource, &l.UTMMedium, &l.UTMCampaign, &l.CampaignID, &l.RedirectCode, &l.Clicks,
 		&l.CreatedAt, &l.UpdatedAt, &l.PasswordHash, &rules, &variants, &og,
-		&l.ExpiresAt, &l.MaxClicks, &l.ExpiredURL, &l.Archived, &l.Title, &forward}, more...)
+		&l.ExpiresAt, &l.MaxClicks, &l.ExpiredURL, &l.Archived, &l.Title, &forward, &external}, more...)
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
 	l.ForwardPath, l.ForwardQuery = forward&forwardPath != 0, forward&forwardQuery != 0
+	if external != nil {
+		l.ExternalID = *external
+	}
 	if len(l.Tags) == 0 {
 		l.Tags = nil
 	}
@@ -355,6 +359,11 @@ func (s *LinkService) addLink(ctx context.Context, tx pgx.Tx, wsID string, in *l
 			return nil, err
 		}
 	}
+	if by, err := externalHolder(ctx, tx, wsID, in.ExternalID, ""); err != nil {
+		return nil, err
+	} else if by != "" {
+		return nil, externalTakenError(in.ExternalID, by)
+	}
 	l := *in
 	l.WorkspaceID, l.Clicks, l.CreatedAt, l.UpdatedAt = wsID, 0, now, now
 	if l.ExpiresAt != nil {
@@ -403,7 +412,9 @@ func (s *LinkService) insertLink(ctx context.Context, tx pgx.Tx, l *link.Link, s
 		return false, err
 	}
 	tag, err := tx.Exec(ctx, insertLinkQuery+` ON CONFLICT (domain, alias) DO NOTHING`, args...)
-	if err != nil {
+	if isUnique(err, "links_external_key") {
+		return false, externalTakenError(l.ExternalID, "")
+	} else if err != nil {
 		return false, fmt.Errorf("insert link: %w", err)
 	}
 	return tag.RowsAffected() == 1, nil
@@ -411,7 +422,7 @@ func (s *LinkService) insertLink(ctx context.Context, tx pgx.Tx, l *link.Link, s
 
 // insertLinkQuery inserts a link with linkInsertArgs.
 const insertLinkQuery = `INSERT INTO links (` + linkInsertColumns + `)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)`
 
 // linkInsertArgs are the values of insertLinkQuery for l with seq.
 func linkInsertArgs(l *link.Link, seq int64) ([]any, error) {
@@ -425,14 +436,49 @@ func linkInsertArgs(l *link.Link, seq int64) ([]any, error) {
 	}
 	return []any{l.ID, seq, l.WorkspaceID, l.Domain, l.Alias, l.DestinationURL, tags,
 		l.UTMSource, l.UTMMedium, l.UTMCampaign, l.CampaignID, l.RedirectCode, l.CreatedAt, l.UpdatedAt,
-		l.PasswordHash, rules, variants, og, l.ExpiresAt, l.MaxClicks, l.ExpiredURL, l.Archived, l.Title, searchText(l), forwardBits(l)}, nil
+		l.PasswordHash, rules, variants, og, l.ExpiresAt, l.MaxClicks, l.ExpiredURL, l.Archived, l.Title, searchText(l), forwardBits(l), nullIfEmpty(l.ExternalID)}, nil
 }
 
 // linkInsertColumns are the columns a new link is inserted with, in the
 // order of insertLink's and linkRows' values.
 const linkInsertColumns = `id, seq, workspace_id, domain, alias, destination_url, tags,
 	utm_source, utm_medium, utm_campaign, campaign_id, redirect_code, created_at, updated_at,
-	password_hash, rules, variants, og, expires_at, max_clicks, expired_url, archived, title, search_text, forward`
+	password_hash, rules, variants, og, expires_at, max_clicks, expired_url, archived, title, search_text, forward, external_id`
+
+// nullIfEmpty is s for a nullable text column: NULL when empty.
+func nullIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// externalTakenError is the ECONFLICT of an external ID another link of
+// the workspace has (by the ID of that link when known).
+func externalTakenError(externalID, by string) error {
+	msg := "is another link's external ID"
+	if by != "" {
+		msg = "is the external ID of link " + by
+	}
+	return &link.Error{Code: link.ECONFLICT, Message: fmt.Sprintf("external_id: %q %s", externalID, msg),
+		Fields: []link.FieldError{{Field: "external_id", Message: msg}}}
+}
+
+// externalHolder returns the link of the workspace with the external
+// ID, other than the link except, or "".
+func externalHolder(ctx context.Context, tx pgx.Tx, wsID, externalID, except string) (string, error) {
+	if externalID == "" {
+		return "", nil
+	}
+	var id string
+	err := tx.QueryRow(ctx, `SELECT id FROM links WHERE workspace_id = $1 AND external_id = $2 AND id <> $3`, wsID, externalID, except).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return "", nil
+	} else if err != nil {
+		return "", fmt.Errorf("external ID: %w", err)
+	}
+	return id, nil
+}
 
 // dbTime is t as a timestamptz column keeps it: in microseconds, here in
 // UTC, so that what a change returns is what a read returns later.
@@ -564,6 +610,19 @@ func (s *LinkService) FindLinkByID(ctx context.Context, workspaceID, id string) 
 	return l, err
 }
 
+// FindLinkByExternalID returns the link of the workspace with the
+// external ID, with its clicks. ENOTFOUND.
+func (s *LinkService) FindLinkByExternalID(ctx context.Context, workspaceID, externalID string) (*link.Link, error) {
+	if !s.db.validID(link.PrefixWorkspace, workspaceID) || externalID == "" {
+		return nil, link.Errorf(link.ENOTFOUND, "no link has the external ID %q", externalID)
+	}
+	l, err := scanLink(s.db.pool.QueryRow(ctx, `SELECT `+linkColumns+` FROM links l WHERE l.workspace_id = $1 AND l.external_id = $2`, workspaceID, externalID))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, link.Errorf(link.ENOTFOUND, "no link has the external ID %q", externalID)
+	}
+	return l, err
+}
+
 // FindLinkByAlias returns the link for a redirect, in one lookup of
 // links_alias_key: its UTM values are its own, or its campaign's where it
 // has none; its Clicks is not filled in. ENOTFOUND, also for a held
@@ -679,6 +738,13 @@ func (s *LinkService) updateLinkTx(ctx context.Context, tx pgx.Tx, workspaceID, 
 			return nil, key, false, err
 		}
 	}
+	if l.ExternalID != old.ExternalID {
+		if by, err := externalHolder(ctx, tx, workspaceID, l.ExternalID, id); err != nil {
+			return nil, key, false, err
+		} else if by != "" {
+			return nil, key, false, externalTakenError(l.ExternalID, by)
+		}
+	}
 	l.Domain = old.Domain
 	if l.Alias == "" {
 		if l.Alias, err = freeCode(ctx, tx, l.Domain, now); err != nil {
@@ -709,12 +775,14 @@ func (s *LinkService) updateLinkTx(ctx context.Context, tx pgx.Tx, workspaceID, 
 	_, err = tx.Exec(ctx, `UPDATE links SET alias = $2, destination_url = $3, tags = $4, utm_source = $5,
 		utm_medium = $6, utm_campaign = $7, campaign_id = $8, redirect_code = $9, updated_at = $10,
 		password_hash = $11, rules = $12, variants = $13, og = $14, expires_at = $15, max_clicks = $16,
-		expired_url = $17, archived = $18, title = $19, search_text = $20, forward = $21 WHERE id = $1`,
+		expired_url = $17, archived = $18, title = $19, search_text = $20, forward = $21, external_id = $22 WHERE id = $1`,
 		id, l.Alias, l.DestinationURL, tags, l.UTMSource, l.UTMMedium, l.UTMCampaign, l.CampaignID,
 		l.RedirectCode, l.UpdatedAt, l.PasswordHash, rules, variants, og, l.ExpiresAt, l.MaxClicks,
-		l.ExpiredURL, l.Archived, l.Title, searchText(&l), forwardBits(&l))
+		l.ExpiredURL, l.Archived, l.Title, searchText(&l), forwardBits(&l), nullIfEmpty(l.ExternalID))
 	if isUnique(err, "links_alias_key") {
 		return nil, key, true, takenError(l.Alias)
+	} else if isUnique(err, "links_external_key") {
+		return nil, key, true, externalTakenError(l.ExternalID, "")
 	} else if err != nil {
 		return nil, key, true, fmt.Errorf("update link: %w", err)
 	}

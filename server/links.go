@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/julienschmidt/httprouter"
 	"github.com/linkbolt/linkbolt/link"
 	"github.com/linkbolt/linkbolt/wire"
 )
@@ -78,6 +79,9 @@ type createLinkRequest struct {
 	// (and domain, and the alias and tags when given) instead of making
 	// another.
 	FindIfExists bool `json:"find_if_exists"`
+	// ExternalID is another system's ID of the link, unique in the
+	// workspace.
+	ExternalID string `json:"external_id"`
 	// ForwardPath and ForwardQuery: absent is the workspace's default.
 	ForwardPath  *bool `json:"forward_path"`
 	ForwardQuery *bool `json:"forward_query"`
@@ -94,7 +98,7 @@ func (in *createLinkRequest) link(ws *link.Workspace, domain string, now time.Ti
 		WorkspaceID: ws.ID, DestinationURL: in.DestinationURL, Alias: in.Alias, Domain: domain,
 		Tags: in.Tags, UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode, CreatedAt: now, UpdatedAt: now,
-		ForwardPath: ws.ForwardPath, ForwardQuery: ws.ForwardQuery,
+		ForwardPath: ws.ForwardPath, ForwardQuery: ws.ForwardQuery, ExternalID: in.ExternalID,
 	}
 	if in.ForwardPath != nil {
 		l.ForwardPath = *in.ForwardPath
@@ -162,7 +166,8 @@ func (s *Server) createOrFind(w http.ResponseWriter, r *http.Request, l *link.Li
 	shortenByDestinationMu.Lock()
 	defer shortenByDestinationMu.Unlock()
 	found, err = s.findDestination(r.Context(), l.WorkspaceID, l.DestinationURL, func(d *link.Link) bool {
-		return d.Domain == l.Domain && (l.Alias == "" || d.Alias == l.Alias) && (!withTags || sameTags(d.Tags, l.Tags))
+		return d.Domain == l.Domain && (l.Alias == "" || d.Alias == l.Alias) && (!withTags || sameTags(d.Tags, l.Tags)) &&
+			(l.ExternalID == "" || d.ExternalID == l.ExternalID)
 	})
 	if err != nil || found != nil {
 		return found, err
@@ -222,6 +227,8 @@ type updateLinkRequest struct {
 	RedirectCode   *int      `json:"redirect_code"`
 	ForwardPath    *bool     `json:"forward_path"`
 	ForwardQuery   *bool     `json:"forward_query"`
+	// ExternalID: null or "" removes it.
+	ExternalID patchField[string] `json:"external_id"`
 	// link controls: password, rules, variants, social card
 	linkControlsRequest
 
@@ -264,6 +271,10 @@ func (s *Server) linkUpdate(w http.ResponseWriter, r *http.Request, in updateLin
 		UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode,
 		ForwardPath: in.ForwardPath, ForwardQuery: in.ForwardQuery,
+	}
+	if in.ExternalID.Set {
+		v := in.ExternalID.Value
+		upd.ExternalID = &v
 	}
 	if err := s.updateControls(w, r, &upd, in.linkControlsRequest); err != nil {
 		return link.LinkUpdate{}, nil, err
@@ -359,6 +370,9 @@ func (s *Server) handleListLinks(w http.ResponseWriter, r *http.Request, c *call
 	if f.Archived, err = archivedParam(q); err != nil {
 		return err
 	}
+	if q.Has("external_id") {
+		return s.writeExternalLinkPage(w, r, c, f)
+	}
 	if f.Search == "" && f.CampaignID == "" && f.Domain == nil && f.Sort == "" {
 		return s.writeLinkPage(w, r, f)
 	}
@@ -371,6 +385,34 @@ func (s *Server) handleListLinks(w http.ResponseWriter, r *http.Request, c *call
 	defer release()
 	f.ScanLimit = s.cfg.SearchScanLimit
 	return s.work(costlySearch, func() error { return s.writeLinkPage(w, r, f) })
+}
+
+// writeExternalLinkPage answers GET /v1/links?external_id=: a page of the
+// link with that external ID (archived or not), or an empty page. It
+// takes no other filter.
+func (s *Server) writeExternalLinkPage(w http.ResponseWriter, r *http.Request, c *caller, f link.LinkFilter) error {
+	q := r.URL.Query()
+	for name := range q {
+		switch name {
+		case "external_id", "page", "limit", "archived", "api_key", "workspace_id":
+		default:
+			return link.Errorf(link.EINVALIDREQUEST, "external_id names one link: it takes no other filter, not %q", name)
+		}
+	}
+	out := linkList{Data: []linkResponse{}, Meta: listMeta{Page: f.Page, Limit: f.Limit}}
+	l, err := s.links.FindLinkByExternalID(r.Context(), c.workspace.ID, q.Get("external_id"))
+	switch {
+	case isNotFound(err):
+	case err != nil:
+		return err
+	default:
+		out.Meta.Total = 1
+		if f.Page == 1 {
+			out.Data = append(out.Data, s.newLinkResponse(l))
+		}
+	}
+	writeJSON(w, http.StatusOK, out)
+	return nil
 }
 
 // writeLinkPage finds the page of links f asks for and writes it.
@@ -458,4 +500,27 @@ func renameField(err error, pairs ...string) error {
 		out.Fields = append(out.Fields, f)
 	}
 	return out
+}
+
+// byExternalID returns the parameters of a route of one link (its path
+// holds /links/:id) with an ID of the form ext_{external_id} replaced by
+// the ID of the workspace's link with that external ID; ENOTFOUND when
+// there is none. Other IDs are left as they are.
+func (s *Server) byExternalID(r *http.Request, c *caller) (httprouter.Params, error) {
+	id := c.params.ByName("id")
+	ext, ok := strings.CutPrefix(id, link.ExternalIDPrefix)
+	if !ok || c.workspace == nil {
+		return c.params, nil
+	}
+	l, err := s.links.FindLinkByExternalID(r.Context(), c.workspace.ID, ext)
+	if err != nil {
+		return c.params, err
+	}
+	ps := slices.Clone(c.params)
+	for i := range ps {
+		if ps[i].Key == "id" {
+			ps[i].Value = l.ID
+		}
+	}
+	return ps, nil
 }

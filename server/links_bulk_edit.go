@@ -80,6 +80,10 @@ func (s *Server) handleBulkUpdateLinks(w http.ResponseWriter, r *http.Request, c
 		return &link.Error{Code: link.EINVALID, Message: "data.alias: a bulk update cannot change aliases (each is a link's own); change them one by one",
 			Fields: []link.FieldError{{Field: "data.alias", Message: "cannot be changed in bulk"}}}
 	}
+	if in.Data.ExternalID.Set && in.Data.ExternalID.Value != "" {
+		return &link.Error{Code: link.EINVALID, Message: "data.external_id: a bulk update cannot set external IDs (each is a link's own); set them one by one",
+			Fields: []link.FieldError{{Field: "data.external_id", Message: "cannot be set in bulk"}}}
+	}
 	upd, validate, err := s.linkUpdate(w, r, in.Data)
 	if err != nil {
 		return err

@@ -636,6 +636,7 @@ func (s *Server) handle(method, path string, a access, h handlerFunc) {
 	if method == http.MethodGet {
 		defer s.handle(http.MethodHead, path, a, h)
 	}
+	byLinkID := strings.Contains(path, "/links/:id")
 	s.router.Handle(method, path, func(rw http.ResponseWriter, r *http.Request, ps httprouter.Params) {
 		start := time.Now()
 		w := &statusWriter{ResponseWriter: rw}
@@ -645,6 +646,9 @@ func (s *Server) handle(method, path string, a access, h handlerFunc) {
 			if c, err = s.authorize(w, r, a); err == nil {
 				c.params = ps
 				r = s.withActor(r, c)
+				if byLinkID {
+					c.params, err = s.byExternalID(r, c)
+				}
 			}
 		}
 		if err == nil {

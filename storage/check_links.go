@@ -25,6 +25,7 @@ func checkInvariants(tx *bolt.Tx) []error {
 	tagCount := map[string]uint64{}
 	archivedCount := map[string]uint64{}
 	wantAlias := map[string][]byte{}
+	wantExternal := map[string][]byte{}
 	wantWS := map[string]bool{}
 	wantTag := map[string]bool{}
 	wantCampaign := map[string]bool{}
@@ -38,6 +39,13 @@ func checkInvariants(tx *bolt.Tx) []error {
 			archivedCount[string(itob(rec.Workspace))]++
 		}
 		wantAlias[string(aliasKey(rec.Domain, rec.Alias))] = cloneBytes(k)
+		if rec.ExternalID != "" {
+			ek := string(externalKey(rec.Workspace, rec.ExternalID))
+			if other, ok := wantExternal[ek]; ok {
+				errs = append(errs, fmt.Errorf("link %x: external ID %q also of link %x", k, rec.ExternalID, other))
+			}
+			wantExternal[ek] = cloneBytes(k)
+		}
 		wantWS[string(concat(itob(rec.Workspace), k))] = true
 		for _, t := range rec.Tags {
 			tagCount[string(tagCountKey(rec.Workspace, t))]++
@@ -84,20 +92,24 @@ func checkInvariants(tx *bolt.Tx) []error {
 	compareCounters(bucketLinksTagCount, tagCount)
 	compareCounters(bucketLinksArchived, archivedCount)
 
-	gotAlias := map[string][]byte{}
-	_ = tx.Bucket(bucketLinksAlias).ForEach(func(k, v []byte) error { gotAlias[string(k)] = cloneBytes(v); return nil })
-	for k, id := range wantAlias {
-		if got, ok := gotAlias[k]; !ok {
-			errs = append(errs, fmt.Errorf("alias %q: no links.alias entry for link %x", k, id))
-		} else if !bytes.Equal(got, id) {
-			errs = append(errs, fmt.Errorf("alias %q: links.alias names link %x, want %x", k, got, id))
+	compareIndex := func(name []byte, what string, want map[string][]byte) {
+		got := map[string][]byte{}
+		_ = tx.Bucket(name).ForEach(func(k, v []byte) error { got[string(k)] = cloneBytes(v); return nil })
+		for k, id := range want {
+			if g, ok := got[k]; !ok {
+				errs = append(errs, fmt.Errorf("%s %q: no %s entry for link %x", what, k, name, id))
+			} else if !bytes.Equal(g, id) {
+				errs = append(errs, fmt.Errorf("%s %q: %s names link %x, want %x", what, k, name, g, id))
+			}
+		}
+		for k := range got {
+			if _, ok := want[k]; !ok {
+				errs = append(errs, fmt.Errorf("%s %q: dangling", what, k))
+			}
 		}
 	}
-	for k := range gotAlias {
-		if _, ok := wantAlias[k]; !ok {
-			errs = append(errs, fmt.Errorf("alias %q: dangling", k))
-		}
-	}
+	compareIndex(bucketLinksAlias, "alias", wantAlias)
+	compareIndex(bucketLinksExternal, "external ID", wantExternal)
 	compareSet := func(name []byte, want map[string]bool) {
 		n := 0
 		_ = tx.Bucket(name).ForEach(func(k, v []byte) error {

@@ -85,6 +85,7 @@ func newLinkRecord(wid uint64, in *link.Link, now time.Time) *linkRecord {
 		UpdatedAt:    now,
 		ForwardPath:  in.ForwardPath,
 		ForwardQuery: in.ForwardQuery,
+		ExternalID:   in.ExternalID,
 	}
 	rec.linkLimitsRecord = limitsRecord(in.LinkLimits)
 	rec.setControls(in)
@@ -112,6 +113,9 @@ func addLink(tx *bolt.Tx, rec *linkRecord, ix *searchIndexer) (uint64, error) {
 			return 0, err
 		}
 	}
+	if err := checkExternalID(tx, rec.Workspace, 0, rec.ExternalID); err != nil {
+		return 0, err
+	}
 	aliases := tx.Bucket(bucketLinksAlias)
 	if rec.Alias == "" {
 		code, err := freeCode(tx, rec.Domain, rec.UpdatedAt) // now, also for an imported link's past CreatedAt
@@ -138,6 +142,9 @@ func addLink(tx *bolt.Tx, rec *linkRecord, ix *searchIndexer) (uint64, error) {
 	}
 	if err := aliases.Put(aliasKey(rec.Domain, rec.Alias), idb); err != nil {
 		return 0, fmt.Errorf("index alias: %w", err)
+	}
+	if err := moveExternalID(tx, rec.Workspace, id, "", rec.ExternalID); err != nil {
+		return 0, err
 	}
 	byWorkspace := tx.Bucket(bucketLinksWorkspace)
 	byWorkspace.FillPercent = linkFill

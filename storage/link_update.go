@@ -59,6 +59,9 @@ func (s *LinkService) updateLinkTx(tx *bolt.Tx, wid, lid uint64, upd link.LinkUp
 		}
 	}
 	idb := itob(lid)
+	if err := checkExternalID(tx, wid, lid, l.ExternalID); err != nil {
+		return nil, oldKey, false, err
+	}
 
 	var ix searchIndexer
 	ix.remove(lid, rec)
@@ -80,6 +83,10 @@ func (s *LinkService) updateLinkTx(tx *bolt.Tx, wid, lid uint64, upd link.LinkUp
 	rec.CampaignID = l.CampaignID
 	rec.RedirectCode = l.RedirectCode
 	rec.ForwardPath, rec.ForwardQuery = l.ForwardPath, l.ForwardQuery
+	if err := moveExternalID(tx, wid, lid, rec.ExternalID, l.ExternalID); err != nil {
+		return nil, oldKey, true, err
+	}
+	rec.ExternalID = l.ExternalID
 	// link controls: expiry and limits
 	if err := countArchived(tx, wid, rec.Archived, l.Archived); err != nil {
 		return nil, oldKey, true, err

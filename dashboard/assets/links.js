@@ -321,13 +321,13 @@ function formOf(l) {
     destination_url: l.destination_url, alias: l.alias, domain: l.domain, tags: (l.tags || []).join(', '),
     utm_source: l.utm_source || '', utm_medium: l.utm_medium || '', utm_campaign: l.utm_campaign || '',
     campaign_id: l.campaign_id || '', redirect_code: String(l.redirect_code || 302),
-    forward_path: !!l.forward_path, forward_query: !!l.forward_query,
+    forward_path: !!l.forward_path, forward_query: !!l.forward_query, external_id: l.external_id || '',
     ...targetingFormOf(l),
     ...limitsForm(l),
   };
 }
 
-const EMPTY = { destination_url: '', alias: '', domain: '', tags: '', utm_source: '', utm_medium: '', utm_campaign: '', utm_template_id: '', campaign_id: '', redirect_code: '302', forward_path: false, forward_query: false, ...TARGETING_EMPTY, ...LIMITS_EMPTY };
+const EMPTY = { destination_url: '', alias: '', domain: '', tags: '', utm_source: '', utm_medium: '', utm_campaign: '', utm_template_id: '', campaign_id: '', redirect_code: '302', forward_path: false, forward_query: false, external_id: '', ...TARGETING_EMPTY, ...LIMITS_EMPTY };
 
 // createBody is what the create form sends: the destination and the fields
 // given (302 is the API's default and is left out).
@@ -344,6 +344,7 @@ function createBody(form) {
   // Unchecked: left out, for the workspace's default.
   if (form.forward_path) body.forward_path = true;
   if (form.forward_query) body.forward_query = true;
+  if (form.external_id.trim()) body.external_id = form.external_id.trim();
   Object.assign(body, targetingBody(form, null));
   return Object.assign(body, limitsBody(form));
 }
@@ -354,7 +355,7 @@ function createBody(form) {
 function editBody(form, l) {
   const was = formOf(l);
   const body = {};
-  for (const k of ['destination_url', 'alias', 'utm_source', 'utm_medium', 'utm_campaign']) {
+  for (const k of ['destination_url', 'alias', 'utm_source', 'utm_medium', 'utm_campaign', 'external_id']) {
     if (form[k].trim() !== was[k]) body[k] = form[k].trim();
   }
   const tags = splitTags(form.tags);
@@ -369,7 +370,7 @@ function editBody(form, l) {
 // LinkFields are the fields of a link, for create (no prefix) and edit
 // ("edit_" before each id, so that both forms can be on the page at once).
 function LinkFields({ form, setField, f, p, campaigns, domains, templates, editing }) {
-  const more = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_template_id', 'campaign_id', 'redirect_code', 'forward_path', 'forward_query'];
+  const more = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_template_id', 'campaign_id', 'redirect_code', 'forward_path', 'forward_query', 'external_id'];
   const templateList = templates ? templates.data : [];
   const template = form.utm_template_id && templateList.find(t => t.id === form.utm_template_id);
   const moreSet = editing || more.some(k => f[k]) || (!editing && more.some(k => form[k] !== EMPTY[k]));
@@ -389,7 +390,7 @@ function LinkFields({ form, setField, f, p, campaigns, domains, templates, editi
       <${Field} id=${p + 'tags'} label=${editing ? 'Tags (comma separated)' : 'Tags (comma separated, optional)'} value=${form.tags} onInput=${setField} error=${fieldError(f, 'tags')} />
     </div>
     <details class="more" open=${moreSet || undefined}>
-      <summary>More options: UTM, campaign, redirect code, forwarding</summary>
+      <summary>More options: UTM, campaign, redirect code, forwarding, external ID</summary>
       ${editing || templateList.length === 0 ? null : html`<div class="row">
         <${Select} id="utm_template_id" label="UTM template" value=${form.utm_template_id} onChange=${setField} error=${fieldError(f, 'utm_template_id')}
           hint=${template ? 'Gives ' + UTM.filter(([k]) => template[k]).map(([k]) => k + '=' + template[k]).join(', ') + ' where the fields below are empty.' : 'Saved sets of UTM values, kept on the Workspace page.'}>
@@ -412,6 +413,8 @@ function LinkFields({ form, setField, f, p, campaigns, domains, templates, editi
           hint="Permanent ones (301, 308) may be cached by browsers for 5 minutes.">
           ${CODES.map(([v, label]) => html`<option value=${v}>${label}</option>`)}
         </${Select}>
+        <${Field} id=${p + 'external_id'} label="External ID" maxlength="128" placeholder="order-1234" value=${form.external_id} onInput=${setField} error=${fieldError(f, 'external_id')}
+          hint=${'Another system\u2019s ID of the link, unique in the workspace: the API finds the link at /v1/links/ext_{id}.' + (editing ? ' Empty removes it.' : '')} />
       </div>
       <div class="row forwarding">
         ${[['forward_path', 'Forward the path', 'short/rest/of/path goes to the destination + /rest/of/path'],

@@ -134,7 +134,7 @@ func populateForCopy(t *testing.T, path string) *copyInstance {
 			Rules:      []link.Rule{{If: link.RuleCondition{Country: "DE"}, Then: "https://example.de/"}},
 			Variants:   []link.Variant{{DestinationURL: "https://example.com/a", Weight: 50}, {DestinationURL: "https://example.com/b", Weight: 50}},
 			OG:         &link.OG{Title: "Card", Description: "A card", ImageURL: "https://example.com/i.png"},
-			LinkLimits: link.LinkLimits{ExpiresAt: &expires, MaxClicks: 1000, ExpiredURL: "https://example.com/gone", Title: "Full"}},
+			LinkLimits: link.LinkLimits{ExpiresAt: &expires, MaxClicks: 1000, ExpiredURL: "https://example.com/gone", Title: "Full"}, ExternalID: "crm:42"},
 		{WorkspaceID: in.ws1.ID, Alias: "home", Domain: "go.example.com", DestinationURL: "https://example.com/home"},
 		{WorkspaceID: in.ws1.ID, Alias: "old", DestinationURL: "https://example.com/old", LinkLimits: link.LinkLimits{Archived: true}},
 		{WorkspaceID: in.ws1.ID, Alias: "doomed", DestinationURL: "https://example.com/doomed"},

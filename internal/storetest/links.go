@@ -29,6 +29,94 @@ var linkTests = []test{
 	{"ConcurrentSameAlias", testLinksConcurrent},
 	{"RuleConditions", testLinksRuleConditions},
 	{"Forwarding", testLinksForwarding},
+	{"ExternalID", testLinksExternalID},
+}
+
+// testLinksExternalID checks that a link's external ID is unique in its
+// workspace (and only there) through every way a link is made or
+// changed, finds the link, moves with an update, is freed by a removal,
+// an update and a deletion, and is kept over a restart.
+func testLinksExternalID(t *testing.T, e *env) {
+	owner, ws := e.setup()
+	other := e.workspace("Other", owner)
+	a := e.link(ws.ID, &link.Link{Alias: "ext-a", ExternalID: "order-1"})
+	e.link(other.ID, &link.Link{Alias: "ext-other", ExternalID: "order-1"}) // another workspace may
+	find := func(what, ext, want string) {
+		t.Helper()
+		got, err := e.Links.FindLinkByExternalID(e.ctx, ws.ID, ext)
+		switch {
+		case want == "" && link.ErrorCode(err) != link.ENOTFOUND:
+			t.Fatalf("%s: %q found %+v, %v; want ENOTFOUND", what, ext, got, err)
+		case want != "" && (err != nil || got.ID != want || got.ExternalID != ext):
+			t.Fatalf("%s: %q found %+v, %v; want %s", what, ext, got, err, want)
+		}
+	}
+	find("created", "order-1", a.ID)
+	find("unknown", "order-2", "")
+	if a.ExternalID != "order-1" {
+		t.Fatalf("created link %+v", a)
+	}
+	conflict := func(what string, err error) {
+		t.Helper()
+		var le *link.Error
+		if link.ErrorCode(err) != link.ECONFLICT || !errors.As(err, &le) || len(le.Fields) != 1 || le.Fields[0].Field != "external_id" {
+			t.Fatalf("%s: %v, want ECONFLICT on external_id", what, err)
+		}
+	}
+	dup := &link.Link{WorkspaceID: ws.ID, DestinationURL: "https://example.com/dup", ExternalID: "order-1"}
+	conflict("create taken", e.Links.CreateLink(e.ctx, dup))
+
+	// Bulk: one taken before, two alike in the call (the second loses),
+	// one free.
+	bulk := []*link.Link{
+		{WorkspaceID: ws.ID, DestinationURL: "https://example.com/b1", ExternalID: "order-1"},
+		{WorkspaceID: ws.ID, DestinationURL: "https://example.com/b2", ExternalID: "order-3"},
+		{WorkspaceID: ws.ID, DestinationURL: "https://example.com/b3", ExternalID: "order-3"},
+		{WorkspaceID: ws.ID, DestinationURL: "https://example.com/b4"},
+	}
+	errs, err := e.Links.CreateLinks(e.ctx, ws.ID, bulk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conflict("bulk, taken before", errs[0])
+	conflict("bulk, taken in the call", errs[2])
+	if errs[1] != nil || errs[3] != nil {
+		t.Fatalf("bulk: %v", errs)
+	}
+	find("bulk", "order-3", bulk[1].ID)
+
+	// Update: to a taken one refuses and changes nothing; to a free one
+	// moves it; "" removes it.
+	taken, free, none := "order-3", "order-4", ""
+	_, err = e.Links.UpdateLink(e.ctx, ws.ID, a.ID, link.LinkUpdate{ExternalID: &taken}, nil)
+	conflict("update to taken", err)
+	find("refused update", "order-1", a.ID)
+	if got, err := e.Links.UpdateLink(e.ctx, ws.ID, a.ID, link.LinkUpdate{ExternalID: &free}, nil); err != nil || got.ExternalID != free {
+		t.Fatalf("update: %+v, %v", got, err)
+	}
+	find("moved from", "order-1", "")
+	find("moved to", "order-4", a.ID)
+	same := "order-4"
+	if _, err := e.Links.UpdateLink(e.ctx, ws.ID, a.ID, link.LinkUpdate{ExternalID: &same}, nil); err != nil {
+		t.Fatalf("update to its own: %v", err)
+	}
+	if got, err := e.Links.UpdateLink(e.ctx, ws.ID, bulk[1].ID, link.LinkUpdate{ExternalID: &none}, nil); err != nil || got.ExternalID != "" {
+		t.Fatalf("removed: %+v, %v", got, err)
+	}
+	find("removed", "order-3", "")
+	e.link(ws.ID, &link.Link{Alias: "ext-c", ExternalID: "order-1"}) // freed by the move
+
+	if err := e.Links.DeleteLink(e.ctx, ws.ID, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	find("deleted", "order-4", "")
+	d := e.link(ws.ID, &link.Link{Alias: "ext-d", ExternalID: "order-4"})
+	e.restart()
+	find("reopened", "order-4", d.ID)
+	if got, err := e.Links.FindLinkByAlias(e.ctx, "", "ext-d"); err != nil || got.ExternalID != "order-4" {
+		t.Fatalf("by alias: %+v, %v", got, err)
+	}
+	conflict("create taken, reopened", e.Links.CreateLink(e.ctx, &link.Link{WorkspaceID: ws.ID, DestinationURL: "https://example.com/dup2", ExternalID: "order-4"}))
 }
 
 // testLinksForwarding checks that a link's forwarding flags and a

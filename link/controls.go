@@ -124,9 +124,10 @@ type OG struct {
 }
 
 // HasControls reports whether the redirect of l must look at more than its
-// destination: a password, rules, variants or a social card.
+// destination: a password, app destinations, rules, variants or a social
+// card.
 func (l *Link) HasControls() bool {
-	return l.PasswordHash != "" || len(l.Rules) > 0 || len(l.Variants) > 0 || l.OG != nil
+	return l.PasswordHash != "" || len(l.Rules) > 0 || len(l.Variants) > 0 || l.OG != nil || l.IOSURL != "" || l.AndroidURL != ""
 }
 
 // CheckLinkPassword returns what is wrong with a link's password, or "".
@@ -142,6 +143,8 @@ func CheckLinkPassword(pw string) string {
 
 // normalizeControls trims the controls' text and drops an empty social card.
 func (l *Link) normalizeControls() {
+	l.IOSURL = strings.TrimSpace(l.IOSURL)
+	l.AndroidURL = strings.TrimSpace(l.AndroidURL)
 	for i := range l.Rules {
 		r := &l.Rules[i]
 		r.Then = strings.TrimSpace(r.Then)
@@ -182,6 +185,19 @@ func (l *Link) normalizeControls() {
 // validateControls checks the rules, variants and social card of l and
 // normalises their destinations as the main one's.
 func (l *Link) validateControls(v *validation, rules *URLRules) {
+	for _, f := range []struct {
+		name string
+		url  *string
+	}{{"ios_url", &l.IOSURL}, {"android_url", &l.AndroidURL}} {
+		if *f.url == "" {
+			continue
+		}
+		if dest, msg := NormalizeDestination(*f.url, rules); msg != "" {
+			v.add(f.name, "%s", msg)
+		} else {
+			*f.url = dest
+		}
+	}
 	if len(l.Rules) > MaxRules {
 		v.add("rules", "at most %d rules", MaxRules)
 	}

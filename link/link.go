@@ -64,6 +64,11 @@ type Link struct {
 	// ExternalID is another system's ID of the link, unique in its
 	// workspace; "" means none (see CheckExternalID).
 	ExternalID string
+	// IOSURL and AndroidURL are where visitors on iOS (and iPadOS) and on
+	// Android go instead of the destination, before the rules; "" means
+	// the destination (link controls, controls.go).
+	IOSURL     string
+	AndroidURL string
 }
 
 // Normalize trims the input, drops duplicate tags and applies defaults.
@@ -151,6 +156,9 @@ type LinkUpdate struct {
 	ForwardQuery *bool
 	// ExternalID sets the link's external ID; a pointer to "" removes it.
 	ExternalID *string
+	// IOSURL and AndroidURL set the app destinations; "" removes one.
+	IOSURL     *string
+	AndroidURL *string
 }
 
 // Apply copies the given fields onto l, normalised.
@@ -202,6 +210,12 @@ func (u LinkUpdate) Apply(l *Link) {
 	}
 	if u.ExternalID != nil {
 		l.ExternalID = *u.ExternalID
+	}
+	if u.IOSURL != nil {
+		l.IOSURL = *u.IOSURL
+	}
+	if u.AndroidURL != nil {
+		l.AndroidURL = *u.AndroidURL
 	}
 	l.Normalize()
 }

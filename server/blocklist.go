@@ -315,7 +315,7 @@ func (b *blocklist) blocksLinkAt(l *link.Link, now time.Time) bool {
 	if c == nil {
 		return false
 	}
-	if c.matches(l.DestinationURL) {
+	if c.matches(l.DestinationURL) || l.IOSURL != "" && c.matches(l.IOSURL) || l.AndroidURL != "" && c.matches(l.AndroidURL) {
 		return true
 	}
 	for i := range l.Rules {
@@ -663,7 +663,8 @@ const (
 	destRules                                 // rules[].then
 	destVariants                              // variants[].destination_url
 	destExpired                               // expired_url
-	destAll      = destMain | destRules | destVariants | destExpired
+	destApps                                  // ios_url, android_url
+	destAll      = destMain | destRules | destVariants | destExpired | destApps
 )
 
 // blockedMessage is the message of a destination on the blocklist (the
@@ -672,7 +673,8 @@ const blockedMessage = "is on this service's blocklist"
 
 // checkBlocked refuses a link that would send a visitor to a destination
 // on the blocklist (422), naming each such field: destination_url,
-// rules[i].then, variants[i].destination_url, expired_url, of those which
+// rules[i].then, variants[i].destination_url, expired_url, ios_url,
+// android_url, of those which
 // names. A new link is checked with destAll; a PATCH checks the fields it
 // sets.
 func (s *Server) checkBlocked(l *link.Link, which linkDestinations) error {
@@ -703,6 +705,10 @@ func (s *Server) checkBlocked(l *link.Link, which linkDestinations) error {
 	}
 	if which&destExpired != 0 {
 		add("expired_url", l.ExpiredURL)
+	}
+	if which&destApps != 0 {
+		add("ios_url", l.IOSURL)
+		add("android_url", l.AndroidURL)
 	}
 	if len(fields) == 0 {
 		return nil

@@ -36,6 +36,8 @@ func TestBlocklistEveryDestination(t *testing.T) {
 		{`"rules":[{"if":{"country":"DE"},"then":"https://www.evil.example/de"}]`, "rules[0].then"},
 		{`"variants":[{"destination_url":"https://example.com/a","weight":50},{"destination_url":"https://example.org/promo/b","weight":50}]`, "variants[1].destination_url"},
 		{`"expired_url":"https://evil.example/"`, "expired_url"},
+		{`"ios_url":"https://evil.example/ios"`, "ios_url"},
+		{`"android_url":"https://example.org/promo/app"`, "android_url"},
 	} {
 		r := e.do("POST", "/v1/links", e.writeKey, `{`+ok+`,`+tc.body+`}`, 422)
 		if got := fields(r); len(got) != 1 || got[0] != tc.want || !strings.Contains(r.str("detail"), "blocklist") {

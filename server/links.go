@@ -303,6 +303,9 @@ func (s *Server) linkUpdate(w http.ResponseWriter, r *http.Request, in updateLin
 		if in.ExpiredURL.Set {
 			which |= destExpired
 		}
+		if in.IOSURL != nil || in.AndroidURL != nil {
+			which |= destApps
+		}
 		return s.checkBlocked(l, which)
 	}
 	return upd, validate, nil

@@ -15,10 +15,13 @@ import (
 // removes the password, "rules": [] the rules, "variants": [] the split,
 // and an og with no text (or "og": {}) the social card.
 type linkControlsRequest struct {
-	Password *string         `json:"password"`
-	Rules    *[]wire.Rule    `json:"rules"`
-	Variants *[]wire.Variant `json:"variants"`
-	OG       *wire.OG        `json:"og"`
+	// IOSURL and AndroidURL: "" removes one (in a PATCH).
+	IOSURL     *string         `json:"ios_url"`
+	AndroidURL *string         `json:"android_url"`
+	Password   *string         `json:"password"`
+	Rules      *[]wire.Rule    `json:"rules"`
+	Variants   *[]wire.Variant `json:"variants"`
+	OG         *wire.OG        `json:"og"`
 }
 
 // hashLinkPassword checks and hashes a new link password; "" stays "" (no
@@ -61,6 +64,12 @@ func (s *Server) setControls(w http.ResponseWriter, r *http.Request, l *link.Lin
 		l.Variants = wire.LinkVariants(*in.Variants)
 	}
 	l.OG = wire.LinkOG(in.OG)
+	if in.IOSURL != nil {
+		l.IOSURL = *in.IOSURL
+	}
+	if in.AndroidURL != nil {
+		l.AndroidURL = *in.AndroidURL
+	}
 	if in.Password != nil {
 		// Validate before the slow hash: a link refused anyway is not
 		// worth hashing for.
@@ -95,6 +104,7 @@ func (s *Server) updateControls(w http.ResponseWriter, r *http.Request, upd *lin
 	if in.OG != nil {
 		upd.OG = wire.LinkOG(in.OG)
 	}
+	upd.IOSURL, upd.AndroidURL = in.IOSURL, in.AndroidURL
 	if in.Password != nil {
 		h, err := s.hashLinkPassword(w, r, *in.Password)
 		if err != nil {

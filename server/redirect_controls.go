@@ -311,12 +311,26 @@ func qValue(s string) (q int, ok bool) {
 	return q, q <= 1000
 }
 
-// pickDestination returns where the request goes: the first rule that
-// matches, else the visitor's variant (and its number, from 1, which the
-// click carries), else the link's destination. Rules come first: a rule
-// takes its visitors out of the A/B split.
+// pickDestination returns where the request goes: the link's app
+// destination for the visitor's system (ios_url on iOS and iPadOS,
+// android_url on Android), else the first rule that matches, else the
+// visitor's variant (and its number, from 1, which the click carries),
+// else the link's destination. Rules come before the A/B split: a rule
+// takes its visitors out of it.
 func (s *Server) pickDestination(r *http.Request, l *link.Link) (dest string, variant uint8) {
 	f := visitorFacts{r: r, s: s}
+	if l.IOSURL != "" || l.AndroidURL != "" {
+		switch f.class().OS {
+		case "iOS", "iPadOS":
+			if l.IOSURL != "" {
+				return l.IOSURL, 0
+			}
+		case "Android":
+			if l.AndroidURL != "" {
+				return l.AndroidURL, 0
+			}
+		}
+	}
 	for i := range l.Rules {
 		if f.matches(&l.Rules[i].If) {
 			return l.Rules[i].Then, 0

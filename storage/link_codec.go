@@ -21,7 +21,8 @@ import (
 // then, each only when its flag says so: updated at, tags (a uvarint
 // count, then each), UTM source, medium and campaign, campaign ID,
 // password hash, rules, variants, social card, expiry, click limit
-// (varint), expired URL, title, external ID. A string is a uvarint length and its
+// (varint), expired URL, title, external ID, iOS and Android
+// destinations. A string is a uvarint length and its
 // bytes; a time is its Unix seconds (varint) and nanoseconds (uvarint),
 // read back in UTC. A rule is its device, OS, browser, country, language,
 // a byte of flags for what follows (ruleQuery, ruleIP, ruleAfter,
@@ -56,6 +57,8 @@ const (
 	lfForwardPath              // the link forwards the visitor's path (nothing follows)
 	lfForwardQuery             // the link forwards the visitor's query (nothing follows)
 	lfExternalID               // the external ID follows
+	lfIOS                      // the iOS destination follows
+	lfAndroid                  // the Android destination follows
 	lfAll          = 1<<iota - 1
 )
 
@@ -85,6 +88,8 @@ func appendLink(dst []byte, r *linkRecord) []byte {
 	set(lfForwardPath, r.ForwardPath)
 	set(lfForwardQuery, r.ForwardQuery)
 	set(lfExternalID, r.ExternalID != "")
+	set(lfIOS, r.IOS != "")
+	set(lfAndroid, r.Android != "")
 
 	dst = append(dst, linkCodecBinary)
 	dst = binary.AppendUvarint(dst, flags)
@@ -148,6 +153,12 @@ func appendLink(dst []byte, r *linkRecord) []byte {
 	}
 	if flags&lfExternalID != 0 {
 		dst = appendLenString(dst, r.ExternalID)
+	}
+	if flags&lfIOS != 0 {
+		dst = appendLenString(dst, r.IOS)
+	}
+	if flags&lfAndroid != 0 {
+		dst = appendLenString(dst, r.Android)
 	}
 	return dst
 }
@@ -234,6 +245,12 @@ func decodeLink(raw []byte, r *linkRecord) error {
 	}
 	if flags&lfExternalID != 0 {
 		r.ExternalID = d.str()
+	}
+	if flags&lfIOS != 0 {
+		r.IOS = d.str()
+	}
+	if flags&lfAndroid != 0 {
+		r.Android = d.str()
 	}
 	r.Archived = flags&lfArchived != 0
 	r.ForwardPath = flags&lfForwardPath != 0

@@ -15,6 +15,9 @@ type linkControls struct {
 	Rules    []ruleRecord    `json:"rules,omitempty"`
 	Variants []variantRecord `json:"variants,omitempty"`
 	OG       *ogRecord       `json:"og,omitempty"`
+	// IOS and Android are the app destinations.
+	IOS     string `json:"ios,omitempty"`
+	Android string `json:"android,omitempty"`
 }
 
 type ruleRecord struct {
@@ -46,6 +49,7 @@ type ogRecord struct {
 // setControls copies the controls of l onto the record.
 func (c *linkControls) setControls(l *link.Link) {
 	c.Password = l.PasswordHash
+	c.IOS, c.Android = l.IOSURL, l.AndroidURL
 	c.Rules = nil
 	for _, r := range l.Rules {
 		rr := ruleRecord{Device: r.If.Device, OS: r.If.OS, Browser: r.If.Browser, Country: r.If.Country,
@@ -68,6 +72,7 @@ func (c *linkControls) setControls(l *link.Link) {
 // controls copies the record's controls onto l.
 func (c *linkControls) controls(l *link.Link) {
 	l.PasswordHash = c.Password
+	l.IOSURL, l.AndroidURL = c.IOS, c.Android
 	if len(c.Rules) > 0 {
 		l.Rules = make([]link.Rule, len(c.Rules))
 		for i, r := range c.Rules {

@@ -12,6 +12,8 @@ import (
 // variants, social card. The password itself is write-only: answers say
 // only whether there is one.
 type LinkControls struct {
+	IOSURL      *string   `json:"ios_url"`
+	AndroidURL  *string   `json:"android_url"`
 	HasPassword bool      `json:"has_password"`
 	Rules       []Rule    `json:"rules"`
 	Variants    []Variant `json:"variants"`
@@ -58,7 +60,7 @@ type OG struct {
 
 // NewLinkControls returns the controls of l as the API shows them.
 func NewLinkControls(l *link.Link) LinkControls {
-	c := LinkControls{HasPassword: l.PasswordHash != "", Rules: []Rule{}, Variants: []Variant{}}
+	c := LinkControls{IOSURL: Optional(l.IOSURL), AndroidURL: Optional(l.AndroidURL), HasPassword: l.PasswordHash != "", Rules: []Rule{}, Variants: []Variant{}}
 	for _, r := range l.Rules {
 		wr := Rule{Then: r.Then, If: RuleCondition{Device: r.If.Device, OS: r.If.OS, Browser: r.If.Browser,
 			Country: r.If.Country, Language: r.If.Language}}

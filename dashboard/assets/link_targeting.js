@@ -8,12 +8,12 @@
 // (query.<name>=<value> for a query parameter, ip=<addresses or ranges,
 // space-separated>, after=/before=<RFC 3339 instant>), and where it goes.
 // Every condition of a rule must hold.
-import { html } from './vendor/htm-preact-standalone.js';
+import { html, useEffect, useState } from './vendor/htm-preact-standalone.js';
 import { Field } from './ui.js';
 
 const CONDS = ['device', 'os', 'browser', 'country', 'language'];
 
-export const TARGETING_EMPTY = { password: '', rules: [], variants: [], og_title: '', og_description: '', og_image_url: '' };
+export const TARGETING_EMPTY = { password: '', ios_url: '', android_url: '', rules: [], variants: [], og_title: '', og_description: '', og_image_url: '' };
 
 // condText writes a rule's conditions as the form shows them.
 function condText(c) {
@@ -44,7 +44,7 @@ function parseConds(text) {
 export function targetingFormOf(l) {
   const og = l.og || {};
   return {
-    password: '', has_password: !!l.has_password,
+    password: '', has_password: !!l.has_password, ios_url: l.ios_url || '', android_url: l.android_url || '',
     rules: (l.rules || []).map(r => ({ if: condText(r.if), then: r.then })),
     variants: (l.variants || []).map(v => ({ url: v.destination_url, weight: String(v.weight) })),
     og_title: og.title || '', og_description: og.description || '', og_image_url: og.image_url || '',
@@ -71,6 +71,7 @@ export function targetingBody(form, was) {
   const og = ogOf(form);
   if (!was) {
     if (form.password) body.password = form.password;
+    for (const k of ['ios_url', 'android_url']) if (form[k].trim()) body[k] = form[k].trim();
     if (form.rules.length) body.rules = rulesOf(form);
     if (form.variants.length) body.variants = variantsOf(form);
     if (og.title || og.description || og.image_url) body.og = og;
@@ -78,6 +79,7 @@ export function targetingBody(form, was) {
   }
   if (form.password) body.password = form.password;
   if (form.remove_password) body.password = '';
+  for (const k of ['ios_url', 'android_url']) if (form[k].trim() !== was[k]) body[k] = form[k].trim();
   const same = (a, b) => JSON.stringify(a) === JSON.stringify(b);
   if (!same(rulesOf(form), rulesOf(was))) body.rules = rulesOf(form);
   if (!same(variantsOf(form), variantsOf(was))) body.variants = variantsOf(form);
@@ -96,16 +98,27 @@ function fieldErrors(f, prefix) {
 export function TargetingFields({ form, setField, f, p, editing }) {
   const setList = (name, list) => setField({ target: { name: p + name, value: list } });
   const setRow = (name, i, key, value) => setList(name, form[name].map((r, j) => (j === i ? { ...r, [key]: value } : r)));
-  const open = editing ? (form.has_password || form.rules.length || form.variants.length || form.og_title || form.og_description || form.og_image_url)
-    : (form.password || form.rules.length || form.variants.length || form.og_title || Object.keys(f).some(k => /^(password|rules|variants|og)/.test(k)));
-  return html`<details class="more targeting" open=${open || undefined}>
-    <summary>Targeting: password, rules, A/B split, social card</summary>
+  // Open when the link has controls (editing) or the API refused one;
+  // then only the person opens and closes it: emptying the last field
+  // does not fold it away under their cursor.
+  const refused = Object.keys(f).some(k => /^(password|ios_url|android_url|rules|variants|og)/.test(k));
+  const [open, setOpen] = useState(() => !!(editing ? (form.has_password || form.ios_url || form.android_url || form.rules.length || form.variants.length || form.og_title || form.og_description || form.og_image_url)
+    : (form.password || form.ios_url || form.android_url || form.rules.length || form.variants.length || form.og_title)));
+  useEffect(() => { if (refused) setOpen(true); }, [refused]);
+  return html`<details class="more targeting" open=${open} onToggle=${e => setOpen(e.currentTarget.open)}>
+    <summary>Targeting: password, app stores, rules, A/B split, social card</summary>
     <div class="row">
       <${Field} id=${p + 'password'} label=${editing && form.has_password ? 'New password (protected now)' : 'Password (optional)'} type="password" autocomplete="new-password"
         maxlength="72" value=${form.password} onInput=${setField} error=${fieldErrors(f, 'password')}
         hint="Visitors must enter it; API clients send it in X-Link-Password." />
       ${editing && form.has_password ? html`<div class="field"><label><input type="checkbox" id=${p + 'remove_password'} checked=${!!form.remove_password}
         onChange=${e => setField({ target: { name: p + 'remove_password', value: e.target.checked } })} /> Remove the password</label></div>` : null}
+    </div>
+    <div class="row">
+      <${Field} id=${p + 'ios_url'} label="On iPhone and iPad, go to" type="url" placeholder="https://apps.apple.com/app/id123456789" value=${form.ios_url} onInput=${setField} error=${fieldErrors(f, 'ios_url')}
+        hint=${'Before the rules; empty: as everyone.' + (editing ? ' Emptied, it is removed.' : '')} />
+      <${Field} id=${p + 'android_url'} label="On Android, go to" type="url" placeholder="https://play.google.com/store/apps/details?id=com.example.app" value=${form.android_url} onInput=${setField} error=${fieldErrors(f, 'android_url')}
+        hint="Before the rules; empty: as everyone." />
     </div>
     <fieldset id=${p + 'rules'}>
       <legend>Rules (first match wins, before the A/B split)</legend>

@@ -30,6 +30,38 @@ var linkTests = []test{
 	{"RuleConditions", testLinksRuleConditions},
 	{"Forwarding", testLinksForwarding},
 	{"ExternalID", testLinksExternalID},
+	{"AppDestinations", testLinksAppDestinations},
+}
+
+// testLinksAppDestinations checks that a link's iOS and Android
+// destinations are stored, read back by ID and by alias, changed and
+// removed one at a time, and kept over a restart, alone and in bulk.
+func testLinksAppDestinations(t *testing.T, e *env) {
+	_, ws := e.setup()
+	l := e.link(ws.ID, &link.Link{Alias: "apps-one", IOSURL: "https://apps.apple.com/app/id1", AndroidURL: "https://play.google.com/store/apps/details?id=x"})
+	check := func(what, alias, ios, android string) {
+		t.Helper()
+		got, err := e.Links.FindLinkByAlias(e.ctx, "", alias)
+		if err != nil || got.IOSURL != ios || got.AndroidURL != android || !got.HasControls() != (ios == "" && android == "") {
+			t.Fatalf("%s: %s = %+v, %v; want %q, %q", what, alias, got, err, ios, android)
+		}
+	}
+	check("created", "apps-one", "https://apps.apple.com/app/id1", "https://play.google.com/store/apps/details?id=x")
+	bulk := []*link.Link{{WorkspaceID: ws.ID, Alias: "app-bulk", DestinationURL: "https://example.com/b", AndroidURL: "https://example.com/android"}}
+	if errs, err := e.Links.CreateLinks(e.ctx, ws.ID, bulk); err != nil || errs[0] != nil {
+		t.Fatalf("bulk: %v %v", errs, err)
+	}
+	none, other := "", "https://example.com/ios"
+	if got, err := e.Links.UpdateLink(e.ctx, ws.ID, l.ID, link.LinkUpdate{AndroidURL: &none, IOSURL: &other}, nil); err != nil || got.AndroidURL != "" || got.IOSURL != other {
+		t.Fatalf("updated: %+v, %v", got, err)
+	}
+	e.restart()
+	check("reopened", "apps-one", other, "")
+	check("bulk, reopened", "app-bulk", "", "https://example.com/android")
+	if _, err := e.Links.UpdateLink(e.ctx, ws.ID, l.ID, link.LinkUpdate{IOSURL: &none}, nil); err != nil {
+		t.Fatal(err)
+	}
+	check("removed", "apps-one", "", "")
 }
 
 // testLinksExternalID checks that a link's external ID is unique in its

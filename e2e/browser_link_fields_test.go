@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/chromedp/chromedp"
@@ -112,5 +113,34 @@ func TestBrowserLinkAppDestinations(t *testing.T) {
 	}
 	if got := follow(android); got != "https://play.google.com/store/apps/details?id=com.example" {
 		t.Fatalf("Android after: %q", got)
+	}
+}
+
+// TestBrowserLinkCrawlable ticks "Let search engines index it" in the
+// create form and finds the short URL allowed by /robots.txt.
+func TestBrowserLinkCrawlable(t *testing.T) {
+	t.Parallel()
+	base, c, tok := startDashboard(t, "")
+	b := newBrowser(t, base)
+	signIn(b, base)
+	b.run("create",
+		chromedp.Click(`nav[aria-label=Main] a[href="/app/links"]`),
+		chromedp.WaitVisible(`#create-link-form`),
+		chromedp.SendKeys("#destination_url", "https://example.com/spring"),
+		chromedp.SendKeys("#alias", "spring"),
+		chromedp.Click(`#create-link-form details.more summary`),
+		chromedp.WaitVisible(`#crawlable`),
+		chromedp.Click(`#crawlable`),
+		chromedp.Click(`#create-link-form button[type=submit]`),
+		chromedp.WaitVisible(`#links tr[data-alias="spring"]`))
+	if l := c.must("GET", "/v1/links?search=spring", tok, "", 200)["data"].([]any)[0].(map[string]any); l["crawlable"] != true {
+		t.Fatalf("stored: %v", l)
+	}
+	var robots string
+	b.run("robots.txt",
+		chromedp.Navigate(base+"/robots.txt"),
+		chromedp.Text(`body`, &robots))
+	if !strings.Contains(robots, "Allow: /spring$") || !strings.Contains(robots, "Disallow: /") {
+		t.Fatalf("robots.txt: %q", robots)
 	}
 }

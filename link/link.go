@@ -69,6 +69,9 @@ type Link struct {
 	// the destination (link controls, controls.go).
 	IOSURL     string
 	AndroidURL string
+	// Crawlable lets search engines index the short URL: /robots.txt of
+	// its domain allows it (every other short URL is disallowed).
+	Crawlable bool
 }
 
 // Normalize trims the input, drops duplicate tags and applies defaults.
@@ -159,6 +162,7 @@ type LinkUpdate struct {
 	// IOSURL and AndroidURL set the app destinations; "" removes one.
 	IOSURL     *string
 	AndroidURL *string
+	Crawlable  *bool
 }
 
 // Apply copies the given fields onto l, normalised.
@@ -216,6 +220,9 @@ func (u LinkUpdate) Apply(l *Link) {
 	}
 	if u.AndroidURL != nil {
 		l.AndroidURL = *u.AndroidURL
+	}
+	if u.Crawlable != nil {
+		l.Crawlable = *u.Crawlable
 	}
 	l.Normalize()
 }
@@ -282,6 +289,9 @@ type LinkService interface {
 	// FindLinkByExternalID returns the link of the workspace with the
 	// external ID. ENOTFOUND if there is none.
 	FindLinkByExternalID(ctx context.Context, workspaceID, externalID string) (*Link, error)
+	// CrawlableAliases returns the aliases of the crawlable links on the
+	// domain ("" the primary host), in order, at most limit of them.
+	CrawlableAliases(ctx context.Context, domain string, limit int) ([]string, error)
 	// FindLinkByAlias returns the link for a redirect, without its Clicks
 	// and with its campaign's UTM values where it has none of its own; the
 	// link may be shared and must not be modified. ENOTFOUND if none.

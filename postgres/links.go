@@ -58,7 +58,7 @@ const linkColumns = `l.id, l.workspace_id, l.domain, l.alias, l.destination_url,
 	l.utm_source, l.utm_medium, l.utm_campaign, l.campaign_id, l.redirect_code, l.clicks,
 	l.created_at, l.updated_at, l.password_hash, l.rules, l.variants, l.og,
 	l.expires_at, l.max_clicks, l.expired_url, l.archived, l.title, l.forward, l.external_id,
-	l.ios_url, l.android_url`
+	l.ios_url, l.android_url, l.crawlable`
 
 // The bits of links.forward.
 const (
@@ -87,7 +87,7 @@ func scanLink(row pgx.Row, more ...any) (*link.Link, error) {
 	dest := append([]any{&l.ID, &l.WorkspaceID, &l.Domain, &l.Alias, &l.DestinationURL, &l.Tags,
 		&l.UTMSource, &l.UTMMedium, &l.UTMCampaign, &l.CampaignID, &l.RedirectCode, &l.Clicks,
 		&l.CreatedAt, &l.UpdatedAt, &l.PasswordHash, &rules, &variants, &og,
-		&l.ExpiresAt, &l.MaxClicks, &l.ExpiredURL, &l.Archived, &l.Title, &forward, &external, &l.IOSURL, &l.AndroidURL}, more...)
+		&l.ExpiresAt, &l.MaxClicks, &l.ExpiredURL, &l.Archived, &l.Title, &forward, &external, &l.IOSURL, &l.AndroidURL, &l.Crawlable}, more...)
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
@@ -423,7 +423,7 @@ func (s *LinkService) insertLink(ctx context.Context, tx pgx.Tx, l *link.Link, s
 
 // insertLinkQuery inserts a link with linkInsertArgs.
 const insertLinkQuery = `INSERT INTO links (` + linkInsertColumns + `)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28)`
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29)`
 
 // linkInsertArgs are the values of insertLinkQuery for l with seq.
 func linkInsertArgs(l *link.Link, seq int64) ([]any, error) {
@@ -437,14 +437,14 @@ func linkInsertArgs(l *link.Link, seq int64) ([]any, error) {
 	}
 	return []any{l.ID, seq, l.WorkspaceID, l.Domain, l.Alias, l.DestinationURL, tags,
 		l.UTMSource, l.UTMMedium, l.UTMCampaign, l.CampaignID, l.RedirectCode, l.CreatedAt, l.UpdatedAt,
-		l.PasswordHash, rules, variants, og, l.ExpiresAt, l.MaxClicks, l.ExpiredURL, l.Archived, l.Title, searchText(l), forwardBits(l), nullIfEmpty(l.ExternalID), l.IOSURL, l.AndroidURL}, nil
+		l.PasswordHash, rules, variants, og, l.ExpiresAt, l.MaxClicks, l.ExpiredURL, l.Archived, l.Title, searchText(l), forwardBits(l), nullIfEmpty(l.ExternalID), l.IOSURL, l.AndroidURL, l.Crawlable}, nil
 }
 
 // linkInsertColumns are the columns a new link is inserted with, in the
 // order of insertLink's and linkRows' values.
 const linkInsertColumns = `id, seq, workspace_id, domain, alias, destination_url, tags,
 	utm_source, utm_medium, utm_campaign, campaign_id, redirect_code, created_at, updated_at,
-	password_hash, rules, variants, og, expires_at, max_clicks, expired_url, archived, title, search_text, forward, external_id, ios_url, android_url`
+	password_hash, rules, variants, og, expires_at, max_clicks, expired_url, archived, title, search_text, forward, external_id, ios_url, android_url, crawlable`
 
 // nullIfEmpty is s for a nullable text column: NULL when empty.
 func nullIfEmpty(s string) *string {
@@ -624,6 +624,16 @@ func (s *LinkService) FindLinkByExternalID(ctx context.Context, workspaceID, ext
 	return l, err
 }
 
+// CrawlableAliases returns the aliases of the crawlable links on the
+// domain, in order, at most limit of them (links_crawlable).
+func (s *LinkService) CrawlableAliases(ctx context.Context, domain string, limit int) ([]string, error) {
+	rows, err := s.db.pool.Query(ctx, `SELECT alias FROM links WHERE crawlable AND domain = $1 ORDER BY alias LIMIT $2`, strings.ToLower(domain), limit)
+	if err != nil {
+		return nil, fmt.Errorf("crawlable links: %w", err)
+	}
+	return pgx.CollectRows(rows, pgx.RowTo[string])
+}
+
 // FindLinkByAlias returns the link for a redirect, in one lookup of
 // links_alias_key: its UTM values are its own, or its campaign's where it
 // has none; its Clicks is not filled in. ENOTFOUND, also for a held
@@ -777,10 +787,10 @@ func (s *LinkService) updateLinkTx(ctx context.Context, tx pgx.Tx, workspaceID, 
 		utm_medium = $6, utm_campaign = $7, campaign_id = $8, redirect_code = $9, updated_at = $10,
 		password_hash = $11, rules = $12, variants = $13, og = $14, expires_at = $15, max_clicks = $16,
 		expired_url = $17, archived = $18, title = $19, search_text = $20, forward = $21, external_id = $22,
-		ios_url = $23, android_url = $24 WHERE id = $1`,
+		ios_url = $23, android_url = $24, crawlable = $25 WHERE id = $1`,
 		id, l.Alias, l.DestinationURL, tags, l.UTMSource, l.UTMMedium, l.UTMCampaign, l.CampaignID,
 		l.RedirectCode, l.UpdatedAt, l.PasswordHash, rules, variants, og, l.ExpiresAt, l.MaxClicks,
-		l.ExpiredURL, l.Archived, l.Title, searchText(&l), forwardBits(&l), nullIfEmpty(l.ExternalID), l.IOSURL, l.AndroidURL)
+		l.ExpiredURL, l.Archived, l.Title, searchText(&l), forwardBits(&l), nullIfEmpty(l.ExternalID), l.IOSURL, l.AndroidURL, l.Crawlable)
 	if isUnique(err, "links_alias_key") {
 		return nil, key, true, takenError(l.Alias)
 	} else if isUnique(err, "links_external_key") {

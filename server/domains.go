@@ -352,6 +352,8 @@ func (s *Server) serveCustomHost(w http.ResponseWriter, r *http.Request) bool {
 		serveAppFile(w, r, d.AppleAppSiteAssociation)
 	case get && p == "/.well-known/assetlinks.json":
 		serveAppFile(w, r, d.AndroidAssetLinks)
+	case get && p == "/robots.txt":
+		s.writeRobots(w, r, d.Hostname)
 	case get && len(p) > 1 && strings.IndexByte(p[1:], '/') < 0 && !link.IsReserved(p[1:]):
 		s.redirect(w, r, d, p[1:])
 	case r.Method == http.MethodPost && len(p) > 1 && strings.IndexByte(p[1:], '/') < 0 && !link.IsReserved(p[1:]) &&

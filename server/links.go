@@ -82,6 +82,8 @@ type createLinkRequest struct {
 	// ExternalID is another system's ID of the link, unique in the
 	// workspace.
 	ExternalID string `json:"external_id"`
+	// Crawlable lets search engines index the short URL (robots.txt).
+	Crawlable bool `json:"crawlable"`
 	// ForwardPath and ForwardQuery: absent is the workspace's default.
 	ForwardPath  *bool `json:"forward_path"`
 	ForwardQuery *bool `json:"forward_query"`
@@ -98,7 +100,7 @@ func (in *createLinkRequest) link(ws *link.Workspace, domain string, now time.Ti
 		WorkspaceID: ws.ID, DestinationURL: in.DestinationURL, Alias: in.Alias, Domain: domain,
 		Tags: in.Tags, UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode, CreatedAt: now, UpdatedAt: now,
-		ForwardPath: ws.ForwardPath, ForwardQuery: ws.ForwardQuery, ExternalID: in.ExternalID,
+		ForwardPath: ws.ForwardPath, ForwardQuery: ws.ForwardQuery, ExternalID: in.ExternalID, Crawlable: in.Crawlable,
 	}
 	if in.ForwardPath != nil {
 		l.ForwardPath = *in.ForwardPath
@@ -229,6 +231,7 @@ type updateLinkRequest struct {
 	ForwardQuery   *bool     `json:"forward_query"`
 	// ExternalID: null or "" removes it.
 	ExternalID patchField[string] `json:"external_id"`
+	Crawlable  *bool              `json:"crawlable"`
 	// link controls: password, rules, variants, social card
 	linkControlsRequest
 
@@ -270,7 +273,7 @@ func (s *Server) linkUpdate(w http.ResponseWriter, r *http.Request, in updateLin
 		DestinationURL: in.DestinationURL, Alias: in.Alias, Tags: in.Tags,
 		UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode,
-		ForwardPath: in.ForwardPath, ForwardQuery: in.ForwardQuery,
+		ForwardPath: in.ForwardPath, ForwardQuery: in.ForwardQuery, Crawlable: in.Crawlable,
 	}
 	if in.ExternalID.Set {
 		v := in.ExternalID.Value

@@ -102,6 +102,10 @@ type Config struct {
 	// means no CORS headers at all.
 	CORSOrigins []string
 
+	// NoRobotsTxt answers /robots.txt 404, for a proxy in front that
+	// serves its own (links.robots_txt: false).
+	NoRobotsTxt bool
+
 	// link controls: password, rules, variants, social card.
 	// UnlockTTL is how long a right link password unlocks the link in a
 	// browser (links.unlock_ttl); 0 means DefaultUnlockTTL.
@@ -140,6 +144,8 @@ type Server struct {
 	now    func() time.Time
 	// streams hands recorded clicks to the live click streams.
 	streams *clickHub
+	// robots keeps each host's robots.txt for a minute (robots.go).
+	robots robotsCache
 	// keyRoutes are the paths of the routes an API key can reach (see
 	// keyResourcePaths).
 	keyRoutes []string
@@ -694,6 +700,7 @@ func (s *Server) routes() {
 	s.router = r
 
 	s.page("/healthz", s.serveHealth)
+	s.page("/robots.txt", s.serveRobots)
 	s.page("/v1/openapi.json", serveOpenAPI)
 	s.page("/metrics", s.metricsHandler())
 	s.page("/", s.serveHome)

@@ -26,6 +26,7 @@ func checkInvariants(tx *bolt.Tx) []error {
 	archivedCount := map[string]uint64{}
 	wantAlias := map[string][]byte{}
 	wantExternal := map[string][]byte{}
+	wantCrawlable := map[string][]byte{}
 	wantWS := map[string]bool{}
 	wantTag := map[string]bool{}
 	wantCampaign := map[string]bool{}
@@ -39,6 +40,9 @@ func checkInvariants(tx *bolt.Tx) []error {
 			archivedCount[string(itob(rec.Workspace))]++
 		}
 		wantAlias[string(aliasKey(rec.Domain, rec.Alias))] = cloneBytes(k)
+		if rec.Crawlable {
+			wantCrawlable[string(aliasKey(rec.Domain, rec.Alias))] = cloneBytes(k)
+		}
 		if rec.ExternalID != "" {
 			ek := string(externalKey(rec.Workspace, rec.ExternalID))
 			if other, ok := wantExternal[ek]; ok {
@@ -110,6 +114,7 @@ func checkInvariants(tx *bolt.Tx) []error {
 	}
 	compareIndex(bucketLinksAlias, "alias", wantAlias)
 	compareIndex(bucketLinksExternal, "external ID", wantExternal)
+	compareIndex(bucketLinksCrawlable, "crawlable alias", wantCrawlable)
 	compareSet := func(name []byte, want map[string]bool) {
 		n := 0
 		_ = tx.Bucket(name).ForEach(func(k, v []byte) error {

@@ -100,6 +100,7 @@ var (
 	bucketLinksTagCount  = []byte("links.tag_count") // workspace id + tag → number of links
 	bucketLinksSearch    = []byte("links.search")    // workspace id + block(4) + trigram(3) → set of link ids (see link_search.go)
 	bucketLinksExternal  = []byte("links.external")  // workspace id + external ID → link id (see link_external.go)
+	bucketLinksCrawlable = []byte("links.crawlable") // domain + "\x00" + alias → link id, of the crawlable links
 
 	// link controls: expiry and limits; see link_limits.go and blocklist.go.
 	bucketLinksArchived = []byte("links.archived") // workspace id → number of archived links
@@ -170,7 +171,7 @@ var allBuckets = [][]byte{
 	bucketDomains, bucketDomainsHostname, bucketDomainsWorkspace,
 	bucketClicksTotals, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily, bucketClicksVisitors, bucketClicksSalts, bucketClicksHosts, bucketClicksBacklog,
 	bucketAudit, bucketAuditTime, bucketAuditActor, bucketAuditAction, bucketAuditTarget,
-	bucketLinksSearch, bucketLinksExternal,
+	bucketLinksSearch, bucketLinksExternal, bucketLinksCrawlable,
 	bucketLinksArchived, bucketBlocklist,
 	bucketImports,
 	bucketACME,

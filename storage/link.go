@@ -50,6 +50,7 @@ type linkRecord struct {
 	ForwardPath  bool      `json:"forward_path,omitempty"`
 	ForwardQuery bool      `json:"forward_query,omitempty"`
 	ExternalID   string    `json:"external_id,omitempty"`
+	Crawlable    bool      `json:"crawlable,omitempty"`
 	// link controls: password, rules, variants, social card
 	linkControls
 
@@ -75,6 +76,7 @@ func (r *linkRecord) link(ids *idCodec, id uint64, clicks uint64) *link.Link {
 		ForwardPath:    r.ForwardPath,
 		ForwardQuery:   r.ForwardQuery,
 		ExternalID:     r.ExternalID,
+		Crawlable:      r.Crawlable,
 	}
 	r.controls(l)
 	l.LinkLimits = r.limits()

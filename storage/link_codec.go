@@ -59,6 +59,7 @@ const (
 	lfExternalID               // the external ID follows
 	lfIOS                      // the iOS destination follows
 	lfAndroid                  // the Android destination follows
+	lfCrawlable                // the link may be indexed (nothing follows)
 	lfAll          = 1<<iota - 1
 )
 
@@ -90,6 +91,7 @@ func appendLink(dst []byte, r *linkRecord) []byte {
 	set(lfExternalID, r.ExternalID != "")
 	set(lfIOS, r.IOS != "")
 	set(lfAndroid, r.Android != "")
+	set(lfCrawlable, r.Crawlable)
 
 	dst = append(dst, linkCodecBinary)
 	dst = binary.AppendUvarint(dst, flags)
@@ -255,6 +257,7 @@ func decodeLink(raw []byte, r *linkRecord) error {
 	r.Archived = flags&lfArchived != 0
 	r.ForwardPath = flags&lfForwardPath != 0
 	r.ForwardQuery = flags&lfForwardQuery != 0
+	r.Crawlable = flags&lfCrawlable != 0
 	if d.err || d.i != len(d.s) {
 		*r = linkRecord{}
 		return fmt.Errorf("decode record: %w", errLinkRecord)

@@ -41,7 +41,7 @@ func codecRecords() []linkRecord {
 			linkLimitsRecord: linkLimitsRecord{ExpiresAt: &past, MaxClicks: 1<<62 + 5, ExpiredURL: "https://example.com/gone", Archived: true, Title: long},
 		},
 		{Workspace: 2, Alias: "fw", Destination: "https://fw.example/", CreatedAt: created, UpdatedAt: created, ForwardPath: true},
-		{Workspace: 2, Alias: "fq", Destination: "https://fq.example/", CreatedAt: created, UpdatedAt: created, ForwardQuery: true, ForwardPath: true, ExternalID: "order-1",
+		{Workspace: 2, Alias: "fq", Destination: "https://fq.example/", CreatedAt: created, UpdatedAt: created, ForwardQuery: true, ForwardPath: true, ExternalID: "order-1", Crawlable: true,
 			linkControls: linkControls{IOS: "https://apps.apple.com/app/id1", Android: "https://play.google.com/store/apps/details?id=x"}},
 		{Workspace: 7, Alias: "z", Destination: "https://z.example/", UpdatedAt: created, linkControls: linkControls{OG: &ogRecord{}},
 			linkLimitsRecord: linkLimitsRecord{ExpiresAt: &time.Time{}, MaxClicks: -3}},

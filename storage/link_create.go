@@ -86,6 +86,7 @@ func newLinkRecord(wid uint64, in *link.Link, now time.Time) *linkRecord {
 		ForwardPath:  in.ForwardPath,
 		ForwardQuery: in.ForwardQuery,
 		ExternalID:   in.ExternalID,
+		Crawlable:    in.Crawlable,
 	}
 	rec.linkLimitsRecord = limitsRecord(in.LinkLimits)
 	rec.setControls(in)
@@ -144,6 +145,9 @@ func addLink(tx *bolt.Tx, rec *linkRecord, ix *searchIndexer) (uint64, error) {
 		return 0, fmt.Errorf("index alias: %w", err)
 	}
 	if err := moveExternalID(tx, rec.Workspace, id, "", rec.ExternalID); err != nil {
+		return 0, err
+	}
+	if err := indexCrawlable(tx, nil, rec, idb); err != nil {
 		return 0, err
 	}
 	byWorkspace := tx.Bucket(bucketLinksWorkspace)

@@ -64,6 +64,9 @@ func (s *LinkService) deleteLinkTx(tx *bolt.Tx, wid, lid uint64, rec *linkRecord
 	if err := moveExternalID(tx, wid, lid, rec.ExternalID, ""); err != nil {
 		return nil, err
 	}
+	if err := indexCrawlable(tx, rec, nil, idb); err != nil {
+		return nil, err
+	}
 	if cid, ok := s.db.ids.parseID(prefixCampaign, rec.CampaignID); ok {
 		if err := tx.Bucket(bucketLinksCampaign).Delete(campaignLinkKey(wid, cid, lid)); err != nil {
 			return nil, fmt.Errorf("unindex link campaign: %w", err)

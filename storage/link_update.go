@@ -65,6 +65,7 @@ func (s *LinkService) updateLinkTx(tx *bolt.Tx, wid, lid uint64, upd link.LinkUp
 
 	var ix searchIndexer
 	ix.remove(lid, rec)
+	oldAlias := rec.Alias
 	alias, err := s.moveAlias(tx, wid, idb, rec, l.Alias, now)
 	if err != nil {
 		return nil, oldKey, true, err
@@ -87,6 +88,12 @@ func (s *LinkService) updateLinkTx(tx *bolt.Tx, wid, lid uint64, upd link.LinkUp
 		return nil, oldKey, true, err
 	}
 	rec.ExternalID = l.ExternalID
+	was := *rec
+	was.Alias = oldAlias
+	rec.Crawlable = l.Crawlable
+	if err := indexCrawlable(tx, &was, rec, idb); err != nil {
+		return nil, oldKey, true, err
+	}
 	// link controls: expiry and limits
 	if err := countArchived(tx, wid, rec.Archived, l.Archived); err != nil {
 		return nil, oldKey, true, err

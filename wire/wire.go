@@ -106,6 +106,7 @@ type Link struct {
 	ForwardPath            bool     `json:"forward_path"`
 	ForwardQuery           bool     `json:"forward_query"`
 	ExternalID             *string  `json:"external_id"`
+	Crawlable              bool     `json:"crawlable"`
 	// link controls: password, rules, variants, social card
 	LinkControls
 
@@ -129,7 +130,7 @@ func (s ShortURLs) Link(l *link.Link) Link {
 		UTMSource: Optional(l.UTMSource), UTMMedium: Optional(l.UTMMedium), UTMCampaign: Optional(l.UTMCampaign),
 		CampaignID: Optional(l.CampaignID), RedirectCode: l.RedirectCode, Clicks: l.Clicks,
 		CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
-		ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery, ExternalID: Optional(l.ExternalID),
+		ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery, ExternalID: Optional(l.ExternalID), Crawlable: l.Crawlable,
 		LinkControls: NewLinkControls(l),
 		LinkLimits:   newLinkLimits(&l.LinkLimits),
 	}

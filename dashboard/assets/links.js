@@ -321,13 +321,13 @@ function formOf(l) {
     destination_url: l.destination_url, alias: l.alias, domain: l.domain, tags: (l.tags || []).join(', '),
     utm_source: l.utm_source || '', utm_medium: l.utm_medium || '', utm_campaign: l.utm_campaign || '',
     campaign_id: l.campaign_id || '', redirect_code: String(l.redirect_code || 302),
-    forward_path: !!l.forward_path, forward_query: !!l.forward_query, external_id: l.external_id || '',
+    forward_path: !!l.forward_path, forward_query: !!l.forward_query, external_id: l.external_id || '', crawlable: !!l.crawlable,
     ...targetingFormOf(l),
     ...limitsForm(l),
   };
 }
 
-const EMPTY = { destination_url: '', alias: '', domain: '', tags: '', utm_source: '', utm_medium: '', utm_campaign: '', utm_template_id: '', campaign_id: '', redirect_code: '302', forward_path: false, forward_query: false, external_id: '', ...TARGETING_EMPTY, ...LIMITS_EMPTY };
+const EMPTY = { destination_url: '', alias: '', domain: '', tags: '', utm_source: '', utm_medium: '', utm_campaign: '', utm_template_id: '', campaign_id: '', redirect_code: '302', forward_path: false, forward_query: false, external_id: '', crawlable: false, ...TARGETING_EMPTY, ...LIMITS_EMPTY };
 
 // createBody is what the create form sends: the destination and the fields
 // given (302 is the API's default and is left out).
@@ -345,6 +345,7 @@ function createBody(form) {
   if (form.forward_path) body.forward_path = true;
   if (form.forward_query) body.forward_query = true;
   if (form.external_id.trim()) body.external_id = form.external_id.trim();
+  if (form.crawlable) body.crawlable = true;
   Object.assign(body, targetingBody(form, null));
   return Object.assign(body, limitsBody(form));
 }
@@ -362,7 +363,7 @@ function editBody(form, l) {
   if (tags.join(',') !== splitTags(was.tags).join(',')) body.tags = tags;
   if (form.campaign_id !== was.campaign_id) body.campaign_id = form.campaign_id;
   if (form.redirect_code !== was.redirect_code) body.redirect_code = Number(form.redirect_code);
-  for (const k of ['forward_path', 'forward_query']) if (form[k] !== was[k]) body[k] = form[k];
+  for (const k of ['forward_path', 'forward_query', 'crawlable']) if (form[k] !== was[k]) body[k] = form[k];
   Object.assign(body, targetingBody(form, was));
   return Object.assign(body, limitsBody(form, was));
 }
@@ -370,7 +371,7 @@ function editBody(form, l) {
 // LinkFields are the fields of a link, for create (no prefix) and edit
 // ("edit_" before each id, so that both forms can be on the page at once).
 function LinkFields({ form, setField, f, p, campaigns, domains, templates, editing }) {
-  const more = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_template_id', 'campaign_id', 'redirect_code', 'forward_path', 'forward_query', 'external_id'];
+  const more = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_template_id', 'campaign_id', 'redirect_code', 'forward_path', 'forward_query', 'external_id', 'crawlable'];
   const templateList = templates ? templates.data : [];
   const template = form.utm_template_id && templateList.find(t => t.id === form.utm_template_id);
   const moreSet = editing || more.some(k => f[k]) || (!editing && more.some(k => form[k] !== EMPTY[k]));
@@ -390,7 +391,7 @@ function LinkFields({ form, setField, f, p, campaigns, domains, templates, editi
       <${Field} id=${p + 'tags'} label=${editing ? 'Tags (comma separated)' : 'Tags (comma separated, optional)'} value=${form.tags} onInput=${setField} error=${fieldError(f, 'tags')} />
     </div>
     <details class="more" open=${moreSet || undefined}>
-      <summary>More options: UTM, campaign, redirect code, forwarding, external ID</summary>
+      <summary>More options: UTM, campaign, redirect code, forwarding, external ID, search engines</summary>
       ${editing || templateList.length === 0 ? null : html`<div class="row">
         <${Select} id="utm_template_id" label="UTM template" value=${form.utm_template_id} onChange=${setField} error=${fieldError(f, 'utm_template_id')}
           hint=${template ? 'Gives ' + UTM.filter(([k]) => template[k]).map(([k]) => k + '=' + template[k]).join(', ') + ' where the fields below are empty.' : 'Saved sets of UTM values, kept on the Workspace page.'}>
@@ -418,10 +419,11 @@ function LinkFields({ form, setField, f, p, campaigns, domains, templates, editi
       </div>
       <div class="row forwarding">
         ${[['forward_path', 'Forward the path', 'short/rest/of/path goes to the destination + /rest/of/path'],
-           ['forward_query', 'Forward the query', "the visitor's parameters are added; the link's own win"]].map(([k, label, hint]) => html`
+           ['forward_query', 'Forward the query', "the visitor's parameters are added; the link's own win"],
+           ['crawlable', 'Let search engines index it', 'robots.txt allows this short URL; every other one is disallowed']].map(([k, label, hint]) => html`
           <div class="field"><label class="check"><input type="checkbox" id=${p + k} checked=${!!form[k]}
             onChange=${e => setField({ target: { name: p + k, value: e.target.checked } })} /> ${label}</label>
-            <small class="hint">${hint}${editing ? '' : ". Unchecked: the workspace's default."}</small>
+            <small class="hint">${hint}${editing || k === 'crawlable' ? '' : ". Unchecked: the workspace's default."}</small>
             ${fieldError(f, k) ? html`<small class="field-error">${fieldError(f, k)}</small>` : null}</div>`)}
       </div>
     </details>

@@ -205,7 +205,7 @@ func (a *App) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		CostlyConcurrency: server.ReserveCostlyProcs(cfg.Server.CostlyConcurrency), CostlyWait: cfg.Server.CostlyWait,
 		SearchScanLimit: cfg.Server.SearchScanLimit, MaxConnections: cfg.Server.MaxConnections,
 		CORSOrigins:   cfg.Server.CORSOrigins,
-		UnlockTTL:     cfg.Links.UnlockTTL,
+		UnlockTTL:     cfg.Links.UnlockTTL, NoRobotsTxt: !cfg.Links.RobotsTxt,
 		BlocklistPath: cfg.Links.BlocklistPath, BlocklistPoll: cfg.Links.BlocklistPoll,
 		StoreName:  a.storeName(),
 		CompatKutt: cfg.Compat.Kutt,

@@ -135,7 +135,7 @@ func populateForCopy(t *testing.T, path string) *copyInstance {
 			Variants:   []link.Variant{{DestinationURL: "https://example.com/a", Weight: 50}, {DestinationURL: "https://example.com/b", Weight: 50}},
 			OG:         &link.OG{Title: "Card", Description: "A card", ImageURL: "https://example.com/i.png"},
 			LinkLimits: link.LinkLimits{ExpiresAt: &expires, MaxClicks: 1000, ExpiredURL: "https://example.com/gone", Title: "Full"}, ExternalID: "crm:42",
-			IOSURL: "https://apps.apple.com/app/id42", AndroidURL: "https://play.google.com/store/apps/details?id=com.example"},
+			IOSURL: "https://apps.apple.com/app/id42", AndroidURL: "https://play.google.com/store/apps/details?id=com.example", Crawlable: true},
 		{WorkspaceID: in.ws1.ID, Alias: "home", Domain: "go.example.com", DestinationURL: "https://example.com/home"},
 		{WorkspaceID: in.ws1.ID, Alias: "old", DestinationURL: "https://example.com/old", LinkLimits: link.LinkLimits{Archived: true}},
 		{WorkspaceID: in.ws1.ID, Alias: "doomed", DestinationURL: "https://example.com/doomed"},

@@ -117,6 +117,8 @@ type Config struct {
 		// is looked at again.
 		BlocklistPath string        `mapstructure:"blocklist_path"`
 		BlocklistPoll time.Duration `mapstructure:"blocklist_poll"`
+		// RobotsTxt serves /robots.txt (robots.go in server).
+		RobotsTxt bool `mapstructure:"robots_txt"`
 	} `mapstructure:"links"`
 	Clicks struct {
 		FlushInterval time.Duration `mapstructure:"flush_interval"`
@@ -221,6 +223,7 @@ var defaults = map[string]any{
 	"links.unlock_ttl":               "24h",
 	"links.blocklist_path":           "",
 	"links.blocklist_poll":           "5s",
+	"links.robots_txt":               true,
 	"clicks.flush_interval":          "1s",
 	"clicks.queue_size":              1_000_000,
 	"clicks.queue_bytes":             16 << 20,

@@ -31,6 +31,50 @@ var linkTests = []test{
 	{"Forwarding", testLinksForwarding},
 	{"ExternalID", testLinksExternalID},
 	{"AppDestinations", testLinksAppDestinations},
+	{"Crawlable", testLinksCrawlable},
+}
+
+// testLinksCrawlable checks CrawlableAliases: the crawlable links of one
+// domain, by alias, at most the limit, following creations (one and in
+// bulk), renames, the flag turned off, deletions and a restart.
+func testLinksCrawlable(t *testing.T, e *env) {
+	_, ws := e.setup()
+	e.domain(ws.ID, "crawl.example", true)
+	b := e.link(ws.ID, &link.Link{Alias: "crawl-b", Crawlable: true})
+	e.link(ws.ID, &link.Link{Alias: "crawl-a", Crawlable: true})
+	e.link(ws.ID, &link.Link{Alias: "crawl-hidden"})
+	e.link(ws.ID, &link.Link{Alias: "crawl-d", Domain: "crawl.example", Crawlable: true})
+	bulk := []*link.Link{{WorkspaceID: ws.ID, Alias: "crawl-c", DestinationURL: "https://example.com/c", Crawlable: true}}
+	if errs, err := e.Links.CreateLinks(e.ctx, ws.ID, bulk); err != nil || errs[0] != nil {
+		t.Fatalf("bulk: %v %v", errs, err)
+	}
+	want := func(what, domain string, limit int, aliases ...string) {
+		t.Helper()
+		got, err := e.Links.CrawlableAliases(e.ctx, domain, limit)
+		if err != nil || !slices.Equal(got, aliases) {
+			t.Fatalf("%s: %q = %v, %v; want %v", what, domain, got, err, aliases)
+		}
+	}
+	want("created", "", 10, "crawl-a", "crawl-b", "crawl-c")
+	want("limited", "", 2, "crawl-a", "crawl-b")
+	want("custom domain", "crawl.example", 10, "crawl-d")
+	want("unknown domain", "other.example", 10)
+	renamed, off := "crawl-z", false
+	if _, err := e.Links.UpdateLink(e.ctx, ws.ID, b.ID, link.LinkUpdate{Alias: &renamed}, nil); err != nil {
+		t.Fatal(err)
+	}
+	want("renamed", "", 10, "crawl-a", "crawl-c", "crawl-z")
+	if _, err := e.Links.UpdateLink(e.ctx, ws.ID, bulk[0].ID, link.LinkUpdate{Crawlable: &off}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.Links.DeleteLink(e.ctx, ws.ID, b.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.restart()
+	want("turned off, deleted, reopened", "", 10, "crawl-a")
+	if got, err := e.Links.FindLinkByAlias(e.ctx, "", "crawl-a"); err != nil || !got.Crawlable {
+		t.Fatalf("by alias: %+v, %v", got, err)
+	}
 }
 
 // testLinksAppDestinations checks that a link's iOS and Android

@@ -1,11 +1,15 @@
 package e2e
 
 import (
+	"context"
 	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/fetch"
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -75,6 +79,18 @@ func TestBrowserLiveClicks(t *testing.T) {
 			return (s && s.textContent !== 'Connecting…') || !!e;
 		})()`, nil, livePoll...),
 		chromedp.Evaluate(`(document.querySelector('#an-live .msg.error') || document.querySelector('#an-live-status')).textContent`, &state))
+	if strings.Contains(state, "did not start within") {
+		// The page gave up on a stream that said nothing; say what the
+		// server did meanwhile, and watch again, as a person would.
+		t.Logf("the link's stream stalled: %s\nthe stream's requests:\n%s\nwaiting:\n%s", state, logLines(logs.String(), "/v1/events/stream"), stacks("handleClickStream", "pgxpool", "clickHub"))
+		run("the link's live clicks, again",
+			chromedp.Click(`#an-live-toggle`),
+			chromedp.Poll(`(() => {
+				const s = document.querySelector('#an-live-status'), e = document.querySelector('#an-live .msg.error');
+				return (s && s.textContent !== 'Connecting…') || !!e;
+			})()`, nil, livePoll...),
+			chromedp.Evaluate(`(document.querySelector('#an-live .msg.error') || document.querySelector('#an-live-status')).textContent`, &state))
+	}
 	if !strings.HasPrefix(state, "Watching") {
 		t.Fatalf("the link's stream did not open: %q", state)
 	}
@@ -115,4 +131,45 @@ func stacks(frames ...string) string {
 		}
 	}
 	return strings.Join(out, "\n\n")
+}
+
+// TestBrowserLiveClicksStalled holds the stream's response back, as a
+// proxy that buffers it would: the page gives up after its wait with a
+// message that says why, and watching again works once the way is clear.
+func TestBrowserLiveClicksStalled(t *testing.T) {
+	t.Parallel()
+	base, _, tok := startDashboard(t, "")
+	b := newBrowser(t, base)
+	var hold atomic.Bool
+	hold.Store(true)
+	chromedp.ListenTarget(b.ctx, func(ev any) {
+		if e, ok := ev.(*fetch.EventRequestPaused); ok && !hold.Load() {
+			go func() { _ = chromedp.Run(b.ctx, fetch.ContinueRequest(e.RequestID)) }()
+		}
+	})
+	var msg string
+	b.run("held back",
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			_, err := page.AddScriptToEvaluateOnNewDocument(`window.linkboltLiveStartMs = 1000`).Do(ctx)
+			return err
+		}),
+		fetch.Enable().WithPatterns([]*fetch.RequestPattern{{URLPattern: "*/v1/events/stream*"}}),
+		withToken(base, "/app/analytics", tok),
+		chromedp.WaitVisible(`#an-live-toggle`),
+		chromedp.Click(`#an-live-toggle`),
+		chromedp.WaitVisible(`#an-live .msg.error`),
+		chromedp.Text(`#an-live .msg.error`, &msg))
+	if !strings.Contains(msg, "did not start within 1 second") || !strings.Contains(msg, "proxy") {
+		t.Fatalf("message %q", msg)
+	}
+	var toggle string
+	b.run("toggle", chromedp.Text(`#an-live-toggle`, &toggle))
+	if toggle != "Watch live" {
+		t.Fatalf("toggle %q after giving up", toggle)
+	}
+	hold.Store(false)
+	b.run("again",
+		fetch.Disable(),
+		chromedp.Click(`#an-live-toggle`),
+		chromedp.Poll(`(document.querySelector('#an-live-status') || {textContent: ''}).textContent.startsWith('Watching')`, nil, livePoll...))
 }

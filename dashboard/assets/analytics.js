@@ -3,7 +3,7 @@
 // and exports.
 import { html, useState, useEffect, useRef } from './vendor/htm-preact-standalone.js';
 import uPlot from './vendor/uPlot.esm.js';
-import { call, fetchFile, saveFile, stream } from './api.js';
+import { ApiError, call, fetchFile, saveFile, stream } from './api.js';
 import { Message, fmtNumber, fmtDate, useAction } from './ui.js';
 
 const RANGES = [
@@ -219,6 +219,12 @@ function Chart({ points, tz }) {
 // LIVE_ROWS, newest first, with the count since watching began.
 const LIVE_ROWS = 50;
 
+// LIVE_START_MS is how long a stream may take to say it is ready (its
+// first event) before the page gives up on it: a proxy that holds
+// responses back until they end would otherwise leave it "Connecting…"
+// for ever. window.linkboltLiveStartMs overrides it (the browser tests).
+const LIVE_START_MS = 15000;
+
 function LiveClicks({ link }) {
   const [on, setOn] = useState(false);
   const [rows, setRows] = useState([]);
@@ -233,7 +239,17 @@ function LiveClicks({ link }) {
     const ctl = new AbortController();
     setError(null);
     setStatus('Connecting…');
+    let started = false;
+    const wait = window.linkboltLiveStartMs || LIVE_START_MS;
+    const timer = setTimeout(() => {
+      if (started) return;
+      ctl.abort();
+      setOn(false);
+      setStatus('');
+      setError(new ApiError(0, { detail: 'The live stream did not start within ' + (wait < 2000 ? '1 second' : Math.round(wait / 1000) + ' seconds') + ': a proxy between you and linkbolt may be holding it back until it ends (see “Live clicks” in the analytics docs). Watch again to retry.' }));
+    }, wait);
     const onEvent = (name, data) => {
+      if (!started) { started = true; clearTimeout(timer); }
       if (name === 'ready') setStatus('Watching: clicks appear here within about a second.');
       else if (name === 'click') {
         setSeen(n => n + 1);
@@ -248,9 +264,10 @@ function LiveClicks({ link }) {
     };
     const path = '/v1/events/stream' + (link ? '?link_id=' + encodeURIComponent(link) : '');
     stream(path, onEvent, ctl.signal).then(() => {
+      clearTimeout(timer);
       if (!ctl.signal.aborted) { setOn(false); setStatus(s => s.startsWith('Stopped') ? s : 'The server ended the stream. Watch again to reconnect.'); }
-    }, e => { setOn(false); setStatus(''); setError(e); });
-    return () => ctl.abort();
+    }, e => { clearTimeout(timer); if (!ctl.signal.aborted) { setOn(false); setStatus(''); setError(e); } });
+    return () => { clearTimeout(timer); ctl.abort(); };
   }, [on, link]);
   const time = t => new Date(t).toLocaleTimeString();
   return html`<section aria-labelledby="an-live-h" class="card" id="an-live">

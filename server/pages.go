@@ -35,9 +35,11 @@ func (s *Server) serveHome(w http.ResponseWriter, r *http.Request, _ httprouter.
 	writePage(w, r, http.StatusOK, pageCSP, homePage, pending)
 }
 
-// setupPage is the one-time setup form. Its text wraps anywhere: the login
-// token it shows when done is one long word, which would otherwise run off
-// a phone's screen.
+// setupPage is the one-time setup form. Its text wraps anywhere: the
+// dashboard's address it shows when done is one long word, which would
+// otherwise run off a phone's screen. The login token /v1/setup answers is
+// for API clients: a person signs in on the dashboard, and the page never
+// shows it.
 var setupPage = template.Must(template.New("setup").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <title>Set up linkbolt</title>
@@ -51,7 +53,7 @@ button{margin-top:1rem;padding:.5rem 1rem;font:inherit}#msg{margin-top:1rem}</st
 <label for="password">Password (at least 10 characters)</label><input id="password" name="password" type="password" minlength="10" required autocomplete="new-password">
 <label for="ws">Workspace name</label><input id="ws" name="workspace_name" value="Default">
 <button type="submit">Create admin</button></form><p id="msg" role="status"></p>
-<script>` + setupScript + `</script>{{else}}<p>This instance is set up already, or the setup link is not valid. Log in instead.</p>{{end}}
+<script>` + setupScript + `</script>{{else}}<p>This instance is set up already, or the setup link is not valid. <a href="/app/">Sign in to the dashboard</a> instead.</p>{{end}}
 </body></html>
 `))
 
@@ -63,7 +65,7 @@ document.getElementById('f').addEventListener('submit', async e => {
   const res = await fetch('/v1/setup', {method: 'POST', headers: {'Content-Type': 'application/json'}, body: JSON.stringify(body)});
   const data = await res.json();
   document.getElementById('msg').textContent = res.ok
-    ? 'Done. Open the dashboard at ' + location.origin + '/app/ and sign in with this e-mail and password. Your token: ' + data.token
+    ? 'Done. Open the dashboard at ' + location.origin + '/app/ and sign in with this e-mail and password.'
     : (data.detail || 'Setup failed.');
   if (res.ok) {
     e.target.remove();

@@ -258,7 +258,11 @@ func (a *App) bootstrap(ctx context.Context) error {
 			a.logger.Info("created the instance admin and the Default workspace", "email", a.cfg.Admin.Email)
 			return nil
 		case link.ECONFLICT:
-			return nil // set up already
+			// Set up already: the configured admin changes nothing, and
+			// says so (a changed password would otherwise seem ignored).
+			a.logger.Info("admin.email and admin.password are ignored: the instance has its admin already (change a password on the dashboard's Account page or with `linkbolt users reset-password`)",
+				"email", a.cfg.Admin.Email)
+			return nil
 		}
 		return fmt.Errorf("creating the admin: %w", err)
 	}

@@ -60,6 +60,9 @@ type Link struct {
 	// (/{code}/rest/of/path) and the query (see forward.go).
 	ForwardPath  bool
 	ForwardQuery bool
+	// PublicStats makes the link's statistics public: a read-only page
+	// at /{code}/stats and GET /v1/public/links/{domain}/{alias}/stats.
+	PublicStats bool
 }
 
 // Normalize trims the input, drops duplicate tags and applies defaults.
@@ -139,6 +142,8 @@ type LinkUpdate struct {
 	// path and query.
 	ForwardPath  *bool
 	ForwardQuery *bool
+	// PublicStats switches the link's public statistics.
+	PublicStats *bool
 }
 
 // Apply copies the given fields onto l, normalised.
@@ -187,6 +192,9 @@ func (u LinkUpdate) Apply(l *Link) {
 	}
 	if u.ForwardQuery != nil {
 		l.ForwardQuery = *u.ForwardQuery
+	}
+	if u.PublicStats != nil {
+		l.PublicStats = *u.PublicStats
 	}
 	l.Normalize()
 }

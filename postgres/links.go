@@ -59,10 +59,12 @@ const linkColumns = `l.id, l.workspace_id, l.domain, l.alias, l.destination_url,
 	l.created_at, l.updated_at, l.password_hash, l.rules, l.variants, l.og,
 	l.expires_at, l.max_clicks, l.expired_url, l.archived, l.title, l.forward`
 
-// The bits of links.forward.
+// The bits of links.forward: what the link passes on to its destination,
+// and (publicStats, migration 0032) whether its statistics are public.
 const (
 	forwardPath  = 1
 	forwardQuery = 2
+	publicStats  = 4
 )
 
 // forwardBits is links.forward of l.
@@ -73,6 +75,9 @@ func forwardBits(l *link.Link) int16 {
 	}
 	if l.ForwardQuery {
 		b |= forwardQuery
+	}
+	if l.PublicStats {
+		b |= publicStats
 	}
 	return b
 }
@@ -90,6 +95,7 @@ func scanLink(row pgx.Row, more ...any) (*link.Link, error) {
 		return nil, err
 	}
 	l.ForwardPath, l.ForwardQuery = forward&forwardPath != 0, forward&forwardQuery != 0
+	l.PublicStats = forward&publicStats != 0
 	if len(l.Tags) == 0 {
 		l.Tags = nil
 	}

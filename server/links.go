@@ -81,6 +81,8 @@ type createLinkRequest struct {
 	// ForwardPath and ForwardQuery: absent is the workspace's default.
 	ForwardPath  *bool `json:"forward_path"`
 	ForwardQuery *bool `json:"forward_query"`
+	// PublicStats makes the link's statistics public (off by default).
+	PublicStats bool `json:"public_stats"`
 	// link controls: password, rules, variants, social card
 	linkControlsRequest
 	linkLimitsRequest
@@ -94,7 +96,7 @@ func (in *createLinkRequest) link(ws *link.Workspace, domain string, now time.Ti
 		WorkspaceID: ws.ID, DestinationURL: in.DestinationURL, Alias: in.Alias, Domain: domain,
 		Tags: in.Tags, UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode, CreatedAt: now, UpdatedAt: now,
-		ForwardPath: ws.ForwardPath, ForwardQuery: ws.ForwardQuery,
+		ForwardPath: ws.ForwardPath, ForwardQuery: ws.ForwardQuery, PublicStats: in.PublicStats,
 	}
 	if in.ForwardPath != nil {
 		l.ForwardPath = *in.ForwardPath
@@ -222,6 +224,7 @@ type updateLinkRequest struct {
 	RedirectCode   *int      `json:"redirect_code"`
 	ForwardPath    *bool     `json:"forward_path"`
 	ForwardQuery   *bool     `json:"forward_query"`
+	PublicStats    *bool     `json:"public_stats"`
 	// link controls: password, rules, variants, social card
 	linkControlsRequest
 
@@ -263,7 +266,7 @@ func (s *Server) linkUpdate(w http.ResponseWriter, r *http.Request, in updateLin
 		DestinationURL: in.DestinationURL, Alias: in.Alias, Tags: in.Tags,
 		UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode,
-		ForwardPath: in.ForwardPath, ForwardQuery: in.ForwardQuery,
+		ForwardPath: in.ForwardPath, ForwardQuery: in.ForwardQuery, PublicStats: in.PublicStats,
 	}
 	if err := s.updateControls(w, r, &upd, in.linkControlsRequest); err != nil {
 		return link.LinkUpdate{}, nil, err

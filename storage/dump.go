@@ -294,7 +294,7 @@ func (d *dumper) links() error {
 			CampaignID: l.CampaignID, RedirectCode: l.RedirectCode, Clicks: l.Clicks, CreatedAt: l.CreatedAt.UTC(), UpdatedAt: l.UpdatedAt.UTC(),
 			PasswordHash: l.PasswordHash, Rules: l.Rules, Variants: l.Variants, OG: l.OG, ExpiresAt: timePtr(l.ExpiresAt),
 			MaxClicks: l.MaxClicks, ExpiredURL: l.ExpiredURL, Archived: l.Archived, Title: l.Title,
-			ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery}, nil
+			ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery, PublicStats: l.PublicStats}, nil
 	})
 }
 

@@ -49,6 +49,7 @@ type linkRecord struct {
 	UpdatedAt    time.Time `json:"updated_at"`
 	ForwardPath  bool      `json:"forward_path,omitempty"`
 	ForwardQuery bool      `json:"forward_query,omitempty"`
+	PublicStats  bool      `json:"public_stats,omitempty"`
 	// link controls: password, rules, variants, social card
 	linkControls
 
@@ -73,6 +74,7 @@ func (r *linkRecord) link(ids *idCodec, id uint64, clicks uint64) *link.Link {
 		UpdatedAt:      r.UpdatedAt,
 		ForwardPath:    r.ForwardPath,
 		ForwardQuery:   r.ForwardQuery,
+		PublicStats:    r.PublicStats,
 	}
 	r.controls(l)
 	l.LinkLimits = r.limits()

@@ -55,6 +55,7 @@ const (
 	lfArchived                 // the link is archived (nothing follows)
 	lfForwardPath              // the link forwards the visitor's path (nothing follows)
 	lfForwardQuery             // the link forwards the visitor's query (nothing follows)
+	lfPublicStats              // the link's statistics are public (nothing follows)
 	lfAll          = 1<<iota - 1
 )
 
@@ -83,6 +84,7 @@ func appendLink(dst []byte, r *linkRecord) []byte {
 	set(lfArchived, r.Archived)
 	set(lfForwardPath, r.ForwardPath)
 	set(lfForwardQuery, r.ForwardQuery)
+	set(lfPublicStats, r.PublicStats)
 
 	dst = append(dst, linkCodecBinary)
 	dst = binary.AppendUvarint(dst, flags)
@@ -230,6 +232,7 @@ func decodeLink(raw []byte, r *linkRecord) error {
 	r.Archived = flags&lfArchived != 0
 	r.ForwardPath = flags&lfForwardPath != 0
 	r.ForwardQuery = flags&lfForwardQuery != 0
+	r.PublicStats = flags&lfPublicStats != 0
 	if d.err || d.i != len(d.s) {
 		*r = linkRecord{}
 		return fmt.Errorf("decode record: %w", errLinkRecord)

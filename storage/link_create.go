@@ -85,6 +85,7 @@ func newLinkRecord(wid uint64, in *link.Link, now time.Time) *linkRecord {
 		UpdatedAt:    now,
 		ForwardPath:  in.ForwardPath,
 		ForwardQuery: in.ForwardQuery,
+		PublicStats:  in.PublicStats,
 	}
 	rec.linkLimitsRecord = limitsRecord(in.LinkLimits)
 	rec.setControls(in)

@@ -79,7 +79,7 @@ func (s *LinkService) updateLinkTx(tx *bolt.Tx, wid, lid uint64, upd link.LinkUp
 	}
 	rec.CampaignID = l.CampaignID
 	rec.RedirectCode = l.RedirectCode
-	rec.ForwardPath, rec.ForwardQuery = l.ForwardPath, l.ForwardQuery
+	rec.ForwardPath, rec.ForwardQuery, rec.PublicStats = l.ForwardPath, l.ForwardQuery, l.PublicStats
 	// link controls: expiry and limits
 	if err := countArchived(tx, wid, rec.Archived, l.Archived); err != nil {
 		return nil, oldKey, true, err

@@ -105,6 +105,7 @@ type Link struct {
 	UpdatedAt              string   `json:"updated_at"`
 	ForwardPath            bool     `json:"forward_path"`
 	ForwardQuery           bool     `json:"forward_query"`
+	PublicStats            bool     `json:"public_stats"`
 	// link controls: password, rules, variants, social card
 	LinkControls
 
@@ -128,7 +129,7 @@ func (s ShortURLs) Link(l *link.Link) Link {
 		UTMSource: Optional(l.UTMSource), UTMMedium: Optional(l.UTMMedium), UTMCampaign: Optional(l.UTMCampaign),
 		CampaignID: Optional(l.CampaignID), RedirectCode: l.RedirectCode, Clicks: l.Clicks,
 		CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
-		ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery,
+		ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery, PublicStats: l.PublicStats,
 		LinkControls: NewLinkControls(l),
 		LinkLimits:   newLinkLimits(&l.LinkLimits),
 	}

@@ -201,6 +201,10 @@ type statsList struct {
 	Bars  []statsBar
 }
 
+// rangeNames are the page's words for the analytics' ranges.
+var rangeNames = map[string]string{"today": "Today", "yesterday": "Yesterday", "24h": "The last 24 hours",
+	"7d": "The last 7 days", "30d": "The last 30 days", "90d": "The last 90 days", "all": "All time"}
+
 var publicStatsTitles = map[string]string{link.DimReferrers: "Referrers", link.DimCountries: "Countries",
 	link.DimDevices: "Devices", link.DimBrowsers: "Browsers", link.DimOS: "Systems"}
 
@@ -223,7 +227,11 @@ func bars(labels []string, clicks []int64) []statsBar {
 
 func newPublicStatsData(code string, st *publicStatsResponse) publicStatsData {
 	d := publicStatsData{Code: code, ShortURL: st.Link.ShortURL, Clicks: st.Totals.Clicks, Unique: st.Totals.UniqueVisitors,
-		Range: st.Range.Start[:10] + " – " + st.Range.End[:10]}
+		Range: rangeNames[st.Range.Name]}
+	if d.Range == "" {
+		d.Range = st.Range.Start[:10] + " to " + st.Range.End[:10]
+	}
+	d.Range += " (" + st.Range.TZ + ")"
 	if st.Link.Title != nil {
 		d.Title = *st.Link.Title
 	}
@@ -260,7 +268,7 @@ var publicStatsPage = template.Must(template.New("stats").Parse(`<!doctype html>
 h1{font-size:1.5rem;margin-bottom:.2rem}.sub{color:#555;margin-top:0;word-break:break-all}
 .totals{display:flex;gap:2rem;margin:1rem 0}.totals strong{display:block;font-size:1.8rem}
 .grid{display:grid;grid-template-columns:repeat(auto-fit,minmax(17rem,1fr));gap:1.2rem}
-section{border:1px solid #ddd;border-radius:6px;padding:.6rem .9rem}h2{font-size:1rem;margin:.2rem 0 .6rem}
+section{border:1px solid #ddd;border-radius:6px;padding:.6rem .9rem}#stats-timeseries{margin-bottom:1.2rem}h2{font-size:1rem;margin:.2rem 0 .6rem}
 .row{display:grid;grid-template-columns:minmax(0,9rem) 1fr 3.5rem;gap:.5rem;align-items:center;margin:.2rem 0;font-size:.9rem}
 .row span:first-child{overflow:hidden;text-overflow:ellipsis;white-space:nowrap}.row span:last-child{text-align:right}
 .bar{background:#e8eef8;border-radius:3px;height:.8rem}.bar i{display:block;height:100%;background:#1f5fbf;border-radius:3px}

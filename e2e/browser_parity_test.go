@@ -60,6 +60,7 @@ var notDashboard = map[string]string{
 	"GET /{code}/{path}":                          "the public redirect of a link that forwards the path: a person follows the short URL",
 	"HEAD /{code}/{path}":                         "the public redirect of a link that forwards the path: checked by link checkers",
 	"POST /{code}/{path}":                         "the password form of a protected link that forwards the path, on its own page",
+	"GET /v1/public/links/{domain}/{alias}/stats": "a link's public statistics for other sites and scripts; a person opens /{code}/stats",
 	// The command line's rescue routes (linkbolt users, keys; server/admin_*.go).
 	"POST /v1/admin/users":                        "linkbolt users create --admin, while a server holds the data file",
 	"POST /v1/admin/users/{id}/password":          "linkbolt users reset-password, while a server holds the data file",

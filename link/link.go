@@ -72,6 +72,9 @@ type Link struct {
 	// Crawlable lets search engines index the short URL: /robots.txt of
 	// its domain allows it (every other short URL is disallowed).
 	Crawlable bool
+	// PublicStats makes the link's statistics public: a read-only page
+	// at /{code}/stats and GET /v1/public/links/{domain}/{alias}/stats.
+	PublicStats bool
 }
 
 // Normalize trims the input, drops duplicate tags and applies defaults.
@@ -163,6 +166,8 @@ type LinkUpdate struct {
 	IOSURL     *string
 	AndroidURL *string
 	Crawlable  *bool
+	// PublicStats switches the link's public statistics.
+	PublicStats *bool
 }
 
 // Apply copies the given fields onto l, normalised.
@@ -223,6 +228,9 @@ func (u LinkUpdate) Apply(l *Link) {
 	}
 	if u.Crawlable != nil {
 		l.Crawlable = *u.Crawlable
+	}
+	if u.PublicStats != nil {
+		l.PublicStats = *u.PublicStats
 	}
 	l.Normalize()
 }

@@ -233,7 +233,7 @@ func dumpLinks(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
 			RedirectCode: l.RedirectCode, Clicks: l.Clicks, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt,
 			PasswordHash: l.PasswordHash, Rules: l.Rules, Variants: l.Variants, OG: l.OG,
 			ExpiresAt: l.ExpiresAt, MaxClicks: l.MaxClicks, ExpiredURL: l.ExpiredURL, Archived: l.Archived, Title: l.Title,
-			ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery, ExternalID: l.ExternalID, IOSURL: l.IOSURL, AndroidURL: l.AndroidURL, Crawlable: l.Crawlable, ClicksReserved: reserved,
+			ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery, ExternalID: l.ExternalID, IOSURL: l.IOSURL, AndroidURL: l.AndroidURL, Crawlable: l.Crawlable, PublicStats: l.PublicStats, ClicksReserved: reserved,
 		}, nil
 	})
 }

@@ -60,10 +60,14 @@ const linkColumns = `l.id, l.workspace_id, l.domain, l.alias, l.destination_url,
 	l.expires_at, l.max_clicks, l.expired_url, l.archived, l.title, l.forward, l.external_id,
 	l.ios_url, l.android_url, l.crawlable`
 
-// The bits of links.forward.
+// The bits of links.forward: what the link passes on to its destination,
+// and (publicStats) whether its statistics are public: a bit of the
+// same smallint, which every row has (migration 0020), rather than a
+// column of its own.
 const (
 	forwardPath  = 1
 	forwardQuery = 2
+	publicStats  = 4
 )
 
 // forwardBits is links.forward of l.
@@ -74,6 +78,9 @@ func forwardBits(l *link.Link) int16 {
 	}
 	if l.ForwardQuery {
 		b |= forwardQuery
+	}
+	if l.PublicStats {
+		b |= publicStats
 	}
 	return b
 }
@@ -95,6 +102,7 @@ func scanLink(row pgx.Row, more ...any) (*link.Link, error) {
 	if external != nil {
 		l.ExternalID = *external
 	}
+	l.PublicStats = forward&publicStats != 0
 	if len(l.Tags) == 0 {
 		l.Tags = nil
 	}

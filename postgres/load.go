@@ -384,7 +384,7 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 				l.reservations = append(l.reservations, []any{d.ID, d.ClicksReserved})
 			}
 			ln := &link.Link{ID: d.ID, Alias: d.Alias, DestinationURL: d.DestinationURL, Tags: d.Tags, Rules: d.Rules, Variants: d.Variants, OG: d.OG,
-				ForwardPath: d.ForwardPath, ForwardQuery: d.ForwardQuery}
+				ForwardPath: d.ForwardPath, ForwardQuery: d.ForwardQuery, PublicStats: d.PublicStats}
 			rules, variants, og, err := controls(ln)
 			if err != nil {
 				return nil, err

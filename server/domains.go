@@ -360,6 +360,8 @@ func (s *Server) serveCustomHost(w http.ResponseWriter, r *http.Request) bool {
 		s.servePasswordPost(w, r, d, p[1:]):
 	case get && pixelCode(p) != "" && !link.IsReserved(pixelCode(p)):
 		s.servePixel(w, r, d, pixelCode(p))
+	case get && statsCode(p) != "" && !link.IsReserved(statsCode(p)):
+		s.servePublicStatsPage(w, r, d, statsCode(p))
 	case s.serveForwarded(w, r, d):
 	default:
 		s.customHostNotFound(w, r, d)

@@ -87,6 +87,8 @@ type createLinkRequest struct {
 	// ForwardPath and ForwardQuery: absent is the workspace's default.
 	ForwardPath  *bool `json:"forward_path"`
 	ForwardQuery *bool `json:"forward_query"`
+	// PublicStats makes the link's statistics public (off by default).
+	PublicStats bool `json:"public_stats"`
 	// link controls: password, rules, variants, social card
 	linkControlsRequest
 	linkLimitsRequest
@@ -100,7 +102,7 @@ func (in *createLinkRequest) link(ws *link.Workspace, domain string, now time.Ti
 		WorkspaceID: ws.ID, DestinationURL: in.DestinationURL, Alias: in.Alias, Domain: domain,
 		Tags: in.Tags, UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode, CreatedAt: now, UpdatedAt: now,
-		ForwardPath: ws.ForwardPath, ForwardQuery: ws.ForwardQuery, ExternalID: in.ExternalID, Crawlable: in.Crawlable,
+		ForwardPath: ws.ForwardPath, ForwardQuery: ws.ForwardQuery, ExternalID: in.ExternalID, Crawlable: in.Crawlable, PublicStats: in.PublicStats,
 	}
 	if in.ForwardPath != nil {
 		l.ForwardPath = *in.ForwardPath
@@ -230,8 +232,9 @@ type updateLinkRequest struct {
 	ForwardPath    *bool     `json:"forward_path"`
 	ForwardQuery   *bool     `json:"forward_query"`
 	// ExternalID: null or "" removes it.
-	ExternalID patchField[string] `json:"external_id"`
-	Crawlable  *bool              `json:"crawlable"`
+	ExternalID  patchField[string] `json:"external_id"`
+	Crawlable   *bool              `json:"crawlable"`
+	PublicStats *bool              `json:"public_stats"`
 	// link controls: password, rules, variants, social card
 	linkControlsRequest
 
@@ -273,7 +276,7 @@ func (s *Server) linkUpdate(w http.ResponseWriter, r *http.Request, in updateLin
 		DestinationURL: in.DestinationURL, Alias: in.Alias, Tags: in.Tags,
 		UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode,
-		ForwardPath: in.ForwardPath, ForwardQuery: in.ForwardQuery, Crawlable: in.Crawlable,
+		ForwardPath: in.ForwardPath, ForwardQuery: in.ForwardQuery, Crawlable: in.Crawlable, PublicStats: in.PublicStats,
 	}
 	if in.ExternalID.Set {
 		v := in.ExternalID.Value

@@ -31,6 +31,7 @@ func TestEveryPageHasSecurityHeaders(t *testing.T) {
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/p","alias":"prev","title":"Spring"}`, 201)
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/s","alias":"vault","password":"open-sesame-7731"}`, 201)
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/c","alias":"card","og":{"title":"Card"}}`, 201)
+	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/o","alias":"open","public_stats":true}`, 201)
 	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/g","alias":"soon","expires_at":"`+at+`"}`, 201)
 	e.verifiedDomain("go.example.com", "")
 	e.clock.Add(2 * time.Minute)
@@ -65,6 +66,8 @@ func TestEveryPageHasSecurityHeaders(t *testing.T) {
 		{"reported", reportPost("/prev+", "192.0.2.1", "spam"), 200, `id="report-sent"`},
 		{"reported", reportPost("/prev+", "192.0.2.1", "bogus"), 422, `id="report-error"`},
 		{"og", visit("/card", "192.0.2.1", "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)"), 200, "og:title"},
+		{"stats", visit("/open/stats", "192.0.2.1", uaFirefoxLinux, html...), 200, `id="stats-clicks"`},
+		{"404", visit("/prev/stats", "192.0.2.1", uaFirefoxLinux, html...), 404, "prev"},
 		{"root", onHost(visit("/", "192.0.2.1", uaFirefoxLinux, html...), "go.example.com"), 200, "go.example.com"},
 	}
 	walked := map[string]bool{}

@@ -512,6 +512,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	// The public statistics of a link (public_stats.go).
+	if code := statsCode(r.URL.Path); code != "" && (r.Method == http.MethodGet || r.Method == http.MethodHead) && !link.IsReserved(code) {
+		if h, _, _ := s.router.Lookup(http.MethodGet, r.URL.Path); h == nil {
+			s.servePublicStatsPage(w, r, nil, code)
+			return
+		}
+	}
 	// A link that forwards the path answers /{code}/rest/of/path where no
 	// route does (forward.go); anything else is answered as before.
 	if s.forwardCandidate(r) && s.serveForwarded(w, r, nil) {
@@ -744,6 +751,7 @@ func (s *Server) routes() {
 	s.handle("GET", "/v1/analytics/links/:id", accessRead, s.handleLinkAnalytics)
 	s.handle("GET", "/v1/analytics/export", accessRead, s.handleExport)
 	s.handle("GET", "/v1/events/stream", accessRead, s.handleClickStream)
+	s.handle("GET", "/v1/public/links/:domain/:alias/stats", accessPublic, s.handlePublicLinkStats)
 
 	s.handle("GET", "/v1/campaigns", accessRead, s.handleListCampaigns)
 	s.handle("POST", "/v1/campaigns", accessWrite, s.handleCreateCampaign)

@@ -295,7 +295,7 @@ func (d *dumper) links() error {
 			PasswordHash: l.PasswordHash, Rules: l.Rules, Variants: l.Variants, OG: l.OG, ExpiresAt: timePtr(l.ExpiresAt),
 			MaxClicks: l.MaxClicks, ExpiredURL: l.ExpiredURL, Archived: l.Archived, Title: l.Title,
 			ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery, ExternalID: l.ExternalID,
-			IOSURL: l.IOSURL, AndroidURL: l.AndroidURL, Crawlable: l.Crawlable}, nil
+			IOSURL: l.IOSURL, AndroidURL: l.AndroidURL, Crawlable: l.Crawlable, PublicStats: l.PublicStats}, nil
 	})
 }
 

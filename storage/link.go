@@ -51,6 +51,7 @@ type linkRecord struct {
 	ForwardQuery bool      `json:"forward_query,omitempty"`
 	ExternalID   string    `json:"external_id,omitempty"`
 	Crawlable    bool      `json:"crawlable,omitempty"`
+	PublicStats  bool      `json:"public_stats,omitempty"`
 	// link controls: password, rules, variants, social card
 	linkControls
 
@@ -77,6 +78,7 @@ func (r *linkRecord) link(ids *idCodec, id uint64, clicks uint64) *link.Link {
 		ForwardQuery:   r.ForwardQuery,
 		ExternalID:     r.ExternalID,
 		Crawlable:      r.Crawlable,
+		PublicStats:    r.PublicStats,
 	}
 	r.controls(l)
 	l.LinkLimits = r.limits()

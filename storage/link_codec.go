@@ -60,6 +60,7 @@ const (
 	lfIOS                      // the iOS destination follows
 	lfAndroid                  // the Android destination follows
 	lfCrawlable                // the link may be indexed (nothing follows)
+	lfPublicStats              // the link's statistics are public (nothing follows)
 	lfAll          = 1<<iota - 1
 )
 
@@ -92,6 +93,7 @@ func appendLink(dst []byte, r *linkRecord) []byte {
 	set(lfIOS, r.IOS != "")
 	set(lfAndroid, r.Android != "")
 	set(lfCrawlable, r.Crawlable)
+	set(lfPublicStats, r.PublicStats)
 
 	dst = append(dst, linkCodecBinary)
 	dst = binary.AppendUvarint(dst, flags)
@@ -258,6 +260,7 @@ func decodeLink(raw []byte, r *linkRecord) error {
 	r.ForwardPath = flags&lfForwardPath != 0
 	r.ForwardQuery = flags&lfForwardQuery != 0
 	r.Crawlable = flags&lfCrawlable != 0
+	r.PublicStats = flags&lfPublicStats != 0
 	if d.err || d.i != len(d.s) {
 		*r = linkRecord{}
 		return fmt.Errorf("decode record: %w", errLinkRecord)

@@ -87,6 +87,7 @@ func newLinkRecord(wid uint64, in *link.Link, now time.Time) *linkRecord {
 		ForwardQuery: in.ForwardQuery,
 		ExternalID:   in.ExternalID,
 		Crawlable:    in.Crawlable,
+		PublicStats:  in.PublicStats,
 	}
 	rec.linkLimitsRecord = limitsRecord(in.LinkLimits)
 	rec.setControls(in)

@@ -94,6 +94,7 @@ func (s *LinkService) updateLinkTx(tx *bolt.Tx, wid, lid uint64, upd link.LinkUp
 	if err := indexCrawlable(tx, &was, rec, idb); err != nil {
 		return nil, oldKey, true, err
 	}
+	rec.PublicStats = l.PublicStats
 	// link controls: expiry and limits
 	if err := countArchived(tx, wid, rec.Archived, l.Archived); err != nil {
 		return nil, oldKey, true, err

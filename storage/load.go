@@ -546,7 +546,7 @@ func (l *loader) putLink(r *dump.Link) error {
 		UTMMedium: r.UTMMedium, UTMCampaign: r.UTMCampaign, CampaignID: r.CampaignID, RedirectCode: r.RedirectCode,
 		PasswordHash: r.PasswordHash, Rules: r.Rules, Variants: r.Variants, OG: r.OG,
 		LinkLimits:  link.LinkLimits{ExpiresAt: r.ExpiresAt, MaxClicks: r.MaxClicks, ExpiredURL: r.ExpiredURL, Archived: r.Archived, Title: r.Title},
-		ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery, ExternalID: r.ExternalID, IOSURL: r.IOSURL, AndroidURL: r.AndroidURL, Crawlable: r.Crawlable}
+		ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery, ExternalID: r.ExternalID, IOSURL: r.IOSURL, AndroidURL: r.AndroidURL, Crawlable: r.Crawlable, PublicStats: r.PublicStats}
 	rec := newLinkRecord(wid, in, r.CreatedAt)
 	rec.UpdatedAt = r.UpdatedAt
 	links := l.b(bucketLinks)

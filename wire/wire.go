@@ -107,6 +107,7 @@ type Link struct {
 	ForwardQuery           bool     `json:"forward_query"`
 	ExternalID             *string  `json:"external_id"`
 	Crawlable              bool     `json:"crawlable"`
+	PublicStats            bool     `json:"public_stats"`
 	// link controls: password, rules, variants, social card
 	LinkControls
 
@@ -130,7 +131,7 @@ func (s ShortURLs) Link(l *link.Link) Link {
 		UTMSource: Optional(l.UTMSource), UTMMedium: Optional(l.UTMMedium), UTMCampaign: Optional(l.UTMCampaign),
 		CampaignID: Optional(l.CampaignID), RedirectCode: l.RedirectCode, Clicks: l.Clicks,
 		CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
-		ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery, ExternalID: Optional(l.ExternalID), Crawlable: l.Crawlable,
+		ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery, ExternalID: Optional(l.ExternalID), Crawlable: l.Crawlable, PublicStats: l.PublicStats,
 		LinkControls: NewLinkControls(l),
 		LinkLimits:   newLinkLimits(&l.LinkLimits),
 	}

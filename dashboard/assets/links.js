@@ -321,13 +321,13 @@ function formOf(l) {
     destination_url: l.destination_url, alias: l.alias, domain: l.domain, tags: (l.tags || []).join(', '),
     utm_source: l.utm_source || '', utm_medium: l.utm_medium || '', utm_campaign: l.utm_campaign || '',
     campaign_id: l.campaign_id || '', redirect_code: String(l.redirect_code || 302),
-    forward_path: !!l.forward_path, forward_query: !!l.forward_query, external_id: l.external_id || '', crawlable: !!l.crawlable,
+    forward_path: !!l.forward_path, forward_query: !!l.forward_query, external_id: l.external_id || '', crawlable: !!l.crawlable, public_stats: !!l.public_stats,
     ...targetingFormOf(l),
     ...limitsForm(l),
   };
 }
 
-const EMPTY = { destination_url: '', alias: '', domain: '', tags: '', utm_source: '', utm_medium: '', utm_campaign: '', utm_template_id: '', campaign_id: '', redirect_code: '302', forward_path: false, forward_query: false, external_id: '', crawlable: false, ...TARGETING_EMPTY, ...LIMITS_EMPTY };
+const EMPTY = { destination_url: '', alias: '', domain: '', tags: '', utm_source: '', utm_medium: '', utm_campaign: '', utm_template_id: '', campaign_id: '', redirect_code: '302', forward_path: false, forward_query: false, external_id: '', crawlable: false, public_stats: false, ...TARGETING_EMPTY, ...LIMITS_EMPTY };
 
 // createBody is what the create form sends: the destination and the fields
 // given (302 is the API's default and is left out).
@@ -346,6 +346,7 @@ function createBody(form) {
   if (form.forward_query) body.forward_query = true;
   if (form.external_id.trim()) body.external_id = form.external_id.trim();
   if (form.crawlable) body.crawlable = true;
+  if (form.public_stats) body.public_stats = true;
   Object.assign(body, targetingBody(form, null));
   return Object.assign(body, limitsBody(form));
 }
@@ -363,15 +364,15 @@ function editBody(form, l) {
   if (tags.join(',') !== splitTags(was.tags).join(',')) body.tags = tags;
   if (form.campaign_id !== was.campaign_id) body.campaign_id = form.campaign_id;
   if (form.redirect_code !== was.redirect_code) body.redirect_code = Number(form.redirect_code);
-  for (const k of ['forward_path', 'forward_query', 'crawlable']) if (form[k] !== was[k]) body[k] = form[k];
+  for (const k of ['forward_path', 'forward_query', 'crawlable', 'public_stats']) if (form[k] !== was[k]) body[k] = form[k];
   Object.assign(body, targetingBody(form, was));
   return Object.assign(body, limitsBody(form, was));
 }
 
 // LinkFields are the fields of a link, for create (no prefix) and edit
 // ("edit_" before each id, so that both forms can be on the page at once).
-function LinkFields({ form, setField, f, p, campaigns, domains, templates, editing }) {
-  const more = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_template_id', 'campaign_id', 'redirect_code', 'forward_path', 'forward_query', 'external_id', 'crawlable'];
+function LinkFields({ form, setField, f, p, campaigns, domains, templates, editing, shortURL }) {
+  const more = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_template_id', 'campaign_id', 'redirect_code', 'forward_path', 'forward_query', 'external_id', 'crawlable', 'public_stats'];
   const templateList = templates ? templates.data : [];
   const template = form.utm_template_id && templateList.find(t => t.id === form.utm_template_id);
   const moreSet = editing || more.some(k => f[k]) || (!editing && more.some(k => form[k] !== EMPTY[k]));
@@ -391,7 +392,7 @@ function LinkFields({ form, setField, f, p, campaigns, domains, templates, editi
       <${Field} id=${p + 'tags'} label=${editing ? 'Tags (comma separated)' : 'Tags (comma separated, optional)'} value=${form.tags} onInput=${setField} error=${fieldError(f, 'tags')} />
     </div>
     <details class="more" open=${moreSet || undefined}>
-      <summary>More options: UTM, campaign, redirect code, forwarding, external ID, search engines</summary>
+      <summary>More options: UTM, campaign, redirect code, forwarding, external ID, search engines, public statistics</summary>
       ${editing || templateList.length === 0 ? null : html`<div class="row">
         <${Select} id="utm_template_id" label="UTM template" value=${form.utm_template_id} onChange=${setField} error=${fieldError(f, 'utm_template_id')}
           hint=${template ? 'Gives ' + UTM.filter(([k]) => template[k]).map(([k]) => k + '=' + template[k]).join(', ') + ' where the fields below are empty.' : 'Saved sets of UTM values, kept on the Workspace page.'}>
@@ -425,6 +426,15 @@ function LinkFields({ form, setField, f, p, campaigns, domains, templates, editi
             onChange=${e => setField({ target: { name: p + k, value: e.target.checked } })} /> ${label}</label>
             <small class="hint">${hint}${editing || k === 'crawlable' ? '' : ". Unchecked: the workspace's default."}</small>
             ${fieldError(f, k) ? html`<small class="field-error">${fieldError(f, k)}</small>` : null}</div>`)}
+      </div>
+      <div class="row forwarding">
+        <div class="field"><label class="check"><input type="checkbox" id=${p + 'public_stats'} checked=${!!form.public_stats}
+          onChange=${e => setField({ target: { name: p + 'public_stats', value: e.target.checked } })} /> Public statistics</label>
+          <small class="hint">Anyone with the address sees the link's clicks, referrers, countries, devices and browsers, never its destination.</small>
+          ${fieldError(f, 'public_stats') ? html`<small class="field-error">${fieldError(f, 'public_stats')}</small>` : null}
+          ${shortURL && form.public_stats ? html`<p class="public-stats-url"><code id=${p + 'public_stats_url'}>${shortURL}/stats</code>
+            <${CopyButton} text=${shortURL + '/stats'} id=${p + 'public_stats_copy'} describe="Copy the public statistics address" />
+            <a href=${shortURL + '/stats'} target="_blank" rel="noopener">Open</a></p>` : null}</div>
       </div>
     </details>
     <${TargetingFields} form=${form} setField=${setField} f=${f} p=${p} editing=${editing} />
@@ -466,7 +476,7 @@ function EditLink({ link: l, answer, campaigns, onCancel, onSaved }) {
       <${LinkFacts} l=${answer} campaigns=${campaigns} />
     </div>` : null}
     <form id="edit-link-form" onSubmit=${submit} novalidate>
-      <${LinkFields} form=${form} setField=${setField} f=${f} p="edit_" campaigns=${campaigns} domains=${[]} editing />
+      <${LinkFields} form=${form} setField=${setField} f=${f} p="edit_" campaigns=${campaigns} domains=${[]} editing shortURL=${l.short_url} />
       <${FormError} error=${error} />
       <div class="actions"><button type="submit" disabled=${busy || !changed}>${busy ? 'Saving…' : 'Save changes'}</button>
       <button type="button" class="secondary" onClick=${onCancel}>${answer ? 'Close' : 'Cancel'}</button>

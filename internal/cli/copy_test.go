@@ -136,7 +136,7 @@ func populateForCopy(t *testing.T, path string) *copyInstance {
 			OG:         &link.OG{Title: "Card", Description: "A card", ImageURL: "https://example.com/i.png"},
 			LinkLimits: link.LinkLimits{ExpiresAt: &expires, MaxClicks: 1000, ExpiredURL: "https://example.com/gone", Title: "Full"}, ExternalID: "crm:42",
 			IOSURL: "https://apps.apple.com/app/id42", AndroidURL: "https://play.google.com/store/apps/details?id=com.example", Crawlable: true},
-		{WorkspaceID: in.ws1.ID, Alias: "home", Domain: "go.example.com", DestinationURL: "https://example.com/home"},
+		{WorkspaceID: in.ws1.ID, Alias: "home", Domain: "go.example.com", DestinationURL: "https://example.com/home", PublicStats: true},
 		{WorkspaceID: in.ws1.ID, Alias: "old", DestinationURL: "https://example.com/old", LinkLimits: link.LinkLimits{Archived: true}},
 		{WorkspaceID: in.ws1.ID, Alias: "doomed", DestinationURL: "https://example.com/doomed"},
 		{WorkspaceID: in.ws2.ID, Alias: "bobs", DestinationURL: "https://example.com/bob"},
@@ -454,6 +454,9 @@ func TestCopyRoundTrip(t *testing.T) {
 	}
 	if !strings.HasPrefix(answers[0]["/v1/me"], "200 ") || !strings.Contains(answers[0]["/v1/links?limit=100&workspace_id="+in.ws1.ID], `"full"`) {
 		t.Fatalf("the routes do not answer: %s", answers[0]["/v1/me"])
+	}
+	if !strings.Contains(answers[0]["/v1/links?limit=100&workspace_id="+in.ws1.ID], `"public_stats":true`) {
+		t.Errorf("the link with public statistics lost them: %s", answers[0]["/v1/links?limit=100&workspace_id="+in.ws1.ID])
 	}
 
 	for r, a := range answers[0] {

@@ -214,7 +214,7 @@ func linkData(l *link.Link) map[string]any {
 		"expires_at": l.ExpiresAt, "max_clicks": l.MaxClicks, "expired_url": l.ExpiredURL,
 		"archived": l.Archived, "title": l.Title, "password_protected": l.PasswordHash != "",
 		"forward_path": l.ForwardPath, "forward_query": l.ForwardQuery, "external_id": l.ExternalID,
-		"ios_url": l.IOSURL, "android_url": l.AndroidURL, "crawlable": l.Crawlable}
+		"ios_url": l.IOSURL, "android_url": l.AndroidURL, "crawlable": l.Crawlable, "public_stats": l.PublicStats}
 	rules := make([]map[string]any, 0, len(l.Rules))
 	for _, r := range l.Rules {
 		cond := map[string]any{}

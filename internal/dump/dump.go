@@ -201,6 +201,7 @@ type Link struct {
 	ExternalID                        string
 	IOSURL, AndroidURL                string
 	Crawlable                         bool
+	PublicStats                       bool
 	// ClicksReserved is how many of its max_clicks the link has used, as
 	// a store that counts them in its database keeps it (PostgreSQL): it
 	// may be ahead of Clicks (clicks reserved and not yet written, or

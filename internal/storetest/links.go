@@ -32,6 +32,7 @@ var linkTests = []test{
 	{"ExternalID", testLinksExternalID},
 	{"AppDestinations", testLinksAppDestinations},
 	{"Crawlable", testLinksCrawlable},
+	{"PublicStats", testLinksPublicStats},
 }
 
 // testLinksCrawlable checks CrawlableAliases: the crawlable links of one
@@ -193,6 +194,43 @@ func testLinksExternalID(t *testing.T, e *env) {
 		t.Fatalf("by alias: %+v, %v", got, err)
 	}
 	conflict("create taken, reopened", e.Links.CreateLink(e.ctx, &link.Link{WorkspaceID: ws.ID, DestinationURL: "https://example.com/dup2", ExternalID: "order-4"}))
+}
+
+// testLinksPublicStats checks that a link's public_stats switch is stored
+// with the other flags, read back by ID and by alias, created by a bulk
+// creation, updated alone, and kept over a restart.
+func testLinksPublicStats(t *testing.T, e *env) {
+	_, ws := e.setup()
+	l := e.link(ws.ID, &link.Link{Alias: "pub", PublicStats: true, ForwardQuery: true})
+	p := e.link(ws.ID, &link.Link{Alias: "priv"})
+	check := func(what, alias string, want bool) {
+		t.Helper()
+		got, err := e.Links.FindLinkByAlias(e.ctx, "", alias)
+		if err != nil || got.PublicStats != want {
+			t.Fatalf("%s: %s = %+v, %v; want public_stats %v", what, alias, got, err, want)
+		}
+	}
+	check("created", "pub", true)
+	check("created", "priv", false)
+	res, err := e.Links.CreateLinks(e.ctx, ws.ID, []*link.Link{{WorkspaceID: ws.ID, Alias: "bulkpub",
+		DestinationURL: "https://example.com/b", RedirectCode: 302, PublicStats: true}})
+	if err != nil || len(res) != 1 || res[0] != nil {
+		t.Fatalf("bulk: %+v, %v", res, err)
+	}
+	check("bulk created", "bulkpub", true)
+	on, off := true, false
+	if got, err := e.Links.UpdateLink(e.ctx, ws.ID, l.ID, link.LinkUpdate{PublicStats: &off}, nil); err != nil || got.PublicStats || !got.ForwardQuery {
+		t.Fatalf("switched off: %+v, %v", got, err)
+	}
+	if got, err := e.Links.UpdateLink(e.ctx, ws.ID, p.ID, link.LinkUpdate{PublicStats: &on}, nil); err != nil || !got.PublicStats {
+		t.Fatalf("switched on: %+v, %v", got, err)
+	}
+	e.restart()
+	check("reopened", "pub", false)
+	check("reopened", "priv", true)
+	if got, err := e.Links.FindLinkByID(e.ctx, ws.ID, l.ID); err != nil || got.PublicStats || !got.ForwardQuery {
+		t.Fatalf("by id: %+v, %v", got, err)
+	}
 }
 
 // testLinksForwarding checks that a link's forwarding flags and a

@@ -110,8 +110,8 @@ func (w *Workspace) Validate() error {
 
 // WorkspaceUpdate holds the fields of a PATCH; nil means "not given".
 type WorkspaceUpdate struct {
-	Name         *string
-	Plan         *Plan
+	Name              *string
+	Plan              *Plan
 	ForwardPath       *bool
 	ForwardQuery      *bool
 	DestinationChecks *bool

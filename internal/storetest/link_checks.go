@@ -160,7 +160,6 @@ func testLinkChecksTransitions(t *testing.T, e *env) {
 	}
 }
 
-
 func testLinkChecksBrokenFilter(t *testing.T, e *env) {
 	_, ws := e.setup()
 	ok := e.link(ws.ID, &link.Link{Tags: []string{"x"}})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -34,6 +35,17 @@ func setDestinationChecks(ctx context.Context, tx pgx.Tx, id string, on bool) er
 	return nil
 }
 
+// claimLinkChecksSQL claims at most $2 checks due at $1, oldest due
+// first, moving them to $3: it reads link_checks_due from its start and
+// skips the rows another instance's claim holds.
+const claimLinkChecksSQL = `WITH due AS (
+		SELECT link_id FROM link_checks WHERE next_check_at <= $1
+		ORDER BY next_check_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+	UPDATE link_checks c SET next_check_at = $3 FROM due, links l
+	WHERE c.link_id = due.link_id AND l.id = c.link_id
+	RETURNING c.link_id, c.workspace_id, l.destination_url, c.status, c.http_status, c.error,
+		c.checked_at, c.failures, c.destination_url`
+
 // ClaimDueLinkChecks enrolls new links and claims due ones (see
 // link.LinkCheckService).
 func (s *LinkCheckService) ClaimDueLinkChecks(ctx context.Context, now time.Time, limit int, lease time.Duration) ([]*link.LinkCheckTarget, error) {
@@ -45,14 +57,7 @@ func (s *LinkCheckService) ClaimDueLinkChecks(ctx context.Context, now time.Time
 	}
 	var out []*link.LinkCheckTarget
 	err := s.db.tx(ctx, func(tx pgx.Tx) error {
-		rows, err := tx.Query(ctx, `WITH due AS (
-				SELECT link_id FROM link_checks WHERE next_check_at <= $1
-				ORDER BY next_check_at LIMIT $2 FOR UPDATE SKIP LOCKED)
-			UPDATE link_checks c SET next_check_at = $3 FROM due, links l
-			WHERE c.link_id = due.link_id AND l.id = c.link_id
-			RETURNING c.link_id, c.workspace_id, l.destination_url, c.status, c.http_status, c.error,
-				c.checked_at, c.failures, c.destination_url`,
-			dbTime(now), limit, dbTime(now.Add(lease)))
+		rows, err := tx.Query(ctx, claimLinkChecksSQL, dbTime(now), limit, dbTime(now.Add(lease)))
 		if err != nil {
 			return fmt.Errorf("claim link checks: %w", err)
 		}
@@ -84,6 +89,14 @@ func (s *LinkCheckService) ClaimDueLinkChecks(ctx context.Context, now time.Time
 	return out, nil
 }
 
+// enrollSettle is how old a link must be for the enrollment cursor to
+// pass it: longer than any transaction that creates links.
+const enrollSettle = time.Minute
+
+// enrollWindow is how many links after its cursor a workspace's
+// enrollment reads per poll.
+const enrollWindow = 1000
+
 // enroll gives at most limit links of the workspaces with checks on, not
 // enrolled yet, a check due at now. A workspace's row is locked while its
 // links are enrolled, so that turning its checks off waits, and another
@@ -112,13 +125,24 @@ func (s *LinkCheckService) enroll(ctx context.Context, now time.Time, limit int)
 			}
 			var last *int64
 			var n int
-			err := tx.QueryRow(ctx, `WITH next AS (
-					SELECT id, seq, destination_url FROM links WHERE workspace_id = $1 AND seq > $2 ORDER BY seq LIMIT $3),
+			// The links after the cursor, a window at a time: those not
+			// enrolled yet are, and the cursor passes the window's prefix
+			// of links enrolled and older than enrollSettle, so that a link
+			// whose creation drew a lower seq but committed after a newer
+			// one is enrolled by a later poll, not skipped.
+			err := tx.QueryRow(ctx, `WITH win AS (
+					SELECT l.id, l.seq, l.created_at, l.destination_url,
+						EXISTS (SELECT 1 FROM link_checks c WHERE c.link_id = l.id) AS enrolled
+					FROM links l WHERE l.workspace_id = $1 AND l.seq > $2 ORDER BY l.seq LIMIT `+strconv.Itoa(enrollWindow)+`),
 				ins AS (
 					INSERT INTO link_checks (link_id, workspace_id, destination_url, next_check_at)
-					SELECT id, $1, destination_url, $4 FROM next ON CONFLICT (link_id) DO NOTHING RETURNING 1)
-				SELECT (SELECT max(seq) FROM next), (SELECT count(*) FROM ins)`,
-				c.id, c.last, limit, dbTime(now)).Scan(&last, &n)
+					SELECT id, $1, destination_url, $4 FROM (SELECT * FROM win WHERE NOT enrolled ORDER BY seq LIMIT $3) todo
+					ON CONFLICT (link_id) DO NOTHING RETURNING link_id),
+				done AS (
+					SELECT seq, created_at <= $5 AND (enrolled OR id IN (SELECT link_id FROM ins)) AS passed FROM win)
+				SELECT (SELECT max(seq) FROM done WHERE seq < coalesce((SELECT min(seq) FROM done WHERE NOT passed), 9223372036854775807)),
+					(SELECT count(*) FROM ins)`,
+				c.id, c.last, limit, dbTime(now), dbTime(now.Add(-enrollSettle))).Scan(&last, &n)
 			if err != nil {
 				return fmt.Errorf("enroll link checks: %w", err)
 			}

@@ -156,6 +156,13 @@ func (s *LinkCheckService) ClaimDueLinkChecks(ctx context.Context, now time.Time
 	if limit <= 0 {
 		return nil, nil
 	}
+	idle := false
+	if err := s.db.db.View(func(tx *bolt.Tx) error {
+		idle = s.idle(tx, now)
+		return nil
+	}); err != nil || idle {
+		return nil, err // an idle poll writes nothing
+	}
 	var out []*link.LinkCheckTarget
 	err := s.db.update(func(tx *bolt.Tx) error {
 		out = out[:0]
@@ -168,6 +175,26 @@ func (s *LinkCheckService) ClaimDueLinkChecks(ctx context.Context, now time.Time
 		return nil, err
 	}
 	return out, nil
+}
+
+// idle reports whether a claim at now would find nothing to do: no link
+// due and no link to enroll (every workspace with checks on has its
+// newest link enrolled).
+func (s *LinkCheckService) idle(tx *bolt.Tx, now time.Time) bool {
+	if k, _ := tx.Bucket(bucketLinkChecksDue).Cursor().First(); k != nil && (len(k) != 24 || int64(btoi(k[:8])) <= now.UnixNano()) {
+		return false
+	}
+	byWorkspace := tx.Bucket(bucketLinksWorkspace).Cursor()
+	c := tx.Bucket(bucketLinkChecksEnroll).Cursor()
+	for k, v := c.First(); k != nil; k, v = c.Next() {
+		if len(k) != 8 || len(v) != 8 {
+			continue
+		}
+		if last := lastWithPrefix(byWorkspace, k); len(last) == 16 && bytes.HasPrefix(last, k) && btoi(last[8:]) > btoi(v) {
+			return false
+		}
+	}
+	return true
 }
 
 // enroll gives at most limit links of the workspaces with checks on, not

@@ -26,9 +26,9 @@ func destination(t *testing.T) *httptest.Server {
 		}
 		w.Write([]byte(strings.Repeat("x", 64<<10)))
 	})
-	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ok", 301) })
-	mux.HandleFunc("/moved-gone", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/gone", 302) })
-	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop", 302) })
+	mux.HandleFunc("/moved", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ok", http.StatusMovedPermanently) })
+	mux.HandleFunc("/moved-gone", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/gone", http.StatusFound) })
+	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop", http.StatusFound) })
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)

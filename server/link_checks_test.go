@@ -185,6 +185,16 @@ func TestLinkChecks(t *testing.T) {
 		t.Fatalf("events after the new destination: %v", got)
 	}
 
+	// So does a bulk update of destinations.
+	r = e.do("POST", "/v1/links/bulk-update", e.writeKey, `{"ids":["`+ids["slow"]+`"],"data":{"destination_url":"`+dest.URL+`/ok?bulk"}}`, 200)
+	if got := r.path("data", 0, "link", "destination_check", "status"); got != "unchecked" {
+		t.Fatalf("after a bulk update of the destination: %v", got)
+	}
+	e.runChecks(c, 1)
+	if got := check("slow"); got["status"] != "ok" {
+		t.Fatalf("bulk-updated destination checked: %v", got)
+	}
+
 	// Off: checks forgotten, none shown.
 	e.adminToken = e.login("admin@example.com", "correct horse battery") // the clock moved past the token's TTL
 	e.do("PATCH", "/v1/workspaces/"+e.ws, e.adminToken, `{"destination_checks":false}`, 200)

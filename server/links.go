@@ -247,15 +247,8 @@ func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *cal
 	if err != nil {
 		return err
 	}
-	if err := s.addChecks(r.Context(), c.workspace, l); err != nil {
+	if err := s.updatedChecks(r.Context(), c.workspace, l); err != nil {
 		return err
-	}
-	if ch := l.Check; ch != nil && ch.DestinationURL != "" && ch.DestinationURL != l.DestinationURL {
-		// A new destination: checked at once, not at the old one's time.
-		if err := s.linkChecks.ResetLinkCheck(r.Context(), c.workspace.ID, l.ID, s.now()); err != nil {
-			return err
-		}
-		l.Check = &link.LinkCheck{Status: link.CheckUnchecked}
 	}
 	writeJSON(w, http.StatusOK, s.newLinkResponse(l))
 	return nil
@@ -412,6 +405,24 @@ func (s *Server) addChecks(ctx context.Context, ws *link.Workspace, links ...*li
 	}
 	for _, l := range links {
 		if l.Check = checks[l.ID]; l.Check == nil {
+			l.Check = &link.LinkCheck{Status: link.CheckUnchecked}
+		}
+	}
+	return nil
+}
+
+// updatedChecks is addChecks for links just updated: the check of a link
+// whose destination changed is forgotten and made at once, not at the old
+// destination's time.
+func (s *Server) updatedChecks(ctx context.Context, ws *link.Workspace, links ...*link.Link) error {
+	if err := s.addChecks(ctx, ws, links...); err != nil {
+		return err
+	}
+	for _, l := range links {
+		if ch := l.Check; ch != nil && ch.DestinationURL != "" && ch.DestinationURL != l.DestinationURL {
+			if err := s.linkChecks.ResetLinkCheck(ctx, ws.ID, l.ID, s.now()); err != nil {
+				return err
+			}
 			l.Check = &link.LinkCheck{Status: link.CheckUnchecked}
 		}
 	}

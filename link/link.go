@@ -75,6 +75,9 @@ type Link struct {
 	// PublicStats makes the link's statistics public: a read-only page
 	// at /{code}/stats and GET /v1/public/links/{domain}/{alias}/stats.
 	PublicStats bool
+	// Check is the last check of the destination (link_check.go), filled
+	// in only where the API shows it, never on redirects; nil means none.
+	Check *LinkCheck
 }
 
 // Normalize trims the input, drops duplicate tags and applies defaults.
@@ -272,6 +275,8 @@ type LinkFilter struct {
 	// link controls: expiry and limits
 	// Archived selects by the archived flag; "" is ArchivedExclude.
 	Archived ArchivedFilter
+	// Broken selects the links whose destination check says broken.
+	Broken bool
 }
 
 // LinkPage is a page of links and how many links match the filter.

@@ -45,6 +45,8 @@ type Store struct {
 	// ClickFeed carries the live click streams between the processes on
 	// the store; nil where one process holds it (bbolt).
 	ClickFeed ClickFeed
+	// LinkChecks keeps the destination checks of links (link_check.go).
+	LinkChecks LinkCheckService
 }
 
 // SetupTokens is implemented by the data of a store that several

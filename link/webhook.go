@@ -14,6 +14,10 @@ const (
 	EventLinkCreated = "link.created"
 	EventLinkUpdated = "link.updated"
 	EventLinkDeleted = "link.deleted"
+	// EventLinkBroken and EventLinkFixed are sent when a link's
+	// destination check turns broken, and ok again (link_check.go).
+	EventLinkBroken = "link.broken"
+	EventLinkFixed  = "link.fixed"
 	// EventPing is sent only by POST /v1/webhooks/{id}/test.
 	EventPing = "ping"
 )
@@ -28,7 +32,7 @@ const (
 const WebhookCreatorRemoved = "disabled when the member who made it left or was removed from the workspace; enable it again to keep sending it events"
 
 // EventTypes lists the events a webhook may subscribe to.
-var EventTypes = []string{EventLinkClicked, EventLinkCreated, EventLinkUpdated, EventLinkDeleted, EventCampaignUpdated}
+var EventTypes = []string{EventLinkClicked, EventLinkCreated, EventLinkUpdated, EventLinkDeleted, EventLinkBroken, EventLinkFixed, EventCampaignUpdated}
 
 // Webhook sends a workspace's events to a URL, signed with its secret.
 type Webhook struct {

@@ -71,6 +71,9 @@ type Workspace struct {
 	// in the workspace that do not say (link.Link's).
 	ForwardPath  bool
 	ForwardQuery bool
+	// DestinationChecks turns on the background check of the workspace's
+	// destinations (link_check.go); off by default.
+	DestinationChecks bool
 }
 
 // AnalyticsSince returns the earliest time the workspace's analytics can
@@ -107,10 +110,11 @@ func (w *Workspace) Validate() error {
 
 // WorkspaceUpdate holds the fields of a PATCH; nil means "not given".
 type WorkspaceUpdate struct {
-	Name         *string
-	Plan         *Plan
-	ForwardPath  *bool
-	ForwardQuery *bool
+	Name              *string
+	Plan              *Plan
+	ForwardPath       *bool
+	ForwardQuery      *bool
+	DestinationChecks *bool
 }
 
 // Membership is a user's role in a workspace.

@@ -25,6 +25,7 @@ var storeGroups = []string{
 	"Webhooks",
 	"Campaigns",
 	"Links",
+	"LinkChecks",
 	"Domains",
 	"Clicks",
 	"QRCodes",

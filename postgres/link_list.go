@@ -65,6 +65,10 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 	if f.Domain != nil {
 		where = append(where, "l.domain = "+arg(strings.ToLower(strings.TrimSpace(*f.Domain))))
 	}
+	if f.Broken {
+		// The partial index link_checks_broken names them.
+		where = append(where, "l.id IN (SELECT link_id FROM link_checks WHERE workspace_id = $1 AND status = 'broken')")
+	}
 	switch f.Archived {
 	case link.ArchivedAll:
 	case link.ArchivedOnly:

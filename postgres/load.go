@@ -336,11 +336,11 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 			return one(p.TokenHash, p.UserID, p.ExpiresAt)
 		})
 	case *dump.Workspace:
-		return l.copyRows(ctx, src, "workspaces", []string{"id", "seq", "name", "plan", "created_at", "updated_at", "data_since", "link_forward"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
+		return l.copyRows(ctx, src, "workspaces", []string{"id", "seq", "name", "plan", "created_at", "updated_at", "data_since", "link_forward", "destination_checks"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
 			w := r.(*dump.Workspace)
 			l.workspaces[w.ID] = true
 			return one(w.ID, int64(w.Seq), w.Name, w.Plan, w.CreatedAt, w.UpdatedAt, w.DataSince,
-				forwardBits(&link.Link{ForwardPath: w.ForwardPath, ForwardQuery: w.ForwardQuery}))
+				forwardBits(&link.Link{ForwardPath: w.ForwardPath, ForwardQuery: w.ForwardQuery}), w.DestinationChecks)
 		})
 	case *dump.Member:
 		return l.copyRows(ctx, src, "members", []string{"workspace_id", "user_id", "role", "created_at"}, ofKind(kind), func(r dump.Record) ([][]any, error) {

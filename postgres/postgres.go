@@ -221,6 +221,7 @@ func (db *DB) Store(o Options) *link.Store {
 		Callers:      &callerFinder{keys: &KeyService{db}},
 		RateBudget:   &RateBudget{db},
 		ClickFeed:    db,
+		LinkChecks:   &LinkCheckService{db},
 	}
 }
 

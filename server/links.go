@@ -139,14 +139,17 @@ func (s *Server) handleCreateLink(w http.ResponseWriter, r *http.Request, c *cal
 			return err
 		}
 		if found != nil {
+			if err := s.addChecks(r.Context(), c.workspace, found); err != nil {
+				return err
+			}
 			writeJSON(w, http.StatusOK, s.newLinkResponse(found))
 			return nil
 		}
-		writeJSON(w, http.StatusCreated, s.newLinkResponse(l))
-		return nil
-	}
-	if err := s.createLink(r, l); err != nil {
+	} else if err := s.createLink(r, l); err != nil {
 		return err
+	}
+	if c.workspace.DestinationChecks {
+		l.Check = &link.LinkCheck{Status: link.CheckUnchecked} // enrolled by the next claim
 	}
 	writeJSON(w, http.StatusCreated, s.newLinkResponse(l))
 	return nil
@@ -216,6 +219,9 @@ func (s *Server) handleGetLink(w http.ResponseWriter, r *http.Request, c *caller
 	if err != nil {
 		return err
 	}
+	if err := s.addChecks(r.Context(), c.workspace, l); err != nil {
+		return err
+	}
 	writeJSON(w, http.StatusOK, s.newLinkResponse(l))
 	return nil
 }
@@ -252,6 +258,9 @@ func (s *Server) handleUpdateLink(w http.ResponseWriter, r *http.Request, c *cal
 	}
 	l, err := s.links.UpdateLink(r.Context(), c.workspace.ID, c.params.ByName("id"), upd, validate)
 	if err != nil {
+		return err
+	}
+	if err := s.updatedChecks(r.Context(), c.workspace, l); err != nil {
 		return err
 	}
 	writeJSON(w, http.StatusOK, s.newLinkResponse(l))
@@ -382,8 +391,15 @@ func (s *Server) handleListLinks(w http.ResponseWriter, r *http.Request, c *call
 	if q.Has("external_id") {
 		return s.writeExternalLinkPage(w, r, c, f)
 	}
+	switch b := q.Get("broken"); b {
+	case "", "false":
+	case "true":
+		f.Broken = true
+	default:
+		return link.Errorf(link.EINVALIDREQUEST, "broken must be true or false, not %q", b)
+	}
 	if f.Search == "" && f.CampaignID == "" && f.Domain == nil && f.Sort == "" {
-		return s.writeLinkPage(w, r, f)
+		return s.writeLinkPage(w, r, c.workspace, f)
 	}
 	// These filters, and the order by clicks, read links one by one:
 	// costly work.
@@ -393,7 +409,47 @@ func (s *Server) handleListLinks(w http.ResponseWriter, r *http.Request, c *call
 	}
 	defer release()
 	f.ScanLimit = s.cfg.SearchScanLimit
-	return s.work(costlySearch, func() error { return s.writeLinkPage(w, r, f) })
+	return s.work(costlySearch, func() error { return s.writeLinkPage(w, r, c.workspace, f) })
+}
+
+// addChecks sets the destination check of each of links, when ws checks
+// its destinations (unchecked where there is none yet).
+func (s *Server) addChecks(ctx context.Context, ws *link.Workspace, links ...*link.Link) error {
+	if !ws.DestinationChecks || s.linkChecks == nil || len(links) == 0 {
+		return nil
+	}
+	ids := make([]string, len(links))
+	for i, l := range links {
+		ids[i] = l.ID
+	}
+	checks, err := s.linkChecks.FindLinkChecks(ctx, ws.ID, ids)
+	if err != nil {
+		return err
+	}
+	for _, l := range links {
+		if l.Check = checks[l.ID]; l.Check == nil {
+			l.Check = &link.LinkCheck{Status: link.CheckUnchecked}
+		}
+	}
+	return nil
+}
+
+// updatedChecks is addChecks for links just updated: the check of a link
+// whose destination changed is forgotten and made at once, not at the old
+// destination's time.
+func (s *Server) updatedChecks(ctx context.Context, ws *link.Workspace, links ...*link.Link) error {
+	if err := s.addChecks(ctx, ws, links...); err != nil {
+		return err
+	}
+	for _, l := range links {
+		if ch := l.Check; ch != nil && ch.DestinationURL != "" && ch.DestinationURL != l.DestinationURL {
+			if err := s.linkChecks.ResetLinkCheck(ctx, ws.ID, l.ID, s.now()); err != nil {
+				return err
+			}
+			l.Check = &link.LinkCheck{Status: link.CheckUnchecked}
+		}
+	}
+	return nil
 }
 
 // writeExternalLinkPage answers GET /v1/links?external_id=: a page of the
@@ -425,9 +481,12 @@ func (s *Server) writeExternalLinkPage(w http.ResponseWriter, r *http.Request, c
 }
 
 // writeLinkPage finds the page of links f asks for and writes it.
-func (s *Server) writeLinkPage(w http.ResponseWriter, r *http.Request, f link.LinkFilter) error {
+func (s *Server) writeLinkPage(w http.ResponseWriter, r *http.Request, ws *link.Workspace, f link.LinkFilter) error {
 	p, err := s.links.FindLinkPage(r.Context(), f)
 	if err != nil {
+		return err
+	}
+	if err := s.addChecks(r.Context(), ws, p.Links...); err != nil {
 		return err
 	}
 	out := linkList{Data: make([]linkResponse, 0, len(p.Links)),

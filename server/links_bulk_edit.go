@@ -92,6 +92,17 @@ func (s *Server) handleBulkUpdateLinks(w http.ResponseWriter, r *http.Request, c
 	if err != nil {
 		return err
 	}
+	if upd.DestinationURL != nil {
+		var updated []*link.Link
+		for _, l := range links {
+			if l != nil {
+				updated = append(updated, l)
+			}
+		}
+		if err := s.updatedChecks(r.Context(), c.workspace, updated...); err != nil {
+			return err
+		}
+	}
 	items, done, failed, err := bulkEditItems(errs, func(i int, item *bulkItem) {
 		lr := s.newLinkResponse(links[i])
 		item.Link = &lr

@@ -163,6 +163,7 @@ type Server struct {
 	// takes (a slow download gives its gate slot back, not this).
 	backingUp    chan struct{}
 	links        link.LinkService
+	linkChecks   link.LinkCheckService
 	keys         link.KeyService
 	users        link.UserService
 	workspaces   link.WorkspaceService
@@ -338,6 +339,9 @@ type Deps struct {
 	// click streams between the processes on the store; nil: a stream
 	// shows this process's clicks (bbolt: the only process).
 	ClickFeed link.ClickFeed
+	// LinkChecks keeps the destination checks of links, shown with the
+	// links of the workspaces that turn them on; nil shows none.
+	LinkChecks link.LinkCheckService
 }
 
 // New returns a server for cfg over deps.
@@ -364,7 +368,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	d.JWT = &jwt
 	s := &Server{
 		cfg: cfg, logger: d.Logger, now: d.Now,
-		db: d.DB, unavailable: &faultlog.Log{Logger: d.Logger, Now: d.Now}, links: d.Links, keys: d.Keys, users: d.Users, workspaces: d.Workspaces,
+		db: d.DB, unavailable: &faultlog.Log{Logger: d.Logger, Now: d.Now}, links: d.Links, linkChecks: d.LinkChecks, keys: d.Keys, users: d.Users, workspaces: d.Workspaces,
 		clicks: d.Clicks, campaigns: d.Campaigns, qrCodes: d.QRCodes, utmTemplates: d.UTMTemplates, abuseReports: d.AbuseReports, webhooks: d.Webhooks, outbox: d.Outbox, dispatcher: d.Dispatcher, recorder: d.Recorder,
 		tokens: auth.Tokens{Prefix: cfg.KeyPrefix}, jwt: d.JWT, verified: auth.NewTokenCache(d.JWT), passwords: d.Passwords,
 		limiters:  auth.NewLimiters(d.Now),

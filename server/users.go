@@ -177,6 +177,9 @@ type workspaceResponse struct {
 	// LinkDefaults are what the links created in the workspace take when
 	// their request does not say.
 	LinkDefaults workspaceLinkDefaults `json:"link_defaults"`
+	// DestinationChecks turns on the background check of the workspace's
+	// destinations (docs/links.md#destination-checks).
+	DestinationChecks bool `json:"destination_checks"`
 }
 
 // workspaceLinkDefaults are a workspace's defaults of new links.
@@ -190,7 +193,8 @@ type workspaceLinkDefaults struct {
 func (s *Server) workspaceResponse(ws *link.Workspace, role link.Role) workspaceResponse {
 	return workspaceResponse{ID: ws.ID, Name: ws.Name, Plan: string(ws.Plan), RateLimit: s.cfg.Plans[ws.Plan], Role: string(role),
 		CreatedAt: ts(ws.CreatedAt), UpdatedAt: ts(ws.UpdatedAt),
-		LinkDefaults: workspaceLinkDefaults{ForwardPath: ws.ForwardPath, ForwardQuery: ws.ForwardQuery}}
+		LinkDefaults:      workspaceLinkDefaults{ForwardPath: ws.ForwardPath, ForwardQuery: ws.ForwardQuery},
+		DestinationChecks: ws.DestinationChecks}
 }
 
 type meResponse struct {
@@ -246,6 +250,7 @@ type workspaceUpdateRequest struct {
 		ForwardPath  *bool `json:"forward_path"`
 		ForwardQuery *bool `json:"forward_query"`
 	} `json:"link_defaults"`
+	DestinationChecks *bool `json:"destination_checks"`
 }
 
 func (s *Server) handleCreateWorkspace(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -328,6 +333,12 @@ func (s *Server) handleUpdateWorkspace(w http.ResponseWriter, r *http.Request, c
 			return link.Errorf(link.EFORBIDDEN, "only an owner of the workspace may change the defaults of its links")
 		}
 		upd.ForwardPath, upd.ForwardQuery = d.ForwardPath, d.ForwardQuery
+	}
+	if in.DestinationChecks != nil {
+		if role != link.RoleOwner && !c.user.Admin {
+			return link.Errorf(link.EFORBIDDEN, "only an owner of the workspace may turn the checks of its destinations on or off")
+		}
+		upd.DestinationChecks = in.DestinationChecks
 	}
 	if in.Plan != nil {
 		p := link.Plan(*in.Plan)

@@ -11,6 +11,7 @@ import (
 var setBuckets = [][]byte{
 	bucketKeysWorkspace, bucketKeysLive, bucketLinksTag, bucketLinksWorkspace,
 	bucketAuditTime, bucketAuditActor, bucketAuditAction, bucketAuditTarget,
+	bucketLinkChecksDue, bucketLinkChecksBroken,
 }
 
 // checkShapes checks the shapes no other checker reads: the values of

@@ -175,6 +175,7 @@ var allBuckets = [][]byte{
 	bucketLinksArchived, bucketBlocklist,
 	bucketImports,
 	bucketACME,
+	bucketLinkChecks, bucketLinkChecksDue, bucketLinkChecksBroken, bucketLinkChecksEnroll,
 }
 
 // bucketClicksLinkV2 held the per-link click counters up to schema

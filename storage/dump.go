@@ -171,7 +171,7 @@ func (d *dumper) workspaces() error {
 		seq := btoi(k)
 		return &dump.Workspace{ID: d.id(prefixWorkspace, seq), Seq: seq, Name: r.Name, Plan: string(r.Plan),
 			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), DataSince: timePtr(r.DataSince),
-			ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery}, nil
+			ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery, DestinationChecks: r.DestinationChecks}, nil
 	})
 }
 

@@ -46,6 +46,9 @@ func (s *LinkService) deleteLinkTx(tx *bolt.Tx, wid, lid uint64, rec *linkRecord
 			return nil, err
 		}
 	}
+	if err := forgetLinkCheck(tx, wid, lid); err != nil {
+		return nil, err
+	}
 	oldKey := aliasKey(rec.Domain, rec.Alias)
 	idb := itob(lid)
 	if err := tx.Bucket(bucketLinks).Delete(idb); err != nil {

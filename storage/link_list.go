@@ -39,12 +39,18 @@ func (s *LinkService) FindLinkPage(ctx context.Context, f link.LinkFilter) (*lin
 		}
 	}
 	q.tags = tags
-	if len(q.search) >= 3 && len(tags) == 0 {
+	if f.Broken {
+		// The broken links' index yields the candidates; the other
+		// filters are tested on the records.
+		q.broken = true
+		q.match = brokenMatcher(tags, q.match)
+	}
+	if len(q.search) >= 3 && len(tags) == 0 && !q.broken {
 		// The search index yields the candidates. With tags, the tags'
 		// index does, as the scan limit has always bounded it.
 		q.grams = trigrams(q.search)
 	}
-	if f.CampaignID != "" && q.grams == nil && len(tags) == 0 {
+	if f.CampaignID != "" && q.grams == nil && len(tags) == 0 && !q.broken {
 		// The campaign's index yields its links, however old: the
 		// workspace's newest ScanLimit links may hold none of them. An id
 		// that is no campaign's names no link (campaign ids start at 1).
@@ -90,6 +96,7 @@ type linkQuery struct {
 	grams                    []string // of search, when the search index finds the candidates
 	campaign                 []byte   // the links.campaign prefix, when that index finds the candidates
 	match                    func(*linkRecord) bool
+	broken                   bool // the links_checks.broken index finds the candidates
 }
 
 func newLinkQuery(f link.LinkFilter) linkQuery {
@@ -112,7 +119,7 @@ func newLinkQuery(f link.LinkFilter) linkQuery {
 // counted reports whether the total is read from a counter, so that the
 // walk stops at the end of the page: with no filter that needs the record
 // and at most one tag.
-func (q *linkQuery) counted() bool { return q.match == nil && len(q.tags) <= 1 }
+func (q *linkQuery) counted() bool { return q.match == nil && len(q.tags) <= 1 && !q.broken }
 
 // index sets it to the walk of the index the query reads, newest first:
 // the workspace's, a campaign's, one tag's, or a merge of several tags'.
@@ -126,6 +133,10 @@ func (q *linkQuery) index(tx *bolt.Tx, wid uint64, it *linkIndex) (int, error) {
 	}
 	if q.campaign != nil {
 		it.one.start(tx.Bucket(bucketLinksCampaign), q.campaign)
+		return 0, nil
+	}
+	if q.broken {
+		it.one.start(tx.Bucket(bucketLinkChecksBroken), itob(wid))
 		return 0, nil
 	}
 	switch len(q.tags) {
@@ -308,6 +319,22 @@ func linkMatcher(f link.LinkFilter) func(*linkRecord) bool {
 			return false
 		}
 		return true
+	}
+}
+
+// brokenMatcher returns match with the tags tested too: a list of broken
+// links walks their index, not the tags'.
+func brokenMatcher(tags []string, match func(*linkRecord) bool) func(*linkRecord) bool {
+	if len(tags) == 0 {
+		return match
+	}
+	return func(r *linkRecord) bool {
+		for _, t := range tags {
+			if slices.Contains(r.Tags, t) {
+				return match == nil || match(r)
+			}
+		}
+		return false
 	}
 }
 

@@ -279,8 +279,13 @@ func (l *loader) put(r dump.Record) error {
 		if err != nil {
 			return err
 		}
+		if r.DestinationChecks {
+			if err := l.b(bucketLinkChecksEnroll).Put(k, itob(0)); err != nil {
+				return err
+			}
+		}
 		return putJSON(l.b(bucketWorkspaces), k, &workspaceRecord{Name: r.Name, Plan: link.Plan(r.Plan), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, DataSince: r.DataSince,
-			ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery})
+			ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery, DestinationChecks: r.DestinationChecks})
 	case *dump.Member:
 		return l.putMember(r)
 	case *dump.FormerMember:

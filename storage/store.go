@@ -53,8 +53,10 @@ func (db *DB) Store(o Options) *link.Store {
 		links.AliasHold = o.AliasHold
 	}
 	clicks, campaigns, webhooks := NewClickService(db), NewCampaignService(db), NewWebhookService(db)
+	checks := NewLinkCheckService(db)
 	if o.Events != nil {
 		links.Events, clicks.Events, campaigns.Events, webhooks.Events = o.Events, o.Events, o.Events, o.Events
+		checks.Events = o.Events
 	}
 	return &link.Store{
 		Data:         db,
@@ -76,5 +78,6 @@ func (db *DB) Store(o Options) *link.Store {
 		Blocklist:    NewBlocklistService(db),
 		Imports:      NewImportService(db),
 		Certs:        NewCertCache(db),
+		LinkChecks:   checks,
 	}
 }

@@ -31,6 +31,8 @@ type workspaceRecord struct {
 	DataSince    *time.Time `json:"data_since,omitempty"`
 	ForwardPath  bool       `json:"forward_path,omitempty"`
 	ForwardQuery bool       `json:"forward_query,omitempty"`
+	// DestinationChecks is link.Workspace's; link_check.go keeps the checks.
+	DestinationChecks bool `json:"destination_checks,omitempty"`
 }
 
 func (r *workspaceRecord) workspace(ids *idCodec, id uint64) *link.Workspace {
@@ -41,6 +43,7 @@ func (r *workspaceRecord) workspace(ids *idCodec, id uint64) *link.Workspace {
 		CreatedAt:   r.CreatedAt,
 		UpdatedAt:   r.UpdatedAt,
 		ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery,
+		DestinationChecks: r.DestinationChecks,
 	}
 	if r.DataSince != nil {
 		w.DataSince = *r.DataSince
@@ -203,10 +206,19 @@ func (s *WorkspaceService) UpdateWorkspace(ctx context.Context, id string, upd l
 		if upd.ForwardQuery != nil {
 			next.ForwardQuery = *upd.ForwardQuery
 		}
+		if upd.DestinationChecks != nil {
+			next.DestinationChecks = *upd.DestinationChecks
+		}
 		if err := next.Validate(); err != nil {
 			return err
 		}
+		if next.DestinationChecks != rec.DestinationChecks {
+			if err := setDestinationChecks(tx, wid, next.DestinationChecks); err != nil {
+				return err
+			}
+		}
 		before := *rec
+		rec.DestinationChecks = next.DestinationChecks
 		rec.Name, rec.Plan, rec.UpdatedAt = next.Name, next.Plan, s.db.now()
 		rec.ForwardPath, rec.ForwardQuery = next.ForwardPath, next.ForwardQuery
 		if err := putJSON(tx.Bucket(bucketWorkspaces), itob(wid), rec); err != nil {

@@ -311,3 +311,28 @@ func scrubAddrs(msg, host string) string {
 	}
 	return msg
 }
+
+// DescribeRequestError words an error of a request to host as the delivery
+// log does: without the addresses a name resolves to, nor the resolver's.
+// The destination checks of links (linkcheck) use it too.
+func DescribeRequestError(err error, host string) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	if msg, ok := describeDialError(host, err); ok {
+		return msg
+	}
+	return scrubAddrs(err.Error(), host)
+}
+
+// IsDialError reports whether err is a failure to resolve the target's
+// name or to connect to it (a refused address included).
+func IsDialError(err error) bool {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	_, ok := describeDialError("", err)
+	return ok
+}

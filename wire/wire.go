@@ -108,6 +108,9 @@ type Link struct {
 	ExternalID             *string  `json:"external_id"`
 	Crawlable              bool     `json:"crawlable"`
 	PublicStats            bool     `json:"public_stats"`
+	// DestinationCheck is the last check of the destination, shown when
+	// the workspace checks its destinations (absent otherwise).
+	DestinationCheck *LinkCheck `json:"destination_check,omitempty"`
 	// link controls: password, rules, variants, social card
 	LinkControls
 
@@ -132,9 +135,45 @@ func (s ShortURLs) Link(l *link.Link) Link {
 		CampaignID: Optional(l.CampaignID), RedirectCode: l.RedirectCode, Clicks: l.Clicks,
 		CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
 		ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery, ExternalID: Optional(l.ExternalID), Crawlable: l.Crawlable, PublicStats: l.PublicStats,
-		LinkControls: NewLinkControls(l),
-		LinkLimits:   newLinkLimits(&l.LinkLimits),
+		LinkControls:     NewLinkControls(l),
+		LinkLimits:       newLinkLimits(&l.LinkLimits),
+		DestinationCheck: NewLinkCheck(l),
 	}
+}
+
+// LinkCheck is the last check of a link's destination as the API shows
+// it: status ok, broken or unchecked; the final HTTP status, the error
+// and the time of the check, null when there is none.
+type LinkCheck struct {
+	Status     string  `json:"status"`
+	HTTPStatus *int    `json:"http_status"`
+	Error      *string `json:"error"`
+	CheckedAt  *string `json:"checked_at"`
+}
+
+// NewLinkCheck returns l's check as the API shows it, nil when l has none
+// (its workspace does not check destinations). A check of an earlier
+// destination is shown unchecked.
+func NewLinkCheck(l *link.Link) *LinkCheck {
+	c := l.Check
+	if c == nil {
+		return nil
+	}
+	if c.Status == "" || c.DestinationURL != "" && c.DestinationURL != l.DestinationURL {
+		return &LinkCheck{Status: string(link.CheckUnchecked)}
+	}
+	out := &LinkCheck{Status: string(c.Status)}
+	if c.HTTPStatus != 0 {
+		out.HTTPStatus = &c.HTTPStatus
+	}
+	if c.Error != "" {
+		out.Error = &c.Error
+	}
+	if !c.CheckedAt.IsZero() {
+		t := Time(c.CheckedAt)
+		out.CheckedAt = &t
+	}
+	return out
 }
 
 // Campaign is a campaign as the API shows it (GET /v1/campaigns/{id}) and

@@ -35,6 +35,7 @@ function readView() {
     sort: q.get('sort') === 'clicks' ? 'clicks' : 'created',
     page: page > 0 ? page : 1,
     archived: readArchived(q),
+    broken: q.get('broken') === 'true',
   };
 }
 
@@ -47,6 +48,7 @@ function viewQuery(v) {
   if (v.domain !== ANY) q.set('domain', v.domain);
   if (v.sort === 'clicks') q.set('sort', 'clicks');
   if (v.archived !== 'false') q.set('archived', v.archived);
+  if (v.broken) q.set('broken', 'true');
   if (v.page > 1) q.set('page', v.page);
   return q.toString();
 }
@@ -60,10 +62,11 @@ function listPath(v) {
   if (v.domain !== ANY) q.set('domain', v.domain);
   if (v.sort === 'clicks') q.set('sort', 'clicks');
   if (v.archived !== 'false') q.set('archived', v.archived);
+  if (v.broken) q.set('broken', 'true');
   return '/v1/links?' + q;
 }
 
-const filtered = v => !!(v.search || v.tag || v.campaign || v.domain !== ANY || v.archived !== 'false');
+const filtered = v => !!(v.search || v.tag || v.campaign || v.domain !== ANY || v.archived !== 'false' || v.broken);
 
 // shownWorkspace is the workspace whose links the page showed last: after a
 // switch to another one the view starts afresh (its campaigns and domains
@@ -232,11 +235,19 @@ export function linkBadges(l, now = Date.now()) {
     out.push([exp - now <= SOON ? 'warn expires' : 'expires', 'Expires ' + day, 'Expires on ' + fmtDate(l.expires_at)]);
   }
   if (l.max_clicks && l.clicks < l.max_clicks) out.push(['clicks-left', fmtNumber(l.max_clicks - l.clicks) + ' of ' + fmtNumber(l.max_clicks) + ' clicks left', 'Click limit ' + fmtNumber(l.max_clicks)]);
+  const dc = l.destination_check;
+  if (dc && dc.status === 'broken') out.push(['bad broken', 'Broken' + (dc.http_status ? ' · ' + dc.http_status : ''), checkText(dc)]);
   if (l.archived) out.push(['archived', 'Archived', 'Hidden from the default list; still redirects']);
   if (l.has_password) out.push(['password', 'Password', 'Visitors need the password']);
   if (l.rules && l.rules.length) out.push(['rules', count(l.rules.length, 'rule', 'rules'), 'Targeting rules']);
   if (l.variants && l.variants.length) out.push(['ab', 'A/B ' + l.variants.map(v => v.weight).join('/'), 'A/B split of ' + count(l.variants.length, 'variant', 'variants')]);
   return out;
+}
+
+// checkText says what the last check of a destination found.
+export function checkText(dc) {
+  const what = dc.error || (dc.http_status ? 'answered ' + dc.http_status : 'answered');
+  return 'Destination check: ' + what + (dc.checked_at ? ' (' + fmtDate(dc.checked_at) + ')' : '');
 }
 
 // LinkMeta is a link's title (a second line under its short URL) and its
@@ -262,7 +273,7 @@ function Filters({ view, campaigns, domains, onApply }) {
   const submit = e => {
     e.preventDefault();
     const d = Object.fromEntries(new FormData(e.target));
-    onApply({ search: d.search.trim(), tag: d.tag.split(',').map(t => t.trim()).filter(Boolean).join(','), campaign: d.campaign, domain: d.domain, sort: d.sort, archived: d.archived || 'false' });
+    onApply({ search: d.search.trim(), tag: d.tag.split(',').map(t => t.trim()).filter(Boolean).join(','), campaign: d.campaign, domain: d.domain, sort: d.sort, archived: d.archived || 'false', broken: d.broken === 'true' });
   };
   const known = domains ? domains.data.map(d => d.hostname) : [];
   return html`<form class="filters" role="search" aria-label="Filter and sort links" onSubmit=${submit}>
@@ -289,9 +300,14 @@ function Filters({ view, campaigns, domains, onApply }) {
         <option value="clicks">Most clicks first</option>
       </select></div>
     <${ArchivedFilter} value=${view.archived} />
+    <div class="field"><label for="filter-broken">Destination</label>
+      <select id="filter-broken" name="broken" value=${view.broken ? 'true' : 'false'}>
+        <option value="false">Any destination</option>
+        <option value="true">Broken only</option>
+      </select></div>
     <div class="actions">
       <button type="submit" class="secondary">Apply</button>
-      ${filtered(view) || view.sort !== 'created' ? html`<button type="button" class="secondary" id="clear-filters" onClick=${() => onApply({ search: '', tag: '', campaign: '', domain: ANY, sort: 'created', archived: 'false' })}>Clear</button>` : null}
+      ${filtered(view) || view.sort !== 'created' ? html`<button type="button" class="secondary" id="clear-filters" onClick=${() => onApply({ search: '', tag: '', campaign: '', domain: ANY, sort: 'created', archived: 'false', broken: false })}>Clear</button>` : null}
     </div>
   </form>`;
 }

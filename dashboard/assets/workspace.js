@@ -28,6 +28,7 @@ export function WorkspacePage({ workspace: ws, me, reloadMe, switchTo }) {
       <p class="hint" id="ws-dates">Plan ${planName(shown.plan)} · created ${fmtDate(shown.created_at)} · last changed ${fmtDate(shown.updated_at)}</p>
       <${RenameForm} ws=${shown} reloadMe=${reloadMe} />
       <${LinkDefaultsForm} ws=${shown} reloadMe=${reloadMe} />
+      <${DestinationChecksForm} ws=${shown} reloadMe=${reloadMe} />
       <${PlanSection} ws=${shown} me=${me} reloadMe=${reloadMe} />
       <${UTMTemplates} key=${ws.id} canWrite=${ws.role === 'owner' || ws.role === 'read_write'} />`}`
     : html`<p class="empty">You are not a member of any workspace yet. Create one below, or ask an owner for an invitation.</p>`}
@@ -45,7 +46,7 @@ function useWorkspace(ws) {
     let live = true;
     call('GET', '/v1/workspaces/' + ws.id).then(w => live && setState({ ws: w, error: null }), e => live && setState(s => ({ ...s, error: e })));
     return () => { live = false; };
-  }, [ws && ws.id, ws && ws.name, ws && ws.plan, ws && JSON.stringify(ws.link_defaults)]);
+  }, [ws && ws.id, ws && ws.name, ws && ws.plan, ws && JSON.stringify(ws.link_defaults), ws && ws.destination_checks]);
   return state;
 }
 
@@ -133,6 +134,28 @@ function LinkDefaultsForm({ ws, reloadMe }) {
       <p class="hint">Owners and the instance admin set them. A link created without saying takes them when it is created; changing them changes no existing link.</p>
       <${Message} error=${error} notice=${notice} />
       <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Saving…' : 'Save defaults'}</button>
+      <${CopyAsCurl} method="PATCH" path=${'/v1/workspaces/' + ws.id} body=${body} /></div>
+    </form>
+  </section>`;
+}
+
+// DestinationChecksForm turns the background check of the workspace's
+// destinations on or off (destination_checks).
+function DestinationChecksForm({ ws, reloadMe }) {
+  const [on, setOn] = useState(!!ws.destination_checks);
+  const { error, notice, busy, send } = usePatchWorkspace(ws, reloadMe, w => w.destination_checks
+    ? 'Checks are on: every link is checked within the next minutes, then once a day.'
+    : 'Checks are off: the results are forgotten.');
+  const body = { destination_checks: on };
+  const submit = e => { e.preventDefault(); send(body); };
+  return html`<section class="card" aria-labelledby="ws-checks">
+    <h2 id="ws-checks">Broken destinations</h2>
+    <form id="destination-checks-form" onSubmit=${submit} novalidate>
+      <div class="field"><label class="check"><input type="checkbox" id="ws-destination-checks" checked=${on} onChange=${e => setOn(e.target.checked)} />
+        Check the destinations of this workspace's links in the background</label></div>
+      <p class="hint">A check asks the destination (HEAD, then GET) about once a day. Two failures in a row (no answer, 404, 500…) mark the link <strong>Broken</strong> in the list and send the <code>link.broken</code> webhook event; <code>link.fixed</code> follows when it answers again. Login walls (401, 403) and rate limits (429) count as working. Owners and the instance admin turn it on; off, results are forgotten.</p>
+      <${Message} error=${error} notice=${notice} />
+      <div class="actions"><button type="submit" disabled=${busy || on === !!ws.destination_checks}>${busy ? 'Saving…' : 'Save'}</button>
       <${CopyAsCurl} method="PATCH" path=${'/v1/workspaces/' + ws.id} body=${body} /></div>
     </form>
   </section>`;

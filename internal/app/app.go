@@ -20,6 +20,7 @@ import (
 	"github.com/linkbolt/linkbolt/internal/config"
 	"github.com/linkbolt/linkbolt/internal/version"
 	"github.com/linkbolt/linkbolt/link"
+	"github.com/linkbolt/linkbolt/linkcheck"
 	"github.com/linkbolt/linkbolt/postgres"
 	"github.com/linkbolt/linkbolt/server"
 	"github.com/linkbolt/linkbolt/storage"
@@ -37,6 +38,7 @@ type App struct {
 	setup    *auth.Setup
 	oidc     *auth.OIDC // nil: single sign-on is off
 	dispatch *webhook.Dispatcher
+	checker  *linkcheck.Checker
 	geo      *geo
 	server   *server.Server
 	http     *http.Server
@@ -134,6 +136,12 @@ func (a *App) wire(ctx context.Context) error {
 	}
 	a.dispatch = &webhook.Dispatcher{Store: store.Webhooks, Now: time.Now,
 		Client: webhook.NewClient(cfg.Webhooks.AllowPrivate), Logger: a.logger}
+	a.checker = &linkcheck.Checker{Store: store.LinkChecks, Client: webhook.NewClient(cfg.LinkChecks.AllowPrivate),
+		Config: linkcheck.Config{Interval: cfg.LinkChecks.Interval, RetryInterval: cfg.LinkChecks.RetryInterval,
+			Concurrency: cfg.LinkChecks.Concurrency, HostGap: cfg.LinkChecks.HostGap, Timeout: cfg.LinkChecks.Timeout,
+			Poll: cfg.LinkChecks.Poll},
+		UserAgent: "linkbolt/" + version.String() + " (destination check; +" + cfg.Server.BaseURL.String() + ")",
+		Now:       time.Now, Logger: a.logger}
 	countries, err := openGeo(cfg, a.logger)
 	if err != nil {
 		return err
@@ -220,8 +228,9 @@ func (a *App) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		WebhookTargets: webhook.TargetGuard{AllowPrivate: cfg.Webhooks.AllowPrivate}, Setup: a.setup,
 		Members: store.Members, Invitations: store.Invitations,
 		Domains: store.Domains, Audit: store.Audit, RateBudget: store.RateBudget, ClickFeed: store.ClickFeed,
-		Blocklist: store.Blocklist,
-		Imports:   store.Imports, ImportClient: webhook.NewClient(cfg.Webhooks.AllowPrivate),
+		LinkChecks: store.LinkChecks,
+		Blocklist:  store.Blocklist,
+		Imports:    store.Imports, ImportClient: webhook.NewClient(cfg.Webhooks.AllowPrivate),
 		Accounts: store.Accounts, Callers: store.Callers,
 		Sessions:  sessions,
 		JWT:       &auth.JWT{Secret: secret, TTL: cfg.Auth.TokenTTL, Now: time.Now},
@@ -289,6 +298,8 @@ func (a *App) Run(ctx context.Context) error {
 	go func() { defer close(pruned); a.pruneLoop(pruneCtx) }()
 	dispatched := make(chan struct{})
 	go func() { defer close(dispatched); a.dispatch.Run(pruneCtx) }()
+	checked := make(chan struct{})
+	go func() { defer close(checked); a.checker.Run(pruneCtx) }()
 	discovered := make(chan struct{})
 	go func() { defer close(discovered); a.discoverOIDC(pruneCtx) }()
 	geoWatched := make(chan struct{})
@@ -331,6 +342,7 @@ func (a *App) Run(ctx context.Context) error {
 	stopPrune()
 	<-pruned
 	<-dispatched // a delivery cut off here is sent again after a restart
+	<-checked    // a check cut off here is made again after its lease
 	<-discovered
 	<-geoWatched
 	errs := []error{}

@@ -152,6 +152,17 @@ type Config struct {
 	Webhooks struct {
 		AllowPrivate bool `mapstructure:"allow_private"`
 	} `mapstructure:"webhooks"`
+	// LinkChecks sets the background check of destinations, for the
+	// workspaces that turn it on (linkcheck.Config).
+	LinkChecks struct {
+		Interval      time.Duration `mapstructure:"interval"`
+		RetryInterval time.Duration `mapstructure:"retry_interval"`
+		Concurrency   int           `mapstructure:"concurrency"`
+		HostGap       time.Duration `mapstructure:"host_gap"`
+		Timeout       time.Duration `mapstructure:"timeout"`
+		Poll          time.Duration `mapstructure:"poll"`
+		AllowPrivate  bool          `mapstructure:"allow_private"`
+	} `mapstructure:"link_checks"`
 	// Compat switches the APIs of other shorteners that linkbolt answers
 	// for their clients.
 	Compat struct {
@@ -239,6 +250,13 @@ var defaults = map[string]any{
 	"domains.scheme":                 "https",
 	"domains.unverified_ttl":         "168h",
 	"webhooks.allow_private":         false,
+	"link_checks.interval":           "24h",
+	"link_checks.retry_interval":     "1h",
+	"link_checks.concurrency":        4,
+	"link_checks.host_gap":           "2s",
+	"link_checks.timeout":            "10s",
+	"link_checks.poll":               "1m",
+	"link_checks.allow_private":      false,
 	"compat.kutt":                    true,
 	"log.level":                      "info",
 	"log.format":                     "text",
@@ -403,6 +421,11 @@ func (c *Config) Validate() error {
 		{"links.alias_hold", c.Links.AliasHold, 0},
 		{"links.unlock_ttl", c.Links.UnlockTTL, time.Minute},
 		{"links.blocklist_poll", c.Links.BlocklistPoll, time.Second},
+		{"link_checks.interval", c.LinkChecks.Interval, time.Minute},
+		{"link_checks.retry_interval", c.LinkChecks.RetryInterval, time.Second},
+		{"link_checks.host_gap", c.LinkChecks.HostGap, 0},
+		{"link_checks.timeout", c.LinkChecks.Timeout, 100 * time.Millisecond},
+		{"link_checks.poll", c.LinkChecks.Poll, 100 * time.Millisecond},
 	} {
 		if d.got < d.min {
 			errs = append(errs, fmt.Errorf("%s: %s must be at least %s", d.key, d.got, d.min))
@@ -413,6 +436,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Server.MaxBody < 1024 {
 		errs = append(errs, fmt.Errorf("server.max_body: must be at least 1024 bytes"))
+	}
+	if c.LinkChecks.Concurrency < 0 {
+		errs = append(errs, fmt.Errorf("link_checks.concurrency: must not be negative (0 turns the checks off on this instance)"))
 	}
 	if c.Server.CostlyConcurrency < 0 {
 		errs = append(errs, fmt.Errorf("server.costly_concurrency: must not be negative (0 means half the cores)"))

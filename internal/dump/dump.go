@@ -93,6 +93,9 @@ type Workspace struct {
 	DataSince            *time.Time
 	// ForwardPath and ForwardQuery are the defaults of its new links.
 	ForwardPath, ForwardQuery bool
+	// DestinationChecks turns on the check of its links' destinations
+	// (their checks are not copied: the new store checks them anew).
+	DestinationChecks bool
 }
 
 // Member is a user's membership of a workspace.

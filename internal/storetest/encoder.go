@@ -14,7 +14,11 @@ type encoder struct{}
 var _ link.EventEncoder = (*encoder)(nil)
 
 func (*encoder) LinkData(l *link.Link) ([]byte, error) {
-	return json.Marshal(map[string]string{"id": l.ID, "alias": l.Alias, "destination_url": l.DestinationURL})
+	data := map[string]string{"id": l.ID, "alias": l.Alias, "destination_url": l.DestinationURL}
+	if l.Check != nil {
+		data["check_status"], data["check_error"] = string(l.Check.Status), l.Check.Error
+	}
+	return json.Marshal(data)
 }
 
 func (*encoder) CampaignData(after *link.Campaign, changes map[string][2]string) ([]byte, error) {

@@ -85,6 +85,7 @@ func RunStore(t *testing.T, open Opener, traits Traits, only ...string) {
 		{"Invitations", invitationTests},
 		{"Keys", keyTests},
 		{"Links", linkTests},
+		{"LinkChecks", linkCheckTests},
 		{"Clicks", clickTests},
 		{"Campaigns", campaignTests},
 		{"QRCodes", qrTests},

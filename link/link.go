@@ -60,6 +60,13 @@ type Link struct {
 	// (/{code}/rest/of/path) and the query (see forward.go).
 	ForwardPath  bool
 	ForwardQuery bool
+	// EscapeInApp sends visitors in a social app's in-app browser
+	// (Instagram, Facebook, TikTok, LinkedIn) on to their system browser
+	// (see InAppBrowser).
+	EscapeInApp bool
+	// Retargeting serves a page firing the workspace's pixels
+	// (Workspace.Pixels) before the redirect.
+	Retargeting bool
 }
 
 // Normalize trims the input, drops duplicate tags and applies defaults.
@@ -139,6 +146,9 @@ type LinkUpdate struct {
 	// path and query.
 	ForwardPath  *bool
 	ForwardQuery *bool
+	// EscapeInApp and Retargeting switch the link's interstitials.
+	EscapeInApp *bool
+	Retargeting *bool
 }
 
 // Apply copies the given fields onto l, normalised.
@@ -187,6 +197,12 @@ func (u LinkUpdate) Apply(l *Link) {
 	}
 	if u.ForwardQuery != nil {
 		l.ForwardQuery = *u.ForwardQuery
+	}
+	if u.EscapeInApp != nil {
+		l.EscapeInApp = *u.EscapeInApp
+	}
+	if u.Retargeting != nil {
+		l.Retargeting = *u.Retargeting
 	}
 	l.Normalize()
 }

@@ -71,6 +71,9 @@ type Workspace struct {
 	// in the workspace that do not say (link.Link's).
 	ForwardPath  bool
 	ForwardQuery bool
+	// Pixels are the retargeting pixels that the links of the workspace
+	// with Retargeting fire (pixels.go).
+	Pixels Pixels
 }
 
 // AnalyticsSince returns the earliest time the workspace's analytics can
@@ -102,6 +105,7 @@ func (w *Workspace) Validate() error {
 	if !w.Plan.Valid() {
 		v.add("plan", "must be one of free, pro, enterprise")
 	}
+	w.Pixels.validate(&v)
 	return v.err()
 }
 
@@ -111,6 +115,8 @@ type WorkspaceUpdate struct {
 	Plan         *Plan
 	ForwardPath  *bool
 	ForwardQuery *bool
+	// Pixels replaces the workspace's pixels (nil: kept).
+	Pixels *Pixels
 }
 
 // Membership is a user's role in a workspace.

@@ -57,7 +57,7 @@ func newLinkService(db *DB, hold time.Duration) *LinkService {
 const linkColumns = `l.id, l.workspace_id, l.domain, l.alias, l.destination_url, l.tags,
 	l.utm_source, l.utm_medium, l.utm_campaign, l.campaign_id, l.redirect_code, l.clicks,
 	l.created_at, l.updated_at, l.password_hash, l.rules, l.variants, l.og,
-	l.expires_at, l.max_clicks, l.expired_url, l.archived, l.title, l.forward`
+	l.expires_at, l.max_clicks, l.expired_url, l.archived, l.title, l.forward, l.interstitial`
 
 // The bits of links.forward.
 const (
@@ -77,19 +77,38 @@ func forwardBits(l *link.Link) int16 {
 	return b
 }
 
+// The bits of links.interstitial.
+const (
+	interstitialEscapeInApp = 1
+	interstitialRetargeting = 2
+)
+
+// interstitialBits is links.interstitial of l.
+func interstitialBits(l *link.Link) int16 {
+	var b int16
+	if l.EscapeInApp {
+		b |= interstitialEscapeInApp
+	}
+	if l.Retargeting {
+		b |= interstitialRetargeting
+	}
+	return b
+}
+
 // scanLink reads a row of linkColumns (then more).
 func scanLink(row pgx.Row, more ...any) (*link.Link, error) {
 	l := &link.Link{}
 	var rules, variants, og []byte
-	var forward int16
+	var forward, interstitial int16
 	dest := append([]any{&l.ID, &l.WorkspaceID, &l.Domain, &l.Alias, &l.DestinationURL, &l.Tags,
 		&l.UTMSource, &l.UTMMedium, &l.UTMCampaign, &l.CampaignID, &l.RedirectCode, &l.Clicks,
 		&l.CreatedAt, &l.UpdatedAt, &l.PasswordHash, &rules, &variants, &og,
-		&l.ExpiresAt, &l.MaxClicks, &l.ExpiredURL, &l.Archived, &l.Title, &forward}, more...)
+		&l.ExpiresAt, &l.MaxClicks, &l.ExpiredURL, &l.Archived, &l.Title, &forward, &interstitial}, more...)
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
 	l.ForwardPath, l.ForwardQuery = forward&forwardPath != 0, forward&forwardQuery != 0
+	l.EscapeInApp, l.Retargeting = interstitial&interstitialEscapeInApp != 0, interstitial&interstitialRetargeting != 0
 	if len(l.Tags) == 0 {
 		l.Tags = nil
 	}
@@ -411,7 +430,7 @@ func (s *LinkService) insertLink(ctx context.Context, tx pgx.Tx, l *link.Link, s
 
 // insertLinkQuery inserts a link with linkInsertArgs.
 const insertLinkQuery = `INSERT INTO links (` + linkInsertColumns + `)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)`
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)`
 
 // linkInsertArgs are the values of insertLinkQuery for l with seq.
 func linkInsertArgs(l *link.Link, seq int64) ([]any, error) {
@@ -425,14 +444,14 @@ func linkInsertArgs(l *link.Link, seq int64) ([]any, error) {
 	}
 	return []any{l.ID, seq, l.WorkspaceID, l.Domain, l.Alias, l.DestinationURL, tags,
 		l.UTMSource, l.UTMMedium, l.UTMCampaign, l.CampaignID, l.RedirectCode, l.CreatedAt, l.UpdatedAt,
-		l.PasswordHash, rules, variants, og, l.ExpiresAt, l.MaxClicks, l.ExpiredURL, l.Archived, l.Title, searchText(l), forwardBits(l)}, nil
+		l.PasswordHash, rules, variants, og, l.ExpiresAt, l.MaxClicks, l.ExpiredURL, l.Archived, l.Title, searchText(l), forwardBits(l), interstitialBits(l)}, nil
 }
 
 // linkInsertColumns are the columns a new link is inserted with, in the
 // order of insertLink's and linkRows' values.
 const linkInsertColumns = `id, seq, workspace_id, domain, alias, destination_url, tags,
 	utm_source, utm_medium, utm_campaign, campaign_id, redirect_code, created_at, updated_at,
-	password_hash, rules, variants, og, expires_at, max_clicks, expired_url, archived, title, search_text, forward`
+	password_hash, rules, variants, og, expires_at, max_clicks, expired_url, archived, title, search_text, forward, interstitial`
 
 // dbTime is t as a timestamptz column keeps it: in microseconds, here in
 // UTC, so that what a change returns is what a read returns later.
@@ -709,10 +728,10 @@ func (s *LinkService) updateLinkTx(ctx context.Context, tx pgx.Tx, workspaceID, 
 	_, err = tx.Exec(ctx, `UPDATE links SET alias = $2, destination_url = $3, tags = $4, utm_source = $5,
 		utm_medium = $6, utm_campaign = $7, campaign_id = $8, redirect_code = $9, updated_at = $10,
 		password_hash = $11, rules = $12, variants = $13, og = $14, expires_at = $15, max_clicks = $16,
-		expired_url = $17, archived = $18, title = $19, search_text = $20, forward = $21 WHERE id = $1`,
+		expired_url = $17, archived = $18, title = $19, search_text = $20, forward = $21, interstitial = $22 WHERE id = $1`,
 		id, l.Alias, l.DestinationURL, tags, l.UTMSource, l.UTMMedium, l.UTMCampaign, l.CampaignID,
 		l.RedirectCode, l.UpdatedAt, l.PasswordHash, rules, variants, og, l.ExpiresAt, l.MaxClicks,
-		l.ExpiredURL, l.Archived, l.Title, searchText(&l), forwardBits(&l))
+		l.ExpiredURL, l.Archived, l.Title, searchText(&l), forwardBits(&l), interstitialBits(&l))
 	if isUnique(err, "links_alias_key") {
 		return nil, key, true, takenError(l.Alias)
 	} else if err != nil {

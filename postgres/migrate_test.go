@@ -234,6 +234,7 @@ func TestMigrateClickSums(t *testing.T) {
 		DROP TABLE leases; DROP TABLE webhook_claims; DROP TABLE click_spools; DROP TABLE utm_templates; DROP SEQUENCE ids_utm; ALTER TABLE keys DROP COLUMN resources;
 		ALTER TABLE qr_codes DROP COLUMN logo, DROP COLUMN logo_digest; DROP TABLE abuse_reports; DROP SEQUENCE ids_rpt;
 		ALTER TABLE domains DROP COLUMN aasa, DROP COLUMN asset_links;
+		ALTER TABLE links DROP COLUMN interstitial; ALTER TABLE workspaces DROP COLUMN pixel_meta, DROP COLUMN pixel_google, DROP COLUMN pixel_linkedin;
 		DELETE FROM linkbolt_schema WHERE version >= 10`); err != nil {
 		t.Fatal(err)
 	}

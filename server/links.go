@@ -81,6 +81,10 @@ type createLinkRequest struct {
 	// ForwardPath and ForwardQuery: absent is the workspace's default.
 	ForwardPath  *bool `json:"forward_path"`
 	ForwardQuery *bool `json:"forward_query"`
+	// EscapeInAppBrowser and Retargeting switch the link's interstitials
+	// (interstitial.go); absent is off.
+	EscapeInAppBrowser bool `json:"escape_in_app_browser"`
+	Retargeting        bool `json:"retargeting"`
 	// link controls: password, rules, variants, social card
 	linkControlsRequest
 	linkLimitsRequest
@@ -95,6 +99,7 @@ func (in *createLinkRequest) link(ws *link.Workspace, domain string, now time.Ti
 		Tags: in.Tags, UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode, CreatedAt: now, UpdatedAt: now,
 		ForwardPath: ws.ForwardPath, ForwardQuery: ws.ForwardQuery,
+		EscapeInApp: in.EscapeInAppBrowser, Retargeting: in.Retargeting,
 	}
 	if in.ForwardPath != nil {
 		l.ForwardPath = *in.ForwardPath
@@ -222,6 +227,8 @@ type updateLinkRequest struct {
 	RedirectCode   *int      `json:"redirect_code"`
 	ForwardPath    *bool     `json:"forward_path"`
 	ForwardQuery   *bool     `json:"forward_query"`
+	EscapeInApp    *bool     `json:"escape_in_app_browser"`
+	Retargeting    *bool     `json:"retargeting"`
 	// link controls: password, rules, variants, social card
 	linkControlsRequest
 
@@ -264,6 +271,7 @@ func (s *Server) linkUpdate(w http.ResponseWriter, r *http.Request, in updateLin
 		UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode,
 		ForwardPath: in.ForwardPath, ForwardQuery: in.ForwardQuery,
+		EscapeInApp: in.EscapeInApp, Retargeting: in.Retargeting,
 	}
 	if err := s.updateControls(w, r, &upd, in.linkControlsRequest); err != nil {
 		return link.LinkUpdate{}, nil, err

@@ -177,6 +177,16 @@ type workspaceResponse struct {
 	// LinkDefaults are what the links created in the workspace take when
 	// their request does not say.
 	LinkDefaults workspaceLinkDefaults `json:"link_defaults"`
+	// Pixels are the retargeting pixels of the workspace's links with
+	// retargeting; "" is a network not used.
+	Pixels workspacePixels `json:"pixels"`
+}
+
+// workspacePixels are a workspace's retargeting pixel IDs.
+type workspacePixels struct {
+	Meta     string `json:"meta"`
+	Google   string `json:"google"`
+	LinkedIn string `json:"linkedin"`
 }
 
 // workspaceLinkDefaults are a workspace's defaults of new links.
@@ -190,7 +200,8 @@ type workspaceLinkDefaults struct {
 func (s *Server) workspaceResponse(ws *link.Workspace, role link.Role) workspaceResponse {
 	return workspaceResponse{ID: ws.ID, Name: ws.Name, Plan: string(ws.Plan), RateLimit: s.cfg.Plans[ws.Plan], Role: string(role),
 		CreatedAt: ts(ws.CreatedAt), UpdatedAt: ts(ws.UpdatedAt),
-		LinkDefaults: workspaceLinkDefaults{ForwardPath: ws.ForwardPath, ForwardQuery: ws.ForwardQuery}}
+		LinkDefaults: workspaceLinkDefaults{ForwardPath: ws.ForwardPath, ForwardQuery: ws.ForwardQuery},
+		Pixels:       workspacePixels{Meta: ws.Pixels.Meta, Google: ws.Pixels.Google, LinkedIn: ws.Pixels.LinkedIn}}
 }
 
 type meResponse struct {
@@ -246,6 +257,13 @@ type workspaceUpdateRequest struct {
 		ForwardPath  *bool `json:"forward_path"`
 		ForwardQuery *bool `json:"forward_query"`
 	} `json:"link_defaults"`
+	// Pixels replaces the pixels named; a network left out keeps its ID,
+	// "" removes it.
+	Pixels *struct {
+		Meta     *string `json:"meta"`
+		Google   *string `json:"google"`
+		LinkedIn *string `json:"linkedin"`
+	} `json:"pixels"`
 }
 
 func (s *Server) handleCreateWorkspace(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -328,6 +346,18 @@ func (s *Server) handleUpdateWorkspace(w http.ResponseWriter, r *http.Request, c
 			return link.Errorf(link.EFORBIDDEN, "only an owner of the workspace may change the defaults of its links")
 		}
 		upd.ForwardPath, upd.ForwardQuery = d.ForwardPath, d.ForwardQuery
+	}
+	if p := in.Pixels; p != nil {
+		if role != link.RoleOwner && !c.user.Admin {
+			return link.Errorf(link.EFORBIDDEN, "only an owner of the workspace may change its retargeting pixels")
+		}
+		px := ws.Pixels
+		for _, f := range [...]struct{ in, to *string }{{p.Meta, &px.Meta}, {p.Google, &px.Google}, {p.LinkedIn, &px.LinkedIn}} {
+			if f.in != nil {
+				*f.to = *f.in
+			}
+		}
+		upd.Pixels = &px
 	}
 	if in.Plan != nil {
 		p := link.Plan(*in.Plan)

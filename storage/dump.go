@@ -171,7 +171,7 @@ func (d *dumper) workspaces() error {
 		seq := btoi(k)
 		return &dump.Workspace{ID: d.id(prefixWorkspace, seq), Seq: seq, Name: r.Name, Plan: string(r.Plan),
 			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), DataSince: timePtr(r.DataSince),
-			ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery}, nil
+			ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery, Pixels: r.pixels()}, nil
 	})
 }
 
@@ -294,7 +294,7 @@ func (d *dumper) links() error {
 			CampaignID: l.CampaignID, RedirectCode: l.RedirectCode, Clicks: l.Clicks, CreatedAt: l.CreatedAt.UTC(), UpdatedAt: l.UpdatedAt.UTC(),
 			PasswordHash: l.PasswordHash, Rules: l.Rules, Variants: l.Variants, OG: l.OG, ExpiresAt: timePtr(l.ExpiresAt),
 			MaxClicks: l.MaxClicks, ExpiredURL: l.ExpiredURL, Archived: l.Archived, Title: l.Title,
-			ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery}, nil
+			ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery, EscapeInApp: l.EscapeInApp, Retargeting: l.Retargeting}, nil
 	})
 }
 

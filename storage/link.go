@@ -49,6 +49,8 @@ type linkRecord struct {
 	UpdatedAt    time.Time `json:"updated_at"`
 	ForwardPath  bool      `json:"forward_path,omitempty"`
 	ForwardQuery bool      `json:"forward_query,omitempty"`
+	EscapeInApp  bool      `json:"escape_in_app_browser,omitempty"`
+	Retargeting  bool      `json:"retargeting,omitempty"`
 	// link controls: password, rules, variants, social card
 	linkControls
 
@@ -73,6 +75,8 @@ func (r *linkRecord) link(ids *idCodec, id uint64, clicks uint64) *link.Link {
 		UpdatedAt:      r.UpdatedAt,
 		ForwardPath:    r.ForwardPath,
 		ForwardQuery:   r.ForwardQuery,
+		EscapeInApp:    r.EscapeInApp,
+		Retargeting:    r.Retargeting,
 	}
 	r.controls(l)
 	l.LinkLimits = r.limits()

@@ -55,6 +55,8 @@ const (
 	lfArchived                 // the link is archived (nothing follows)
 	lfForwardPath              // the link forwards the visitor's path (nothing follows)
 	lfForwardQuery             // the link forwards the visitor's query (nothing follows)
+	lfEscapeInApp              // the link sends in-app browsers on (nothing follows)
+	lfRetargeting              // the link fires the workspace's pixels (nothing follows)
 	lfAll          = 1<<iota - 1
 )
 
@@ -83,6 +85,8 @@ func appendLink(dst []byte, r *linkRecord) []byte {
 	set(lfArchived, r.Archived)
 	set(lfForwardPath, r.ForwardPath)
 	set(lfForwardQuery, r.ForwardQuery)
+	set(lfEscapeInApp, r.EscapeInApp)
+	set(lfRetargeting, r.Retargeting)
 
 	dst = append(dst, linkCodecBinary)
 	dst = binary.AppendUvarint(dst, flags)
@@ -230,6 +234,8 @@ func decodeLink(raw []byte, r *linkRecord) error {
 	r.Archived = flags&lfArchived != 0
 	r.ForwardPath = flags&lfForwardPath != 0
 	r.ForwardQuery = flags&lfForwardQuery != 0
+	r.EscapeInApp = flags&lfEscapeInApp != 0
+	r.Retargeting = flags&lfRetargeting != 0
 	if d.err || d.i != len(d.s) {
 		*r = linkRecord{}
 		return fmt.Errorf("decode record: %w", errLinkRecord)

@@ -85,6 +85,8 @@ func newLinkRecord(wid uint64, in *link.Link, now time.Time) *linkRecord {
 		UpdatedAt:    now,
 		ForwardPath:  in.ForwardPath,
 		ForwardQuery: in.ForwardQuery,
+		EscapeInApp:  in.EscapeInApp,
+		Retargeting:  in.Retargeting,
 	}
 	rec.linkLimitsRecord = limitsRecord(in.LinkLimits)
 	rec.setControls(in)

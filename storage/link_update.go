@@ -80,6 +80,7 @@ func (s *LinkService) updateLinkTx(tx *bolt.Tx, wid, lid uint64, upd link.LinkUp
 	rec.CampaignID = l.CampaignID
 	rec.RedirectCode = l.RedirectCode
 	rec.ForwardPath, rec.ForwardQuery = l.ForwardPath, l.ForwardQuery
+	rec.EscapeInApp, rec.Retargeting = l.EscapeInApp, l.Retargeting
 	// link controls: expiry and limits
 	if err := countArchived(tx, wid, rec.Archived, l.Archived); err != nil {
 		return nil, oldKey, true, err

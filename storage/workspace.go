@@ -28,9 +28,31 @@ type workspaceRecord struct {
 	UpdatedAt time.Time `json:"updated_at"`
 	// DataSince is link.Workspace's: set by imports of data dated before
 	// CreatedAt.
-	DataSince    *time.Time `json:"data_since,omitempty"`
-	ForwardPath  bool       `json:"forward_path,omitempty"`
-	ForwardQuery bool       `json:"forward_query,omitempty"`
+	DataSince    *time.Time    `json:"data_since,omitempty"`
+	ForwardPath  bool          `json:"forward_path,omitempty"`
+	ForwardQuery bool          `json:"forward_query,omitempty"`
+	Pixels       *pixelsRecord `json:"pixels,omitempty"`
+}
+
+// pixelsRecord is link.Pixels, stored when the workspace has any.
+type pixelsRecord struct {
+	Meta     string `json:"meta,omitempty"`
+	Google   string `json:"google,omitempty"`
+	LinkedIn string `json:"linkedin,omitempty"`
+}
+
+func newPixelsRecord(p link.Pixels) *pixelsRecord {
+	if !p.Any() {
+		return nil
+	}
+	return &pixelsRecord{Meta: p.Meta, Google: p.Google, LinkedIn: p.LinkedIn}
+}
+
+func (r *workspaceRecord) pixels() link.Pixels {
+	if r.Pixels == nil {
+		return link.Pixels{}
+	}
+	return link.Pixels{Meta: r.Pixels.Meta, Google: r.Pixels.Google, LinkedIn: r.Pixels.LinkedIn}
 }
 
 func (r *workspaceRecord) workspace(ids *idCodec, id uint64) *link.Workspace {
@@ -41,6 +63,7 @@ func (r *workspaceRecord) workspace(ids *idCodec, id uint64) *link.Workspace {
 		CreatedAt:   r.CreatedAt,
 		UpdatedAt:   r.UpdatedAt,
 		ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery,
+		Pixels: r.pixels(),
 	}
 	if r.DataSince != nil {
 		w.DataSince = *r.DataSince
@@ -203,12 +226,16 @@ func (s *WorkspaceService) UpdateWorkspace(ctx context.Context, id string, upd l
 		if upd.ForwardQuery != nil {
 			next.ForwardQuery = *upd.ForwardQuery
 		}
+		if upd.Pixels != nil {
+			next.Pixels = *upd.Pixels
+		}
 		if err := next.Validate(); err != nil {
 			return err
 		}
 		before := *rec
 		rec.Name, rec.Plan, rec.UpdatedAt = next.Name, next.Plan, s.db.now()
 		rec.ForwardPath, rec.ForwardQuery = next.ForwardPath, next.ForwardQuery
+		rec.Pixels = newPixelsRecord(next.Pixels)
 		if err := putJSON(tx.Bucket(bucketWorkspaces), itob(wid), rec); err != nil {
 			return err
 		}

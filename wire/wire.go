@@ -105,6 +105,8 @@ type Link struct {
 	UpdatedAt              string   `json:"updated_at"`
 	ForwardPath            bool     `json:"forward_path"`
 	ForwardQuery           bool     `json:"forward_query"`
+	EscapeInAppBrowser     bool     `json:"escape_in_app_browser"`
+	Retargeting            bool     `json:"retargeting"`
 	// link controls: password, rules, variants, social card
 	LinkControls
 
@@ -129,6 +131,7 @@ func (s ShortURLs) Link(l *link.Link) Link {
 		CampaignID: Optional(l.CampaignID), RedirectCode: l.RedirectCode, Clicks: l.Clicks,
 		CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
 		ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery,
+		EscapeInAppBrowser: l.EscapeInApp, Retargeting: l.Retargeting,
 		LinkControls: NewLinkControls(l),
 		LinkLimits:   newLinkLimits(&l.LinkLimits),
 	}

@@ -93,6 +93,8 @@ type Workspace struct {
 	DataSince            *time.Time
 	// ForwardPath and ForwardQuery are the defaults of its new links.
 	ForwardPath, ForwardQuery bool
+	// Pixels are its retargeting pixels.
+	Pixels link.Pixels
 }
 
 // Member is a user's membership of a workspace.
@@ -198,6 +200,7 @@ type Link struct {
 	Archived                          bool
 	Title                             string
 	ForwardPath, ForwardQuery         bool
+	EscapeInApp, Retargeting          bool
 	// ClicksReserved is how many of its max_clicks the link has used, as
 	// a store that counts them in its database keeps it (PostgreSQL): it
 	// may be ahead of Clicks (clicks reserved and not yet written, or

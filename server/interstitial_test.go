@@ -281,6 +281,27 @@ func TestLinkRetargeting(t *testing.T) {
 	}
 }
 
+// TestBulkCreateInterstitials: bulk creation takes the flags per link, on
+// both stores (PostgreSQL inserts a batch its own way).
+func TestBulkCreateInterstitials(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.do("POST", "/v1/links/bulk", e.writeKey, bulkBody(
+		`{"destination_url":"https://bulk.example.com/a","alias":"bulk-a","escape_in_app_browser":true}`,
+		`{"destination_url":"https://bulk.example.com/b","alias":"bulk-b","retargeting":true}`,
+		`{"destination_url":"https://bulk.example.com/c","alias":"bulk-c"}`,
+	), 200)
+	for alias, want := range map[string][2]bool{"bulk-a": {true, false}, "bulk-b": {false, true}, "bulk-c": {false, false}} {
+		l := e.do("GET", "/v1/links?search="+alias, e.readKey, "", 200)
+		if l.path("data", 0, "escape_in_app_browser") != want[0] || l.path("data", 0, "retargeting") != want[1] {
+			t.Errorf("%s: %s", alias, l.raw)
+		}
+	}
+	if got := e.request(visit("/bulk-a", "192.0.2.7", uaInstagramAndroid)); got.status != 200 {
+		t.Fatalf("bulk-a as Instagram: %d", got.status)
+	}
+}
+
 func TestIntentURL(t *testing.T) {
 	t.Parallel()
 	got := intentURL("http://x.test/a b?q=é#f")

@@ -124,10 +124,12 @@ type OG struct {
 }
 
 // HasControls reports whether the redirect of l must look at more than its
-// destination: a password, app destinations, rules, variants or a social
-// card.
+// destination: a password, app destinations, rules, variants, a social
+// card, or an interstitial (EscapeInApp, Retargeting). A link with none
+// pays this one call on its redirect.
 func (l *Link) HasControls() bool {
-	return l.PasswordHash != "" || len(l.Rules) > 0 || len(l.Variants) > 0 || l.OG != nil || l.IOSURL != "" || l.AndroidURL != ""
+	return l.PasswordHash != "" || len(l.Rules) > 0 || len(l.Variants) > 0 || l.OG != nil || l.IOSURL != "" || l.AndroidURL != "" ||
+		l.EscapeInApp || l.Retargeting
 }
 
 // CheckLinkPassword returns what is wrong with a link's password, or "".

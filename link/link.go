@@ -78,6 +78,13 @@ type Link struct {
 	// Check is the last check of the destination (link_check.go), filled
 	// in only where the API shows it, never on redirects; nil means none.
 	Check *LinkCheck
+	// EscapeInApp sends visitors in a social app's in-app browser
+	// (Instagram, Facebook, TikTok, LinkedIn) on to their system browser
+	// (see InAppBrowser).
+	EscapeInApp bool
+	// Retargeting serves a page firing the workspace's pixels
+	// (Workspace.Pixels) before the redirect.
+	Retargeting bool
 }
 
 // Normalize trims the input, drops duplicate tags and applies defaults.
@@ -171,6 +178,9 @@ type LinkUpdate struct {
 	Crawlable  *bool
 	// PublicStats switches the link's public statistics.
 	PublicStats *bool
+	// EscapeInApp and Retargeting switch the link's interstitials.
+	EscapeInApp *bool
+	Retargeting *bool
 }
 
 // Apply copies the given fields onto l, normalised.
@@ -234,6 +244,12 @@ func (u LinkUpdate) Apply(l *Link) {
 	}
 	if u.PublicStats != nil {
 		l.PublicStats = *u.PublicStats
+	}
+	if u.EscapeInApp != nil {
+		l.EscapeInApp = *u.EscapeInApp
+	}
+	if u.Retargeting != nil {
+		l.Retargeting = *u.Retargeting
 	}
 	l.Normalize()
 }

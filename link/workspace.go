@@ -74,6 +74,9 @@ type Workspace struct {
 	// DestinationChecks turns on the background check of the workspace's
 	// destinations (link_check.go); off by default.
 	DestinationChecks bool
+	// Pixels are the retargeting pixels that the links of the workspace
+	// with Retargeting fire (pixels.go).
+	Pixels Pixels
 }
 
 // AnalyticsSince returns the earliest time the workspace's analytics can
@@ -105,6 +108,7 @@ func (w *Workspace) Validate() error {
 	if !w.Plan.Valid() {
 		v.add("plan", "must be one of free, pro, enterprise")
 	}
+	w.Pixels.validate(&v)
 	return v.err()
 }
 
@@ -115,6 +119,8 @@ type WorkspaceUpdate struct {
 	ForwardPath       *bool
 	ForwardQuery      *bool
 	DestinationChecks *bool
+	// Pixels replaces the workspace's pixels (nil: kept).
+	Pixels *Pixels
 }
 
 // Membership is a user's role in a workspace.

@@ -62,7 +62,7 @@ func (c *callerFinder) FindKeyCaller(ctx context.Context, hash []byte) (*link.Ke
 	var forward int16
 	var role string
 	k, err := scanKey(db.pool.QueryRow(ctx, keyCallerSQL, hash), &count, &last, &snap,
-		&ws.ID, &ws.Name, &ws.Plan, &ws.CreatedAt, &ws.UpdatedAt, &since, &forward, &ws.DestinationChecks, &out.CreatorDisabled, &role)
+		&ws.ID, &ws.Name, &ws.Plan, &ws.CreatedAt, &ws.UpdatedAt, &since, &forward, &ws.DestinationChecks, &ws.Pixels.Meta, &ws.Pixels.Google, &ws.Pixels.LinkedIn, &out.CreatorDisabled, &role)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, link.Errorf(link.ENOTFOUND, "key not found")
 	} else if err != nil {

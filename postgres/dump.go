@@ -142,10 +142,10 @@ func dumpPasswordResets(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
 }
 
 func dumpWorkspaces(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
-	return eachRow(ctx, tx, emit, "workspaces", `SELECT id, seq, name, plan, created_at, updated_at, data_since, link_forward, destination_checks FROM workspaces ORDER BY seq`, func(r pgx.Rows) (dump.Record, error) {
+	return eachRow(ctx, tx, emit, "workspaces", `SELECT id, seq, name, plan, created_at, updated_at, data_since, link_forward, destination_checks, pixel_meta, pixel_google, pixel_linkedin FROM workspaces ORDER BY seq`, func(r pgx.Rows) (dump.Record, error) {
 		var w dump.Workspace
 		var forward int16
-		err := r.Scan(&w.ID, &w.Seq, &w.Name, &w.Plan, &w.CreatedAt, &w.UpdatedAt, &w.DataSince, &forward, &w.DestinationChecks)
+		err := r.Scan(&w.ID, &w.Seq, &w.Name, &w.Plan, &w.CreatedAt, &w.UpdatedAt, &w.DataSince, &forward, &w.DestinationChecks, &w.Pixels.Meta, &w.Pixels.Google, &w.Pixels.LinkedIn)
 		w.ForwardPath, w.ForwardQuery = forward&forwardPath != 0, forward&forwardQuery != 0
 		w.CreatedAt, w.UpdatedAt, w.DataSince = utc(w.CreatedAt), utc(w.UpdatedAt), utcp(w.DataSince)
 		return &w, err
@@ -233,7 +233,7 @@ func dumpLinks(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
 			RedirectCode: l.RedirectCode, Clicks: l.Clicks, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt,
 			PasswordHash: l.PasswordHash, Rules: l.Rules, Variants: l.Variants, OG: l.OG,
 			ExpiresAt: l.ExpiresAt, MaxClicks: l.MaxClicks, ExpiredURL: l.ExpiredURL, Archived: l.Archived, Title: l.Title,
-			ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery, ExternalID: l.ExternalID, IOSURL: l.IOSURL, AndroidURL: l.AndroidURL, Crawlable: l.Crawlable, PublicStats: l.PublicStats, ClicksReserved: reserved,
+			ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery, ExternalID: l.ExternalID, IOSURL: l.IOSURL, AndroidURL: l.AndroidURL, Crawlable: l.Crawlable, PublicStats: l.PublicStats, EscapeInApp: l.EscapeInApp, Retargeting: l.Retargeting, ClicksReserved: reserved,
 		}, nil
 	})
 }

@@ -300,7 +300,7 @@ type linkRows struct {
 	rules, variants, og                             []pgtype.Text
 	expires                                         []pgtype.Timestamptz
 	archived                                        []bool
-	forward                                         []int16
+	forward, interstitial                           []int16
 	externals                                       []pgtype.Text
 	ios, android                                    []string
 	crawlable                                       []bool
@@ -326,7 +326,7 @@ func (r *linkRows) add(l *link.Link, seq int64) error {
 	r.passwords, r.rules, r.variants, r.og = append(r.passwords, l.PasswordHash), append(r.rules, text(rules)), append(r.variants, text(variants)), append(r.og, text(og))
 	r.expires, r.maxClicks, r.expiredURLs = append(r.expires, expires), append(r.maxClicks, l.MaxClicks), append(r.expiredURLs, l.ExpiredURL)
 	r.archived, r.titles, r.searches = append(r.archived, l.Archived), append(r.titles, l.Title), append(r.searches, searchText(l))
-	r.forward = append(r.forward, forwardBits(l))
+	r.forward, r.interstitial = append(r.forward, forwardBits(l)), append(r.interstitial, interstitialBits(l))
 	r.externals = append(r.externals, pgtype.Text{String: l.ExternalID, Valid: l.ExternalID != ""})
 	r.ios, r.android = append(r.ios, l.IOSURL), append(r.android, l.AndroidURL)
 	r.crawlable = append(r.crawlable, l.Crawlable)
@@ -339,17 +339,17 @@ func (r *linkRows) insert(ctx context.Context, tx pgx.Tx) (map[string]bool, erro
 	rows, err := tx.Query(ctx, `INSERT INTO links (`+linkInsertColumns+`)
 		SELECT id, seq, ws, domain, alias, dest, CASE WHEN tags = '' THEN '{}'::text[] ELSE string_to_array(tags, E'\n') END,
 			utm_source, utm_medium, utm_campaign, campaign, code, created, updated,
-			password, rules::jsonb, variants::jsonb, og::jsonb, expires, max_clicks, expired_url, archived, title, search, forward, external, ios, android, crawlable
+			password, rules::jsonb, variants::jsonb, og::jsonb, expires, max_clicks, expired_url, archived, title, search, forward, external, ios, android, crawlable, interstitial
 		FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
 			$8::text[], $9::text[], $10::text[], $11::text[], $12::integer[], $13::timestamptz[], $14::timestamptz[],
-			$15::text[], $16::text[], $17::text[], $18::text[], $19::timestamptz[], $20::bigint[], $21::text[], $22::boolean[], $23::text[], $24::text[], $25::smallint[], $26::text[], $27::text[], $28::text[], $29::boolean[])
+			$15::text[], $16::text[], $17::text[], $18::text[], $19::timestamptz[], $20::bigint[], $21::text[], $22::boolean[], $23::text[], $24::text[], $25::smallint[], $26::text[], $27::text[], $28::text[], $29::boolean[], $30::smallint[])
 			AS u(id, seq, ws, domain, alias, dest, tags, utm_source, utm_medium, utm_campaign, campaign, code, created, updated,
-				password, rules, variants, og, expires, max_clicks, expired_url, archived, title, search, forward, external, ios, android, crawlable)
+				password, rules, variants, og, expires, max_clicks, expired_url, archived, title, search, forward, external, ios, android, crawlable, interstitial)
 		ON CONFLICT (domain, alias) DO NOTHING
 		RETURNING id`,
 		r.ids, r.seqs, r.wss, r.domains, r.aliases, r.dests, r.tags,
 		r.utmSources, r.utmMediums, r.utmCampaigns, r.campaigns, r.codes, r.created, r.updated,
-		r.passwords, r.rules, r.variants, r.og, r.expires, r.maxClicks, r.expiredURLs, r.archived, r.titles, r.searches, r.forward, r.externals, r.ios, r.android, r.crawlable)
+		r.passwords, r.rules, r.variants, r.og, r.expires, r.maxClicks, r.expiredURLs, r.archived, r.titles, r.searches, r.forward, r.externals, r.ios, r.android, r.crawlable, r.interstitial)
 	if isUnique(err, "links_external_key") {
 		return nil, link.Errorf(link.ECONFLICT, "an external ID of these links was given to another link meanwhile; try again")
 	} else if err != nil {

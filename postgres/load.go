@@ -336,11 +336,11 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 			return one(p.TokenHash, p.UserID, p.ExpiresAt)
 		})
 	case *dump.Workspace:
-		return l.copyRows(ctx, src, "workspaces", []string{"id", "seq", "name", "plan", "created_at", "updated_at", "data_since", "link_forward", "destination_checks"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
+		return l.copyRows(ctx, src, "workspaces", []string{"id", "seq", "name", "plan", "created_at", "updated_at", "data_since", "link_forward", "destination_checks", "pixel_meta", "pixel_google", "pixel_linkedin"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
 			w := r.(*dump.Workspace)
 			l.workspaces[w.ID] = true
 			return one(w.ID, int64(w.Seq), w.Name, w.Plan, w.CreatedAt, w.UpdatedAt, w.DataSince,
-				forwardBits(&link.Link{ForwardPath: w.ForwardPath, ForwardQuery: w.ForwardQuery}), w.DestinationChecks)
+				forwardBits(&link.Link{ForwardPath: w.ForwardPath, ForwardQuery: w.ForwardQuery}), w.DestinationChecks, w.Pixels.Meta, w.Pixels.Google, w.Pixels.LinkedIn)
 		})
 	case *dump.Member:
 		return l.copyRows(ctx, src, "members", []string{"workspace_id", "user_id", "role", "created_at"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
@@ -377,14 +377,14 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 			return one(d.ID, int64(d.Seq), d.WorkspaceID, d.Hostname, d.Verified, d.VerifiedAt, d.Token, d.RootRedirectURL, d.NotFoundURL, d.CreatedAt, d.UpdatedAt, d.AASA, d.AssetLinks)
 		})
 	case *dump.Link:
-		return l.copyRows(ctx, src, "links", []string{"id", "seq", "workspace_id", "domain", "alias", "destination_url", "tags", "utm_source", "utm_medium", "utm_campaign", "campaign_id", "redirect_code", "clicks", "created_at", "updated_at", "password_hash", "rules", "variants", "og", "expires_at", "max_clicks", "expired_url", "archived", "title", "search_text", "forward", "external_id", "ios_url", "android_url", "crawlable"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
+		return l.copyRows(ctx, src, "links", []string{"id", "seq", "workspace_id", "domain", "alias", "destination_url", "tags", "utm_source", "utm_medium", "utm_campaign", "campaign_id", "redirect_code", "clicks", "created_at", "updated_at", "password_hash", "rules", "variants", "og", "expires_at", "max_clicks", "expired_url", "archived", "title", "search_text", "forward", "external_id", "ios_url", "android_url", "crawlable", "interstitial"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
 			d := r.(*dump.Link)
 			l.links, l.linksSorted = append(l.links, d.Seq), false
 			if d.MaxClicks > 0 && d.ClicksReserved > 0 {
 				l.reservations = append(l.reservations, []any{d.ID, d.ClicksReserved})
 			}
 			ln := &link.Link{ID: d.ID, Alias: d.Alias, DestinationURL: d.DestinationURL, Tags: d.Tags, Rules: d.Rules, Variants: d.Variants, OG: d.OG,
-				ForwardPath: d.ForwardPath, ForwardQuery: d.ForwardQuery, PublicStats: d.PublicStats}
+				ForwardPath: d.ForwardPath, ForwardQuery: d.ForwardQuery, PublicStats: d.PublicStats, EscapeInApp: d.EscapeInApp, Retargeting: d.Retargeting}
 			rules, variants, og, err := controls(ln)
 			if err != nil {
 				return nil, err
@@ -394,7 +394,7 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 				tags = []string{}
 			}
 			return one(d.ID, int64(d.Seq), d.WorkspaceID, d.Domain, d.Alias, d.DestinationURL, tags, d.UTMSource, d.UTMMedium, d.UTMCampaign, d.CampaignID,
-				d.RedirectCode, d.Clicks, d.CreatedAt, d.UpdatedAt, d.PasswordHash, jsonb(rules), jsonb(variants), jsonb(og), d.ExpiresAt, d.MaxClicks, d.ExpiredURL, d.Archived, d.Title, searchText(ln), forwardBits(ln), nullIfEmpty(d.ExternalID), d.IOSURL, d.AndroidURL, d.Crawlable)
+				d.RedirectCode, d.Clicks, d.CreatedAt, d.UpdatedAt, d.PasswordHash, jsonb(rules), jsonb(variants), jsonb(og), d.ExpiresAt, d.MaxClicks, d.ExpiredURL, d.Archived, d.Title, searchText(ln), forwardBits(ln), nullIfEmpty(d.ExternalID), d.IOSURL, d.AndroidURL, d.Crawlable, interstitialBits(ln))
 		})
 	case *dump.AliasHold:
 		return l.copyRows(ctx, src, "link_alias_holds", []string{"domain", "alias", "workspace_id", "until"}, ofKind(kind), func(r dump.Record) ([][]any, error) {

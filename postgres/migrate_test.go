@@ -235,6 +235,7 @@ func TestMigrateClickSums(t *testing.T) {
 		ALTER TABLE qr_codes DROP COLUMN logo, DROP COLUMN logo_digest; DROP TABLE abuse_reports; DROP SEQUENCE ids_rpt;
 		ALTER TABLE domains DROP COLUMN aasa, DROP COLUMN asset_links; ALTER TABLE links DROP COLUMN external_id, DROP COLUMN ios_url, DROP COLUMN android_url, DROP COLUMN crawlable;
 		DROP TABLE link_checks; ALTER TABLE workspaces DROP COLUMN destination_checks, DROP COLUMN link_checks_enrolled;
+		ALTER TABLE links DROP COLUMN interstitial; ALTER TABLE workspaces DROP COLUMN pixel_meta, DROP COLUMN pixel_google, DROP COLUMN pixel_linkedin;
 		DELETE FROM linkbolt_schema WHERE version >= 10`); err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,8 @@ var _ link.WorkspaceService = (*WorkspaceService)(nil)
 // workspaceColumns are the columns scanWorkspace reads, in its order;
 // wsColumns the same of a query that names the table w.
 const (
-	workspaceColumns = `id, name, plan, created_at, updated_at, data_since, link_forward, destination_checks`
-	wsColumns        = `w.id, w.name, w.plan, w.created_at, w.updated_at, w.data_since, w.link_forward, w.destination_checks`
+	workspaceColumns = `id, name, plan, created_at, updated_at, data_since, link_forward, destination_checks, pixel_meta, pixel_google, pixel_linkedin`
+	wsColumns        = `w.id, w.name, w.plan, w.created_at, w.updated_at, w.data_since, w.link_forward, w.destination_checks, w.pixel_meta, w.pixel_google, w.pixel_linkedin`
 )
 
 // scanWorkspace reads a row of workspaceColumns, then into more.
@@ -28,7 +28,7 @@ func scanWorkspace(row pgx.Row, more ...any) (*link.Workspace, error) {
 	var w link.Workspace
 	var since *time.Time
 	var forward int16
-	if err := row.Scan(append([]any{&w.ID, &w.Name, &w.Plan, &w.CreatedAt, &w.UpdatedAt, &since, &forward, &w.DestinationChecks}, more...)...); err != nil {
+	if err := row.Scan(append([]any{&w.ID, &w.Name, &w.Plan, &w.CreatedAt, &w.UpdatedAt, &since, &forward, &w.DestinationChecks, &w.Pixels.Meta, &w.Pixels.Google, &w.Pixels.LinkedIn}, more...)...); err != nil {
 		return nil, err
 	}
 	w.ForwardPath, w.ForwardQuery = forward&forwardPath != 0, forward&forwardQuery != 0
@@ -217,6 +217,9 @@ func (s *WorkspaceService) UpdateWorkspace(ctx context.Context, id string, upd l
 		if upd.DestinationChecks != nil {
 			next.DestinationChecks = *upd.DestinationChecks
 		}
+		if upd.Pixels != nil {
+			next.Pixels = *upd.Pixels
+		}
 		if err := next.Validate(); err != nil {
 			return err
 		}
@@ -227,8 +230,9 @@ func (s *WorkspaceService) UpdateWorkspace(ctx context.Context, id string, upd l
 		}
 		next.UpdatedAt = s.db.now().UTC()
 		forward := forwardBits(&link.Link{ForwardPath: next.ForwardPath, ForwardQuery: next.ForwardQuery})
-		if _, err := tx.Exec(ctx, `UPDATE workspaces SET name = $2, plan = $3, updated_at = $4, link_forward = $5, destination_checks = $6 WHERE id = $1`,
-			id, next.Name, next.Plan, next.UpdatedAt, forward, next.DestinationChecks); err != nil {
+		if _, err := tx.Exec(ctx, `UPDATE workspaces SET name = $2, plan = $3, updated_at = $4, link_forward = $5, destination_checks = $6,
+			pixel_meta = $7, pixel_google = $8, pixel_linkedin = $9 WHERE id = $1`,
+			id, next.Name, next.Plan, next.UpdatedAt, forward, next.DestinationChecks, next.Pixels.Meta, next.Pixels.Google, next.Pixels.LinkedIn); err != nil {
 			return fmt.Errorf("update workspace %s: %w", id, err)
 		}
 		if before.Name != next.Name {

@@ -89,6 +89,10 @@ type createLinkRequest struct {
 	ForwardQuery *bool `json:"forward_query"`
 	// PublicStats makes the link's statistics public (off by default).
 	PublicStats bool `json:"public_stats"`
+	// EscapeInAppBrowser and Retargeting switch the link's interstitials
+	// (interstitial.go); absent is off.
+	EscapeInAppBrowser bool `json:"escape_in_app_browser"`
+	Retargeting        bool `json:"retargeting"`
 	// link controls: password, rules, variants, social card
 	linkControlsRequest
 	linkLimitsRequest
@@ -103,6 +107,7 @@ func (in *createLinkRequest) link(ws *link.Workspace, domain string, now time.Ti
 		Tags: in.Tags, UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode, CreatedAt: now, UpdatedAt: now,
 		ForwardPath: ws.ForwardPath, ForwardQuery: ws.ForwardQuery, ExternalID: in.ExternalID, Crawlable: in.Crawlable, PublicStats: in.PublicStats,
+		EscapeInApp: in.EscapeInAppBrowser, Retargeting: in.Retargeting,
 	}
 	if in.ForwardPath != nil {
 		l.ForwardPath = *in.ForwardPath
@@ -241,6 +246,8 @@ type updateLinkRequest struct {
 	ExternalID  patchField[string] `json:"external_id"`
 	Crawlable   *bool              `json:"crawlable"`
 	PublicStats *bool              `json:"public_stats"`
+	EscapeInApp *bool              `json:"escape_in_app_browser"`
+	Retargeting *bool              `json:"retargeting"`
 	// link controls: password, rules, variants, social card
 	linkControlsRequest
 
@@ -286,6 +293,7 @@ func (s *Server) linkUpdate(w http.ResponseWriter, r *http.Request, in updateLin
 		UTMSource: in.UTMSource, UTMMedium: in.UTMMedium, UTMCampaign: in.UTMCampaign,
 		CampaignID: in.CampaignID, RedirectCode: in.RedirectCode,
 		ForwardPath: in.ForwardPath, ForwardQuery: in.ForwardQuery, Crawlable: in.Crawlable, PublicStats: in.PublicStats,
+		EscapeInApp: in.EscapeInApp, Retargeting: in.Retargeting,
 	}
 	if in.ExternalID.Set {
 		v := in.ExternalID.Value

@@ -1,7 +1,7 @@
 package server
 
 // The redirect side of the link controls: password, rules, variants,
-// social card. A link with none of them never reaches this file (see
+// social card, interstitials. A link with none of them never reaches this file (see
 // link.Link.HasControls in redirect).
 
 import (
@@ -122,6 +122,11 @@ func (s *Server) redirectTo(w http.ResponseWriter, r *http.Request, l *link.Link
 		if loc, ok = s.forwardedLocation(w, r, l, loc); !ok {
 			return
 		}
+	}
+	// The interstitials (interstitial.go) take the place of the redirect
+	// and its click.
+	if (l.EscapeInApp || l.Retargeting) && s.interstitial(w, r, l, loc, variant) {
+		return
 	}
 	if r.Method != http.MethodHead {
 		s.recordClick(r, l, s.now(), variant)

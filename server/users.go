@@ -180,6 +180,16 @@ type workspaceResponse struct {
 	// DestinationChecks turns on the background check of the workspace's
 	// destinations (docs/links.md#destination-checks).
 	DestinationChecks bool `json:"destination_checks"`
+	// Pixels are the retargeting pixels of the workspace's links with
+	// retargeting; "" is a network not used.
+	Pixels workspacePixels `json:"pixels"`
+}
+
+// workspacePixels are a workspace's retargeting pixel IDs.
+type workspacePixels struct {
+	Meta     string `json:"meta"`
+	Google   string `json:"google"`
+	LinkedIn string `json:"linkedin"`
 }
 
 // workspaceLinkDefaults are a workspace's defaults of new links.
@@ -194,7 +204,8 @@ func (s *Server) workspaceResponse(ws *link.Workspace, role link.Role) workspace
 	return workspaceResponse{ID: ws.ID, Name: ws.Name, Plan: string(ws.Plan), RateLimit: s.cfg.Plans[ws.Plan], Role: string(role),
 		CreatedAt: ts(ws.CreatedAt), UpdatedAt: ts(ws.UpdatedAt),
 		LinkDefaults:      workspaceLinkDefaults{ForwardPath: ws.ForwardPath, ForwardQuery: ws.ForwardQuery},
-		DestinationChecks: ws.DestinationChecks}
+		DestinationChecks: ws.DestinationChecks,
+		Pixels:            workspacePixels{Meta: ws.Pixels.Meta, Google: ws.Pixels.Google, LinkedIn: ws.Pixels.LinkedIn}}
 }
 
 type meResponse struct {
@@ -251,6 +262,13 @@ type workspaceUpdateRequest struct {
 		ForwardQuery *bool `json:"forward_query"`
 	} `json:"link_defaults"`
 	DestinationChecks *bool `json:"destination_checks"`
+	// Pixels replaces the pixels named; a network left out keeps its ID,
+	// "" removes it.
+	Pixels *struct {
+		Meta     *string `json:"meta"`
+		Google   *string `json:"google"`
+		LinkedIn *string `json:"linkedin"`
+	} `json:"pixels"`
 }
 
 func (s *Server) handleCreateWorkspace(w http.ResponseWriter, r *http.Request, c *caller) error {
@@ -339,6 +357,18 @@ func (s *Server) handleUpdateWorkspace(w http.ResponseWriter, r *http.Request, c
 			return link.Errorf(link.EFORBIDDEN, "only an owner of the workspace may turn the checks of its destinations on or off")
 		}
 		upd.DestinationChecks = in.DestinationChecks
+	}
+	if p := in.Pixels; p != nil {
+		if role != link.RoleOwner && !c.user.Admin {
+			return link.Errorf(link.EFORBIDDEN, "only an owner of the workspace may change its retargeting pixels")
+		}
+		px := ws.Pixels
+		for _, f := range [...]struct{ in, to *string }{{p.Meta, &px.Meta}, {p.Google, &px.Google}, {p.LinkedIn, &px.LinkedIn}} {
+			if f.in != nil {
+				*f.to = *f.in
+			}
+		}
+		upd.Pixels = &px
 	}
 	if in.Plan != nil {
 		p := link.Plan(*in.Plan)

@@ -171,7 +171,7 @@ func (d *dumper) workspaces() error {
 		seq := btoi(k)
 		return &dump.Workspace{ID: d.id(prefixWorkspace, seq), Seq: seq, Name: r.Name, Plan: string(r.Plan),
 			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC(), DataSince: timePtr(r.DataSince),
-			ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery, DestinationChecks: r.DestinationChecks}, nil
+			ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery, DestinationChecks: r.DestinationChecks, Pixels: r.pixels()}, nil
 	})
 }
 
@@ -295,7 +295,8 @@ func (d *dumper) links() error {
 			PasswordHash: l.PasswordHash, Rules: l.Rules, Variants: l.Variants, OG: l.OG, ExpiresAt: timePtr(l.ExpiresAt),
 			MaxClicks: l.MaxClicks, ExpiredURL: l.ExpiredURL, Archived: l.Archived, Title: l.Title,
 			ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery, ExternalID: l.ExternalID,
-			IOSURL: l.IOSURL, AndroidURL: l.AndroidURL, Crawlable: l.Crawlable, PublicStats: l.PublicStats}, nil
+			IOSURL: l.IOSURL, AndroidURL: l.AndroidURL, Crawlable: l.Crawlable, PublicStats: l.PublicStats,
+			EscapeInApp: l.EscapeInApp, Retargeting: l.Retargeting}, nil
 	})
 }
 

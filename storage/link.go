@@ -52,6 +52,8 @@ type linkRecord struct {
 	ExternalID   string    `json:"external_id,omitempty"`
 	Crawlable    bool      `json:"crawlable,omitempty"`
 	PublicStats  bool      `json:"public_stats,omitempty"`
+	EscapeInApp  bool      `json:"escape_in_app_browser,omitempty"`
+	Retargeting  bool      `json:"retargeting,omitempty"`
 	// link controls: password, rules, variants, social card
 	linkControls
 
@@ -79,6 +81,8 @@ func (r *linkRecord) link(ids *idCodec, id uint64, clicks uint64) *link.Link {
 		ExternalID:     r.ExternalID,
 		Crawlable:      r.Crawlable,
 		PublicStats:    r.PublicStats,
+		EscapeInApp:    r.EscapeInApp,
+		Retargeting:    r.Retargeting,
 	}
 	r.controls(l)
 	l.LinkLimits = r.limits()

@@ -61,6 +61,8 @@ const (
 	lfAndroid                  // the Android destination follows
 	lfCrawlable                // the link may be indexed (nothing follows)
 	lfPublicStats              // the link's statistics are public (nothing follows)
+	lfEscapeInApp              // the link sends in-app browsers on (nothing follows)
+	lfRetargeting              // the link fires the workspace's pixels (nothing follows)
 	lfAll          = 1<<iota - 1
 )
 
@@ -94,6 +96,8 @@ func appendLink(dst []byte, r *linkRecord) []byte {
 	set(lfAndroid, r.Android != "")
 	set(lfCrawlable, r.Crawlable)
 	set(lfPublicStats, r.PublicStats)
+	set(lfEscapeInApp, r.EscapeInApp)
+	set(lfRetargeting, r.Retargeting)
 
 	dst = append(dst, linkCodecBinary)
 	dst = binary.AppendUvarint(dst, flags)
@@ -261,6 +265,8 @@ func decodeLink(raw []byte, r *linkRecord) error {
 	r.ForwardQuery = flags&lfForwardQuery != 0
 	r.Crawlable = flags&lfCrawlable != 0
 	r.PublicStats = flags&lfPublicStats != 0
+	r.EscapeInApp = flags&lfEscapeInApp != 0
+	r.Retargeting = flags&lfRetargeting != 0
 	if d.err || d.i != len(d.s) {
 		*r = linkRecord{}
 		return fmt.Errorf("decode record: %w", errLinkRecord)

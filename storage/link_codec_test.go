@@ -43,6 +43,8 @@ func codecRecords() []linkRecord {
 		{Workspace: 2, Alias: "fw", Destination: "https://fw.example/", CreatedAt: created, UpdatedAt: created, ForwardPath: true},
 		{Workspace: 2, Alias: "fq", Destination: "https://fq.example/", CreatedAt: created, UpdatedAt: created, ForwardQuery: true, ForwardPath: true, ExternalID: "order-1", Crawlable: true, PublicStats: true,
 			linkControls: linkControls{IOS: "https://apps.apple.com/app/id1", Android: "https://play.google.com/store/apps/details?id=x"}},
+		{Workspace: 2, Alias: "ia", Destination: "https://ia.example/", CreatedAt: created, UpdatedAt: created, EscapeInApp: true},
+		{Workspace: 2, Alias: "rt", Destination: "https://rt.example/", CreatedAt: created, UpdatedAt: created, Retargeting: true, EscapeInApp: true},
 		{Workspace: 7, Alias: "z", Destination: "https://z.example/", UpdatedAt: created, linkControls: linkControls{OG: &ogRecord{}},
 			linkLimitsRecord: linkLimitsRecord{ExpiresAt: &time.Time{}, MaxClicks: -3}},
 	}
@@ -100,7 +102,7 @@ func TestLinkCodec_Damaged(t *testing.T) {
 		wantErr("truncated", bin[:n])
 	}
 	wantErr("trailing byte", append(append([]byte{}, bin...), 0))
-	wantErr("unknown flag", append([]byte{linkCodecBinary}, 0x80, 0x80, 0x10, 0, 0, 0, 0, 0, 0, 0))
+	wantErr("unknown flag", append([]byte{linkCodecBinary}, 0x80, 0x80, 0x80, 0x08, 0, 0, 0, 0, 0, 0, 0))
 	wantErr("unknown form", append([]byte{0x02}, bin[1:]...))
 	wantErr("overlong varint", append([]byte{linkCodecBinary}, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f))
 

@@ -88,6 +88,8 @@ func newLinkRecord(wid uint64, in *link.Link, now time.Time) *linkRecord {
 		ExternalID:   in.ExternalID,
 		Crawlable:    in.Crawlable,
 		PublicStats:  in.PublicStats,
+		EscapeInApp:  in.EscapeInApp,
+		Retargeting:  in.Retargeting,
 	}
 	rec.linkLimitsRecord = limitsRecord(in.LinkLimits)
 	rec.setControls(in)

@@ -95,6 +95,7 @@ func (s *LinkService) updateLinkTx(tx *bolt.Tx, wid, lid uint64, upd link.LinkUp
 		return nil, oldKey, true, err
 	}
 	rec.PublicStats = l.PublicStats
+	rec.EscapeInApp, rec.Retargeting = l.EscapeInApp, l.Retargeting
 	// link controls: expiry and limits
 	if err := countArchived(tx, wid, rec.Archived, l.Archived); err != nil {
 		return nil, oldKey, true, err

@@ -285,7 +285,7 @@ func (l *loader) put(r dump.Record) error {
 			}
 		}
 		return putJSON(l.b(bucketWorkspaces), k, &workspaceRecord{Name: r.Name, Plan: link.Plan(r.Plan), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, DataSince: r.DataSince,
-			ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery, DestinationChecks: r.DestinationChecks})
+			ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery, DestinationChecks: r.DestinationChecks, Pixels: newPixelsRecord(r.Pixels)})
 	case *dump.Member:
 		return l.putMember(r)
 	case *dump.FormerMember:
@@ -551,7 +551,7 @@ func (l *loader) putLink(r *dump.Link) error {
 		UTMMedium: r.UTMMedium, UTMCampaign: r.UTMCampaign, CampaignID: r.CampaignID, RedirectCode: r.RedirectCode,
 		PasswordHash: r.PasswordHash, Rules: r.Rules, Variants: r.Variants, OG: r.OG,
 		LinkLimits:  link.LinkLimits{ExpiresAt: r.ExpiresAt, MaxClicks: r.MaxClicks, ExpiredURL: r.ExpiredURL, Archived: r.Archived, Title: r.Title},
-		ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery, ExternalID: r.ExternalID, IOSURL: r.IOSURL, AndroidURL: r.AndroidURL, Crawlable: r.Crawlable, PublicStats: r.PublicStats}
+		ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery, ExternalID: r.ExternalID, IOSURL: r.IOSURL, AndroidURL: r.AndroidURL, Crawlable: r.Crawlable, PublicStats: r.PublicStats, EscapeInApp: r.EscapeInApp, Retargeting: r.Retargeting}
 	rec := newLinkRecord(wid, in, r.CreatedAt)
 	rec.UpdatedAt = r.UpdatedAt
 	links := l.b(bucketLinks)

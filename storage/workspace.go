@@ -32,7 +32,29 @@ type workspaceRecord struct {
 	ForwardPath  bool       `json:"forward_path,omitempty"`
 	ForwardQuery bool       `json:"forward_query,omitempty"`
 	// DestinationChecks is link.Workspace's; link_check.go keeps the checks.
-	DestinationChecks bool `json:"destination_checks,omitempty"`
+	DestinationChecks bool          `json:"destination_checks,omitempty"`
+	Pixels            *pixelsRecord `json:"pixels,omitempty"`
+}
+
+// pixelsRecord is link.Pixels, stored when the workspace has any.
+type pixelsRecord struct {
+	Meta     string `json:"meta,omitempty"`
+	Google   string `json:"google,omitempty"`
+	LinkedIn string `json:"linkedin,omitempty"`
+}
+
+func newPixelsRecord(p link.Pixels) *pixelsRecord {
+	if !p.Any() {
+		return nil
+	}
+	return &pixelsRecord{Meta: p.Meta, Google: p.Google, LinkedIn: p.LinkedIn}
+}
+
+func (r *workspaceRecord) pixels() link.Pixels {
+	if r.Pixels == nil {
+		return link.Pixels{}
+	}
+	return link.Pixels{Meta: r.Pixels.Meta, Google: r.Pixels.Google, LinkedIn: r.Pixels.LinkedIn}
 }
 
 func (r *workspaceRecord) workspace(ids *idCodec, id uint64) *link.Workspace {
@@ -44,6 +66,7 @@ func (r *workspaceRecord) workspace(ids *idCodec, id uint64) *link.Workspace {
 		UpdatedAt:   r.UpdatedAt,
 		ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery,
 		DestinationChecks: r.DestinationChecks,
+		Pixels:            r.pixels(),
 	}
 	if r.DataSince != nil {
 		w.DataSince = *r.DataSince
@@ -209,6 +232,9 @@ func (s *WorkspaceService) UpdateWorkspace(ctx context.Context, id string, upd l
 		if upd.DestinationChecks != nil {
 			next.DestinationChecks = *upd.DestinationChecks
 		}
+		if upd.Pixels != nil {
+			next.Pixels = *upd.Pixels
+		}
 		if err := next.Validate(); err != nil {
 			return err
 		}
@@ -221,6 +247,7 @@ func (s *WorkspaceService) UpdateWorkspace(ctx context.Context, id string, upd l
 		rec.DestinationChecks = next.DestinationChecks
 		rec.Name, rec.Plan, rec.UpdatedAt = next.Name, next.Plan, s.db.now()
 		rec.ForwardPath, rec.ForwardQuery = next.ForwardPath, next.ForwardQuery
+		rec.Pixels = newPixelsRecord(next.Pixels)
 		if err := putJSON(tx.Bucket(bucketWorkspaces), itob(wid), rec); err != nil {
 			return err
 		}

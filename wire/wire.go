@@ -110,7 +110,9 @@ type Link struct {
 	PublicStats            bool     `json:"public_stats"`
 	// DestinationCheck is the last check of the destination, shown when
 	// the workspace checks its destinations (absent otherwise).
-	DestinationCheck *LinkCheck `json:"destination_check,omitempty"`
+	DestinationCheck   *LinkCheck `json:"destination_check,omitempty"`
+	EscapeInAppBrowser bool       `json:"escape_in_app_browser"`
+	Retargeting        bool       `json:"retargeting"`
 	// link controls: password, rules, variants, social card
 	LinkControls
 
@@ -135,6 +137,7 @@ func (s ShortURLs) Link(l *link.Link) Link {
 		CampaignID: Optional(l.CampaignID), RedirectCode: l.RedirectCode, Clicks: l.Clicks,
 		CreatedAt: Time(l.CreatedAt), UpdatedAt: Time(l.UpdatedAt),
 		ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery, ExternalID: Optional(l.ExternalID), Crawlable: l.Crawlable, PublicStats: l.PublicStats,
+		EscapeInAppBrowser: l.EscapeInApp, Retargeting: l.Retargeting,
 		LinkControls:     NewLinkControls(l),
 		LinkLimits:       newLinkLimits(&l.LinkLimits),
 		DestinationCheck: NewLinkCheck(l),

@@ -338,12 +338,13 @@ function formOf(l) {
     utm_source: l.utm_source || '', utm_medium: l.utm_medium || '', utm_campaign: l.utm_campaign || '',
     campaign_id: l.campaign_id || '', redirect_code: String(l.redirect_code || 302),
     forward_path: !!l.forward_path, forward_query: !!l.forward_query, external_id: l.external_id || '', crawlable: !!l.crawlable, public_stats: !!l.public_stats,
+    escape_in_app_browser: !!l.escape_in_app_browser, retargeting: !!l.retargeting,
     ...targetingFormOf(l),
     ...limitsForm(l),
   };
 }
 
-const EMPTY = { destination_url: '', alias: '', domain: '', tags: '', utm_source: '', utm_medium: '', utm_campaign: '', utm_template_id: '', campaign_id: '', redirect_code: '302', forward_path: false, forward_query: false, external_id: '', crawlable: false, public_stats: false, ...TARGETING_EMPTY, ...LIMITS_EMPTY };
+const EMPTY = { destination_url: '', alias: '', domain: '', tags: '', utm_source: '', utm_medium: '', utm_campaign: '', utm_template_id: '', campaign_id: '', redirect_code: '302', forward_path: false, forward_query: false, external_id: '', crawlable: false, public_stats: false, escape_in_app_browser: false, retargeting: false, ...TARGETING_EMPTY, ...LIMITS_EMPTY };
 
 // createBody is what the create form sends: the destination and the fields
 // given (302 is the API's default and is left out).
@@ -363,6 +364,8 @@ function createBody(form) {
   if (form.external_id.trim()) body.external_id = form.external_id.trim();
   if (form.crawlable) body.crawlable = true;
   if (form.public_stats) body.public_stats = true;
+  if (form.escape_in_app_browser) body.escape_in_app_browser = true;
+  if (form.retargeting) body.retargeting = true;
   Object.assign(body, targetingBody(form, null));
   return Object.assign(body, limitsBody(form));
 }
@@ -380,15 +383,22 @@ function editBody(form, l) {
   if (tags.join(',') !== splitTags(was.tags).join(',')) body.tags = tags;
   if (form.campaign_id !== was.campaign_id) body.campaign_id = form.campaign_id;
   if (form.redirect_code !== was.redirect_code) body.redirect_code = Number(form.redirect_code);
-  for (const k of ['forward_path', 'forward_query', 'crawlable', 'public_stats']) if (form[k] !== was[k]) body[k] = form[k];
+  for (const k of ['forward_path', 'forward_query', 'crawlable', 'public_stats', ...INTERSTITIALS.map(([k]) => k)]) if (form[k] !== was[k]) body[k] = form[k];
   Object.assign(body, targetingBody(form, was));
   return Object.assign(body, limitsBody(form, was));
 }
 
+// INTERSTITIALS are the pages a link may serve before its redirect, off
+// unless checked.
+const INTERSTITIALS = [
+  ['escape_in_app_browser', 'Leave in-app browsers', "visitors in Instagram, Facebook, TikTok or LinkedIn are sent on to their own browser"],
+  ['retargeting', 'Fire retargeting pixels', "a short page fires the workspace's pixels (Workspace page) before the redirect: one more page for visitors, and their consent is yours to ask"],
+];
+
 // LinkFields are the fields of a link, for create (no prefix) and edit
 // ("edit_" before each id, so that both forms can be on the page at once).
 function LinkFields({ form, setField, f, p, campaigns, domains, templates, editing, shortURL }) {
-  const more = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_template_id', 'campaign_id', 'redirect_code', 'forward_path', 'forward_query', 'external_id', 'crawlable', 'public_stats'];
+  const more = ['utm_source', 'utm_medium', 'utm_campaign', 'utm_template_id', 'campaign_id', 'redirect_code', 'forward_path', 'forward_query', 'external_id', 'crawlable', 'public_stats', 'escape_in_app_browser', 'retargeting'];
   const templateList = templates ? templates.data : [];
   const template = form.utm_template_id && templateList.find(t => t.id === form.utm_template_id);
   const moreSet = editing || more.some(k => f[k]) || (!editing && more.some(k => form[k] !== EMPTY[k]));
@@ -408,7 +418,7 @@ function LinkFields({ form, setField, f, p, campaigns, domains, templates, editi
       <${Field} id=${p + 'tags'} label=${editing ? 'Tags (comma separated)' : 'Tags (comma separated, optional)'} value=${form.tags} onInput=${setField} error=${fieldError(f, 'tags')} />
     </div>
     <details class="more" open=${moreSet || undefined}>
-      <summary>More options: UTM, campaign, redirect code, forwarding, external ID, search engines, public statistics</summary>
+      <summary>More options: UTM, campaign, redirect code, forwarding, external ID, search engines, public statistics, in-app browsers, pixels</summary>
       ${editing || templateList.length === 0 ? null : html`<div class="row">
         <${Select} id="utm_template_id" label="UTM template" value=${form.utm_template_id} onChange=${setField} error=${fieldError(f, 'utm_template_id')}
           hint=${template ? 'Gives ' + UTM.filter(([k]) => template[k]).map(([k]) => k + '=' + template[k]).join(', ') + ' where the fields below are empty.' : 'Saved sets of UTM values, kept on the Workspace page.'}>
@@ -451,6 +461,13 @@ function LinkFields({ form, setField, f, p, campaigns, domains, templates, editi
           ${shortURL && form.public_stats ? html`<p class="public-stats-url"><code id=${p + 'public_stats_url'}>${shortURL}/stats</code>
             <${CopyButton} text=${shortURL + '/stats'} id=${p + 'public_stats_copy'} describe="Copy the public statistics address" />
             <a href=${shortURL + '/stats'} target="_blank" rel="noopener">Open</a></p>` : null}</div>
+      </div>
+      <div class="row interstitials">
+        ${INTERSTITIALS.map(([k, label, hint]) => html`
+          <div class="field"><label class="check"><input type="checkbox" id=${p + k} checked=${!!form[k]}
+            onChange=${e => setField({ target: { name: p + k, value: e.target.checked } })} /> ${label}</label>
+            <small class="hint">${hint}</small>
+            ${fieldError(f, k) ? html`<small class="field-error">${fieldError(f, k)}</small>` : null}</div>`)}
       </div>
     </details>
     <${TargetingFields} form=${form} setField=${setField} f=${f} p=${p} editing=${editing} />

@@ -29,6 +29,7 @@ export function WorkspacePage({ workspace: ws, me, reloadMe, switchTo }) {
       <${RenameForm} ws=${shown} reloadMe=${reloadMe} />
       <${LinkDefaultsForm} ws=${shown} reloadMe=${reloadMe} />
       <${DestinationChecksForm} ws=${shown} reloadMe=${reloadMe} />
+      <${PixelsForm} ws=${shown} reloadMe=${reloadMe} />
       <${PlanSection} ws=${shown} me=${me} reloadMe=${reloadMe} />
       <${UTMTemplates} key=${ws.id} canWrite=${ws.role === 'owner' || ws.role === 'read_write'} />`}`
     : html`<p class="empty">You are not a member of any workspace yet. Create one below, or ask an owner for an invitation.</p>`}
@@ -46,7 +47,7 @@ function useWorkspace(ws) {
     let live = true;
     call('GET', '/v1/workspaces/' + ws.id).then(w => live && setState({ ws: w, error: null }), e => live && setState(s => ({ ...s, error: e })));
     return () => { live = false; };
-  }, [ws && ws.id, ws && ws.name, ws && ws.plan, ws && JSON.stringify(ws.link_defaults), ws && ws.destination_checks]);
+  }, [ws && ws.id, ws && ws.name, ws && ws.plan, ws && JSON.stringify(ws.link_defaults), ws && ws.destination_checks, ws && JSON.stringify(ws.pixels)]);
   return state;
 }
 
@@ -156,6 +157,37 @@ function DestinationChecksForm({ ws, reloadMe }) {
       <p class="hint">A check asks the destination (HEAD, then GET) about once a day. Two failures in a row (no answer, 404, 500…) mark the link <strong>Broken</strong> in the list and send the <code>link.broken</code> webhook event; <code>link.fixed</code> follows when it answers again. Login walls (401, 403) and rate limits (429) count as working. Owners and the instance admin turn it on; off, results are forgotten.</p>
       <${Message} error=${error} notice=${notice} />
       <div class="actions"><button type="submit" disabled=${busy || on === !!ws.destination_checks}>${busy ? 'Saving…' : 'Save'}</button>
+      <${CopyAsCurl} method="PATCH" path=${'/v1/workspaces/' + ws.id} body=${body} /></div>
+    </form>
+  </section>`;
+}
+
+// PIXELS are the retargeting pixels a workspace may set: field, label,
+// placeholder.
+const PIXELS = [['meta', 'Meta pixel ID', '1234567890123456'], ['google', 'Google tag ID', 'G-XXXXXXXXXX or AW-123456789'], ['linkedin', 'LinkedIn partner ID', '1234567']];
+
+// PixelsForm sets the workspace's retargeting pixels, which its links with
+// retargeting fire on a page before their redirect.
+function PixelsForm({ ws, reloadMe }) {
+  const px = ws.pixels || {};
+  const [ids, setIDs] = useState({ meta: px.meta || '', google: px.google || '', linkedin: px.linkedin || '' });
+  const { error, notice, busy, send } = usePatchWorkspace(ws, reloadMe, w => {
+    setIDs({ meta: w.pixels.meta, google: w.pixels.google, linkedin: w.pixels.linkedin });
+    return 'Saved: links with retargeting fire ' + (PIXELS.filter(([k]) => w.pixels[k]).map(([, l]) => l.replace(/ (pixel|tag|partner) ID$/, '')).join(', ') || 'no pixel, and redirect as others do') + '.';
+  });
+  const body = { pixels: { meta: ids.meta.trim(), google: ids.google.trim(), linkedin: ids.linkedin.trim() } };
+  const submit = e => { e.preventDefault(); send(body); };
+  const fields = (error && error.fields) || {};
+  return html`<section class="card" aria-labelledby="ws-pixels">
+    <h2 id="ws-pixels">Retargeting pixels</h2>
+    <form id="pixels-form" onSubmit=${submit} novalidate>
+      <div class="row">
+        ${PIXELS.map(([k, label, ph]) => html`<${Field} id=${'ws-pixel-' + k} name=${k} label=${label} placeholder=${ph} maxlength="30" value=${ids[k]}
+          onInput=${e => setIDs({ ...ids, [k]: e.target.value })} error=${fields['pixels.' + k]} />`)}
+      </div>
+      <p class="hint">Links with <em>Fire retargeting pixels</em> checked show visitors a short page that loads these networks' scripts, then redirects (under a second). Visitors pay one more page, and their visit is shared with these networks: asking the consent their law requires is the workspace's job. Empty: not used. Owners and the instance admin set them.</p>
+      <${Message} error=${Object.keys(fields).length ? null : error} notice=${notice} />
+      <div class="actions"><button type="submit" disabled=${busy}>${busy ? 'Saving…' : 'Save pixels'}</button>
       <${CopyAsCurl} method="PATCH" path=${'/v1/workspaces/' + ws.id} body=${body} /></div>
     </form>
   </section>`;

@@ -84,6 +84,9 @@ func populateForCopy(t *testing.T, path string) *copyInstance {
 	must(st.Users.(link.PasswordResets).CreatePasswordReset(ctx, bob.ID, hashOf("reset"), now.Add(time.Hour)))
 	in.ws2 = &link.Workspace{Name: "Second", Plan: link.PlanFree}
 	must(st.Workspaces.CreateWorkspace(ctx, in.ws2, bob.ID, 0))
+	pixels := link.Pixels{Meta: "1234567890123456", Google: "G-AB12CD34EF", LinkedIn: "5544332"}
+	_, err = st.Workspaces.UpdateWorkspace(ctx, in.ws1.ID, link.WorkspaceUpdate{Pixels: &pixels})
+	must(err)
 	for i, u := range []*link.User{bob, carol} {
 		tok := hashOf(fmt.Sprint("join", i))
 		inv := &link.Invitation{WorkspaceID: in.ws1.ID, Email: u.Email, Role: link.RoleReadWrite, TokenHash: tok, InvitedBy: admin.ID, ExpiresAt: time.Now().Add(7 * 24 * time.Hour).Truncate(time.Second)}
@@ -136,7 +139,7 @@ func populateForCopy(t *testing.T, path string) *copyInstance {
 			OG:         &link.OG{Title: "Card", Description: "A card", ImageURL: "https://example.com/i.png"},
 			LinkLimits: link.LinkLimits{ExpiresAt: &expires, MaxClicks: 1000, ExpiredURL: "https://example.com/gone", Title: "Full"}, ExternalID: "crm:42",
 			IOSURL: "https://apps.apple.com/app/id42", AndroidURL: "https://play.google.com/store/apps/details?id=com.example", Crawlable: true},
-		{WorkspaceID: in.ws1.ID, Alias: "home", Domain: "go.example.com", DestinationURL: "https://example.com/home", PublicStats: true},
+		{WorkspaceID: in.ws1.ID, Alias: "home", Domain: "go.example.com", DestinationURL: "https://example.com/home", PublicStats: true, EscapeInApp: true, Retargeting: true},
 		{WorkspaceID: in.ws1.ID, Alias: "old", DestinationURL: "https://example.com/old", LinkLimits: link.LinkLimits{Archived: true}},
 		{WorkspaceID: in.ws1.ID, Alias: "doomed", DestinationURL: "https://example.com/doomed"},
 		{WorkspaceID: in.ws2.ID, Alias: "bobs", DestinationURL: "https://example.com/bob"},

@@ -214,7 +214,8 @@ func linkData(l *link.Link) map[string]any {
 		"expires_at": l.ExpiresAt, "max_clicks": l.MaxClicks, "expired_url": l.ExpiredURL,
 		"archived": l.Archived, "title": l.Title, "password_protected": l.PasswordHash != "",
 		"forward_path": l.ForwardPath, "forward_query": l.ForwardQuery, "external_id": l.ExternalID,
-		"ios_url": l.IOSURL, "android_url": l.AndroidURL, "crawlable": l.Crawlable, "public_stats": l.PublicStats}
+		"ios_url": l.IOSURL, "android_url": l.AndroidURL, "crawlable": l.Crawlable, "public_stats": l.PublicStats,
+		"escape_in_app_browser": l.EscapeInApp, "retargeting": l.Retargeting}
 	rules := make([]map[string]any, 0, len(l.Rules))
 	for _, r := range l.Rules {
 		cond := map[string]any{}

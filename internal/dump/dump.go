@@ -96,6 +96,8 @@ type Workspace struct {
 	// DestinationChecks turns on the check of its links' destinations
 	// (their checks are not copied: the new store checks them anew).
 	DestinationChecks bool
+	// Pixels are its retargeting pixels.
+	Pixels link.Pixels
 }
 
 // Member is a user's membership of a workspace.
@@ -205,6 +207,7 @@ type Link struct {
 	IOSURL, AndroidURL                string
 	Crawlable                         bool
 	PublicStats                       bool
+	EscapeInApp, Retargeting          bool
 	// ClicksReserved is how many of its max_clicks the link has used, as
 	// a store that counts them in its database keeps it (PostgreSQL): it
 	// may be ahead of Clicks (clicks reserved and not yet written, or

@@ -33,6 +33,7 @@ var linkTests = []test{
 	{"AppDestinations", testLinksAppDestinations},
 	{"Crawlable", testLinksCrawlable},
 	{"PublicStats", testLinksPublicStats},
+	{"Interstitials", testLinksInterstitials},
 }
 
 // testLinksCrawlable checks CrawlableAliases: the crawlable links of one
@@ -230,6 +231,57 @@ func testLinksPublicStats(t *testing.T, e *env) {
 	check("reopened", "priv", true)
 	if got, err := e.Links.FindLinkByID(e.ctx, ws.ID, l.ID); err != nil || got.PublicStats || !got.ForwardQuery {
 		t.Fatalf("by id: %+v, %v", got, err)
+	}
+}
+
+// testLinksInterstitials checks that a link's interstitial flags
+// (escape_in_app_browser, retargeting) and a workspace's pixels are
+// stored, read back, updated alone, validated, and kept over a restart.
+func testLinksInterstitials(t *testing.T, e *env) {
+	_, ws := e.setup()
+	a := e.link(ws.ID, &link.Link{Alias: "inapp", EscapeInApp: true})
+	b := e.link(ws.ID, &link.Link{Alias: "pixels", Retargeting: true, ForwardQuery: true})
+	check := func(what, alias string, escape, retarget bool) {
+		t.Helper()
+		got, err := e.Links.FindLinkByAlias(e.ctx, "", alias)
+		if err != nil || got.EscapeInApp != escape || got.Retargeting != retarget {
+			t.Fatalf("%s: %s = %+v, %v; want escape %v, retargeting %v", what, alias, got, err, escape, retarget)
+		}
+	}
+	check("created", "inapp", true, false)
+	check("created", "pixels", false, true)
+	on, off := true, false
+	if got, err := e.Links.UpdateLink(e.ctx, ws.ID, a.ID, link.LinkUpdate{EscapeInApp: &off, Retargeting: &on}, nil); err != nil ||
+		got.EscapeInApp || !got.Retargeting {
+		t.Fatalf("updated: %+v, %v", got, err)
+	}
+	tags := []string{"t"}
+	if _, err := e.Links.UpdateLink(e.ctx, ws.ID, b.ID, link.LinkUpdate{Tags: &tags}, nil); err != nil {
+		t.Fatal(err)
+	}
+	bad := link.Pixels{Meta: "12ab", Google: "UA-1234-5", LinkedIn: "x"}
+	_, err := e.Workspaces.UpdateWorkspace(e.ctx, ws.ID, link.WorkspaceUpdate{Pixels: &bad})
+	if link.ErrorCode(err) != link.EINVALID {
+		t.Fatalf("bad pixels: %v, want EINVALID", err)
+	}
+	px := link.Pixels{Meta: "1234567890123456", Google: " g-ab12cd34ef ", LinkedIn: "5544332"}
+	if got, err := e.Workspaces.UpdateWorkspace(e.ctx, ws.ID, link.WorkspaceUpdate{Pixels: &px}); err != nil ||
+		got.Pixels != (link.Pixels{Meta: "1234567890123456", Google: "G-AB12CD34EF", LinkedIn: "5544332"}) {
+		t.Fatalf("workspace pixels: %+v, %v", got, err)
+	}
+	e.restart()
+	check("reopened", "inapp", false, true)
+	check("another field updated, reopened", "pixels", false, true)
+	if got, err := e.Links.FindLinkByID(e.ctx, ws.ID, b.ID); err != nil || !got.Retargeting || !got.ForwardQuery || got.EscapeInApp {
+		t.Fatalf("by id: %+v, %v", got, err)
+	}
+	got, err := e.Workspaces.FindWorkspaceByID(e.ctx, ws.ID)
+	if err != nil || got.Pixels != (link.Pixels{Meta: "1234567890123456", Google: "G-AB12CD34EF", LinkedIn: "5544332"}) {
+		t.Fatalf("workspace reopened: %+v, %v", got, err)
+	}
+	none := link.Pixels{}
+	if got, err := e.Workspaces.UpdateWorkspace(e.ctx, ws.ID, link.WorkspaceUpdate{Pixels: &none}); err != nil || got.Pixels.Any() {
+		t.Fatalf("pixels removed: %+v, %v", got, err)
 	}
 }
 

@@ -232,7 +232,7 @@ func dumpLinks(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
 			Tags: l.Tags, UTMSource: l.UTMSource, UTMMedium: l.UTMMedium, UTMCampaign: l.UTMCampaign, CampaignID: l.CampaignID,
 			RedirectCode: l.RedirectCode, Clicks: l.Clicks, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt,
 			PasswordHash: l.PasswordHash, Rules: l.Rules, Variants: l.Variants, OG: l.OG,
-			ExpiresAt: l.ExpiresAt, MaxClicks: l.MaxClicks, ExpiredURL: l.ExpiredURL, Archived: l.Archived, Title: l.Title,
+			ExpiresAt: l.ExpiresAt, MaxClicks: l.MaxClicks, ExpiredURL: l.ExpiredURL, Archived: l.Archived, Title: l.Title, Note: l.Note,
 			ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery, ClicksReserved: reserved,
 		}, nil
 	})

@@ -249,7 +249,7 @@ func (s *LinkService) drawCodes(ctx context.Context, tx pgx.Tx, ins []link.Link,
 type linkRows struct {
 	ids, wss, domains, aliases, dests, tags         []string
 	utmSources, utmMediums, utmCampaigns, campaigns []string
-	passwords, expiredURLs, titles, searches        []string
+	passwords, expiredURLs, titles, searches, notes []string
 	seqs, maxClicks                                 []int64
 	codes                                           []int32
 	created, updated                                []time.Time
@@ -279,7 +279,7 @@ func (r *linkRows) add(l *link.Link, seq int64) error {
 	r.passwords, r.rules, r.variants, r.og = append(r.passwords, l.PasswordHash), append(r.rules, text(rules)), append(r.variants, text(variants)), append(r.og, text(og))
 	r.expires, r.maxClicks, r.expiredURLs = append(r.expires, expires), append(r.maxClicks, l.MaxClicks), append(r.expiredURLs, l.ExpiredURL)
 	r.archived, r.titles, r.searches = append(r.archived, l.Archived), append(r.titles, l.Title), append(r.searches, searchText(l))
-	r.forward = append(r.forward, forwardBits(l))
+	r.forward, r.notes = append(r.forward, forwardBits(l)), append(r.notes, l.Note)
 	return nil
 }
 
@@ -289,17 +289,17 @@ func (r *linkRows) insert(ctx context.Context, tx pgx.Tx) (map[string]bool, erro
 	rows, err := tx.Query(ctx, `INSERT INTO links (`+linkInsertColumns+`)
 		SELECT id, seq, ws, domain, alias, dest, CASE WHEN tags = '' THEN '{}'::text[] ELSE string_to_array(tags, E'\n') END,
 			utm_source, utm_medium, utm_campaign, campaign, code, created, updated,
-			password, rules::jsonb, variants::jsonb, og::jsonb, expires, max_clicks, expired_url, archived, title, search, forward
+			password, rules::jsonb, variants::jsonb, og::jsonb, expires, max_clicks, expired_url, archived, title, search, forward, note
 		FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
 			$8::text[], $9::text[], $10::text[], $11::text[], $12::integer[], $13::timestamptz[], $14::timestamptz[],
-			$15::text[], $16::text[], $17::text[], $18::text[], $19::timestamptz[], $20::bigint[], $21::text[], $22::boolean[], $23::text[], $24::text[], $25::smallint[])
+			$15::text[], $16::text[], $17::text[], $18::text[], $19::timestamptz[], $20::bigint[], $21::text[], $22::boolean[], $23::text[], $24::text[], $25::smallint[], $26::text[])
 			AS u(id, seq, ws, domain, alias, dest, tags, utm_source, utm_medium, utm_campaign, campaign, code, created, updated,
-				password, rules, variants, og, expires, max_clicks, expired_url, archived, title, search, forward)
+				password, rules, variants, og, expires, max_clicks, expired_url, archived, title, search, forward, note)
 		ON CONFLICT (domain, alias) DO NOTHING
 		RETURNING id`,
 		r.ids, r.seqs, r.wss, r.domains, r.aliases, r.dests, r.tags,
 		r.utmSources, r.utmMediums, r.utmCampaigns, r.campaigns, r.codes, r.created, r.updated,
-		r.passwords, r.rules, r.variants, r.og, r.expires, r.maxClicks, r.expiredURLs, r.archived, r.titles, r.searches, r.forward)
+		r.passwords, r.rules, r.variants, r.og, r.expires, r.maxClicks, r.expiredURLs, r.archived, r.titles, r.searches, r.forward, r.notes)
 	if err != nil {
 		return nil, fmt.Errorf("insert links: %w", err)
 	}

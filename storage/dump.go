@@ -293,7 +293,7 @@ func (d *dumper) links() error {
 			DestinationURL: l.DestinationURL, Tags: l.Tags, UTMSource: l.UTMSource, UTMMedium: l.UTMMedium, UTMCampaign: l.UTMCampaign,
 			CampaignID: l.CampaignID, RedirectCode: l.RedirectCode, Clicks: l.Clicks, CreatedAt: l.CreatedAt.UTC(), UpdatedAt: l.UpdatedAt.UTC(),
 			PasswordHash: l.PasswordHash, Rules: l.Rules, Variants: l.Variants, OG: l.OG, ExpiresAt: timePtr(l.ExpiresAt),
-			MaxClicks: l.MaxClicks, ExpiredURL: l.ExpiredURL, Archived: l.Archived, Title: l.Title,
+			MaxClicks: l.MaxClicks, ExpiredURL: l.ExpiredURL, Archived: l.Archived, Title: l.Title, Note: l.Note,
 			ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery}, nil
 	})
 }

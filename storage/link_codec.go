@@ -21,7 +21,7 @@ import (
 // then, each only when its flag says so: updated at, tags (a uvarint
 // count, then each), UTM source, medium and campaign, campaign ID,
 // password hash, rules, variants, social card, expiry, click limit
-// (varint), expired URL, title. A string is a uvarint length and its
+// (varint), expired URL, title, note. A string is a uvarint length and its
 // bytes; a time is its Unix seconds (varint) and nanoseconds (uvarint),
 // read back in UTC. A rule is its device, OS, browser, country, language,
 // a byte of flags for what follows (ruleQuery, ruleIP, ruleAfter,
@@ -55,6 +55,7 @@ const (
 	lfArchived                 // the link is archived (nothing follows)
 	lfForwardPath              // the link forwards the visitor's path (nothing follows)
 	lfForwardQuery             // the link forwards the visitor's query (nothing follows)
+	lfNote                     // the note follows
 	lfAll          = 1<<iota - 1
 )
 
@@ -83,6 +84,7 @@ func appendLink(dst []byte, r *linkRecord) []byte {
 	set(lfArchived, r.Archived)
 	set(lfForwardPath, r.ForwardPath)
 	set(lfForwardQuery, r.ForwardQuery)
+	set(lfNote, r.Note != "")
 
 	dst = append(dst, linkCodecBinary)
 	dst = binary.AppendUvarint(dst, flags)
@@ -143,6 +145,9 @@ func appendLink(dst []byte, r *linkRecord) []byte {
 	}
 	if flags&lfTitle != 0 {
 		dst = appendLenString(dst, r.Title)
+	}
+	if flags&lfNote != 0 {
+		dst = appendLenString(dst, r.Note)
 	}
 	return dst
 }
@@ -226,6 +231,9 @@ func decodeLink(raw []byte, r *linkRecord) error {
 	}
 	if flags&lfTitle != 0 {
 		r.Title = d.str()
+	}
+	if flags&lfNote != 0 {
+		r.Note = d.str()
 	}
 	r.Archived = flags&lfArchived != 0
 	r.ForwardPath = flags&lfForwardPath != 0

@@ -545,7 +545,7 @@ func (l *loader) putLink(r *dump.Link) error {
 	in := &link.Link{Alias: r.Alias, Domain: r.Domain, DestinationURL: r.DestinationURL, Tags: r.Tags, UTMSource: r.UTMSource,
 		UTMMedium: r.UTMMedium, UTMCampaign: r.UTMCampaign, CampaignID: r.CampaignID, RedirectCode: r.RedirectCode,
 		PasswordHash: r.PasswordHash, Rules: r.Rules, Variants: r.Variants, OG: r.OG,
-		LinkLimits:  link.LinkLimits{ExpiresAt: r.ExpiresAt, MaxClicks: r.MaxClicks, ExpiredURL: r.ExpiredURL, Archived: r.Archived, Title: r.Title},
+		LinkLimits:  link.LinkLimits{ExpiresAt: r.ExpiresAt, MaxClicks: r.MaxClicks, ExpiredURL: r.ExpiredURL, Archived: r.Archived, Title: r.Title, Note: r.Note},
 		ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery}
 	rec := newLinkRecord(wid, in, r.CreatedAt)
 	rec.UpdatedAt = r.UpdatedAt

@@ -134,7 +134,7 @@ func populateForCopy(t *testing.T, path string) *copyInstance {
 			Rules:      []link.Rule{{If: link.RuleCondition{Country: "DE"}, Then: "https://example.de/"}},
 			Variants:   []link.Variant{{DestinationURL: "https://example.com/a", Weight: 50}, {DestinationURL: "https://example.com/b", Weight: 50}},
 			OG:         &link.OG{Title: "Card", Description: "A card", ImageURL: "https://example.com/i.png"},
-			LinkLimits: link.LinkLimits{ExpiresAt: &expires, MaxClicks: 1000, ExpiredURL: "https://example.com/gone", Title: "Full"}},
+			LinkLimits: link.LinkLimits{ExpiresAt: &expires, MaxClicks: 1000, ExpiredURL: "https://example.com/gone", Title: "Full", Note: "A note\nof two lines"}},
 		{WorkspaceID: in.ws1.ID, Alias: "home", Domain: "go.example.com", DestinationURL: "https://example.com/home"},
 		{WorkspaceID: in.ws1.ID, Alias: "old", DestinationURL: "https://example.com/old", LinkLimits: link.LinkLimits{Archived: true}},
 		{WorkspaceID: in.ws1.ID, Alias: "doomed", DestinationURL: "https://example.com/doomed"},
@@ -451,7 +451,8 @@ func TestCopyRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if !strings.HasPrefix(answers[0]["/v1/me"], "200 ") || !strings.Contains(answers[0]["/v1/links?limit=100&workspace_id="+in.ws1.ID], `"full"`) {
+	if !strings.HasPrefix(answers[0]["/v1/me"], "200 ") || !strings.Contains(answers[0]["/v1/links?limit=100&workspace_id="+in.ws1.ID], `"full"`) ||
+		!strings.Contains(answers[0]["/v1/links?limit=100&workspace_id="+in.ws1.ID], `"note":"A note\nof two lines"`) {
 		t.Fatalf("the routes do not answer: %s", answers[0]["/v1/me"])
 	}
 

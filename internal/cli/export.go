@@ -212,7 +212,7 @@ func linkData(l *link.Link) map[string]any {
 		"campaign_id": l.CampaignID, "redirect_code": l.RedirectCode, "clicks": l.Clicks,
 		"created_at": l.CreatedAt, "updated_at": l.UpdatedAt,
 		"expires_at": l.ExpiresAt, "max_clicks": l.MaxClicks, "expired_url": l.ExpiredURL,
-		"archived": l.Archived, "title": l.Title, "password_protected": l.PasswordHash != "",
+		"archived": l.Archived, "title": l.Title, "note": l.Note, "password_protected": l.PasswordHash != "",
 		"forward_path": l.ForwardPath, "forward_query": l.ForwardQuery}
 	rules := make([]map[string]any, 0, len(l.Rules))
 	for _, r := range l.Rules {

@@ -197,6 +197,7 @@ type Link struct {
 	ExpiredURL                        string
 	Archived                          bool
 	Title                             string
+	Note                              string
 	ForwardPath, ForwardQuery         bool
 	// ClicksReserved is how many of its max_clicks the link has used, as
 	// a store that counts them in its database keeps it (PostgreSQL): it

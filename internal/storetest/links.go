@@ -29,6 +29,7 @@ var linkTests = []test{
 	{"ConcurrentSameAlias", testLinksConcurrent},
 	{"RuleConditions", testLinksRuleConditions},
 	{"Forwarding", testLinksForwarding},
+	{"Notes", testLinksNotes},
 }
 
 // testLinksForwarding checks that a link's forwarding flags and a

@@ -29,6 +29,7 @@ var storeGroups = []string{
 	"Clicks",
 	"QRCodes",
 	"UTMTemplates",
+	"Tags",
 	"BulkEdits",
 	"AbuseReports",
 	"Imports",

@@ -415,6 +415,11 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 			}
 			return one(q.ID, int64(q.Seq), q.WorkspaceID, q.LinkID, q.Name, q.Format, q.Size, q.Margin, q.Level, q.Foreground, q.Background, q.CreatedAt, q.UpdatedAt, logo, link.LogoDigest(q.Logo))
 		})
+	case *dump.Tag:
+		return l.copyRows(ctx, src, "tags", []string{"workspace_id", "name", "color", "description", "updated_at"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
+			t := r.(*dump.Tag)
+			return one(t.WorkspaceID, t.Name, t.Color, t.Description, t.UpdatedAt)
+		})
 	case *dump.UTMTemplate:
 		return l.copyRows(ctx, src, "utm_templates", []string{"id", "seq", "workspace_id", "name", "utm_source", "utm_medium", "utm_campaign", "created_at", "updated_at"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
 			t := r.(*dump.UTMTemplate)

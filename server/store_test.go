@@ -95,5 +95,5 @@ func storeDeps(d *Deps, s *link.Store) {
 	d.Clicks, d.Campaigns, d.QRCodes, d.Webhooks, d.Outbox = s.Clicks, s.Campaigns, s.QRCodes, s.Webhooks, s.Webhooks
 	d.Members, d.Invitations, d.Domains, d.Audit, d.Blocklist = s.Members, s.Invitations, s.Domains, s.Audit, s.Blocklist
 	d.Imports, d.Accounts, d.Callers, d.RateBudget = s.Imports, s.Accounts, s.Callers, s.RateBudget
-	d.ClickFeed, d.UTMTemplates, d.AbuseReports = s.ClickFeed, s.UTMTemplates, s.AbuseReports
+	d.ClickFeed, d.UTMTemplates, d.AbuseReports, d.Tags = s.ClickFeed, s.UTMTemplates, s.AbuseReports, s.Tags
 }

@@ -24,7 +24,7 @@ func (db *DB) Dump(ctx context.Context, emit dump.Emit) error {
 			for _, step := range []func() error{
 				d.settings, d.idState, d.certs, d.blocklist, d.users, d.revokedTokens, d.passwordResets,
 				d.workspaces, d.members, d.formerMembers, d.invitations, d.keys, d.campaigns, d.domains,
-				d.links, d.aliasHolds, d.imports, d.qrCodes, d.utmTemplates, d.abuseReports, d.webhooks, d.events, d.deliveries,
+				d.links, d.aliasHolds, d.imports, d.qrCodes, d.utmTemplates, d.tags, d.abuseReports, d.webhooks, d.events, d.deliveries,
 				d.audit, d.salts, d.aggregates, d.visitors, d.clicks, d.waitingClicks,
 			} {
 				if err := step(); err != nil {
@@ -362,6 +362,20 @@ func (d *dumper) utmTemplates() error {
 		return &dump.UTMTemplate{ID: d.id(link.PrefixUTM, seq), Seq: seq, WorkspaceID: d.id(prefixWorkspace, r.Workspace),
 			Name: r.Name, UTMSource: r.UTMSource, UTMMedium: r.UTMMedium, UTMCampaign: r.UTMCampaign,
 			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}, nil
+	})
+}
+
+func (d *dumper) tags() error {
+	return d.each(bucketTags, func(k, v []byte) (dump.Record, error) {
+		var r tagRecord
+		if err := decodeJSON(v, &r); err != nil {
+			return nil, err
+		}
+		if len(k) < 8 {
+			return nil, fmt.Errorf("tag key of %d bytes", len(k))
+		}
+		return &dump.Tag{WorkspaceID: d.id(prefixWorkspace, btoi(k[:8])), Name: string(k[8:]), Color: r.Color,
+			Description: r.Description, UpdatedAt: r.UpdatedAt.UTC()}, nil
 	})
 }
 

@@ -376,6 +376,12 @@ func (l *loader) put(r dump.Record) error {
 			return err
 		}
 		return l.b(bucketUTMTemplatesWorkspace).Put(concat(itob(wid), k), []byte{})
+	case *dump.Tag:
+		wid, err := l.seq(prefixWorkspace, r.WorkspaceID)
+		if err != nil {
+			return err
+		}
+		return putJSON(l.b(bucketTags), concat(itob(wid), []byte(r.Name)), &tagRecord{Color: r.Color, Description: r.Description, UpdatedAt: r.UpdatedAt})
 	case *dump.AbuseReport:
 		k, err := l.own(link.PrefixReport, r.ID, r.Seq)
 		if err != nil {

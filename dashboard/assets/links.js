@@ -7,6 +7,7 @@ import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
 import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, fmtNumber, count, useApiForm, useList } from './ui.js';
 import { QRButton } from './qr.js';
+import { useTagInfo, chipProps } from './tags.js';
 import { BulkCreate } from './bulk.js';
 import { TargetingFields, TARGETING_EMPTY, targetingFormOf, targetingBody } from './link_targeting.js';
 import { LimitsFields, limitsForm, limitsBody, LIMITS_EMPTY, readArchived, ArchivedFilter } from './link_limits.js';
@@ -87,6 +88,7 @@ export function LinksPage({ workspace }) {
   const campaigns = useList('/v1/campaigns');
   const domains = useList('/v1/domains');
   const templates = useList('/v1/utm-templates');
+  const tagInfo = useTagInfo();
 
   // Back and Forward show the view of their address.
   useEffect(() => {
@@ -195,7 +197,7 @@ export function LinksPage({ workspace }) {
           <td class="pick"><input type="checkbox" aria-label=${'Select ' + l.alias} checked=${selected.includes(l.id)} onChange=${() => toggle(l.id)} /></td>
           <td class="short" data-label="Short URL"><a href=${l.short_url} target="_blank" rel="noopener noreferrer">${l.short_url.replace(/^https?:\/\//, '')}</a> <${CopyButton} text=${l.short_url} label="Copy" describe=${'Copy short URL ' + l.short_url} /><${LinkMeta} link=${l} /></td>
           <td class="dest" data-label="Destination" title=${l.destination_url}>${l.destination_url}</td>
-          <td class="tags" data-label="Tags">${(l.tags || []).map(t => html`<button type="button" class="tag" aria-label=${'Show the links tagged ' + t} onClick=${() => go({ ...view, tag: t, page: 1 })}>${t}</button>`)}</td>
+          <td class="tags" data-label="Tags">${(l.tags || []).map(t => html`<button type="button" ...${chipProps(t, tagInfo)} aria-label=${'Show the links tagged ' + t} onClick=${() => go({ ...view, tag: t, page: 1 })}>${t}</button>`)}</td>
           <td class="campaign" data-label="Campaign">${l.campaign_id ? campaignName(l.campaign_id) : '—'}</td>
           <td class="num code" data-label="Redirect">${l.redirect_code}</td>
           <td class="num clicks" data-label="Clicks">${fmtNumber(l.clicks)}</td>

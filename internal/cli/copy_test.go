@@ -155,6 +155,8 @@ func populateForCopy(t *testing.T, path string) *copyInstance {
 	must(err)
 	must(st.QRCodes.CreateQRCode(ctx, &link.QRCode{WorkspaceID: in.ws1.ID, LinkID: specs[0].ID, Name: "Poster", Format: "svg", Size: 512, Margin: 4, Level: "M", Foreground: "#000000", Background: "#ffffff"}))
 	must(st.UTMTemplates.CreateUTMTemplate(ctx, &link.UTMTemplate{WorkspaceID: in.ws1.ID, Name: "Newsletter", UTMSource: "newsletter", UTMMedium: "email"}))
+	must(st.Tags.PutTag(ctx, &link.Tag{WorkspaceID: in.ws1.ID, Name: "b", Color: "green", Description: "Bee"}))
+	must(st.Tags.PutTag(ctx, &link.Tag{WorkspaceID: in.ws1.ID, Name: "on no link", Color: "red"}))
 	// Abuse reports: one counted twice and resolved, one open.
 	for _, reason := range []string{link.AbusePhishing, link.AbusePhishing, link.AbuseSpam} {
 		must(st.AbuseReports.ReportAbuse(ctx, &link.AbuseReport{WorkspaceID: in.ws1.ID, LinkID: specs[0].ID, Alias: specs[0].Alias,
@@ -310,7 +312,7 @@ func readRoutes(t *testing.T, s *copyServer, token string, in *copyInstance) map
 	for _, ws := range []string{in.ws1.ID, in.ws2.ID} {
 		q := "workspace_id=" + ws
 		routes = append(routes, "/v1/workspaces/"+ws, "/v1/links?limit=100&"+q, "/v1/links?archived=all&"+q, "/v1/links?tags=b&"+q, "/v1/links?search=ful&"+q, "/v1/links?sort=clicks&"+q,
-			"/v1/keys?"+q, "/v1/members?"+q, "/v1/invitations?"+q, "/v1/campaigns?"+q, "/v1/domains?"+q, "/v1/webhooks?"+q, "/v1/qr-codes?"+q, "/v1/utm-templates?"+q,
+			"/v1/keys?"+q, "/v1/members?"+q, "/v1/invitations?"+q, "/v1/campaigns?"+q, "/v1/domains?"+q, "/v1/webhooks?"+q, "/v1/qr-codes?"+q, "/v1/utm-templates?"+q, "/v1/tags?"+q,
 			"/v1/qr-codes/"+in.logoQR+"/logo?"+q,
 			"/v1/audit-log?limit=100&"+q)
 		for _, r := range ranges {
@@ -452,7 +454,8 @@ func TestCopyRoundTrip(t *testing.T) {
 		}
 	}
 	if !strings.HasPrefix(answers[0]["/v1/me"], "200 ") || !strings.Contains(answers[0]["/v1/links?limit=100&workspace_id="+in.ws1.ID], `"full"`) ||
-		!strings.Contains(answers[0]["/v1/links?limit=100&workspace_id="+in.ws1.ID], `"note":"A note\nof two lines"`) {
+		!strings.Contains(answers[0]["/v1/links?limit=100&workspace_id="+in.ws1.ID], `"note":"A note\nof two lines"`) ||
+		!strings.Contains(answers[0]["/v1/tags?workspace_id="+in.ws1.ID], `"name":"on no link","color":"red"`) {
 		t.Fatalf("the routes do not answer: %s", answers[0]["/v1/me"])
 	}
 

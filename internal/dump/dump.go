@@ -26,7 +26,7 @@ type Record interface{ Kind() string }
 var Kinds = []string{
 	"settings", "ids", "certificates", "blocklist entries", "users", "revoked tokens", "password resets",
 	"workspaces", "members", "former members", "invitations", "keys", "campaigns", "domains",
-	"links", "alias holds", "imports", "QR codes", "UTM templates", "abuse reports", "webhooks", "events", "deliveries",
+	"links", "alias holds", "imports", "QR codes", "UTM templates", "tags", "abuse reports", "webhooks", "events", "deliveries",
 	"audit entries", "salts", "aggregates", "visitors", "clicks", "waiting clicks",
 }
 
@@ -241,6 +241,12 @@ type UTMTemplate struct {
 	CreatedAt, UpdatedAt              time.Time
 }
 
+// Tag is the colour and description of a workspace's tag.
+type Tag struct {
+	WorkspaceID, Name, Color, Description string
+	UpdatedAt                             time.Time
+}
+
 // AbuseReport is a visitor's report of a link to the instance admin.
 type AbuseReport struct {
 	ID                         string
@@ -401,6 +407,7 @@ func (*AliasHold) Kind() string     { return "alias holds" }
 func (*Import) Kind() string        { return "imports" }
 func (*QRCode) Kind() string        { return "QR codes" }
 func (*UTMTemplate) Kind() string   { return "UTM templates" }
+func (*Tag) Kind() string           { return "tags" }
 func (*AbuseReport) Kind() string   { return "abuse reports" }
 func (*Webhook) Kind() string       { return "webhooks" }
 func (*Event) Kind() string         { return "events" }

@@ -1,0 +1,18 @@
+-- A link's note (link.LinkLimits.Note): what the workspace's people write
+-- about it for each other, several lines, at most 2,000 characters. A
+-- search reads it through links.search_text, which holds the note's lines
+-- after the other fields; '' for the links made before, whose search text
+-- stays what it was.
+ALTER TABLE links ADD COLUMN IF NOT EXISTS note text NOT NULL DEFAULT '';
+
+-- The colours and descriptions of a workspace's tags (link.Tag): a row
+-- only for a tag with one or the other; links carry their tags as names
+-- in links.tags, which the Tags section counts (links_tags).
+CREATE TABLE IF NOT EXISTS tags (
+	workspace_id text NOT NULL REFERENCES workspaces (id) ON DELETE CASCADE,
+	name         text NOT NULL,
+	color        text NOT NULL DEFAULT '',
+	description  text NOT NULL DEFAULT '',
+	updated_at   timestamptz NOT NULL,
+	PRIMARY KEY (workspace_id, name)
+);

@@ -35,9 +35,19 @@ type tagRequest struct {
 	Description *string `json:"description"`
 }
 
+// handleListTags counts the tags of the workspace's links, which reads
+// them all on PostgreSQL: costly work, as a search is.
 func (s *Server) handleListTags(w http.ResponseWriter, r *http.Request, c *caller) error {
-	ts, err := s.tags.FindTags(r.Context(), c.workspace.ID)
+	release, err := s.admit(w, r, costlySearch)
 	if err != nil {
+		return err
+	}
+	defer release()
+	var ts []*link.Tag
+	if err := s.work(costlySearch, func() error {
+		ts, err = s.tags.FindTags(r.Context(), c.workspace.ID)
+		return err
+	}); err != nil {
 		return err
 	}
 	out := make([]wire.Tag, 0, len(ts))

@@ -47,7 +47,8 @@ func TestExport(t *testing.T) {
 	in.serve(func(c client) {
 		tok := loginAs(c, "admin@example.com", "a long password", 200)
 		cmp := c.must("POST", "/v1/campaigns", in.key, `{"name":"Spring"}`, 201)["id"].(string)
-		l := c.must("POST", "/v1/links", in.key, `{"destination_url":"https://example.com/vault","alias":"vault","password":"open sesame 42","tags":["news"],"campaign_id":"`+cmp+`"}`, 201)
+		l := c.must("POST", "/v1/links", in.key, `{"destination_url":"https://example.com/vault","alias":"vault","password":"open sesame 42","tags":["news"],"campaign_id":"`+cmp+`","note":"Behind a password"}`, 201)
+		c.must("PUT", "/v1/tags/news", in.key, `{"color":"red","description":"Newsletter links"}`, 200)
 		c.must("POST", "/v1/qr-codes", in.key, `{"link_id":"`+l["id"].(string)+`","name":"Flyer"}`, 201)
 		wh := c.must("POST", "/v1/webhooks", in.key, `{"url":"https://93.184.215.14/hook","events":["link.created"]}`, 201)
 		secrets = append(secrets, in.key, wh["secret"].(string), "open sesame 42", "$2a$", "$2b$", "hash")
@@ -61,7 +62,7 @@ func TestExport(t *testing.T) {
 	check := func(t *testing.T, out string) {
 		t.Helper()
 		lines := exportLines(t, out)
-		for typ, n := range map[string]int{"workspace": 1, "member": 1, "campaign": 1, "link": 2, "qr_code": 1, "webhook": 1, "key": 1, "click": 1} {
+		for typ, n := range map[string]int{"workspace": 1, "member": 1, "campaign": 1, "link": 2, "tag": 1, "qr_code": 1, "webhook": 1, "key": 1, "click": 1} {
 			if len(lines[typ]) != n {
 				t.Errorf("%d %s lines, want %d:\n%s", len(lines[typ]), typ, n, out)
 			}
@@ -70,12 +71,15 @@ func TestExport(t *testing.T) {
 			t.Errorf("the export does not start with the workspace: %.80s", out)
 		}
 		for _, l := range lines["link"] {
-			if l["alias"] == "vault" && (l["password_protected"] != true || l["campaign_id"] == "" || len(l["tags"].([]any)) != 1) {
+			if l["alias"] == "vault" && (l["password_protected"] != true || l["campaign_id"] == "" || len(l["tags"].([]any)) != 1 || l["note"] != "Behind a password") {
 				t.Errorf("the protected link: %v", l)
 			}
 			if l["alias"] == "kept" && l["clicks"] != float64(1) {
 				t.Errorf("the clicked link: %v", l)
 			}
+		}
+		if tg := lines["tag"]; len(tg) == 1 && (tg[0]["name"] != "news" || tg[0]["color"] != "red" || tg[0]["links"] != float64(1) || !apiTime.MatchString(tg[0]["updated_at"].(string))) {
+			t.Errorf("the tag: %v", tg[0])
 		}
 		if k := lines["key"]; len(k) == 1 && (k[0]["name"] != "deploy" || !strings.HasPrefix(in.key, k[0]["start"].(string))) {
 			t.Errorf("the key: %v", k[0])
@@ -105,7 +109,7 @@ func TestExport(t *testing.T) {
 	t.Run("offline to a file", func(t *testing.T) {
 		out := filepath.Join(t.TempDir(), "ws.jsonl")
 		code, stdout, stderr := in.cli("", "export", "--workspace", wsID, "--out", out)
-		if code != 0 || stdout != "" || !strings.Contains(stderr, "wrote 9 lines to "+out) {
+		if code != 0 || stdout != "" || !strings.Contains(stderr, "wrote 10 lines to "+out) {
 			t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
 		}
 		b, err := os.ReadFile(out)

@@ -9,6 +9,9 @@ import (
 // MaxTitleLength bounds a link's title, in characters.
 const MaxTitleLength = 200
 
+// MaxNoteLength bounds a link's note, in characters.
+const MaxNoteLength = 2000
+
 // LinkLimits are the link controls of expiry and limits: when a link stops
 // sending visitors to its destination, where it sends them then, and how
 // it is listed. The zero value is a plain link.
@@ -25,6 +28,9 @@ type LinkLimits struct {
 	Archived bool
 	// Title names the link for people (lists, the preview page).
 	Title string
+	// Note is what the workspace's people write about the link for each
+	// other (several lines; lists and searches, never the public pages).
+	Note string
 }
 
 // Limited reports whether a redirect of the link must check its expiry or
@@ -40,6 +46,7 @@ func (c *LinkLimits) ExpiredAt(now time.Time) bool {
 func (c *LinkLimits) normalize() {
 	c.ExpiredURL = strings.TrimSpace(c.ExpiredURL)
 	c.Title = strings.TrimSpace(c.Title)
+	c.Note = normalizeNote(c.Note)
 	if c.ExpiresAt != nil {
 		t := c.ExpiresAt.UTC()
 		c.ExpiresAt = &t
@@ -72,6 +79,33 @@ func (c *LinkLimits) validate(v *validation, rules *URLRules) {
 			break
 		}
 	}
+	checkNote(v, c.Note)
+}
+
+// normalizeNote trims a note and writes its line breaks as "\n" alone.
+func normalizeNote(s string) string {
+	if strings.ContainsRune(s, '\r') {
+		s = strings.ReplaceAll(strings.ReplaceAll(s, "\r\n", "\n"), "\r", "\n")
+	}
+	return strings.TrimSpace(s)
+}
+
+// checkNote checks a normalised note: valid UTF-8, at most MaxNoteLength
+// characters, no control characters but line breaks and tabs.
+func checkNote(v *validation, note string) {
+	if !utf8.ValidString(note) {
+		v.add("note", "must be valid UTF-8")
+		return
+	}
+	if n := utf8.RuneCountInString(note); n > MaxNoteLength {
+		v.add("note", "must be at most %d characters, not %d", MaxNoteLength, n)
+	}
+	for _, r := range note {
+		if (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f {
+			v.add("note", "must not contain control characters other than line breaks and tabs")
+			break
+		}
+	}
 }
 
 // CheckNewLimits checks what only a new link must meet: an expiry in the
@@ -93,6 +127,7 @@ type LinkLimitsUpdate struct {
 	ExpiredURL *string
 	Archived   *bool
 	Title      *string
+	Note       *string
 }
 
 func (u LinkLimitsUpdate) apply(c *LinkLimits) {
@@ -115,6 +150,9 @@ func (u LinkLimitsUpdate) apply(c *LinkLimits) {
 	}
 	if u.Title != nil {
 		c.Title = *u.Title
+	}
+	if u.Note != nil {
+		c.Note = *u.Note
 	}
 	c.normalize()
 }

@@ -272,7 +272,7 @@ type LinkFilter struct {
 	// Tags matches links with any of the tags.
 	Tags []string
 	// Search matches a case-insensitive substring of the alias, the
-	// destination (its first 512 bytes) or a tag.
+	// destination (its first 512 bytes), a tag or a line of the note.
 	Search     string
 	CampaignID string
 	// Domain matches the links of a custom domain; nil means any domain and

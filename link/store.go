@@ -24,6 +24,7 @@ type Store struct {
 	Campaigns    CampaignService
 	QRCodes      QRCodeService
 	UTMTemplates UTMTemplateService
+	Tags         TagService
 	AbuseReports AbuseReportService
 	Domains      DomainService
 	Webhooks     WebhookStore

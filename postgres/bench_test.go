@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -128,6 +129,10 @@ func BenchmarkRecordClicksUniform(b *testing.B) {
 //	go test ./postgres/ -run '^$' -bench CreateLinks -benchtime 50x
 func BenchmarkCreateLinks(b *testing.B) {
 	generated := os.Getenv("LINKBOLT_BENCH_GENERATED") == "1"
+	// LINKBOLT_BENCH_NOTE=N gives each link a note of N characters of
+	// words, varied per link, which its search text and the trigram index
+	// take in.
+	noteLen, _ := strconv.Atoi(os.Getenv("LINKBOLT_BENCH_NOTE"))
 	ctx := context.Background()
 	s, ws := benchStore(b)
 	b.ResetTimer()
@@ -138,6 +143,9 @@ func BenchmarkCreateLinks(b *testing.B) {
 			ls[j] = &link.Link{DestinationURL: "https://example.com/articles/" + n, RedirectCode: 302, Tags: []string{"bench", "t" + n[len(n)-1:]}}
 			if !generated {
 				ls[j].Alias = "b" + n
+			}
+			if noteLen > 0 {
+				ls[j].Note = benchNote(n, noteLen)
 			}
 		}
 		errs, err := s.Links.CreateLinks(ctx, ws.ID, ls)
@@ -152,6 +160,18 @@ func BenchmarkCreateLinks(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N*1000)/b.Elapsed().Seconds(), "links/s")
+}
+
+// benchNote is a note of n characters of words, the link's number among
+// them so that notes differ.
+func benchNote(num string, n int) string {
+	words := []string{"printed", "flyer", "spring", "campaign", "ask", "before", "changing", "destination", num, "poster", "run"}
+	var b strings.Builder
+	for i := 0; b.Len() < n; i++ {
+		b.WriteString(words[(i*7+len(num))%len(words)])
+		b.WriteByte(' ')
+	}
+	return b.String()[:n]
 }
 
 // BenchmarkCreateLink measures single creations on PostgreSQL from 32

@@ -30,6 +30,7 @@ var storeGroups = []string{
 	"Clicks",
 	"QRCodes",
 	"UTMTemplates",
+	"Tags",
 	"BulkEdits",
 	"AbuseReports",
 	"Imports",

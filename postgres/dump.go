@@ -33,7 +33,7 @@ func (db *DB) Dump(ctx context.Context, emit dump.Emit) error {
 var dumpSteps = []func(context.Context, pgx.Tx, dump.Emit) error{
 	dumpSettings, dumpIDState, dumpCerts, dumpBlocklist, dumpUsers, dumpRevokedTokens, dumpPasswordResets,
 	dumpWorkspaces, dumpMembers, dumpFormerMembers, dumpInvitations, dumpKeys, dumpCampaigns, dumpDomains,
-	dumpLinks, dumpAliasHolds, dumpImports, dumpQRCodes, dumpUTMTemplates, dumpAbuseReports, dumpWebhooks, dumpEvents, dumpDeliveries,
+	dumpLinks, dumpAliasHolds, dumpImports, dumpQRCodes, dumpUTMTemplates, dumpTags, dumpAbuseReports, dumpWebhooks, dumpEvents, dumpDeliveries,
 	dumpAudit, dumpSalts, dumpAggregates, dumpVisitors, dumpClicks, dumpWaitingClicks,
 }
 
@@ -232,7 +232,7 @@ func dumpLinks(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
 			Tags: l.Tags, UTMSource: l.UTMSource, UTMMedium: l.UTMMedium, UTMCampaign: l.UTMCampaign, CampaignID: l.CampaignID,
 			RedirectCode: l.RedirectCode, Clicks: l.Clicks, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt,
 			PasswordHash: l.PasswordHash, Rules: l.Rules, Variants: l.Variants, OG: l.OG,
-			ExpiresAt: l.ExpiresAt, MaxClicks: l.MaxClicks, ExpiredURL: l.ExpiredURL, Archived: l.Archived, Title: l.Title,
+			ExpiresAt: l.ExpiresAt, MaxClicks: l.MaxClicks, ExpiredURL: l.ExpiredURL, Archived: l.Archived, Title: l.Title, Note: l.Note,
 			ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery, ExternalID: l.ExternalID, IOSURL: l.IOSURL, AndroidURL: l.AndroidURL, Crawlable: l.Crawlable, PublicStats: l.PublicStats, EscapeInApp: l.EscapeInApp, Retargeting: l.Retargeting, ClicksReserved: reserved,
 		}, nil
 	})
@@ -270,6 +270,16 @@ func dumpUTMTemplates(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
 		var t dump.UTMTemplate
 		err := r.Scan(&t.ID, &t.Seq, &t.WorkspaceID, &t.Name, &t.UTMSource, &t.UTMMedium, &t.UTMCampaign, &t.CreatedAt, &t.UpdatedAt)
 		t.CreatedAt, t.UpdatedAt = utc(t.CreatedAt), utc(t.UpdatedAt)
+		return &t, err
+	})
+}
+
+func dumpTags(ctx context.Context, tx pgx.Tx, emit dump.Emit) error {
+	return eachRow(ctx, tx, emit, "tags", `SELECT workspace_id, name, color, description, updated_at
+		FROM tags ORDER BY workspace_id, name`, func(r pgx.Rows) (dump.Record, error) {
+		var t dump.Tag
+		err := r.Scan(&t.WorkspaceID, &t.Name, &t.Color, &t.Description, &t.UpdatedAt)
+		t.UpdatedAt = utc(t.UpdatedAt)
 		return &t, err
 	})
 }

@@ -293,7 +293,7 @@ func externalsFree(ctx context.Context, tx pgx.Tx, wsID string, ins []link.Link,
 type linkRows struct {
 	ids, wss, domains, aliases, dests, tags         []string
 	utmSources, utmMediums, utmCampaigns, campaigns []string
-	passwords, expiredURLs, titles, searches        []string
+	passwords, expiredURLs, titles, searches, notes []string
 	seqs, maxClicks                                 []int64
 	codes                                           []int32
 	created, updated                                []time.Time
@@ -330,6 +330,7 @@ func (r *linkRows) add(l *link.Link, seq int64) error {
 	r.externals = append(r.externals, pgtype.Text{String: l.ExternalID, Valid: l.ExternalID != ""})
 	r.ios, r.android = append(r.ios, l.IOSURL), append(r.android, l.AndroidURL)
 	r.crawlable = append(r.crawlable, l.Crawlable)
+	r.notes = append(r.notes, l.Note)
 	return nil
 }
 
@@ -339,17 +340,17 @@ func (r *linkRows) insert(ctx context.Context, tx pgx.Tx) (map[string]bool, erro
 	rows, err := tx.Query(ctx, `INSERT INTO links (`+linkInsertColumns+`)
 		SELECT id, seq, ws, domain, alias, dest, CASE WHEN tags = '' THEN '{}'::text[] ELSE string_to_array(tags, E'\n') END,
 			utm_source, utm_medium, utm_campaign, campaign, code, created, updated,
-			password, rules::jsonb, variants::jsonb, og::jsonb, expires, max_clicks, expired_url, archived, title, search, forward, external, ios, android, crawlable, interstitial
+			password, rules::jsonb, variants::jsonb, og::jsonb, expires, max_clicks, expired_url, archived, title, search, forward, external, ios, android, crawlable, interstitial, note
 		FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
 			$8::text[], $9::text[], $10::text[], $11::text[], $12::integer[], $13::timestamptz[], $14::timestamptz[],
-			$15::text[], $16::text[], $17::text[], $18::text[], $19::timestamptz[], $20::bigint[], $21::text[], $22::boolean[], $23::text[], $24::text[], $25::smallint[], $26::text[], $27::text[], $28::text[], $29::boolean[], $30::smallint[])
+			$15::text[], $16::text[], $17::text[], $18::text[], $19::timestamptz[], $20::bigint[], $21::text[], $22::boolean[], $23::text[], $24::text[], $25::smallint[], $26::text[], $27::text[], $28::text[], $29::boolean[], $30::smallint[], $31::text[])
 			AS u(id, seq, ws, domain, alias, dest, tags, utm_source, utm_medium, utm_campaign, campaign, code, created, updated,
-				password, rules, variants, og, expires, max_clicks, expired_url, archived, title, search, forward, external, ios, android, crawlable, interstitial)
+				password, rules, variants, og, expires, max_clicks, expired_url, archived, title, search, forward, external, ios, android, crawlable, interstitial, note)
 		ON CONFLICT (domain, alias) DO NOTHING
 		RETURNING id`,
 		r.ids, r.seqs, r.wss, r.domains, r.aliases, r.dests, r.tags,
 		r.utmSources, r.utmMediums, r.utmCampaigns, r.campaigns, r.codes, r.created, r.updated,
-		r.passwords, r.rules, r.variants, r.og, r.expires, r.maxClicks, r.expiredURLs, r.archived, r.titles, r.searches, r.forward, r.externals, r.ios, r.android, r.crawlable, r.interstitial)
+		r.passwords, r.rules, r.variants, r.og, r.expires, r.maxClicks, r.expiredURLs, r.archived, r.titles, r.searches, r.forward, r.externals, r.ios, r.android, r.crawlable, r.interstitial, r.notes)
 	if isUnique(err, "links_external_key") {
 		return nil, link.Errorf(link.ECONFLICT, "an external ID of these links was given to another link meanwhile; try again")
 	} else if err != nil {

@@ -58,7 +58,7 @@ const linkColumns = `l.id, l.workspace_id, l.domain, l.alias, l.destination_url,
 	l.utm_source, l.utm_medium, l.utm_campaign, l.campaign_id, l.redirect_code, l.clicks,
 	l.created_at, l.updated_at, l.password_hash, l.rules, l.variants, l.og,
 	l.expires_at, l.max_clicks, l.expired_url, l.archived, l.title, l.forward, l.external_id,
-	l.ios_url, l.android_url, l.crawlable, l.interstitial`
+	l.ios_url, l.android_url, l.crawlable, l.interstitial, l.note`
 
 // The bits of links.forward: what the link passes on to its destination,
 // and (publicStats) whether its statistics are public: a bit of the
@@ -112,7 +112,7 @@ func scanLink(row pgx.Row, more ...any) (*link.Link, error) {
 	dest := append([]any{&l.ID, &l.WorkspaceID, &l.Domain, &l.Alias, &l.DestinationURL, &l.Tags,
 		&l.UTMSource, &l.UTMMedium, &l.UTMCampaign, &l.CampaignID, &l.RedirectCode, &l.Clicks,
 		&l.CreatedAt, &l.UpdatedAt, &l.PasswordHash, &rules, &variants, &og,
-		&l.ExpiresAt, &l.MaxClicks, &l.ExpiredURL, &l.Archived, &l.Title, &forward, &external, &l.IOSURL, &l.AndroidURL, &l.Crawlable, &interstitial}, more...)
+		&l.ExpiresAt, &l.MaxClicks, &l.ExpiredURL, &l.Archived, &l.Title, &forward, &external, &l.IOSURL, &l.AndroidURL, &l.Crawlable, &interstitial, &l.Note}, more...)
 	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
@@ -168,9 +168,11 @@ func controls(l *link.Link) (rules, variants, og []byte, err error) {
 const searchDestinationBytes = 512
 
 // searchText is what a search of l reads (links.search_text): its alias,
-// the first 512 bytes of its destination and each tag, lower-cased, one a
-// line. None of them holds a line break, so a search without one matches
-// within a field, as the bbolt store's does.
+// the first 512 bytes of its destination, each tag and its note,
+// lower-cased, one a line. None of them but the note holds a line break,
+// and the note's lines count as fields, so a search without one matches
+// within a field, as the bbolt store's does. A link without a note has the
+// text it had before notes were.
 func searchText(l *link.Link) string {
 	dest := strings.ToLower(l.DestinationURL)
 	if len(dest) > searchDestinationBytes {
@@ -181,6 +183,9 @@ func searchText(l *link.Link) string {
 		dest = dest[:n]
 	}
 	parts := append([]string{strings.ToLower(l.Alias), dest}, l.Tags...)
+	if l.Note != "" {
+		parts = append(parts, l.Note)
+	}
 	for i := 2; i < len(parts); i++ {
 		parts[i] = strings.ToLower(parts[i])
 	}
@@ -450,7 +455,7 @@ func (s *LinkService) insertLink(ctx context.Context, tx pgx.Tx, l *link.Link, s
 
 // insertLinkQuery inserts a link with linkInsertArgs.
 const insertLinkQuery = `INSERT INTO links (` + linkInsertColumns + `)
-	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30)`
+	VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31)`
 
 // linkInsertArgs are the values of insertLinkQuery for l with seq.
 func linkInsertArgs(l *link.Link, seq int64) ([]any, error) {
@@ -464,14 +469,14 @@ func linkInsertArgs(l *link.Link, seq int64) ([]any, error) {
 	}
 	return []any{l.ID, seq, l.WorkspaceID, l.Domain, l.Alias, l.DestinationURL, tags,
 		l.UTMSource, l.UTMMedium, l.UTMCampaign, l.CampaignID, l.RedirectCode, l.CreatedAt, l.UpdatedAt,
-		l.PasswordHash, rules, variants, og, l.ExpiresAt, l.MaxClicks, l.ExpiredURL, l.Archived, l.Title, searchText(l), forwardBits(l), nullIfEmpty(l.ExternalID), l.IOSURL, l.AndroidURL, l.Crawlable, interstitialBits(l)}, nil
+		l.PasswordHash, rules, variants, og, l.ExpiresAt, l.MaxClicks, l.ExpiredURL, l.Archived, l.Title, searchText(l), forwardBits(l), nullIfEmpty(l.ExternalID), l.IOSURL, l.AndroidURL, l.Crawlable, interstitialBits(l), l.Note}, nil
 }
 
 // linkInsertColumns are the columns a new link is inserted with, in the
 // order of insertLink's and linkRows' values.
 const linkInsertColumns = `id, seq, workspace_id, domain, alias, destination_url, tags,
 	utm_source, utm_medium, utm_campaign, campaign_id, redirect_code, created_at, updated_at,
-	password_hash, rules, variants, og, expires_at, max_clicks, expired_url, archived, title, search_text, forward, external_id, ios_url, android_url, crawlable, interstitial`
+	password_hash, rules, variants, og, expires_at, max_clicks, expired_url, archived, title, search_text, forward, external_id, ios_url, android_url, crawlable, interstitial, note`
 
 // nullIfEmpty is s for a nullable text column: NULL when empty.
 func nullIfEmpty(s string) *string {
@@ -814,10 +819,10 @@ func (s *LinkService) updateLinkTx(ctx context.Context, tx pgx.Tx, workspaceID, 
 		utm_medium = $6, utm_campaign = $7, campaign_id = $8, redirect_code = $9, updated_at = $10,
 		password_hash = $11, rules = $12, variants = $13, og = $14, expires_at = $15, max_clicks = $16,
 		expired_url = $17, archived = $18, title = $19, search_text = $20, forward = $21, external_id = $22,
-		ios_url = $23, android_url = $24, crawlable = $25, interstitial = $26 WHERE id = $1`,
+		ios_url = $23, android_url = $24, crawlable = $25, interstitial = $26, note = $27 WHERE id = $1`,
 		id, l.Alias, l.DestinationURL, tags, l.UTMSource, l.UTMMedium, l.UTMCampaign, l.CampaignID,
 		l.RedirectCode, l.UpdatedAt, l.PasswordHash, rules, variants, og, l.ExpiresAt, l.MaxClicks,
-		l.ExpiredURL, l.Archived, l.Title, searchText(&l), forwardBits(&l), nullIfEmpty(l.ExternalID), l.IOSURL, l.AndroidURL, l.Crawlable, interstitialBits(&l))
+		l.ExpiredURL, l.Archived, l.Title, searchText(&l), forwardBits(&l), nullIfEmpty(l.ExternalID), l.IOSURL, l.AndroidURL, l.Crawlable, interstitialBits(&l), l.Note)
 	if isUnique(err, "links_alias_key") {
 		return nil, key, true, takenError(l.Alias)
 	} else if isUnique(err, "links_external_key") {

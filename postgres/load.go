@@ -377,14 +377,15 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 			return one(d.ID, int64(d.Seq), d.WorkspaceID, d.Hostname, d.Verified, d.VerifiedAt, d.Token, d.RootRedirectURL, d.NotFoundURL, d.CreatedAt, d.UpdatedAt, d.AASA, d.AssetLinks)
 		})
 	case *dump.Link:
-		return l.copyRows(ctx, src, "links", []string{"id", "seq", "workspace_id", "domain", "alias", "destination_url", "tags", "utm_source", "utm_medium", "utm_campaign", "campaign_id", "redirect_code", "clicks", "created_at", "updated_at", "password_hash", "rules", "variants", "og", "expires_at", "max_clicks", "expired_url", "archived", "title", "search_text", "forward", "external_id", "ios_url", "android_url", "crawlable", "interstitial"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
+		return l.copyRows(ctx, src, "links", []string{"id", "seq", "workspace_id", "domain", "alias", "destination_url", "tags", "utm_source", "utm_medium", "utm_campaign", "campaign_id", "redirect_code", "clicks", "created_at", "updated_at", "password_hash", "rules", "variants", "og", "expires_at", "max_clicks", "expired_url", "archived", "title", "search_text", "forward", "external_id", "ios_url", "android_url", "crawlable", "interstitial", "note"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
 			d := r.(*dump.Link)
 			l.links, l.linksSorted = append(l.links, d.Seq), false
 			if d.MaxClicks > 0 && d.ClicksReserved > 0 {
 				l.reservations = append(l.reservations, []any{d.ID, d.ClicksReserved})
 			}
 			ln := &link.Link{ID: d.ID, Alias: d.Alias, DestinationURL: d.DestinationURL, Tags: d.Tags, Rules: d.Rules, Variants: d.Variants, OG: d.OG,
-				ForwardPath: d.ForwardPath, ForwardQuery: d.ForwardQuery, PublicStats: d.PublicStats, EscapeInApp: d.EscapeInApp, Retargeting: d.Retargeting}
+				ForwardPath: d.ForwardPath, ForwardQuery: d.ForwardQuery, PublicStats: d.PublicStats, EscapeInApp: d.EscapeInApp, Retargeting: d.Retargeting,
+				LinkLimits: link.LinkLimits{Note: d.Note}}
 			rules, variants, og, err := controls(ln)
 			if err != nil {
 				return nil, err
@@ -394,7 +395,7 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 				tags = []string{}
 			}
 			return one(d.ID, int64(d.Seq), d.WorkspaceID, d.Domain, d.Alias, d.DestinationURL, tags, d.UTMSource, d.UTMMedium, d.UTMCampaign, d.CampaignID,
-				d.RedirectCode, d.Clicks, d.CreatedAt, d.UpdatedAt, d.PasswordHash, jsonb(rules), jsonb(variants), jsonb(og), d.ExpiresAt, d.MaxClicks, d.ExpiredURL, d.Archived, d.Title, searchText(ln), forwardBits(ln), nullIfEmpty(d.ExternalID), d.IOSURL, d.AndroidURL, d.Crawlable, interstitialBits(ln))
+				d.RedirectCode, d.Clicks, d.CreatedAt, d.UpdatedAt, d.PasswordHash, jsonb(rules), jsonb(variants), jsonb(og), d.ExpiresAt, d.MaxClicks, d.ExpiredURL, d.Archived, d.Title, searchText(ln), forwardBits(ln), nullIfEmpty(d.ExternalID), d.IOSURL, d.AndroidURL, d.Crawlable, interstitialBits(ln), d.Note)
 		})
 	case *dump.AliasHold:
 		return l.copyRows(ctx, src, "link_alias_holds", []string{"domain", "alias", "workspace_id", "until"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
@@ -414,6 +415,11 @@ func (l *loader) load(ctx context.Context, src *dump.Source, r dump.Record) erro
 				logo = q.Logo
 			}
 			return one(q.ID, int64(q.Seq), q.WorkspaceID, q.LinkID, q.Name, q.Format, q.Size, q.Margin, q.Level, q.Foreground, q.Background, q.CreatedAt, q.UpdatedAt, logo, link.LogoDigest(q.Logo))
+		})
+	case *dump.Tag:
+		return l.copyRows(ctx, src, "tags", []string{"workspace_id", "name", "color", "description", "updated_at"}, ofKind(kind), func(r dump.Record) ([][]any, error) {
+			t := r.(*dump.Tag)
+			return one(t.WorkspaceID, t.Name, t.Color, t.Description, t.UpdatedAt)
 		})
 	case *dump.UTMTemplate:
 		return l.copyRows(ctx, src, "utm_templates", []string{"id", "seq", "workspace_id", "name", "utm_source", "utm_medium", "utm_campaign", "created_at", "updated_at"}, ofKind(kind), func(r dump.Record) ([][]any, error) {

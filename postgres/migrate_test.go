@@ -236,6 +236,7 @@ func TestMigrateClickSums(t *testing.T) {
 		ALTER TABLE domains DROP COLUMN aasa, DROP COLUMN asset_links; ALTER TABLE links DROP COLUMN external_id, DROP COLUMN ios_url, DROP COLUMN android_url, DROP COLUMN crawlable;
 		DROP TABLE link_checks; ALTER TABLE workspaces DROP COLUMN destination_checks, DROP COLUMN link_checks_enrolled;
 		ALTER TABLE links DROP COLUMN interstitial; ALTER TABLE workspaces DROP COLUMN pixel_meta, DROP COLUMN pixel_google, DROP COLUMN pixel_linkedin;
+		ALTER TABLE links DROP COLUMN note; DROP TABLE tags;
 		DELETE FROM linkbolt_schema WHERE version >= 10`); err != nil {
 		t.Fatal(err)
 	}

@@ -216,6 +216,7 @@ func (db *DB) Store(o Options) *link.Store {
 		Clicks:       &ClickService{db},
 		QRCodes:      &QRCodeService{db},
 		UTMTemplates: &UTMTemplateService{db},
+		Tags:         &TagService{db},
 		AbuseReports: &AbuseReportService{db},
 		Imports:      &ImportService{links: links},
 		Callers:      &callerFinder{keys: &KeyService{db}},

@@ -14,6 +14,7 @@ import (
 // whole).
 var keyResourcePaths = []struct{ prefix, resource string }{
 	{"/v1/links", link.ResourceLinks},
+	{"/v1/tags", link.ResourceLinks}, // the colours and descriptions of the links' tags
 	{"/api/urls", link.ResourceLinks},
 	{"/api/v2/links", link.ResourceLinks},
 	{"/api/v2/users", link.ResourceLinks}, // Kutt's "who am I", with the key's links

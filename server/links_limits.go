@@ -18,6 +18,7 @@ type linkLimitsRequest struct {
 	ExpiredURL *string    `json:"expired_url"`
 	Archived   *bool      `json:"archived"`
 	Title      *string    `json:"title"`
+	Note       *string    `json:"note"`
 }
 
 // applyTo sets the controls of a new link l, created at now. A max_clicks
@@ -39,6 +40,9 @@ func (in *linkLimitsRequest) applyTo(l *link.Link, now time.Time) error {
 	}
 	if in.Title != nil {
 		c.Title = *in.Title
+	}
+	if in.Note != nil {
+		c.Note = *in.Note
 	}
 	if err := link.CheckNewLimits(&c, now); err != nil {
 		return err
@@ -73,6 +77,7 @@ type linkLimitsPatch struct {
 	ExpiredURL patchField[string]    `json:"expired_url"`
 	Archived   patchField[bool]      `json:"archived"`
 	Title      patchField[string]    `json:"title"`
+	Note       patchField[string]    `json:"note"`
 }
 
 // update returns the link.LinkLimitsUpdate of the patch. An expiry may be
@@ -101,6 +106,10 @@ func (p *linkLimitsPatch) update() (link.LinkLimitsUpdate, error) {
 	if p.Title.Set {
 		v := p.Title.Value
 		u.Title = &v
+	}
+	if p.Note.Set {
+		v := p.Note.Value
+		u.Note = &v
 	}
 	return u, nil
 }

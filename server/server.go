@@ -171,6 +171,7 @@ type Server struct {
 	campaigns    link.CampaignService
 	qrCodes      link.QRCodeService
 	utmTemplates link.UTMTemplateService
+	tags         link.TagService
 	abuseReports link.AbuseReportService
 	domains      link.DomainService
 	// domainVerifier proves domains (DNS); webhookTargets checks where a
@@ -282,6 +283,8 @@ type Deps struct {
 	QRCodes    link.QRCodeService
 	// UTMTemplates keeps the workspaces' UTM templates.
 	UTMTemplates link.UTMTemplateService
+	// Tags keeps the colours and descriptions of the workspaces' tags.
+	Tags link.TagService
 	// AbuseReports keeps visitors' reports of links to the admin.
 	AbuseReports link.AbuseReportService
 	Domains      link.DomainService
@@ -369,7 +372,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s := &Server{
 		cfg: cfg, logger: d.Logger, now: d.Now,
 		db: d.DB, unavailable: &faultlog.Log{Logger: d.Logger, Now: d.Now}, links: d.Links, linkChecks: d.LinkChecks, keys: d.Keys, users: d.Users, workspaces: d.Workspaces,
-		clicks: d.Clicks, campaigns: d.Campaigns, qrCodes: d.QRCodes, utmTemplates: d.UTMTemplates, abuseReports: d.AbuseReports, webhooks: d.Webhooks, outbox: d.Outbox, dispatcher: d.Dispatcher, recorder: d.Recorder,
+		clicks: d.Clicks, campaigns: d.Campaigns, qrCodes: d.QRCodes, utmTemplates: d.UTMTemplates, tags: d.Tags, abuseReports: d.AbuseReports, webhooks: d.Webhooks, outbox: d.Outbox, dispatcher: d.Dispatcher, recorder: d.Recorder,
 		tokens: auth.Tokens{Prefix: cfg.KeyPrefix}, jwt: d.JWT, verified: auth.NewTokenCache(d.JWT), passwords: d.Passwords,
 		limiters:  auth.NewLimiters(d.Now),
 		logins:    auth.NewLoginGuard(cfg.LoginPerAddress, cfg.LoginWindow, cfg.LoginPerAccount, cfg.LoginMaxDelay, d.Now),
@@ -766,6 +769,7 @@ func (s *Server) routes() {
 
 	s.qrRoutes()
 	s.utmTemplateRoutes()
+	s.tagRoutes()
 	s.abuseRoutes()
 	s.domainRoutes()
 	s.webhookRoutes()

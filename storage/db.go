@@ -132,6 +132,8 @@ var (
 	bucketUTMTemplates          = []byte("utm_templates")           // template id → utmTemplateRecord
 	bucketUTMTemplatesWorkspace = []byte("utm_templates.workspace") // workspace id + template id → ""
 
+	bucketTags = []byte("tags") // workspace id + tag name → tagRecord (a tag's colour and description)
+
 	bucketDomains          = []byte("domains")           // domain id → domainRecord
 	bucketDomainsHostname  = []byte("domains.hostname")  // hostname → domain id (unique across the instance)
 	bucketDomainsWorkspace = []byte("domains.workspace") // workspace id + domain id → ""
@@ -166,7 +168,7 @@ var allBuckets = [][]byte{
 	bucketLinksCampaign, bucketCampaigns, bucketCampaignsWorkspace, bucketEvents,
 	bucketWebhooks, bucketWebhooksWorkspace, bucketWebhooksEvent, bucketDeliveries, bucketDeliveriesWebhook, bucketDeliveriesQueue,
 	bucketQRCodes, bucketQRCodesWorkspace, bucketQRCodesLogo,
-	bucketUTMTemplates, bucketUTMTemplatesWorkspace,
+	bucketUTMTemplates, bucketUTMTemplatesWorkspace, bucketTags,
 	bucketReports, bucketReportsOpen,
 	bucketDomains, bucketDomainsHostname, bucketDomainsWorkspace,
 	bucketClicksTotals, bucketClicksRaw, bucketClicksHourly, bucketClicksDaily, bucketClicksVisitors, bucketClicksSalts, bucketClicksHosts, bucketClicksBacklog,

@@ -24,7 +24,7 @@ func (db *DB) Dump(ctx context.Context, emit dump.Emit) error {
 			for _, step := range []func() error{
 				d.settings, d.idState, d.certs, d.blocklist, d.users, d.revokedTokens, d.passwordResets,
 				d.workspaces, d.members, d.formerMembers, d.invitations, d.keys, d.campaigns, d.domains,
-				d.links, d.aliasHolds, d.imports, d.qrCodes, d.utmTemplates, d.abuseReports, d.webhooks, d.events, d.deliveries,
+				d.links, d.aliasHolds, d.imports, d.qrCodes, d.utmTemplates, d.tags, d.abuseReports, d.webhooks, d.events, d.deliveries,
 				d.audit, d.salts, d.aggregates, d.visitors, d.clicks, d.waitingClicks,
 			} {
 				if err := step(); err != nil {
@@ -293,7 +293,7 @@ func (d *dumper) links() error {
 			DestinationURL: l.DestinationURL, Tags: l.Tags, UTMSource: l.UTMSource, UTMMedium: l.UTMMedium, UTMCampaign: l.UTMCampaign,
 			CampaignID: l.CampaignID, RedirectCode: l.RedirectCode, Clicks: l.Clicks, CreatedAt: l.CreatedAt.UTC(), UpdatedAt: l.UpdatedAt.UTC(),
 			PasswordHash: l.PasswordHash, Rules: l.Rules, Variants: l.Variants, OG: l.OG, ExpiresAt: timePtr(l.ExpiresAt),
-			MaxClicks: l.MaxClicks, ExpiredURL: l.ExpiredURL, Archived: l.Archived, Title: l.Title,
+			MaxClicks: l.MaxClicks, ExpiredURL: l.ExpiredURL, Archived: l.Archived, Title: l.Title, Note: l.Note,
 			ForwardPath: l.ForwardPath, ForwardQuery: l.ForwardQuery, ExternalID: l.ExternalID,
 			IOSURL: l.IOSURL, AndroidURL: l.AndroidURL, Crawlable: l.Crawlable, PublicStats: l.PublicStats,
 			EscapeInApp: l.EscapeInApp, Retargeting: l.Retargeting}, nil
@@ -364,6 +364,20 @@ func (d *dumper) utmTemplates() error {
 		return &dump.UTMTemplate{ID: d.id(link.PrefixUTM, seq), Seq: seq, WorkspaceID: d.id(prefixWorkspace, r.Workspace),
 			Name: r.Name, UTMSource: r.UTMSource, UTMMedium: r.UTMMedium, UTMCampaign: r.UTMCampaign,
 			CreatedAt: r.CreatedAt.UTC(), UpdatedAt: r.UpdatedAt.UTC()}, nil
+	})
+}
+
+func (d *dumper) tags() error {
+	return d.each(bucketTags, func(k, v []byte) (dump.Record, error) {
+		var r tagRecord
+		if err := decodeJSON(v, &r); err != nil {
+			return nil, err
+		}
+		if len(k) < 8 {
+			return nil, fmt.Errorf("tag key of %d bytes", len(k))
+		}
+		return &dump.Tag{WorkspaceID: d.id(prefixWorkspace, btoi(k[:8])), Name: string(k[8:]), Color: r.Color,
+			Description: r.Description, UpdatedAt: r.UpdatedAt.UTC()}, nil
 	})
 }
 

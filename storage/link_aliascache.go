@@ -28,7 +28,7 @@ func entryBytes(key string, l *link.Link) int {
 	}
 	// The link controls: a link of many variants or a long social card
 	// costs more than its destination says.
-	n += len(l.PasswordHash) + len(l.ExpiredURL) + len(l.Title)
+	n += len(l.PasswordHash) + len(l.ExpiredURL) + len(l.Title) + len(l.Note)
 	if l.ExpiresAt != nil {
 		n += int(unsafe.Sizeof(*l.ExpiresAt))
 	}

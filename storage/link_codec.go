@@ -22,7 +22,7 @@ import (
 // count, then each), UTM source, medium and campaign, campaign ID,
 // password hash, rules, variants, social card, expiry, click limit
 // (varint), expired URL, title, external ID, iOS and Android
-// destinations. A string is a uvarint length and its
+// destinations, note. A string is a uvarint length and its
 // bytes; a time is its Unix seconds (varint) and nanoseconds (uvarint),
 // read back in UTC. A rule is its device, OS, browser, country, language,
 // a byte of flags for what follows (ruleQuery, ruleIP, ruleAfter,
@@ -63,6 +63,7 @@ const (
 	lfPublicStats              // the link's statistics are public (nothing follows)
 	lfEscapeInApp              // the link sends in-app browsers on (nothing follows)
 	lfRetargeting              // the link fires the workspace's pixels (nothing follows)
+	lfNote                     // the note follows
 	lfAll          = 1<<iota - 1
 )
 
@@ -98,6 +99,7 @@ func appendLink(dst []byte, r *linkRecord) []byte {
 	set(lfPublicStats, r.PublicStats)
 	set(lfEscapeInApp, r.EscapeInApp)
 	set(lfRetargeting, r.Retargeting)
+	set(lfNote, r.Note != "")
 
 	dst = append(dst, linkCodecBinary)
 	dst = binary.AppendUvarint(dst, flags)
@@ -167,6 +169,9 @@ func appendLink(dst []byte, r *linkRecord) []byte {
 	}
 	if flags&lfAndroid != 0 {
 		dst = appendLenString(dst, r.Android)
+	}
+	if flags&lfNote != 0 {
+		dst = appendLenString(dst, r.Note)
 	}
 	return dst
 }
@@ -259,6 +264,9 @@ func decodeLink(raw []byte, r *linkRecord) error {
 	}
 	if flags&lfAndroid != 0 {
 		r.Android = d.str()
+	}
+	if flags&lfNote != 0 {
+		r.Note = d.str()
 	}
 	r.Archived = flags&lfArchived != 0
 	r.ForwardPath = flags&lfForwardPath != 0

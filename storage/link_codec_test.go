@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math/rand/v2"
@@ -38,9 +39,10 @@ func codecRecords() []linkRecord {
 				Variants: []variantRecord{{Destination: "https://a.example/", Weight: 70}, {Destination: "", Weight: 0}},
 				OG:       &ogRecord{Title: "T", Description: long, ImageURL: "https://img.example/i.png"},
 			},
-			linkLimitsRecord: linkLimitsRecord{ExpiresAt: &past, MaxClicks: 1<<62 + 5, ExpiredURL: "https://example.com/gone", Archived: true, Title: long},
+			linkLimitsRecord: linkLimitsRecord{ExpiresAt: &past, MaxClicks: 1<<62 + 5, ExpiredURL: "https://example.com/gone", Archived: true, Title: long, Note: long + "\n" + long},
 		},
 		{Workspace: 2, Alias: "fw", Destination: "https://fw.example/", CreatedAt: created, UpdatedAt: created, ForwardPath: true},
+		{Workspace: 3, Alias: "nt", Destination: "https://nt.example/", CreatedAt: created, UpdatedAt: created, linkLimitsRecord: linkLimitsRecord{Note: "one\ntwo"}},
 		{Workspace: 2, Alias: "fq", Destination: "https://fq.example/", CreatedAt: created, UpdatedAt: created, ForwardQuery: true, ForwardPath: true, ExternalID: "order-1", Crawlable: true, PublicStats: true,
 			linkControls: linkControls{IOS: "https://apps.apple.com/app/id1", Android: "https://play.google.com/store/apps/details?id=x"}},
 		{Workspace: 2, Alias: "ia", Destination: "https://ia.example/", CreatedAt: created, UpdatedAt: created, EscapeInApp: true},
@@ -102,7 +104,13 @@ func TestLinkCodec_Damaged(t *testing.T) {
 		wantErr("truncated", bin[:n])
 	}
 	wantErr("trailing byte", append(append([]byte{}, bin...), 0))
-	wantErr("unknown flag", append([]byte{linkCodecBinary}, 0x80, 0x80, 0x80, 0x08, 0, 0, 0, 0, 0, 0, 0))
+	// The first flag past lfAll, whatever its number: refused for being
+	// unknown, not for what follows it.
+	unknown := binary.AppendUvarint([]byte{linkCodecBinary}, lfAll+1)
+	wantErr("unknown flag", append(unknown, 0, 0, 0, 0, 0, 0, 0))
+	if err := decodeLink(append(unknown, 0, 0, 0, 0, 0, 0, 0), &linkRecord{}); err == nil || !strings.Contains(err.Error(), "unknown flags") {
+		t.Errorf("unknown flag: %v, want an error naming unknown flags", err)
+	}
 	wantErr("unknown form", append([]byte{0x02}, bin[1:]...))
 	wantErr("overlong varint", append([]byte{linkCodecBinary}, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f))
 

@@ -16,10 +16,11 @@ type linkLimitsRecord struct {
 	ExpiredURL string     `json:"expired_url,omitempty"`
 	Archived   bool       `json:"archived,omitempty"`
 	Title      string     `json:"title,omitempty"`
+	Note       string     `json:"note,omitempty"`
 }
 
 func limitsRecord(c link.LinkLimits) linkLimitsRecord {
-	r := linkLimitsRecord{MaxClicks: c.MaxClicks, ExpiredURL: c.ExpiredURL, Archived: c.Archived, Title: c.Title}
+	r := linkLimitsRecord{MaxClicks: c.MaxClicks, ExpiredURL: c.ExpiredURL, Archived: c.Archived, Title: c.Title, Note: c.Note}
 	if c.ExpiresAt != nil {
 		t := c.ExpiresAt.UTC()
 		r.ExpiresAt = &t
@@ -28,7 +29,7 @@ func limitsRecord(c link.LinkLimits) linkLimitsRecord {
 }
 
 func (r *linkLimitsRecord) limits() link.LinkLimits {
-	c := link.LinkLimits{MaxClicks: r.MaxClicks, ExpiredURL: r.ExpiredURL, Archived: r.Archived, Title: r.Title}
+	c := link.LinkLimits{MaxClicks: r.MaxClicks, ExpiredURL: r.ExpiredURL, Archived: r.Archived, Title: r.Title, Note: r.Note}
 	if r.ExpiresAt != nil {
 		t := *r.ExpiresAt
 		c.ExpiresAt = &t

@@ -15,9 +15,9 @@ import (
 )
 
 // The search index (bucket links.search) finds the links whose alias,
-// destination URL (host, path, query) or a tag contains a text, without
-// reading every link. It is a trigram index: every three bytes in a row
-// of those fields (lower-cased, each field apart) point to the link. A
+// destination URL (host, path, query), a tag or a line of the note
+// contains a text, without reading every link. It is a trigram index:
+// every three bytes in a row of those fields (lower-cased, each field apart) point to the link. A
 // search for a text of three bytes or more reads the links that hold all
 // its trigrams and checks each of them; a shorter text has no trigram
 // and is checked on the newest links instead (FindLinkPage).
@@ -52,8 +52,9 @@ var (
 )
 
 // searchFields returns the lower-cased texts of a link that search reads:
-// its alias, the first SearchDestinationBytes of its destination URL, and
-// each tag.
+// its alias, the first SearchDestinationBytes of its destination URL, each
+// tag, and each line of its note (a search holds no line break, and matches
+// within one line as within one field, as on PostgreSQL).
 func searchFields(r *linkRecord) []string {
 	fields := make([]string, 0, 2+len(r.Tags))
 	dest := strings.ToLower(r.Destination)
@@ -63,6 +64,9 @@ func searchFields(r *linkRecord) []string {
 	fields = append(fields, strings.ToLower(r.Alias), dest)
 	for _, t := range r.Tags {
 		fields = append(fields, strings.ToLower(t))
+	}
+	if r.Note != "" {
+		fields = append(fields, strings.Split(strings.ToLower(r.Note), "\n")...)
 	}
 	return fields
 }

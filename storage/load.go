@@ -381,6 +381,12 @@ func (l *loader) put(r dump.Record) error {
 			return err
 		}
 		return l.b(bucketUTMTemplatesWorkspace).Put(concat(itob(wid), k), []byte{})
+	case *dump.Tag:
+		wid, err := l.seq(prefixWorkspace, r.WorkspaceID)
+		if err != nil {
+			return err
+		}
+		return putJSON(l.b(bucketTags), concat(itob(wid), []byte(r.Name)), &tagRecord{Color: r.Color, Description: r.Description, UpdatedAt: r.UpdatedAt})
 	case *dump.AbuseReport:
 		k, err := l.own(link.PrefixReport, r.ID, r.Seq)
 		if err != nil {
@@ -550,7 +556,7 @@ func (l *loader) putLink(r *dump.Link) error {
 	in := &link.Link{Alias: r.Alias, Domain: r.Domain, DestinationURL: r.DestinationURL, Tags: r.Tags, UTMSource: r.UTMSource,
 		UTMMedium: r.UTMMedium, UTMCampaign: r.UTMCampaign, CampaignID: r.CampaignID, RedirectCode: r.RedirectCode,
 		PasswordHash: r.PasswordHash, Rules: r.Rules, Variants: r.Variants, OG: r.OG,
-		LinkLimits:  link.LinkLimits{ExpiresAt: r.ExpiresAt, MaxClicks: r.MaxClicks, ExpiredURL: r.ExpiredURL, Archived: r.Archived, Title: r.Title},
+		LinkLimits:  link.LinkLimits{ExpiresAt: r.ExpiresAt, MaxClicks: r.MaxClicks, ExpiredURL: r.ExpiredURL, Archived: r.Archived, Title: r.Title, Note: r.Note},
 		ForwardPath: r.ForwardPath, ForwardQuery: r.ForwardQuery, ExternalID: r.ExternalID, IOSURL: r.IOSURL, AndroidURL: r.AndroidURL, Crawlable: r.Crawlable, PublicStats: r.PublicStats, EscapeInApp: r.EscapeInApp, Retargeting: r.Retargeting}
 	rec := newLinkRecord(wid, in, r.CreatedAt)
 	rec.UpdatedAt = r.UpdatedAt

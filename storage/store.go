@@ -71,6 +71,7 @@ func (db *DB) Store(o Options) *link.Store {
 		Campaigns:    campaigns,
 		QRCodes:      NewQRCodeService(db),
 		UTMTemplates: NewUTMTemplateService(db),
+		Tags:         NewTagService(db),
 		AbuseReports: NewAbuseReportService(db),
 		Domains:      NewDomainService(db),
 		Webhooks:     webhooks,

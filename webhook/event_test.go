@@ -56,7 +56,7 @@ func TestEncoder(t *testing.T) {
 				`{"id":"lnk_1","short_url":"http://lb.test/abc","alias":"abc","domain":"lb.test","destination_url":"https://Example.COM/a?x=1\u0026y=\u003c2\u003e",` +
 					`"destination_host":"example.com","destination_host_unicode":"example.com","tags":[],"utm_source":null,"utm_medium":null,` +
 					`"utm_campaign":null,"campaign_id":null,"redirect_code":302,"clicks":0,"created_at":"2026-03-10T12:00:05Z","updated_at":"2026-03-10T12:00:05Z","forward_path":false,"forward_query":false,"external_id":null,"crawlable":false,"public_stats":false,"escape_in_app_browser":false,"retargeting":false,"ios_url":null,"android_url":null,` +
-					`"has_password":false,"rules":[],"variants":[],"og":null,"expires_at":null,"max_clicks":null,"expired_url":null,"archived":false,"title":null}`},
+					`"has_password":false,"rules":[],"variants":[],"og":null,"expires_at":null,"max_clicks":null,"expired_url":null,"archived":false,"title":null,"note":null}`},
 			{"custom domain, everything set", &link.Link{ID: "lnk_2", Alias: "spring", Domain: "go.example.org",
 				DestinationURL: "https://bücher.example/", Tags: []string{"a", "b"}, UTMSource: "news", UTMMedium: "email",
 				UTMCampaign: "spring", CampaignID: "cmp_1", RedirectCode: 301, Clicks: 42,
@@ -71,12 +71,12 @@ func TestEncoder(t *testing.T) {
 					`"utm_campaign":"spring","campaign_id":"cmp_1","redirect_code":301,"clicks":42,"created_at":"2026-03-10T12:00:05Z","updated_at":"2026-03-10T13:30:05Z","forward_path":false,"forward_query":false,"external_id":null,"crawlable":false,"public_stats":false,"escape_in_app_browser":false,"retargeting":false,"ios_url":null,"android_url":null,` +
 					`"has_password":true,"rules":[{"if":{"country":"DE","query":{"name":"src","value":"qr"}},"then":"https://example.com/de"}],` +
 					`"variants":[{"destination_url":"https://example.com/a","weight":60},{"destination_url":"https://example.com/b","weight":40}],` +
-					`"og":{"title":"T","description":"D","image_url":"https://example.com/i.png"},"expires_at":null,"max_clicks":null,"expired_url":null,"archived":false,"title":null}`},
+					`"og":{"title":"T","description":"D","image_url":"https://example.com/i.png"},"expires_at":null,"max_clicks":null,"expired_url":null,"archived":false,"title":null,"note":null}`},
 			{"IPv6 destination", &link.Link{ID: "lnk_3", Alias: "v6", DestinationURL: "http://[2001:DB8::1]:8080/", CreatedAt: at, UpdatedAt: at},
 				`{"id":"lnk_3","short_url":"http://lb.test/v6","alias":"v6","domain":"lb.test","destination_url":"http://[2001:DB8::1]:8080/",` +
 					`"destination_host":"[2001:db8::1]","destination_host_unicode":"[2001:db8::1]","tags":[],"utm_source":null,"utm_medium":null,` +
 					`"utm_campaign":null,"campaign_id":null,"redirect_code":0,"clicks":0,"created_at":"2026-03-10T12:00:05Z","updated_at":"2026-03-10T12:00:05Z","forward_path":false,"forward_query":false,"external_id":null,"crawlable":false,"public_stats":false,"escape_in_app_browser":false,"retargeting":false,"ios_url":null,"android_url":null,` +
-					`"has_password":false,"rules":[],"variants":[],"og":null,"expires_at":null,"max_clicks":null,"expired_url":null,"archived":false,"title":null}`},
+					`"has_password":false,"rules":[],"variants":[],"og":null,"expires_at":null,"max_clicks":null,"expired_url":null,"archived":false,"title":null,"note":null}`},
 		} {
 			t.Run(tt.name, func(t *testing.T) {
 				got, err := enc.LinkData(tt.l)

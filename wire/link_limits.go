@@ -10,10 +10,11 @@ type LinkLimits struct {
 	ExpiredURL *string `json:"expired_url"`
 	Archived   bool    `json:"archived"`
 	Title      *string `json:"title"`
+	Note       *string `json:"note"`
 }
 
 func newLinkLimits(c *link.LinkLimits) LinkLimits {
-	out := LinkLimits{ExpiredURL: Optional(c.ExpiredURL), Archived: c.Archived, Title: Optional(c.Title)}
+	out := LinkLimits{ExpiredURL: Optional(c.ExpiredURL), Archived: c.Archived, Title: Optional(c.Title), Note: Optional(c.Note)}
 	if c.ExpiresAt != nil {
 		t := Time(*c.ExpiresAt)
 		out.ExpiresAt = &t

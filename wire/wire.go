@@ -211,6 +211,26 @@ func NewUTMTemplate(t *link.UTMTemplate) UTMTemplate {
 		CreatedAt: Time(t.CreatedAt), UpdatedAt: Time(t.UpdatedAt)}
 }
 
+// Tag is a workspace's tag as the API shows it: null where it has no
+// colour, description or change of its own.
+type Tag struct {
+	Name        string  `json:"name"`
+	Color       *string `json:"color"`
+	Description *string `json:"description"`
+	Links       int     `json:"links"`
+	UpdatedAt   *string `json:"updated_at"`
+}
+
+// NewTag returns t as the API shows it.
+func NewTag(t *link.Tag) Tag {
+	out := Tag{Name: t.Name, Color: Optional(t.Color), Description: Optional(t.Description), Links: t.Links}
+	if !t.UpdatedAt.IsZero() {
+		u := Time(t.UpdatedAt)
+		out.UpdatedAt = &u
+	}
+	return out
+}
+
 // NewCampaign returns c as the API shows it.
 func NewCampaign(c *link.Campaign) Campaign {
 	return Campaign{ID: c.ID, Name: c.Name, Status: string(c.Status),

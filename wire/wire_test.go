@@ -39,7 +39,7 @@ func TestLink(t *testing.T) {
 		`"destination_url":"https://example.com/a","destination_host":"example.com","destination_host_unicode":"example.com",` +
 		`"tags":[],"utm_source":null,"utm_medium":null,"utm_campaign":null,"campaign_id":"cmp_1","redirect_code":302,` +
 		`"clicks":0,"created_at":"2026-03-10T11:00:05Z","updated_at":"2026-03-10T11:00:05Z","forward_path":false,"forward_query":false,"external_id":null,"crawlable":false,"public_stats":false,"escape_in_app_browser":false,"retargeting":false,"ios_url":null,"android_url":null,` +
-		`"has_password":false,"rules":[],"variants":[],"og":null,"expires_at":null,"max_clicks":null,"expired_url":null,"archived":false,"title":null}`
+		`"has_password":false,"rules":[],"variants":[],"og":null,"expires_at":null,"max_clicks":null,"expired_url":null,"archived":false,"title":null,"note":null}`
 	if string(b) != want {
 		t.Fatalf("link\n got %s\nwant %s", b, want)
 	}

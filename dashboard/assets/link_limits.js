@@ -1,12 +1,12 @@
 // link_limits.js: the link controls of expiry and limits in the Links
 // page's create and edit forms (expires_at, max_clicks, expired_url,
-// archived, title) and the archived filter of the list. links.js mounts
+// archived, title, note) and the archived filter of the list. links.js mounts
 // LimitsFields in its form, spreads limitsForm / LIMITS_EMPTY into its form
 // state and merges limitsBody into the body it sends.
 import { html } from './vendor/htm-preact-standalone.js';
 import { Field } from './ui.js';
 
-export const LIMITS_EMPTY = { expires_at: '', max_clicks: '', expired_url: '', archived: 'no', title: '' };
+export const LIMITS_EMPTY = { expires_at: '', max_clicks: '', expired_url: '', archived: 'no', title: '', note: '' };
 
 // localInput is an RFC 3339 instant as a datetime-local input's value (the
 // browser's time zone, to the minute).
@@ -21,7 +21,7 @@ function localInput(iso) {
 export function limitsForm(l) {
   return {
     expires_at: localInput(l.expires_at), max_clicks: l.max_clicks ? String(l.max_clicks) : '',
-    expired_url: l.expired_url || '', archived: l.archived ? 'yes' : 'no', title: l.title || '',
+    expired_url: l.expired_url || '', archived: l.archived ? 'yes' : 'no', title: l.title || '', note: l.note || '',
   };
 }
 

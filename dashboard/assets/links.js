@@ -7,6 +7,7 @@ import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call } from './api.js';
 import { Message, Field, CopyButton, CopyAsCurl, Confirm, fmtDate, fmtNumber, count, useApiForm, useList } from './ui.js';
 import { QRButton } from './qr.js';
+import { useTagInfo, chipProps } from './tags.js';
 import { BulkCreate } from './bulk.js';
 import { TargetingFields, TARGETING_EMPTY, targetingFormOf, targetingBody } from './link_targeting.js';
 import { LimitsFields, limitsForm, limitsBody, LIMITS_EMPTY, readArchived, ArchivedFilter } from './link_limits.js';
@@ -90,6 +91,7 @@ export function LinksPage({ workspace }) {
   const campaigns = useList('/v1/campaigns');
   const domains = useList('/v1/domains');
   const templates = useList('/v1/utm-templates');
+  const tagInfo = useTagInfo();
 
   // Back and Forward show the view of their address.
   useEffect(() => {
@@ -198,7 +200,7 @@ export function LinksPage({ workspace }) {
           <td class="pick"><input type="checkbox" aria-label=${'Select ' + l.alias} checked=${selected.includes(l.id)} onChange=${() => toggle(l.id)} /></td>
           <td class="short" data-label="Short URL"><a href=${l.short_url} target="_blank" rel="noopener noreferrer">${l.short_url.replace(/^https?:\/\//, '')}</a> <${CopyButton} text=${l.short_url} label="Copy" describe=${'Copy short URL ' + l.short_url} /><${LinkMeta} link=${l} /></td>
           <td class="dest" data-label="Destination" title=${l.destination_url}>${l.destination_url}</td>
-          <td class="tags" data-label="Tags">${(l.tags || []).map(t => html`<button type="button" class="tag" aria-label=${'Show the links tagged ' + t} onClick=${() => go({ ...view, tag: t, page: 1 })}>${t}</button>`)}</td>
+          <td class="tags" data-label="Tags">${(l.tags || []).map(t => html`<button type="button" ...${chipProps(t, tagInfo)} aria-label=${'Show the links tagged ' + t} onClick=${() => go({ ...view, tag: t, page: 1 })}>${t}</button>`)}</td>
           <td class="campaign" data-label="Campaign">${l.campaign_id ? campaignName(l.campaign_id) : '—'}</td>
           <td class="num code" data-label="Redirect">${l.redirect_code}</td>
           <td class="num clicks" data-label="Clicks">${fmtNumber(l.clicks)}</td>
@@ -250,13 +252,14 @@ export function checkText(dc) {
   return 'Destination check: ' + what + (dc.checked_at ? ' (' + fmtDate(dc.checked_at) + ')' : '');
 }
 
-// LinkMeta is a link's title (a second line under its short URL) and its
-// badges.
+// LinkMeta is a link's title (a second line under its short URL), its
+// note and its badges.
 function LinkMeta({ link }) {
   const badges = linkBadges(link);
-  if (!link.title && badges.length === 0) return null;
+  if (!link.title && !link.note && badges.length === 0) return null;
   return html`<div class="link-meta">
     ${link.title ? html`<span class="link-title">${link.title}</span>` : null}
+    ${link.note ? html`<${LinkNote} note=${link.note} />` : null}
     ${badges.length ? html`<span class="badges">${badges.map(([cls, text, desc]) => html`<span class=${'badge ' + cls} title=${desc}>${text}</span>`)}</span>` : null}
   </div>`;
 }
@@ -278,7 +281,7 @@ function Filters({ view, campaigns, domains, onApply }) {
   const known = domains ? domains.data.map(d => d.hostname) : [];
   return html`<form class="filters" role="search" aria-label="Filter and sort links" onSubmit=${submit}>
     <div class="field"><label for="search">Search</label>
-      <input id="search" name="search" type="search" placeholder="alias or destination" value=${view.search} /></div>
+      <input id="search" name="search" type="search" placeholder="alias, URL, tag, note" value=${view.search} /></div>
     <div class="field"><label for="filter-tag">Tag</label>
       <input id="filter-tag" name="tag" placeholder="promo" value=${view.tag} /></div>
     <div class="field"><label for="filter-campaign">Campaign</label>
@@ -417,6 +420,7 @@ function LinkFields({ form, setField, f, p, campaigns, domains, templates, editi
           </${Select}>`}
       <${Field} id=${p + 'tags'} label=${editing ? 'Tags (comma separated)' : 'Tags (comma separated, optional)'} value=${form.tags} onInput=${setField} error=${fieldError(f, 'tags')} />
     </div>
+    <${NoteField} id=${p + 'note'} value=${form.note} onInput=${setField} error=${fieldError(f, 'note')} />
     <details class="more" open=${moreSet || undefined}>
       <summary>More options: UTM, campaign, redirect code, forwarding, external ID, search engines, public statistics, in-app browsers, pixels</summary>
       ${editing || templateList.length === 0 ? null : html`<div class="row">
@@ -474,6 +478,36 @@ function LinkFields({ form, setField, f, p, campaigns, domains, templates, editi
     <${LimitsFields} form=${form} setField=${setField} f=${f} p=${p} editing=${editing} />`;
 }
 
+// NOTE_MAX is the API's bound on a note, in characters.
+const NOTE_MAX = 2000;
+
+// NoteField is the link's note: several lines for the workspace's people,
+// found by the list's search.
+function NoteField({ id, value, onInput, error }) {
+  const left = NOTE_MAX - [...value].length;
+  return html`<div class="field note-field">
+    <label for=${id}>Note (optional)</label>
+    <textarea id=${id} name=${id} rows="2" maxlength=${NOTE_MAX} value=${value} onInput=${onInput}
+      aria-invalid=${error ? 'true' : undefined} aria-describedby=${id + (error ? '-error' : '-hint')}></textarea>
+    ${error ? html`<small id=${id + '-error'} class="field-error">${error}</small>`
+      : html`<small id=${id + '-hint'} class="hint">For your team: shown in the list, found by search, never public.${left < 200 ? ' ' + left + ' characters left.' : ''}</small>`}
+  </div>`;
+}
+
+// NOTE_SHOWN is how many characters of a note the list shows before
+// "more".
+const NOTE_SHOWN = 80;
+
+// LinkNote is a link's note in the list: a line of it, the whole behind a
+// disclosure when it is longer.
+function LinkNote({ note }) {
+  const first = note.split('\n')[0];
+  const chars = [...first];
+  if (chars.length <= NOTE_SHOWN && first === note) return html`<span class="link-note" title=${note}>${note}</span>`;
+  const preview = chars.length > NOTE_SHOWN ? chars.slice(0, NOTE_SHOWN).join('') + '…' : first + ' …';
+  return html`<details class="link-note"><summary title=${note}>${preview}</summary><p class="note-full">${note}</p></details>`;
+}
+
 function FormError({ error }) {
   return error ? html`<p class="msg error" role="alert">${error.message}</p>` : null;
 }
@@ -529,6 +563,7 @@ function LinkFacts({ l, campaigns }) {
     <dt>UTM</dt><dd>${UTM.map(([k]) => l[k] ? k + '=' + l[k] : null).filter(Boolean).join(' · ') || '—'}</dd>
     <dt>Campaign</dt><dd>${l.campaign_id ? (c ? c.name : l.campaign_id) : '—'}</dd>
     <dt>Redirect</dt><dd>${l.redirect_code}</dd>
+    <dt>Note</dt><dd class="note-full">${l.note || '—'}</dd>
     <dt>Updated</dt><dd>${fmtDate(l.updated_at)}</dd>
   </dl>`;
 }

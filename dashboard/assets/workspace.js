@@ -7,6 +7,7 @@ import { html, useState, useEffect } from './vendor/htm-preact-standalone.js';
 import { call, session } from './api.js';
 import { Message, Field, CopyAsCurl, fmtDate, fmtNumber, useAction } from './ui.js';
 import { UTMTemplates } from './utm_templates.js';
+import { Tags } from './tags.js';
 
 const plans = [['free', 'Free'], ['pro', 'Pro'], ['enterprise', 'Enterprise']];
 const planName = p => (plans.find(([v]) => v === p) || [p, p])[1];
@@ -31,7 +32,8 @@ export function WorkspacePage({ workspace: ws, me, reloadMe, switchTo }) {
       <${DestinationChecksForm} ws=${shown} reloadMe=${reloadMe} />
       <${PixelsForm} ws=${shown} reloadMe=${reloadMe} />
       <${PlanSection} ws=${shown} me=${me} reloadMe=${reloadMe} />
-      <${UTMTemplates} key=${ws.id} canWrite=${ws.role === 'owner' || ws.role === 'read_write'} />`}`
+      <${UTMTemplates} key=${ws.id} canWrite=${ws.role === 'owner' || ws.role === 'read_write'} />
+      <${Tags} key=${'tags-' + ws.id} canWrite=${ws.role === 'owner' || ws.role === 'read_write'} />`}`
     : html`<p class="empty">You are not a member of any workspace yet. Create one below, or ask an owner for an invitation.</p>`}
     <${YourWorkspaces} current=${ws && ws.id} reloadMe=${reloadMe} version=${shown && shown.name + shown.plan} />
     <${CreateForm} me=${me} switchTo=${switchTo} />`;

@@ -222,7 +222,7 @@ func (a *App) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 	}, server.Deps{
 		DB: store.Data, Links: store.Links, Keys: store.Keys,
 		Users: store.Users, Workspaces: store.Workspaces,
-		Clicks: store.Clicks, Campaigns: store.Campaigns, QRCodes: store.QRCodes, UTMTemplates: store.UTMTemplates, AbuseReports: store.AbuseReports,
+		Clicks: store.Clicks, Campaigns: store.Campaigns, QRCodes: store.QRCodes, UTMTemplates: store.UTMTemplates, Tags: store.Tags, AbuseReports: store.AbuseReports,
 		Webhooks: store.Webhooks, Outbox: store.Webhooks, Dispatcher: a.dispatch, Recorder: a.recorder,
 		DomainVerifier: dnscheck.NewDomains(cfg.Domains.Resolver),
 		WebhookTargets: webhook.TargetGuard{AllowPrivate: cfg.Webhooks.AllowPrivate}, Setup: a.setup,

@@ -137,7 +137,7 @@ func populateForCopy(t *testing.T, path string) *copyInstance {
 			Rules:      []link.Rule{{If: link.RuleCondition{Country: "DE"}, Then: "https://example.de/"}},
 			Variants:   []link.Variant{{DestinationURL: "https://example.com/a", Weight: 50}, {DestinationURL: "https://example.com/b", Weight: 50}},
 			OG:         &link.OG{Title: "Card", Description: "A card", ImageURL: "https://example.com/i.png"},
-			LinkLimits: link.LinkLimits{ExpiresAt: &expires, MaxClicks: 1000, ExpiredURL: "https://example.com/gone", Title: "Full"}, ExternalID: "crm:42",
+			LinkLimits: link.LinkLimits{ExpiresAt: &expires, MaxClicks: 1000, ExpiredURL: "https://example.com/gone", Title: "Full", Note: "A note\nof two lines"}, ExternalID: "crm:42",
 			IOSURL: "https://apps.apple.com/app/id42", AndroidURL: "https://play.google.com/store/apps/details?id=com.example", Crawlable: true},
 		{WorkspaceID: in.ws1.ID, Alias: "home", Domain: "go.example.com", DestinationURL: "https://example.com/home", PublicStats: true, EscapeInApp: true, Retargeting: true},
 		{WorkspaceID: in.ws1.ID, Alias: "old", DestinationURL: "https://example.com/old", LinkLimits: link.LinkLimits{Archived: true}},
@@ -159,6 +159,8 @@ func populateForCopy(t *testing.T, path string) *copyInstance {
 	must(err)
 	must(st.QRCodes.CreateQRCode(ctx, &link.QRCode{WorkspaceID: in.ws1.ID, LinkID: specs[0].ID, Name: "Poster", Format: "svg", Size: 512, Margin: 4, Level: "M", Foreground: "#000000", Background: "#ffffff"}))
 	must(st.UTMTemplates.CreateUTMTemplate(ctx, &link.UTMTemplate{WorkspaceID: in.ws1.ID, Name: "Newsletter", UTMSource: "newsletter", UTMMedium: "email"}))
+	must(st.Tags.PutTag(ctx, &link.Tag{WorkspaceID: in.ws1.ID, Name: "b", Color: "green", Description: "Bee"}))
+	must(st.Tags.PutTag(ctx, &link.Tag{WorkspaceID: in.ws1.ID, Name: "on no link", Color: "red"}))
 	// Abuse reports: one counted twice and resolved, one open.
 	for _, reason := range []string{link.AbusePhishing, link.AbusePhishing, link.AbuseSpam} {
 		must(st.AbuseReports.ReportAbuse(ctx, &link.AbuseReport{WorkspaceID: in.ws1.ID, LinkID: specs[0].ID, Alias: specs[0].Alias,
@@ -314,7 +316,7 @@ func readRoutes(t *testing.T, s *copyServer, token string, in *copyInstance) map
 	for _, ws := range []string{in.ws1.ID, in.ws2.ID} {
 		q := "workspace_id=" + ws
 		routes = append(routes, "/v1/workspaces/"+ws, "/v1/links?limit=100&"+q, "/v1/links?archived=all&"+q, "/v1/links?tags=b&"+q, "/v1/links?search=ful&"+q, "/v1/links?sort=clicks&"+q,
-			"/v1/keys?"+q, "/v1/members?"+q, "/v1/invitations?"+q, "/v1/campaigns?"+q, "/v1/domains?"+q, "/v1/webhooks?"+q, "/v1/qr-codes?"+q, "/v1/utm-templates?"+q,
+			"/v1/keys?"+q, "/v1/members?"+q, "/v1/invitations?"+q, "/v1/campaigns?"+q, "/v1/domains?"+q, "/v1/webhooks?"+q, "/v1/qr-codes?"+q, "/v1/utm-templates?"+q, "/v1/tags?"+q,
 			"/v1/qr-codes/"+in.logoQR+"/logo?"+q,
 			"/v1/audit-log?limit=100&"+q)
 		for _, r := range ranges {
@@ -455,7 +457,9 @@ func TestCopyRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if !strings.HasPrefix(answers[0]["/v1/me"], "200 ") || !strings.Contains(answers[0]["/v1/links?limit=100&workspace_id="+in.ws1.ID], `"full"`) {
+	if !strings.HasPrefix(answers[0]["/v1/me"], "200 ") || !strings.Contains(answers[0]["/v1/links?limit=100&workspace_id="+in.ws1.ID], `"full"`) ||
+		!strings.Contains(answers[0]["/v1/links?limit=100&workspace_id="+in.ws1.ID], `"note":"A note\nof two lines"`) ||
+		!strings.Contains(answers[0]["/v1/tags?workspace_id="+in.ws1.ID], `"name":"on no link","color":"red"`) {
 		t.Fatalf("the routes do not answer: %s", answers[0]["/v1/me"])
 	}
 	if !strings.Contains(answers[0]["/v1/links?limit=100&workspace_id="+in.ws1.ID], `"public_stats":true`) {

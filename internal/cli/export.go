@@ -122,7 +122,7 @@ func exportWorkspace(ctx context.Context, store *link.Store, wsID string, w io.W
 	e := &exporter{enc: enc}
 	steps := []func(context.Context, *link.Store, string, *exporter) error{
 		exportWorkspaceLine, exportMembers, exportCampaigns, exportDomains, exportLinks,
-		exportQRCodes, exportUTMTemplates, exportWebhooks, exportKeys, exportClicks,
+		exportQRCodes, exportUTMTemplates, exportTags, exportWebhooks, exportKeys, exportClicks,
 	}
 	for _, step := range steps {
 		if err := step(ctx, store, wsID, e); err != nil {
@@ -212,7 +212,7 @@ func linkData(l *link.Link) map[string]any {
 		"campaign_id": l.CampaignID, "redirect_code": l.RedirectCode, "clicks": l.Clicks,
 		"created_at": l.CreatedAt, "updated_at": l.UpdatedAt,
 		"expires_at": l.ExpiresAt, "max_clicks": l.MaxClicks, "expired_url": l.ExpiredURL,
-		"archived": l.Archived, "title": l.Title, "password_protected": l.PasswordHash != "",
+		"archived": l.Archived, "title": l.Title, "note": l.Note, "password_protected": l.PasswordHash != "",
 		"forward_path": l.ForwardPath, "forward_query": l.ForwardQuery, "external_id": l.ExternalID,
 		"ios_url": l.IOSURL, "android_url": l.AndroidURL, "crawlable": l.Crawlable, "public_stats": l.PublicStats,
 		"escape_in_app_browser": l.EscapeInApp, "retargeting": l.Retargeting}
@@ -283,6 +283,25 @@ func exportUTMTemplates(ctx context.Context, store *link.Store, wsID string, e *
 	for _, t := range ts {
 		if err := e.write("utm_template", map[string]any{"id": t.ID, "name": t.Name, "utm_source": t.UTMSource,
 			"utm_medium": t.UTMMedium, "utm_campaign": t.UTMCampaign, "created_at": t.CreatedAt, "updated_at": t.UpdatedAt}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// exportTags writes the workspace's tags: those its links carry and
+// those with a colour or a description.
+func exportTags(ctx context.Context, store *link.Store, wsID string, e *exporter) error {
+	ts, err := store.Tags.FindTags(ctx, wsID)
+	if err != nil {
+		return err
+	}
+	for _, t := range ts {
+		d := map[string]any{"name": t.Name, "color": t.Color, "description": t.Description, "links": t.Links}
+		if !t.UpdatedAt.IsZero() {
+			d["updated_at"] = t.UpdatedAt
+		}
+		if err := e.write("tag", d); err != nil {
 			return err
 		}
 	}

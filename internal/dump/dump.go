@@ -26,7 +26,7 @@ type Record interface{ Kind() string }
 var Kinds = []string{
 	"settings", "ids", "certificates", "blocklist entries", "users", "revoked tokens", "password resets",
 	"workspaces", "members", "former members", "invitations", "keys", "campaigns", "domains",
-	"links", "alias holds", "imports", "QR codes", "UTM templates", "abuse reports", "webhooks", "events", "deliveries",
+	"links", "alias holds", "imports", "QR codes", "UTM templates", "tags", "abuse reports", "webhooks", "events", "deliveries",
 	"audit entries", "salts", "aggregates", "visitors", "clicks", "waiting clicks",
 }
 
@@ -202,6 +202,7 @@ type Link struct {
 	ExpiredURL                        string
 	Archived                          bool
 	Title                             string
+	Note                              string
 	ForwardPath, ForwardQuery         bool
 	ExternalID                        string
 	IOSURL, AndroidURL                string
@@ -248,6 +249,12 @@ type UTMTemplate struct {
 	WorkspaceID, Name                 string
 	UTMSource, UTMMedium, UTMCampaign string
 	CreatedAt, UpdatedAt              time.Time
+}
+
+// Tag is the colour and description of a workspace's tag.
+type Tag struct {
+	WorkspaceID, Name, Color, Description string
+	UpdatedAt                             time.Time
 }
 
 // AbuseReport is a visitor's report of a link to the instance admin.
@@ -410,6 +417,7 @@ func (*AliasHold) Kind() string     { return "alias holds" }
 func (*Import) Kind() string        { return "imports" }
 func (*QRCode) Kind() string        { return "QR codes" }
 func (*UTMTemplate) Kind() string   { return "UTM templates" }
+func (*Tag) Kind() string           { return "tags" }
 func (*AbuseReport) Kind() string   { return "abuse reports" }
 func (*Webhook) Kind() string       { return "webhooks" }
 func (*Event) Kind() string         { return "events" }

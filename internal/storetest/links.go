@@ -34,6 +34,7 @@ var linkTests = []test{
 	{"Crawlable", testLinksCrawlable},
 	{"PublicStats", testLinksPublicStats},
 	{"Interstitials", testLinksInterstitials},
+	{"Notes", testLinksNotes},
 }
 
 // testLinksCrawlable checks CrawlableAliases: the crawlable links of one

@@ -90,6 +90,7 @@ func RunStore(t *testing.T, open Opener, traits Traits, only ...string) {
 		{"Campaigns", campaignTests},
 		{"QRCodes", qrTests},
 		{"UTMTemplates", utmTests},
+		{"Tags", tagTests},
 		{"BulkEdits", bulkEditTests},
 		{"AbuseReports", abuseTests},
 		{"Domains", domainTests},

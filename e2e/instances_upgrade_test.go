@@ -25,8 +25,8 @@ var (
 )
 
 // previousBuild builds linkbolt as it was before the newest schema
-// migration (the parent of the last commit that added a file to
-// postgres/migrations), from the repository's history, once per test
+// migration (the first parent of the last commit of main that added a
+// file to postgres/migrations), from the repository's history, once per test
 // process: the release an upgrade starts from. Without git or the history
 // (a source archive) the test skips with a message, except with CI=true.
 func previousBuild(t *testing.T) (bin, rev string) {
@@ -36,7 +36,10 @@ func previousBuild(t *testing.T) (bin, rev string) {
 			out, err := exec.Command("git", append([]string{"-C", ".."}, args...)...).Output()
 			return strings.TrimSpace(string(out)), err
 		}
-		last, err := git("log", "-1", "--diff-filter=A", "--format=%H", "--", "postgres/migrations")
+		// Along the first parents: the commits of main, each of which
+		// a self-hoster may have run. A branch merged into it numbers its
+		// migrations on its own until the merge renumbers them.
+		last, err := git("log", "-1", "--first-parent", "--diff-filter=A", "--format=%H", "--", "postgres/migrations")
 		if err != nil || last == "" {
 			previousErr = fmt.Errorf("no history of postgres/migrations (git log: %v)", err)
 			return

@@ -233,7 +233,7 @@ func TestMigrateClickSums(t *testing.T) {
 	if _, err := conn.Exec(ctx, `DROP TABLE click_hour_sums; DROP TABLE click_day_sums; DROP TABLE click_reservations; DROP TABLE rate_budgets;
 		DROP TABLE leases; DROP TABLE webhook_claims; DROP TABLE click_spools; DROP TABLE utm_templates; DROP SEQUENCE ids_utm; ALTER TABLE keys DROP COLUMN resources;
 		ALTER TABLE qr_codes DROP COLUMN logo, DROP COLUMN logo_digest; DROP TABLE abuse_reports; DROP SEQUENCE ids_rpt;
-		ALTER TABLE domains DROP COLUMN aasa, DROP COLUMN asset_links; ALTER TABLE links DROP COLUMN external_id, DROP COLUMN ios_url, DROP COLUMN android_url, DROP COLUMN crawlable;
+		ALTER TABLE domains DROP COLUMN aasa, DROP COLUMN asset_links; ALTER TABLE links DROP COLUMN external_id, DROP COLUMN ios_url, DROP COLUMN android_url, DROP COLUMN crawlable; DROP TABLE orphan_visit_counts; DROP TABLE orphan_visits;
 		DELETE FROM linkbolt_schema WHERE version >= 10`); err != nil {
 		t.Fatal(err)
 	}

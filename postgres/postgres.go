@@ -217,6 +217,7 @@ func (db *DB) Store(o Options) *link.Store {
 		QRCodes:      &QRCodeService{db},
 		UTMTemplates: &UTMTemplateService{db},
 		AbuseReports: &AbuseReportService{db},
+		Orphans:      &OrphanVisitService{db},
 		Imports:      &ImportService{links: links},
 		Callers:      &callerFinder{keys: &KeyService{db}},
 		RateBudget:   &RateBudget{db},

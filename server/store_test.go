@@ -96,4 +96,5 @@ func storeDeps(d *Deps, s *link.Store) {
 	d.Members, d.Invitations, d.Domains, d.Audit, d.Blocklist = s.Members, s.Invitations, s.Domains, s.Audit, s.Blocklist
 	d.Imports, d.Accounts, d.Callers, d.RateBudget = s.Imports, s.Accounts, s.Callers, s.RateBudget
 	d.ClickFeed, d.UTMTemplates, d.AbuseReports = s.ClickFeed, s.UTMTemplates, s.AbuseReports
+	d.OrphanStore = s.Orphans
 }

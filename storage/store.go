@@ -70,6 +70,7 @@ func (db *DB) Store(o Options) *link.Store {
 		QRCodes:      NewQRCodeService(db),
 		UTMTemplates: NewUTMTemplateService(db),
 		AbuseReports: NewAbuseReportService(db),
+		Orphans:      NewOrphanVisitService(db),
 		Domains:      NewDomainService(db),
 		Webhooks:     webhooks,
 		Audit:        NewAuditService(db),

@@ -140,6 +140,11 @@ type Config struct {
 		UntrackedIPs   []string `mapstructure:"untracked_ips"`
 		UntrackedParam string   `mapstructure:"untracked_param"`
 		untracked      []netip.Prefix
+		// OrphanRetention is how long orphan visits (visits that found no
+		// link) are kept; OrphanVisitsPerHour bounds the visits kept per
+		// domain and hour (every visit is counted).
+		OrphanRetention     time.Duration `mapstructure:"orphan_retention"`
+		OrphanVisitsPerHour int           `mapstructure:"orphan_visits_per_hour"`
 	} `mapstructure:"analytics"`
 	Audit struct {
 		Retention time.Duration `mapstructure:"retention"`
@@ -198,50 +203,52 @@ var defaults = map[string]any{
 	"server.http_listen":        ":80",
 	"server.tls_redirects_http": true,
 
-	"storage.path":                   "./data/linkbolt.db",
-	"storage.postgres_url":           "",
-	"auth.jwt_secret":                "",
-	"auth.token_ttl":                 "24h",
-	"auth.key_prefix":                "lb",
-	"auth.rotation_grace":            "24h",
-	"auth.invitation_ttl":            "168h",
-	"auth.login_per_ip":              20,
-	"auth.login_per_address":         5,
-	"auth.login_window":              "15m",
-	"auth.login_per_account":         10,
-	"auth.login_max_delay":           "15m",
-	"keys.max_per_workspace":         link.DefaultMaxKeysPerWorkspace,
-	"auth.password_cost":             12,
-	"plans.free":                     100,
-	"plans.pro":                      1000,
-	"plans.enterprise":               0,
-	"workspaces.default_plan":        "free",
-	"workspaces.max_per_user":        link.DefaultMaxWorkspacesPerUser,
-	"admin.email":                    "",
-	"admin.password":                 "",
-	"links.alias_hold":               "720h",
-	"links.unlock_ttl":               "24h",
-	"links.blocklist_path":           "",
-	"links.blocklist_poll":           "5s",
-	"links.robots_txt":               true,
-	"clicks.flush_interval":          "1s",
-	"clicks.queue_size":              1_000_000,
-	"clicks.queue_bytes":             16 << 20,
-	"clicks.backlog_bytes":           512 << 20,
-	"analytics.geoip":                "on",
-	"analytics.geoip_path":           "",
-	"analytics.retention":            "2160h",
-	"analytics.link_hours_retention": "840h",
-	"analytics.untracked_ips":        []string{},
-	"analytics.untracked_param":      "",
-	"audit.retention":                "8760h",
-	"domains.resolver":               "",
-	"domains.scheme":                 "https",
-	"domains.unverified_ttl":         "168h",
-	"webhooks.allow_private":         false,
-	"compat.kutt":                    true,
-	"log.level":                      "info",
-	"log.format":                     "text",
+	"storage.path":                     "./data/linkbolt.db",
+	"storage.postgres_url":             "",
+	"auth.jwt_secret":                  "",
+	"auth.token_ttl":                   "24h",
+	"auth.key_prefix":                  "lb",
+	"auth.rotation_grace":              "24h",
+	"auth.invitation_ttl":              "168h",
+	"auth.login_per_ip":                20,
+	"auth.login_per_address":           5,
+	"auth.login_window":                "15m",
+	"auth.login_per_account":           10,
+	"auth.login_max_delay":             "15m",
+	"keys.max_per_workspace":           link.DefaultMaxKeysPerWorkspace,
+	"auth.password_cost":               12,
+	"plans.free":                       100,
+	"plans.pro":                        1000,
+	"plans.enterprise":                 0,
+	"workspaces.default_plan":          "free",
+	"workspaces.max_per_user":          link.DefaultMaxWorkspacesPerUser,
+	"admin.email":                      "",
+	"admin.password":                   "",
+	"links.alias_hold":                 "720h",
+	"links.unlock_ttl":                 "24h",
+	"links.blocklist_path":             "",
+	"links.blocklist_poll":             "5s",
+	"links.robots_txt":                 true,
+	"clicks.flush_interval":            "1s",
+	"clicks.queue_size":                1_000_000,
+	"clicks.queue_bytes":               16 << 20,
+	"clicks.backlog_bytes":             512 << 20,
+	"analytics.geoip":                  "on",
+	"analytics.geoip_path":             "",
+	"analytics.retention":              "2160h",
+	"analytics.link_hours_retention":   "840h",
+	"analytics.untracked_ips":          []string{},
+	"analytics.untracked_param":        "",
+	"analytics.orphan_retention":       "720h",
+	"analytics.orphan_visits_per_hour": 100,
+	"audit.retention":                  "8760h",
+	"domains.resolver":                 "",
+	"domains.scheme":                   "https",
+	"domains.unverified_ttl":           "168h",
+	"webhooks.allow_private":           false,
+	"compat.kutt":                      true,
+	"log.level":                        "info",
+	"log.format":                       "text",
 
 	"auth.oidc.issuer":          "",
 	"auth.oidc.client_id":       "",
@@ -399,6 +406,7 @@ func (c *Config) Validate() error {
 		{"auth.login_max_delay", c.Auth.LoginMaxDelay, time.Second},
 		{"clicks.flush_interval", c.Clicks.FlushInterval, 0},
 		{"analytics.retention", c.Analytics.Retention, time.Hour},
+		{"analytics.orphan_retention", c.Analytics.OrphanRetention, time.Hour},
 		{"audit.retention", c.Audit.Retention, time.Hour},
 		{"links.alias_hold", c.Links.AliasHold, 0},
 		{"links.unlock_ttl", c.Links.UnlockTTL, time.Minute},
@@ -517,6 +525,9 @@ func (c *Config) Validate() error {
 			continue
 		}
 		c.Analytics.untracked = append(c.Analytics.untracked, p)
+	}
+	if n := c.Analytics.OrphanVisitsPerHour; n < 0 || n > 100000 {
+		errs = append(errs, fmt.Errorf("analytics.orphan_visits_per_hour: %d must be from 0 to 100000", n))
 	}
 	if p := c.Analytics.UntrackedParam; p != "" && (strings.ContainsAny(p, "=&?# ") || len(p) > 64) {
 		errs = append(errs, fmt.Errorf("analytics.untracked_param: %q must be a query parameter name", p))

@@ -91,6 +91,7 @@ func RunStore(t *testing.T, open Opener, traits Traits, only ...string) {
 		{"UTMTemplates", utmTests},
 		{"BulkEdits", bulkEditTests},
 		{"AbuseReports", abuseTests},
+		{"OrphanVisits", orphanTests},
 		{"Domains", domainTests},
 		{"Webhooks", webhookTests},
 		{"Audit", auditTests},

@@ -146,7 +146,8 @@ func (s *OrphanVisitService) FindOrphanVisits(ctx context.Context, f link.Orphan
 	next := ""
 	err := s.db.db.View(func(tx *bolt.Tx) error {
 		c := tx.Bucket(bucketOrphanVisits).Cursor()
-		k, v := c.Seek(upper)
+		var v []byte
+		k, _ := c.Seek(upper)
 		if k == nil {
 			k, v = c.Last()
 		} else {

@@ -200,3 +200,18 @@ func TestOrphanVisitsCapPagesAndRetention(t *testing.T) {
 		t.Fatalf("after pruning %s, want %s", got, want)
 	}
 }
+
+func TestOrphanVisitsOfADeletedAlias(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	id := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","alias":"gone"}`, 201).str("id")
+	e.do("DELETE", "/v1/links/"+id, e.writeKey, "", 204)
+	if r := e.request(newRequest("GET", "/gone", "", "")); r.status != 404 {
+		t.Fatalf("a deleted alias: %d", r.status)
+	}
+	e.flushOrphans()
+	r := e.do("GET", "/v1/admin/orphan-visits?range=24h", e.adminToken, "", 200)
+	if got, want := orphanPaths(r), "invalid_short_url:/gone"; got != want {
+		t.Fatalf("visits %q, want %q", got, want)
+	}
+}

@@ -12,15 +12,17 @@ import (
 // The services of one Store share its data: a link created through Links
 // is counted by Clicks and listed by Workspaces' owners at once.
 type Store struct {
-	Data         StoreData
-	Users        UserService
-	Accounts     AccountStore
-	Workspaces   WorkspaceStore
-	Members      MemberService
-	Invitations  InvitationService
-	Keys         KeyStore
-	Links        LinkStore
-	Clicks       ClickStore
+	Data        StoreData
+	Users       UserService
+	Accounts    AccountStore
+	Workspaces  WorkspaceStore
+	Members     MemberService
+	Invitations InvitationService
+	Keys        KeyStore
+	Links       LinkStore
+	Clicks      ClickStore
+	// Orphans keeps the visits to short-link hosts that found no link.
+	Orphans      OrphanVisitStore
 	Campaigns    CampaignService
 	QRCodes      QRCodeService
 	UTMTemplates UTMTemplateService

@@ -237,6 +237,7 @@ func TestMigrateClickSums(t *testing.T) {
 		DROP TABLE link_checks; ALTER TABLE workspaces DROP COLUMN destination_checks, DROP COLUMN link_checks_enrolled;
 		ALTER TABLE links DROP COLUMN interstitial; ALTER TABLE workspaces DROP COLUMN pixel_meta, DROP COLUMN pixel_google, DROP COLUMN pixel_linkedin;
 		ALTER TABLE links DROP COLUMN note; DROP TABLE tags;
+		DROP TABLE orphan_visit_counts; DROP TABLE orphan_visits;
 		DELETE FROM linkbolt_schema WHERE version >= 10`); err != nil {
 		t.Fatal(err)
 	}

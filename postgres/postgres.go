@@ -218,6 +218,7 @@ func (db *DB) Store(o Options) *link.Store {
 		UTMTemplates: &UTMTemplateService{db},
 		Tags:         &TagService{db},
 		AbuseReports: &AbuseReportService{db},
+		Orphans:      &OrphanVisitService{db},
 		Imports:      &ImportService{links: links},
 		Callers:      &callerFinder{keys: &KeyService{db}},
 		RateBudget:   &RateBudget{db},

@@ -380,6 +380,7 @@ var domainRootPage = template.Must(template.New("root").Parse(`<!doctype html>
 // root_redirect_url, or a small page naming the domain (also when that URL
 // loops or has come onto the blocklist since it was saved).
 func (s *Server) serveDomainRoot(w http.ResponseWriter, r *http.Request, d *link.Domain) {
+	s.recordOrphan(r, d, link.OrphanBaseURL)
 	h := w.Header()
 	if d.RootRedirectURL != "" && !s.loops(d.RootRedirectURL) && !s.blocklist.blocks(d.RootRedirectURL) {
 		h["Location"] = []string{asciiURL(d.RootRedirectURL)}
@@ -396,6 +397,9 @@ func (s *Server) serveDomainRoot(w http.ResponseWriter, r *http.Request, d *link
 func (s *Server) customHostNotFound(w http.ResponseWriter, r *http.Request, d *link.Domain) {
 	p := r.URL.Path
 	api := strings.HasPrefix(p, "/v1/") || strings.HasPrefix(p, "/api/")
+	if !api {
+		s.recordOrphan(r, d, link.OrphanRegular404)
+	}
 	if !api && strings.Contains(r.Header.Get("Accept"), "text/html") {
 		writePage(w, r, http.StatusNotFound, pageCSP, notFoundPage, strings.TrimPrefix(p, "/"))
 		return

@@ -34,6 +34,7 @@ type env struct {
 	db       *testStore
 	clock    *clocktest.Clock
 	recorder *analytics.Recorder
+	orphans  *analytics.OrphanRecorder // keeps testOrphansPerHour visits per domain and hour
 	logs     *bytes.Buffer
 	cfg      Config
 	deps     Deps // what srv was built on, to build it again (restart)
@@ -46,6 +47,10 @@ type env struct {
 	otherKey   string // read_write key of otherWS
 	otherLink  string // id of a link in otherWS
 }
+
+// testOrphansPerHour is how many orphan visits the test server keeps per
+// domain and hour.
+const testOrphansPerHour = 5
 
 var testStart = time.Date(2026, 3, 10, 12, 0, 0, 0, time.UTC)
 
@@ -101,6 +106,9 @@ func newEnvOn(t testing.TB, pg bool, wrap func(analytics.ClickStore) analytics.C
 	for _, o := range opts {
 		o(&cfg)
 	}
+	if cfg.OrphanRetention == 0 {
+		cfg.OrphanRetention = 720 * time.Hour // analytics.orphan_retention's default
+	}
 	// Events are encoded as app.go wires them.
 	events, err := webhook.NewEncoder(cfg.BaseURL, cfg.DomainScheme)
 	if err != nil {
@@ -135,6 +143,8 @@ func newEnvOn(t testing.TB, pg bool, wrap func(analytics.ClickStore) analytics.C
 		Logger:    logger, Now: clk.Now,
 	}
 	storeDeps(&d, db.Store)
+	orphans := analytics.NewOrphanRecorder(db.Orphans, nil, testOrphansPerHour, time.Hour, logger) // flushed by hand
+	d.Orphans = orphans
 	if deps != nil {
 		deps(&d)
 	}
@@ -151,7 +161,7 @@ func newEnvOn(t testing.TB, pg bool, wrap func(analytics.ClickStore) analytics.C
 			t.Error(err)
 		}
 	})
-	e := &env{t: t, srv: srv, db: db, clock: clk, recorder: rec, logs: logs, cfg: cfg, deps: d}
+	e := &env{t: t, srv: srv, db: db, clock: clk, recorder: rec, orphans: orphans, logs: logs, cfg: cfg, deps: d}
 	ctx := context.Background()
 	if _, err := setup.Bootstrap(ctx, "admin@example.com", "correct horse battery", ""); err != nil {
 		t.Fatal(err)

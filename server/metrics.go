@@ -54,6 +54,18 @@ func (s *Server) metricsHandler() httprouter.Handle {
 		gauge("linkbolt_clicks_backlog", "Clicks waiting on disk in the click backlog, not yet in analytics: the writer fell behind a flood and catches up.", func() int64 { n, _ := s.recorder.Backlogged(); return n }),
 		gauge("linkbolt_clicks_backlog_bytes", "Bytes of the click backlog's records (keys and values; the data file's pages hold 16 bytes more a record), bounded by clicks.backlog_bytes.", func() int64 { _, b := s.recorder.Backlogged(); return b }),
 		gauge("linkbolt_clicks_backlog_limit_bytes", "The bound of linkbolt_clicks_backlog_bytes (clicks.backlog_bytes; 0: no backlog).", func() int64 { return s.recorder.BacklogLimit() }),
+		counter("linkbolt_orphan_visits_written_total", "Orphan visits (visits that found no link) counted in analytics.", func() int64 {
+			if s.orphans == nil {
+				return 0
+			}
+			return s.orphans.Written()
+		}),
+		counter("linkbolt_orphan_visits_dropped_total", "Orphan visits dropped because their queue was full (10,000) or their write failed.", func() int64 {
+			if s.orphans == nil {
+				return 0
+			}
+			return s.orphans.Dropped()
+		}),
 		counter("linkbolt_click_writes_failed_total", "Writes of a batch of clicks that failed (the batch stays queued and is retried).", func() int64 { return s.recorder.FailedWrites() }),
 		gauge("linkbolt_webhook_outbox_pending", "Webhook deliveries waiting to be sent or retried.", func() int64 {
 			if s.outbox == nil {

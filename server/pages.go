@@ -8,6 +8,7 @@ import (
 	"github.com/julienschmidt/httprouter"
 
 	"github.com/linkbolt/linkbolt/dashboard"
+	"github.com/linkbolt/linkbolt/link"
 )
 
 var homePage = template.Must(template.New("home").Parse(`<!doctype html>
@@ -25,6 +26,7 @@ var homePage = template.Must(template.New("home").Parse(`<!doctype html>
 // and otherwise answers the small status page (for curl, probes, and a
 // browser before setup, which the page points to the setup link).
 func (s *Server) serveHome(w http.ResponseWriter, r *http.Request, _ httprouter.Params) {
+	s.recordOrphan(r, nil, link.OrphanBaseURL)
 	pending := s.pendingSetup() != nil
 	if !pending && acceptsHTML(r) {
 		w.Header().Set("Cache-Control", "no-store")

@@ -286,6 +286,7 @@ var notFoundPage = template.Must(template.New("404").Parse(`<!doctype html>
 // not_found_url where it has one (that neither loops nor has come onto the
 // blocklist since it was saved), else notFound.
 func (s *Server) linkNotFound(w http.ResponseWriter, r *http.Request, d *link.Domain, code string) {
+	s.recordOrphan(r, d, link.OrphanInvalidShortURL)
 	if d == nil || d.NotFoundURL == "" || s.loops(d.NotFoundURL) || s.blocklist.blocks(d.NotFoundURL) {
 		s.notFound(w, r, code)
 		return

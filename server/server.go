@@ -135,6 +135,10 @@ type Config struct {
 	// (analytics.untracked_ips, analytics.untracked_param).
 	UntrackedIPs   []netip.Prefix
 	UntrackedParam string
+	// OrphanRetention is how long orphan visits are kept
+	// (analytics.orphan_retention): the earliest the range "all" of their
+	// analytics starts.
+	OrphanRetention time.Duration
 }
 
 // Server serves the API, the redirects and the setup page on one handler.
@@ -191,6 +195,8 @@ type Server struct {
 	apiImports   chan struct{} // a slot per import from an API under way (see handleImport)
 	dispatcher   *webhook.Dispatcher
 	recorder     *analytics.Recorder
+	orphans      *analytics.OrphanRecorder
+	orphanStore  link.OrphanVisitStore
 
 	tokens    auth.Tokens
 	jwt       *auth.JWT
@@ -314,10 +320,14 @@ type Deps struct {
 	// Dispatcher, when set, is woken when a test or a retry is queued.
 	Dispatcher *webhook.Dispatcher
 	Recorder   *analytics.Recorder
-	JWT        *auth.JWT
-	Passwords  auth.Passwords
-	Logger     *slog.Logger
-	Now        func() time.Time
+	// Orphans, when set, records the visits that find no link.
+	Orphans *analytics.OrphanRecorder
+	// OrphanStore answers the orphan visits' analytics.
+	OrphanStore link.OrphanVisitStore
+	JWT         *auth.JWT
+	Passwords   auth.Passwords
+	Logger      *slog.Logger
+	Now         func() time.Time
 
 	// OIDC, when set, signs users in with an OpenID Connect provider
 	// (/v1/auth/oidc/*); nil means single sign-on is off.
@@ -372,7 +382,7 @@ func New(cfg Config, d Deps) (*Server, error) {
 	s := &Server{
 		cfg: cfg, logger: d.Logger, now: d.Now,
 		db: d.DB, unavailable: &faultlog.Log{Logger: d.Logger, Now: d.Now}, links: d.Links, linkChecks: d.LinkChecks, keys: d.Keys, users: d.Users, workspaces: d.Workspaces,
-		clicks: d.Clicks, campaigns: d.Campaigns, qrCodes: d.QRCodes, utmTemplates: d.UTMTemplates, tags: d.Tags, abuseReports: d.AbuseReports, webhooks: d.Webhooks, outbox: d.Outbox, dispatcher: d.Dispatcher, recorder: d.Recorder,
+		clicks: d.Clicks, campaigns: d.Campaigns, qrCodes: d.QRCodes, utmTemplates: d.UTMTemplates, tags: d.Tags, abuseReports: d.AbuseReports, webhooks: d.Webhooks, outbox: d.Outbox, dispatcher: d.Dispatcher, recorder: d.Recorder, orphans: d.Orphans, orphanStore: d.OrphanStore,
 		tokens: auth.Tokens{Prefix: cfg.KeyPrefix}, jwt: d.JWT, verified: auth.NewTokenCache(d.JWT), passwords: d.Passwords,
 		limiters:  auth.NewLimiters(d.Now),
 		logins:    auth.NewLoginGuard(cfg.LoginPerAddress, cfg.LoginWindow, cfg.LoginPerAccount, cfg.LoginMaxDelay, d.Now),
@@ -738,6 +748,7 @@ func (s *Server) routes() {
 	s.handle("GET", "/v1/audit-log", accessRead, s.handleAuditLog)
 	s.handle("GET", "/v1/admin/audit-log", accessAdmin, s.handleAdminAuditLog)
 	s.handle("GET", "/v1/admin/geoip", accessAdmin, s.handleAdminGeoIP)
+	s.handle("GET", "/v1/admin/orphan-visits", accessAdmin, s.handleAdminOrphanVisits)
 
 	s.handle("GET", "/v1/keys", accessRead, s.handleListKeys)
 	s.handle("POST", "/v1/keys", accessWrite, s.handleCreateKey)
@@ -757,6 +768,7 @@ func (s *Server) routes() {
 	s.handle("GET", "/v1/analytics/workspace", accessRead, s.handleWorkspaceAnalytics)
 	s.handle("GET", "/v1/analytics/links/:id", accessRead, s.handleLinkAnalytics)
 	s.handle("GET", "/v1/analytics/export", accessRead, s.handleExport)
+	s.handle("GET", "/v1/analytics/orphan-visits", accessRead, s.handleOrphanVisits)
 	s.handle("GET", "/v1/events/stream", accessRead, s.handleClickStream)
 	s.handle("GET", "/v1/public/links/:domain/:alias/stats", accessPublic, s.handlePublicLinkStats)
 
@@ -834,6 +846,7 @@ type health struct {
 // serveFallback answers every path the router does not know with a 404
 // (one-segment GETs, the short codes, never reach the router).
 func (s *Server) serveFallback(w http.ResponseWriter, r *http.Request) {
+	s.recordOrphan(r, nil, link.OrphanRegular404)
 	s.writeError(w, r, link.Errorf(link.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path))
 }
 

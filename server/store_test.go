@@ -97,4 +97,5 @@ func storeDeps(d *Deps, s *link.Store) {
 	d.Imports, d.Accounts, d.Callers, d.RateBudget = s.Imports, s.Accounts, s.Callers, s.RateBudget
 	d.ClickFeed, d.UTMTemplates, d.AbuseReports, d.LinkChecks = s.ClickFeed, s.UTMTemplates, s.AbuseReports, s.LinkChecks
 	d.Tags = s.Tags
+	d.OrphanStore = s.Orphans
 }

@@ -178,13 +178,14 @@ func guardCheck(what string, check func() []error) (errs []error) {
 }
 
 // missingBuckets returns a problem for each bucket of the current schema
-// that tx lacks; users.reset, clicks.backlog and qr_codes.logo came
-// without a schema change, and a file no server has opened since may lack
-// them.
+// that tx lacks; users.reset, clicks.backlog, qr_codes.logo and the
+// orphans buckets came without a schema change, and a file no server has
+// opened since may lack them.
 func missingBuckets(tx *bolt.Tx) []error {
 	var errs []error
 	for _, name := range allBuckets {
-		if tx.Bucket(name) == nil && !bytes.Equal(name, bucketUsersReset) && !bytes.Equal(name, bucketClicksBacklog) && !bytes.Equal(name, bucketQRCodesLogo) {
+		if tx.Bucket(name) == nil && !bytes.Equal(name, bucketUsersReset) && !bytes.Equal(name, bucketClicksBacklog) && !bytes.Equal(name, bucketQRCodesLogo) &&
+			!bytes.Equal(name, bucketOrphanCounts) && !bytes.Equal(name, bucketOrphanVisits) {
 			errs = append(errs, fmt.Errorf("bucket %s is missing: the file is not whole (a server would start it empty)", name))
 		}
 	}

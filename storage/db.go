@@ -149,6 +149,9 @@ var (
 
 	// The audit log; see audit.go. scope is a workspace id, 0 for the
 	// instance's own entries, or auditAllScope for every entry.
+	bucketOrphanCounts = []byte("orphans.counts") // domain + 0 + unix hour(8) + type(1) → count(8)
+	bucketOrphanVisits = []byte("orphans.visits") // domain + 0 + unix nanos(8) + sequence(8) → orphanRecord
+
 	bucketImports = []byte("imports") // workspace id + source + 0 + source key → link id (see imports.go)
 
 	bucketAudit       = []byte("audit")        // entry id → auditRecord
@@ -176,6 +179,7 @@ var allBuckets = [][]byte{
 	bucketLinksSearch, bucketLinksExternal, bucketLinksCrawlable,
 	bucketLinksArchived, bucketBlocklist,
 	bucketImports,
+	bucketOrphanCounts, bucketOrphanVisits,
 	bucketACME,
 	bucketLinkChecks, bucketLinkChecksDue, bucketLinkChecksBroken, bucketLinkChecksEnroll,
 }

@@ -73,6 +73,7 @@ func (db *DB) Store(o Options) *link.Store {
 		UTMTemplates: NewUTMTemplateService(db),
 		Tags:         NewTagService(db),
 		AbuseReports: NewAbuseReportService(db),
+		Orphans:      NewOrphanVisitService(db),
 		Domains:      NewDomainService(db),
 		Webhooks:     webhooks,
 		Audit:        NewAuditService(db),

@@ -8,6 +8,8 @@ import { Message, Field, CopyAsCurl, Confirm, fmtDate, count, useAction, useList
 import { actorText, changesText } from './audit.js';
 import { Blocklist } from './admin_blocklist.js';
 import { CountryDatabase } from './admin_geoip.js';
+import { OrphanVisits } from './orphans.js';
+import { browserZone } from './analytics.js';
 import { AbuseReports } from './admin_abuse.js';
 
 export function AdminPage({ me }) {
@@ -19,8 +21,12 @@ export function AdminPage({ me }) {
     <${AbuseReports} onBlocked=${() => setBlocked(n => n + 1)} />
     <${Blocklist} key=${blocked} />
     <${CountryDatabase} />
+    <${OrphanVisits} path="/v1/admin/orphan-visits" params=${adminOrphanParams} admin=${true} />
     <${InstanceLog} me=${me} />`;
 }
+
+// adminOrphanParams: the primary host's orphan visits of the last 7 days.
+const adminOrphanParams = new URLSearchParams({ range: '7d', tz: browserZone() });
 
 function Users({ me }) {
   const { list, error, setError, reload } = useList('/v1/users');

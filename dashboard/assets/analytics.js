@@ -5,6 +5,7 @@ import { html, useState, useEffect, useRef } from './vendor/htm-preact-standalon
 import uPlot from './vendor/uPlot.esm.js';
 import { ApiError, call, fetchFile, saveFile, stream } from './api.js';
 import { Message, fmtNumber, fmtDate, useAction } from './ui.js';
+import { OrphanVisits } from './orphans.js';
 
 const RANGES = [
   ['today', 'Today'], ['yesterday', 'Yesterday'], ['24h', 'Last 24 hours'], ['7d', 'Last 7 days'],
@@ -42,6 +43,14 @@ export function rangeQuery(q) {
   p.set('tz', q.tz);
   if (q.interval) p.set('interval', q.interval);
   if (q.exclude_bots) p.set('exclude_bots', 'true');
+  return p;
+}
+
+// orphanParams are the range parameters of the orphan visits (which have
+// no bots filter).
+function orphanParams(query) {
+  const p = rangeQuery(query);
+  p.delete('exclude_bots');
   return p;
 }
 
@@ -87,6 +96,7 @@ export function AnalyticsPage() {
     ${!ready ? html`<p class="empty">Choose the start and end of the range.</p>` : null}
     ${data ? html`<${Report} data=${data} link=${link} variants=${info && info.variants} />` : null}
     <${LiveClicks} link=${link} key=${link} />
+    ${!link && ready ? html`<${OrphanVisits} path="/v1/analytics/orphan-visits" params=${orphanParams(query)} />` : null}
     <${Export} query=${query} ready=${ready} link=${link} />`;
 }
 

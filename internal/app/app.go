@@ -35,6 +35,7 @@ type App struct {
 	logger   *slog.Logger
 	store    *link.Store
 	recorder *analytics.Recorder
+	orphans  *analytics.OrphanRecorder
 	setup    *auth.Setup
 	oidc     *auth.OIDC // nil: single sign-on is off
 	dispatch *webhook.Dispatcher
@@ -151,6 +152,8 @@ func (a *App) wire(ctx context.Context) error {
 	a.recorder = analytics.NewRecorder(clicks, cfg.Clicks.FlushInterval, cfg.Clicks.QueueSize, a.logger)
 	a.recorder.SetQueueBytes(cfg.Clicks.QueueBytes)
 	a.recorder.SetEnrich(analytics.Enricher(analytics.NewClassifier(countries.db), store.Clicks))
+	a.orphans = analytics.NewOrphanRecorder(store.Orphans, analytics.NewClassifier(countries.db),
+		cfg.Analytics.OrphanVisitsPerHour, cfg.Clicks.FlushInterval, a.logger)
 	// With clicks.backlog_bytes 0 the backlog takes no click, but what an
 	// earlier run left there is still drained.
 	var backlog analytics.Backlog = clicks
@@ -219,11 +222,13 @@ func (a *App) serve(ctx context.Context, ln net.Listener, secret []byte) error {
 		CompatKutt: cfg.Compat.Kutt,
 		Instance:   a.cfg.Instance(), LabelMetrics: a.cfg.NamesInstance(),
 		UntrackedIPs: cfg.UntrackedRanges(), UntrackedParam: cfg.Analytics.UntrackedParam,
+		OrphanRetention: cfg.Analytics.OrphanRetention,
 	}, server.Deps{
 		DB: store.Data, Links: store.Links, Keys: store.Keys,
 		Users: store.Users, Workspaces: store.Workspaces,
 		Clicks: store.Clicks, Campaigns: store.Campaigns, QRCodes: store.QRCodes, UTMTemplates: store.UTMTemplates, Tags: store.Tags, AbuseReports: store.AbuseReports,
 		Webhooks: store.Webhooks, Outbox: store.Webhooks, Dispatcher: a.dispatch, Recorder: a.recorder,
+		Orphans: a.orphans, OrphanStore: store.Orphans,
 		DomainVerifier: dnscheck.NewDomains(cfg.Domains.Resolver),
 		WebhookTargets: webhook.TargetGuard{AllowPrivate: cfg.Webhooks.AllowPrivate}, Setup: a.setup,
 		Members: store.Members, Invitations: store.Invitations,
@@ -293,6 +298,7 @@ func (a *App) Addr() string { return a.listener.Addr().String() }
 // data file is closed.
 func (a *App) Run(ctx context.Context) error {
 	a.recorder.Start()
+	a.orphans.Start()
 	pruneCtx, stopPrune := context.WithCancel(context.Background())
 	pruned := make(chan struct{})
 	go func() { defer close(pruned); a.pruneLoop(pruneCtx) }()
@@ -353,6 +359,9 @@ func (a *App) Run(ctx context.Context) error {
 	// graceful stop loses none.
 	if err := a.recorder.Close(context.WithoutCancel(sctx)); err != nil {
 		errs = append(errs, fmt.Errorf("writing the last clicks: %w", err))
+	}
+	if err := a.orphans.Close(context.WithoutCancel(sctx)); err != nil {
+		errs = append(errs, fmt.Errorf("writing the last orphan visits: %w", err))
 	}
 	if a.spool != nil { // after the recorder, which spills into it
 		if err := a.spool.Close(); err != nil {
@@ -445,6 +454,11 @@ func (a *App) Upkeep(ctx context.Context, now time.Time) {
 		}); n > 0 {
 			a.logger.Info("rolled per-link hourly analytics up into days", "hours", n, "link_hours_retention", r)
 		}
+	}
+	if n := a.upkeep(ctx, now, "prune-orphan-visits", "pruning old orphan visits", func() (int, error) {
+		return a.store.Orphans.PruneOrphanVisits(ctx, now.Add(-a.cfg.Analytics.OrphanRetention))
+	}); n > 0 {
+		a.logger.Info("pruned orphan visits past their retention", "visits", n, "retention", a.cfg.Analytics.OrphanRetention)
 	}
 	a.upkeep(ctx, now, "prune-deliveries", "pruning old webhook deliveries", func() (int, error) {
 		return a.store.Webhooks.PruneDeliveries(ctx, now.Add(-deliveryRetention))

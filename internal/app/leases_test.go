@@ -37,7 +37,7 @@ func (c *skipCounter) WithGroup(string) slog.Handler      { return c }
 // upkeepJobs is the number of jobs Upkeep runs on PostgreSQL with
 // analytics.link_hours_retention off (pruning the rate budgets among
 // them).
-const upkeepJobs = 6
+const upkeepJobs = 7
 
 // TestUpkeepOnceAcrossInstances: two instances on one database running
 // their hourly upkeep at the same moment run each job once between them,

@@ -93,6 +93,7 @@ func RunStore(t *testing.T, open Opener, traits Traits, only ...string) {
 		{"Tags", tagTests},
 		{"BulkEdits", bulkEditTests},
 		{"AbuseReports", abuseTests},
+		{"OrphanVisits", orphanTests},
 		{"Domains", domainTests},
 		{"Webhooks", webhookTests},
 		{"Audit", auditTests},

@@ -84,3 +84,16 @@ type LinkCheckService interface {
 	// on and makes it due at now: its destination changed.
 	ResetLinkCheck(ctx context.Context, workspaceID, id string, now time.Time) error
 }
+
+// CheckEvent returns the event of a change of a link's check status from
+// before to after: link.broken when it turns broken, link.fixed when it
+// turns ok from broken, else "" (the stores write it with the change).
+func CheckEvent(before, after CheckStatus) string {
+	switch {
+	case after == CheckBroken && before != CheckBroken:
+		return EventLinkBroken
+	case after == CheckOK && before == CheckBroken:
+		return EventLinkFixed
+	}
+	return ""
+}

@@ -189,7 +189,7 @@ func (s *LinkCheckService) SaveLinkCheck(ctx context.Context, c *link.LinkCheck,
 			c.LinkID, string(c.Status), c.HTTPStatus, c.Error, at, c.Failures, c.DestinationURL, dbTime(next)); err != nil {
 			return fmt.Errorf("save link check: %w", err)
 		}
-		event := checkEvent(before, c.Status)
+		event := link.CheckEvent(before, c.Status)
 		if event == "" || s.db.events == nil {
 			return nil
 		}
@@ -198,19 +198,6 @@ func (s *LinkCheckService) SaveLinkCheck(ctx context.Context, c *link.LinkCheck,
 		l.Check = &saved
 		return s.db.appendEvent(ctx, tx, l.WorkspaceID, event, c.CheckedAt, func() ([]byte, error) { return s.db.events.LinkData(l) })
 	})
-}
-
-// checkEvent returns the event of a change of a link's check status from
-// before to after: link.broken when it turns broken, link.fixed when it
-// turns ok from broken, else "".
-func checkEvent(before, after link.CheckStatus) string {
-	switch {
-	case after == link.CheckBroken && before != link.CheckBroken:
-		return link.EventLinkBroken
-	case after == link.CheckOK && before == link.CheckBroken:
-		return link.EventLinkFixed
-	}
-	return ""
 }
 
 // FindLinkChecks returns the checks of links of a workspace.

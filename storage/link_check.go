@@ -323,7 +323,7 @@ func (s *LinkCheckService) SaveLinkCheck(ctx context.Context, c *link.LinkCheck,
 		if err := putLinkCheck(tx, wid, lid, old, rec); err != nil {
 			return err
 		}
-		event := checkEvent(before, rec.Status)
+		event := link.CheckEvent(before, rec.Status)
 		if event == "" || s.Events == nil {
 			return nil
 		}
@@ -335,19 +335,6 @@ func (s *LinkCheckService) SaveLinkCheck(ctx context.Context, c *link.LinkCheck,
 		l.Check = rec.check(s.db.ids, wid, lid)
 		return appendLinkEvent(tx, s.Events, wid, event, l, c.CheckedAt)
 	})
-}
-
-// checkEvent returns the event of a change of a link's check status from
-// before to after: link.broken when it turns broken, link.fixed when it
-// turns ok from broken, else "".
-func checkEvent(before, after link.CheckStatus) string {
-	switch {
-	case after == link.CheckBroken && before != link.CheckBroken:
-		return link.EventLinkBroken
-	case after == link.CheckOK && before == link.CheckBroken:
-		return link.EventLinkFixed
-	}
-	return ""
 }
 
 // FindLinkChecks returns the checks of links of a workspace.

@@ -481,6 +481,9 @@ func (s *Server) writeExternalLinkPage(w http.ResponseWriter, r *http.Request, c
 	default:
 		out.Meta.Total = 1
 		if f.Page == 1 {
+			if err := s.addChecks(r.Context(), c.workspace, l); err != nil {
+				return err
+			}
 			out.Data = append(out.Data, s.newLinkResponse(l))
 		}
 	}

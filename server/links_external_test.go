@@ -75,3 +75,22 @@ func TestLinkExternalID(t *testing.T) {
 		t.Fatalf("deleted: %s", none.raw)
 	}
 }
+
+// TestLinkExternalIDCheck: the page of ?external_id= shows the link's
+// destination check as the other lists and GET do, where the workspace
+// checks its destinations.
+func TestLinkExternalIDCheck(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	e.do("PATCH", "/v1/workspaces/"+e.ws, e.adminToken, `{"destination_checks":true}`, 200)
+	e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://x.test/a","external_id":"order-1"}`, 201)
+	if got := e.do("GET", "/v1/links/ext_order-1", e.readKey, "", 200).path("destination_check", "status"); got != "unchecked" {
+		t.Fatalf("GET ext_: destination_check %v", got)
+	}
+	if got := e.do("GET", "/v1/links", e.readKey, "", 200).path("data", 0, "destination_check", "status"); got != "unchecked" {
+		t.Fatalf("list: destination_check %v", got)
+	}
+	if got := e.do("GET", "/v1/links?external_id=order-1", e.readKey, "", 200).path("data", 0, "destination_check", "status"); got != "unchecked" {
+		t.Fatalf("?external_id=: destination_check %v", got)
+	}
+}

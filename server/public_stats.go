@@ -7,8 +7,9 @@ package server
 // referrers, countries, devices, browsers, systems) and nothing of where
 // the link leads: not its destination, not its rules or variants, so a
 // password-protected link's page tells a visitor no more than its password
-// form. A link without the switch, archived, or whose destination the
-// blocklist blocks answers exactly as an unknown code does. A link that
+// form. A link without the switch, archived, or that the blocklist turns
+// off (any of its destinations on the list) answers exactly as an unknown
+// code does. A link that
 // expired or used up its clicks keeps its public statistics. A link
 // without the switch never reaches this file on its redirect.
 
@@ -71,7 +72,9 @@ func (s *Server) publicLink(r *http.Request, host, code string) (*link.Link, err
 	} else if err != nil {
 		return nil, err
 	}
-	if !l.PublicStats || l.Archived || s.blocklist.blocks(l.DestinationURL) {
+	// Blocked as the redirect blocks it: any destination on the list
+	// (a rule's, a variant's, an app's) turns the whole link off.
+	if !l.PublicStats || l.Archived || s.blocklist.blocksLinkAt(l, s.now()) {
 		return nil, unknown
 	}
 	return l, nil

@@ -129,3 +129,29 @@ func TestPublicLinkStatsLimited(t *testing.T) {
 		t.Fatalf("the page past the limit: %d", p.status)
 	}
 }
+
+// TestPublicLinkStatsBlockedElsewhere: a link the blocklist turns off
+// through a destination other than its destination_url (a variant's, a
+// rule's, an app's), which its redirect answers 410, has no public
+// statistics either: they answer as an unknown code does.
+func TestPublicLinkStatsBlockedElsewhere(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	for _, l := range []string{
+		`{"destination_url":"https://ok.test/","alias":"split","public_stats":true,"variants":[{"destination_url":"https://bad.test/v","weight":50},{"destination_url":"https://ok.test/b","weight":50}]}`,
+		`{"destination_url":"https://ok.test/","alias":"ruled","public_stats":true,"rules":[{"if":{"device":"mobile"},"then":"https://bad.test/r"}]}`,
+		`{"destination_url":"https://ok.test/","alias":"apps1","public_stats":true,"android_url":"https://bad.test/a"}`,
+	} {
+		e.do("POST", "/v1/links", e.writeKey, l, 201)
+	}
+	e.do("POST", "/v1/admin/blocklist", e.adminToken, `{"entry":"bad.test"}`, 201)
+	for _, alias := range []string{"split", "ruled", "apps1"} {
+		if r := e.request(visit("/"+alias, "192.0.2.7", uaFirefoxLinux)); r.status != 410 {
+			t.Fatalf("%s: redirect %d, want 410", alias, r.status)
+		}
+		if p := e.get("", "GET", "/"+alias+"/stats"); p.status != 404 {
+			t.Errorf("%s: page %d, want 404", alias, p.status)
+		}
+		e.do("GET", "/v1/public/links/lb.test/"+alias+"/stats", "", "", 404)
+	}
+}

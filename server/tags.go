@@ -22,12 +22,21 @@ func (s *Server) tagRoutes() {
 
 // tagName is the tag named by the rest of the path; ENOTFOUND for one
 // that cannot be a tag.
-func tagName(c *caller) (string, error) {
+func tagName(r *http.Request, c *caller) (string, error) {
 	name := strings.TrimPrefix(c.params.ByName("name"), "/")
+	if name == "" {
+		return "", noTagRoute(r)
+	}
 	if msg := link.CheckTag(name); msg != "" || strings.TrimSpace(name) != name {
 		return "", link.TagNotFound(name)
 	}
 	return name, nil
+}
+
+// noTagRoute is the answer of /v1/tags/, which names no tag: the 404 of
+// a path the router does not know, whatever the method.
+func noTagRoute(r *http.Request) error {
+	return link.Errorf(link.ENOTFOUND, "no route for %s %s", r.Method, r.URL.Path)
 }
 
 type tagRequest struct {
@@ -59,7 +68,7 @@ func (s *Server) handleListTags(w http.ResponseWriter, r *http.Request, c *calle
 }
 
 func (s *Server) handleGetTag(w http.ResponseWriter, r *http.Request, c *caller) error {
-	name, err := tagName(c)
+	name, err := tagName(r, c)
 	if err != nil {
 		return err
 	}
@@ -75,11 +84,14 @@ func (s *Server) handleGetTag(w http.ResponseWriter, r *http.Request, c *caller)
 // out (or sends null) is cleared, as a PUT replaces; both cleared forget
 // the tag's own data (its links keep it).
 func (s *Server) handlePutTag(w http.ResponseWriter, r *http.Request, c *caller) error {
+	name := strings.TrimPrefix(c.params.ByName("name"), "/")
+	if name == "" {
+		return noTagRoute(r)
+	}
 	var in tagRequest
 	if err := s.decodeJSON(w, r, &in); err != nil {
 		return err
 	}
-	name := strings.TrimPrefix(c.params.ByName("name"), "/")
 	t := &link.Tag{WorkspaceID: c.workspace.ID, Name: name}
 	if in.Color != nil {
 		t.Color = *in.Color
@@ -103,7 +115,7 @@ func (s *Server) handlePutTag(w http.ResponseWriter, r *http.Request, c *caller)
 }
 
 func (s *Server) handleDeleteTag(w http.ResponseWriter, r *http.Request, c *caller) error {
-	name, err := tagName(c)
+	name, err := tagName(r, c)
 	if err != nil {
 		return err
 	}

@@ -95,3 +95,13 @@ func repeatX(n int) string {
 	}
 	return string(b)
 }
+
+// TestTagEmptyName: /v1/tags/ names no tag: every method answers 404,
+// as the path of no operation does, not a validation error.
+func TestTagEmptyName(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	wantProblem(t, e.request(newRequest("GET", "/v1/tags/", e.readKey, "")), 404, "not_found")
+	wantProblem(t, e.request(newRequest("PUT", "/v1/tags/", e.writeKey, `{"description":"x"}`)), 404, "not_found")
+	wantProblem(t, e.request(newRequest("DELETE", "/v1/tags/", e.writeKey, "")), 404, "not_found")
+}

@@ -55,7 +55,8 @@ type Config struct {
 	Concurrency int
 	// HostGap is the least time between two requests to the same host.
 	HostGap time.Duration
-	// Timeout bounds a request: connection, redirects aside, answer.
+	// Timeout bounds a request: connection, redirects aside, answer; a
+	// whole check takes at most checkBudget times it.
 	Timeout time.Duration
 	// Poll is how often the checker looks for due links.
 	Poll time.Duration
@@ -254,8 +255,14 @@ type Result struct {
 // Timeout, too many redirects, or a final status that says the page is
 // gone or failing: 4xx but 401, 403, 407 and 429 (a login wall, a
 // server that turns robots away, a rate limit: the page exists), and 5xx.
+//
+// A whole check, HEAD and GET and their redirects, takes at most
+// checkBudget times Timeout: a host that answers each request just in
+// time cannot hold a checker (and the links claimed with it) for minutes.
 func (c *Checker) Check(ctx context.Context, dest string) Result {
 	c.init()
+	ctx, cancel := context.WithTimeoutCause(ctx, checkBudget*or(c.Config.Timeout, DefaultTimeout), errCheckTooLong)
+	defer cancel()
 	status, err := c.follow(ctx, http.MethodHead, dest)
 	if err == nil && status < 400 || isTransport(err) {
 		return result(status, err)
@@ -271,6 +278,12 @@ func isTransport(err error) bool {
 	var ce *checkError
 	return errors.As(err, &ce) && ce.transport
 }
+
+// checkBudget is how many times Timeout a whole check may take.
+const checkBudget = 3
+
+// errCheckTooLong ends a check past its budget.
+var errCheckTooLong = errors.New("the check took too long")
 
 type checkError struct {
 	msg       string
@@ -348,6 +361,9 @@ func (c *Checker) ask(ctx context.Context, method string, u *url.URL, timeout ti
 	req.Header.Set("Accept", "*/*")
 	resp, err := c.Client.Do(req)
 	if err != nil {
+		if errors.Is(context.Cause(ctx), errCheckTooLong) {
+			return 0, "", &checkError{msg: fmt.Sprintf("no final answer within %s, redirects included", checkBudget*timeout), transport: true}
+		}
 		return 0, "", describe(err, u.Hostname(), rctx, timeout)
 	}
 	defer resp.Body.Close()

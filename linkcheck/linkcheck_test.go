@@ -30,6 +30,15 @@ func destination(t *testing.T) *httptest.Server {
 	mux.HandleFunc("/moved-gone", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/gone", http.StatusFound) })
 	mux.HandleFunc("/loop", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/loop", http.StatusFound) })
 	mux.HandleFunc("/slow", func(w http.ResponseWriter, r *http.Request) { <-r.Context().Done() })
+	// Each answer comes in time, but they never end: a redirect after
+	// nearly half the timeout, to itself.
+	mux.HandleFunc("/slow-loop", func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-time.After(90 * time.Millisecond):
+			http.Redirect(w, r, "/slow-loop", http.StatusFound)
+		case <-r.Context().Done():
+		}
+	})
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 	return srv
@@ -52,6 +61,7 @@ func TestCheck(t *testing.T) {
 		{"/moved-gone", 404, "answered 404 Not Found"},
 		{"/loop", 302, "more than 10 redirects"},
 		{"/slow", 0, "no answer within 200ms"},
+		{"/slow-loop", 0, "no final answer within 600ms, redirects included"},
 	} {
 		t.Run(tt.path, func(t *testing.T) {
 			r := c.Check(t.Context(), srv.URL+tt.path)

@@ -91,7 +91,10 @@ func normalizeNote(s string) string {
 }
 
 // checkNote checks a normalised note: valid UTF-8, at most MaxNoteLength
-// characters, no control characters but line breaks and tabs.
+// characters, no control characters but line breaks and tabs, and none of
+// the bidi embedding, override and isolate characters, which reorder how
+// the text around them shows (a note is shown to the workspace's other
+// people). Other format characters (the joiners of emoji) are kept.
 func checkNote(v *validation, note string) {
 	if !utf8.ValidString(note) {
 		v.add("note", "must be valid UTF-8")
@@ -103,6 +106,10 @@ func checkNote(v *validation, note string) {
 	for _, r := range note {
 		if (r < 0x20 && r != '\n' && r != '\t') || r == 0x7f {
 			v.add("note", "must not contain control characters other than line breaks and tabs")
+			break
+		}
+		if 0x202a <= r && r <= 0x202e || 0x2066 <= r && r <= 0x2069 {
+			v.add("note", "must not contain bidi embedding, override or isolate characters (U+%04X), which reorder how the text shows", r)
 			break
 		}
 	}

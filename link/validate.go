@@ -235,6 +235,10 @@ func CheckTag(t string) string {
 	if strings.ContainsAny(t, ",\x00") {
 		return "must not contain commas"
 	}
+	if t == "." || t == ".." {
+		// /v1/tags/{name} could not name it: URLs drop such segments.
+		return "must not be . or .."
+	}
 	return checkText(t)
 }
 

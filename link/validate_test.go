@@ -326,6 +326,10 @@ func TestCheckTag(t *testing.T) {
 		{"a\nb", msgControl},
 		{"a\x7fb", msgControl},
 		{"a\u0085b", msgControl},
+		{".", "must not be . or .."},
+		{"..", "must not be . or .."},
+		{"...", ""},
+		{".hidden", ""},
 	}
 	for _, tt := range tests {
 		if got, want := link.CheckTag(tt.tag), tt.want; got != want {

@@ -77,6 +77,8 @@ func TestLinkNotes(t *testing.T) {
 		{"too long", strings.Repeat("é", 2001)},
 		{"a control character", "bell\a"},
 		{"an escape", "a\x1b[31m"},
+		{"a bidi override", "invoice \u202egnp.exe"},
+		{"a bidi isolate", "a\u2067b"},
 	} {
 		b, _ := json.Marshal(map[string]any{"destination_url": "https://example.com/", "note": tc.note})
 		r := e.do("POST", "/v1/links", e.writeKey, string(b), 422)

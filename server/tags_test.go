@@ -66,6 +66,12 @@ func TestTags(t *testing.T) {
 	wantProblem(t, e.do("PUT", path("spring"), e.writeKey, `{"colour":"red"}`, 400), 400, link.EINVALIDREQUEST)
 	wantProblem(t, e.do("PUT", path("a,b"), e.writeKey, `{"color":"red"}`, 422), 422, link.EINVALID)
 	wantProblem(t, e.do("PUT", path(" padded"), e.writeKey, `{"color":"red"}`, 422), 422, link.EINVALID)
+	// "." and ".." cannot stand in /v1/tags/{name}: links may not carry them.
+	for _, name := range []string{".", ".."} {
+		if got := e.do("POST", "/v1/links", e.writeKey, `{"destination_url":"https://example.com/","tags":["`+name+`"]}`, 422).path("errors", 0, "field"); got != "tags" {
+			t.Errorf("a link tagged %q: field %v", name, got)
+		}
+	}
 	wantProblem(t, e.do("PUT", path("spring"), e.readKey, `{"color":"red"}`, 403), 403, link.EFORBIDDEN)
 	wantProblem(t, e.do("DELETE", path("spring"), e.readKey, "", 403), 403, link.EFORBIDDEN)
 	wantProblem(t, e.do("GET", path("nothing"), e.readKey, "", 404), 404, link.ENOTFOUND)

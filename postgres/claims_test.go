@@ -140,6 +140,20 @@ func TestDispatchersSendOnce(t *testing.T) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	// Received is not yet recorded: each sender writes its delivery done
+	// after the answer. Wait for that too before stopping them.
+	for pending := int64(-1); pending != 0; {
+		pending = 0
+		for _, s := range stores {
+			pending += s.Webhooks.PendingDeliveries()
+		}
+		if pending != 0 && time.Now().After(deadline) {
+			t.Fatalf("%d deliveries still pending after every one was received", pending)
+		}
+		if pending != 0 {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
 	cancel()
 	wg.Wait()
 	ds, evs := rc.counts()

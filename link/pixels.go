@@ -9,7 +9,8 @@ type Pixels struct {
 	// Meta is a Meta (Facebook) pixel ID: 10 to 20 digits.
 	Meta string
 	// Google is a Google tag ID: a Google Analytics 4 measurement ID
-	// (G-XXXXXXXXXX) or a Google Ads conversion ID (AW-123456789).
+	// ("G-" and 4 to 16 letters or digits, G-AB12CD34EF) or a Google Ads
+	// conversion ID ("AW-" and 6 to 16 digits, AW-123456789).
 	Google string
 	// LinkedIn is a LinkedIn Insight Tag partner ID: 3 to 12 digits.
 	LinkedIn string
